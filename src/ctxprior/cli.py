@@ -1,0 +1,97 @@
+"""The `ctxprior` command line. Thin: every command parses options and calls a library function.
+
+Command groups live in ``ctxprior/commands/<area>.py``; each module lists its click commands in
+``COMMANDS`` and is picked up here, so areas add commands without editing this file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from dataclasses import dataclass
+
+import click
+
+from . import __version__
+from .errors import UserError
+from .schema.warehouse import DB_ENV, DEFAULT_DB
+
+
+@dataclass
+class AppContext:
+    db: str
+    wait: float
+
+    def open(self, read_only: bool = False, create: bool = True):
+        from .schema import open_warehouse
+
+        return open_warehouse(self.db, read_only=read_only, create=create, wait=self.wait)
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+
+class UserErrorExit(click.ClickException):
+    """A UserError as click sees it: printed as 'Error: ...', exit code 2."""
+
+    exit_code = 2
+
+
+class App(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except UserError as e:
+            raise UserErrorExit(str(e)) from None
+
+
+@click.group(cls=App, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--db", envvar=DB_ENV, default=DEFAULT_DB, show_default=True, metavar="PATH",
+              help=f"Warehouse file (DuckDB). Also set by ${DB_ENV}.")
+@click.option("--wait", type=float, default=0.0, show_default=True, metavar="SECONDS",
+              help="Keep retrying this long when another process is writing the warehouse.")
+@click.version_option(__version__, prog_name="ctxprior")
+@click.pass_context
+def cli(ctx: click.Context, db: str, wait: float) -> None:
+    """ctxprior: measure how much a language model follows its context versus its prior.
+
+    Datasets go into a DuckDB warehouse, scoring runs write persuasion (KL) and
+    susceptibility (mutual information) scores back, and analyses run as SQL.
+    """
+    ctx.obj = AppContext(db=db, wait=wait)
+
+
+def _load_commands() -> None:
+    from . import commands
+
+    for m in sorted(mod.name for mod in pkgutil.iter_modules(commands.__path__)):
+        module = importlib.import_module(f"{commands.__name__}.{m}")
+        for cmd in getattr(module, "COMMANDS", []):
+            cli.add_command(cmd)
+
+
+_load_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: user errors become one line on stderr and exit code 2."""
+    try:
+        rv = cli.main(args=argv, prog_name="ctxprior", standalone_mode=False)
+    except UserError as e:
+        click.echo(f"Error: {e}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("Interrupted; committed work is kept (resume with the same command).", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

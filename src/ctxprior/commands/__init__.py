@@ -1,0 +1,1 @@
+"""CLI command modules. Each module defines click commands and lists them in ``COMMANDS``."""

@@ -1,0 +1,1 @@
+"""Covariates: corpus co-occurrence counts, KG degrees, and user tables keyed by warehouse keys."""

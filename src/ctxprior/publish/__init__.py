@@ -1,0 +1,1 @@
+"""Publish: Parquet export/import, dataset card, Hugging Face Hub upload."""

@@ -1,0 +1,73 @@
+"""Schema versions and the migration path between them.
+
+Adding a table or a view is not a version change: opening a warehouse read-write creates
+missing tables and recreates every view. A change to an existing table (a new column, a renamed
+one, a new key) bumps ``SCHEMA_VERSION`` and registers a step here that takes a warehouse of
+version N to N+1 inside one transaction. ``ctxprior migrate`` applies every pending step.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import UserError
+
+# version N -> function(warehouse) that upgrades a version-N warehouse to N+1
+MIGRATIONS: dict[int, Callable] = {}
+
+
+def check_version(path: str, found: int, current: int) -> None:
+    if found == current:
+        return
+    if found > current:
+        raise UserError(
+            f"warehouse {path} has schema v{found}, newer than this ctxprior (v{current}); "
+            "upgrade with `pip install -U ctxprior`")
+    missing = [v for v in range(found, current) if v not in MIGRATIONS]
+    if missing:
+        raise UserError(
+            f"warehouse {path} has schema v{found} and no migration exists from v{missing[0]}; "
+            f"export it with an older ctxprior (`ctxprior export parquet DIR`) and re-import")
+    raise UserError(
+        f"warehouse {path} has schema v{found}, this ctxprior uses v{current}; "
+        f"run `ctxprior --db {path} migrate` (a backup copy is made first)")
+
+
+def migrate(path: str) -> list[str]:
+    """Upgrade the warehouse at ``path`` to the current version; return what was done."""
+    import shutil
+
+    import duckdb
+
+    from . import SCHEMA_VERSION
+    from .warehouse import Warehouse
+
+    con = duckdb.connect(path)
+    wh = Warehouse(path, con, read_only=False)
+    try:
+        found = wh.schema_version()
+        if found is None:
+            raise UserError(f"{path} is not a ctxprior warehouse (no meta table)")
+        if found == SCHEMA_VERSION:
+            return [f"{path} is already at schema v{found}"]
+        if found > SCHEMA_VERSION:
+            check_version(path, found, SCHEMA_VERSION)
+        con.execute("CHECKPOINT")
+        con.close()
+        backup = f"{path}.v{found}.bak"
+        shutil.copyfile(path, backup)
+        con = duckdb.connect(path)
+        wh = Warehouse(path, con, read_only=False)
+        done = [f"backup written to {backup}"]
+        for v in range(found, SCHEMA_VERSION):
+            step = MIGRATIONS.get(v)
+            if step is None:
+                check_version(path, v, SCHEMA_VERSION)
+            with wh.transaction():
+                step(wh)
+                wh.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(v + 1)])
+            done.append(f"migrated v{v} -> v{v + 1}")
+        wh.ensure_schema()
+        return done
+    finally:
+        wh.close()

@@ -1,0 +1,1 @@
+"""Scoring: model loading, estimators, metrics (pure functions), run bookkeeping, executors."""

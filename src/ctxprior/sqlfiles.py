@@ -1,0 +1,26 @@
+"""Named SQL files shipped inside the package (``ctxprior/<area>/.../*.sql``)."""
+
+from functools import lru_cache
+from importlib import resources
+
+
+@lru_cache(maxsize=None)
+def read_sql(package: str, name: str) -> str:
+    """Text of ``name`` inside ``package``, e.g. ``read_sql("ctxprior.ingest", "sql/facts.sql")``."""
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+def split_statements(text: str) -> list[str]:
+    """Split a SQL script on ';' at line ends (our files never put ';' inside strings at EOL)."""
+    out, cur = [], []
+    for line in text.splitlines():
+        cur.append(line)
+        if line.rstrip().endswith(";"):
+            stmt = "\n".join(cur).strip()
+            if stmt.strip(";").strip() and not all(l.strip().startswith("--") or not l.strip() for l in cur):
+                out.append(stmt)
+            cur = []
+    rest = "\n".join(cur).strip()
+    if rest and not all(l.strip().startswith("--") or not l.strip() for l in cur):
+        out.append(rest)
+    return out
