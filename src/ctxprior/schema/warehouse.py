@@ -147,8 +147,8 @@ class Warehouse:
         return self.execute(sql, params).fetchall()
 
     def scalar(self, sql: str, params: Any = None) -> Any:
-        row = self.execute(sql, params).fetchone()
-        return None if row is None else row[0]
+        rows = self.execute(sql, params).fetchall()  # fetch all: DuckDB 2 refuses work on a half-read result
+        return rows[0][0] if rows else None
 
     def df(self, sql: str, params: Any = None):
         return self.execute(sql, params).df()

@@ -1,0 +1,45 @@
+"""`ctxprior sample`: draw a context sample (the paper's design) and store it."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import pass_app
+
+
+@click.command("sample")
+@click.option("--dataset", required=True, help="Dataset name (see `ctxprior info`).")
+@click.option("--relation", "relations", multiple=True, metavar="R",
+              help="Only this relation (short name or full id); repeatable. Default: all.")
+@click.option("--entities", "n_entities", type=int, default=None,
+              help="Entities per relation: half real (top by degree when known), half fake. "
+                   "Default: 100 for the paper design, every entity for --design all.")
+@click.option("--contexts", "n_contexts", type=int, default=None,
+              help="Contexts per relation (paper design); each entity appears in contexts/entities "
+                   "of them. Default: 600.")
+@click.option("--context-types", default="base,assertive,negation", show_default=True,
+              help="Comma-separated context types, split evenly per entity.")
+@click.option("--seed", type=int, default=11, show_default=True, help="Random seed (paper: 11, 12, 13).")
+@click.option("--design", type=click.Choice(["paper", "all"]), default="paper", show_default=True,
+              help="paper: the balanced random design; all: every template once per entity "
+                   "(case studies; --entities 0 means every entity).")
+@pass_app
+def sample_cmd(app, dataset, relations, n_entities, n_contexts, context_types, seed, design) -> None:
+    """Draw a context sample and store it; prints the new sample id alone on the last line."""
+    from ..ingest.sampling import draw_sample, sample_summary
+
+    types = [t for t in context_types.split(",") if t.strip()]
+    if design == "paper":
+        n_entities = 100 if n_entities is None else n_entities
+        n_contexts = 600 if n_contexts is None else n_contexts
+    elif n_entities == 0:
+        n_entities = None
+    with app.open() as wh:
+        sid = draw_sample(wh, dataset, relations or None, n_entities, n_contexts, types, seed, design)
+        s = sample_summary(wh, sid)
+    click.echo(f"sample {sid}: dataset '{s['dataset']}', seed {s['seed']}, design {s['design']}, "
+               f"{s['relations']} relations, {s['entities']} entities, {s['contexts']} contexts", err=True)
+    click.echo(str(sid))
+
+
+COMMANDS = [sample_cmd]

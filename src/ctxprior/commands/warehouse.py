@@ -1,0 +1,68 @@
+"""`ctxprior sql`, `ctxprior info`, `ctxprior migrate`: look into and maintain the warehouse."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..cli import pass_app
+from ..errors import UserError
+
+
+@click.command("sql")
+@click.argument("query", required=False)
+@click.option("--file", "file", type=click.Path(dir_okay=False), help="Run the SQL in this file instead.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
+              help="SET VARIABLE NAME = VALUE before the query (VALUE as JSON, e.g. run_ids=[1,2]); "
+                   "read it in SQL with getvariable('NAME'). Repeatable.")
+@click.option("--max-rows", type=int, default=200, show_default=True, help="Rows shown in table format.")
+@pass_app
+def sql_cmd(app, query, file, fmt, variables, max_rows) -> None:
+    """Run read-only SQL on the warehouse and print the result. Statements that write are refused.
+
+    Example: ctxprior sql "SELECT relation, count(*) FROM v_entity GROUP BY 1"
+    """
+    from ..sqlshell import format_rows, run_read_only
+
+    if bool(query) == bool(file):
+        raise UserError("give either a QUERY argument or --file FILE")
+    if file:
+        if not os.path.exists(file):
+            raise UserError(f"{file}: no such file")
+        query = open(file, encoding="utf-8").read()
+    vars_ = {}
+    for v in variables:
+        if "=" not in v:
+            raise UserError(f"--var {v}: expected NAME=VALUE")
+        k, val = v.split("=", 1)
+        vars_[k.strip()] = val
+    with app.open(read_only=True) as wh:
+        cols, rows = run_read_only(wh, query, vars_)
+    click.echo(format_rows(cols, rows, fmt, max_rows if fmt == "table" else None))
+
+
+@click.command("info")
+@pass_app
+def info_cmd(app) -> None:
+    """Show what the warehouse holds: datasets, relations, entities by kind, samples, runs."""
+    from ..info import warehouse_info
+
+    with app.open(read_only=True) as wh:
+        click.echo(warehouse_info(wh))
+
+
+@click.command("migrate")
+@pass_app
+def migrate_cmd(app) -> None:
+    """Upgrade a warehouse made by an older ctxprior to this version's schema (backs it up first)."""
+    from ..schema.migrations import migrate
+
+    if not os.path.exists(app.db):
+        raise UserError(f"no warehouse at {app.db}")
+    for line in migrate(app.db):
+        click.echo(line)
+
+
+COMMANDS = [sql_cmd, info_cmd, migrate_cmd]

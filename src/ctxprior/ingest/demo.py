@@ -1,0 +1,113 @@
+"""The bundled demo: a small yago_qec-format dataset of real facts (``demo``) and the paper's two
+case studies as their own datasets: friend–enemy pairs (``friend_enemy``, Table 1) and the
+gender-bias lists (``gender``, App. G.2.1).
+
+Case-study mapping onto the warehouse's tables:
+- friend_enemy: one relation ``friend_enemy``; a pair is a fact (entity = first name, answer =
+  second name, ``fact.label`` = friend | enemy, ``fact.category`` = movie | history | ...);
+  context templates ``{entity} loves {answer}.`` etc. of types positive / neutral / negative;
+  query forms ``The relationship between {entity} and {answer} is`` (open).
+- gender: one relation ``gender_bias``; the 40 names are entities (class feminine | masculine,
+  facts without an answer); the 4 × 20 stereotype sentences are fixed context templates of types
+  feminine_stereotype, masculine_stereotype, feminine_swapped, masculine_swapped; the 20 neutral
+  queries are open query forms.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from .builder import DatasetBuilder, sha256_file
+from .yago_qec import _Check, parse_yago_qec, read_json_file
+
+DEMO_FILES = {"demo": "demo_yago.json", "friend_enemy": "friend_enemy.json", "gender": "gender.json"}
+
+
+def demo_path(key: str) -> Path:
+    return Path(str(resources.files("ctxprior.ingest").joinpath("data", DEMO_FILES[key])))
+
+
+def parse_friend_enemy(path: str | Path, name: str = "friend_enemy") -> DatasetBuilder:
+    path = str(path)
+    d = read_json_file(path)
+    chk = _Check(path)
+    chk.dict_(d, "top level")
+    b = DatasetBuilder(name, "friend_enemy", source_path=path, source_sha256=sha256_file(path),
+                       description=d.get("description"))
+    rel = b.add_relation("friend_enemy")
+    pairs = d.get("pairs")
+    if not isinstance(pairs, list) or not pairs:
+        chk.fail("pairs", "expected a non-empty list")
+    for i, p in enumerate(pairs):
+        chk.dict_(p, f"pairs[{i}]")
+        for k in ("ent1", "ent2", "label", "type"):
+            if not isinstance(p.get(k), str):
+                chk.fail(f"pairs[{i}].{k}", "expected a string")
+        e = b.entity(p["ent1"], "real")
+        a = b.answer(p["ent2"])
+        rel.facts.append({"entity": e, "answer": a, "kind": "real", "position": i,
+                          "label": p["label"], "category": p["type"]})
+    for ctype, tpls in chk.dict_(d.get("context_templates"), "context_templates").items():
+        for j, t in enumerate(chk.str_list(tpls, f"context_templates.{ctype}")):
+            rel.context_templates.append((ctype, j, chk.template(t, f"context_templates.{ctype}[{j}]",
+                                                                 ("entity", "answer"))))
+    for qtype, forms in chk.dict_(d.get("query_forms"), "query_forms").items():
+        for j, t in enumerate(chk.str_list(forms, f"query_forms.{qtype}")):
+            rel.query_forms.append((qtype, j, chk.template(t, f"query_forms.{qtype}[{j}]", ("entity",))))
+    return b
+
+
+def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
+    path = str(path)
+    d = read_json_file(path)
+    chk = _Check(path)
+    chk.dict_(d, "top level")
+    b = DatasetBuilder(name, "gender", source_path=path, source_sha256=sha256_file(path),
+                       description=d.get("description"))
+    rel = b.add_relation("gender_bias")
+    pos = 0
+    for gclass, names in chk.dict_(d.get("names"), "names").items():
+        for n in chk.str_list(names, f"names.{gclass}"):
+            e = b.entity(n, "real", None, gclass)
+            rel.facts.append({"entity": e, "answer": None, "kind": "real", "position": pos})
+            pos += 1
+    for ctype, sents in chk.dict_(d.get("contexts"), "contexts").items():
+        for j, s in enumerate(chk.str_list(sents, f"contexts.{ctype}")):
+            rel.context_templates.append((ctype, j, s))
+    for qtype, forms in chk.dict_(d.get("query_forms"), "query_forms").items():
+        for j, t in enumerate(chk.str_list(forms, f"query_forms.{qtype}")):
+            rel.query_forms.append((qtype, j, chk.template(t, f"query_forms.{qtype}[{j}]", ("entity",))))
+    return b
+
+
+def ingest_demo(wh, only: list[str] | None = None) -> list[dict[str, Any]]:
+    """Load the bundled demo datasets (skipping any already present with the same content)."""
+    keys = only or list(DEMO_FILES)
+    unknown = [k for k in keys if k not in DEMO_FILES]
+    if unknown:
+        raise UserError(f"unknown demo dataset '{unknown[0]}'; choose from {', '.join(DEMO_FILES)}")
+    builders = []
+    for key in keys:
+        path = demo_path(key)
+        existing = wh.query("SELECT source_sha256 FROM dataset WHERE name = ?", [key])
+        if existing:
+            if existing[0][0] == sha256_file(path):
+                continue  # already ingested, same content: nothing to do
+            raise UserError(f"a different dataset named '{key}' already exists in {wh.path}")
+        if key == "demo":
+            b = parse_yago_qec(path, name="demo", source_format="demo",
+                               description="ctxprior demo: real facts, fake entities of the same classes")
+        elif key == "friend_enemy":
+            b = parse_friend_enemy(path)
+        else:
+            b = parse_gender(path)
+        b.source_path = f"ctxprior:ingest/data/{DEMO_FILES[key]}"
+        builders.append(b)
+    out = []
+    with wh.transaction():
+        for b in builders:
+            out.append(b.write(wh))
+    return out

@@ -1,0 +1,207 @@
+"""Draw a context sample: the paper's design (METHOD.md §2, App. C) or every template once.
+
+Design ``paper`` (default), per relation:
+- entities: half real, half fake when the relation has fakes (else all real). Real entities are
+  the top ones by YAGO degree when degrees exist (``uri_degree``, else ``predicate_degree``; ties
+  and missing degrees by file position), else the first in file order. Fakes are the ones at the
+  same positions, so each borrows the answer of a selected real entity.
+- contexts: every selected entity is mentioned in exactly ``n_contexts / n_entities`` contexts,
+  split evenly over the context types; each context's template is drawn among the relation's
+  templates of that type and its answer uniformly from the relation's answer pool (the distinct
+  answers of its real facts). The contexts are then shuffled. Every queried entity is scored
+  against all contexts of its relation.
+
+Design ``all``: every template of the requested types rendered once per selected fact with the
+fact's own answer (fixed texts without placeholders once), e.g. the friend–enemy and gender
+case studies.
+
+Randomness: numpy's PCG64 seeded with (seed, crc32(relation id)): the same seed gives the same
+sample on any machine, and adding a relation does not change the others' contexts.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import defaultdict
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .. import __version__
+from ..errors import UserError
+from ..schema.warehouse import Warehouse, utcnow
+from ..sqlfiles import read_sql
+from .yago_qec import resolve_relations
+
+DESIGNS = ("paper", "all")
+
+
+def _rng(seed: int, relation_name: str) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64([int(seed) & 0xFFFFFFFFFFFFFFFF,
+                                                zlib.crc32(relation_name.encode("utf-8"))]))
+
+
+def _rank_real(facts: list[dict]) -> list[dict]:
+    for col in ("uri_degree", "predicate_degree"):
+        if any(f[col] is not None for f in facts):
+            return sorted(facts, key=lambda f: (f[col] is None, -(f[col] or 0), f["position"]))
+    return sorted(facts, key=lambda f: f["position"])
+
+
+def _select_facts(rel: str, facts: list[dict], n_entities: int | None, design: str) -> list[dict]:
+    real = [f for f in facts if f["entity_kind"] == "real"]
+    fake_by_pos = {f["position"]: f for f in facts if f["entity_kind"] == "fake"}
+    if n_entities is None:  # every fact, real first, in file order
+        return sorted(real, key=lambda f: f["position"]) + sorted(fake_by_pos.values(), key=lambda f: f["position"])
+    has_fakes = bool(fake_by_pos)
+    if has_fakes and n_entities % 2:
+        raise UserError(f"--entities {n_entities}: must be even (half real, half fake entities)")
+    n_real = n_entities // 2 if has_fakes else n_entities
+    chosen, seen = [], set()
+    for f in _rank_real(real):
+        if f["entity_id"] in seen:
+            continue
+        if has_fakes and f["position"] not in fake_by_pos:
+            continue
+        seen.add(f["entity_id"])
+        chosen.append(f)
+        if len(chosen) == n_real:
+            break
+    if len(chosen) < n_real:
+        what = "real entities with a fake counterpart" if has_fakes else "entities"
+        raise UserError(f"relation '{rel}' has only {len(chosen)} distinct {what}; "
+                        f"--entities {n_entities} needs {n_real}")
+    fakes = [fake_by_pos[f["position"]] for f in chosen] if has_fakes else []
+    return chosen + fakes
+
+
+def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = None,
+                n_entities: int | None = 100, n_contexts: int | None = 600,
+                context_types: Sequence[str] = ("base", "assertive", "negation"),
+                seed: int = 11, design: str = "paper") -> int:
+    """Validate, draw and store a sample in one transaction; return its ``sample_id``."""
+    if design not in DESIGNS:
+        raise UserError(f"--design {design}: expected one of {', '.join(DESIGNS)}")
+    context_types = [t.strip() for t in context_types if t.strip()]
+    if not context_types:
+        raise UserError("--context-types: give at least one context type")
+    if len(set(context_types)) != len(context_types):
+        raise UserError(f"--context-types {','.join(context_types)}: a type is repeated")
+    ds = wh.query("SELECT dataset_id FROM dataset WHERE name = ?", [dataset])
+    if not ds:
+        names = [r[0] for r in wh.query("SELECT name FROM dataset ORDER BY dataset_id")]
+        raise UserError(f"unknown dataset '{dataset}' in {wh.path}; it has: {', '.join(names) or 'none (run ingest first)'}")
+    ds_id = ds[0][0]
+    if design == "paper":
+        if not n_entities or n_entities <= 0 or not n_contexts or n_contexts <= 0:
+            raise UserError("--entities and --contexts must be positive for the paper design")
+        per_entity, rem = divmod(n_contexts, n_entities)
+        if rem or per_entity % len(context_types):
+            raise UserError(
+                f"--contexts {n_contexts} must be a multiple of --entities {n_entities} × "
+                f"{len(context_types)} context types (each entity appears in the same number of contexts of each type)")
+        per_type = per_entity // len(context_types)
+
+    rel_rows = wh.query("SELECT relation_id, name, short_name FROM relation WHERE dataset_id = ? ORDER BY position",
+                        [ds_id])
+    by_name = {r[1]: r for r in rel_rows}
+    short_to_name = {r[2]: r[1] for r in rel_rows}
+    wanted = [short_to_name.get(w, w) for w in relations] if relations else None
+    names = resolve_relations([r[1] for r in rel_rows], wanted, f"dataset '{dataset}'")
+    rels = [by_name[n] for n in names]
+    rel_ids = [r[0] for r in rels]
+
+    facts_by_rel: dict[int, list[dict]] = defaultdict(list)
+    cur = wh.execute(read_sql("ctxprior.ingest", "sql/sample_facts.sql"), [rel_ids])
+    cols = [d[0] for d in cur.description]
+    for row in cur.fetchall():
+        f = dict(zip(cols, row))
+        facts_by_rel[f["relation_id"]].append(f)
+    templates: dict[int, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
+    for rid, tid, ctype, tpl in wh.query(
+            "SELECT relation_id, context_template_id, context_type, template FROM context_template "
+            "WHERE relation_id IN (SELECT unnest(?::INTEGER[])) ORDER BY relation_id, context_type, ordinal",
+            [rel_ids]):
+        templates[rid][ctype].append((tid, tpl))
+
+    sample_id = wh.next_id("sample", "sample_id")
+    ctx0 = int(wh.next_id("context", "context_id"))
+    sf_cols: dict[str, list] = {k: [] for k in ("sample_id", "fact_id", "relation_id", "ordinal")}
+    cx_cols: dict[str, list] = {k: [] for k in ("context_id", "sample_id", "relation_id", "ordinal",
+                                                "context_template_id", "context_type", "entity_id",
+                                                "answer_id", "text")}
+    for rid, rname, rshort in rels:
+        facts = facts_by_rel.get(rid, [])
+        if not facts:
+            raise UserError(f"relation '{rshort}' of dataset '{dataset}' has no facts")
+        missing = [t for t in context_types if t not in templates[rid]]
+        if missing:
+            have = ", ".join(sorted(templates[rid])) or "none"
+            raise UserError(f"relation '{rshort}' has no '{missing[0]}' context template (it has: {have})")
+        chosen = _select_facts(rshort, facts, n_entities if design == "paper" else n_entities, design)
+        for i, f in enumerate(chosen):
+            for k, v in (("sample_id", sample_id), ("fact_id", f["fact_id"]), ("relation_id", rid), ("ordinal", i)):
+                sf_cols[k].append(v)
+        rng = _rng(seed, rname)
+        rows: list[tuple] = []  # (template_id, type, entity_id, answer_id, text)
+        if design == "paper":
+            pool = sorted({(f["answer_id"], f["answer"]) for f in facts
+                           if f["entity_kind"] == "real" and f["answer_id"] is not None})
+            if not pool:
+                raise UserError(f"relation '{rshort}' has no answers to put in contexts")
+            for f in chosen:
+                for ctype in context_types:
+                    tpls = templates[rid][ctype]
+                    for _ in range(per_type):
+                        tid, tpl = tpls[int(rng.integers(len(tpls)))] if len(tpls) > 1 else tpls[0]
+                        aid, aname = pool[int(rng.integers(len(pool)))]
+                        rows.append((tid, ctype, f["entity_id"], aid,
+                                     tpl.format(entity=f["entity"], answer=aname)))
+            order = rng.permutation(len(rows))
+            rows = [rows[j] for j in order]
+        else:
+            for ctype in context_types:
+                for tid, tpl in templates[rid][ctype]:
+                    if "{entity}" not in tpl and "{answer}" not in tpl:
+                        rows.append((tid, ctype, None, None, tpl))
+                        continue
+                    for f in chosen:
+                        rows.append((tid, ctype, f["entity_id"], f["answer_id"],
+                                     tpl.format(entity=f["entity"], answer=f["answer"] or "")))
+        for j, (tid, ctype, eid, aid, text) in enumerate(rows):
+            for k, v in (("context_id", ctx0), ("sample_id", sample_id), ("relation_id", rid), ("ordinal", j),
+                         ("context_template_id", tid), ("context_type", ctype), ("entity_id", eid),
+                         ("answer_id", aid), ("text", text)):
+                cx_cols[k].append(v)
+            ctx0 += 1
+
+    params = {"dataset": dataset, "relations": [r[2] for r in rels], "design": design,
+              "n_entities": n_entities, "n_contexts": n_contexts, "context_types": list(context_types),
+              "seed": seed, "rng": "numpy PCG64(seed, crc32(relation id))"}
+    with wh.transaction():
+        wh.insert_arrow("sample", {
+            "sample_id": [sample_id], "dataset_id": [ds_id], "design": [design], "seed": [seed],
+            "n_entities": pa.array([n_entities], pa.int32()), "n_contexts": pa.array([n_contexts], pa.int32()),
+            "context_types": [",".join(context_types)], "params_json": [json.dumps(params, sort_keys=True)],
+            "ctxprior_version": [__version__], "created_at": pa.array([utcnow()], pa.timestamp("us")),
+        })
+        wh.insert_arrow("sample_fact", pa.table({k: pa.array(v, pa.int32()) for k, v in sf_cols.items()}))
+        wh.insert_arrow("context", pa.table({
+            "context_id": pa.array(cx_cols["context_id"], pa.int64()),
+            "sample_id": pa.array(cx_cols["sample_id"], pa.int32()),
+            "relation_id": pa.array(cx_cols["relation_id"], pa.int32()),
+            "ordinal": pa.array(cx_cols["ordinal"], pa.int32()),
+            "context_template_id": pa.array(cx_cols["context_template_id"], pa.int32()),
+            "context_type": pa.array(cx_cols["context_type"], pa.string()),
+            "entity_id": pa.array(cx_cols["entity_id"], pa.int32()),
+            "answer_id": pa.array(cx_cols["answer_id"], pa.int32()),
+            "text": pa.array(cx_cols["text"], pa.string()),
+        }))
+    return sample_id
+
+
+def sample_summary(wh: Warehouse, sample_id: int) -> dict[str, Any]:
+    row = wh.query(read_sql("ctxprior.ingest", "sql/sample_summary.sql"), [sample_id])[0]
+    return dict(zip(("sample_id", "dataset", "seed", "design", "relations", "entities", "contexts"), row))

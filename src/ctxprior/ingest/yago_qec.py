@@ -1,0 +1,240 @@
+"""Ingest the paper authors' ``yago_qec.json`` (METHOD.md §2), fully validated before any write.
+
+Format: a dict keyed by relation id (``http://schema.org/X``, ``http://yago-knowledge.org/resource/X``,
+optionally prefixed ``reverse-``). Per relation: ``query_forms`` {open: [...], closed: [...]};
+aligned lists ``entities``, ``answers``, ``entity_uris``, ``answer_uris``, ``gpt_fake_entities``;
+``context_templates`` {type: template or null}; ``entity_types`` / ``answer_types`` {class: fraction};
+aligned int lists ``entity_uri_to_degree``, ``entity_namesake_to_degree``,
+``entity_namesake_to_num_uris``, ``entity_uri_to_predicate_degree``. ctxprior's own demo file
+may add ``entity_classes`` / ``fake_entity_classes`` (aligned class names).
+
+Real entities become entities of kind ``real``; GPT-4 fakes become kind ``fake`` and borrow the
+answer of the real entity at the same index (a fact with the same ``position``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import UserError
+from .builder import DatasetBuilder, sha256_file, short_relation_name
+
+DEGREE_KEYS = {
+    "entity_uri_to_degree": "uri_degree",
+    "entity_namesake_to_degree": "namesake_degree",
+    "entity_namesake_to_num_uris": "namesake_num_uris",
+    "entity_uri_to_predicate_degree": "predicate_degree",
+}
+ALIGNED_STR_KEYS = ("answers", "entity_uris", "answer_uris", "gpt_fake_entities", "entity_classes",
+                    "fake_entity_classes")
+
+
+def read_json_file(path: str | Path) -> Any:
+    """Read a JSON file with one-line errors for the usual ways a file is broken."""
+    p = Path(path)
+    if not p.exists():
+        raise UserError(f"{path}: no such file")
+    if p.is_dir():
+        raise UserError(f"{path}: is a directory, expected a JSON file")
+    raw = p.read_bytes()
+    if not raw.strip():
+        raise UserError(f"{path}: file is empty")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        what = "truncated JSON" if e.pos >= len(text.rstrip()) else "malformed JSON"
+        raise UserError(f"{path}: {what} at line {e.lineno} column {e.colno}: {e.msg}") from None
+
+
+class _Check:
+    """Validation helpers that name the file and the JSON path of the problem."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def fail(self, where: str, problem: str) -> None:
+        raise UserError(f"{self.path}: {where}: {problem}")
+
+    def dict_(self, v: Any, where: str) -> dict:
+        if not isinstance(v, dict):
+            self.fail(where, f"expected an object, got {type(v).__name__}")
+        return v
+
+    def str_list(self, v: Any, where: str, allow_none: bool = False) -> list:
+        if not isinstance(v, list):
+            self.fail(where, f"expected a list, got {type(v).__name__}")
+        for i, x in enumerate(v):
+            if x is None and allow_none:
+                continue
+            if not isinstance(x, str):
+                self.fail(f"{where}[{i}]", f"expected a string, got {type(x).__name__}")
+        return v
+
+    def int_list(self, v: Any, where: str) -> list:
+        if not isinstance(v, list):
+            self.fail(where, f"expected a list, got {type(v).__name__}")
+        for i, x in enumerate(v):
+            if x is not None and (isinstance(x, bool) or not isinstance(x, int)):
+                self.fail(f"{where}[{i}]", f"expected an integer, got {type(x).__name__}")
+        return v
+
+    def template(self, v: Any, where: str, need: Iterable[str]) -> str:
+        if not isinstance(v, str):
+            self.fail(where, f"expected a template string, got {type(v).__name__}")
+        for ph in need:
+            if "{" + ph + "}" not in v:
+                self.fail(where, f"template {v!r} has no {{{ph}}} placeholder")
+        try:
+            v.format(entity="e", answer="a")
+        except (KeyError, IndexError, ValueError) as e:
+            self.fail(where, f"template {v!r} has an unknown or broken placeholder ({e})")
+        return v
+
+
+def resolve_relations(available: list[str], wanted: Iterable[str] | None, source: str) -> list[str]:
+    """Map user-given relation names (full ids or short names) to ids; unknown -> UserError."""
+    if not wanted:
+        return available
+    by_short: dict[str, list[str]] = {}
+    for r in available:
+        by_short.setdefault(short_relation_name(r), []).append(r)
+    out: list[str] = []
+    for w in wanted:
+        if w in available:
+            hits = [w]
+        else:
+            hits = by_short.get(w, [])
+        if not hits:
+            near = difflib.get_close_matches(w, list(by_short), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(near)}?" if near else f"; {source} has {len(available)} relations"
+            raise UserError(f"unknown relation '{w}' in {source}{hint}")
+        if len(hits) > 1:
+            raise UserError(f"relation '{w}' is ambiguous in {source}: {', '.join(hits)}; use the full id")
+        if hits[0] not in out:
+            out.append(hits[0])
+    return out
+
+
+def parse_yago_qec(path: str | Path, name: str = "yago_qec", relations: Iterable[str] | None = None,
+                   source_format: str = "yago_qec", description: str | None = None,
+                   data: Any = None) -> DatasetBuilder:
+    """Validate the whole file and return the rows to write (nothing is written here)."""
+    path = str(path)
+    data = read_json_file(path) if data is None else data
+    chk = _Check(path)
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a JSON object keyed by relation id, got {type(data).__name__}")
+    if not data:
+        raise UserError(f"{path}: no relations in the file")
+    keep = resolve_relations(list(data), relations, path)
+    b = DatasetBuilder(name, source_format, source_path=str(Path(path).resolve()),
+                       source_sha256=sha256_file(path) if Path(path).exists() else None,
+                       description=description)
+    for rel_name in keep:
+        rd = chk.dict_(data[rel_name], rel_name)
+        for req in ("query_forms", "entities", "answers", "context_templates"):
+            if req not in rd:
+                chk.fail(rel_name, f"missing key '{req}'")
+        entities = chk.str_list(rd["entities"], f"{rel_name}.entities")
+        n = len(entities)
+        if n == 0:
+            chk.fail(f"{rel_name}.entities", "empty list")
+        lists: dict[str, list] = {}
+        for key in ALIGNED_STR_KEYS:
+            if rd.get(key) is None:
+                continue
+            lists[key] = chk.str_list(rd[key], f"{rel_name}.{key}", allow_none=key.endswith("uris") or "classes" in key)
+            if len(lists[key]) != n:
+                chk.fail(f"{rel_name}.{key}", f"has {len(lists[key])} items but entities has {n}")
+        degrees: dict[str, list] = {}
+        for key, col in DEGREE_KEYS.items():
+            if rd.get(key) is None:
+                continue
+            degrees[col] = chk.int_list(rd[key], f"{rel_name}.{key}")
+            if len(degrees[col]) != n:
+                chk.fail(f"{rel_name}.{key}", f"has {len(degrees[col])} items but entities has {n}")
+
+        qf = chk.dict_(rd["query_forms"], f"{rel_name}.query_forms")
+        forms: list[tuple[str, int, str]] = []
+        for qtype in ("open", "closed"):
+            lst = qf.get(qtype) or []
+            chk.str_list(lst, f"{rel_name}.query_forms.{qtype}")
+            need = ("entity", "answer") if qtype == "closed" else ("entity",)
+            for i, t in enumerate(lst):
+                forms.append((qtype, i, chk.template(t, f"{rel_name}.query_forms.{qtype}[{i}]", need)))
+        unknown_qf = set(qf) - {"open", "closed"}
+        if unknown_qf:
+            chk.fail(f"{rel_name}.query_forms", f"unknown query type(s) {sorted(unknown_qf)}; expected open, closed")
+        if not forms:
+            chk.fail(f"{rel_name}.query_forms", "no query forms")
+
+        ctpl = chk.dict_(rd["context_templates"], f"{rel_name}.context_templates")
+        templates: list[tuple[str, int, str]] = []
+        for ctype, t in ctpl.items():
+            if t is None:
+                continue  # e.g. negation could not be generated for this relation
+            items = t if isinstance(t, list) else [t]
+            for i, ti in enumerate(items):
+                templates.append((ctype, i, chk.template(ti, f"{rel_name}.context_templates.{ctype}",
+                                                         ("entity", "answer"))))
+        if not templates:
+            chk.fail(f"{rel_name}.context_templates", "no context templates")
+
+        rel = b.add_relation(rel_name)
+        rel.query_forms = forms
+        rel.context_templates = templates
+        for role, key in (("entity", "entity_types"), ("answer", "answer_types")):
+            if rd.get(key) is None:
+                continue
+            for cname, frac in chk.dict_(rd[key], f"{rel_name}.{key}").items():
+                if isinstance(frac, bool) or not isinstance(frac, (int, float)):
+                    chk.fail(f"{rel_name}.{key}.{cname}", f"expected a number, got {type(frac).__name__}")
+                rel.classes.append((role, cname, float(frac)))
+
+        answers = lists.get("answers", rd["answers"])
+        ent_uris = lists.get("entity_uris", [None] * n)
+        ans_uris = lists.get("answer_uris", [None] * n)
+        ent_cls = lists.get("entity_classes", [None] * n)
+        for i in range(n):
+            a = b.answer(answers[i], ans_uris[i])
+            e = b.entity(entities[i], "real", ent_uris[i], ent_cls[i])
+            fact = {"entity": e, "answer": a, "kind": "real", "position": i}
+            for col, vals in degrees.items():
+                fact[col] = vals[i]
+            rel.facts.append(fact)
+        fakes = lists.get("gpt_fake_entities")
+        if fakes is not None:
+            fake_cls = lists.get("fake_entity_classes", [None] * n)
+            for i in range(n):
+                if fakes[i] is None or fakes[i] == "":
+                    continue
+                a = b.answer(answers[i], ans_uris[i])
+                e = b.entity(fakes[i], "fake", None, fake_cls[i])
+                rel.facts.append({"entity": e, "answer": a, "kind": "fake", "position": i})
+    return b
+
+
+def ingest_yago_qec(wh, path: str | Path, name: str = "yago_qec",
+                    relations: Iterable[str] | None = None) -> dict[str, Any]:
+    """Validate ``path`` fully, then write it in one transaction. Returns row counts."""
+    builder = parse_yago_qec(path, name=name, relations=relations)
+    with wh.transaction():
+        stats = builder.write(wh)
+        _register_degrees(wh, stats["dataset_id"])
+    return stats
+
+
+def _register_degrees(wh, dataset_id: int) -> None:
+    """Degrees that came with the file are a covariate too (when the covariates module is there)."""
+    try:
+        from ..covariates import register_fact_degrees
+    except ImportError:
+        return
+    register_fact_degrees(wh, dataset_id)
