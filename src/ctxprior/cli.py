@@ -92,6 +92,3 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     sys.exit(rv if isinstance(rv, int) else 0)
 
-
-if __name__ == "__main__":
-    main()

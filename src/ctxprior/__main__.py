@@ -1,0 +1,5 @@
+"""`python -m ctxprior ...` runs the CLI."""
+
+from .cli import main
+
+main()

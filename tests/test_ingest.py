@@ -1,0 +1,201 @@
+"""Ingest: yago_qec.json (realistic fixture from ../shared), the bundled demo, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ctxprior.schema import open_warehouse
+
+
+@pytest.fixture
+def yago_file(tmp_path, shared_dir):
+    from fixtures.make_yago_qec import make_yago_qec
+
+    path = tmp_path / "yago_qec.json"
+    make_yago_qec(path, n_relations=6, n_facts=40, seed=0, with_degrees=True)
+    return path
+
+
+def snapshot(db: str) -> dict:
+    """Every table's rows, sorted: 'the warehouse is exactly as it was'."""
+    import duckdb
+
+    con = duckdb.connect(db, read_only=True)
+    try:
+        tables = [r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_type='BASE TABLE'").fetchall()]
+        return {t: sorted(map(repr, con.execute(f'SELECT * FROM "{t}"').fetchall())) for t in tables}
+    finally:
+        con.close()
+
+
+def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file):
+    data = json.loads(yago_file.read_text())
+    res = run_cli("ingest", "yago-qec", yago_file)
+    assert res.exit_code == 0, res.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        rels = wh.query("SELECT name FROM relation ORDER BY position")
+        assert [r[0] for r in rels] == list(data)
+        rel0 = list(data)[0]
+        d0 = data[rel0]
+        n = len(d0["entities"])
+        rows = wh.df("SELECT * FROM v_entity WHERE relation_uri = ? ORDER BY entity_kind DESC, position", [rel0])
+        real = rows[rows.entity_kind == "real"]
+        fake = rows[rows.entity_kind == "fake"]
+        assert list(real.entity) == d0["entities"]
+        assert list(real.answer) == d0["answers"]
+        assert list(real.entity_uri) == d0["entity_uris"]
+        assert list(real.answer_uri) == d0["answer_uris"]
+        assert list(real.uri_degree) == d0["entity_uri_to_degree"]
+        assert list(real.namesake_degree) == d0["entity_namesake_to_degree"]
+        assert list(real.namesake_num_uris) == d0["entity_namesake_to_num_uris"]
+        assert list(real.predicate_degree) == d0["entity_uri_to_predicate_degree"]
+        # a fake entity borrows the answer of the real entity at the same index
+        assert list(fake.entity) == d0["gpt_fake_entities"]
+        assert list(fake.answer) == d0["answers"]
+        assert len(real) == len(fake) == n
+        qf = wh.query("SELECT query_type, ordinal, template FROM query_form q JOIN relation r USING (relation_id) "
+                      "WHERE r.name = ? ORDER BY query_type DESC, ordinal", [rel0])
+        assert [t for _, _, t in qf] == d0["query_forms"]["open"] + d0["query_forms"]["closed"]
+        ct = dict(wh.query("SELECT context_type, template FROM context_template c JOIN relation r USING (relation_id) "
+                           "WHERE r.name = ?", [rel0]))
+        assert ct == {k: v for k, v in d0["context_templates"].items() if v is not None}
+        cls = dict(wh.query("SELECT class_name, fraction FROM relation_class c JOIN relation r USING (relation_id) "
+                            "WHERE r.name = ? AND role = 'entity'", [rel0]))
+        assert cls == pytest.approx(d0["entity_types"])
+        sha = wh.scalar("SELECT source_sha256 FROM dataset")
+        assert len(sha) == 64
+
+
+def test_ingest_only_some_relations_and_name(run_cli, db_path, yago_file):
+    data = json.loads(yago_file.read_text())
+    first, second = list(data)[:2]
+    res = run_cli("ingest", "yago-qec", yago_file, "--name", "subset", "--relation", first, "--relation", second)
+    assert res.exit_code == 0, res.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.scalar("SELECT name FROM dataset") == "subset"
+        assert [r[0] for r in wh.query("SELECT name FROM relation ORDER BY position")] == [first, second]
+
+
+def test_ids_are_stable(tmp_path, yago_file):
+    from ctxprior.ingest.yago_qec import ingest_yago_qec
+
+    snaps = []
+    for i in range(2):
+        db = str(tmp_path / f"w{i}.duckdb")
+        with open_warehouse(db) as wh:
+            ingest_yago_qec(wh, yago_file)
+        s = snapshot(db)
+        s.pop("meta")
+        s["dataset"] = [r.split("datetime")[0] for r in s["dataset"]]  # created_at differs
+        snaps.append(s)
+    assert snaps[0] == snaps[1]
+
+
+def test_demo_ingest_has_paper_case_studies(run_cli, db_path):
+    res = run_cli("ingest", "demo")
+    assert res.exit_code == 0, res.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        names = [r[0] for r in wh.query("SELECT name FROM dataset ORDER BY dataset_id")]
+        assert names == ["demo", "friend_enemy", "gender"]
+        n_rel = wh.scalar("SELECT count(*) FROM relation JOIN dataset USING (dataset_id) WHERE dataset.name='demo'")
+        assert n_rel >= 6
+        # every demo relation: 2 open + 2 closed query forms, base/assertive/negation templates, fakes
+        per_rel = wh.query("""
+            SELECT r.short_name,
+                   (SELECT count(*) FROM query_form q WHERE q.relation_id = r.relation_id AND query_type='open'),
+                   (SELECT count(*) FROM query_form q WHERE q.relation_id = r.relation_id AND query_type='closed'),
+                   (SELECT list(DISTINCT context_type ORDER BY context_type) FROM context_template c
+                     WHERE c.relation_id = r.relation_id),
+                   (SELECT count(*) FROM fact f WHERE f.relation_id = r.relation_id AND entity_kind='fake')
+            FROM relation r JOIN dataset d USING (dataset_id) WHERE d.name = 'demo'""")
+        for rel, n_open, n_closed, types, n_fake in per_rel:
+            assert (n_open, n_closed) == (2, 2), rel
+            assert {"base", "assertive", "negation"} <= set(types), rel
+            assert n_fake > 0, rel
+        fe = wh.df("SELECT * FROM v_entity WHERE dataset = 'friend_enemy'")
+        assert len(fe) == 73 and set(fe.label) == {"friend", "enemy"}
+        g = wh.df("SELECT * FROM v_entity WHERE dataset = 'gender'")
+        assert sorted(g.entity_class.value_counts().tolist()) == [20, 20]
+    # idempotent: a second run changes nothing
+    before = snapshot(db_path)
+    res = run_cli("ingest", "demo")
+    assert res.exit_code == 0 and "nothing to do" in res.output
+    assert snapshot(db_path) == before
+
+
+def _write(path, content: bytes | str):
+    if isinstance(content, str):
+        content = content.encode()
+    path.write_bytes(content)
+    return path
+
+
+def _mutate(yago_file, fn):
+    data = json.loads(yago_file.read_text())
+    fn(data)
+    yago_file.write_text(json.dumps(data))
+    return yago_file
+
+
+BAD_CASES = {
+    "malformed": lambda f: _write(f, '{"http://schema.org/x": {"entities": [1,, 2]}}'),
+    "truncated": lambda f: _write(f, f.read_text()[: len(f.read_text()) // 2]),
+    "empty": lambda f: _write(f, b""),
+    "non_utf8": lambda f: _write(f, b'{"r": "caf\xe9"}'),
+    "wrong_type": lambda f: _mutate(f, lambda d: d[next(iter(d))].__setitem__("entities", "not a list")),
+    "entity_not_str": lambda f: _mutate(f, lambda d: d[next(iter(d))]["entities"].__setitem__(0, 5)),
+    "no_entity_placeholder": lambda f: _mutate(
+        f, lambda d: d[next(iter(d))]["query_forms"]["open"].__setitem__(0, "Q: What is it?\nA:")),
+    "context_without_entity": lambda f: _mutate(
+        f, lambda d: d[next(iter(d))]["context_templates"].__setitem__("base", "It is {answer}.\n")),
+    "unequal_lengths": lambda f: _mutate(f, lambda d: d[next(iter(d))]["answers"].pop()),
+    "unequal_degrees": lambda f: _mutate(f, lambda d: d[next(iter(d))]["entity_uri_to_degree"].pop()),
+    "top_level_list": lambda f: _write(f, "[1, 2, 3]"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CASES))
+def test_bad_input_one_line_exit_2_warehouse_unchanged(case, run_cli, db_path, yago_file, tmp_path):
+    assert run_cli("ingest", "demo", "--only", "friend_enemy").exit_code == 0
+    before = snapshot(db_path)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(yago_file.read_bytes())
+    BAD_CASES[case](bad)
+    res = run_cli("ingest", "yago-qec", bad)
+    assert res.exit_code == 2, res.output
+    lines = [l for l in res.output.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "bad.json" in lines[0], res.output
+    assert snapshot(db_path) == before
+
+
+def test_unknown_relation_and_duplicate_name(run_cli, db_path, yago_file):
+    res = run_cli("ingest", "yago-qec", yago_file, "--relation", "no-such-relation")
+    assert res.exit_code == 2 and "unknown relation 'no-such-relation'" in res.output
+    assert run_cli("ingest", "yago-qec", yago_file).exit_code == 0
+    before = snapshot(db_path)
+    res = run_cli("ingest", "yago-qec", yago_file)
+    assert res.exit_code == 2 and "already exists" in res.output
+    assert snapshot(db_path) == before
+
+
+def test_missing_file(run_cli, tmp_path):
+    res = run_cli("ingest", "yago-qec", tmp_path / "nope.json")
+    assert res.exit_code == 2 and "no such file" in res.output
+
+
+def test_real_subprocess_cli(tmp_path, yago_file):
+    db = str(tmp_path / "sub.duckdb")
+    exe = [sys.executable, "-m", "ctxprior", "--db", db]
+    r = subprocess.run(exe + ["ingest", "yago-qec", str(yago_file)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(exe + ["sample", "--dataset", "yago_qec", "--entities", "4", "--contexts", "12"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "1"
+    r = subprocess.run(exe + ["sql", "DROP TABLE fact"], capture_output=True, text=True)
+    assert r.returncode == 2 and "read-only" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -1,0 +1,142 @@
+"""Warehouse lifecycle, schema versions and migrations, read-only SQL, info, views."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from ctxprior.errors import UserError
+from ctxprior.schema import SCHEMA_VERSION, open_warehouse
+from ctxprior.schema import migrations
+
+
+def test_new_warehouse_has_schema_and_views(db_path):
+    with open_warehouse(db_path) as wh:
+        assert wh.schema_version() == SCHEMA_VERSION
+        assert {"dataset", "relation", "entity", "answer", "fact", "query_form", "context_template",
+                "sample", "sample_fact", "context", "run"} <= set(wh.table_names())
+        assert {"v_entity", "v_context", "v_persuasion", "v_susceptibility"} <= set(wh.view_names())
+
+
+def test_v_entity_and_v_context_columns(run_cli, db_path):
+    run_cli("ingest", "demo", "--only", "demo")
+    run_cli("sample", "--dataset", "demo", "--entities", "2", "--contexts", "6")
+    with open_warehouse(db_path, read_only=True) as wh:
+        cols = list(wh.df("SELECT * FROM v_entity LIMIT 1").columns)
+        for c in ("dataset", "relation", "entity", "entity_kind", "entity_class", "answer", "entity_uri",
+                  "uri_degree", "predicate_degree"):
+            assert c in cols
+        cols = list(wh.df("SELECT * FROM v_context LIMIT 1").columns)
+        assert cols[:9] == ["sample_id", "seed", "dataset", "relation", "entity", "entity_kind", "answer",
+                            "context_type", "context"]
+
+
+def test_missing_warehouse_read_only(tmp_path):
+    with pytest.raises(UserError, match="no warehouse at"):
+        open_warehouse(str(tmp_path / "nope.duckdb"), read_only=True)
+
+
+def test_not_a_ctxprior_file(tmp_path):
+    p = str(tmp_path / "other.duckdb")
+    con = duckdb.connect(p)
+    con.execute("CREATE TABLE x (a INT)")
+    con.close()
+    with pytest.raises(UserError, match="not a ctxprior warehouse"):
+        open_warehouse(p)
+
+
+def _set_version(path, v):
+    con = duckdb.connect(path)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(v)])
+    con.close()
+
+
+def test_newer_warehouse_says_upgrade(db_path):
+    open_warehouse(db_path).close()
+    _set_version(db_path, SCHEMA_VERSION + 1)
+    with pytest.raises(UserError, match="pip install -U ctxprior"):
+        open_warehouse(db_path, read_only=True)
+
+
+def test_older_warehouse_says_what_to_run_and_migrates(db_path, run_cli, monkeypatch):
+    open_warehouse(db_path).close()
+    _set_version(db_path, SCHEMA_VERSION - 1)
+    res = run_cli("info")
+    assert res.exit_code == 2 and "no migration exists" in res.output
+    # a registered step: the warehouse says `ctxprior migrate`, which applies it
+    monkeypatch.setitem(migrations.MIGRATIONS, SCHEMA_VERSION - 1,
+                        lambda wh: wh.execute("INSERT INTO meta VALUES ('migrated', 'yes')"))
+    res = run_cli("info")
+    assert res.exit_code == 2 and f"ctxprior --db {db_path} migrate" in res.output
+    res = run_cli("migrate")
+    assert res.exit_code == 0, res.output
+    assert "backup written" in res.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.schema_version() == SCHEMA_VERSION
+        assert wh.scalar("SELECT value FROM meta WHERE key = 'migrated'") == "yes"
+    assert "already at" in run_cli("migrate").output
+
+
+def test_sql_formats_and_read_only(run_cli, db_path, tmp_path):
+    run_cli("ingest", "demo", "--only", "friend_enemy")
+    res = run_cli("sql", "SELECT label, count(*) AS n FROM v_entity GROUP BY 1 ORDER BY 1")
+    assert res.exit_code == 0 and "enemy" in res.output and "(2 rows)" in res.output
+    res = run_cli("sql", "SELECT label, count(*) AS n FROM v_entity GROUP BY 1 ORDER BY 1", "--format", "csv")
+    assert res.output.splitlines() == ["label,n", "enemy,48", "friend,25"]
+    res = run_cli("sql", "SELECT label, count(*) AS n FROM v_entity GROUP BY 1 ORDER BY 1", "--format", "json")
+    assert json.loads(res.output) == [{"label": "enemy", "n": 48}, {"label": "friend", "n": 25}]
+    f = tmp_path / "q.sql"
+    f.write_text("-- count one label\nSELECT count(*) AS n FROM v_entity WHERE label = getvariable('lab');\n")
+    res = run_cli("sql", "--file", f, "--var", "lab=friend", "--format", "csv")
+    assert res.output.splitlines() == ["n", "25"], res.output
+    for bad in ("DELETE FROM fact", "DROP VIEW v_entity", "CREATE TABLE t AS SELECT 1",
+                "COPY fact TO 'x.csv'", "INSERT INTO meta VALUES ('a','b')", "SELECT 1; DELETE FROM fact",
+                "ATTACH 'x.duckdb'", "UPDATE fact SET label = 'x'"):
+        res = run_cli("sql", bad)
+        assert res.exit_code == 2 and "read-only" in res.output, (bad, res.output)
+    assert run_cli("sql", "SELECT count(*) FROM fact", "--format", "csv").output.splitlines()[1] == "73"
+    res = run_cli("sql", "SELEC nonsense")
+    assert res.exit_code == 2 and res.output.startswith("Error: ")
+
+
+def test_info(run_cli, db_path):
+    run_cli("ingest", "demo")
+    run_cli("sample", "--dataset", "demo", "--entities", "2", "--contexts", "6")
+    res = run_cli("info")
+    assert res.exit_code == 0
+    assert f"schema v{SCHEMA_VERSION}" in res.output
+    for word in ("demo", "friend_enemy", "gender", "real_entities", "fake_entities", "no runs yet"):
+        assert word in res.output
+
+
+def test_transaction_rolls_back(db_path):
+    with open_warehouse(db_path) as wh:
+        with pytest.raises(RuntimeError):
+            with wh.transaction():
+                wh.execute("INSERT INTO meta VALUES ('k', 'v')")
+                raise RuntimeError("boom")
+        assert wh.scalar("SELECT count(*) FROM meta WHERE key = 'k'") == 0
+
+
+def test_second_writer_gets_clear_message(db_path):
+    """A second process opening for writing is told who holds the warehouse."""
+    import subprocess
+    import sys
+    import textwrap
+
+    open_warehouse(db_path).close()
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import duckdb, sys, time
+        con = duckdb.connect({db_path!r})
+        print('ready', flush=True)
+        time.sleep(30)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(UserError, match=r"in use by PID \d+"):
+            open_warehouse(db_path)
+    finally:
+        holder.kill()
+        holder.wait()
