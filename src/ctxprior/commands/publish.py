@@ -1,0 +1,170 @@
+"""`ctxprior export parquet`, `ctxprior import parquet`, `ctxprior publish`, `ctxprior pull`."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import pass_app
+from ..errors import UserError
+
+
+def _mode(merge: bool, replace: bool) -> str:
+    if merge and replace:
+        raise UserError("--merge and --replace: pass at most one of them")
+    return "merge" if merge else "replace" if replace else "fail"
+
+
+def _print_counts(manifest: dict) -> None:
+    for e in manifest["tables"]:
+        note = "" if e["files"] else "  (empty, no file)"
+        click.echo(f"  {e['kind']:5} {e['name']:32} {e['rows']:>12,} rows{note}")
+
+
+_merge_opt = click.option("--merge", is_flag=True,
+                          help="Add the rows the warehouse lacks (rows with an existing id must be identical).")
+_replace_opt = click.option("--replace", is_flag=True,
+                            help="Delete every row of the warehouse first, then load (one transaction).")
+
+
+@click.group("export")
+def export_group() -> None:
+    """Export the warehouse to other formats."""
+
+
+@export_group.command("parquet")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--tables", "tables", multiple=True, metavar="NAMES",
+              help="Only these tables (comma-separated or repeated). Default: every table.")
+@click.option("--views", "views", multiple=True, metavar="NAMES",
+              help="Only these views (comma-separated or repeated); 'all' for every view.")
+@click.option("--runs", multiple=True, metavar="IDS",
+              help="Only rows of these runs in tables/views with a run_id column (comma-separated).")
+@click.option("--overwrite", is_flag=True, help="Replace an earlier export in DIRECTORY.")
+@pass_app
+def export_parquet_cmd(app, directory, tables, views, runs, overwrite) -> None:
+    """Write every table (or the chosen tables/views) as Parquet under DIRECTORY, with manifest.json.
+
+    The manifest records the schema and ctxprior versions, the runs included, every column's type,
+    and each file's row count and sha256. `ctxprior import parquet DIRECTORY` rebuilds the warehouse.
+    """
+    from ..publish.parquet import export_parquet, parse_names, parse_runs, select
+
+    t, v, r = parse_names(tables), parse_names(views), parse_runs(runs)
+    wh = app.open(read_only=True)
+    try:
+        if v == ["all"]:
+            v = wh.view_names()
+        sel = select(wh, tables=t if (t or v) else None, views=v, runs=r)
+        manifest = export_parquet(wh, directory, sel, overwrite=overwrite)
+    finally:
+        wh.close()
+    n = sum(len(e["files"]) for e in manifest["tables"])
+    click.echo(f"exported {len(manifest['tables'])} table(s)/view(s), {n} file(s) to {directory}")
+    _print_counts(manifest)
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import data exported by ctxprior."""
+
+
+@import_group.command("parquet")
+@click.argument("directory", type=click.Path(file_okay=False))
+@_merge_opt
+@_replace_opt
+@pass_app
+def import_parquet_cmd(app, directory, merge, replace) -> None:
+    """Rebuild the warehouse from a folder written by `ctxprior export parquet` (or publish).
+
+    Every file's sha256 is checked against manifest.json first. The warehouse (--db) must have no
+    rows unless --merge or --replace is given; everything is loaded in one transaction.
+    """
+    from ..publish.parquet import import_parquet, read_manifest
+
+    mode = _mode(merge, replace)
+    read_manifest(directory)  # a bad folder fails before the warehouse is created
+    wh = app.open()
+    try:
+        added = import_parquet(wh, directory, mode=mode)
+    finally:
+        wh.close()
+    click.echo(f"imported {sum(added.values()):,} rows into {len(added)} table(s) of {app.db}")
+    for name, n in added.items():
+        click.echo(f"  {name:32} {n:>12,} rows")
+
+
+@click.command("publish")
+@click.argument("repo_id")
+@click.option("--private", is_flag=True, help="Create the Hub repository as private (ignored if it exists).")
+@click.option("--runs", multiple=True, metavar="IDS",
+              help="Publish only these runs (comma-separated). Default: every run with status done.")
+@click.option("--include-distributions", is_flag=True,
+              help="Also publish the heavy per-prompt distribution tables (prompt_topk).")
+@click.option("--dry-run", "dry_run", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write exactly what would be uploaded into DIR and upload nothing.")
+@click.option("--token-env", metavar="VAR",
+              help="Read the Hub token from this environment variable (default: HF_TOKEN, then `hf auth login`).")
+@click.option("--license", "license_", metavar="ID", help="License id for the card, e.g. cc-by-4.0.")
+@click.option("--citation", metavar="TEXT|@FILE", help="Citation (BibTeX) for the card, or @FILE to read it.")
+@click.option("--message", metavar="TEXT", help="Commit summary (default names the ctxprior version and runs).")
+@click.option("--overwrite", is_flag=True, help="With --dry-run: replace an earlier dry run in DIR.")
+@pass_app
+def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, token_env, license_,
+                citation, message, overwrite) -> None:
+    """Publish the warehouse as a Hugging Face dataset REPO_ID (OWNER/NAME).
+
+    One config per table and readable view (Parquet under data/<config>/), a dataset card built from
+    the warehouse, and manifest.json. One commit; none when the Hub already has identical files.
+    """
+    from ..publish.card import missing_meanings
+    from ..publish.hub import build_dataset_dir, publish
+    from ..publish.parquet import parse_runs
+
+    r = parse_runs(runs)
+    wh = app.open(read_only=True)
+    try:
+        if dry_run:
+            manifest = build_dataset_dir(wh, dry_run, repo_id, runs=r,
+                                         include_distributions=include_distributions,
+                                         license=license_, citation=citation, overwrite=overwrite)
+            n = sum(len(e["files"]) for e in manifest["tables"])
+            click.echo(f"dry run: wrote README.md, manifest.json and {n} Parquet file(s) to {dry_run}")
+            _print_counts(manifest)
+            missing = missing_meanings(manifest)
+        else:
+            res = publish(wh, repo_id, private=private, runs=r, include_distributions=include_distributions,
+                          token_env=token_env, license=license_, citation=citation, message=message,
+                          echo=click.echo)
+            _print_counts(res.manifest)
+            missing = res.missing_meanings
+            click.echo(f"https://huggingface.co/datasets/{repo_id}" if not res.url else res.url)
+    finally:
+        wh.close()
+    if missing:
+        click.echo(f"note: {len(missing)} column(s) have no meaning in the card: {', '.join(missing[:8])}"
+                   + (" ..." if len(missing) > 8 else ""), err=True)
+
+
+@click.command("pull")
+@click.argument("source")
+@click.option("--revision", metavar="REV", help="Hub branch, tag or commit (default: main).")
+@click.option("--token-env", metavar="VAR", help="Read the Hub token from this environment variable.")
+@_merge_opt
+@_replace_opt
+@pass_app
+def pull_cmd(app, source, revision, token_env, merge, replace) -> None:
+    """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the warehouse."""
+    from ..publish.hub import resolve_source
+    from ..publish.parquet import import_parquet
+
+    mode = _mode(merge, replace)
+    folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching --db
+    wh = app.open()
+    try:
+        added = import_parquet(wh, folder, mode=mode)
+    finally:
+        wh.close()
+    click.echo(f"pulled {sum(added.values()):,} rows into {len(added)} table(s) of {app.db} from {folder}")
+
+
+COMMANDS = [export_group, import_group, publish_cmd, pull_cmd]

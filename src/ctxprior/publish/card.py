@@ -1,0 +1,322 @@
+"""The dataset card (README.md of a published dataset), generated from the warehouse.
+
+Column meanings come from the SQLAlchemy ``Column.comment``s in ``ctxprior.schema.base.metadata``
+(tables) and from ``VIEW_COLUMN_MEANINGS`` / ``COMMON_COLUMN_MEANINGS`` below (views); a column
+without either falls back to the comment of a same-named table column, then to its foreign key.
+The card holds no timestamp of its own, so an unchanged warehouse gives an unchanged card.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from .. import __version__
+from ..schema.base import metadata
+from ..schema.warehouse import Warehouse
+
+# Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS.
+VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
+    "v_entity": {
+        "relation_uri": "relation id as in the source file (relation.name)",
+        "position": "index of the fact in the source lists; a fake entity shares it with the real entity whose answer it borrows",
+    },
+    "v_context": {
+        "entity": "entity the context mentions (NULL for fixed texts)",
+        "entity_kind": "real | fake, of the entity the context mentions",
+        "answer": "answer the context states",
+        "context": "the context text, prepended to the query",
+        "ordinal": "position in the relation's context list of the sample",
+        "entity_id": "entity the context mentions (see config `entity`)",
+        "answer_id": "answer the context states (see config `answer`)",
+    },
+    "v_sample_entity": {
+        "ordinal": "order of the entity within its relation in the sample",
+    },
+    "v_persuasion": {
+        "context": "the context text c, prepended to the query",
+        "is_relevant": "true when the context mentions the queried entity (decided by the context's stored entity id, not by substring search)",
+        "context_answer": "answer the context states",
+        "entropy": "H(p(A|c,q(e))) in nats",
+    },
+    "v_kappa": {
+        "kappa": "entity-independent persuasion kappa(c, q) = mean over the sample's queried facts of psi(c, q(e)) (Du et al. 2024, App. B), nats",
+        "n_facts": "number of (fact) scores averaged into kappa",
+        "context": "the context text c",
+    },
+    "v_gamma": {
+        "gamma": "gamma(q) = mean over contexts of kappa(c, q) = I(A; C | q(E)) (Du et al. 2024, App. B), nats",
+        "n_contexts": "number of contexts averaged into gamma",
+    },
+    "v_memorization": {
+        "n_original": "greedy generations labelled ORIGINAL (start with the fact's true answer; 'Yes' for closed queries)",
+        "n_context": "greedy generations labelled CONTEXT (start with the answer the context states; 'No' for closed queries)",
+        "n_other": "greedy generations labelled OTHER",
+        "memorization_ratio": "n_original / (n_original + n_context); NULL when the denominator is 0 (Longpre et al. 2021; Du et al. 2024, App. D)",
+    },
+}
+
+COMMON_COLUMN_MEANINGS: dict[str, str] = {
+    "run_id": "scoring run that produced the row (see config `run`)",
+    "model": "model id / alias / path as given to the run",
+    "dataset": "dataset name (dataset.name)",
+    "relation": "relation short name, e.g. about, reverse-founder (relation.short_name)",
+    "query_form": "query form name: open_0, open_1, closed_0, closed_1, ...",
+    "query_type": "open | closed",
+    "entity": "queried entity name",
+    "entity_kind": "real | fake (fake entities were generated and borrow a real entity's answer)",
+    "entity_class": "class of the entity, e.g. from YAGO",
+    "answer": "the fact's answer (the queried entity's true answer; a fake entity borrows it)",
+    "entity_uri": "entity URI in the source knowledge graph",
+    "answer_uri": "answer URI in the source knowledge graph",
+    "context": "context text",
+    "context_type": "base | assertive | negation | ... (template family of the context)",
+    "seed": "sampling seed of the sample",
+    "n_contexts": "number of contexts in the mixture p(A|q(e))",
+    "persuasion": "psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the sample's contexts",
+    "susceptibility": "chi(q(e)) = I(C; A | q(e)) = mean over contexts of psi(c, q(e)), nats",
+    "label": "optional fact label, e.g. friend | enemy",
+    "category": "optional fact category",
+    "ordinal": "order within its parent",
+}
+
+CITATION_DU2024 = """@inproceedings{du2024context,
+  title     = {Context versus Prior Knowledge in Language Models},
+  author    = {Du, Kevin and Sn{\\ae}bjarnarson, V{\\'e}steinn and Stoehr, Niklas and White, Jennifer C. and Schein, Aaron and Cotterell, Ryan},
+  booktitle = {Proceedings of the 62nd Annual Meeting of the Association for Computational Linguistics (ACL)},
+  year      = {2024}
+}"""
+
+METHOD_TEXT = """\
+Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Models* (§3, App. A-B):
+
+- For a query form q, an entity e and the N contexts c sampled for its relation (weights p(c)
+  uniform over the sample; a duplicated context counts twice), the model's answer distribution
+  p(A | c, q(e)) is read from the prompt `c + q(e)` (plain concatenation; contexts end in a newline).
+- The prior p(A | q(e)) = sum_c p(c) p(A | c, q(e)) is the **mixture over the sampled contexts**
+  (the no-context distribution is stored separately, e.g. `susceptibility.prior_entropy`).
+- **Persuasion** psi(c, q(e)) = KL( p(A|c,q(e)) || p(A|q(e)) ), in nats (table `persuasion`).
+- **Susceptibility** chi(q(e)) = sum_c p(c) psi(c, q(e)) = I(C; A | q(e))
+  = H(p(A|q(e))) - sum_c p(c) H(p(A|c,q(e))), in nats (table `susceptibility`);
+  0 <= chi <= min(H(A|q(e)), log N_unique_contexts).
+- Entity-independent persuasion kappa(c, q) and gamma(q) = I(A; C | q(E)) (App. B) are means over
+  facts and contexts (views `v_kappa`, `v_gamma`).
+- Everything is computed in log space (log_softmax, logsumexp for the mixture) with float64
+  accumulation. The memorization ratio (App. D) labels each greedy generation ORIGINAL, CONTEXT or
+  OTHER (table `generation`, view `v_memorization`); it is NULL, not 0, when undefined.
+"""
+
+ESTIMATORS = {
+    "first-token": "the answer variable A is the next token: the softmax of the last prompt position's "
+                   "logits over the full vocabulary (as in the paper)",
+    "answer-set": "A ranges over the relation's answer strings, each scored by its sequence likelihood "
+                  "after the prompt and renormalized",
+    "sampled": "A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
+}
+
+
+# -- column meanings ----------------------------------------------------------------------------
+
+def _table_comment_index() -> dict[str, str]:
+    """column name -> first table comment for it (sorted tables), for view-column fallback."""
+    out: dict[str, str] = {}
+    for t in metadata.sorted_tables:
+        for c in t.columns:
+            if c.comment and c.name not in out:
+                out[c.name] = c.comment
+    return out
+
+
+def _fk_meaning(name: str) -> str | None:
+    for t in metadata.sorted_tables:
+        for c in t.columns:
+            if c.name == name and c.primary_key and name.endswith("_id"):
+                return f"id of a `{t.name}` row (see config `{t.name}`)"
+    return None
+
+
+def column_meaning(table: str, column: str, kind: str = "table") -> str:
+    """Meaning of ``table.column`` for the card; '' when nothing is known."""
+    t = metadata.tables.get(table)
+    if t is not None and column in t.columns:
+        c = t.columns[column]
+        if c.comment:
+            return c.comment
+        if c.primary_key and len(t.primary_key.columns) == 1 and column.endswith("_id"):
+            return f"id of the {table} row (assigned by ctxprior, stable)"
+        for fk in c.foreign_keys:
+            target = fk.target_fullname.split(".")[0]
+            return f"references {fk.target_fullname} (see config `{target}`)"
+    if column in VIEW_COLUMN_MEANINGS.get(table, {}):
+        return VIEW_COLUMN_MEANINGS[table][column]
+    if column in COMMON_COLUMN_MEANINGS:
+        return COMMON_COLUMN_MEANINGS[column]
+    idx = _table_comment_index()
+    if column in idx:
+        return idx[column]
+    return _fk_meaning(column) or ""
+
+
+def table_description(name: str) -> str:
+    t = metadata.tables.get(name)
+    if t is not None and t.comment:
+        return t.comment
+    return ""
+
+
+def missing_meanings(manifest: dict[str, Any]) -> list[str]:
+    """'table.column' for every published column the card cannot explain."""
+    return [f"{e['name']}.{c['name']}" for e in manifest["tables"] for c in e["columns"]
+            if not column_meaning(e["name"], c["name"], e["kind"])]
+
+
+# -- the card -----------------------------------------------------------------------------------
+
+LICENSE_RE = re.compile(r"^[a-z0-9][a-z0-9.\-+]*$")
+
+
+def front_matter(manifest: dict[str, Any], license: str, pretty_name: str) -> dict[str, Any]:
+    configs = []
+    published = [e for e in manifest["tables"] if e["files"]]
+    default = next((e["name"] for e in published if e["name"] == "v_susceptibility"), None) or \
+        next((e["name"] for e in published if e["name"] == "susceptibility"), None)
+    for e in published:
+        cfg: dict[str, Any] = {"config_name": e["name"]}
+        if e["name"] == default:
+            cfg["default"] = True
+        cfg["data_files"] = [{"split": "train", "path": f"data/{e['name']}/*.parquet"}]
+        configs.append(cfg)
+    total = sum(e["rows"] for e in published)
+    size = ("n<1K" if total < 1_000 else "1K<n<10K" if total < 10_000 else "10K<n<100K" if total < 100_000
+            else "100K<n<1M" if total < 1_000_000 else "1M<n<10M" if total < 10_000_000
+            else "10M<n<100M" if total < 100_000_000 else "100M<n<1B")
+    return {
+        "license": license,
+        "pretty_name": pretty_name,
+        "language": ["en"],
+        "tags": ["ctxprior", "context-vs-prior", "persuasion", "susceptibility", "knowledge-conflicts"],
+        "size_categories": [size],
+        "configs": configs,
+    }
+
+
+def _md(text: Any) -> str:
+    s = "" if text is None else str(text)
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def _runs_rows(wh: Warehouse, run_ids: list[int] | None) -> list[dict[str, Any]]:
+    if not run_ids or "run" not in wh.table_names():
+        return []
+    cols = [r[0] for r in wh.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema='main' "
+        "AND table_name='run' ORDER BY ordinal_position")]
+    want = [c for c in ("run_id", "kind", "model", "model_revision", "dtype", "quantization", "estimator",
+                        "sample_id", "seed", "status", "ctxprior_version", "started_at", "ended_at")
+            if c in cols]
+    ids = ", ".join(str(int(r)) for r in run_ids)
+    rows = wh.query(f"SELECT {', '.join(want)} FROM run WHERE run_id IN ({ids}) ORDER BY run_id")
+    return [dict(zip(want, r)) for r in rows]
+
+
+def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license: str | None = None,
+               citation: str | None = None, pretty_name: str | None = None) -> str:
+    """The README.md text: YAML front matter with one config per published table/view, then the card."""
+    lic = license or "unknown"
+    pretty = pretty_name or f"ctxprior scores: {repo_id.split('/')[-1]}"
+    fm = yaml.safe_dump(front_matter(manifest, lic, pretty), sort_keys=False, allow_unicode=True, width=1000)
+    published = [e for e in manifest["tables"] if e["files"]]
+    empty = [e for e in manifest["tables"] if not e["files"]]
+    runs = _runs_rows(wh, manifest.get("runs"))
+    out: list[str] = ["---", fm.rstrip(), "---", "", f"# {pretty}", ""]
+
+    # description
+    out += ["Scores of how much language models follow their **context** versus their **prior** "
+            "knowledge (persuasion and susceptibility, Du et al. 2024), exported with "
+            f"ctxprior {manifest.get('ctxprior_version', __version__)} from a "
+            f"ctxprior warehouse (schema v{manifest.get('schema_version')}). Every table of the "
+            "warehouse is a config; `v_*` configs are readable views that resolve ids to names.", ""]
+    if "dataset" in wh.table_names():
+        ds = wh.query("SELECT name, source_format, description FROM dataset ORDER BY dataset_id")
+        if ds:
+            out += ["## Source datasets", "", "| dataset | format | description |", "|---|---|---|"]
+            out += [f"| {_md(n)} | {_md(f)} | {_md(d)} |" for n, f, d in ds]
+            out.append("")
+
+    # method
+    out += ["## How the scores were computed", "", METHOD_TEXT]
+    est = sorted({r.get("estimator") for r in runs if r.get("estimator")})
+    if est:
+        out += ["Estimators used by the runs in this dataset:", ""]
+        out += [f"- `{e}`: {ESTIMATORS.get(e, 'see the run config (`run.config_json`)')}" for e in est]
+        out.append("")
+    out += ["The full configuration of each run (every option, the seed, the package version) is in "
+            "`run.config_json`.", ""]
+
+    # runs and models
+    out += ["## Runs and models", ""]
+    if runs:
+        keys = list(runs[0].keys())
+        out += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+        out += ["| " + " | ".join(_md(r[k]) for k in keys) + " |" for r in runs]
+        models = sorted({(r.get("model"), r.get("model_revision"), r.get("dtype"), r.get("quantization"))
+                         for r in runs}, key=lambda x: tuple("" if v is None else str(v) for v in x))
+        out += ["", "Models:", ""]
+        out += [f"- `{m}` revision `{rev or 'unknown'}`, dtype {dt or 'unknown'}, quantization {q or 'none'}"
+                for m, rev, dt, q in models]
+    else:
+        out.append("No scoring runs are included (dataset tables only).")
+    out.append("")
+
+    # row counts
+    out += ["## Configs and row counts", "", "| config | kind | rows | description |", "|---|---|---:|---|"]
+    out += [f"| `{e['name']}` | {e['kind']} | {e['rows']:,} | {_md(table_description(e['name']))} |"
+            for e in published]
+    out.append("")
+    if empty:
+        out += ["Empty in this warehouse, so not published: " + ", ".join(f"`{e['name']}`" for e in empty)
+                + ".", ""]
+    if manifest.get("left_out"):
+        out += ["Left out (heavy per-prompt distributions; publish with `--include-distributions`): "
+                + ", ".join(f"`{n}`" for n in manifest["left_out"]) + ".", ""]
+
+    # columns
+    out += ["## Columns", ""]
+    for e in published:
+        out += [f"### `{e['name']}`", ""]
+        if table_description(e["name"]):
+            out += [table_description(e["name"]), ""]
+        out += ["| column | type | meaning |", "|---|---|---|"]
+        out += [f"| `{c['name']}` | {c['type']} | {_md(column_meaning(e['name'], c['name'], e['kind']))} |"
+                for c in e["columns"]]
+        out.append("")
+
+    # usage
+    ex = next((e["name"] for e in published if e["name"] == "v_susceptibility"), None) or \
+        (published[0]["name"] if published else "run")
+    out += ["## Loading", "", "With 🤗 `datasets`:", "", "```python", "from datasets import load_dataset", "",
+            f'ds = load_dataset("{repo_id}", "{ex}", split="train")', "print(ds)", "```", "",
+            "With DuckDB (reads the Parquet files over `hf://`):", "", "```sql",
+            f"SELECT * FROM 'hf://datasets/{repo_id}/data/{ex}/*.parquet' LIMIT 10;"]
+    if any(e["name"] == "v_susceptibility" for e in published):
+        out += ["", "-- mean susceptibility per model and entity kind",
+                "SELECT model, entity_kind, avg(susceptibility) AS mean_chi, count(*) AS n",
+                f"FROM 'hf://datasets/{repo_id}/data/v_susceptibility/*.parquet'",
+                "GROUP BY ALL ORDER BY ALL;"]
+    out += ["```", "", "Back into a ctxprior warehouse (ids and types preserved):", "", "```bash",
+            f"ctxprior --db scores.duckdb pull {repo_id}", "```", "",
+            "`manifest.json` lists every file with its row count and sha256.", ""]
+
+    # license and citation
+    out += ["## License", ""]
+    out.append(f"`{lic}`" + ("" if license else " (not set by the publisher; pass `--license` to "
+                                                 "`ctxprior publish`)") + ".")
+    out += ["", "## Citation", ""]
+    if citation:
+        out += ["If you use this dataset, please cite:", "", "```bibtex" if "@" in citation else "```",
+                citation.strip(), "```", ""]
+    out += ["The persuasion and susceptibility scores are defined in:", "", "```bibtex", CITATION_DU2024,
+            "```", ""]
+    return "\n".join(out)

@@ -1,0 +1,411 @@
+"""Parquet in/out: the warehouse as a folder of Parquet files plus ``manifest.json``, and back.
+
+Layout (the same for ``ctxprior export parquet DIR``, ``ctxprior publish --dry-run DIR`` and a
+published Hub dataset)::
+
+    DIR/manifest.json                               what is in the folder (see below)
+    DIR/data/<name>/<name>-00000-of-00001.parquet   one folder per table or view
+
+The manifest records the format, the ctxprior and schema versions, the warehouse's ``meta`` rows,
+the runs included, and per table/view: kind, row count, every column with its DuckDB type, and per
+file its path, rows, bytes and sha256. ``import_parquet`` checks every sha256 before it writes
+anything, then loads every table in one transaction.
+
+Tables are discovered from the warehouse (``wh.table_names()``, ``wh.view_names()``), so tables
+other areas add are exported without a list to maintain. Files are written with DuckDB's
+``COPY ... TO ... (FORMAT parquet)``, rows in a fixed order (primary key, else every column), so
+the same warehouse always gives byte-identical files: that is what lets ``publish`` skip a commit
+when nothing changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from tqdm import tqdm
+
+from .. import __version__
+from ..errors import UserError
+from ..schema.base import metadata
+from ..schema.warehouse import Warehouse, utcnow
+
+MANIFEST = "manifest.json"
+FORMAT = "ctxprior-parquet"
+FORMAT_VERSION = 1
+DATA_DIR = "data"
+ROWS_PER_FILE = 5_000_000
+
+# Optional heavy tables (per-prompt distributions), left out of `publish` unless
+# --include-distributions. Other areas can mark a table heavy with Table(..., info={"heavy": True}).
+HEAVY_TABLES = frozenset({"prompt_topk"})
+
+
+def heavy_tables() -> set[str]:
+    return set(HEAVY_TABLES) | {t.name for t in metadata.tables.values() if t.info.get("heavy")}
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+# -- what to export -------------------------------------------------------------------------------
+
+@dataclass
+class Selection:
+    """Which tables/views go out, and which runs' rows."""
+
+    tables: list[str] = field(default_factory=list)
+    views: list[str] = field(default_factory=list)
+    runs: list[int] | None = None  # None = every row; else only rows of these runs (tables with run_id)
+
+
+def columns_of(wh: Warehouse, name: str) -> list[dict[str, str]]:
+    """[{name, type}] of a table or view, in column order, types as DuckDB spells them."""
+    rows = wh.query(
+        "SELECT column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema='main' AND table_name=? ORDER BY ordinal_position", [name])
+    return [{"name": n, "type": t} for n, t in rows]
+
+
+def views_reading(wh: Warehouse, tables: Iterable[str]) -> set[str]:
+    """Views whose SQL mentions one of ``tables`` (directly or through another such view)."""
+    sql = {r[0]: r[1] or "" for r in wh.query(
+        "SELECT view_name, sql FROM duckdb_views() WHERE schema_name='main' AND NOT internal")}
+    hit: set[str] = set()
+    targets = set(tables)
+    changed = True
+    while changed:
+        changed = False
+        for v, text in sql.items():
+            if v in hit:
+                continue
+            if any(re.search(rf"\b{re.escape(t)}\b", text, re.IGNORECASE) for t in targets):
+                hit.add(v)
+                targets.add(v)
+                changed = True
+    return hit
+
+
+def parse_names(values: Iterable[str] | None) -> list[str] | None:
+    """Option values like ('a,b', 'c') -> ['a', 'b', 'c']; None/empty -> None."""
+    if not values:
+        return None
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in str(v).split(",") if x.strip())
+    return out or None
+
+
+def parse_runs(values: Iterable[str] | None) -> list[int] | None:
+    names = parse_names(values)
+    if names is None:
+        return None
+    out = []
+    for n in names:
+        if not re.fullmatch(r"\d+", n):
+            raise UserError(f"--runs {n}: not a run id; pass run ids as integers, e.g. --runs 1,3")
+        out.append(int(n))
+    return sorted(set(out))
+
+
+def select(wh: Warehouse, tables: list[str] | None = None, views: list[str] | None = None,
+           all_views: bool = False, runs: list[int] | None = None,
+           include_heavy: bool = True) -> Selection:
+    """Validate names against the warehouse and build a Selection.
+
+    - tables/views given: exactly those (unknown names are a UserError).
+    - neither given: every table, plus every view when ``all_views``.
+    - include_heavy=False leaves out heavy tables and views reading them (unless named explicitly).
+    """
+    have_t, have_v = wh.table_names(), wh.view_names()
+    for opt, names, have in (("--tables", tables, have_t), ("--views", views, have_v)):
+        for n in names or []:
+            if n not in have:
+                raise UserError(f"{opt} {n}: no such {opt[2:-1]} in {wh.path}; "
+                                f"known: {', '.join(have) or '(none)'}")
+    if tables is None and views is None:
+        sel_t, sel_v = list(have_t), list(have_v) if all_views else []
+        if not include_heavy:
+            heavy = heavy_tables()
+            sel_t = [t for t in sel_t if t not in heavy]
+            hv = views_reading(wh, [t for t in heavy if t in have_t])
+            sel_v = [v for v in sel_v if v not in hv]
+    else:
+        sel_t, sel_v = list(tables or []), list(views or [])
+    if runs is not None:
+        known = {r[0] for r in wh.query("SELECT run_id FROM run")} if "run" in have_t else set()
+        missing = [r for r in runs if r not in known]
+        if missing:
+            raise UserError(f"--runs {','.join(map(str, missing))}: no such run in {wh.path}; "
+                            "list runs with `ctxprior runs` (or query the run table)")
+    return Selection(tables=sel_t, views=sel_v, runs=runs)
+
+
+def _order_by(wh: Warehouse, name: str, cols: list[dict[str, str]]) -> str:
+    t = metadata.tables.get(name)
+    if t is not None and len(t.primary_key.columns) > 0:
+        pk = [c.name for c in t.primary_key.columns]
+        if all(any(c["name"] == p for c in cols) for p in pk):
+            return ", ".join(_q(p) for p in pk)
+    return "ALL"
+
+
+def _source_sql(name: str, cols: list[dict[str, str]], runs: list[int] | None) -> str:
+    sql = f"SELECT * FROM {_q(name)}"
+    if runs is not None and any(c["name"] == "run_id" for c in cols):
+        sql += f" WHERE run_id IN ({', '.join(str(int(r)) for r in runs) or 'NULL'})"
+    return sql
+
+
+# -- export -------------------------------------------------------------------------------------
+
+def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selection, *,
+                   skip_empty: bool = False, stamp_time: bool = True,
+                   rows_per_file: int = ROWS_PER_FILE, overwrite: bool = False,
+                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write the selected tables/views as Parquet under ``out_dir`` and return the manifest.
+
+    ``out_dir`` must be empty or missing (``overwrite`` clears a folder holding an earlier
+    export). ``skip_empty`` leaves zero-row tables out of the files (the manifest still lists
+    them) since `datasets` cannot load a config without rows. ``stamp_time`` adds
+    ``exported_at`` to the manifest (left out when publishing, so unchanged data gives an
+    unchanged manifest).
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: exists and is not a folder; pass a folder path")
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise UserError(f"{out}: folder is not empty; pass an empty or new folder (or --overwrite)")
+        if not (out / MANIFEST).exists():
+            raise UserError(f"{out}: folder is not empty and holds no {MANIFEST}; "
+                            "refusing to clear it, pass an empty or new folder")
+        for child in out.iterdir():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+    items = [(n, "table") for n in selection.tables] + [(n, "view") for n in selection.views]
+    entries = []
+    for name, kind in tqdm(items, desc="export", unit="table", disable=None):
+        cols = columns_of(wh, name)
+        src = _source_sql(name, cols, selection.runs)
+        rows = int(wh.scalar(f"SELECT count(*) FROM ({src})"))
+        entry: dict[str, Any] = {"name": name, "kind": kind, "rows": rows, "columns": cols, "files": []}
+        if rows == 0 and skip_empty:
+            entries.append(entry)
+            continue
+        order = _order_by(wh, name, cols)
+        n_files = max(1, -(-rows // max(1, rows_per_file)))
+        folder = out / DATA_DIR / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(n_files):
+            rel = f"{DATA_DIR}/{name}/{name}-{i:05d}-of-{n_files:05d}.parquet"
+            query = f"{src} ORDER BY {order}"
+            if n_files > 1:
+                query += f" LIMIT {rows_per_file} OFFSET {i * rows_per_file}"
+            wh.execute(f"COPY ({query}) TO {_lit(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
+            part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
+            entry["files"].append({"path": rel, "rows": part_rows, "bytes": (out / rel).stat().st_size,
+                                   "sha256": sha256_file(out / rel)})
+        entries.append(entry)
+
+    meta = {}
+    if "meta" in wh.table_names():
+        meta = {k: v for k, v in wh.query("SELECT key, value FROM meta ORDER BY key")}
+    run_ids = None
+    if "run" in selection.tables or selection.runs is not None:
+        if "run" in wh.table_names():
+            src = _source_sql("run", columns_of(wh, "run"), selection.runs)
+            run_ids = [r[0] for r in wh.query(f"SELECT run_id FROM ({src}) ORDER BY run_id")]
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "ctxprior_version": __version__,
+        "schema_version": wh.schema_version(),
+        "meta": meta,
+        "runs": run_ids,
+        "run_filter": selection.runs,
+    }
+    if stamp_time:
+        manifest["exported_at"] = utcnow().isoformat(timespec="seconds")
+    if extra:
+        manifest.update(extra)
+    manifest["tables"] = entries
+    write_manifest(out, manifest)
+    return manifest
+
+
+def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+
+
+# -- import -------------------------------------------------------------------------------------
+
+def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such folder; pass a folder written by `ctxprior export parquet`")
+    if not path.exists():
+        raise UserError(f"{folder}: no {MANIFEST}; pass a folder written by `ctxprior export parquet` "
+                        "or `ctxprior publish`")
+    try:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: not a readable JSON manifest ({e}); re-export the folder") from None
+    if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("tables"), list):
+        raise UserError(f"{path}: not a ctxprior Parquet manifest; re-export the folder")
+    if int(m.get("format_version", 0)) > FORMAT_VERSION:
+        raise UserError(f"{path}: manifest format v{m.get('format_version')} is newer than this "
+                        f"ctxprior reads (v{FORMAT_VERSION}); upgrade with `pip install -U ctxprior`")
+    return m
+
+
+def verify_files(folder: str | os.PathLike, manifest: dict[str, Any],
+                 kinds: Iterable[str] = ("table", "view")) -> None:
+    """Check every listed file exists with its recorded sha256; raise UserError otherwise."""
+    folder = Path(folder)
+    kinds = set(kinds)
+    files = [f for e in manifest["tables"] if e.get("kind") in kinds for f in e.get("files", [])]
+    for f in tqdm(files, desc="verify sha256", unit="file", disable=None):
+        p = folder / f["path"]
+        if ".." in Path(f["path"]).parts or Path(f["path"]).is_absolute():
+            raise UserError(f"{folder / MANIFEST}: file path {f['path']} leaves the folder; refusing it")
+        if not p.is_file():
+            raise UserError(f"{p}: listed in {MANIFEST} but missing; copy the whole folder again")
+        got = sha256_file(p)
+        if got != f["sha256"]:
+            raise UserError(f"{p}: sha256 {got[:12]}... does not match the manifest "
+                            f"({f['sha256'][:12]}...); the file is corrupt or was changed, copy it again")
+
+
+def _row_count_user_tables(wh: Warehouse) -> dict[str, int]:
+    return {t: int(wh.scalar(f"SELECT count(*) FROM {_q(t)}")) for t in wh.table_names() if t != "meta"}
+
+
+def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail") -> dict[str, int]:
+    """Load an exported folder into ``wh``; return rows added per table.
+
+    mode:
+    - ``fail`` (default): the warehouse must have no rows outside ``meta``; the result is a copy of
+      the exported warehouse (same rows, same ids, the exported ``meta``).
+    - ``replace``: delete every row of every table first, then load (one transaction).
+    - ``merge``: add rows not present yet. Rows whose primary key exists must be identical, else
+      nothing is written (ids of independently built warehouses collide; re-ingest instead).
+    Views in the folder are skipped: the warehouse recreates them from its own SQL.
+    """
+    from ..schema import SCHEMA_VERSION
+
+    if mode not in ("fail", "replace", "merge"):
+        raise ValueError(mode)
+    folder = Path(folder)
+    m = read_manifest(folder)
+    tables = [e for e in m["tables"] if e.get("kind") == "table"]
+    if not tables:
+        raise UserError(f"{folder}: holds only views, which cannot rebuild a warehouse; "
+                        "export with `ctxprior export parquet DIR` (tables, the default)")
+    found = m.get("schema_version")
+    if found is not None and int(found) > SCHEMA_VERSION:
+        raise UserError(f"{folder}: exported from schema v{found}, newer than this ctxprior "
+                        f"(v{SCHEMA_VERSION}); upgrade with `pip install -U ctxprior`")
+    verify_files(folder, m, kinds=("table",))
+
+    counts = _row_count_user_tables(wh)
+    if mode == "fail" and any(counts.values()):
+        full = [f"{t} ({n})" for t, n in counts.items() if n]
+        nonempty = ", ".join(full[:4]) + (f" and {len(full) - 4} more tables" if len(full) > 4 else "")
+        raise UserError(f"warehouse {wh.path} already has rows ({nonempty}); import into a new "
+                        "--db file, or pass --merge (add missing rows) or --replace (drop all rows first)")
+
+    have = set(wh.table_names())
+    order = {t.name: i for i, t in enumerate(metadata.sorted_tables)}
+    tables.sort(key=lambda e: (order.get(e["name"], len(order)), e["name"]))
+    for e in tables:  # validate columns before writing anything
+        if e["name"] in have and e["name"] != "meta":
+            cols = {c["name"] for c in columns_of(wh, e["name"])}
+            extra = [c["name"] for c in e["columns"] if c["name"] not in cols]
+            if extra:
+                raise UserError(
+                    f"{folder}: table {e['name']} has columns {', '.join(extra)} that this warehouse "
+                    f"lacks (exported from schema v{found}, this ctxprior is v{SCHEMA_VERSION}); "
+                    "import with the ctxprior version that exported it")
+
+    added: dict[str, int] = {}
+    with wh.transaction():
+        if mode == "replace":
+            for t in wh.table_names():
+                if t != "meta":
+                    wh.execute(f"DELETE FROM {_q(t)}")
+        for e in tables:
+            name = e["name"]
+            files = [str(folder / f["path"]) for f in e.get("files", [])]
+            if name == "meta":
+                if mode != "merge" and files:
+                    rows = wh.query(f"SELECT key, value FROM read_parquet({_files_sql(files)})")
+                    wh.execute("DELETE FROM meta WHERE key <> 'schema_version'")
+                    wh.con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                       [list(r) for r in rows if r[0] != "schema_version"])
+                continue
+            if name not in have:
+                coldefs = ", ".join(f"{_q(c['name'])} {c['type']}" for c in e["columns"])
+                wh.execute(f"CREATE TABLE {_q(name)} ({coldefs})")
+                have.add(name)
+            if not files:
+                added[name] = 0
+                continue
+            added[name] = _insert(wh, name, e, files, merge=(mode == "merge"), folder=folder)
+            if mode != "merge" and added[name] != int(e["rows"]):
+                raise UserError(f"{folder}: table {name} loaded {added[name]} rows, the manifest says "
+                                f"{e['rows']}; the folder is inconsistent, export it again")
+    return added
+
+
+def _files_sql(files: list[str]) -> str:
+    return "[" + ", ".join(_lit(f) for f in files) + "]"
+
+
+def _insert(wh: Warehouse, name: str, entry: dict, files: list[str], merge: bool, folder: Path) -> int:
+    cols = [c["name"] for c in entry["columns"]]
+    collist = ", ".join(_q(c) for c in cols)
+    src = f"SELECT {collist} FROM read_parquet({_files_sql(files)})"
+    before = int(wh.scalar(f"SELECT count(*) FROM {_q(name)}"))
+    if not merge:
+        wh.execute(f"INSERT INTO {_q(name)} ({collist}) {src}")
+    else:
+        t = metadata.tables.get(name)
+        pk = [c.name for c in t.primary_key.columns] if t is not None else []
+        if pk and all(p in cols for p in pk):
+            on = " AND ".join(f"s.{_q(p)} = t.{_q(p)}" for p in pk)
+            differ = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in cols if c not in pk)
+            if differ:
+                n = int(wh.scalar(f"SELECT count(*) FROM ({src}) s JOIN {_q(name)} t ON {on} WHERE {differ}"))
+                if n:
+                    raise UserError(
+                        f"{folder}: {n} rows of table {name} have the ids of different rows already in "
+                        f"{wh.path}; the two warehouses were built independently and cannot be merged by "
+                        "id, import into a new --db file instead")
+            wh.execute(f"INSERT INTO {_q(name)} ({collist}) SELECT * FROM ({src}) s "
+                       f"WHERE NOT EXISTS (SELECT 1 FROM {_q(name)} t WHERE {on})")
+        else:
+            wh.execute(f"INSERT INTO {_q(name)} ({collist}) "
+                       f"SELECT * FROM ({src}) EXCEPT ALL SELECT {collist} FROM {_q(name)}")
+    return int(wh.scalar(f"SELECT count(*) FROM {_q(name)}")) - before
