@@ -1,0 +1,83 @@
+"""`ctxprior analyze`, `ctxprior figures`, `ctxprior report`: the paper's results from scored runs."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import pass_app
+
+_ANALYSES_HELP = ("relevance,assertive,negation,familiarity,answer-groups,mr,reliability,frequency,degree,"
+                  "covariate,friend-enemy,gender,dynamicqa")
+
+
+@click.command("analyze")
+@click.option("--run", "runs", type=int, multiple=True, metavar="RUN_ID",
+              help="Run to analyze (repeatable). Default: every finished persuasion run.")
+@click.option("--only", metavar="A,B,...", help=f"Comma-separated analyses to run. Choices: {_ANALYSES_HELP}. "
+              "Default: all but covariate (which runs when --covariate is given).")
+@click.option("--permutations", "k", type=int, default=10_000, show_default=True,
+              help="Permutations per test (k).")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Significance level of the Benjamini-Hochberg procedure.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the permutations.")
+@click.option("--covariate", "covariates", multiple=True, metavar="VIEW.COLUMN",
+              help="Spearman rho of susceptibility against this column of a table/view keyed by entity "
+                   "(and dataset/relation/answer), e.g. cov_cooccurrence.log_count. Repeatable.")
+@click.option("--seen-fakes", metavar="VIEW.COLUMN",
+              help="Exclude fake entities with a value > 0 here from real-vs-fake tests "
+                   "(default: the co-occurrence covariate, when one exists).")
+@click.option("--quiet", is_flag=True, help="Do not print the summary.")
+@pass_app
+def analyze_cmd(app, runs, only, k, alpha, seed, covariates, seen_fakes, quiet):
+    """Run the paper's statistical analyses on scored runs and store them in analysis_result.
+
+    Group comparisons (permutation test of Student's t, Benjamini-Hochberg across relations,
+    Cohen's d) per relation and query type, paired / per-entity alternatives beside them,
+    MR bins, reliability across seeds and query forms, Spearman correlations and the
+    friend-enemy and gender case studies. Prints a short summary.
+    """
+    from ..queries.analyses import analyze, parse_only, summary_lines
+
+    names = parse_only(only)
+    with app.open() as wh:
+        counts = analyze(wh, run_ids=list(runs) or None, only=names, k=k, alpha=alpha, seed=seed,
+                         covariates=list(covariates), seen_fakes=seen_fakes)
+        stored = sum(v for v in counts.values() if v > 0)
+        click.echo(f"stored {stored} analysis rows ({', '.join(f'{a} {n}' for a, n in counts.items() if n >= 0)})")
+        if not quiet:
+            for line in summary_lines(wh, list(runs) or None):
+                click.echo(line)
+
+
+@click.command("figures")
+@click.option("--run", "runs", type=int, multiple=True, metavar="RUN_ID",
+              help="Run to plot (repeatable). Default: every run with stored analyses.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder for the PNG figures and the CSV data behind each.")
+@pass_app
+def figures_cmd(app, runs, out_dir):
+    """Write the paper's figures (Fig. 2-5, 8-11 analogues) as PNG + CSV from stored analyses."""
+    from ..queries.figures import write_figures
+
+    with app.open(read_only=True) as wh:
+        written = write_figures(wh, out_dir, list(runs) or None)
+    for name, png, note in written:
+        click.echo(f"{png or '-':<40} {note}")
+
+
+@click.command("report")
+@click.option("--run", "runs", type=int, multiple=True, metavar="RUN_ID",
+              help="Run to report (repeatable). Default: every run with stored analyses.")
+@click.option("--out", "out_path", default="report.html", show_default=True, type=click.Path(dir_okay=False),
+              help="HTML file to write (self-contained: figures embedded).")
+@pass_app
+def report_cmd(app, runs, out_path):
+    """Write one self-contained HTML page with the figures, tables and a plain reading of each result."""
+    from ..queries.report import write_report
+
+    with app.open(read_only=True) as wh:
+        path = write_report(wh, out_path, list(runs) or None)
+    click.echo(f"wrote {path}")
+
+
+COMMANDS = [analyze_cmd, figures_cmd, report_cmd]

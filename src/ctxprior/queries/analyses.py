@@ -1,0 +1,510 @@
+"""`ctxprior analyze`: the paper's statistical results from the warehouse (METHOD.md §3).
+
+Each analysis reads its units with a named SQL file in this package (``relevance.sql``, ...),
+which selects the runs from the view ``analysis_runs`` (see ``schema/views/50_analysis.sql``:
+all finished persuasion runs, or those in ``SET VARIABLE run_ids = [..]``). The statistics the
+SQL lacks come from ``stats.py``. Results go to ``analysis_result`` (one row per test, skipped
+tests included with a reason) and ``analysis_distribution`` (Fig. 3 and Fig. 4 numbers).
+
+Designs (the ``test`` column): ``independent`` is the paper's design (two-sample permutation
+test of Student's t on the units named in ``unit``); where those units are repeated measures of
+one entity (two query forms per type, or the same entity in both groups) an alternative is
+stored beside it: ``paired`` (sign-flip permutation test of the per-entity differences, query
+forms averaged) or ``entity_mean`` (units = entities, query forms averaged).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+from ..errors import UserError
+from ..sqlfiles import read_sql
+from . import stats
+
+ANALYSES = ("relevance", "assertive", "negation", "familiarity", "answer-groups", "mr", "reliability",
+            "frequency", "degree", "covariate", "friend-enemy", "gender", "dynamicqa")
+DEFAULT_ANALYSES = tuple(a for a in ANALYSES if a != "covariate")
+KEY_COLS = ("dataset", "relation", "entity", "answer")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    sql: str
+    label1: str
+    label2: str
+    alternative: str
+    unit: str
+    alt_design: str | None  # "paired" | "entity_mean" | None
+    stratum: str = "query_type"  # column that splits tests within a relation
+    family: tuple = ("run_id", "query_type", "test")  # BH family
+
+
+COMPARISONS = {
+    "relevance": Comparison("relevance", "relevance.sql", "relevant", "irrelevant", "greater",
+                            "mean psi per (entity, query form) over relevant / irrelevant contexts", "paired"),
+    "assertive": Comparison("assertive", "assertive.sql", "assertive", "base", "greater",
+                            "mean psi per (entity, query form, context type)", "paired"),
+    "negation": Comparison("negation", "negation.sql", "negation", "base", "two-sided",
+                           "mean psi per (entity, query form, context type)", "paired"),
+    "familiarity": Comparison("familiarity", "familiarity.sql", "fake", "real", "greater",
+                              "chi per (entity, query form)", "entity_mean"),
+    "answer-groups": Comparison("answer-groups", "answer_groups.sql", "CONTEXT", "ORIGINAL", "greater",
+                                "mean psi per (entity, query form, answer group)", "paired"),
+    "friend-enemy": Comparison("friend-enemy", "friend_enemy.sql", "friend", "enemy", "greater",
+                               "chi per (entity pair, query form)", "entity_mean", stratum="query_form",
+                               family=("run_id", "test")),
+    "gender": Comparison("gender", "gender.sql", "masculine", "feminine", "two-sided",
+                         "mean psi per (name, query form) over the collection's contexts", "entity_mean",
+                         stratum="context_type", family=("run_id", "test")),
+}
+
+ALT_UNIT = {
+    "paired": "per-entity difference (group 1 - group 2), query forms averaged; sign-flip permutation",
+    "entity_mean": "mean per entity over query forms",
+}
+
+
+def _now():
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+# -- running the SQL files ------------------------------------------------------------------
+def set_runs(wh, run_ids) -> None:
+    """Point the view `analysis_runs` at these runs (None = all finished persuasion runs)."""
+    if run_ids is None:
+        wh.con.execute("RESET VARIABLE run_ids")
+    else:
+        ids = ", ".join(str(int(r)) for r in run_ids)
+        wh.con.execute(f"SET VARIABLE run_ids = [{ids}]::INTEGER[]")
+
+
+def query_file(wh, name: str, run_ids=None) -> pd.DataFrame:
+    """Run the named SQL file of this package on `run_ids` and return its rows."""
+    set_runs(wh, run_ids)
+    try:
+        return wh.df(read_sql("ctxprior.queries", name))
+    finally:
+        set_runs(wh, None)
+
+
+def resolve_runs(wh, run_ids=None) -> list[int]:
+    """The runs to analyze: the given ones (validated) or every finished persuasion run."""
+    if run_ids:
+        ids = sorted({int(r) for r in run_ids})
+        rows = dict(wh.query(f"SELECT run_id, status FROM run WHERE run_id IN ({', '.join(map(str, ids))})"))
+        missing = [r for r in ids if r not in rows]
+        if missing:
+            raise UserError(f"--run {missing[0]}: no such run; list runs with `ctxprior sql \"SELECT * FROM run\"`")
+        return ids
+    ids = [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' AND kind = 'persuasion' ORDER BY 1")]
+    if not ids:
+        raise UserError("no finished runs to analyze; score a sample first (`ctxprior score ...`) or pass --run")
+    return ids
+
+
+def parse_only(only: str | None) -> list[str]:
+    if not only:
+        return list(DEFAULT_ANALYSES)
+    names = [s.strip() for s in only.split(",") if s.strip()]
+    bad = [n for n in names if n not in ANALYSES]
+    if bad:
+        raise UserError(f"--only {bad[0]}: unknown analysis; choose from {', '.join(ANALYSES)}")
+    return names
+
+
+# -- group comparisons ----------------------------------------------------------------------
+def _tests_for(cmp: Comparison, units: pd.DataFrame, k: int, seed: int) -> pd.DataFrame:
+    """All tests of one comparison (every run x relation x stratum), both designs."""
+    keys = ["run_id", "relation_id", "relation", cmp.stratum]
+    if units.empty:
+        return pd.DataFrame()
+    units = units[units["grp"].isin([cmp.label1, cmp.label2])]
+    if units.empty:
+        return pd.DataFrame()
+    cells = []
+    g1, g2 = [], []
+    for key, df in units.groupby(keys, sort=True, dropna=False):
+        cells.append(key)
+        g1.append(df.loc[df["grp"] == cmp.label1, "value"].to_numpy(float))
+        g2.append(df.loc[df["grp"] == cmp.label2, "value"].to_numpy(float))
+    alt = cmp.alternative
+    res = stats.permutation_t_tests(g1, g2, alt, k=k, seed=seed)
+    rows = []
+    for key, r in zip(cells, res.rows()):
+        rows.append(dict(zip(keys, key), test="independent", unit=cmp.unit, **r))
+    if cmp.alt_design:
+        # average the query forms per entity (fact) and group first; NaN scores stay NaN
+        g = units.groupby(keys + ["fact_id", "grp"], sort=True, dropna=False)["value"]
+        ent = g.sum(min_count=1) / g.count().where(lambda c: c > 0)
+        nan_any = units.assign(_nan=units["value"].isna()).groupby(
+            keys + ["fact_id", "grp"], sort=True, dropna=False)["_nan"].any()
+        ent[nan_any.to_numpy()] = np.nan
+        wide = ent.unstack("grp")
+        for lab in (cmp.label1, cmp.label2):
+            if lab not in wide:
+                wide[lab] = np.nan
+        present = ent.notna() | ent.isna()  # every (entity, group) row that exists
+        has = present.unstack("grp", fill_value=False).reindex(columns=[cmp.label1, cmp.label2], fill_value=False)
+        cells2, a1, a2, diffs = [], [], [], []
+        for key, w in wide.groupby(level=list(range(len(keys))), sort=True, dropna=False):
+            h = has.loc[w.index]
+            cells2.append(key)
+            if cmp.alt_design == "paired":
+                both = (h[cmp.label1] & h[cmp.label2]).to_numpy()
+                diffs.append((w[cmp.label1] - w[cmp.label2]).to_numpy(float)[both])
+            else:
+                a1.append(w[cmp.label1].to_numpy(float)[h[cmp.label1].to_numpy()])
+                a2.append(w[cmp.label2].to_numpy(float)[h[cmp.label2].to_numpy()])
+        if cmp.alt_design == "paired":
+            res2 = stats.paired_permutation_t_tests(diffs, alt, k=k, seed=seed + 1)
+        else:
+            res2 = stats.permutation_t_tests(a1, a2, alt, k=k, seed=seed + 1)
+        for key, r in zip(cells2, res2.rows()):
+            row = dict(zip(keys, key), test=cmp.alt_design, unit=ALT_UNIT[cmp.alt_design], **r)
+            if cmp.alt_design == "paired":
+                row["mean2"] = None
+            rows.append(row)
+    out = pd.DataFrame(rows).rename(columns={cmp.stratum: "query_type"})
+    out["analysis"] = cmp.name
+    out["alternative"] = alt
+    out["label1"], out["label2"] = cmp.label1, cmp.label2
+    return out
+
+
+def _bh(df: pd.DataFrame, family, alpha: float) -> pd.DataFrame:
+    df = df.copy()
+    df["p_adj"] = np.nan
+    df["significant"] = None
+    for _, idx in df.groupby(list(family), sort=False, dropna=False).groups.items():
+        p_adj, sig = stats.bh_adjust(df.loc[idx, "p"].to_numpy(float), alpha)
+        df.loc[idx, "p_adj"] = p_adj
+        ok = ~np.isnan(df.loc[idx, "p"].to_numpy(float))
+        df.loc[idx, "significant"] = [bool(s) if o else None for s, o in zip(sig, ok)]
+    return df
+
+
+# -- covariates ------------------------------------------------------------------------------
+def _relations_and_views(wh) -> list[str]:
+    return [r[0] for r in wh.query(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'")]
+
+
+def resolve_covariate(wh, spec: str) -> tuple[str, str, list[str]]:
+    """'cov_name.column' -> (view, column, join keys). UserError when it does not exist."""
+    if "." not in spec:
+        raise UserError(f"--covariate {spec}: expected VIEW.COLUMN, e.g. cov_cooccurrence.log_count")
+    view, col = spec.split(".", 1)
+    if view not in _relations_and_views(wh):
+        raise UserError(f"--covariate {spec}: no table or view named {view}; list them with `ctxprior sql \"SHOW TABLES\"`")
+    cols = [r[0] for r in wh.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'main'", [view])]
+    if col not in cols:
+        raise UserError(f"--covariate {spec}: {view} has no column {col}; it has {', '.join(cols)}")
+    keys = [c for c in KEY_COLS if c in cols]
+    if "entity" not in keys:
+        raise UserError(f"--covariate {spec}: {view} needs an 'entity' column to join on (keys: {', '.join(KEY_COLS)})")
+    return view, col, keys
+
+
+def auto_covariate(wh, kind: str) -> str | None:
+    """A covariate for `frequency` (co-occurrence) or `degree` (KG degree), when one exists."""
+    want = "cooccur" if kind == "frequency" else "degree"
+    for name in sorted(_relations_and_views(wh)):
+        if name.startswith("cov_") and want in name:
+            cols = wh.query("SELECT column_name, data_type FROM information_schema.columns "
+                            "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position", [name])
+            num = [c for c, t in cols if c not in KEY_COLS and not c.endswith("_id")
+                   and any(x in t.upper() for x in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL"))]
+            if "entity" in [c for c, _ in cols] and num:
+                return f"{name}.{num[0]}"
+    return None
+
+
+def covariate_values(wh, spec: str, run_ids) -> pd.DataFrame:
+    """χ per (run, query type, fact) joined with the covariate column (averaged over duplicates)."""
+    view, col, keys = resolve_covariate(wh, spec)
+    chi = query_file(wh, "susceptibility_by_fact.sql", run_ids)
+    on = []
+    for k_ in keys:
+        if k_ == "relation":
+            on.append("(c.relation = s.relation OR c.relation = s.relation_uri)")
+        else:
+            on.append(f"c.{k_} IS NOT DISTINCT FROM s.{k_}")
+    wh.con.register("_chi", chi)
+    try:
+        df = wh.df(f"""
+            SELECT s.*, (SELECT avg(c."{col}")::DOUBLE FROM "{view}" c WHERE {' AND '.join(on)}) AS covariate
+            FROM _chi s""")
+    finally:
+        wh.con.unregister("_chi")
+    return df
+
+
+def _spearman_rows(df: pd.DataFrame, analysis: str, xcol: str, note: str, unit: str) -> list[dict]:
+    rows = []
+    for (run_id, qt), d in df.groupby(["run_id", "query_type"], sort=True):
+        per = [("(all)", None, d)] + [(rel, rid, dd) for (rel, rid), dd in d.groupby(["relation", "relation_id"], sort=True)]
+        for rel, rid, dd in per:
+            rho, p, n, why = stats.spearman(dd[xcol], dd["susceptibility"])
+            rows.append(dict(run_id=run_id, relation_id=rid, relation=rel, query_type=qt, test="spearman",
+                             unit=unit, analysis=analysis, alternative="two-sided", label1=xcol,
+                             label2="susceptibility", n1=n, n2=None, mean1=None, mean2=None, t=None,
+                             p=None if why else p, effect_size=None if why else rho, skip_reason=why, note=note))
+    return rows
+
+
+# -- the driver ------------------------------------------------------------------------------
+def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, seed: int = 0,
+            covariates=(), seen_fakes: str | None = None, log=None) -> dict:
+    """Run the analyses on `run_ids`, store their rows, return {analysis: n rows}.
+
+    only: list of analysis names (default all but `covariate`, which runs when covariates are given).
+    covariates: 'view.column' specs for Spearman rho of chi (analysis `covariate`).
+    seen_fakes: 'view.column'; fake entities with a value > 0 are excluded from `familiarity`
+    (default: the frequency covariate, when one exists).
+    """
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    if k < 1:
+        raise UserError(f"--permutations {k}: must be at least 1")
+    if not 0 < alpha < 1:
+        raise UserError(f"--alpha {alpha}: must be between 0 and 1")
+    names = list(only) if only else list(DEFAULT_ANALYSES)
+    if covariates and "covariate" not in names:
+        names.append("covariate")
+    run_ids = resolve_runs(wh, run_ids)
+    for spec in covariates:
+        resolve_covariate(wh, spec)  # validate before any work
+    freq_spec = None
+    if "frequency" in names or "familiarity" in names:
+        freq_spec = next((c for c in covariates if "cooccur" in c), None) or auto_covariate(wh, "frequency")
+    if seen_fakes:
+        resolve_covariate(wh, seen_fakes)
+    else:
+        seen_fakes = freq_spec
+
+    results: list[pd.DataFrame] = []
+    dists: list[pd.DataFrame] = []
+    counts: dict[str, int] = {}
+    for name in names:
+        if name in COMPARISONS:
+            cmp = COMPARISONS[name]
+            units = query_file(wh, cmp.sql, run_ids)
+            note = None
+            if name == "familiarity" and seen_fakes and not units.empty:
+                units, note = _exclude_seen_fakes(wh, units, seen_fakes, run_ids)
+            df = _tests_for(cmp, units, k, seed)
+            if df.empty:
+                log(f"{name}: no data in runs {run_ids} (nothing to test)")
+                counts[name] = 0
+                continue
+            df["note"] = note
+            df = _bh(df, cmp.family, alpha)
+            results.append(df)
+            counts[name] = len(df)
+        elif name == "mr":
+            r, d = _mr(wh, run_ids)
+            results.extend([r] if len(r) else [])
+            dists.extend([d] if len(d) else [])
+            counts[name] = len(r) + len(d)
+            if not len(d):
+                log("mr: no memorization ratios (score with generations to get them)")
+        elif name == "reliability":
+            d = query_file(wh, "reliability.sql", run_ids)
+            if len(d):
+                d["analysis"], d["bin"], d["bin_lo"], d["bin_hi"], d["share"] = "reliability", 0, None, None, 1.0
+                dists.append(d)
+            counts[name] = len(d)
+        elif name in ("frequency", "degree", "covariate"):
+            specs = list(covariates) if name == "covariate" else [
+                freq_spec if name == "frequency" else
+                (next((c for c in covariates if "degree" in c), None) or auto_covariate(wh, "degree"))]
+            rows = []
+            for spec in specs:
+                if spec is None and name == "degree":
+                    df = query_file(wh, "susceptibility_by_fact.sql", run_ids)
+                    if df["predicate_degree"].notna().any():
+                        df["covariate"] = df["predicate_degree"].astype(float)
+                        rows += _spearman_rows(df, name, "covariate", "fact.predicate_degree (yago_qec)",
+                                               "chi per (entity, query type), query forms averaged, vs KG degree")
+                        continue
+                if spec is None:
+                    log(f"{name}: no covariate found (give --covariate cov_<name>.<column>); skipped")
+                    continue
+                df = covariate_values(wh, spec, run_ids)
+                rows += _spearman_rows(df, name, "covariate", spec,
+                                       f"chi per (entity, query type), query forms averaged, vs {spec}")
+            if rows:
+                sp = pd.DataFrame(rows)
+                per_rel = _bh(sp[sp["relation"] != "(all)"], ("run_id", "analysis", "query_type", "note"), alpha)
+                pooled = _bh(sp[sp["relation"] == "(all)"], ("run_id", "analysis", "query_type", "note"), 1.0)
+                pooled["p_adj"], pooled["significant"] = pooled["p"], [None if p is None or p != p else bool(p < alpha) for p in pooled["p"]]
+                results.append(pd.concat([pooled, per_rel], ignore_index=True))
+            counts[name] = len(rows)
+        elif name == "dynamicqa":
+            try:
+                from .dynamicqa import analyze_dynamicqa  # owned by the DynamicQA area
+            except ImportError as e:
+                log(f"dynamicqa: not available in this install ({e}); skipped")
+                counts[name] = 0
+                continue
+            analyze_dynamicqa(wh, run_ids)
+            counts[name] = -1
+    _store(wh, run_ids, names, results, dists, k, seed, alpha)
+    return counts
+
+
+def _exclude_seen_fakes(wh, units: pd.DataFrame, spec: str, run_ids):
+    view, col, keys = resolve_covariate(wh, spec)
+    cov = covariate_values(wh, spec, run_ids)
+    seen = cov[(cov["entity_kind"] == "fake") & (cov["covariate"].fillna(0) > 0)]
+    ids = set(seen["fact_id"])
+    if not ids:
+        return units, f"no fake entity seen in the corpus ({spec} > 0)"
+    out = units[~units["fact_id"].isin(ids)]
+    return out, f"excluded {len(ids)} fake entities seen in the corpus ({spec} > 0)"
+
+
+def _mr(wh, run_ids):
+    df = query_file(wh, "mr.sql", run_ids)
+    if df.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    models = dict(wh.query("SELECT run_id, model FROM run"))
+    drows = []
+    for (run_id, qt), d in df.groupby(["run_id", "query_type"], sort=True):
+        total = len(d)
+        for b in range(5):
+            x = d.loc[d["bin"] == b, "susceptibility"].to_numpy(float)
+            n_nan = int(np.isnan(x).sum())
+            x = x[~np.isnan(x)]  # NaN chi are counted in n_nan, not in the quartiles
+            q = np.quantile(x, [0.25, 0.5, 0.75]) if len(x) else [np.nan] * 3
+            drows.append(dict(run_id=run_id, run_ids=str(run_id), model=models.get(run_id, "?"), analysis="mr",
+                              query_type=qt, series="susceptibility", bin=b, bin_lo=b / 5, bin_hi=(b + 1) / 5,
+                              n=len(x), n_nan=n_nan, share=len(x) / total, mean=x.mean() if len(x) else np.nan,
+                              q25=q[0], median=q[1], q75=q[2], max=x.max() if len(x) else np.nan))
+    d2 = df.rename(columns={"memorization_ratio": "mr"})
+    rows = _spearman_rows(d2, "mr", "mr", "memorization ratio",
+                          "(entity, query form) with a defined MR")
+    rows = [r for r in rows if r["relation"] == "(all)"]
+    return pd.DataFrame(rows), pd.DataFrame(drows)
+
+
+RESULT_COLS = ["run_id", "analysis", "relation_id", "relation", "query_type", "test", "unit", "alternative",
+               "label1", "label2", "n1", "n2", "mean1", "mean2", "t", "p", "p_adj", "significant",
+               "effect_size", "k", "seed", "alpha", "skip_reason", "note", "created_at"]
+DIST_COLS = ["run_id", "run_ids", "model", "analysis", "query_type", "series", "bin", "bin_lo", "bin_hi", "n", "n_nan",
+             "share", "mean", "q25", "median", "q75", "max", "created_at"]
+
+
+def _store(wh, run_ids, names, results, dists, k, seed, alpha) -> None:
+    now = _now()
+    res = pd.concat(results, ignore_index=True) if results else pd.DataFrame(columns=RESULT_COLS)
+    if len(res):
+        res["k"] = [None if t == "spearman" else k for t in res["test"]]
+        res["seed"], res["alpha"], res["created_at"] = seed, alpha, now
+        for c in RESULT_COLS:
+            if c not in res:
+                res[c] = None
+        sp = (res["test"] == "spearman") & res["p_adj"].isna() & res["p"].notna()
+        res.loc[sp, "p_adj"] = res.loc[sp, "p"]
+        res["significant"] = res["significant"].astype(object)
+        res.loc[sp, "significant"] = (res.loc[sp, "p"] < alpha).astype(object)
+        res = res[RESULT_COLS]
+        res = res.replace({np.nan: None})
+    dist = pd.concat(dists, ignore_index=True) if dists else pd.DataFrame(columns=DIST_COLS)
+    if len(dist):
+        dist["created_at"] = now
+        dist = dist[DIST_COLS].replace({np.nan: None})
+    ids = ", ".join(map(str, run_ids))
+    quoted = ", ".join(f"'{n}'" for n in names)
+    with wh.transaction():
+        wh.execute(f"DELETE FROM analysis_result WHERE run_id IN ({ids}) AND analysis IN ({quoted})")
+        wh.execute(f"DELETE FROM analysis_distribution WHERE run_id IN ({ids}) AND analysis IN ({quoted})")
+        if len(res):
+            wh.insert_arrow("analysis_result", _to_arrow(res))
+        if len(dist):
+            wh.insert_arrow("analysis_distribution", _to_arrow(dist))
+
+
+def _to_arrow(df: pd.DataFrame):
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+# -- the README summary ------------------------------------------------------------------------
+_HEADLINES = [
+    ("relevance", "relevant contexts more persuasive"),
+    ("assertive", "assertive contexts more persuasive than base"),
+    ("negation", "negation differs from base (two-sided)"),
+    ("familiarity", "fake entities more susceptible than real"),
+    ("answer-groups", "context-agreeing answers have higher persuasion"),
+    ("friend-enemy", "friend pairs more susceptible than enemy pairs"),
+    ("gender", "masculine vs feminine names differ"),
+]
+
+
+def summary_lines(wh, run_ids=None) -> list[str]:
+    """~10 lines summarizing the stored analyses of these runs (the README's main job prints them)."""
+    ids = resolve_runs(wh, run_ids)
+    idl = ", ".join(map(str, ids))
+    lines = []
+    models = wh.query(f"SELECT run_id, model FROM run WHERE run_id IN ({idl}) ORDER BY run_id")
+    lines.append("runs: " + ", ".join(f"{r} ({m})" for r, m in models))
+    df = wh.df(f"""SELECT analysis, query_type, count(*) FILTER (WHERE skip_reason IS NULL) AS n,
+                          count(*) FILTER (WHERE significant) AS s, avg(effect_size) FILTER (WHERE skip_reason IS NULL) AS d,
+                          count(*) FILTER (WHERE skip_reason IS NOT NULL) AS skipped,
+                          count(DISTINCT run_id) AS n_runs
+                   FROM analysis_result WHERE run_id IN ({idl}) AND test = 'independent'
+                   GROUP BY ALL ORDER BY ALL""")
+    for name, text in _HEADLINES:
+        d = df[df["analysis"] == name]
+        if d.empty:
+            continue
+        parts = []
+        for _, r in d.iterrows():
+            part = f"{int(r.s)}/{int(r.n)} {r.query_type}" if r.n else f"0/0 {r.query_type}"
+            if r.d is not None and not (isinstance(r.d, float) and math.isnan(r.d)):
+                part += f" (mean d={r.d:+.2f})"
+            parts.append(part)
+        unit = "relations" if name not in ("friend-enemy", "gender") else "tests"
+        skipped = int(d["skipped"].sum())
+        n_runs = int(d["n_runs"].max())
+        over = f" x {n_runs} runs" if n_runs > 1 else ""
+        lines.append(f"{text}: " + ", ".join(parts) + f" {unit}{over} significant (BH)"
+                     + (f"; {skipped} skipped" if skipped else ""))
+    sp = wh.df(f"""SELECT analysis, query_type, effect_size AS rho, p, n1 AS n, note FROM analysis_result
+                   WHERE run_id IN ({idl}) AND test = 'spearman' AND relation = '(all)' AND skip_reason IS NULL
+                   ORDER BY ALL""")
+    for name, d in sp.groupby("analysis", sort=False):
+        what = {"mr": "memorization ratio"}.get(name, d["note"].iloc[0])
+        parts = []
+        for qt, dq in d.groupby("query_type", sort=True):
+            if len(dq) == 1:
+                r = dq.iloc[0]
+                parts.append(f"{qt} {r.rho:+.2f} (p={r.p:.2g}, n={int(r.n)})")
+            else:
+                parts.append(f"{qt} {dq.rho.min():+.2f}..{dq.rho.max():+.2f} over {len(dq)} runs")
+        lines.append(f"Spearman rho(chi, {what}): " + ", ".join(parts))
+    rel = wh.df(f"""SELECT query_type, series, median FROM analysis_distribution
+                    WHERE run_id IN ({idl}) AND analysis = 'reliability' ORDER BY ALL""")
+    if len(rel):
+        agg = rel.groupby(["series", "query_type"])["median"].median()
+        for score, sym in (("susceptibility", "chi"), ("persuasion", "psi")):
+            parts = []
+            for across in ("seeds", "query forms"):
+                vals = [f"{q} {agg[(f'{score} across {across}', q)]:.2g}" for q in ("open", "closed")
+                        if (f"{score} across {across}", q) in agg.index]
+                if vals:
+                    parts.append(f"across {across}: " + ", ".join(vals))
+            if parts:
+                lines.append(f"reliability, median variance of {sym}: " + "; ".join(parts))
+    if len(lines) == 1:
+        lines.append("no analysis results stored for these runs; run `ctxprior analyze` first")
+    return lines

@@ -1,0 +1,22 @@
+-- Relevant vs irrelevant contexts (paper §4.3.1, Fig. 5 ▼, App. E.1).
+-- One row per (run, query form, queried fact, group): the mean persuasion ψ over the contexts
+-- that mention the queried entity (relevant) and over those that do not (irrelevant).
+-- Relevance comes from the context's stored entity id, never from substring matching.
+-- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).
+SELECT p.run_id, f.relation_id, r.short_name AS relation, q.query_type,
+       p.query_form_id, q.name AS query_form, p.fact_id, f.entity_id, e.name AS entity,
+       CASE WHEN c.entity_id IS NOT DISTINCT FROM f.entity_id THEN 'relevant' ELSE 'irrelevant' END AS grp,
+       avg(p.persuasion) AS value,
+       count(*) AS n_rows,
+       count(*) FILTER (WHERE isnan(p.persuasion)) AS n_nan
+FROM persuasion p
+JOIN fact f ON f.fact_id = p.fact_id
+JOIN relation r ON r.relation_id = f.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+JOIN query_form q ON q.query_form_id = p.query_form_id
+JOIN context c ON c.context_id = p.context_id
+WHERE p.run_id IN (SELECT run_id FROM analysis_runs)
+  AND d.source_format NOT IN ('friend_enemy', 'gender')
+GROUP BY ALL
+ORDER BY p.run_id, f.relation_id, p.query_form_id, p.fact_id, grp;

@@ -1,0 +1,67 @@
+-- Reliability (paper §4.2.2-4.2.3, Fig. 4): variance of ψ and χ across seeds (runs of the same
+-- model, estimator and dataset on samples drawn with different seeds) and across the query forms
+-- of one query type. For ψ across seeds, a context is matched by (relation, text) and kept only
+-- when it was sampled for every seed. One row per (run group, query type, series) with the
+-- distribution of the per-item sample variances (var_samp); NaN variances (from NaN scores)
+-- are counted in n_nan and left out of the quartiles.
+-- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).
+WITH runs AS (
+    SELECT ar.run_id, rn.model, rn.estimator, s.dataset_id, s.seed,
+           dense_rank() OVER (ORDER BY rn.model, rn.estimator, s.dataset_id) AS grp
+    FROM analysis_runs ar
+    JOIN run rn ON rn.run_id = ar.run_id
+    JOIN sample s ON s.sample_id = rn.sample_id
+),
+groups AS (
+    SELECT grp, min(run_id) AS run_id, string_agg(run_id::VARCHAR, ',' ORDER BY run_id) AS run_ids,
+           any_value(model) AS model, count(DISTINCT seed) AS n_seeds
+    FROM runs GROUP BY grp
+),
+chi_seed AS (
+    SELECT ru.grp, q.query_type, var_samp(s.susceptibility) AS v
+    FROM susceptibility s JOIN runs ru USING (run_id)
+    JOIN query_form q USING (query_form_id)
+    JOIN groups g ON g.grp = ru.grp AND g.n_seeds >= 2
+    GROUP BY ru.grp, q.query_type, s.query_form_id, s.fact_id
+    HAVING count(DISTINCT ru.seed) = any_value(g.n_seeds)
+),
+psi_seed AS (
+    SELECT ru.grp, q.query_type, var_samp(p.persuasion) AS v
+    FROM persuasion p JOIN runs ru USING (run_id)
+    JOIN query_form q USING (query_form_id)
+    JOIN context c ON c.context_id = p.context_id
+    JOIN groups g ON g.grp = ru.grp AND g.n_seeds >= 2
+    GROUP BY ru.grp, q.query_type, p.query_form_id, p.fact_id, c.relation_id, c.text
+    HAVING count(DISTINCT ru.seed) = any_value(g.n_seeds)
+),
+chi_form AS (
+    SELECT ru.grp, q.query_type, var_samp(s.susceptibility) AS v
+    FROM susceptibility s JOIN runs ru USING (run_id)
+    JOIN query_form q USING (query_form_id)
+    GROUP BY ru.grp, s.run_id, q.query_type, s.fact_id
+    HAVING count(*) >= 2
+),
+psi_form AS (
+    SELECT ru.grp, q.query_type, var_samp(p.persuasion) AS v
+    FROM persuasion p JOIN runs ru USING (run_id)
+    JOIN query_form q USING (query_form_id)
+    GROUP BY ru.grp, p.run_id, q.query_type, p.fact_id, p.context_id
+    HAVING count(*) >= 2
+),
+items AS (
+    SELECT grp, query_type, 'susceptibility across seeds' AS series, v FROM chi_seed
+    UNION ALL SELECT grp, query_type, 'persuasion across seeds', v FROM psi_seed
+    UNION ALL SELECT grp, query_type, 'susceptibility across query forms', v FROM chi_form
+    UNION ALL SELECT grp, query_type, 'persuasion across query forms', v FROM psi_form
+)
+SELECT g.run_id, g.run_ids, g.model, i.query_type, i.series,
+       count(*) FILTER (WHERE NOT isnan(i.v)) AS n,
+       count(*) FILTER (WHERE isnan(i.v)) AS n_nan,
+       avg(i.v) FILTER (WHERE NOT isnan(i.v)) AS mean,
+       quantile_cont(i.v, 0.25) FILTER (WHERE NOT isnan(i.v)) AS q25,
+       median(i.v) FILTER (WHERE NOT isnan(i.v)) AS median,
+       quantile_cont(i.v, 0.75) FILTER (WHERE NOT isnan(i.v)) AS q75,
+       max(i.v) FILTER (WHERE NOT isnan(i.v)) AS max
+FROM items i JOIN groups g USING (grp)
+GROUP BY ALL
+ORDER BY g.run_id, i.query_type, i.series;

@@ -1,0 +1,289 @@
+"""Synthetic warehouses for the analysis tests: rows inserted directly, effects planted.
+
+`make_yago_like(wh, ...)` builds relations with real + fake entities, base / assertive / negation
+contexts (each entity mentioned in `per_type` contexts of each type), 2 open + 2 closed query
+forms, one sample per seed and one done run per (model, seed), with persuasion ψ drawn as
+
+    ψ = |noise| * scale + relevant_effect * [relevant] + assertive_effect * [assertive]
+        + negation_effect * [negation] + fake_effect * [fake entity]
+
+so the expected direction of each test is known; χ = mean ψ over the contexts (as in scoring),
+generations are labelled CONTEXT with a probability rising with ψ.
+`add_friend_enemy` and `add_gender` add the case-study datasets.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pyarrow as pa
+
+NOW = datetime(2026, 1, 1)
+
+
+class Ids:
+    def __init__(self, wh):
+        self.wh = wh
+
+    def next(self, table, col):
+        return self.wh.next_id(table, col)
+
+
+def _dataset(wh, name, fmt):
+    did = wh.next_id("dataset", "dataset_id")
+    wh.insert_arrow("dataset", {"dataset_id": [did], "name": [name], "source_format": [fmt],
+                                "ctxprior_version": ["test"], "created_at": [NOW]})
+    return did
+
+
+def _sample(wh, did, seed, types):
+    sid = wh.next_id("sample", "sample_id")
+    wh.insert_arrow("sample", {"sample_id": [sid], "dataset_id": [did], "design": ["paper"], "seed": [seed],
+                               "context_types": [types], "params_json": ["{}"], "ctxprior_version": ["test"],
+                               "created_at": [NOW]})
+    return sid
+
+
+def _run(wh, sid, did, model, seed):
+    rid = wh.next_id("run", "run_id")
+    wh.insert_arrow("run", {"run_id": [rid], "kind": ["persuasion"], "sample_id": [sid], "dataset_id": [did],
+                            "model": [model], "estimator": ["first-token"], "seed": [seed], "config_json": ["{}"],
+                            "ctxprior_version": ["test"], "status": ["done"], "started_at": [NOW]})
+    return rid
+
+
+def _scores(wh, rid, psi_rows, rng, generations=True):
+    """psi_rows: dict of arrays query_form_id, fact_id, context_id, persuasion, (context_answer_match)."""
+    t = pa.table({"run_id": np.full(len(psi_rows["fact_id"]), rid, dtype=np.int32),
+                  "query_form_id": psi_rows["query_form_id"], "fact_id": psi_rows["fact_id"],
+                  "context_id": psi_rows["context_id"], "persuasion": psi_rows["persuasion"],
+                  "entropy": np.ones(len(psi_rows["fact_id"]))})
+    wh.insert_arrow("persuasion", t)
+    wh.execute(f"""INSERT INTO susceptibility
+        SELECT run_id, query_form_id, fact_id, avg(persuasion), 1.0, 1.0, count(*), NULL, NULL
+        FROM persuasion WHERE run_id = {rid} GROUP BY ALL""")
+    if generations:
+        psi = psi_rows["persuasion"]
+        p_ctx = 1 / (1 + np.exp(-(psi - np.nanmedian(psi)) * 3))
+        u = rng.random(len(psi))
+        label = np.where(u < p_ctx * 0.9, "CONTEXT", np.where(u < 0.95, "ORIGINAL", "OTHER"))
+        wh.insert_arrow("generation", pa.table({
+            "run_id": t["run_id"], "query_form_id": t["query_form_id"], "fact_id": t["fact_id"],
+            "context_id": t["context_id"], "text": pa.array(["x"] * len(psi)), "label": pa.array(label)}))
+
+
+def make_yago_like(wh, n_relations=4, n_entities=8, per_type=1, models=("m-small",), seeds=(11,),
+                   relevant_effect=1.0, assertive_effect=0.5, negation_effect=0.0, fake_effect=0.5,
+                   scale=0.3, nan_relation: int | None = None, constant_relation: int | None = None,
+                   generations=True, rng_seed=0, dataset="synth"):
+    """Build the dataset, samples, runs and scores. Returns dict(run_ids=[...], relations=[...])."""
+    rng = np.random.default_rng(rng_seed)
+    with wh.transaction():
+        did = _dataset(wh, dataset, "demo")
+        rel0, ent0, ans0 = (wh.next_id("relation", "relation_id"), wh.next_id("entity", "entity_id"),
+                            wh.next_id("answer", "answer_id"))
+        fact0, qf0, ct0 = (wh.next_id("fact", "fact_id"), wh.next_id("query_form", "query_form_id"),
+                           wh.next_id("context_template", "context_template_id"))
+        rels, ents, answers, facts, qfs, cts = [], [], [], [], [], []
+        eid, aid, fid, qid, tid = ent0, ans0, fact0, qf0, ct0
+        layout = {}  # relation_id -> list of (fact_id, entity_id, answer_id, kind)
+        for r in range(n_relations):
+            rid = rel0 + r
+            rels.append((rid, did, f"http://schema.org/rel{r}", f"rel{r}", False, r))
+            layout[rid] = []
+            rel_answers = []
+            for i in range(n_entities):
+                answers.append((aid, did, f"answer{r}_{i}"))
+                rel_answers.append(aid)
+                aid += 1
+            for kind in ("real", "fake"):
+                for i in range(n_entities):
+                    ents.append((eid, did, f"{kind}{r}_{i}", kind, "Person"))
+                    facts.append((fid, rid, i, eid, rel_answers[i], kind, 10 + 50 * i if kind == "real" else 1))
+                    layout[rid].append((fid, eid, rel_answers[i], kind))
+                    eid += 1
+                    fid += 1
+            for qt in ("open", "closed"):
+                for o in range(2):
+                    qfs.append((qid, rid, qt, o, f"{qt}_{o}", "Q {entity}?"))
+                    qid += 1
+            for o, ctype in enumerate(("base", "assertive", "negation")):
+                cts.append((tid, rid, ctype, 0, f"{ctype} {{entity}} {{answer}}"))
+                tid += 1
+        wh.insert_arrow("relation", pa.table(list(zip(*rels)), names=["relation_id", "dataset_id", "name",
+                                                                     "short_name", "is_reverse", "position"]))
+        wh.insert_arrow("entity", pa.table(list(zip(*ents)), names=["entity_id", "dataset_id", "name", "kind",
+                                                                   "entity_class"]))
+        wh.insert_arrow("answer", pa.table(list(zip(*answers)), names=["answer_id", "dataset_id", "name"]))
+        wh.insert_arrow("fact", pa.table(list(zip(*facts)), names=["fact_id", "relation_id", "position", "entity_id",
+                                                                  "answer_id", "entity_kind", "predicate_degree"]))
+        wh.insert_arrow("query_form", pa.table(list(zip(*qfs)), names=["query_form_id", "relation_id", "query_type",
+                                                                      "ordinal", "name", "template"]))
+        wh.insert_arrow("context_template", pa.table(list(zip(*cts)), names=[
+            "context_template_id", "relation_id", "context_type", "ordinal", "template"]))
+        ctype_tid = {(c[1], c[2]): c[0] for c in cts}
+        run_ids = []
+        for seed in seeds:
+            sid = _sample(wh, did, seed, "base,assertive,negation")
+            # contexts: each entity mentioned per_type times per type, answers from the pool
+            srng = np.random.default_rng(seed)
+            ctx_rows = []
+            ctx_meta = {}
+            cid = wh.next_id("context", "context_id")
+            for rid, fl in layout.items():
+                pool = [a for _, _, a, _ in fl]
+                ordn = 0
+                for f_, e_, a_, k_ in fl:
+                    for ctype in ("base", "assertive", "negation"):
+                        for _ in range(per_type):
+                            ans = int(srng.choice(pool))
+                            ctx_rows.append((cid, sid, rid, ordn, ctype_tid[(rid, ctype)], ctype, e_, ans,
+                                             f"{ctype} {e_} {ans}"))
+                            ctx_meta.setdefault(rid, []).append((cid, ctype, e_))
+                            cid += 1
+                            ordn += 1
+            wh.insert_arrow("context", pa.table(list(zip(*ctx_rows)), names=[
+                "context_id", "sample_id", "relation_id", "ordinal", "context_template_id", "context_type",
+                "entity_id", "answer_id", "text"]))
+            wh.insert_arrow("sample_fact", pa.table(
+                list(zip(*[(sid, f_, rid, i) for rid, fl in layout.items() for i, (f_, _, _, _) in enumerate(fl)])),
+                names=["sample_id", "fact_id", "relation_id", "ordinal"]))
+            for model in models:
+                run_id = _run(wh, sid, did, model, seed)
+                run_ids.append(run_id)
+                cols = {k: [] for k in ("query_form_id", "fact_id", "context_id", "persuasion")}
+                for r_i, (rid, fl) in enumerate(layout.items()):
+                    rel_q = [q for q in qfs if q[1] == rid]
+                    cm = ctx_meta[rid]
+                    c_ids = np.array([c[0] for c in cm])
+                    c_type = np.array([c[1] for c in cm])
+                    c_ent = np.array([c[2] for c in cm])
+                    for q in rel_q:
+                        for f_, e_, a_, k_ in fl:
+                            noise = np.abs(rng.normal(size=len(cm))) * scale
+                            psi = (noise + relevant_effect * (c_ent == e_) + assertive_effect * (c_type == "assertive")
+                                   + negation_effect * (c_type == "negation") + fake_effect * (k_ == "fake"))
+                            if constant_relation == r_i:
+                                psi = np.full(len(cm), 0.25)
+                            if nan_relation == r_i and f_ == fl[0][0]:
+                                psi = psi.copy()
+                                psi[0] = np.nan
+                            cols["query_form_id"].append(np.full(len(cm), q[0]))
+                            cols["fact_id"].append(np.full(len(cm), f_))
+                            cols["context_id"].append(c_ids)
+                            cols["persuasion"].append(psi)
+                _scores(wh, run_id, {k: np.concatenate(v) for k, v in cols.items()}, rng, generations)
+    return {"run_ids": run_ids, "relations": [f"rel{r}" for r in range(n_relations)], "dataset_id": did}
+
+
+def add_friend_enemy(wh, n_pairs=12, model="m-small", friend_effect=0.5, rng_seed=1):
+    """friend_enemy dataset: one relation, 2 open query forms, loves/hates contexts; friends planted
+    more susceptible."""
+    rng = np.random.default_rng(rng_seed)
+    with wh.transaction():
+        did = _dataset(wh, "friend_enemy", "friend_enemy")
+        rid = wh.next_id("relation", "relation_id")
+        wh.insert_arrow("relation", {"relation_id": [rid], "dataset_id": [did], "name": ["relationship"],
+                                     "short_name": ["relationship"], "is_reverse": [False], "position": [0]})
+        e0, a0, f0 = wh.next_id("entity", "entity_id"), wh.next_id("answer", "answer_id"), wh.next_id("fact", "fact_id")
+        labels = ["friend" if i % 2 == 0 else "enemy" for i in range(n_pairs)]
+        wh.insert_arrow("entity", {"entity_id": [e0 + i for i in range(n_pairs)], "dataset_id": [did] * n_pairs,
+                                   "name": [f"A{i}" for i in range(n_pairs)], "kind": ["real"] * n_pairs})
+        wh.insert_arrow("answer", {"answer_id": [a0 + i for i in range(n_pairs)], "dataset_id": [did] * n_pairs,
+                                   "name": [f"B{i}" for i in range(n_pairs)]})
+        wh.insert_arrow("fact", {"fact_id": [f0 + i for i in range(n_pairs)], "relation_id": [rid] * n_pairs,
+                                 "position": list(range(n_pairs)), "entity_id": [e0 + i for i in range(n_pairs)],
+                                 "answer_id": [a0 + i for i in range(n_pairs)], "entity_kind": ["real"] * n_pairs,
+                                 "label": labels, "category": ["movie"] * n_pairs})
+        q0 = wh.next_id("query_form", "query_form_id")
+        wh.insert_arrow("query_form", {"query_form_id": [q0, q0 + 1], "relation_id": [rid, rid],
+                                       "query_type": ["open", "open"], "ordinal": [0, 1], "name": ["open_0", "open_1"],
+                                       "template": ["The relationship between {} and {} is"] * 2})
+        t0 = wh.next_id("context_template", "context_template_id")
+        wh.insert_arrow("context_template", {"context_template_id": [t0, t0 + 1], "relation_id": [rid, rid],
+                                             "context_type": ["loves", "hates"], "ordinal": [0, 0],
+                                             "template": ["{entity} loves {answer}", "{entity} hates {answer}"]})
+        sid = _sample(wh, did, 0, "loves,hates")
+        c0 = wh.next_id("context", "context_id")
+        ctx = [(c0 + 2 * i + j, sid, rid, 2 * i + j, t0 + j, ("loves", "hates")[j], e0 + i, a0 + i,
+                f"A{i} {('loves', 'hates')[j]} B{i}") for i in range(n_pairs) for j in range(2)]
+        wh.insert_arrow("context", pa.table(list(zip(*ctx)), names=[
+            "context_id", "sample_id", "relation_id", "ordinal", "context_template_id", "context_type",
+            "entity_id", "answer_id", "text"]))
+        run_id = _run(wh, sid, did, model, 0)
+        cols = {k: [] for k in ("query_form_id", "fact_id", "context_id", "persuasion")}
+        for q in (q0, q0 + 1):
+            for i in range(n_pairs):
+                psi = np.abs(rng.normal(size=len(ctx))) * 0.2 + friend_effect * (labels[i] == "friend")
+                cols["query_form_id"].append(np.full(len(ctx), q))
+                cols["fact_id"].append(np.full(len(ctx), f0 + i))
+                cols["context_id"].append(np.array([c[0] for c in ctx]))
+                cols["persuasion"].append(psi)
+        _scores(wh, run_id, {k: np.concatenate(v) for k, v in cols.items()}, rng, generations=False)
+    return run_id
+
+
+GENDER_TYPES = ("feminine_stereotype", "masculine_stereotype", "feminine_swapped", "masculine_swapped")
+
+
+def add_gender(wh, n_names=6, n_queries=3, n_contexts=4, model="m-small", swapped_effect=0.6, rng_seed=2):
+    """gender dataset: names of both classes, 4 context collections in one sample; masculine names
+    planted more susceptible to the feminine_swapped collection (M* in Fig. 11)."""
+    rng = np.random.default_rng(rng_seed)
+    with wh.transaction():
+        did = _dataset(wh, "gender", "gender")
+        rid = wh.next_id("relation", "relation_id")
+        wh.insert_arrow("relation", {"relation_id": [rid], "dataset_id": [did], "name": ["gender"],
+                                     "short_name": ["gender"], "is_reverse": [False], "position": [0]})
+        e0, f0 = wh.next_id("entity", "entity_id"), wh.next_id("fact", "fact_id")
+        cls = ["feminine"] * n_names + ["masculine"] * n_names
+        n = len(cls)
+        wh.insert_arrow("entity", {"entity_id": [e0 + i for i in range(n)], "dataset_id": [did] * n,
+                                   "name": [f"name{i}" for i in range(n)], "kind": ["real"] * n, "entity_class": cls})
+        wh.insert_arrow("fact", pa.table({"fact_id": [f0 + i for i in range(n)], "relation_id": [rid] * n,
+                                          "position": list(range(n)), "entity_id": [e0 + i for i in range(n)],
+                                          "answer_id": pa.array([None] * n, pa.int32()),
+                                          "entity_kind": ["real"] * n}))
+        q0 = wh.next_id("query_form", "query_form_id")
+        wh.insert_arrow("query_form", {"query_form_id": [q0 + i for i in range(n_queries)], "relation_id": [rid] * n_queries,
+                                       "query_type": ["open"] * n_queries, "ordinal": list(range(n_queries)),
+                                       "name": [f"open_{i}" for i in range(n_queries)],
+                                       "template": ["{entity} is good at"] * n_queries})
+        t0 = wh.next_id("context_template", "context_template_id")
+        wh.insert_arrow("context_template", {"context_template_id": [t0 + j for j in range(4)], "relation_id": [rid] * 4,
+                                             "context_type": list(GENDER_TYPES), "ordinal": [0] * 4,
+                                             "template": ["x"] * 4})
+        sid = _sample(wh, did, 0, ",".join(GENDER_TYPES))
+        c0 = wh.next_id("context", "context_id")
+        ctx = [(c0 + j * n_contexts + i, sid, rid, j * n_contexts + i, t0 + j, GENDER_TYPES[j], None, None,
+                f"{GENDER_TYPES[j]} sentence {i}") for j in range(4) for i in range(n_contexts)]
+        wh.insert_arrow("context", pa.table({
+            "context_id": [c[0] for c in ctx], "sample_id": [sid] * len(ctx), "relation_id": [rid] * len(ctx),
+            "ordinal": [c[3] for c in ctx], "context_template_id": [c[4] for c in ctx],
+            "context_type": [c[5] for c in ctx], "entity_id": pa.array([None] * len(ctx), pa.int32()),
+            "answer_id": pa.array([None] * len(ctx), pa.int32()), "text": [c[8] for c in ctx]}))
+        run_id = _run(wh, sid, did, model, 0)
+        ctype = np.array([c[5] for c in ctx])
+        cols = {k: [] for k in ("query_form_id", "fact_id", "context_id", "persuasion")}
+        for q in range(n_queries):
+            for i in range(n):
+                psi = (np.abs(rng.normal(size=len(ctx))) * 0.2
+                       + swapped_effect * ((ctype == "feminine_swapped") & (cls[i] == "masculine")))
+                cols["query_form_id"].append(np.full(len(ctx), q0 + q))
+                cols["fact_id"].append(np.full(len(ctx), f0 + i))
+                cols["context_id"].append(np.array([c[0] for c in ctx]))
+                cols["persuasion"].append(psi)
+        _scores(wh, run_id, {k: np.concatenate(v) for k, v in cols.items()}, rng, generations=False)
+    return run_id
+
+
+def add_cooccurrence(wh, seen_fakes=()):
+    """A covariate view cov_cooccurrence(dataset, relation, entity, answer, log_count): real entities get
+    a count falling with susceptibility's planted noise order; fakes 0 except `seen_fakes` names."""
+    seen = ", ".join(f"'{s}'" for s in seen_fakes) or "''"
+    wh.execute(f"""CREATE OR REPLACE VIEW cov_cooccurrence AS
+        SELECT dataset, relation, entity, answer,
+               CASE WHEN entity_kind = 'real' THEN ln(1 + 10 * (position + 1))
+                    WHEN entity IN ({seen}) THEN 1.0 ELSE 0.0 END AS log_count
+        FROM v_entity""")
