@@ -1,0 +1,130 @@
+"""Covariate tables: the catalog, corpus co-occurrence counts (per shard), KG degrees.
+
+Every covariate has one `covariate` row and one view `cov_<name>` with the warehouse's readable
+keys (see docs/readme/covariates.md for each kind's columns). Co-occurrence counts are stored per
+(covariate, shard) so a rerun skips counted shards and the view sums shards exactly.
+A user table added with `covariates add` is stored as its own table `covdata_<name>` (its
+columns are the user's, so it cannot be declared here); the catalog row names it.
+"""
+
+from sqlalchemy import BigInteger, Boolean, Column, DateTime, Double, ForeignKey, Integer, Table, Text, UniqueConstraint
+
+from .base import metadata
+
+covariate = Table(
+    "covariate",
+    metadata,
+    Column("covariate_id", Integer, primary_key=True),
+    Column("name", Text, nullable=False, unique=True, comment="covariate name; its view is cov_<name>"),
+    Column("kind", Text, nullable=False, comment="cooccurrence | kg_degree | fact_degree | user"),
+    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), comment="dataset it was computed for; NULL = all datasets"),
+    Column("view_name", Text, nullable=False, comment="cov_<name>"),
+    Column("key_columns", Text, nullable=False, comment="comma-separated readable keys of the view, e.g. dataset,relation,entity,answer"),
+    Column("value_columns", Text, nullable=False, comment="comma-separated value columns of the view"),
+    Column("source_path", Text, comment="input file(s) or folder(s) as given"),
+    Column("source_sha256", Text, comment="sha256 of the input file; for several files, sha256 of their sorted sha256 list"),
+    Column("description", Text),
+    Column("params_json", Text, nullable=False, comment="all options that define the values, as JSON"),
+    Column("status", Text, nullable=False, comment="complete | partial (some corpus shards not counted yet)"),
+    Column("n_rows", BigInteger, comment="rows in the source (user tables) or facts covered"),
+    Column("n_matched", BigInteger, comment="source rows that matched warehouse keys / facts with a value"),
+    Column("data_table", Text, comment="table holding the values (covdata_<name> for user tables)"),
+    Column("ctxprior_version", Text, nullable=False),
+    Column("added_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+    comment="Catalog of covariates (corpus co-occurrence, KG degree, user tables); one view cov_<name> each.",
+)
+
+cooccurrence_name = Table(
+    "cooccurrence_name",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("name_id", Integer, primary_key=True),
+    Column("name", Text, nullable=False, comment="normalized name: words joined by one space (punctuation removed, maybe lower-cased)"),
+    Column("n_words", Integer, nullable=False),
+    comment="Distinct normalized entity / answer names searched in the corpus.",
+)
+
+cooccurrence_pair = Table(
+    "cooccurrence_pair",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("pair_id", Integer, primary_key=True),
+    Column("name_id_lo", Integer, nullable=False, comment="smaller name id of the unordered pair"),
+    Column("name_id_hi", Integer, nullable=False),
+    comment="Distinct unordered (entity name, answer name) pairs whose co-occurrence is counted.",
+)
+
+cooccurrence_fact = Table(
+    "cooccurrence_fact",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
+    Column("entity_name_id", Integer, comment="NULL when the entity name has no words after normalization"),
+    Column("answer_name_id", Integer, comment="NULL when the fact has no answer or it has no words"),
+    Column("pair_id", Integer, comment="NULL when either name is NULL"),
+    comment="Which names and pair each fact of the counted dataset(s) maps to.",
+)
+
+cooccurrence_shard = Table(
+    "cooccurrence_shard",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("shard_id", Integer, primary_key=True),
+    Column("path", Text, nullable=False, comment="absolute path of the shard file"),
+    Column("size_bytes", BigInteger, nullable=False, comment="file size when counted"),
+    Column("mtime_ns", BigInteger, nullable=False, comment="file modification time when counted"),
+    Column("sha256", Text, nullable=False, comment="sha256 of the file bytes"),
+    Column("n_lines", BigInteger, nullable=False),
+    Column("n_documents", BigInteger, nullable=False),
+    Column("n_words", BigInteger, nullable=False, comment="words after normalization"),
+    Column("n_bad_json", BigInteger, nullable=False, comment="lines skipped: not JSON"),
+    Column("n_missing_text", BigInteger, nullable=False, comment="lines skipped: JSON without a string text field"),
+    Column("bad_examples", Text, comment="first few skipped lines, e.g. 'line 3: not JSON'"),
+    Column("seconds", Double),
+    Column("worker", Text, comment="host:pid (or Ray node) that counted it"),
+    Column("finished_at", DateTime, nullable=False),
+    UniqueConstraint("covariate_id", "path"),
+    comment="Corpus shards counted for a co-occurrence covariate (a rerun skips them).",
+)
+
+cooccurrence_pair_count = Table(
+    "cooccurrence_pair_count",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("shard_id", Integer, primary_key=True),
+    Column("pair_id", Integer, primary_key=True),
+    Column("count", BigInteger, nullable=False, comment="co-occurrences within the window in this shard (non-zero only)"),
+    comment="Per-shard pair counts; the covariate's value is the sum over shards.",
+)
+
+cooccurrence_name_count = Table(
+    "cooccurrence_name_count",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("shard_id", Integer, primary_key=True),
+    Column("name_id", Integer, primary_key=True),
+    Column("count", BigInteger, nullable=False, comment="occurrences of the name in this shard (non-zero only)"),
+    comment="Per-shard name frequencies.",
+)
+
+kg_degree = Table(
+    "kg_degree",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("entity_uri", Text, primary_key=True),
+    Column("relation_uri", Text, primary_key=True, comment="predicate URI (no reverse- prefix: the degree is direction-free)"),
+    Column("degree", BigInteger, nullable=False,
+           comment="delta(e,q) = |{a:(e,q,a)} U {a:(a,q,e)}|: distinct neighbours of e along q, either direction"),
+    comment="Relation-dependent KG degree of warehouse entities (only entities whose URI is in the warehouse).",
+)
+
+kg_entity_degree = Table(
+    "kg_entity_degree",
+    metadata,
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
+    Column("entity_uri", Text, primary_key=True),
+    Column("total_degree", BigInteger, nullable=False, comment="distinct triples with the entity as subject or object"),
+    Column("n_relations", BigInteger, nullable=False, comment="distinct predicates on those triples"),
+    comment="Total KG degree of warehouse entities.",
+)
