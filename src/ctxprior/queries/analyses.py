@@ -214,17 +214,49 @@ def resolve_covariate(wh, spec: str) -> tuple[str, str, list[str]]:
 
 
 def auto_covariate(wh, kind: str) -> str | None:
-    """A covariate for `frequency` (co-occurrence) or `degree` (KG degree), when one exists."""
+    """A covariate for `frequency` (co-occurrence) or `degree` (KG degree), when one exists.
+
+    Looks in the covariate catalog first (kind cooccurrence -> column `cooccurrence`; kind
+    kg_degree, then fact_degree -> its first column with 'degree' in the name, preferring
+    `predicate_degree` = delta(e, q)), then at views named cov_*cooccur* / cov_*degree*.
+    Spearman's rho is rank-based, so log(count) and count give the same rho.
+    """
+    names = set(_relations_and_views(wh))
+    if "covariate" in names:
+        kinds = ["cooccurrence"] if kind == "frequency" else ["kg_degree", "fact_degree"]
+        for kd in kinds:
+            for view, vcols in wh.query("SELECT view_name, value_columns FROM covariate WHERE kind = ? "
+                                        "ORDER BY covariate_id", [kd]):
+                cols = [c.strip() for c in (vcols or "").split(",")]
+                if view not in names:
+                    continue
+                if kind == "frequency" and "cooccurrence" in cols:
+                    return f"{view}.cooccurrence"
+                deg = [c for c in cols if c == "predicate_degree"] + [c for c in cols if "degree" in c]
+                if kind == "degree" and deg:
+                    return f"{view}.{deg[0]}"
     want = "cooccur" if kind == "frequency" else "degree"
-    for name in sorted(_relations_and_views(wh)):
+    for name in sorted(names):
         if name.startswith("cov_") and want in name:
             cols = wh.query("SELECT column_name, data_type FROM information_schema.columns "
                             "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position", [name])
-            num = [c for c, t in cols if c not in KEY_COLS and not c.endswith("_id")
+            num = [c for c, t in cols if c not in KEY_COLS and not c.endswith("_id") and c != "window"
                    and any(x in t.upper() for x in ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL"))]
+            pref = [c for c in num if c in ("cooccurrence", "predicate_degree", "degree")]
             if "entity" in [c for c, _ in cols] and num:
-                return f"{name}.{num[0]}"
+                return f"{name}.{(pref or num)[0]}"
     return None
+
+
+def seen_fakes_spec(wh, freq_spec: str | None) -> str | None:
+    """Default --seen-fakes: the co-occurrence view's `entity_count` (the entity name occurs in the
+    corpus), else the frequency covariate itself."""
+    if not freq_spec:
+        return None
+    view = freq_spec.split(".", 1)[0]
+    cols = [r[0] for r in wh.query("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                                   "AND table_schema = 'main'", [view])]
+    return f"{view}.entity_count" if "entity_count" in cols else freq_spec
 
 
 def covariate_values(wh, spec: str, run_ids) -> pd.DataFrame:
@@ -283,11 +315,11 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
         resolve_covariate(wh, spec)  # validate before any work
     freq_spec = None
     if "frequency" in names or "familiarity" in names:
-        freq_spec = next((c for c in covariates if "cooccur" in c), None) or auto_covariate(wh, "frequency")
+        freq_spec = next((c for c in covariates if "cooc" in c), None) or auto_covariate(wh, "frequency")
     if seen_fakes:
         resolve_covariate(wh, seen_fakes)
     else:
-        seen_fakes = freq_spec
+        seen_fakes = seen_fakes_spec(wh, freq_spec)
 
     results: list[pd.DataFrame] = []
     dists: list[pd.DataFrame] = []
