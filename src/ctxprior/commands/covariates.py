@@ -85,6 +85,10 @@ def kg_degree_cmd(app, triples, name, fmt, dataset, replace, description) -> Non
     click.echo(f"{rep['view']}: read {rep['n_triples']} triples from {rep['n_files']} file(s); "
                f"{rep['n_entities_found']} of {rep['n_entity_uris']} entity URIs found, "
                f"{rep['n_facts_with_degree']} of {rep['n_facts']} facts have a relation degree")
+    if rep.get("unchanged"):
+        click.echo("already computed from the same file(s); nothing to do")
+    elif rep.get("n_unparsed_lines"):
+        click.echo(f"skipped {rep['n_unparsed_lines']} line(s) that are not {rep.get('format', '')} triples")
 
 
 @covariates.command("add")

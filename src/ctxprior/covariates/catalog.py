@@ -89,9 +89,9 @@ def create_view(wh, name: str, select_sql: str) -> None:
 def list_covariates(wh):
     """The catalog as a DataFrame (readable columns)."""
     return wh.df("""
-        SELECT c.name, c.kind, d.name AS dataset, c.view_name, c.key_columns, c.value_columns,
+        SELECT c.name, c.kind, coalesce(d.name, '(all)') AS dataset, c.view_name, c.key_columns, c.value_columns,
                c.status, c.n_rows, c.n_matched, c.source_path, left(c.source_sha256, 12) AS sha256,
-               c.description, c.added_at
+               c.description, strftime(c.added_at, '%Y-%m-%d %H:%M:%S') AS added_at
         FROM covariate c LEFT JOIN dataset d USING (dataset_id)
         ORDER BY c.covariate_id""")
 

@@ -1,0 +1,134 @@
+"""`ctxprior covariates add`: any CSV / Parquet table keyed by warehouse names or URIs.
+
+The file is loaded by DuckDB as is into ``covdata_<name>`` (its own column types), validated
+(key columns present, keys unique, at least one value column, at least one row matching the
+warehouse), and exposed as ``cov_<name>``: one row per matching fact with the readable keys
+(dataset, relation, entity, entity_kind, answer), the file's value columns, and the ids.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import UserError
+from . import catalog
+from .catalog import sha256_file
+
+KEYS = ("dataset", "relation", "entity", "answer")
+RESERVED = {"dataset", "relation", "entity", "entity_kind", "answer", "fact_id", "relation_id",
+            "entity_id", "answer_id"}
+
+
+def _q(ident: str) -> str:
+    return '"' + ident.replace('"', '""') + '"'
+
+
+def _reader(path: str) -> str:
+    lit = "'" + path.replace("'", "''") + "'"
+    n = path.lower()
+    if n.endswith(".parquet"):
+        return f"read_parquet({lit})"
+    if n.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz")):
+        return f"read_csv({lit}, header=true)"
+    raise UserError(f"{path}: expected a .csv, .tsv or .parquet file")
+
+
+def _condition(key: str, match: str) -> str:
+    if key == "dataset":
+        return "v.dataset = u.k_dataset"
+    if key == "relation":
+        return "(v.relation = u.k_relation OR v.relation_uri = u.k_relation)"
+    col = {"entity": "entity", "answer": "answer"}[key]
+    return f"v.{col}{'_uri' if match == 'uri' else ''} = u.k_{key}"
+
+
+def add_user_table(wh, path: str, name: str, on: str, match: str = "name", replace: bool = False,
+                   description: str | None = None) -> dict:
+    catalog.check_name(name)
+    if not os.path.isfile(path):
+        raise UserError(f"{path}: no such file")
+    if match not in ("name", "uri"):
+        raise UserError(f"--match {match}: use name or uri")
+    keys = [k.strip() for k in on.split(",") if k.strip()]
+    bad = [k for k in keys if k not in KEYS]
+    if not keys or bad or len(set(keys)) != len(keys):
+        raise UserError(f"--on {on}: use key columns from {','.join(KEYS)} (each once), e.g. --on entity,answer")
+    if not set(keys) & {"entity", "answer", "relation"}:
+        raise UserError(f"--on {on}: include at least one of entity, answer, relation")
+    catalog.dataset_id(wh, None)  # the warehouse must have data
+    sha = sha256_file(path)
+    existing = catalog.get(wh, name)
+    if existing is not None:
+        if existing["kind"] != "user":
+            raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
+        same = (existing["source_sha256"] == sha and existing["key_columns"] == ",".join(keys)
+                and f'"match": "{match}"' in existing["params_json"])
+        if same and not replace:
+            return {"unchanged": True, "view": catalog.view_name(name), "sha256": sha}
+        if not replace:
+            raise UserError(f"--name {name}: already added from another file or with other keys; "
+                            "pass --replace to replace it")
+    con = wh.con
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _cov_user AS SELECT * FROM {_reader(path)}")
+    except UserError:
+        raise
+    except Exception as e:
+        raise UserError(f"{path}: cannot read it ({str(e).splitlines()[0]})") from None
+    try:
+        cols = [r[0] for r in con.execute("SELECT * FROM _cov_user LIMIT 0").description]
+        missing = [k for k in keys if k not in cols]
+        if missing:
+            raise UserError(f"{path}: no column {', '.join(missing)} (it has {', '.join(cols)}); "
+                            "rename the column or change --on")
+        values = [c for c in cols if c not in keys]
+        if not values:
+            raise UserError(f"{path}: no value columns besides the keys {', '.join(keys)}")
+        clash = [c for c in values if c.lower() in RESERVED]
+        if clash:
+            raise UserError(f"{path}: column {', '.join(clash)} clashes with the view's key columns; "
+                            "rename it or add it to --on")
+        n_rows = con.execute("SELECT count(*) FROM _cov_user").fetchone()[0]
+        if not n_rows:
+            raise UserError(f"{path}: the table has no rows")
+        kl = ", ".join(_q(k) for k in keys)
+        nulls = con.execute(f"SELECT count(*) FROM _cov_user WHERE {' OR '.join(f'{_q(k)} IS NULL' for k in keys)}").fetchone()[0]
+        dups = con.execute(f"SELECT {kl}, count(*) FROM _cov_user GROUP BY ALL HAVING count(*) > 1 LIMIT 3").fetchall()
+        if dups:
+            ex = "; ".join(", ".join(f"{k}={v!r}" for k, v in zip(keys, d[:-1])) for d in dups)
+            raise UserError(f"{path}: keys ({', '.join(keys)}) are not unique, e.g. {ex}; "
+                            "aggregate the rows or add a key column to --on")
+        keysel = ", ".join(f"CAST({_q(k)} AS VARCHAR) AS k_{k}" for k in keys)
+        cond = " AND ".join(_condition(k, match) for k in keys)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _cov_keys AS SELECT row_number() OVER () AS rid, {keysel} FROM _cov_user")
+        matched = con.execute(f"""SELECT count(*) FROM _cov_keys u
+                                  WHERE EXISTS (SELECT 1 FROM v_entity v WHERE {cond})""").fetchone()[0]
+        unmatched_rows = con.execute(f"""SELECT {', '.join(f'k_{k}' for k in keys)} FROM _cov_keys u
+                                         WHERE NOT EXISTS (SELECT 1 FROM v_entity v WHERE {cond})
+                                         ORDER BY rid""").fetchall()
+        if not matched:
+            raise UserError(f"{path}: none of its {n_rows} rows matches a warehouse {'/'.join(keys)} by "
+                            f"{match}; check --on and --match (name|uri)")
+        table = f"covdata_{name}"
+        with wh.transaction():
+            wh.execute(f"DROP VIEW IF EXISTS {_q(catalog.view_name(name))}")
+            wh.execute(f"DROP TABLE IF EXISTS {_q(table)}")
+            wh.execute(f"CREATE TABLE {_q(table)} AS SELECT * FROM _cov_user")
+            catalog.upsert(wh, name=name, kind="user", dataset_id=None, key_columns=keys, value_columns=values,
+                           params={"match": match, "on": keys}, source_path=os.path.abspath(path),
+                           source_sha256=sha, description=description, n_rows=int(n_rows),
+                           n_matched=int(matched), data_table=table)
+            view_cond = " AND ".join(
+                _condition(k, match).replace(f"u.k_{k}", f"CAST(u.{_q(k)} AS VARCHAR)") for k in keys)
+            catalog.create_view(wh, name, f"""SELECT v.dataset, v.relation, v.entity, v.entity_kind, v.answer,
+       {', '.join('u.' + _q(c) for c in values)},
+       v.fact_id, v.relation_id, v.entity_id, v.answer_id
+FROM {_q(table)} u
+JOIN v_entity v ON {view_cond}""")
+            n_facts = wh.scalar(f"SELECT count(*) FROM {_q(catalog.view_name(name))}")
+    finally:
+        con.execute("DROP TABLE IF EXISTS _cov_user")
+        con.execute("DROP TABLE IF EXISTS _cov_keys")
+    return {"unchanged": False, "view": catalog.view_name(name), "sha256": sha, "n_rows": int(n_rows),
+            "n_matched": int(matched), "n_null_keys": int(nulls), "n_facts": int(n_facts),
+            "value_columns": values, "unmatched": [dict(zip(keys, r)) for r in unmatched_rows]}
