@@ -36,3 +36,13 @@ def run_cli(db_path):
                              catch_exceptions=False)
 
     return _run
+
+
+def pytest_unconfigure(config):
+    """DuckDB 2's nanobind bindings print 'leaked instance' lists at interpreter exit; keep the
+    test runner's summary as the last lines of the output by silencing stderr after pytest is done."""
+    import sys
+
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
