@@ -74,21 +74,37 @@ def _load_commands() -> None:
 _load_commands()
 
 
+def _quiet_exit(code: int) -> None:
+    """Exit; DuckDB 2's nanobind bindings may list 'leaked' objects at interpreter shutdown,
+    which is noise for a user, so stderr is closed once everything of ours is printed."""
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    except OSError:
+        pass
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
     try:
         rv = cli.main(args=argv, prog_name="ctxprior", standalone_mode=False)
     except UserError as e:
         click.echo(f"Error: {e}", err=True)
-        sys.exit(2)
+        _quiet_exit(2)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
-        sys.exit(130)
+        _quiet_exit(130)
     except KeyboardInterrupt:
         click.echo("Interrupted; committed work is kept (resume with the same command).", err=True)
-        sys.exit(130)
+        _quiet_exit(130)
     except click.ClickException as e:
         e.show()
-        sys.exit(e.exit_code)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        _quiet_exit(e.exit_code)
+    except click.exceptions.Exit as e:
+        _quiet_exit(e.exit_code)
+    _quiet_exit(rv if isinstance(rv, int) else 0)
 
