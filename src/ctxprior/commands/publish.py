@@ -79,13 +79,13 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
     Every file's sha256 is checked against manifest.json first. The warehouse (--db) must have no
     rows unless --merge or --replace is given; everything is loaded in one transaction.
     """
-    from ..publish.parquet import import_parquet, read_manifest
+    from ..publish.parquet import check_folder, import_parquet
 
     mode = _mode(merge, replace)
-    read_manifest(directory)  # a bad folder fails before the warehouse is created
+    check_folder(directory)  # manifest + every sha256, before the warehouse is opened or created
     wh = app.open()
     try:
-        added = import_parquet(wh, directory, mode=mode)
+        added = import_parquet(wh, directory, mode=mode, verify=False)
     finally:
         wh.close()
     click.echo(f"imported {sum(added.values()):,} rows into {len(added)} table(s) of {app.db}")
@@ -155,13 +155,14 @@ def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, tok
 def pull_cmd(app, source, revision, token_env, merge, replace) -> None:
     """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the warehouse."""
     from ..publish.hub import resolve_source
-    from ..publish.parquet import import_parquet
+    from ..publish.parquet import check_folder, import_parquet
 
     mode = _mode(merge, replace)
     folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching --db
+    check_folder(folder)
     wh = app.open()
     try:
-        added = import_parquet(wh, folder, mode=mode)
+        added = import_parquet(wh, folder, mode=mode, verify=False)
     finally:
         wh.close()
     click.echo(f"pulled {sum(added.values()):,} rows into {len(added)} table(s) of {app.db} from {folder}")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+import duckdb
 from tqdm import tqdm
 
 from .. import __version__
@@ -78,12 +79,23 @@ class Selection:
     runs: list[int] | None = None  # None = every row; else only rows of these runs (tables with run_id)
 
 
+def all_columns(wh: Warehouse) -> dict[str, list[dict[str, str]]]:
+    """table/view -> [{name, type}] in column order, types as DuckDB spells them (one query)."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for t, n, ty in wh.query(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name='main' "
+            "AND database_name=current_database() ORDER BY table_name, column_index"):
+        out.setdefault(t, []).append({"name": n, "type": ty})
+    return out
+
+
 def columns_of(wh: Warehouse, name: str) -> list[dict[str, str]]:
     """[{name, type}] of a table or view, in column order, types as DuckDB spells them."""
-    rows = wh.query(
-        "SELECT column_name, data_type FROM information_schema.columns "
-        "WHERE table_schema='main' AND table_name=? ORDER BY ordinal_position", [name])
-    return [{"name": n, "type": t} for n, t in rows]
+    return all_columns(wh).get(name, [])
+
+
+# Types Parquet cannot hold losslessly: written as text, cast back on import from the manifest type.
+AS_TEXT = ("HUGEINT", "UHUGEINT")
 
 
 def views_reading(wh: Warehouse, tables: Iterable[str]) -> set[str]:
@@ -170,7 +182,12 @@ def _order_by(wh: Warehouse, name: str, cols: list[dict[str, str]]) -> str:
 
 
 def _source_sql(name: str, cols: list[dict[str, str]], runs: list[int] | None) -> str:
-    sql = f"SELECT * FROM {_q(name)}"
+    if any(c["type"] in AS_TEXT for c in cols):
+        sel = ", ".join(f"CAST({_q(c['name'])} AS VARCHAR) AS {_q(c['name'])}" if c["type"] in AS_TEXT
+                        else _q(c["name"]) for c in cols)
+    else:
+        sel = "*"
+    sql = f"SELECT {sel} FROM {_q(name)}"
     if runs is not None and any(c["name"] == "run_id" for c in cols):
         sql += f" WHERE run_id IN ({', '.join(str(int(r)) for r in runs) or 'NULL'})"
     return sql
@@ -205,8 +222,9 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
 
     items = [(n, "table") for n in selection.tables] + [(n, "view") for n in selection.views]
     entries = []
+    columns = all_columns(wh)
     for name, kind in tqdm(items, desc="export", unit="table", disable=None):
-        cols = columns_of(wh, name)
+        cols = columns[name]
         src = _source_sql(name, cols, selection.runs)
         rows = int(wh.scalar(f"SELECT count(*) FROM ({src})"))
         entry: dict[str, Any] = {"name": name, "kind": kind, "rows": rows, "columns": cols, "files": []}
@@ -298,11 +316,30 @@ def verify_files(folder: str | os.PathLike, manifest: dict[str, Any],
                             f"({f['sha256'][:12]}...); the file is corrupt or was changed, copy it again")
 
 
+def check_folder(folder: str | os.PathLike, verify: bool = True) -> dict[str, Any]:
+    """Everything about an import folder that can be checked without a warehouse; the manifest."""
+    from ..schema import SCHEMA_VERSION
+
+    folder = Path(folder)
+    m = read_manifest(folder)
+    if not [e for e in m["tables"] if e.get("kind") == "table"]:
+        raise UserError(f"{folder}: holds only views, which cannot rebuild a warehouse; "
+                        "export with `ctxprior export parquet DIR` (tables, the default)")
+    found = m.get("schema_version")
+    if found is not None and int(found) > SCHEMA_VERSION:
+        raise UserError(f"{folder}: exported from schema v{found}, newer than this ctxprior "
+                        f"(v{SCHEMA_VERSION}); upgrade with `pip install -U ctxprior`")
+    if verify:
+        verify_files(folder, m, kinds=("table",))
+    return m
+
+
 def _row_count_user_tables(wh: Warehouse) -> dict[str, int]:
     return {t: int(wh.scalar(f"SELECT count(*) FROM {_q(t)}")) for t in wh.table_names() if t != "meta"}
 
 
-def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail") -> dict[str, int]:
+def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail",
+                   verify: bool = True) -> dict[str, int]:
     """Load an exported folder into ``wh``; return rows added per table.
 
     mode:
@@ -312,22 +349,16 @@ def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail")
     - ``merge``: add rows not present yet. Rows whose primary key exists must be identical, else
       nothing is written (ids of independently built warehouses collide; re-ingest instead).
     Views in the folder are skipped: the warehouse recreates them from its own SQL.
+    ``verify=False`` skips the sha256 check (the caller ran ``check_folder`` already).
     """
     from ..schema import SCHEMA_VERSION
 
     if mode not in ("fail", "replace", "merge"):
         raise ValueError(mode)
     folder = Path(folder)
-    m = read_manifest(folder)
+    m = check_folder(folder, verify=verify)
     tables = [e for e in m["tables"] if e.get("kind") == "table"]
-    if not tables:
-        raise UserError(f"{folder}: holds only views, which cannot rebuild a warehouse; "
-                        "export with `ctxprior export parquet DIR` (tables, the default)")
     found = m.get("schema_version")
-    if found is not None and int(found) > SCHEMA_VERSION:
-        raise UserError(f"{folder}: exported from schema v{found}, newer than this ctxprior "
-                        f"(v{SCHEMA_VERSION}); upgrade with `pip install -U ctxprior`")
-    verify_files(folder, m, kinds=("table",))
 
     counts = _row_count_user_tables(wh)
     if mode == "fail" and any(counts.values()):
@@ -337,11 +368,12 @@ def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail")
                         "--db file, or pass --merge (add missing rows) or --replace (drop all rows first)")
 
     have = set(wh.table_names())
+    columns = all_columns(wh)
     order = {t.name: i for i, t in enumerate(metadata.sorted_tables)}
     tables.sort(key=lambda e: (order.get(e["name"], len(order)), e["name"]))
     for e in tables:  # validate columns before writing anything
         if e["name"] in have and e["name"] != "meta":
-            cols = {c["name"] for c in columns_of(wh, e["name"])}
+            cols = {c["name"] for c in columns[e["name"]]}
             extra = [c["name"] for c in e["columns"] if c["name"] not in cols]
             if extra:
                 raise UserError(
@@ -349,6 +381,15 @@ def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail")
                     f"lacks (exported from schema v{found}, this ctxprior is v{SCHEMA_VERSION}); "
                     "import with the ctxprior version that exported it")
 
+    try:
+        return _load(wh, folder, tables, mode, have, columns)
+    except duckdb.ConstraintException as e:
+        raise UserError(f"{folder}: rows conflict with {wh.path} ({str(e).splitlines()[0]}); nothing was "
+                        "imported, import into a new --db file instead") from None
+
+
+def _load(wh: Warehouse, folder: Path, tables: list[dict], mode: str, have: set[str],
+          columns: dict[str, list[dict[str, str]]]) -> dict[str, int]:
     added: dict[str, int] = {}
     with wh.transaction():
         if mode == "replace":
@@ -366,27 +407,43 @@ def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail")
                                        [list(r) for r in rows if r[0] != "schema_version"])
                 continue
             if name not in have:
-                coldefs = ", ".join(f"{_q(c['name'])} {c['type']}" for c in e["columns"])
+                coldefs = ", ".join(f"{_q(c['name'])} {_safe_type(c['type'], name, folder)}"
+                                    for c in e["columns"])
                 wh.execute(f"CREATE TABLE {_q(name)} ({coldefs})")
                 have.add(name)
+                columns[name] = all_columns(wh)[name]
             if not files:
                 added[name] = 0
                 continue
-            added[name] = _insert(wh, name, e, files, merge=(mode == "merge"), folder=folder)
+            types = {c["name"]: c["type"] for c in columns[name]}  # the table's own types
+            added[name] = _insert(wh, name, e, files, types, merge=(mode == "merge"), folder=folder)
             if mode != "merge" and added[name] != int(e["rows"]):
                 raise UserError(f"{folder}: table {name} loaded {added[name]} rows, the manifest says "
                                 f"{e['rows']}; the folder is inconsistent, export it again")
     return added
 
 
+_TYPE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ]*(\(\s*\d+\s*(,\s*\d+\s*)?\))?(\[\d*\])*$")
+
+
+def _safe_type(type_: str, table: str, folder: Path) -> str:
+    """A column type from a manifest, used in CREATE TABLE: plain type names only (no SQL)."""
+    if not isinstance(type_, str) or not _TYPE_RE.match(type_):
+        raise UserError(f"{folder}: table {table} has a column of type {type_!r} that ctxprior cannot "
+                        "recreate; create the table yourself, then import with --merge")
+    return type_
+
+
 def _files_sql(files: list[str]) -> str:
     return "[" + ", ".join(_lit(f) for f in files) + "]"
 
 
-def _insert(wh: Warehouse, name: str, entry: dict, files: list[str], merge: bool, folder: Path) -> int:
+def _insert(wh: Warehouse, name: str, entry: dict, files: list[str], types: dict[str, str], merge: bool,
+            folder: Path) -> int:
     cols = [c["name"] for c in entry["columns"]]
     collist = ", ".join(_q(c) for c in cols)
-    src = f"SELECT {collist} FROM read_parquet({_files_sql(files)})"
+    casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in cols)
+    src = f"SELECT {casts} FROM read_parquet({_files_sql(files)})"
     before = int(wh.scalar(f"SELECT count(*) FROM {_q(name)}"))
     if not merge:
         wh.execute(f"INSERT INTO {_q(name)} ({collist}) {src}")
