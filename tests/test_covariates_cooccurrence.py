@@ -218,14 +218,17 @@ def test_unreadable_zst_is_a_clear_error_and_changes_nothing(toy, run_cli, db_pa
     assert catalog_rows(db_path) == before
 
 
-def test_truncated_gzip_fails_that_shard_only(toy, run_cli, db_path, tmp_path):
-    good = write_jsonl(tmp_path / "c2" / "big.jsonl.gz", [{"text": "Paris France " * 2000}] * 50)
+@pytest.mark.parametrize("ext", ["gz", "zst"])
+def test_truncated_shard_fails_that_shard_only(toy, run_cli, db_path, tmp_path, ext):
+    rows = [{"text": f"Paris France {i} " * 300} for i in range(300)]
+    good = write_jsonl(tmp_path / "c2" / f"big.jsonl.{ext}", rows)
     data = good.read_bytes()
-    trunc = tmp_path / "c2" / "trunc.jsonl.gz"
+    trunc = tmp_path / "c2" / f"trunc.jsonl.{ext}"
     trunc.write_bytes(data[: len(data) // 2])
     r = run_cli("covariates", "cooccurrence", good, trunc, "--name", "t", "--workers", "1")
     assert r.exit_code == 2
-    assert "1 shard(s) failed and were not stored" in r.output and "trunc.jsonl.gz" in r.output
+    assert "1 shard(s) failed and were not stored" in r.output and f"trunc.jsonl.{ext}" in r.output
+    assert "EOFError" in r.output
     with open_warehouse(db_path, read_only=True) as wh:
         assert wh.query("SELECT status FROM covariate WHERE name='t'") == [("partial",)]
         assert wh.scalar("SELECT count(*) FROM cooccurrence_shard") == 1

@@ -87,12 +87,46 @@ class _Tap(io.RawIOBase):
         return n or 0
 
 
+class _ZstdReader:
+    """Decompresses a (multi-frame) zstd stream; unlike zstandard's stream_reader it raises on a
+    truncated stream instead of returning the prefix silently."""
+
+    def __init__(self, raw):
+        import zstandard
+
+        self.raw = raw
+        self.dctx = zstandard.ZstdDecompressor()
+        self.dobj = self.dctx.decompressobj()
+        self.fed = False  # bytes given to the current frame
+        self.done = False
+
+    def read(self, n: int = READ_BYTES) -> bytes:
+        while not self.done:
+            chunk = self.raw.read(max(n // 4, 1 << 16))
+            if not chunk:
+                self.done = True
+                if self.fed and not self.dobj.eof:
+                    raise EOFError("zstd stream is truncated (the last frame has no end)")
+                return b""
+            out = []
+            while chunk:
+                self.fed = True
+                out.append(self.dobj.decompress(chunk))
+                chunk = b""
+                if self.dobj.eof:
+                    chunk = self.dobj.unused_data
+                    self.dobj = self.dctx.decompressobj()
+                    self.fed = False
+            data = b"".join(out)
+            if data:
+                return data
+        return b""
+
+
 def _open_decompressed(tap: _Tap, path: str):
     name = path.lower()
     if name.endswith(".zst"):
-        import zstandard
-
-        return zstandard.ZstdDecompressor().stream_reader(tap, read_across_frames=True)
+        return _ZstdReader(tap)
     if name.endswith(".gz"):
         return gzip.GzipFile(fileobj=tap, mode="rb")
     return tap
