@@ -105,7 +105,7 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
 @click.option("--token-env", metavar="VAR",
               help="Read the Hub token from this environment variable (default: HF_TOKEN, then `hf auth login`).")
 @click.option("--license", "license_", metavar="ID", help="License id for the card, e.g. cc-by-4.0.")
-@click.option("--citation", metavar="TEXT|@FILE", help="Citation (BibTeX) for the card, or @FILE to read it.")
+@click.option("--citation", metavar="TEXT|FILE", help="Citation (BibTeX) for the card, or a file holding it.")
 @click.option("--message", metavar="TEXT", help="Commit summary (default names the ctxprior version and runs).")
 @click.option("--overwrite", is_flag=True, help="With --dry-run: replace an earlier dry run in DIR.")
 @pass_app

@@ -58,6 +58,49 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
     },
 }
 
+# Meanings of table columns that have no `comment=` in the schema (core columns written before
+# comments were required). A comment in the schema always wins over this.
+TABLE_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
+    "meta": {"key": "metadata key", "value": "metadata value"},
+    "dataset": {"name": "dataset name, unique in the warehouse", "description": "free-text description",
+                "source_path": "input file as given at ingest", "source_sha256": "sha256 of the input file"},
+    "relation": {"is_reverse": "true for a reversed relation (source id prefixed reverse-)"},
+    "relation_class": {"class_name": "class name (e.g. a YAGO class)",
+                       "fraction": "share of the relation's entities / answers in this class"},
+    "entity": {"name": "entity name as in the source",
+               "uri": "entity URI in the source knowledge graph (NULL for generated entities)",
+               "entity_class": "class of the entity, e.g. from YAGO"},
+    "answer": {"name": "answer text", "uri": "answer URI in the source knowledge graph"},
+    "query_form": {"ordinal": "index among the relation's query forms of this type"},
+    "context_template": {"ordinal": "index among the relation's templates of this type",
+                         "template": "context template with placeholders {entity} and {answer}"},
+    "sample": {"seed": "random seed of the sample (paper: 11, 12, 13)"},
+    "context": {"text": "the context text, prepended to the query (ends in a newline)",
+                "context_type": "base | assertive | negation | ... (copied from the template)"},
+    "run": {"dtype": "dtype of the model weights during the run", "device": "device the model ran on",
+            "batch_size": "prompts per forward batch", "seed": "random seed of the run",
+            "host": "machine that ran it", "pid": "process id of the run",
+            "error": "error message when the run failed", "units_total": "work units in the run",
+            "units_done": "work units finished", "prompts_done": "prompts scored so far"},
+    "run_unit": {"n_prompts": "prompts scored in the unit", "attempts": "times the unit was tried",
+                 "error": "error message when the unit failed", "seconds": "wall-clock seconds spent on the unit"},
+    "susceptibility": {"n_contexts": "number of contexts in the mixture p(A|q(e))"},
+    "prior_topk": {"token_id": "tokenizer id of the answer token", "prob": "probability p(A = token | q(e)) without context"},
+    "prompt_topk": {"rank": "1 = most probable", "token_id": "tokenizer id of the answer token",
+                    "token": "decoded token (or answer string for answer-set runs)",
+                    "prob": "probability p(A = token | c, q(e))"},
+}
+
+# Any table or view, when nothing more specific is known.
+GENERIC_COLUMN_MEANINGS: dict[str, str] = {
+    "ctxprior_version": "ctxprior version that wrote the row",
+    "created_at": "when the row was written (UTC)",
+    "started_at": "start time (UTC)",
+    "ended_at": "end time (UTC)",
+    "finished_at": "finish time (UTC)",
+}
+
+# Columns shared by many views (views only: a table column's meaning is its comment).
 COMMON_COLUMN_MEANINGS: dict[str, str] = {
     "run_id": "scoring run that produced the row (see config `run`)",
     "model": "model id / alias / path as given to the run",
@@ -74,6 +117,10 @@ COMMON_COLUMN_MEANINGS: dict[str, str] = {
     "context": "context text",
     "context_type": "base | assertive | negation | ... (template family of the context)",
     "seed": "sampling seed of the sample",
+    "relation_id": "id of a `relation` row (see config `relation`)",
+    "entity_id": "id of an `entity` row (see config `entity`)",
+    "answer_id": "id of an `answer` row (see config `answer`)",
+    "fact_id": "id of a `fact` row: an (entity, answer) pair of a relation (see config `fact`)",
     "n_contexts": "number of contexts in the mixture p(A|q(e))",
     "persuasion": "psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the sample's contexts",
     "susceptibility": "chi(q(e)) = I(C; A | q(e)) = mean over contexts of psi(c, q(e)), nats",
@@ -119,22 +166,27 @@ ESTIMATORS = {
 
 # -- column meanings ----------------------------------------------------------------------------
 
-def _table_comment_index() -> dict[str, str]:
-    """column name -> first table comment for it (sorted tables), for view-column fallback."""
-    out: dict[str, str] = {}
+def _pk_meaning(column: str) -> str | None:
+    """'x_id' that is the single-column primary key of table x -> 'id of a `x` row'."""
     for t in metadata.sorted_tables:
-        for c in t.columns:
-            if c.comment and c.name not in out:
-                out[c.name] = c.comment
-    return out
-
-
-def _fk_meaning(name: str) -> str | None:
-    for t in metadata.sorted_tables:
-        for c in t.columns:
-            if c.name == name and c.primary_key and name.endswith("_id"):
-                return f"id of a `{t.name}` row (see config `{t.name}`)"
+        pk = [c.name for c in t.primary_key.columns]
+        if pk == [column] and column.endswith("_id"):
+            return f"id of a `{t.name}` row (see config `{t.name}`)"
     return None
+
+
+def _view_sources() -> dict[str, list[str]]:
+    """view -> tables its SQL mentions (from the view files, in file order)."""
+    from ..schema.warehouse import view_scripts
+
+    out: dict[str, list[str]] = {}
+    names = [t.name for t in metadata.sorted_tables]
+    for _, text in view_scripts():
+        for m in re.finditer(r"CREATE\s+OR\s+REPLACE\s+VIEW\s+\"?(\w+)\"?\s+AS(.*?)(?=CREATE\s+OR\s+REPLACE\s+VIEW|\Z)",
+                             text, re.S | re.I):
+            body = m.group(2)
+            out[m.group(1)] = [n for n in names if re.search(rf"\b{re.escape(n)}\b", body)]
+    return out
 
 
 def column_meaning(table: str, column: str, kind: str = "table") -> str:
@@ -144,19 +196,28 @@ def column_meaning(table: str, column: str, kind: str = "table") -> str:
         c = t.columns[column]
         if c.comment:
             return c.comment
+        if column in TABLE_COLUMN_MEANINGS.get(table, {}):
+            return TABLE_COLUMN_MEANINGS[table][column]
         if c.primary_key and len(t.primary_key.columns) == 1 and column.endswith("_id"):
             return f"id of the {table} row (assigned by ctxprior, stable)"
         for fk in c.foreign_keys:
             target = fk.target_fullname.split(".")[0]
             return f"references {fk.target_fullname} (see config `{target}`)"
+        return GENERIC_COLUMN_MEANINGS.get(column, "")
     if column in VIEW_COLUMN_MEANINGS.get(table, {}):
         return VIEW_COLUMN_MEANINGS[table][column]
     if column in COMMON_COLUMN_MEANINGS:
         return COMMON_COLUMN_MEANINGS[column]
-    idx = _table_comment_index()
-    if column in idx:
-        return idx[column]
-    return _fk_meaning(column) or ""
+    pk = _pk_meaning(column)
+    if pk:
+        return pk
+    # a column passed through from a table the view reads: that table's meaning
+    for src in _view_sources().get(table, []):
+        if column in metadata.tables[src].columns:
+            meaning = column_meaning(src, column)
+            if meaning and not meaning.startswith("references "):
+                return meaning
+    return GENERIC_COLUMN_MEANINGS.get(column, "")
 
 
 def table_description(name: str) -> str:
@@ -168,7 +229,7 @@ def table_description(name: str) -> str:
 
 def missing_meanings(manifest: dict[str, Any]) -> list[str]:
     """'table.column' for every published column the card cannot explain."""
-    return [f"{e['name']}.{c['name']}" for e in manifest["tables"] for c in e["columns"]
+    return [f"{e['name']}.{c['name']}" for e in manifest["tables"] if e["files"] for c in e["columns"]
             if not column_meaning(e["name"], c["name"], e["kind"])]
 
 

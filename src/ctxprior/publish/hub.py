@@ -98,12 +98,14 @@ def _hub_error(action: str, e: BaseException, scrub: _Scrub) -> UserError:
 # -- building the folder ------------------------------------------------------------------------
 
 def read_citation(citation: str | None) -> str | None:
-    """--citation TEXT, or @PATH to read it from a file."""
-    if citation and citation.startswith("@"):
-        p = Path(citation[1:])
-        if not p.is_file():
-            raise UserError(f"--citation {citation}: no such file; pass the citation text or @FILE")
-        return p.read_text(encoding="utf-8")
+    """--citation TEXT, or the path of a file holding it (e.g. a .bib file)."""
+    if citation and "\n" not in citation and len(citation) < 4096:
+        p = Path(citation).expanduser()
+        try:
+            if p.is_file():
+                return p.read_text(encoding="utf-8")
+        except OSError:
+            pass
     return citation
 
 
