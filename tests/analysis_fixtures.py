@@ -18,6 +18,7 @@ from datetime import datetime
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 NOW = datetime(2026, 1, 1)
 
@@ -287,3 +288,25 @@ def add_cooccurrence(wh, seen_fakes=()):
                CASE WHEN entity_kind = 'real' THEN ln(1 + 10 * (position + 1))
                     WHEN entity IN ({seen}) THEN 1.0 ELSE 0.0 END AS log_count
         FROM v_entity""")
+
+
+ANALYZE_K = 200
+
+
+@pytest.fixture(scope="session")
+def analyzed_warehouse(tmp_path_factory) -> str:
+    """Path of a warehouse with 2 models x 2 seeds (NaN relation rel2, constant relation rel3),
+    friend-enemy and gender runs, a co-occurrence covariate, analyzed with k = ANALYZE_K.
+    Import this fixture into a test module to use it (it is built once per session)."""
+    from ctxprior.queries.analyses import analyze
+    from ctxprior.schema import open_warehouse
+
+    path = str(tmp_path_factory.mktemp("analyzed") / "wh.duckdb")
+    wh = open_warehouse(path)
+    make_yago_like(wh, models=("m-small", "m-big"), seeds=(11, 12), nan_relation=2, constant_relation=3)
+    add_friend_enemy(wh)
+    add_gender(wh)
+    add_cooccurrence(wh, seen_fakes=["fake0_1"])
+    analyze(wh, k=ANALYZE_K, log=lambda m: None)
+    wh.close()
+    return path

@@ -6,30 +6,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis_fixtures import add_cooccurrence, add_friend_enemy, add_gender, make_yago_like
+from analysis_fixtures import ANALYZE_K as K
+from analysis_fixtures import analyzed_warehouse, make_yago_like  # noqa: F401 (fixture)
 from ctxprior.queries import analyses
 from ctxprior.queries.analyses import analyze, query_file, summary_lines
 from ctxprior.schema import open_warehouse
 
-K = 200
-
-
-@pytest.fixture(scope="module")
-def wh_path(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("an") / "wh.duckdb")
-    wh = open_warehouse(path)
-    make_yago_like(wh, models=("m-small", "m-big"), seeds=(11, 12), nan_relation=2, constant_relation=3)
-    add_friend_enemy(wh)
-    add_gender(wh)
-    add_cooccurrence(wh, seen_fakes=["fake0_1"])
-    analyze(wh, k=K, log=lambda m: None)
-    wh.close()
-    return path
-
 
 @pytest.fixture
-def wh(wh_path):
-    w = open_warehouse(wh_path, read_only=True)
+def wh(analyzed_warehouse):
+    w = open_warehouse(analyzed_warehouse, read_only=True)
     yield w
     w.close()
 

@@ -1,0 +1,330 @@
+"""The paper's figures (Fig. 2, 3, 4, 5, 8, 9, 10, 11 analogues) from the warehouse.
+
+Each figure function returns ``Figure(name, title, data, fig, note)``: ``data`` is the DataFrame
+behind the plot (written as CSV beside the PNG), ``fig`` a matplotlib figure (Agg backend) or
+None when the runs hold no data for it (``note`` says why). Per-run figures (2, 3, 8, 9, 10,
+11) use the first selected run that has the data; Fig. 4 uses the first run group; Fig. 5
+compares all selected runs (models).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .analyses import query_file  # noqa: E402
+
+QT_COLORS = {"open": "#1f77b4", "closed": "#ff7f0e"}
+
+
+@dataclass
+class Figure:
+    name: str
+    title: str
+    data: pd.DataFrame
+    fig: object | None
+    note: str = ""
+
+
+def _runs_with_results(wh, run_ids):
+    if run_ids:
+        return sorted({int(r) for r in run_ids})
+    ids = [r[0] for r in wh.query("SELECT DISTINCT run_id FROM analysis_result UNION "
+                                  "SELECT DISTINCT run_id FROM analysis_distribution ORDER BY 1")]
+    return ids or [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' ORDER BY 1")]
+
+
+def _model(wh, run_id) -> str:
+    return wh.scalar("SELECT model FROM run WHERE run_id = ?", [int(run_id)]) or "?"
+
+
+def _first_run(df: pd.DataFrame) -> int | None:
+    return None if df.empty else int(sorted(df["run_id"].unique())[0])
+
+
+def _empty(name, title, note):
+    return Figure(name, title, pd.DataFrame(), None, note)
+
+
+def _box_by(ax, groups: list[tuple[str, np.ndarray]], colors=None):
+    data = [g[1][~np.isnan(g[1])] if len(g[1]) else np.array([np.nan]) for g in groups]
+    bp = ax.boxplot(data, tick_labels=[g[0] for g in groups], patch_artist=True, showfliers=False)
+    for i, patch in enumerate(bp["boxes"]):
+        patch.set_facecolor((colors or ["#9ecae1"] * len(groups))[i])
+        patch.set_alpha(0.7)
+    for i, d in enumerate(data):
+        x = np.random.default_rng(i).normal(i + 1, 0.06, len(d))
+        ax.scatter(x, d, s=6, color="k", alpha=0.35, zorder=3)
+
+
+def fig2_answer_groups(wh, run_ids) -> Figure:
+    title = "Fig. 2: persuasion by the model's answer"
+    df = query_file(wh, "answer_groups.sql", run_ids)
+    rid = _first_run(df)
+    if rid is None:
+        return _empty("fig2_answer_groups", title, "no generations (score with --memorization)")
+    df = df[df["run_id"] == rid]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
+    for ax, qt in zip(axes, ("open", "closed")):
+        d = df[df["query_type"] == qt]
+        _box_by(ax, [(g, d.loc[d["grp"] == g, "value"].to_numpy(float)) for g in ("ORIGINAL", "CONTEXT", "OTHER")],
+                ["#a1d99b", "#fc9272", "#d9d9d9"])
+        ax.set_title(f"{qt} queries")
+        ax.set_xlabel("the model's answer with the context agrees with ...")
+    axes[0].set_ylabel("mean persuasion score ψ (nats)\nper (entity, query form)")
+    fig.suptitle(f"{title} — {_model(wh, rid)} (run {rid})")
+    fig.tight_layout()
+    return Figure("fig2_answer_groups", title, df, fig)
+
+
+def fig3_mr_bins(wh, run_ids) -> Figure:
+    title = "Fig. 3: susceptibility vs memorization ratio"
+    df = query_file(wh, "mr.sql", run_ids)
+    rid = _first_run(df)
+    if rid is None:
+        return _empty("fig3_mr_bins", title, "no memorization ratios (score with --memorization)")
+    df = df[df["run_id"] == rid]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for off, qt in ((-0.18, "open"), (0.18, "closed")):
+        d = df[df["query_type"] == qt]
+        total = max(1, len(d))
+        for b in range(5):
+            x = d.loc[d["bin"] == b, "susceptibility"].dropna().to_numpy(float)
+            if not len(x):
+                continue
+            share = len(x) / total
+            bp = ax.boxplot([x], positions=[b + off], widths=0.32, patch_artist=True, showfliers=False)
+            bp["boxes"][0].set_facecolor(QT_COLORS[qt])
+            bp["boxes"][0].set_alpha(0.25 + 0.75 * share)
+        ax.plot([], [], "s", color=QT_COLORS[qt], label=f"{qt} queries")
+    ax.set_xticks(range(5), [f"{b / 5:.1f}–{(b + 1) / 5:.1f}" for b in range(5)])
+    ax.set_xlabel("memorization ratio (share of answers that keep the original answer)")
+    ax.set_ylabel("susceptibility χ (nats)")
+    ax.legend(title="opacity = share of points in the bin", fontsize=8)
+    ax.set_title(f"{title} — {_model(wh, rid)} (run {rid})")
+    fig.tight_layout()
+    return Figure("fig3_mr_bins", title, df, fig)
+
+
+def fig4_reliability(wh, run_ids) -> Figure:
+    title = "Fig. 4: reliability (variance across seeds and query forms)"
+    ids = ", ".join(map(str, run_ids))
+    df = wh.df(f"SELECT * EXCLUDE (created_at) FROM analysis_distribution WHERE analysis = 'reliability' "
+               f"AND run_id IN ({ids}) ORDER BY run_id, query_type, series")
+    if df.empty:
+        return _empty("fig4_reliability", title, "no reliability rows (run `ctxprior analyze --only reliability`)")
+    rid = int(df["run_id"].iloc[0])
+    df = df[df["run_id"] == rid]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
+    for ax, across in zip(axes, ("seeds", "query forms")):
+        for j, (score, color) in enumerate((("susceptibility", "#1f77b4"), ("persuasion", "#ff7f0e"))):
+            stats = []
+            for qt in ("closed", "open"):
+                r = df[(df["series"] == f"{score} across {across}") & (df["query_type"] == qt)]
+                if len(r):
+                    r = r.iloc[0]
+                    stats.append(dict(label=qt, med=r["median"], q1=r["q25"], q3=r["q75"], whislo=0.0,
+                                      whishi=r["max"], fliers=[]))
+            if stats:
+                pos = [i + (j - 0.5) * 0.35 for i in range(len(stats))]
+                bp = ax.bxp(stats, positions=pos, widths=0.3, patch_artist=True, showfliers=False)
+                for b in bp["boxes"]:
+                    b.set_facecolor(color)
+                    b.set_alpha(0.6)
+                ax.set_xticks(range(len(stats)), [s["label"] for s in stats])
+            ax.plot([], [], "s", color=color, label=f"{score} ({'χ' if score == 'susceptibility' else 'ψ'})")
+        ax.set_title(f"across {across}")
+        ax.set_xlabel("query type (box: quartiles, whisker: 0 to max)")
+        ax.set_yscale("symlog", linthresh=1e-4)
+    axes[0].set_ylabel("variance of the score (nats²)")
+    axes[1].legend(fontsize=8)
+    fig.suptitle(f"{title} — {df['model'].iloc[0]} (runs {df['run_ids'].iloc[0]})")
+    fig.tight_layout()
+    return Figure("fig4_reliability", title, df, fig,
+                  "" if (df["series"].str.contains("seeds")).any() else "only one seed: no across-seed variance")
+
+
+FIG5_ANALYSES = [("relevance", "relevant > irrelevant", "v"), ("familiarity", "fake > real (susceptibility)", "o"),
+                 ("assertive", "assertive > base", "s"), ("negation", "negation ≠ base", "^")]
+
+
+def fig5_summary(wh, run_ids) -> Figure:
+    title = "Fig. 5: share of relations significant and mean effect size, per model"
+    ids = ", ".join(map(str, run_ids))
+    df = wh.df(f"""SELECT run_id, model, analysis, query_type, n_tests, n_skipped, n_significant,
+                          share_significant, mean_effect_size
+                   FROM v_analysis_summary WHERE run_id IN ({ids}) AND test = 'independent'
+                     AND analysis IN ('relevance', 'familiarity', 'assertive', 'negation')
+                   ORDER BY run_id, analysis, query_type""")
+    if df.empty:
+        return _empty("fig5_summary", title, "no group comparisons stored (run `ctxprior analyze`)")
+    df["model_run"] = df["model"] + " (run " + df["run_id"].astype(str) + ")"
+    order = list(dict.fromkeys(df["model_run"]))
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    for col, qt in enumerate(("open", "closed")):
+        for row, (metric, ylabel) in enumerate((("share_significant", "share of relations significant (BH)"),
+                                                ("mean_effect_size", "mean effect size (Cohen's d)"))):
+            ax = axes[row, col]
+            for name, label, marker in FIG5_ANALYSES:
+                d = df[(df["analysis"] == name) & (df["query_type"] == qt)].set_index("model_run").reindex(order)
+                if d[metric].notna().any():
+                    ax.plot(range(len(order)), d[metric].to_numpy(float), marker=marker, label=label)
+            ax.set_title(f"{qt} queries")
+            ax.set_ylabel(ylabel)
+            if metric == "share_significant":
+                ax.set_ylim(-0.05, 1.05)
+            ax.set_xticks(range(len(order)), order, rotation=30, ha="right", fontsize=8)
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return Figure("fig5_summary", title, df.drop(columns="model_run"), fig)
+
+
+def fig8_real_fake(wh, run_ids) -> Figure:
+    title = "Fig. 8: susceptibility of real vs fake entities (strongest relation)"
+    ids = ", ".join(map(str, run_ids))
+    best = wh.query(f"""SELECT run_id, relation, query_type FROM analysis_result
+                        WHERE analysis = 'familiarity' AND test = 'independent' AND skip_reason IS NULL
+                          AND run_id IN ({ids}) ORDER BY run_id, effect_size DESC LIMIT 1""")
+    if not best:
+        return _empty("fig8_real_fake", title, "no real-vs-fake tests stored")
+    rid, rel, qt = best[0]
+    df = query_file(wh, "familiarity.sql", [rid])
+    df = df[(df["relation"] == rel) & (df["query_type"] == qt)]
+    forms = sorted(df["query_form"].unique())
+    fig, axes = plt.subplots(1, len(forms), figsize=(4.5 * len(forms), 4), sharey=True, squeeze=False)
+    for ax, qf in zip(axes[0], forms):
+        d = df[df["query_form"] == qf]
+        _box_by(ax, [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("real", "fake")],
+                ["#6baed6", "#fd8d3c"])
+        ax.set_title(f"query form {qf}")
+        ax.set_xlabel("entity")
+    axes[0][0].set_ylabel("susceptibility χ (nats)")
+    fig.suptitle(f"{title}: {rel}, {qt} — {_model(wh, rid)} (run {rid})")
+    fig.tight_layout()
+    return Figure("fig8_real_fake", title, df, fig)
+
+
+def fig9_frequency(wh, run_ids) -> Figure:
+    title = "Fig. 9: susceptibility vs training-data frequency / KG degree"
+    ids = ", ".join(map(str, run_ids))
+    row = wh.query(f"""SELECT run_id, analysis, note FROM analysis_result
+                       WHERE analysis IN ('frequency', 'degree', 'covariate') AND relation = '(all)'
+                         AND run_id IN ({ids}) ORDER BY analysis = 'frequency' DESC, analysis, run_id LIMIT 1""")
+    if not row:
+        return _empty("fig9_frequency", title, "no covariate correlations stored (give --covariate)")
+    rid, analysis, note = row[0]
+    from .analyses import covariate_values, query_file as qf
+
+    if note and "." in note and not note.startswith("fact."):
+        df = covariate_values(wh, note, [rid])
+    else:
+        df = qf(wh, "susceptibility_by_fact.sql", [rid])
+        df["covariate"] = df["predicate_degree"].astype(float)
+    df = df[df["run_id"] == rid]
+    rho = dict(wh.query("SELECT query_type, effect_size FROM analysis_result WHERE run_id = ? AND analysis = ? "
+                        "AND relation = '(all)'", [rid, analysis]))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for qt in ("open", "closed"):
+        d = df[df["query_type"] == qt]
+        r = rho.get(qt)
+        ax.scatter(1 + d["covariate"].astype(float), d["susceptibility"], s=10, alpha=0.5, color=QT_COLORS[qt],
+                   label=f"{qt} queries" + (f" (Spearman ρ = {r:+.2f})" if r is not None else ""))
+    ax.set_xscale("log")
+    ax.set_xlabel(f"1 + {note} (log scale)")
+    ax.set_ylabel("susceptibility χ (nats), mean over query forms")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{title} — {_model(wh, rid)} (run {rid})")
+    fig.tight_layout()
+    return Figure("fig9_frequency", title, df, fig)
+
+
+def fig10_friend_enemy(wh, run_ids) -> Figure:
+    title = "Fig. 10: susceptibility of friend vs enemy pairs"
+    df = query_file(wh, "friend_enemy.sql", run_ids)
+    rid = _first_run(df)
+    if rid is None:
+        return _empty("fig10_friend_enemy", title, "no friend-enemy runs")
+    df = df[df["run_id"] == rid]
+    forms = sorted(df["query_form"].unique())
+    fig, axes = plt.subplots(1, len(forms), figsize=(4.5 * len(forms), 4), sharey=True, squeeze=False)
+    for ax, qf in zip(axes[0], forms):
+        d = df[df["query_form"] == qf]
+        _box_by(ax, [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("friend", "enemy")],
+                ["#74c476", "#de2d26"])
+        ax.set_title(f"query form {qf}")
+        ax.set_xlabel("relationship of the entity pair")
+    axes[0][0].set_ylabel("susceptibility χ (nats)")
+    fig.suptitle(f"{title} — {_model(wh, rid)} (run {rid})")
+    fig.tight_layout()
+    return Figure("fig10_friend_enemy", title, df, fig)
+
+
+GENDER_LABELS = [("feminine_stereotype", "F"), ("masculine_stereotype", "M"),
+                 ("feminine_swapped", "M* (feminine stereotype,\nswapped to men)"),
+                 ("masculine_swapped", "F* (masculine stereotype,\nswapped to women)")]
+
+
+def fig11_gender(wh, run_ids) -> Figure:
+    title = "Fig. 11: susceptibility of feminine vs masculine names per context collection"
+    df = query_file(wh, "gender.sql", run_ids)
+    rid = _first_run(df)
+    if rid is None:
+        return _empty("fig11_gender", title, "no gender runs")
+    df = df[df["run_id"] == rid]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    present = [(ct, lab) for ct, lab in GENDER_LABELS if ct in set(df["context_type"])]
+    for off, cls, color in ((-0.18, "feminine", "#e7298a"), (0.18, "masculine", "#1b9e77")):
+        data = [df[(df["context_type"] == ct) & (df["grp"] == cls)].groupby("entity")["value"].mean().to_numpy(float)
+                for ct, _ in present]
+        bp = ax.boxplot(data, positions=[i + off for i in range(len(present))], widths=0.32, patch_artist=True,
+                        showfliers=False)
+        for b in bp["boxes"]:
+            b.set_facecolor(color)
+            b.set_alpha(0.6)
+        ax.plot([], [], "s", color=color, label=f"{cls} names")
+    ax.set_xticks(range(len(present)), [lab for _, lab in present], fontsize=8)
+    ax.set_xlabel("context collection")
+    ax.set_ylabel("susceptibility χ per name (nats)\n(mean over queries)")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{title} — {_model(wh, rid)} (run {rid})", fontsize=10)
+    fig.tight_layout()
+    return Figure("fig11_gender", title, df, fig)
+
+
+FIGURES = [fig2_answer_groups, fig3_mr_bins, fig4_reliability, fig5_summary, fig8_real_fake, fig9_frequency,
+           fig10_friend_enemy, fig11_gender]
+
+
+def build_figures(wh, run_ids=None) -> list[Figure]:
+    ids = _runs_with_results(wh, run_ids)
+    if not ids:
+        from ..errors import UserError
+
+        raise UserError("no runs to plot; score and `ctxprior analyze` first")
+    return [f(wh, ids) for f in FIGURES]
+
+
+def write_figures(wh, out_dir, run_ids=None) -> list[tuple[str, str | None, str]]:
+    """Write <name>.png and <name>.csv per figure into out_dir; returns (name, png or None, note)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for f in build_figures(wh, run_ids):
+        if f.fig is None:
+            written.append((f.name, None, f"skipped: {f.note}"))
+            continue
+        png = out / f"{f.name}.png"
+        f.fig.savefig(png, dpi=110)
+        plt.close(f.fig)
+        f.data.to_csv(out / f"{f.name}.csv", index=False)
+        written.append((f.name, os.fspath(png), f.title + (f" ({f.note})" if f.note else "")))
+    return written

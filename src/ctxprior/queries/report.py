@@ -1,0 +1,218 @@
+"""`ctxprior report`: one self-contained HTML page (figures as base64 PNG, tables, plain readings)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__
+from .analyses import COMPARISONS, summary_lines
+from .figures import build_figures, _runs_with_results
+
+CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; max-width: 1100px; margin: 2em auto;
+       padding: 0 1em; color: #222; line-height: 1.45; }
+h1 { font-size: 1.7em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 1.8em; }
+table { border-collapse: collapse; font-size: .85em; margin: .6em 0 1.2em; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+img { max-width: 100%; border: 1px solid #eee; }
+.reading { background: #f6f9ff; border-left: 4px solid #4a7bd0; padding: .5em 1em; }
+.summary { background: #fafafa; border: 1px solid #ddd; padding: .6em 1em; font-family: ui-monospace, monospace;
+           font-size: .85em; white-space: pre-wrap; }
+.muted { color: #777; font-size: .85em; }
+"""
+
+SECTION_TEXT = {
+    "relevance": ("Relevance (§4.3.1)", "Contexts that mention the queried entity (relevant) vs contexts that "
+                  "do not; the hypothesis is that relevant contexts are more persuasive."),
+    "assertive": ("Assertiveness (§4.3.2)", "Assertive contexts (\"Definitely, ...\") vs base contexts; "
+                  "the hypothesis is that assertive contexts are more persuasive."),
+    "negation": ("Negation (§4.3.3)", "Negated contexts (\"... is not ...\") vs base contexts, two-sided: the "
+                 "paper finds differences in both directions."),
+    "familiarity": ("Familiar vs unfamiliar entities (§4.4.1)", "Susceptibility of fake (unfamiliar) vs real "
+                    "(familiar) entities; the hypothesis is that fake entities are more susceptible."),
+    "answer-groups": ("Persuasion by the model's answer (§4.2.2, Fig. 2)", "Contexts after which the model "
+                      "answered with the context's answer vs those after which it kept the original answer."),
+    "friend-enemy": ("Friend–enemy pairs (§5, Fig. 10)", "Susceptibility of friend pairs vs enemy pairs, "
+                     "per query form."),
+    "gender": ("Gender (§5, Fig. 11)", "Susceptibility of masculine vs feminine names, per context collection "
+               "(two-sided)."),
+}
+
+DIRECTION = {"greater": "higher than", "less": "lower than", "two-sided": "different from"}
+
+
+def _img(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return f'<img alt="figure" src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}">'
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return html.escape(str(v))
+
+
+def _table(df: pd.DataFrame, max_rows: int = 60) -> str:
+    if df.empty:
+        return '<p class="muted">(no rows)</p>'
+    more = len(df) - max_rows
+    df = df.head(max_rows)
+    head = "".join(f'<th class="{"l" if df[c].dtype == object else ""}">{html.escape(str(c))}</th>' for c in df.columns)
+    rows = []
+    for r in df.itertuples(index=False):
+        cells = "".join(f'<td class="{"l" if isinstance(v, str) else ""}">{_fmt(v)}</td>' for v in r)
+        rows.append(f"<tr>{cells}</tr>")
+    tail = f'<p class="muted">... {more} more rows in the warehouse table.</p>' if more > 0 else ""
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>{tail}"
+
+
+def reading_for(wh, analysis: str, ids: str) -> str:
+    """Plain-language reading of one comparison from its stored rows."""
+    cmp = COMPARISONS[analysis]
+    df = wh.df(f"SELECT * FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})", [analysis])
+    if df.empty:
+        return "Not run on these runs."
+    parts = []
+    unit = "relations" if cmp.stratum == "query_type" else ("query forms" if cmp.stratum == "query_form"
+                                                             else "context collections")
+    for (run_id, test), d in df.groupby(["run_id", "test"], sort=True):
+        ran = d[d["skip_reason"].isna()]
+        if test != "independent":
+            continue
+        model = wh.scalar("SELECT model FROM run WHERE run_id = ?", [int(run_id)])
+        bits = []
+        for qt, dq in ran.groupby("query_type", sort=True):
+            n_sig = int(dq["significant"].fillna(False).astype(bool).sum())
+            bits.append(f"{n_sig} of {len(dq)} ({qt})" if cmp.stratum == "query_type" else
+                        f"{qt}: {'significant' if n_sig else 'not significant'} (d = {dq['effect_size'].mean():+.2f})")
+        alt = d[d["test"] == cmp.alt_design] if cmp.alt_design else pd.DataFrame()
+        alt_all = df[(df["run_id"] == run_id) & (df["test"] == cmp.alt_design)] if cmp.alt_design else alt
+        alt_ran = alt_all[alt_all["skip_reason"].isna()]
+        mean_d = ran["effect_size"].mean()
+        txt = (f"<b>{html.escape(model)} (run {run_id})</b>: {cmp.label1} was significantly "
+               f"{DIRECTION[cmp.alternative]} {cmp.label2} in " + ", ".join(bits))
+        if cmp.stratum == "query_type":
+            txt += f" {unit}"
+        if not math.isnan(mean_d):
+            txt += f"; mean Cohen's d = {mean_d:+.2f}"
+        if len(alt_ran):
+            txt += (f". The {cmp.alt_design.replace('_', ' ')} alternative (repeated measures of one entity "
+                    f"combined) is significant in {int(alt_ran['significant'].fillna(False).astype(bool).sum())} of "
+                    f"{len(alt_ran)}")
+        n_skip = int(d["skip_reason"].notna().sum())
+        if n_skip:
+            txt += f". {n_skip} test(s) could not run (see the skipped tests table)"
+        parts.append(txt + ".")
+    return "<br>".join(parts)
+
+
+def write_report(wh, out_path, run_ids=None) -> str:
+    ids_list = _runs_with_results(wh, run_ids)
+    ids = ", ".join(map(str, ids_list)) or "NULL"
+    figs = {f.name: f for f in build_figures(wh, ids_list)}
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ctxprior report</title>"
+           f"<style>{CSS}</style></head><body>",
+           "<h1>Context versus prior: analysis report</h1>",
+           f"<p class='muted'>ctxprior {__version__}, {now}. Persuasion ψ = KL(p(A|c,q) ‖ p(A|q)); "
+           "susceptibility χ = I(C; A | q). Tests: permutation test of Student's t, Benjamini–Hochberg "
+           "across relations per run and query type, Cohen's d (pooled SD).</p>"]
+    runs = wh.df(f"""SELECT r.run_id, r.model, d.name AS dataset, s.seed, r.estimator, r.status
+                     FROM run r LEFT JOIN sample s USING (sample_id) LEFT JOIN dataset d ON d.dataset_id = s.dataset_id
+                     WHERE r.run_id IN ({ids}) ORDER BY r.run_id""")
+    out += ["<h2>Runs</h2>", _table(runs)]
+    try:
+        lines = summary_lines(wh, ids_list)
+    except Exception as e:  # noqa: BLE001 - the report still renders
+        lines = [f"(summary unavailable: {e})"]
+    out += ["<h2>Summary</h2>", f"<div class='summary'>{html.escape(chr(10).join(lines))}</div>"]
+
+    def fig_block(name):
+        f = figs.get(name)
+        if f is None:
+            return ""
+        if f.fig is None:
+            return f"<p class='muted'>{html.escape(f.title)}: not drawn ({html.escape(f.note)}).</p>"
+        return f"<figure>{_img(f.fig)}<figcaption class='muted'>{html.escape(f.title)}</figcaption></figure>"
+
+    summ = wh.df(f"""SELECT model, run_id, analysis, query_type, test, n_tests, n_significant, share_significant,
+                            mean_effect_size, n_skipped FROM v_analysis_summary WHERE run_id IN ({ids})
+                       AND analysis IN ('relevance', 'familiarity', 'assertive', 'negation') ORDER BY analysis, test, query_type, run_id""")
+    out += ["<h2>Across models (Fig. 5)</h2>",
+            "<p class='reading'>Share of relations where the comparison is significant after BH, and the mean "
+            "effect size, per model. <i>independent</i> is the paper's design; <i>paired</i> / "
+            "<i>entity_mean</i> combine the repeated measures of one entity first.</p>",
+            fig_block("fig5_summary"), _table(summ, 80)]
+    for name in ("relevance", "assertive", "negation", "familiarity", "answer-groups"):
+        title, what = SECTION_TEXT[name]
+        rows = wh.df(f"""SELECT run_id, relation, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant,
+                                effect_size FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
+                                AND skip_reason IS NULL ORDER BY run_id, test, query_type, p""", [name])
+        out += [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
+                f"<p class='reading'>{reading_for(wh, name, ids)}</p>"]
+        out.append(fig_block({"familiarity": "fig8_real_fake", "answer-groups": "fig2_answer_groups"}.get(name, "")))
+        out.append(_table(rows, 40))
+    out += ["<h2>Memorization ratio (Fig. 3)</h2>"]
+    mr = wh.df(f"""SELECT run_id, query_type, effect_size AS spearman_rho, p, n1 AS n FROM analysis_result
+                   WHERE analysis = 'mr' AND run_id IN ({ids}) AND skip_reason IS NULL ORDER BY ALL""")
+    if len(mr):
+        out.append("<p class='reading'>" + "; ".join(
+            f"run {r.run_id} {r.query_type}: Spearman ρ(MR, χ) = {r.spearman_rho:+.2f} (n = {r.n})"
+            for r in mr.itertuples()) + ". The paper reads the plot as a decreasing upper bound of χ as MR grows.</p>")
+    out += [fig_block("fig3_mr_bins"), _table(mr)]
+    rel = wh.df(f"""SELECT model, run_ids, query_type, series, n, n_nan, median, q75, max FROM analysis_distribution
+                    WHERE analysis = 'reliability' AND run_id IN ({ids}) ORDER BY ALL""")
+    out += ["<h2>Reliability (Fig. 4)</h2>",
+            "<p class='reading'>Variance of each score across seeds (runs of one model on samples drawn with "
+            "different seeds) and across the two query forms of a type. Low variance = a reliable measure; the "
+            "paper finds low variance except across open query forms.</p>",
+            fig_block("fig4_reliability"), _table(rel)]
+    sp = wh.df(f"""SELECT run_id, analysis, note AS covariate, relation, query_type, n1 AS n, effect_size AS rho, p,
+                          p_adj, significant FROM analysis_result
+                   WHERE analysis IN ('frequency', 'degree', 'covariate') AND run_id IN ({ids})
+                     AND skip_reason IS NULL ORDER BY run_id, analysis, relation <> '(all)', relation, query_type""")
+    out += ["<h2>Frequency and KG degree (Fig. 9)</h2>"]
+    pooled = sp[sp["relation"] == "(all)"]
+    if len(pooled):
+        out.append("<p class='reading'>" + "; ".join(
+            f"run {r.run_id}, {html.escape(str(r.covariate))}, {r.query_type}: ρ = {r.rho:+.2f} (n = {r.n})"
+            for r in pooled.itertuples()) + ". A negative ρ means more frequent / better connected entities "
+            "are less susceptible (paper: ρ = −0.23 for pythia-6.9b).</p>")
+    out += [fig_block("fig9_frequency"), _table(sp, 40)]
+    for name, fig in (("friend-enemy", "fig10_friend_enemy"), ("gender", "fig11_gender")):
+        title, what = SECTION_TEXT[name]
+        rows = wh.df(f"""SELECT run_id, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant, effect_size,
+                                skip_reason FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
+                         ORDER BY ALL""", [name])
+        out += [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
+                f"<p class='reading'>{reading_for(wh, name, ids)}</p>", fig_block(fig), _table(rows)]
+    skipped = wh.df(f"""SELECT analysis, test, skip_reason, count(*) AS n_tests,
+                               string_agg(DISTINCT relation, ', ') AS relations
+                        FROM analysis_result WHERE skip_reason IS NOT NULL AND run_id IN ({ids})
+                        GROUP BY ALL ORDER BY ALL""")
+    out += ["<h2>Skipped tests</h2>",
+            "<p>Tests that could not run are stored with their reason (never as a silent 0).</p>", _table(skipped)]
+    out.append("</body></html>")
+    path = Path(out_path)
+    if path.parent and not path.parent.exists():
+        from ..errors import UserError
+
+        raise UserError(f"--out {out_path}: folder {path.parent} does not exist")
+    path.write_text("\n".join(out), encoding="utf-8")
+    return str(path)
