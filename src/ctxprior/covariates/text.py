@@ -13,12 +13,11 @@ splitting at white spaces." Here that is, exactly:
 Entity and answer names go through the same function, so a name matches a word sequence of
 the text exactly when the normalized words are equal. ``words`` (one string, pure Python) and
 ``normalize_batch`` (many documents at once, on UTF-8 bytes: ``bytes.translate`` for ASCII,
-a cached per-run fix-up for non-ASCII runs) give identical words; a test checks it.
+a cached fix-up for each run of non-ASCII bytes) give identical words; a test checks it.
 """
 
 from __future__ import annotations
 
-import re
 import string
 import unicodedata
 from functools import lru_cache
@@ -28,7 +27,6 @@ import numpy as np
 SEPARATOR = "\x00"  # between documents in a batch; never part of a normalized name
 _ASCII_PUNCT = set(string.punctuation)
 _ASCII_SPACE = [c for c in range(128) if chr(c).isspace()]
-_NONASCII = re.compile(rb"[\x80-\xff]+")
 
 
 def check_punctuation(punctuation: str) -> str:
@@ -88,6 +86,27 @@ def _fix_run(run: bytes, punctuation: str) -> bytes:
     return "".join([_map_char(ch, punctuation) for ch in s]).encode("utf-8", "surrogatepass")
 
 
+def _fix_non_ascii(b: bytes, punctuation: str) -> bytes:
+    """Map punctuation / white space inside the non-ASCII runs of ``b`` (UTF-8)."""
+    hi = np.frombuffer(b, dtype=np.uint8) >= 0x80
+    edges = np.diff(hi.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts = np.flatnonzero(edges == 1).tolist()
+    ends = np.flatnonzero(edges == -1).tolist()
+    parts: list[bytes] = []
+    prev = 0
+    for s, e in zip(starts, ends):
+        run = b[s:e]
+        fixed = _fix_run(run, punctuation)
+        if fixed != run:
+            parts.append(b[prev:s])
+            parts.append(fixed)
+            prev = e
+    if not parts:
+        return b
+    parts.append(b[prev:])
+    return b"".join(parts)
+
+
 def normalize_batch(texts: list[str], ignore_case: bool = False, punctuation: str = "delete"
                     ) -> tuple[str, np.ndarray, np.ndarray]:
     """Normalize many documents at once.
@@ -107,7 +126,7 @@ def normalize_batch(texts: list[str], ignore_case: bool = False, punctuation: st
     table, delete = _ascii_tables(punctuation)
     b = b.translate(table, delete)
     if not b.isascii():
-        b = _NONASCII.sub(lambda m: _fix_run(m.group(), punctuation), b)
+        b = _fix_non_ascii(b, punctuation)
     while b"  " in b:
         b = b.replace(b"  ", b" ")
     if not b.startswith(b" "):
