@@ -1,0 +1,43 @@
+-- Covariate catalog and co-occurrence shard progress, readable.
+-- The covariates themselves are the per-covariate views cov_<name>, created by
+-- `ctxprior covariates ...` (ctxprior/covariates/*.py); see docs/readme/covariates.md.
+
+CREATE OR REPLACE VIEW v_covariate AS
+SELECT c.name,
+       c.kind,
+       coalesce(d.name, '(all)') AS dataset,
+       c.view_name,
+       c.key_columns,
+       c.value_columns,
+       c.status,
+       c.n_rows,
+       c.n_matched,
+       c.source_path,
+       c.source_sha256,
+       c.description,
+       c.params_json,
+       c.data_table,
+       c.added_at,
+       c.updated_at,
+       c.covariate_id, c.dataset_id
+FROM covariate c
+LEFT JOIN dataset d USING (dataset_id);
+
+-- One row per counted corpus shard of a co-occurrence covariate.
+CREATE OR REPLACE VIEW v_cooccurrence_shard AS
+SELECT c.name AS covariate,
+       s.path,
+       s.size_bytes,
+       s.n_lines,
+       s.n_documents,
+       s.n_words,
+       s.n_bad_json,
+       s.n_missing_text,
+       s.bad_examples,
+       s.seconds,
+       s.worker,
+       s.finished_at,
+       s.sha256,
+       s.covariate_id, s.shard_id
+FROM cooccurrence_shard s
+JOIN covariate c USING (covariate_id);
