@@ -1,1 +1,16 @@
-"""Covariates: corpus co-occurrence counts, KG degrees, and user tables keyed by warehouse keys."""
+"""Covariates: corpus co-occurrence counts, KG degrees, and user tables keyed by warehouse keys.
+
+Each covariate has a row in the `covariate` catalog and a view ``cov_<name>`` with the warehouse's
+readable keys (dataset, relation, entity, answer). Modules:
+  text.py          word splitting of Du et al. 2024, App. F.2
+  counting.py      exact window co-occurrence counting (Aho-Corasick + numpy)
+  corpus.py        corpus shards: formats, streaming, bad lines
+  cooccurrence.py  the `covariates cooccurrence` command: plan, executors (local / Ray), storage
+  kg_degree.py     delta(e,q) and total degree with DuckDB over triple files
+  user.py          `covariates add`: any CSV / Parquet keyed by names or URIs
+  catalog.py       catalog rows, cov_<name> views, register_fact_degrees
+"""
+
+from .catalog import register_fact_degrees
+
+__all__ = ["register_fact_degrees"]
