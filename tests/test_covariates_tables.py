@@ -199,3 +199,28 @@ def test_register_fact_degrees(wh_path):
         assert rows[0] == ("France", 10, 100)
         assert wh.scalar("SELECT kind FROM covariate WHERE name = 'toy_degree'") == "fact_degree"
         assert register_fact_degrees(wh, 999) is None
+
+
+def test_yago_qec_ingest_registers_degrees_and_cooccurrence_joins(run_cli, db_path, tmp_path, shared_dir):
+    """With the lead's yago-qec ingest: degrees become cov_<dataset>_degree; co-occurrence joins
+    the readable keys (names repeat in this fixture, the cov view stays one row per key)."""
+    from fixtures.make_yago_qec import make_yago_qec
+    from covariates_helpers import write_jsonl
+
+    path = tmp_path / "yago_qec.json"
+    make_yago_qec(path, n_relations=3, n_facts=12, seed=0, with_degrees=True)
+    r = run_cli("ingest", "yago-qec", path)
+    assert r.exit_code == 0, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.query("SELECT name, kind FROM covariate") == [("yago_qec_degree", "fact_degree")]
+        assert wh.scalar("SELECT count(*) FROM cov_yago_qec_degree WHERE predicate_degree IS NOT NULL") > 0
+        ents = wh.query("SELECT entity, answer FROM v_entity WHERE answer IS NOT NULL LIMIT 5")
+    docs = [{"text": f"{e} and {a}. {a}, {e}!"} for e, a in ents]
+    corpus = write_jsonl(tmp_path / "c" / "x.jsonl.zst", docs)
+    r = run_cli("covariates", "cooccurrence", corpus, "--name", "yago_cooc", "--workers", "1")
+    assert r.exit_code == 0, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        n_keys = wh.scalar("SELECT count(*) FROM (SELECT DISTINCT dataset, relation, entity, answer FROM v_entity)")
+        assert wh.scalar("SELECT count(*) FROM cov_yago_cooc") == n_keys
+        e, a = ents[0]
+        assert wh.scalar("SELECT max(cooccurrence) FROM cov_yago_cooc WHERE entity = ? AND answer = ?", [e, a]) >= 3
