@@ -208,9 +208,12 @@ def main() -> None:
               f"{naive_rate:.3f} MB/s per core (same counts as ctxprior on the slice: yes)")
         print(f"ratio: {per_core_cpu / naive_rate:.0f}x the naive approach per core "
               f"(counting engine alone on the slice: {size / 1e6 / max(fast_cpu, 1e-9):.1f} MB/s)")
-        hours = PILE_BYTES / (per_core_cpu * 1e6 * 100) / 3600
-        print(f"estimate: the 825 GiB Pile on a 100-core Ray cluster at {per_core_cpu:.1f} MB/s per core "
-              f"= {hours:.1f} h (perfect scaling; needs >= 100 shard files)")
+        t100 = PILE_BYTES / (per_core_cpu * 1e6 * 100) / 60
+        t30 = PILE_BYTES / (per_core_cpu * 1e6 * 30) / 60
+        print(f"estimate: the 825 GiB Pile (uncompressed JSON) on a 100-core Ray cluster at {per_core_cpu:.1f} MB/s "
+              f"per core: {t100:.0f} min with >= 100 shard files (one task per file; split the Pile's 30 files), "
+              f"{t30:.0f} min with its 30 files as they are (30 tasks busy); assumes the workers read "
+              f"{PILE_BYTES / (t100 * 60) / 1e9 / 3:.1f} GB/s of zstd input in aggregate")
         print(f"targets: >= 20 MB/s per core: {'met' if per_core_cpu >= 20 else 'NOT met'}; "
               f">= 20x naive: {'met' if per_core_cpu / naive_rate >= 20 else 'NOT met'}")
     finally:
