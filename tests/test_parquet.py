@@ -261,3 +261,18 @@ def test_import_not_a_ctxprior_folder(tmp_path, run_cli):
     r = run_cli("import", "parquet", tmp_path / "f", db=str(tmp_path / "d.duckdb"))
     assert r.exit_code == 2 and "not a readable JSON manifest" in r.output
     assert not (tmp_path / "d.duckdb").exists()
+
+
+def test_a_broken_view_is_skipped_not_fatal(tmp_path, run_cli):
+    src = build_warehouse(str(tmp_path / "s.duckdb"), use_demo=False)
+    con = duckdb.connect(src)
+    con.execute("CREATE TABLE tmp_x (a INTEGER)")
+    con.execute("CREATE VIEW v_broken AS SELECT a FROM tmp_x")
+    con.execute("DROP TABLE tmp_x")
+    con.close()
+    out = tmp_path / "v"
+    r = run_cli("export", "parquet", out, "--views", "all", db=src)
+    assert r.exit_code == 0, r.output
+    m = json.loads((out / "manifest.json").read_text())
+    assert [v["name"] for v in m["skipped_views"]] == ["v_broken"]
+    assert "v_persuasion" in {e["name"] for e in m["tables"]}

@@ -341,17 +341,15 @@ def test_publish_private_and_token_errors(src, tmp_path, hub):
     assert r.returncode == 2, r.stderr[-2000:]
     assert "token was rejected" in r.stderr and bad not in r.stderr + r.stdout
     assert "Traceback" not in r.stderr
-    # --private reaches create_repo
-    r = run_ctxprior(["publish", REPO, "--private"], hub_env(tmp_path, hub), db)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert hub.calls("POST", "/api/repos/create")[-1].json().get("visibility") == "private"
-    assert hub.repos[REPO].private
+    assert REPO not in hub.repos
     _assert_no_token(tmp_path, r.stdout, r.stderr)
 
 
-def test_pull_from_the_hub(src, dry, tmp_path, hub):
-    r = run_ctxprior(["publish", REPO], hub_env(tmp_path, hub), src)
+def test_private_publish_then_pull_from_the_hub(src, dry, tmp_path, hub):
+    r = run_ctxprior(["publish", REPO, "--private"], hub_env(tmp_path, hub), src)
     assert r.returncode == 0, r.stderr[-3000:]
+    assert hub.calls("POST", "/api/repos/create")[-1].json().get("visibility") == "private"
+    assert hub.repos[REPO].private
     dst = str(tmp_path / "pulled.duckdb")
     r = run_ctxprior(["pull", REPO], hub_env(tmp_path, hub), dst)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -362,3 +360,9 @@ def test_pull_from_the_hub(src, dry, tmp_path, hub):
     ref = str(tmp_path / "ref.duckdb")
     assert cli("pull", dry, db=ref).exit_code == 0
     assert_same_warehouse(ref, dst)
+    # the private repo is invisible without the token
+    # (a fresh HF_HOME: with files in its cache, huggingface_hub would serve them from there)
+    r = run_ctxprior(["pull", REPO], hub_env(tmp_path / "anon", hub, token=None), str(tmp_path / "anon.duckdb"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert not (tmp_path / "anon.duckdb").exists()
+    _assert_no_token(tmp_path, r.stdout, r.stderr)

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -221,12 +222,22 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
     out.mkdir(parents=True, exist_ok=True)
 
     items = [(n, "table") for n in selection.tables] + [(n, "view") for n in selection.views]
-    entries = []
+    entries: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
     columns = all_columns(wh)
     for name, kind in tqdm(items, desc="export", unit="table", disable=None):
         cols = columns[name]
         src = _source_sql(name, cols, selection.runs)
-        rows = int(wh.scalar(f"SELECT count(*) FROM ({src})"))
+        try:
+            rows = int(wh.scalar(f"SELECT count(*) FROM ({src})"))
+        except duckdb.Error as e:
+            if kind != "view":
+                raise
+            # a view another area broke must not block exporting everything else: skip it, say so
+            skipped.append({"name": name, "error": str(e).splitlines()[0]})
+            tqdm.write(f"warning: view {name} cannot be read, skipped: {str(e).splitlines()[0]}",
+                       file=sys.stderr)
+            continue
         entry: dict[str, Any] = {"name": name, "kind": kind, "rows": rows, "columns": cols, "files": []}
         if rows == 0 and skip_empty:
             entries.append(entry)
@@ -265,6 +276,8 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
     }
     if stamp_time:
         manifest["exported_at"] = utcnow().isoformat(timespec="seconds")
+    if skipped:
+        manifest["skipped_views"] = skipped
     if extra:
         manifest.update(extra)
     manifest["tables"] = entries
