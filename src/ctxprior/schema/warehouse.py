@@ -3,12 +3,29 @@
 Bulk rows go in through Arrow (``insert_arrow``); small statements may be SQLAlchemy Core
 statements (``execute``), compiled for the DuckDB dialect and run on the same connection, so
 a command's bulk and small writes share one transaction.
+
+Several processes, one file (DuckDB lets one process write, or many read, never both):
+
+- **brief writers** (``open_warehouse(..., brief=True)``; the scoring driver) hold the file only
+  while they write: every top-level transaction / query opens the file, runs, commits,
+  checkpoints and closes it. Between commits other processes can open the file.
+  ``<db>.writer`` names the brief writer (PID + command) while it is open.
+- **writer intent**: before each (re)open a brief writer creates ``<db>.write-intent``; readers and
+  other writers that find a live intent back off instead of grabbing the file, so any number of busy
+  readers cannot starve the writer. It is removed as soon as the writer holds the lock.
+- **waiting**: openers retry with jittered exponential backoff for ``wait`` seconds; when the holder
+  is the registered brief writer they retry for at least ``CTXPRIOR_BRIEF_GRACE`` seconds (default
+  60): its hold lasts one commit. Otherwise they fail with "warehouse ... is in use by PID n (cmd)".
+- **snapshots**: a reader opens after a commit + checkpoint and sees exactly the committed state
+  of that moment (every unit's rows together with its run_unit row, one transaction each).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import re
+import sys
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -71,37 +88,178 @@ def view_scripts() -> list[tuple[str, str]]:
 _LOCK_RE = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
+def _cmdline(pid: int | str, default: str = "?") -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            parts = [p.decode(errors="replace") for p in f.read().split(b"\0") if p]
+        if parts:
+            return " ".join(parts)
+    except OSError:
+        pass
+    return default
+
+
+def _lock_pid(msg: str) -> int | None:
+    m = _LOCK_RE.search(msg)
+    return int(m.group(2)) if m else None
+
+
 def _lock_holder(msg: str) -> str | None:
     m = _LOCK_RE.search(msg)
     if not m:
         return None
     pid = m.group(2)
-    cmd = m.group(1)
+    return f"PID {pid} ({_cmdline(pid, m.group(1))})"
+
+
+BRIEF_GRACE_ENV = "CTXPRIOR_BRIEF_GRACE"
+WRITER_SUFFIX = ".writer"
+INTENT_SUFFIX = ".write-intent"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            parts = [p.decode(errors="replace") for p in f.read().split(b"\0") if p]
-        if parts:
-            cmd = " ".join(parts)
-    except OSError:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (killed, not yet reaped) holds nothing
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _marker_pid(path: str) -> int | None:
+    """PID in a marker file (``<db>.writer`` / ``<db>.write-intent``) if that process is alive."""
+    try:
+        with open(path) as f:
+            pid = int(f.readline().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if pid != os.getpid() and _pid_alive(pid) else None
+
+
+def _write_marker(path: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            f.write(f"{os.getpid()} {_cmdline(os.getpid(), sys.argv[0])}\n")
+        os.replace(tmp, path)
+    except OSError:  # read-only folder: the protocol degrades to plain lock retries
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _remove_marker(path: str) -> None:
+    try:
+        with open(path) as f:
+            if int(f.readline().split()[0]) != os.getpid():
+                return
+        os.unlink(path)
+    except (OSError, ValueError, IndexError):
         pass
-    return f"PID {pid} ({cmd})"
+
+
+def brief_grace() -> float:
+    try:
+        return float(os.environ.get(BRIEF_GRACE_ENV, "60"))
+    except ValueError:
+        return 60.0
+
+
+def _fault(point: str) -> None:
+    if os.environ.get("CTXPRIOR_FAULT"):
+        from ..scoring.faults import hit
+
+        hit(point)
 
 
 class Warehouse:
-    """An open warehouse. ``con`` is the native DuckDB connection."""
+    """An open warehouse. ``con`` is the native DuckDB connection.
 
-    def __init__(self, path: str, con: duckdb.DuckDBPyConnection, read_only: bool):
+    ``brief=True`` (a brief writer, see the module docstring): the connection is opened on demand
+    and closed (after a CHECKPOINT) at the end of every top-level transaction / session / query,
+    so other processes can read the file between commits. ``wait`` bounds each re-open.
+    """
+
+    def __init__(self, path: str, con: duckdb.DuckDBPyConnection | None, read_only: bool,
+                 brief: bool = False, wait: float = 0.0):
         self.path = path
-        self.con = con
+        self._con = con
         self.read_only = read_only
+        self.brief = brief
+        self.wait = wait
         self._in_tx = False
+        self._depth = 0
+        self.reopens = 0
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            _fault("wh.connect")
+            self._con = _connect(self.path, self.read_only, self.wait, brief_writer=self.brief)
+            self.reopens += 1
+        return self._con
+
+    @con.setter
+    def con(self, value: duckdb.DuckDBPyConnection) -> None:
+        self._con = value
 
     # -- lifecycle -----------------------------------------------------------------
     def close(self) -> None:
         try:
-            self.con.close()
+            if self.brief:
+                self.release()
+            elif self._con is not None:
+                self._con.close()
         except Exception:
             pass
+        finally:
+            self._con = None
+            if self.brief:
+                _remove_marker(self.path + WRITER_SUFFIX)
+
+    def release(self) -> None:
+        """Brief writer: checkpoint and close the file now (reopened on the next statement)."""
+        if self._con is None or self._in_tx:
+            return
+        con, self._con = self._con, None
+        try:
+            if not self.read_only:
+                try:
+                    con.execute("CHECKPOINT")
+                except duckdb.Error as e:
+                    if _is_io_error(e):
+                        raise _write_error(self.path, e) from None
+                    raise
+            _fault("wh.release")
+        finally:
+            con.close()
+
+    @contextmanager
+    def session(self) -> Iterator["Warehouse"]:
+        """Group statements on one open connection; a brief writer releases the file at the end."""
+        self._depth += 1
+        try:
+            yield self
+        except BaseException:
+            self._depth -= 1
+            if self._depth == 0 and self.brief:
+                try:
+                    self.release()
+                except Exception:
+                    pass
+            raise
+        else:
+            self._depth -= 1
+            if self._depth == 0 and self.brief:
+                self.release()
 
     def __enter__(self) -> "Warehouse":
         return self
@@ -115,20 +273,32 @@ class Warehouse:
         if self._in_tx:
             yield self
             return
-        self.con.execute("BEGIN TRANSACTION")
-        self._in_tx = True
-        try:
-            yield self
-        except BaseException:
-            self._in_tx = False
+        with self.session():
+            self.con.execute("BEGIN TRANSACTION")
+            self._in_tx = True
             try:
-                self.con.execute("ROLLBACK")
-            except Exception:
-                pass
-            raise
-        else:
-            self._in_tx = False
-            self.con.execute("COMMIT")
+                yield self
+                _fault("tx.before_commit")
+            except BaseException:
+                self._in_tx = False
+                try:
+                    self.con.execute("ROLLBACK")
+                except Exception:
+                    pass
+                raise
+            else:
+                self._in_tx = False
+                try:
+                    self.con.execute("COMMIT")
+                except duckdb.Error as e:
+                    try:
+                        self.con.execute("ROLLBACK")
+                    except Exception:
+                        pass
+                    if _is_io_error(e):
+                        raise _write_error(self.path, e) from None
+                    raise
+                _fault("tx.after_commit")
 
     # -- statements ---------------------------------------------------------------
     def execute(self, stmt: str | ClauseElement, params: Any = None) -> duckdb.DuckDBPyConnection:
@@ -144,19 +314,23 @@ class Warehouse:
         return self.con.execute(stmt, params) if params is not None else self.con.execute(stmt)
 
     def query(self, sql: str, params: Any = None) -> list[tuple]:
-        return self.execute(sql, params).fetchall()
+        with self.session():
+            return self.execute(sql, params).fetchall()
 
     def scalar(self, sql: str, params: Any = None) -> Any:
-        rows = self.execute(sql, params).fetchall()  # fetch all: DuckDB 2 refuses work on a half-read result
+        with self.session():
+            rows = self.execute(sql, params).fetchall()  # fetch all: DuckDB 2 refuses work on a half-read result
         return rows[0][0] if rows else None
 
     def df(self, sql: str, params: Any = None):
-        return self.execute(sql, params).df()
+        with self.session():
+            return self.execute(sql, params).df()
 
     def arrow(self, sql: str, params: Any = None) -> pa.Table:
-        res = self.execute(sql, params)
-        tbl = res.arrow() if hasattr(res, "arrow") else res.fetch_arrow_table()
-        return tbl.read_all() if isinstance(tbl, pa.RecordBatchReader) else tbl
+        with self.session():
+            res = self.execute(sql, params)
+            tbl = res.arrow() if hasattr(res, "arrow") else res.fetch_arrow_table()
+            return tbl.read_all() if isinstance(tbl, pa.RecordBatchReader) else tbl
 
     def run_script(self, text: str) -> None:
         for stmt in split_statements(text):
@@ -173,12 +347,14 @@ class Warehouse:
         if n == 0:
             return 0
         name = f"_ctxprior_in_{id(data)}"
-        self.con.register(name, data)
-        try:
-            verb = "INSERT OR IGNORE INTO" if or_ignore else "INSERT INTO"
-            self.con.execute(f'{verb} "{table}" BY NAME SELECT * FROM "{name}"')
-        finally:
-            self.con.unregister(name)
+        with self.session():
+            con = self.con
+            con.register(name, data)
+            try:
+                verb = "INSERT OR IGNORE INTO" if or_ignore else "INSERT INTO"
+                con.execute(f'{verb} "{table}" BY NAME SELECT * FROM "{name}"')
+            finally:
+                con.unregister(name)
         return n
 
     def table_names(self) -> list[str]:
@@ -202,6 +378,10 @@ class Warehouse:
         """Create missing tables (additive, safe) and (re)create every view."""
         from . import SCHEMA_VERSION
 
+        with self.session():
+            self._ensure_schema(SCHEMA_VERSION)
+
+    def _ensure_schema(self, SCHEMA_VERSION: int) -> None:
         existing = set(self.table_names())
         with self.transaction():
             for t, ddl in zip(metadata.sorted_tables, ddl_statements()):
@@ -224,29 +404,83 @@ class Warehouse:
                 raise RuntimeError(f"view file {name} failed: {e}") from e
 
 
-def _connect(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            return duckdb.connect(path, read_only=read_only)
-        except duckdb.IOException as e:
-            holder = _lock_holder(str(e))
-            if holder is None:
-                raise UserError(f"cannot open warehouse {path}: {str(e).splitlines()[0]}") from None
-            if time.monotonic() >= deadline:
-                raise UserError(
-                    f"warehouse {path} is in use by {holder}; wait for it to finish "
-                    "(or pass --wait SECONDS)") from None
-            time.sleep(0.2)
+_IO_WORDS = ("No space", "Permission denied", "File too large", "Read-only file system",
+             "Could not write", "Could not open", "Could not truncate", "Disk quota", "fsync")
+
+
+def _is_io_error(e: BaseException) -> bool:
+    return isinstance(e, (duckdb.IOException, OSError)) or any(w in str(e) for w in _IO_WORDS)
+
+
+def _write_error(path: str, e: BaseException) -> UserError:
+    """A failed write (disk full, no permission, ...) as one line; the last commit stays intact."""
+    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return UserError(f"cannot write warehouse {path}: {first}; the last committed state is intact "
+                     "(free disk space / fix permissions, then rerun or resume)")
+
+
+def _connect(path: str, read_only: bool, wait: float, brief_writer: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it.
+
+    Honours another process's writer intent; a brief writer announces its own intent while it
+    waits. See the module docstring for the protocol.
+    """
+    start = time.monotonic()
+    deadline = start + wait
+    intent = path + INTENT_SUFFIX
+    writer_pid = _marker_pid(path + WRITER_SUFFIX)
+    grace_deadline = max(deadline, start + brief_grace())
+    delay = 0.005
+    announced = False
+    try:
+        while True:
+            now = time.monotonic()
+            if brief_writer and not announced:
+                _write_marker(intent)
+                announced = True
+            elif not brief_writer:
+                other = _marker_pid(intent)
+                limit = grace_deadline if other is not None and other == writer_pid else deadline
+                if other is not None and now < limit:  # a writer is queued: let it go first
+                    time.sleep(delay * (0.5 + random.random()))
+                    delay = min(delay * 1.6, 0.1)
+                    continue
+            try:
+                return duckdb.connect(path, read_only=read_only)
+            except duckdb.IOException as e:
+                holder = _lock_holder(str(e))
+                if holder is None:
+                    first = str(e).splitlines()[0]
+                    if not read_only and ("Permission denied" in first or "No space" in first
+                                          or "Read-only file system" in first):
+                        raise _write_error(path, e) from None
+                    raise UserError(f"cannot open warehouse {path}: {first}") from None
+                pid = _lock_pid(str(e))
+                if writer_pid is None:
+                    writer_pid = _marker_pid(path + WRITER_SUFFIX)
+                limit = grace_deadline if (pid is not None and pid == writer_pid) else deadline
+                if brief_writer:
+                    limit = max(limit, start + max(wait, 3600.0))
+                if time.monotonic() >= limit:
+                    raise UserError(
+                        f"warehouse {path} is in use by {holder}; wait for it to finish "
+                        "(or pass --wait SECONDS)") from None
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 1.6, 0.25)
+    finally:
+        if announced:
+            _remove_marker(intent)
 
 
 def open_warehouse(path: str | os.PathLike | None = None, read_only: bool = False,
-                   create: bool = True, wait: float = 0.0) -> Warehouse:
+                   create: bool = True, wait: float = 0.0, brief: bool = False) -> Warehouse:
     """Open (and when writable, create or check) the warehouse at ``path``.
 
     - read_only: never writes; the file must exist and have a schema this version can read.
     - create: a missing file is created (read-write only).
     - wait: seconds to keep retrying while another process holds the write lock.
+    - brief: a brief writer (long jobs such as scoring runs): hold the file only while writing,
+      announce the intent to write, let readers in between commits (module docstring).
     """
     from . import SCHEMA_VERSION
     from .migrations import check_version
@@ -261,8 +495,15 @@ def open_warehouse(path: str | os.PathLike | None = None, read_only: bool = Fals
         parent = Path(path).resolve().parent
         if not parent.exists():
             raise UserError(f"cannot create warehouse {path}: folder {parent} does not exist")
-    con = _connect(path, read_only, wait)
-    wh = Warehouse(path, con, read_only)
+    if brief and not read_only:
+        _write_marker(path + WRITER_SUFFIX)
+    try:
+        con = _connect(path, read_only, wait, brief_writer=brief and not read_only)
+    except BaseException:
+        if brief:
+            _remove_marker(path + WRITER_SUFFIX)
+        raise
+    wh = Warehouse(path, con, read_only, brief=brief and not read_only, wait=wait)
     try:
         version = wh.schema_version()
         if version is None and exists and wh.table_names():
@@ -271,7 +512,12 @@ def open_warehouse(path: str | os.PathLike | None = None, read_only: bool = Fals
             check_version(path, version, SCHEMA_VERSION)
         if not read_only:
             wh.ensure_schema()
+    except duckdb.IOException as e:
+        wh.close()
+        raise _write_error(path, e) from None
     except BaseException:
         wh.close()
         raise
+    if wh.brief:
+        wh.release()
     return wh

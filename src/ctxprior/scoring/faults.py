@@ -1,0 +1,92 @@
+"""Fault injection for crash tests: ``CTXPRIOR_FAULT`` names points where the process dies.
+
+Syntax: ``CTXPRIOR_FAULT="point[@n][:action][,point[@n][:action]...]"``
+
+- ``point``: a name passed to :func:`hit` (see ``POINTS``); ``@n``: fire on the n-th time this
+  process reaches the point (default 1); ``@n+``: every time from the n-th on.
+- ``action``: ``kill`` (SIGKILL this process; the default), ``exit`` (``os._exit(70)``),
+  ``raise`` (``RuntimeError``), ``sleep=S`` (pause S seconds: widen a window for a race test).
+- ``CTXPRIOR_FAULT_ONCE=DIR``: a fired fault leaves ``DIR/<point>`` and never fires again in any
+  process (so a restarted Ray worker does not die a second time).
+
+Without the variable :func:`hit` is one dictionary lookup; nothing is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+ENV = "CTXPRIOR_FAULT"
+ONCE_ENV = "CTXPRIOR_FAULT_ONCE"
+
+POINTS = {
+    "model.load": "driver or worker, just before the model is loaded",
+    "wh.connect": "a brief writer is about to (re)open the warehouse",
+    "tx.before_commit": "inside a transaction, all statements run, COMMIT not yet sent",
+    "tx.after_commit": "COMMIT returned, before the checkpoint / close of a brief writer",
+    "wh.release": "a brief writer checkpointed, about to close the file",
+    "unit.received": "driver: a unit's result (Parquet shard) arrived, not yet committed",
+    "worker.unit": "Ray worker: in the middle of computing a unit (after its first batch)",
+    "worker.shard_written": "Ray worker: shard files written, result not yet returned",
+}
+
+_counts: dict[str, int] = {}
+_spec_cache: tuple[str, list[tuple[str, int, bool, str]]] | None = None
+
+
+def _parse(text: str) -> list[tuple[str, int, bool, str]]:
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        head, _, action = part.partition(":")
+        point, _, n = head.partition("@")
+        every = n.endswith("+")
+        out.append((point, int(n.rstrip("+") or 1), every, action or "kill"))
+    return out
+
+
+def active() -> bool:
+    return bool(os.environ.get(ENV))
+
+
+def hit(point: str) -> None:
+    """Count one arrival at ``point``; act if CTXPRIOR_FAULT says so."""
+    global _spec_cache
+    text = os.environ.get(ENV)
+    if not text:
+        return
+    if _spec_cache is None or _spec_cache[0] != text:
+        _spec_cache = (text, _parse(text))
+    n = _counts[point] = _counts.get(point, 0) + 1
+    for p, at, every, action in _spec_cache[1]:
+        if p != point or not (n == at or (every and n >= at)):
+            continue
+        once = os.environ.get(ONCE_ENV)
+        if once:
+            marker = os.path.join(once, point)
+            if os.path.exists(marker):
+                continue
+            os.makedirs(once, exist_ok=True)
+            with open(marker, "w") as f:
+                f.write(f"{os.getpid()} {n}\n")
+        _act(action, point, n)
+
+
+def _act(action: str, point: str, n: int) -> None:
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(10)  # not reached
+    elif action == "exit":
+        os._exit(70)
+    elif action == "raise":
+        raise RuntimeError(f"injected fault at {point} (#{n})")
+    elif action.startswith("sleep="):
+        time.sleep(float(action.split("=", 1)[1]))
+    else:
+        raise ValueError(f"{ENV}: unknown action {action!r}")
+
+
+def reset() -> None:
+    """Forget the arrival counts (tests running several scenarios in one process)."""
+    _counts.clear()
