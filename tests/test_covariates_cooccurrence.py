@@ -161,12 +161,12 @@ def test_resume_skips_counted_shards_and_merges_exactly(toy, run_cli, db_path):
     assert r.exit_code == 0, r.output
     with open_warehouse(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT status FROM covariate WHERE name='part'") == "complete"
-    r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--workers", "2")
+    r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--workers", "1")
     assert r.exit_code == 0, r.output
     assert "shards: 3 counted, 1 already counted (skipped)" in r.output
     r = run_cli("covariates", "cooccurrence", toy, "--name", "full", "--workers", "1")
     assert view_rows(db_path, "part") == view_rows(db_path, "full")
-    r = run_cli("covariates", "cooccurrence", toy, "--name", "part")
+    r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--workers", "1")
     assert "shards: 0 counted, 4 already counted (skipped)" in r.output
     with open_warehouse(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM cooccurrence_shard WHERE covariate_id = "

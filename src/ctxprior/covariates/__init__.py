@@ -9,8 +9,15 @@ readable keys (dataset, relation, entity, answer). Modules:
   kg_degree.py     delta(e,q) and total degree with DuckDB over triple files
   user.py          `covariates add`: any CSV / Parquet keyed by names or URIs
   catalog.py       catalog rows, cov_<name> views, register_fact_degrees
+  worker.py        counting one shard in a worker process / Ray task (light imports)
 """
 
-from .catalog import register_fact_degrees
+
+def register_fact_degrees(wh, dataset_id: int):
+    """See ``catalog.register_fact_degrees`` (imported lazily: worker processes stay light)."""
+    from .catalog import register_fact_degrees as _register
+
+    return _register(wh, dataset_id)
+
 
 __all__ = ["register_fact_degrees"]

@@ -11,19 +11,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..errors import UserError
 from ..schema.warehouse import utcnow
 from . import catalog
-from .corpus import ShardStats, _one_line, check_shard, find_shards, iter_batches
-from .counting import CountSpec, Counter
+from .corpus import ShardStats, _one_line, check_shard, find_shards
+from .counting import CountSpec
+from .worker import _init_worker, _pool_task, _ray_task, count_shard
 from .text import check_punctuation, normalize
 
 KEY_COLUMNS = ["dataset", "relation", "entity", "answer"]
@@ -80,53 +80,6 @@ def plan(wh, dataset_id: int | None, window: int, ignore_case: bool, punctuation
                      punctuation=punctuation, text_field=text_field)
     h = hashlib.sha256(json.dumps([names, pairs]).encode()).hexdigest()
     return Plan(spec=spec, facts=fact_cols, n_unnamed=n_unnamed, digest=h)
-
-
-# -- counting one shard (runs in a worker process or a Ray task) --------------------------------
-def count_shard(spec: CountSpec, path: str, progress: Callable[[int], None] | None = None) -> dict:
-    """Count one shard file. Never raises for bad data: returns {'error': ...} instead."""
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    stats = ShardStats()
-    ctr = Counter(spec)
-    try:
-        for texts in iter_batches(path, stats, spec.text_field, progress=progress):
-            ctr.add_texts(texts)
-    except Exception as e:  # corrupt compressed data, I/O errors: the shard is not stored
-        return {"path": path, "error": f"{path}: {_one_line(e)}"}
-    c = ctr.counts
-    pnz = np.flatnonzero(c.pair_counts)
-    nnz = np.flatnonzero(c.name_counts)
-    return {
-        "path": path, "error": None, "stats": stats,
-        "n_words": int(c.n_words),
-        "pair_ids": pnz.astype(np.int32), "pair_counts": c.pair_counts[pnz],
-        "name_ids": nnz.astype(np.int32), "name_counts": c.name_counts[nnz],
-        "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
-        "worker": f"{socket.gethostname()}:{os.getpid()}",
-    }
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(spec: CountSpec, counter) -> None:
-    _WORKER["spec"] = spec
-    _WORKER["counter"] = counter
-
-
-def _pool_task(path: str) -> dict:
-    counter = _WORKER["counter"]
-
-    def progress(n: int) -> None:
-        with counter.get_lock():
-            counter.value += n
-
-    return count_shard(_WORKER["spec"], path, progress)
-
-
-def _ray_task(spec: CountSpec, path: str) -> dict:
-    return count_shard(spec, path)
 
 
 # -- executors: yield results as shards finish ---------------------------------------------------

@@ -1,7 +1,7 @@
 """Corpus shards: finding them, checking them, and streaming their documents in bounded batches.
 
 A shard is one file. Formats (by name):
-- ``*.jsonl`` / ``*.jsonl.zst`` / ``*.jsonl.gz`` (also ``.json.zst`` etc.): one JSON object per line with a
+- ``*.jsonl`` / ``*.jsonl.zst`` / ``*.jsonl.gz``: one JSON object per line with a
   string field ``text`` (the Pile's format). A line that is not JSON is skipped and counted
   (``bad_json``); a JSON line without a string ``text`` is skipped and counted (``missing_text``).
 - ``*.txt`` / ``*.txt.zst`` / ``*.txt.gz``: plain UTF-8 text; documents are separated by blank lines
@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 from ..errors import UserError
 
-JSONL_SUFFIXES = (".jsonl", ".json", ".jsonl.zst", ".json.zst", ".jsonl.gz", ".json.gz")
+JSONL_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.gz")
 TXT_SUFFIXES = (".txt", ".txt.zst", ".txt.gz")
 SUFFIXES = JSONL_SUFFIXES + TXT_SUFFIXES
 READ_BYTES = 1 << 22
