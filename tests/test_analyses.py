@@ -161,3 +161,16 @@ def test_cli_analyze_and_user_errors(tmp_path, run_cli):
 def test_no_runs_is_a_user_error(tmp_path, run_cli):
     r = run_cli("analyze", db=str(tmp_path / "empty.duckdb"))
     assert r.exit_code == 2 and "no finished runs" in r.output
+
+
+@pytest.mark.parametrize("name", ["relevance", "assertive", "negation"])
+def test_context_cells_give_the_same_units_as_the_readable_files(wh, name):
+    cells = query_file(wh, "context_cells.sql")
+    derived = analyses.units_from_cells(cells, name)
+    direct = query_file(wh, f"{name}.sql")
+    cols = ["run_id", "query_form_id", "fact_id", "grp"]
+    a = derived.sort_values(cols).reset_index(drop=True)
+    b = direct.sort_values(cols).reset_index(drop=True)
+    assert len(a) == len(b)
+    assert (a[cols].to_numpy() == b[cols].to_numpy()).all()
+    np.testing.assert_allclose(a["value"].to_numpy(float), b["value"].to_numpy(float), rtol=1e-12, equal_nan=True)

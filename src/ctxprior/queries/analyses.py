@@ -120,6 +120,27 @@ def parse_only(only: str | None) -> list[str]:
 
 
 # -- group comparisons ----------------------------------------------------------------------
+CELL_ANALYSES = ("relevance", "assertive", "negation")
+UNIT_COLS = ["run_id", "relation_id", "relation", "query_type", "query_form_id", "query_form", "fact_id",
+             "entity_id", "entity"]
+
+
+def units_from_cells(cells: pd.DataFrame, analysis: str) -> pd.DataFrame:
+    """The units of relevance.sql / assertive.sql / negation.sql from context_cells.sql rows."""
+    if analysis == "relevance":
+        c = cells.assign(grp=np.where(cells["is_relevant"].to_numpy(bool), "relevant", "irrelevant"))
+    else:
+        c = cells[cells["context_type"].isin([analysis, "base"])].assign(grp=lambda d: d["context_type"])
+    g = c.groupby(UNIT_COLS + ["grp"], sort=True, dropna=False)[["sum_psi", "n_rows", "n_nan"]].sum()
+    g["value"] = np.where(g["n_nan"] > 0, np.nan, g["sum_psi"] / g["n_rows"])  # NaN scores stay NaN
+    return g.drop(columns="sum_psi").reset_index()
+
+
+def _split(codes: np.ndarray, values: np.ndarray, n: int) -> list[np.ndarray]:
+    """values grouped by integer codes 0..n-1 (codes sorted ascending) -> n arrays."""
+    return np.split(values, np.searchsorted(codes, np.arange(1, n)))
+
+
 def _tests_for(cmp: Comparison, units: pd.DataFrame, k: int, seed: int) -> pd.DataFrame:
     """All tests of one comparison (every run x relation x stratum), both designs."""
     keys = ["run_id", "relation_id", "relation", cmp.stratum]
@@ -128,45 +149,47 @@ def _tests_for(cmp: Comparison, units: pd.DataFrame, k: int, seed: int) -> pd.Da
     units = units[units["grp"].isin([cmp.label1, cmp.label2])]
     if units.empty:
         return pd.DataFrame()
-    cells = []
-    g1, g2 = [], []
-    for key, df in units.groupby(keys, sort=True, dropna=False):
-        cells.append(key)
-        g1.append(df.loc[df["grp"] == cmp.label1, "value"].to_numpy(float))
-        g2.append(df.loc[df["grp"] == cmp.label2, "value"].to_numpy(float))
+    units = units.sort_values(keys + ["grp", "fact_id", "query_form_id"], kind="stable")
+    codes = units.groupby(keys, sort=True, dropna=False).ngroup().to_numpy()
+    cells = units.groupby(keys, sort=True, dropna=False).size().index.tolist()
+    n = len(cells)
+    grp = units["grp"].to_numpy()
+    val = units["value"].to_numpy(float)
+    m1, m2 = grp == cmp.label1, grp == cmp.label2
+    g1, g2 = _split(codes[m1], val[m1], n), _split(codes[m2], val[m2], n)
     alt = cmp.alternative
     res = stats.permutation_t_tests(g1, g2, alt, k=k, seed=seed)
-    rows = []
-    for key, r in zip(cells, res.rows()):
-        rows.append(dict(zip(keys, key), test="independent", unit=cmp.unit, **r))
+    rows = [dict(zip(keys, key), test="independent", unit=cmp.unit, **r) for key, r in zip(cells, res.rows())]
     if cmp.alt_design:
         # average the query forms per entity (fact) and group first; NaN scores stay NaN
-        g = units.groupby(keys + ["fact_id", "grp"], sort=True, dropna=False)["value"]
-        ent = g.sum(min_count=1) / g.count().where(lambda c: c > 0)
-        nan_any = units.assign(_nan=units["value"].isna()).groupby(
-            keys + ["fact_id", "grp"], sort=True, dropna=False)["_nan"].any()
-        ent[nan_any.to_numpy()] = np.nan
-        wide = ent.unstack("grp")
-        for lab in (cmp.label1, cmp.label2):
-            if lab not in wide:
-                wide[lab] = np.nan
-        present = ent.notna() | ent.isna()  # every (entity, group) row that exists
-        has = present.unstack("grp", fill_value=False).reindex(columns=[cmp.label1, cmp.label2], fill_value=False)
-        cells2, a1, a2, diffs = [], [], [], []
-        for key, w in wide.groupby(level=list(range(len(keys))), sort=True, dropna=False):
-            h = has.loc[w.index]
-            cells2.append(key)
-            if cmp.alt_design == "paired":
-                both = (h[cmp.label1] & h[cmp.label2]).to_numpy()
-                diffs.append((w[cmp.label1] - w[cmp.label2]).to_numpy(float)[both])
-            else:
-                a1.append(w[cmp.label1].to_numpy(float)[h[cmp.label1].to_numpy()])
-                a2.append(w[cmp.label2].to_numpy(float)[h[cmp.label2].to_numpy()])
+        ent = units.assign(_nan=units["value"].isna()).groupby(keys + ["fact_id", "grp"], sort=True, dropna=False) \
+            .agg(value=("value", "mean"), _nan=("_nan", "any"))
+        ent.loc[ent["_nan"], "value"] = np.nan
+        ent = ent.reset_index()
+        ecodes = ent.groupby(keys, sort=True, dropna=False).ngroup().to_numpy()
+        ecells = ent.groupby(keys, sort=True, dropna=False).size().index.tolist()
+        assert ecells == cells
         if cmp.alt_design == "paired":
+            idx = ent.set_index(keys + ["fact_id", "grp"])
+            wide = idx["value"].unstack("grp")  # only existing (entity, group) rows; missing -> NaN
+            has = idx.assign(one=1.0)["one"].unstack("grp").notna()
+            wide = wide.reindex(columns=[cmp.label1, cmp.label2])
+            has = has.reindex(index=wide.index, columns=[cmp.label1, cmp.label2], fill_value=False).fillna(False)
+            both = (has[cmp.label1] & has[cmp.label2]).to_numpy(bool)
+            d = (wide[cmp.label1] - wide[cmp.label2]).to_numpy(float)[both]
+            wcodes = wide.reset_index().groupby(keys, sort=True, dropna=False).ngroup().to_numpy()[both]
+            wcells = wide.reset_index().groupby(keys, sort=True, dropna=False).size().index.tolist()
+            pos = {c: i for i, c in enumerate(wcells)}
+            split = _split(wcodes, d, len(wcells))
+            diffs = [split[pos[c]] if c in pos else np.array([]) for c in cells]
             res2 = stats.paired_permutation_t_tests(diffs, alt, k=k, seed=seed + 1)
         else:
-            res2 = stats.permutation_t_tests(a1, a2, alt, k=k, seed=seed + 1)
-        for key, r in zip(cells2, res2.rows()):
+            eg = ent["grp"].to_numpy()
+            ev = ent["value"].to_numpy(float)
+            e1, e2 = eg == cmp.label1, eg == cmp.label2
+            res2 = stats.permutation_t_tests(_split(ecodes[e1], ev[e1], n), _split(ecodes[e2], ev[e2], n), alt,
+                                             k=k, seed=seed + 1)
+        for key, r in zip(cells, res2.rows()):
             row = dict(zip(keys, key), test=cmp.alt_design, unit=ALT_UNIT[cmp.alt_design], **r)
             if cmp.alt_design == "paired":
                 row["mean2"] = None
@@ -324,10 +347,16 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
     results: list[pd.DataFrame] = []
     dists: list[pd.DataFrame] = []
     counts: dict[str, int] = {}
+    cells = None
     for name in names:
         if name in COMPARISONS:
             cmp = COMPARISONS[name]
-            units = query_file(wh, cmp.sql, run_ids)
+            if name in CELL_ANALYSES:  # one scan of persuasion for the three context analyses
+                if cells is None:
+                    cells = query_file(wh, "context_cells.sql", run_ids)
+                units = units_from_cells(cells, name)
+            else:
+                units = query_file(wh, cmp.sql, run_ids)
             note = None
             if name == "familiarity" and seen_fakes and not units.empty:
                 units, note = _exclude_seen_fakes(wh, units, seen_fakes, run_ids)
