@@ -48,4 +48,49 @@ def sample_dynamic_cmd(app, dataset: str, partition: str, limit: int | None) -> 
     click.echo(str(sid))
 
 
-COMMANDS = [sample_dynamic_cmd]
+
+@click.command("score-dynamic")
+@click.option("--dataset", default="dynamicqa", show_default=True, help="DynamicQA dataset name.")
+@click.option("--partition", default="static,temporal,disputable", show_default=True,
+              help="Comma list of partitions to score.")
+@click.option("--limit", type=int, default=None, help="First N facts per partition (file order). Default: all.")
+@click.option("--model", default="smollm2-135m", show_default=True,
+              help="Model alias, GGUF file, local Hugging Face folder or cached hub id.")
+@click.option("--samples", type=int, default=10, show_default=True, help="Sampled answers per fact and condition.")
+@click.option("--temperature", type=float, default=0.5, show_default=True, help="Sampling temperature.")
+@click.option("--max-new-tokens", type=int, default=20, show_default=True, help="Longest answer in tokens.")
+@click.option("--equivalence", default="embedding:minilm", show_default=True,
+              help="Semantic equivalence: embedding:minilm (cosine >= calibrated threshold) or "
+                   "nli:MODEL (mutual entailment; a local folder or cached hub id).")
+@click.option("--threshold", type=float, default=None,
+              help="Cosine threshold for embedding equivalence. Default: calibrated on this dataset.")
+@click.option("--chat-template", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
+              help="auto: wrap prompts in the tokenizer's chat template when it has one.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed (per fact: seed, fact id).")
+@click.option("--device", default="auto", show_default=True, help="cpu | cuda | cuda:N | mps | auto.")
+@click.option("--resume", "resume", type=int, default=None, metavar="RUN",
+              help="Continue this run with its stored options (a rerun with the same options also continues).")
+@pass_app
+def score_dynamic_cmd(app, dataset, partition, limit, model, samples, temperature, max_new_tokens, equivalence,
+                      threshold, chat_template, seed, device, resume) -> None:
+    """Sample answers to each fact's question alone, with its original context and with its
+    counter-memory context; store texts, log-probs, semantic clusters, semantic entropy, CP,
+    accuracy and persuaded/stubborn labels. Prints the run id alone on the last line."""
+    from ..scoring.dynamic import DynamicConfig, score_dynamic
+
+    cfg = DynamicConfig(dataset=dataset, partitions=partition, limit=limit, model=model, samples=samples,
+                        temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
+                        threshold=threshold, chat_template=chat_template, seed=seed, device=device)
+    cfg.validate()
+    with app.open() as wh:
+        rid = score_dynamic(wh, None if resume is not None else cfg, resume=resume,
+                            echo=lambda s: click.echo(s, err=True))
+        st = wh.query("SELECT status, units_done, units_total FROM run WHERE run_id = ?", [rid])[0]
+        s = wh.query("SELECT count(*), avg(cp), avg(semantic_entropy) FROM dynamicqa_score "
+                     "WHERE run_id = ? AND condition <> 'none'", [rid])[0]
+    click.echo(f"run {rid}: {st[0]}, {st[1]}/{st[2]} facts; mean CP {s[1] or 0:.3f} nats, "
+               f"mean SE with context {s[2] or 0:.3f} nats")
+    click.echo(str(rid))
+
+
+COMMANDS = [sample_dynamic_cmd, score_dynamic_cmd]

@@ -1,0 +1,454 @@
+"""`score-dynamic`: sampled answers, semantic entropy and Coherent Persuasion for DynamicQA facts.
+
+Per fact, three conditions: ``none`` (question alone), ``original`` (context filled with obj) and
+``counter`` (context filled with replace_name). Per condition: N answers sampled at the given
+temperature (full vocabulary: top_k=0, top_p=1) and one greedy answer (accuracy and the
+persuaded / stubborn labels use the greedy answer, as in the paper §5.1).
+
+Per sampled answer we keep its text, the sum of its token log-probs at temperature 1 (the model's
+likelihood, used by semantic entropy) and the mean over its answer tokens of the full softmax
+distribution, computed in log space in float64 (logsumexp of log_softmax minus log m).
+CP is computed inside the run from these exact full-vocabulary distributions; the warehouse keeps
+only a sparse top-k (default 50) of each sample's mean distribution plus its mass, because full
+rows would cost V×8 bytes = 393 kB per sample for SmolLM2 (11.8 MB per fact). Re-deriving CP from
+the stored top-k with the remainder as one extra "other" outcome gives a lower bound on the exact
+CP (coarse-graining never increases KL, data-processing inequality).
+
+Answer tokens: generated tokens up to (excluding) the end-of-sequence token or the first token that
+starts a new line after some answer text; at least one token (so an empty answer still has a
+distribution). Resumable: one transaction per fact writes all its rows plus the
+``dynamicqa_fact_done`` marker; a rerun with the same configuration (or ``--resume RUN``)
+continues the unfinished run, skipping finished facts. Sampling is seeded per fact
+(seed, fact_id), so a resumed run produces the same rows as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import socket
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .. import __version__
+from ..errors import UserError
+from ..ingest.dynamicqa import make_sample, parse_partitions, resolve_dataset, select_facts
+from ..schema.warehouse import Warehouse, utcnow
+from . import semantic as sem
+
+CONDITIONS = ("none", "original", "counter")
+PROMPT_NONE = "Answer the following question with a short answer.\nQuestion: {question}"
+PROMPT_CTX = "Answer the following question with a short answer, based on the context.\nContext: {context}\nQuestion: {question}"
+RAW_SUFFIX = "\nAnswer:"
+
+
+@dataclass
+class DynamicConfig:
+    dataset: str = "dynamicqa"
+    partitions: list[str] = field(default_factory=lambda: ["static", "temporal", "disputable"])
+    limit: int | None = None
+    model: str = "smollm2-135m"
+    samples: int = 10
+    temperature: float = 0.5
+    max_new_tokens: int = 20
+    equivalence: str = "embedding:minilm"
+    threshold: float | None = None
+    chat_template: str = "auto"
+    seed: int = 0
+    dist_topk: int = 50
+    device: str = "auto"
+    dtype: str = "auto"
+
+    def validate(self) -> None:
+        self.partitions = parse_partitions(self.partitions)
+        if self.samples < 1:
+            raise UserError(f"--samples {self.samples}: must be at least 1")
+        if not (self.temperature > 0):
+            raise UserError(f"--temperature {self.temperature}: must be positive")
+        if self.max_new_tokens < 1:
+            raise UserError(f"--max-new-tokens {self.max_new_tokens}: must be at least 1")
+        if self.chat_template not in ("auto", "none"):
+            raise UserError(f"--chat-template {self.chat_template}: expected auto or none")
+        if self.limit is not None and self.limit < 1:
+            raise UserError(f"--limit {self.limit}: must be positive")
+        if self.threshold is not None and not (-1.0 <= self.threshold <= 1.0):
+            raise UserError(f"--threshold {self.threshold}: a cosine similarity lies in [-1, 1]")
+        kind = self.equivalence.partition(":")[0]
+        if kind not in ("nli", "embedding") or not self.equivalence.partition(":")[2]:
+            raise UserError(f"--equivalence {self.equivalence}: expected nli:MODEL or embedding:minilm")
+
+
+# ---- threshold calibration on real DynamicQA pairs --------------------------------------------
+
+def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence, n_facts: int = 1200,
+              seed: int = 0) -> dict[str, Any]:
+    """Calibrate the cosine threshold on DynamicQA itself; cached per (dataset, encoder, seed).
+
+    Positives: (question + obj, question + another alias of obj) from possible_answers (same
+    meaning, different surface). Negatives: (question + obj, question + replace_name), the
+    substitute chosen as the most similar *different* entity (hard negatives), and the disputable
+    partition's annotator-verified competing values. Facts are split in halves: the threshold
+    maximizing balanced accuracy on one half is reported with its accuracy on the other.
+    """
+    ds_id = resolve_dataset(wh, dataset)
+    row = wh.query("SELECT * FROM dynamicqa_calibration WHERE dataset_id = ? AND encoder = ? AND seed = ? "
+                   "ORDER BY calibration_id DESC LIMIT 1", [ds_id, equivalence.encoder, seed])
+    cols = [c.name for c in wh.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description] if row else []
+    if row:
+        return dict(zip(cols, row[0]))
+    facts = wh.query("""
+        SELECT v.fact_id, v.question, v.object, v.replace_name,
+               list(al.alias ORDER BY al.ordinal) AS aliases
+        FROM v_dynamicqa_fact v LEFT JOIN dynamicqa_alias al USING (fact_id)
+        WHERE v.dataset_id = ? GROUP BY ALL ORDER BY v.fact_id""", [ds_id])
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(facts))[:n_facts]
+    pos: list[tuple[int, str, str, str]] = []
+    neg: list[tuple[int, str, str, str]] = []
+    for k, i in enumerate(order.tolist()):
+        fid, q, obj, rep, aliases = facts[i]
+        others = [a for a in aliases if sem.normalize(a) != sem.normalize(obj) and sem.normalize(a)]
+        if others:
+            pos.append((k, q, obj, others[int(rng.integers(len(others)))]))
+        if sem.normalize(rep) != sem.normalize(obj):
+            neg.append((k, q, obj, rep))
+
+    def sims(pairs):
+        a = equivalence.embed([sem._qa(q, x) for _, q, x, _ in pairs])
+        b = equivalence.embed([sem._qa(q, y) for _, q, _, y in pairs])
+        return np.sum(a * b, axis=1), np.array([k % 2 for k, *_ in pairs])
+
+    ps, pfold = sims(pos)
+    ns, nfold = sims(neg)
+    t, bacc_fit = sem.best_threshold(ps[pfold == 0], ns[nfold == 0])
+    tpr = float(np.mean(ps[pfold == 1] >= t))
+    tnr = float(np.mean(ns[nfold == 1] < t))
+    rec = {"calibration_id": wh.next_id("dynamicqa_calibration", "calibration_id"), "dataset_id": ds_id,
+           "encoder": equivalence.encoder, "encoder_revision": None,
+           "method": ("cosine of emb(question+' '+answer); pos = obj vs another possible_answers alias, "
+                      "neg = obj vs replace_name; threshold maximizing balanced accuracy on facts of fold 0, "
+                      f"evaluated on fold 1; {len(order)} facts drawn with seed {seed}"),
+           "n_pos": len(pos), "n_neg": len(neg), "threshold": t, "balanced_accuracy_fit": bacc_fit,
+           "balanced_accuracy_heldout": 0.5 * (tpr + tnr), "tpr_heldout": tpr, "tnr_heldout": tnr,
+           "seed": seed, "created_at": utcnow()}
+    with wh.transaction():
+        wh.insert_arrow("dynamicqa_calibration", pa.Table.from_pylist([rec]))
+    return rec
+
+
+# ---- generation -----------------------------------------------------------------------------
+
+@dataclass
+class Answer:
+    text: str
+    raw_text: str
+    logprob_sum: float
+    n_tokens: int
+    logdist: Any  # torch [V] float64: log of the mean token distribution over the answer tokens
+
+
+def build_prompt(tokenizer, content: str, chat: bool) -> str:
+    if chat:
+        return tokenizer.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
+                                             add_generation_prompt=True)
+    return content + RAW_SUFFIX
+
+
+def _answer_len(tokenizer, tokens: list[int], stop_ids: set[int]) -> tuple[int, int]:
+    """(answer tokens m >= 1, generated tokens before end of sequence)."""
+    text = ""
+    end = len(tokens)
+    m = None
+    for t, tid in enumerate(tokens):
+        if tid in stop_ids:
+            end = t
+            if m is None:
+                m = t
+            break
+        piece = tokenizer.decode([tid])
+        if m is None and "\n" in piece and text.strip():
+            m = t
+        text += piece
+    if m is None:
+        m = end
+    return max(1, m), end
+
+
+def generate(lm, prompts: Sequence[str], n: int, temperature: float, max_new_tokens: int,
+             seed: int) -> tuple[list[list[Answer]], list[Answer]]:
+    """For each prompt: n answers sampled at ``temperature`` (full vocabulary) and one greedy answer.
+
+    Each prompt is encoded once (prefill), then its KV cache is repeated for its n + 1 rows
+    (row 0 greedy): B = len(prompts) * (n + 1) rows decode together, one token per step.
+    """
+    import torch
+
+    tok = lm.tokenizer
+    model = lm.model
+    tok.padding_side = "left"
+    stop_ids = {i for i in (tok.eos_token_id, getattr(model.generation_config, "eos_token_id", None))
+                if isinstance(i, int)}
+    if "<|im_end|>" in tok.get_vocab():
+        stop_ids.add(tok.convert_tokens_to_ids("<|im_end|>"))
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    r = n + 1
+    enc = tok(list(prompts), return_tensors="pt", padding=True, add_special_tokens=False).to(lm.device)
+    attn = enc["attention_mask"]  # [P, L]
+    with torch.no_grad():
+        out = model(input_ids=enc["input_ids"], attention_mask=attn,
+                    position_ids=(attn.cumsum(-1) - 1).clamp_min(0), use_cache=True)
+        past = out.past_key_values
+        past.batch_repeat_interleave(r)
+        logits = out.logits[:, -1].float().repeat_interleave(r, 0)  # [B, V]
+        attn = attn.repeat_interleave(r, 0)  # [B, L]
+        B = logits.shape[0]
+        greedy_row = torch.arange(B) % r == 0  # [B]
+        finished = torch.zeros(B, dtype=torch.bool)
+        steps_logits, steps_tokens = [], []
+        for _ in range(max_new_tokens):
+            probs = torch.softmax(logits / temperature, dim=-1)  # [B, V] sampling distribution
+            sampled = torch.multinomial(probs.cpu(), 1, generator=gen).squeeze(1)  # [B]
+            nxt = torch.where(greedy_row, logits.argmax(-1).cpu(), sampled)
+            nxt = torch.where(finished, torch.full_like(nxt, tok.pad_token_id), nxt)
+            steps_logits.append(logits)
+            steps_tokens.append(nxt)
+            finished |= torch.isin(nxt, torch.tensor(sorted(stop_ids)))
+            if bool(finished.all()):
+                break
+            attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype, device=attn.device)], dim=1)
+            out = model(input_ids=nxt[:, None].to(lm.device), attention_mask=attn,
+                        position_ids=(attn.sum(-1, keepdim=True) - 1), past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            logits = out.logits[:, -1].float()
+    seqs = torch.stack(steps_tokens, 1)  # [B, T]
+    all_logits = torch.stack(steps_logits, 1)  # [B, T, V] raw (temperature-1) logits
+    sampled_out: list[list[Answer]] = [[] for _ in prompts]
+    greedy_out: list[Answer] = []
+    for b in range(B):
+        toks = seqs[b].tolist()
+        m, end = _answer_len(tok, toks, stop_ids)
+        m = min(m, len(toks))
+        logp = torch.log_softmax(all_logits[b, :m].double(), dim=-1)  # [m, V] float64
+        lp_sum = float(logp.gather(1, seqs[b, :m, None].to(logp.device)).sum())
+        logdist = torch.logsumexp(logp, dim=0) - math.log(m)  # [V]
+        a = Answer(tok.decode(toks[:m], skip_special_tokens=True).strip(),
+                   tok.decode(toks[:end], skip_special_tokens=True), lp_sum, m, logdist)
+        if b % r == 0:
+            greedy_out.append(a)
+        else:
+            sampled_out[b // r].append(a)
+    return sampled_out, greedy_out
+
+
+# ---- per-fact scoring -------------------------------------------------------------------------
+
+def _fact_rows(facts: list[int], wh: Warehouse) -> list[dict]:
+    rows = wh.query("""
+        SELECT v.fact_id, v.partition, v.id, v.subject, v.object, v.replace_name, v.question,
+               df.context_template, list(al.alias ORDER BY al.ordinal) AS aliases
+        FROM v_dynamicqa_fact v JOIN dynamicqa_fact df USING (fact_id)
+        LEFT JOIN dynamicqa_alias al USING (fact_id)
+        WHERE v.fact_id IN (SELECT unnest(?::INTEGER[])) GROUP BY ALL""", [facts])
+    keys = ("fact_id", "partition", "id", "subject", "object", "replace_name", "question", "template", "aliases")
+    by_id = {r[0]: dict(zip(keys, r)) for r in rows}
+    return [by_id[f] for f in facts]
+
+
+def _fact_seed(seed: int, fact_id: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{fact_id}".encode()).digest()[:8], "little") & 0x7FFFFFFFFFFFFFFF
+
+
+def score_fact(lm, equivalence: sem.Equivalence, fact: dict, cfg: DynamicConfig, chat: bool
+               ) -> tuple[list[dict], list[dict], list[dict]]:
+    """Generate and score one fact: (generation rows, token-dist rows, score rows)."""
+    import torch
+
+    q = fact["question"]
+    contexts = {"original": fact["template"].format(answer=fact["object"]),
+                "counter": fact["template"].format(answer=fact["replace_name"])}
+    contents = [PROMPT_NONE.format(question=q)] + [PROMPT_CTX.format(context=contexts[c], question=q)
+                                                   for c in ("original", "counter")]
+    prompts = [build_prompt(lm.tokenizer, c, chat) for c in contents]
+    sampled, greedy = generate(lm, prompts, cfg.samples, cfg.temperature, cfg.max_new_tokens,
+                               _fact_seed(cfg.seed, fact["fact_id"]))
+    gold = fact["aliases"] or [fact["object"]]
+    ctx_aliases = {"original": gold, "counter": [fact["replace_name"]]}
+    gen_rows: list[dict] = []
+    dist_rows: list[dict] = []
+    score_rows: list[dict] = []
+    labels: dict[str, np.ndarray] = {}
+    logd: dict[str, Any] = {}
+    for ci, cond in enumerate(CONDITIONS):
+        answers = sampled[ci]
+        lab = equivalence.cluster(q, [a.text for a in answers])
+        labels[cond] = lab
+        logd[cond] = torch.stack([a.logdist for a in answers])  # [N, V] float64
+        for si, a in enumerate(answers):
+            p = a.logdist.exp()
+            top = torch.topk(p, min(cfg.dist_topk, p.shape[0]))
+            gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "text": a.text,
+                             "raw_text": a.raw_text, "logprob_sum": a.logprob_sum, "n_tokens": a.n_tokens,
+                             "cluster": int(lab[si]), "dist_topk_mass": float(top.values.sum()),
+                             "matches_gold": sem.contains_answer(a.text, gold),
+                             "matches_counter": sem.contains_answer(a.text, [fact["replace_name"]])})
+            for r, (v, t) in enumerate(zip(top.values.tolist(), top.indices.tolist()), start=1):
+                dist_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "rank": r,
+                                  "token_id": t, "prob": v})
+        g = greedy[ci]
+        gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": -1, "text": g.text,
+                         "raw_text": g.raw_text, "logprob_sum": g.logprob_sum, "n_tokens": g.n_tokens,
+                         "cluster": None, "dist_topk_mass": None,
+                         "matches_gold": sem.contains_answer(g.text, gold),
+                         "matches_counter": sem.contains_answer(g.text, [fact["replace_name"]])})
+    g_none = greedy[0].text
+    for ci, cond in enumerate(CONDITIONS):
+        answers = sampled[ci]
+        lps = [a.logprob_sum for a in answers]
+        g = greedy[ci]
+        row = {"fact_id": fact["fact_id"], "condition": cond, "n_samples": len(answers),
+               "n_clusters": int(len(np.unique(labels[cond]))),
+               "semantic_entropy": sem.semantic_entropy(lps, labels[cond]),
+               "semantic_entropy_mc": sem.semantic_entropy_mc(lps, labels[cond]),
+               "cp": None, "context_answer": None, "greedy_answer": g.text,
+               "greedy_matches_gold": sem.contains_answer(g.text, gold), "greedy_matches_context": None,
+               "sample_accuracy": float(np.mean([sem.contains_answer(a.text, gold) for a in answers])),
+               "persuaded": None, "stubborn": None}
+        if cond != "none":
+            al = ctx_aliases[cond]
+            m_ctx = sem.contains_answer(g.text, al)
+            row["cp"] = sem.coherent_persuasion(logd[cond], labels[cond], logd["none"], labels["none"])
+            row["context_answer"] = fact["object"] if cond == "original" else fact["replace_name"]
+            row["greedy_matches_context"] = m_ctx
+            row["persuaded"] = bool(m_ctx and not sem.contains_answer(g_none, al))
+            row["stubborn"] = bool(not m_ctx and equivalence.equivalent(q, [g.text, g_none])[0, 1])
+        score_rows.append(row)
+    return gen_rows, dist_rows, score_rows
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+def _config_key(cfg: DynamicConfig, extra: dict) -> str:
+    return json.dumps({**asdict(cfg), **extra}, sort_keys=True)
+
+
+def _write_fact(wh: Warehouse, run_id: int, fact_id: int, gen, dist, scores, seconds: float) -> None:
+    def tbl(rows, types):
+        cols = {k: [r[k] for r in rows] for k in rows[0]}
+        return pa.table({"run_id": pa.array([run_id] * len(rows), pa.int32()),
+                         **{k: pa.array(v, types.get(k)) for k, v in cols.items()}})
+
+    i32 = pa.int32()
+    with wh.transaction():
+        if wh.scalar("SELECT count(*) FROM dynamicqa_fact_done WHERE run_id = ? AND fact_id = ?", [run_id, fact_id]):
+            return
+        wh.insert_arrow("dynamicqa_generation", tbl(gen, {"fact_id": i32, "sample_index": i32, "n_tokens": i32,
+                                                          "cluster": i32, "dist_topk_mass": pa.float64()}))
+        wh.insert_arrow("dynamicqa_token_dist", tbl(dist, {"fact_id": i32, "sample_index": i32, "rank": i32,
+                                                           "token_id": i32}))
+        wh.insert_arrow("dynamicqa_score", tbl(scores, {"fact_id": i32, "n_samples": i32, "n_clusters": i32,
+                                                        "cp": pa.float64(), "context_answer": pa.string(),
+                                                        "greedy_matches_context": pa.bool_(),
+                                                        "persuaded": pa.bool_(), "stubborn": pa.bool_()}))
+        wh.insert_arrow("dynamicqa_fact_done", {"run_id": pa.array([run_id], i32), "fact_id": pa.array([fact_id], i32),
+                                                "seconds": [seconds], "finished_at": pa.array([utcnow()], pa.timestamp("us"))})
+        wh.execute("UPDATE run SET units_done = (SELECT count(*) FROM dynamicqa_fact_done WHERE run_id = ?), "
+                   "prompts_done = coalesce(prompts_done, 0) + ? WHERE run_id = ?", [run_id, len(gen), run_id])
+
+
+def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | None = None, lm=None,
+                  equivalence: sem.Equivalence | None = None, progress: bool = True,
+                  max_facts: int | None = None, echo=None) -> int:
+    """Run (or resume) a dynamic run; returns its run_id. ``lm``/``equivalence`` may be injected (tests).
+
+    max_facts: stop after this many facts in this call (leaves the run 'running'; for tests/resume).
+    """
+    from tqdm.auto import tqdm
+
+    echo = echo or (lambda s: None)
+    if resume is not None:
+        row = wh.query("SELECT kind, config_json, status FROM run WHERE run_id = ?", [resume])
+        if not row:
+            raise UserError(f"--resume {resume}: no such run in {wh.path}")
+        if row[0][0] != "dynamic":
+            raise UserError(f"--resume {resume}: run {resume} is a {row[0][0]} run, not a dynamic one")
+        stored = json.loads(row[0][1])
+        cfg = DynamicConfig(**{k: stored[k] for k in DynamicConfig.__dataclass_fields__ if k in stored})
+    cfg = cfg or DynamicConfig()
+    cfg.validate()
+    ds_id = resolve_dataset(wh, cfg.dataset)
+    facts = select_facts(wh, ds_id, cfg.partitions, cfg.limit)
+    if not facts:
+        raise UserError(f"dataset '{cfg.dataset}' has no facts in partition(s) {', '.join(cfg.partitions)}")
+
+    calib = None
+    if equivalence is None:
+        kind, _, arg = cfg.equivalence.partition(":")
+        if kind == "embedding":
+            equivalence = sem.EmbeddingEquivalence(arg, cfg.threshold if cfg.threshold is not None else 0.8)
+            if cfg.threshold is None:
+                calib = calibrate(wh, cfg.dataset, equivalence)
+                equivalence.threshold = float(calib["threshold"])
+        else:
+            equivalence = sem.NLIEquivalence(arg)
+    if lm is None:
+        from .models import load_model
+
+        lm = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
+    chat = cfg.chat_template == "auto" and bool(getattr(lm.tokenizer, "chat_template", None))
+    extra = {"equivalence_detail": equivalence.describe(), "calibration_id": calib and calib["calibration_id"],
+             "chat_template_applied": chat, "prompt_none": PROMPT_NONE, "prompt_context": PROMPT_CTX,
+             "raw_prompt_suffix": None if chat else RAW_SUFFIX, "conditions": list(CONDITIONS),
+             "sampling": {"top_k": 0, "top_p": 1.0, "greedy_answer": True},
+             "model_id": lm.model_id, "model_revision": lm.revision}
+    key = _config_key(cfg, extra)
+
+    if resume is None:
+        old = wh.scalar("SELECT max(run_id) FROM run WHERE kind = 'dynamic' AND status <> 'done' AND config_json = ?",
+                        [key])
+        if old is not None:
+            resume = int(old)
+            echo(f"continuing unfinished run {resume} (same configuration)")
+    sample_id = make_sample(wh, cfg.dataset, cfg.partitions, cfg.limit)
+    if resume is None:
+        run_id = wh.next_id("run", "run_id")
+        with wh.transaction():
+            wh.insert_arrow("run", pa.Table.from_pylist([{
+                "run_id": run_id, "kind": "dynamic", "sample_id": sample_id, "dataset_id": ds_id,
+                "model": cfg.model, "model_revision": lm.revision, "dtype": lm.dtype,
+                "quantization": lm.quantization or "none", "device": lm.device, "estimator": "sampled",
+                "batch_size": 3 * cfg.samples, "seed": cfg.seed, "config_json": key,
+                "ctxprior_version": __version__, "host": socket.gethostname(), "pid": os.getpid(),
+                "status": "running", "error": None, "units_total": len(facts), "units_done": 0,
+                "prompts_done": 0, "started_at": utcnow(), "ended_at": None}]))
+    else:
+        run_id = resume
+        wh.execute("UPDATE run SET status = 'running', error = NULL, ended_at = NULL, host = ?, pid = ? "
+                   "WHERE run_id = ?", [socket.gethostname(), os.getpid(), run_id])
+    done = {r[0] for r in wh.query("SELECT fact_id FROM dynamicqa_fact_done WHERE run_id = ?", [run_id])}
+    todo = [f for f in facts if f not in done]
+    rows = _fact_rows(todo, wh) if todo else []
+    n_this = 0
+    try:
+        for fact in tqdm(rows, desc=f"run {run_id}", unit="fact", disable=None if progress else True,
+                         initial=len(done), total=len(facts)):
+            if max_facts is not None and n_this >= max_facts:
+                return run_id
+            t0 = time.perf_counter()
+            gen, dist, scores = score_fact(lm, equivalence, fact, cfg, chat)
+            _write_fact(wh, run_id, fact["fact_id"], gen, dist, scores, time.perf_counter() - t0)
+            n_this += 1
+    except KeyboardInterrupt:
+        wh.execute("UPDATE run SET status = 'cancelled', ended_at = ? WHERE run_id = ?", [utcnow(), run_id])
+        raise
+    except Exception as e:
+        wh.execute("UPDATE run SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
+                   [f"{type(e).__name__}: {e}"[:2000], utcnow(), run_id])
+        raise
+    wh.execute("UPDATE run SET status = 'done', ended_at = ? WHERE run_id = ?", [utcnow(), run_id])
+    return run_id
