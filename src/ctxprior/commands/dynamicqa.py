@@ -93,4 +93,20 @@ def score_dynamic_cmd(app, dataset, partition, limit, model, samples, temperatur
     click.echo(str(rid))
 
 
-COMMANDS = [sample_dynamic_cmd, score_dynamic_cmd]
+
+@click.command("analyze-dynamic")
+@click.option("--run", "runs", type=int, multiple=True, metavar="R",
+              help="Dynamic run id; repeatable. Default: every dynamic run with scores.")
+@pass_app
+def analyze_dynamic_cmd(app, runs: tuple[int, ...]) -> None:
+    """DynamicQA Tables 1-3 analogues per run (model): % persuaded / stubborn, accuracy with and
+    without context, mean semantic entropy and CP per partition, and the OLS of CP on z-scored
+    num_edits, s_pop, o_pop and SE without / with context. Stored in dynamicqa_summary and
+    dynamicqa_regression, and printed."""
+    from ..queries.dynamicqa import analyze_dynamicqa
+
+    with app.open() as wh:
+        click.echo(analyze_dynamicqa(wh, list(runs) or None))
+
+
+COMMANDS = [sample_dynamic_cmd, score_dynamic_cmd, analyze_dynamic_cmd]
