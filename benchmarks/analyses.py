@@ -160,8 +160,12 @@ def main(argv=None) -> None:
 
     only = ["relevance", "assertive", "negation", "familiarity", "answer-groups", "mr", "reliability", "degree"]
     t0 = time.perf_counter()
-    analyze(wh, only=only, k=a.k, seed=0, log=lambda m: print("  " + m, flush=True))
+    timings: dict = {}
+    analyze(wh, only=only, k=a.k, seed=0, log=lambda m: print("  " + m, flush=True), timings=timings)
     total = time.perf_counter() - t0
+    print("  " + ", ".join(f"{n} {s:.1f} s" for n, s in timings.items()), flush=True)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} during the run", flush=True)
     n_perm = wh.scalar("SELECT count(*) FROM analysis_result WHERE k IS NOT NULL AND skip_reason IS NULL")
     n_all = wh.scalar("SELECT count(*) FROM analysis_result")
     per_model = total / n_runs

@@ -317,7 +317,7 @@ def _spearman_rows(df: pd.DataFrame, analysis: str, xcol: str, note: str, unit: 
 
 # -- the driver ------------------------------------------------------------------------------
 def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, seed: int = 0,
-            covariates=(), seen_fakes: str | None = None, log=None) -> dict:
+            covariates=(), seen_fakes: str | None = None, log=None, timings: dict | None = None) -> dict:
     """Run the analyses on `run_ids`, store their rows, return {analysis: n rows}.
 
     only: list of analysis names (default all but `covariate`, which runs when covariates are given).
@@ -348,7 +348,15 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
     dists: list[pd.DataFrame] = []
     counts: dict[str, int] = {}
     cells = None
+    import time
+
+    timings = {} if timings is None else timings
+    prev, t_prev = None, time.perf_counter()
     for name in names:
+        now = time.perf_counter()
+        if prev is not None:
+            timings[prev] = now - t_prev
+        prev, t_prev = name, now
         if name in COMPARISONS:
             cmp = COMPARISONS[name]
             if name in CELL_ANALYSES:  # one scan of persuasion for the three context analyses
@@ -417,7 +425,11 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
                 continue
             analyze_dynamicqa(wh, run_ids)
             counts[name] = -1
+    if prev is not None:
+        timings[prev] = time.perf_counter() - t_prev
+    t_store = time.perf_counter()
     _store(wh, run_ids, names, results, dists, k, seed, alpha)
+    timings["(store)"] = time.perf_counter() - t_store
     return counts
 
 
