@@ -45,14 +45,15 @@ def cooccurrence_cmd(app, corpus, name, window, dataset, executor, workers, addr
                            workers=workers, address=address, ignore_case=ignore_case,
                            punctuation=punctuation, text_field=text_field, restart=restart,
                            description=description)
-    mb = rep.bytes_counted / 1e6
+    mb = rep.bytes_text / 1e6
     click.echo(f"{rep.view}: {rep.n_facts} facts, {rep.n_names} names, {rep.n_pairs} entity-answer pairs "
                f"({rep.pairs_seen} rows with co-occurrence > 0)")
     click.echo(f"shards: {rep.shards_counted} counted, {rep.shards_skipped} already counted (skipped), "
                f"{len(rep.failed)} failed, of {rep.shards_total}")
     if rep.shards_counted:
-        click.echo(f"counted {rep.n_documents} documents, {rep.n_words} words, {mb:.1f} MB in "
-                   f"{rep.seconds:.1f} s ({mb / max(rep.seconds, 1e-9):.1f} MB/s)")
+        click.echo(f"counted {rep.n_documents} documents, {rep.n_words} words, {mb:.1f} MB "
+                   f"({rep.bytes_counted / 1e6:.1f} MB of files) in {rep.seconds:.1f} s "
+                   f"({mb / max(rep.seconds, 1e-9):.1f} MB/s)")
     if rep.n_unnamed:
         click.echo(f"note: {rep.n_unnamed} facts have an entity or answer with no words after removing "
                    "punctuation; their counts are NULL")

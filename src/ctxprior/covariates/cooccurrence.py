@@ -232,7 +232,8 @@ class Report:
     n_bad_json: int = 0
     n_missing_text: int = 0
     bad_examples: list[str] = field(default_factory=list)
-    bytes_counted: int = 0
+    bytes_counted: int = 0       # shard file bytes
+    bytes_text: int = 0          # decompressed bytes (JSON lines / text)
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     n_facts: int = 0
@@ -343,6 +344,7 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
             rep.n_missing_text += st.n_missing_text
             rep.bad_examples += [f"{res['path']} {x}" for x in st.bad_examples]
             rep.bytes_counted += size
+            rep.bytes_text += st.bytes_decompressed
             rep.cpu_seconds += res["cpu_seconds"]
     finally:
         bar.close()

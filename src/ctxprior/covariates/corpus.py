@@ -157,7 +157,8 @@ class ShardStats:
     n_missing_text: int = 0
     bad_examples: list[str] = field(default_factory=list)
     sha256: str = ""
-    bytes_read: int = 0
+    bytes_read: int = 0          # file bytes (compressed)
+    bytes_decompressed: int = 0  # JSON lines / text bytes
 
     def bad(self, kind: str, line_no: int) -> None:
         if kind == "json":
@@ -174,6 +175,7 @@ def _lines(reader, stats: ShardStats) -> Iterator[bytes]:
         chunk = reader.read(READ_BYTES)
         if not chunk:
             break
+        stats.bytes_decompressed += len(chunk)
         parts = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
         rest = parts.pop()
         yield from parts
