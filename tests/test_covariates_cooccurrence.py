@@ -282,3 +282,23 @@ def test_view_joins_with_susceptibility_shape(toy, run_cli, db_path):
         n = wh.scalar("SELECT count(*) FROM v_entity v JOIN cov_j c USING (dataset, relation, entity, answer)")
         assert n == len(FACTS)
         assert json.loads(wh.scalar("SELECT params_json FROM covariate WHERE name='j'"))["window"] == 50
+
+
+def test_pair_enumeration_in_chunks_is_exact(monkeypatch):
+    """Dense names (every word a name) are paired in bounded chunks; chunk size never changes counts."""
+    import ctxprior.covariates.counting as counting
+
+    rnd = random.Random(1)
+    docs = [" ".join(rnd.choice("abcdex") for _ in range(rnd.randint(0, 300))) for _ in range(50)]
+    names = sorted(["a", "b", "c", "d", "e", "a b"])
+    idx = {n: i for i, n in enumerate(names)}
+    pairs = sorted({tuple(sorted((idx[x], idx[y]))) for x in names for y in names})
+    spec = CountSpec(names, pairs, window=7)
+    ref = count_texts(spec, docs)
+    assert ref.pair_counts.sum() > 10000
+    for chunk in (1, 3, 17):
+        monkeypatch.setattr(counting, "CHUNK", chunk)
+        got = count_texts(spec, docs)
+        assert (got.pair_counts == ref.pair_counts).all() and (got.name_counts == ref.name_counts).all()
+    co, na, nb = oracle(docs, "a b", "c", 7)
+    assert ref.pair_counts[pairs.index(tuple(sorted((idx["a b"], idx["c"]))))] == co

@@ -26,6 +26,8 @@ import numpy as np
 
 from .text import normalize_batch, to_latin1
 
+CHUNK = 1 << 21  # candidate pairs per vectorized step
+
 
 @dataclass
 class CountSpec:
@@ -114,17 +116,28 @@ class Counter:
         lo = np.searchsorted(f, l + 1, side="left")
         hi = np.searchsorted(f, l + sp.window, side="right")
         cnt = hi - lo
-        total = int(cnt.sum())
-        if not total:
+        ends = np.cumsum(cnt)
+        if not len(ends) or not ends[-1]:
             return
-        i = np.repeat(np.arange(len(f)), cnt)
-        j = lo[i] + (np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        a, b = k[i], k[j]
-        code = np.minimum(a, b) * self.n + np.maximum(a, b)
-        pos = np.searchsorted(self.codes, code)
-        pos[pos == len(self.codes)] = len(self.codes) - 1
-        hit = self.codes[pos] == code
-        c.pair_counts += np.bincount(pos[hit], minlength=len(self.codes))
+        # enumerate candidate pairs (i earlier, j starting 1..W words after i ends) in chunks of
+        # at most ~CHUNK pairs, so memory stays bounded even for very frequent names
+        m0 = 0
+        while m0 < len(f):
+            base = ends[m0 - 1] if m0 else 0
+            m1 = int(np.searchsorted(ends, base + CHUNK, side="right"))
+            m1 = max(m1, m0 + 1)
+            cc = cnt[m0:m1]
+            total = int(cc.sum())
+            if total:
+                i = np.repeat(np.arange(m0, m1), cc)
+                j = lo[i] + (np.arange(total) - np.repeat(np.cumsum(cc) - cc, cc))
+                a, b = k[i], k[j]
+                code = np.minimum(a, b) * self.n + np.maximum(a, b)
+                pos = np.searchsorted(self.codes, code)
+                pos[pos == len(self.codes)] = len(self.codes) - 1
+                hit = self.codes[pos] == code
+                c.pair_counts += np.bincount(pos[hit], minlength=len(self.codes))
+            m0 = m1
 
 
 def count_texts(spec: CountSpec, texts: list[str]) -> Counts:
