@@ -302,3 +302,12 @@ def test_pair_enumeration_in_chunks_is_exact(monkeypatch):
         assert (got.pair_counts == ref.pair_counts).all() and (got.name_counts == ref.name_counts).all()
     co, na, nb = oracle(docs, "a b", "c", 7)
     assert ref.pair_counts[pairs.index(tuple(sorted((idx["a b"], idx["c"]))))] == co
+
+
+def test_library_call_with_progress_bar(toy, db_path, capsys):
+    from ctxprior.covariates.cooccurrence import cooccurrence
+
+    with open_warehouse(db_path) as wh:
+        rep = cooccurrence(wh, [str(toy)], name="lib", workers=1, progress=True)
+    assert rep.shards_counted == 4 and rep.bytes_text > 0 and rep.bytes_counted > 0
+    assert "cooccurrence lib" in capsys.readouterr().err
