@@ -333,7 +333,11 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
     names = list(only) if only else list(DEFAULT_ANALYSES)
     if covariates and "covariate" not in names:
         names.append("covariate")
-    run_ids = resolve_runs(wh, run_ids)
+    given = [int(r) for r in run_ids] if run_ids else None
+    if any(n != "dynamicqa" for n in names):
+        run_ids = resolve_runs(wh, run_ids)
+    else:
+        run_ids = sorted(given or [])
     for spec in covariates:
         resolve_covariate(wh, spec)  # validate before any work
     freq_spec = None
@@ -417,13 +421,26 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
                 results.append(pd.concat([pooled, per_rel], ignore_index=True))
             counts[name] = len(rows)
         elif name == "dynamicqa":
+            counts[name] = 0
             try:
                 from .dynamicqa import analyze_dynamicqa  # owned by the DynamicQA area
             except ImportError as e:
                 log(f"dynamicqa: not available in this install ({e}); skipped")
-                counts[name] = 0
                 continue
-            analyze_dynamicqa(wh, run_ids)
+            dyn = None  # None: every dynamic run with scores
+            if given:
+                kinds = dict(wh.query(f"SELECT run_id, kind FROM run WHERE run_id IN ({', '.join(map(str, given))})"))
+                dyn = [r for r in given if kinds.get(r) == "dynamic"]
+                if not dyn:
+                    log("dynamicqa: none of the given runs is a dynamic (score-dynamic) run; skipped")
+                    continue
+            try:
+                text = analyze_dynamicqa(wh, dyn)
+            except UserError as e:
+                log(f"dynamicqa: skipped ({e})")
+                continue
+            if text:
+                log(str(text))
             counts[name] = -1
     if prev is not None:
         timings[prev] = time.perf_counter() - t_prev
