@@ -99,7 +99,7 @@ def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence
     ds_id = resolve_dataset(wh, dataset)
     row = wh.query("SELECT * FROM dynamicqa_calibration WHERE dataset_id = ? AND encoder = ? AND seed = ? "
                    "ORDER BY calibration_id DESC LIMIT 1", [ds_id, equivalence.encoder, seed])
-    cols = [c.name for c in wh.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description] if row else []
+    cols = [c[0] for c in wh.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description] if row else []
     if row:
         return dict(zip(cols, row[0]))
     facts = wh.query("""
