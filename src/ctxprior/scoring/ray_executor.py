@@ -1,0 +1,276 @@
+"""Ray executor: work units on a Ray cluster, results as Parquet shards, the driver commits.
+
+Shape (see docs/readme/scale.md):
+
+- ``RayExecutor`` starts (or joins, ``address=``) a Ray cluster and creates ``workers`` actors
+  (``ScoringWorker``), each loading the model ONCE (``gpus_per_worker`` GPUs each, else one CPU).
+- The driver keeps every worker busy (two units in flight per worker), and yields a
+  ``UnitResult`` as each unit finishes; ``scoring.runs.score_sample`` then commits the unit's rows
+  and its ``run_unit`` row in one transaction. Only the driver opens the warehouse.
+- A worker writes its unit's tables as Parquet files into a fresh folder
+  ``<shard_dir>/run_<id>/unit_<n>.a<attempt>.<pid>/<table>.parquet`` (written under a temporary
+  name, then renamed), and returns the folder and row counts; the driver reads the files, checks
+  the counts, and removes the folder after the commit. On several nodes ``shard_dir`` must be a
+  folder every node and the driver see under the same path (NFS, a shared volume).
+- A worker that dies mid-unit (killed, OOM, node lost): Ray restarts the actor
+  (``max_restarts``) and the driver re-dispatches the unit, to another worker when there is one,
+  up to ``max_attempts`` times; a unit is committed at most once (``write_unit`` refuses a unit
+  already done), so nothing is lost or doubled. A Python error inside a unit (NaN scores, a
+  prompt too long) is not retried: the unit is marked failed with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from . import faults
+from .executors import ModelSpec, worker_name
+from .models import LoadedModel
+from .units import ScoreConfig, UnitInput, UnitResult, run_unit_checked
+
+TABLES = ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation")
+FORWARD_ENV = ("CTXPRIOR_", "HF_", "TRANSFORMERS_")  # env vars handed to workers
+
+
+class ScoringWorker:
+    """A Ray actor: loads the model once, computes units, writes Parquet shards."""
+
+    def __init__(self, model, config: ScoreConfig, batch_size: int | None, shard_dir: str,
+                 threads: int | None = None):
+        import torch
+
+        from .engine import Engine
+
+        if threads:
+            torch.set_num_threads(int(threads))
+        faults.hit("model.load")
+        if isinstance(model, ModelSpec):
+            self.lm = model.load()
+        else:
+            self.lm = model
+        self.config = config
+        self.engine = Engine(self.lm, batch_size=batch_size)
+        self.shard_dir = shard_dir
+        self.name = worker_name()
+
+    def info(self) -> dict:
+        return {"pid": os.getpid(), "worker": self.name, "device": self.lm.device}
+
+    def score(self, inp: UnitInput, attempt: int) -> dict:
+        seen = [0]
+
+        def tick(n: int) -> None:
+            seen[0] += n
+            if seen[0] == n:  # after the first batch of the unit
+                faults.hit("worker.unit")
+
+        res = run_unit_checked(self.engine, inp, self.config, self.name, progress=tick)
+        out = {"unit_id": inp.spec.unit_id, "error": res.error, "seconds": res.seconds,
+               "worker": res.worker, "n_prompts": res.n_prompts, "dir": None, "rows": {}}
+        if res.error is None:
+            out["dir"], out["rows"] = write_shard(self.shard_dir, inp.run_id, inp.spec.unit_id, attempt,
+                                                  res.tables)
+        faults.hit("worker.shard_written")
+        return out
+
+
+def write_shard(shard_dir: str, run_id: int, unit_id: int, attempt: int, tables: dict) -> tuple[str, dict]:
+    """Write a unit's tables as Parquet files into a new folder (atomic rename); return it."""
+    import pyarrow.parquet as pq
+
+    base = Path(shard_dir) / f"run_{run_id}"
+    base.mkdir(parents=True, exist_ok=True)
+    final = base / f"unit_{unit_id}.a{attempt}.{os.getpid()}"
+    tmp = base / f".tmp.{final.name}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    rows = {}
+    for name in TABLES:
+        t = tables.get(name)
+        if t is None:
+            continue
+        pq.write_table(t, tmp / f"{name}.parquet")
+        rows[name] = t.num_rows
+    (tmp / "manifest.json").write_text(json.dumps({"run_id": run_id, "unit_id": unit_id, "rows": rows}))
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    return str(final), rows
+
+
+def read_shard(folder: str, rows: dict) -> dict:
+    import pyarrow.parquet as pq
+
+    p = Path(folder)
+    if not p.is_dir():
+        raise RuntimeError(f"shard folder {folder} is not visible to the driver; on several nodes "
+                           "--shard-dir must be a shared folder (same path everywhere)")
+    out = {}
+    for name, n in rows.items():
+        t = pq.read_table(p / f"{name}.parquet")
+        if t.num_rows != n:
+            raise RuntimeError(f"shard {p / name}.parquet has {t.num_rows} rows, expected {n}")
+        out[name] = t
+    return out
+
+
+def _lost_errors():
+    from ray import exceptions as rx
+
+    names = ("RayActorError", "ActorDiedError", "ActorUnavailableError", "WorkerCrashedError",
+             "ObjectLostError", "OwnerDiedError", "NodeDiedError")
+    return tuple(getattr(rx, n) for n in names if hasattr(rx, n))
+
+
+class RayExecutor:
+    """Executor protocol (``run``/``close``) on Ray actors; see the module docstring."""
+
+    def __init__(self, model: ModelSpec | LoadedModel, config: ScoreConfig, batch_size: int | None = None,
+                 *, shard_dir: str, workers: int | None = None, gpus_per_worker: float = 0,
+                 address: str | None = None, max_attempts: int = 3, max_restarts: int = 2,
+                 in_flight: int = 2, log: Callable[[str], None] | None = None):
+        import ray
+
+        self.log = log or (lambda m: print(m, file=sys.stderr))
+        self.config = config
+        self.shard_dir = str(shard_dir)
+        self.max_attempts = max_attempts
+        self.max_restarts = max_restarts
+        self.in_flight = max(1, in_flight)
+        self._owns_ray = False
+        ncpu = os.cpu_count() or 1
+        env = {k: v for k, v in os.environ.items() if k.startswith(FORWARD_ENV)}
+        if not ray.is_initialized():
+            kw = dict(include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                      configure_logging=True)
+            if address:
+                ray.init(address=address, runtime_env={"env_vars": env} if env else None, **kw)
+            else:
+                want = workers or ncpu
+                ray.init(num_cpus=max(ncpu, want), num_gpus=None, _node_ip_address="127.0.0.1", **kw)
+            self._owns_ray = True
+        res = ray.cluster_resources()
+        if workers is None:
+            workers = (int(res.get("GPU", 0) // gpus_per_worker) if gpus_per_worker
+                       else int(res.get("CPU", ncpu)))
+        if workers < 1:
+            raise RuntimeError(f"the Ray cluster has no room for a worker with {gpus_per_worker} GPU(s)")
+        threads = None if gpus_per_worker else max(1, int(res.get("CPU", ncpu) // workers))
+        opts = dict(num_cpus=1, num_gpus=gpus_per_worker or 0, max_restarts=max_restarts,
+                    max_task_retries=0)
+        if env and not address:
+            opts["runtime_env"] = {"env_vars": env}
+        actor_cls = ray.remote(ScoringWorker).options(**opts)
+        model_ref = ray.put(model) if isinstance(model, LoadedModel) else model
+        self.actors = [actor_cls.remote(model_ref, config, batch_size, self.shard_dir, threads)
+                       for _ in range(workers)]
+        self.workers = workers
+        self.retries = 0
+        self.lost: list[str] = []
+
+    def run(self, inputs: Iterable[UnitInput],
+            progress: Callable[[int], None] | None = None) -> Iterator[UnitResult]:
+        import ray
+
+        lost = _lost_errors()
+        queue = deque((inp, 1, None) for inp in inputs)  # (input, attempt, actor index to avoid)
+        inflight: dict = {}  # ref -> (input, attempt, actor index)
+        load = [0] * len(self.actors)
+        deaths = [0] * len(self.actors)
+        while queue or inflight:
+            alive = [i for i in range(len(self.actors)) if deaths[i] <= self.max_restarts * self.in_flight]
+            if not alive and not inflight:  # every worker is gone for good
+                while queue:
+                    inp, attempt, _ = queue.popleft()
+                    yield UnitResult(spec=inp.spec, error="no Ray worker left (all died)", worker="ray",
+                                     n_prompts=inp.n_prompts)
+                break
+            while queue:
+                free = [i for i in alive if load[i] < self.in_flight]
+                if not free:
+                    break
+                inp, attempt, avoid = queue[0]
+                pick = [i for i in free if i != avoid] or free
+                i = min(pick, key=lambda j: (load[j], j))
+                queue.popleft()
+                ref = self.actors[i].score.remote(inp, attempt)
+                inflight[ref] = (inp, attempt, i)
+                load[i] += 1
+            ready, _ = ray.wait(list(inflight), num_returns=1)
+            for ref in ready:
+                inp, attempt, i = inflight.pop(ref)
+                load[i] -= 1
+                try:
+                    meta = ray.get(ref)
+                except lost as e:  # the worker died: retry the unit, elsewhere if possible
+                    why = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+                    self.lost.append(f"unit {inp.spec.unit_id} attempt {attempt}: {type(e).__name__}")
+                    deaths[i] += 1
+                    if attempt < self.max_attempts:
+                        self.retries += 1
+                        self.log(f"unit {inp.spec.unit_id}: worker lost ({type(e).__name__}); "
+                                 f"retrying (attempt {attempt + 1})")
+                        queue.appendleft((inp, attempt + 1, i))
+                        continue
+                    yield UnitResult(spec=inp.spec, error=f"worker lost {attempt} times: {why}",
+                                     worker="ray", n_prompts=inp.n_prompts)
+                    continue
+                except ray.exceptions.RayTaskError as e:
+                    cause = getattr(e, "cause", None) or e
+                    msg = f"{type(cause).__name__}: {cause}".splitlines()[0][:500]
+                    yield UnitResult(spec=inp.spec, error=msg, worker="ray", n_prompts=inp.n_prompts)
+                    continue
+                yield from self._deliver(inp, meta, progress)
+
+    def _deliver(self, inp: UnitInput, meta: dict, progress) -> Iterator[UnitResult]:
+        tables = read_shard(meta["dir"], meta["rows"]) if meta["error"] is None else {}
+        faults.hit("unit.received")
+        yield UnitResult(spec=inp.spec, tables=tables, error=meta["error"], seconds=meta["seconds"],
+                         worker=meta["worker"], n_prompts=meta["n_prompts"])
+        # back here only after the driver committed the unit
+        if progress:
+            progress(inp.n_prompts)
+        if meta["dir"]:
+            shutil.rmtree(meta["dir"], ignore_errors=True)
+
+    def close(self) -> None:
+        import ray
+
+        for a in getattr(self, "actors", []):
+            try:
+                ray.kill(a)
+            except Exception:
+                pass
+        self.actors = []
+        try:
+            for d in Path(self.shard_dir).glob("run_*"):
+                if d.is_dir() and not any(d.iterdir()):
+                    d.rmdir()
+            if Path(self.shard_dir).is_dir() and not any(Path(self.shard_dir).iterdir()):
+                Path(self.shard_dir).rmdir()
+        except OSError:
+            pass
+        if self._owns_ray:
+            ray.shutdown()
+            self._owns_ray = False
+
+
+def default_shard_dir(db_path: str) -> str:
+    return f"{db_path}.shards"
+
+
+def wait_actors(ex: RayExecutor, timeout: float = 300) -> list[dict]:
+    """Block until every worker has loaded its model; their pid/worker/device (tests, logs)."""
+    import ray
+
+    return ray.get([a.info.remote() for a in ex.actors], timeout=timeout)
+
+
+def _now() -> float:
+    return time.perf_counter()
