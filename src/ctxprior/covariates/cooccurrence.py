@@ -113,26 +113,43 @@ def run_local(spec: CountSpec, paths: list[str], workers: int, bar=None):
             raise
 
 
-def run_ray(spec: CountSpec, paths: list[str], workers: int, address: str | None = None, bar=None,
-            sizes: dict[str, int] | None = None):
+def ray_connect(workers: int, address: str | None = None) -> bool:
+    """Join the Ray cluster at ``address`` or start a local instance; True when we started it."""
     try:
         import ray
     except ImportError:
         raise UserError("--executor ray needs Ray; install it with `pip install 'ctxprior[ray]'`") from None
+    if ray.is_initialized():
+        return False
+    kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False)
+    if address:
+        kw["address"] = address
+    else:
+        kw["num_cpus"] = max(1, workers)
+    try:
+        ray.init(**kw)
+    except Exception as e:
+        raise UserError(f"--address {address or '(local)'}: cannot start or join Ray ({_one_line(e)})") from None
+    return True
+
+
+def _ray_shutdown(started: bool) -> None:
+    if started:
+        import ray
+
+        ray.shutdown()
+
+
+def run_ray(spec: CountSpec, paths: list[str], workers: int, address: str | None = None, bar=None,
+            sizes: dict[str, int] | None = None, started: bool | None = None):
+    """Yield shard results from Ray tasks. ``started``: whether to shut Ray down at the end
+    (None: connect here)."""
     if not paths:
         return
-    started = False
-    if not ray.is_initialized():
-        kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False)
-        if address:
-            kw["address"] = address
-        else:
-            kw["num_cpus"] = max(1, workers)
-        try:
-            ray.init(**kw)
-        except Exception as e:
-            raise UserError(f"--address {address or '(local)'}: cannot start or join Ray ({_one_line(e)})") from None
-        started = True
+    if started is None:
+        started = ray_connect(workers, address)
+    import ray
+
     try:
         task = ray.remote(num_cpus=1, max_retries=1)(_ray_task)
         spec_ref = ray.put(spec)
@@ -295,26 +312,17 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
             raise UserError(f"{changed[0]}: changed since it was counted for {name} "
                             f"({len(changed)} shard(s) changed); use --restart to count from scratch")
 
-    # one transaction: catalog row (partial), names/pairs/facts, view
-    with wh.transaction():
-        if existing is not None and restart:
-            cid0 = existing["covariate_id"]
-            for t in ("cooccurrence_name", "cooccurrence_pair", "cooccurrence_fact", "cooccurrence_shard",
-                      "cooccurrence_pair_count", "cooccurrence_name_count"):
-                wh.execute(f"DELETE FROM {t} WHERE covariate_id = ?", [cid0])
-        cid = catalog.upsert(wh, name=name, kind="cooccurrence", dataset_id=did, key_columns=KEY_COLUMNS,
-                             value_columns=VALUE_COLUMNS, params=params, status="partial",
-                             source_path=" ".join(corpus),
-                             source_sha256=existing["source_sha256"] if existing and not restart else None,
-                             description=description or existing and existing["description"] or
-                             f"entity-answer co-occurrence within {window} words",
-                             n_rows=len(pl.facts["fact_id"]),
-                             data_table="cooccurrence_pair_count")
-        if existing is None or restart:
-            _store_plan(wh, cid, pl)
-        catalog.create_view(wh, name, view_sql(cid, window))
-
     todo = [p for p in paths if p not in done]
+    ray_started = ray_connect(workers, address) if executor == "ray" and todo else False
+
+    # one transaction: catalog row (partial), names/pairs/facts, view
+    try:
+        cid = _begin(wh, name, did, params, corpus, existing, restart, description, window, pl)
+    except BaseException:
+        _ray_shutdown(ray_started)
+        raise
+
+
     rep = Report(name=name, view=catalog.view_name(name), shards_total=len(paths),
                  shards_skipped=len(paths) - len(todo), n_facts=len(pl.facts["fact_id"]),
                  n_names=len(pl.spec.names), n_pairs=len(pl.spec.pairs), n_unnamed=pl.n_unnamed)
@@ -327,7 +335,8 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
     t0 = time.perf_counter()
     try:
         if executor == "ray":
-            results = run_ray(pl.spec, todo, workers, address, bar, {p: stats[p][0] for p in todo})
+            results = run_ray(pl.spec, todo, workers, address, bar, {p: stats[p][0] for p in todo},
+                              started=False)  # connected above; shut down below
         else:
             results = run_local(pl.spec, todo, workers, bar)
         for res in results:
@@ -349,8 +358,31 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
     finally:
         bar.close()
         rep.seconds = time.perf_counter() - t0
+        _ray_shutdown(ray_started)
         _finish(wh, cid, name, paths, rep)
     return rep
+
+
+def _begin(wh, name, did, params, corpus, existing, restart, description, window, pl: Plan) -> int:
+    """Catalog row (partial), names / pairs / fact mapping, the view: one transaction."""
+    with wh.transaction():
+        if existing is not None and restart:
+            cid0 = existing["covariate_id"]
+            for t in ("cooccurrence_name", "cooccurrence_pair", "cooccurrence_fact", "cooccurrence_shard",
+                      "cooccurrence_pair_count", "cooccurrence_name_count"):
+                wh.execute(f"DELETE FROM {t} WHERE covariate_id = ?", [cid0])
+        cid = catalog.upsert(wh, name=name, kind="cooccurrence", dataset_id=did, key_columns=KEY_COLUMNS,
+                             value_columns=VALUE_COLUMNS, params=params, status="partial",
+                             source_path=" ".join(corpus),
+                             source_sha256=existing["source_sha256"] if existing and not restart else None,
+                             description=description or existing and existing["description"] or
+                             f"entity-answer co-occurrence within {window} words",
+                             n_rows=len(pl.facts["fact_id"]),
+                             data_table="cooccurrence_pair_count")
+        if existing is None or restart:
+            _store_plan(wh, cid, pl)
+        catalog.create_view(wh, name, view_sql(cid, window))
+    return cid
 
 
 def _finish(wh, cid: int, name: str, paths: list[str], rep: Report) -> None:
