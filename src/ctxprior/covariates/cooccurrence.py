@@ -272,9 +272,9 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
         raise UserError(f"--window {window}: must be a positive number of words")
     if executor not in ("local", "ray"):
         raise UserError(f"--executor {executor}: use local or ray")
-    workers = workers or os.cpu_count() or 1
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise UserError(f"--workers {workers}: must be at least 1")
+    workers = workers or os.cpu_count() or 1
     did = catalog.dataset_id(wh, dataset)
     paths = find_shards(list(corpus))
     for p in paths:
