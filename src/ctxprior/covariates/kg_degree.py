@@ -116,14 +116,14 @@ def kg_degree(wh, triples: list[str], name: str, fmt: str = "auto", dataset: str
         if existing["source_sha256"] == digest:
             return _summary(wh, existing["covariate_id"], name, did, files, None, unchanged=True)
         raise UserError(f"--name {name}: already computed from other files; pass --replace to recompute")
-    uris = wh.query("SELECT DISTINCT e.uri FROM entity e WHERE e.uri IS NOT NULL AND (? IS NULL OR e.dataset_id = ?)",
-                    [did, did])
-    if not uris:
+    n_uris = wh.scalar("SELECT count(*) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)",
+                       [did, did])
+    if not n_uris:
         raise UserError("no entity in the warehouse has a URI to look up; KG degrees need entity URIs "
                         "(ingest yago_qec.json, or add degrees with `covariates add`)")
     con = wh.con
-    con.execute("CREATE OR REPLACE TEMP TABLE _kg_uri (uri VARCHAR PRIMARY KEY)")
-    con.executemany("INSERT INTO _kg_uri VALUES (?)", uris)
+    con.execute("CREATE OR REPLACE TEMP TABLE _kg_uri AS SELECT DISTINCT uri FROM entity "
+                "WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)", [did, did])
     con.execute("CREATE OR REPLACE TEMP TABLE _kg_prefix (prefix VARCHAR, iri VARCHAR)")
     try:
         if fmt_ == "tsv":
