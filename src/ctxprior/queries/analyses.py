@@ -286,17 +286,21 @@ def covariate_values(wh, spec: str, run_ids) -> pd.DataFrame:
     """χ per (run, query type, fact) joined with the covariate column (averaged over duplicates)."""
     view, col, keys = resolve_covariate(wh, spec)
     chi = query_file(wh, "susceptibility_by_fact.sql", run_ids)
-    on = []
-    for k_ in keys:
-        if k_ == "relation":
-            on.append("(c.relation = s.relation OR c.relation = s.relation_uri)")
-        else:
-            on.append(f"c.{k_} IS NOT DISTINCT FROM s.{k_}")
+    other = [k_ for k_ in keys if k_ != "relation"]
+    cov_sql = (f'SELECT {", ".join(keys)}, avg("{col}")::DOUBLE AS v FROM "{view}" GROUP BY ALL')
+    joins, values = [], []
+    rel_cols = ["relation", "relation_uri"] if "relation" in keys else [None]
+    for i, rc in enumerate(rel_cols):  # relation may be the short name or the URI: two hash joins
+        conds = [f"c{i}.{k_} IS NOT DISTINCT FROM s.{k_}" for k_ in other]
+        if rc:
+            conds.append(f"c{i}.relation = s.{rc}")
+        joins.append(f"LEFT JOIN cov c{i} ON {' AND '.join(conds)}")
+        values.append(f"c{i}.v")
     wh.con.register("_chi", chi)
     try:
-        df = wh.df(f"""
-            SELECT s.*, (SELECT avg(c."{col}")::DOUBLE FROM "{view}" c WHERE {' AND '.join(on)}) AS covariate
-            FROM _chi s""")
+        df = wh.df(f"""WITH cov AS ({cov_sql})
+            SELECT s.*, coalesce({', '.join(values)}) AS covariate
+            FROM _chi s {' '.join(joins)}""")
     finally:
         wh.con.unregister("_chi")
     return df
