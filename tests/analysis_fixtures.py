@@ -23,14 +23,6 @@ import pytest
 NOW = datetime(2026, 1, 1)
 
 
-class Ids:
-    def __init__(self, wh):
-        self.wh = wh
-
-    def next(self, table, col):
-        return self.wh.next_id(table, col)
-
-
 def _dataset(wh, name, fmt):
     did = wh.next_id("dataset", "dataset_id")
     wh.insert_arrow("dataset", {"dataset_id": [did], "name": [name], "source_format": [fmt],
