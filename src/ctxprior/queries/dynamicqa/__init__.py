@@ -10,6 +10,7 @@ rows from ``regression_input.sql``; statsmodels), stores both in ``dynamicqa_sum
 
 from __future__ import annotations
 
+import warnings
 from typing import Iterable
 
 import numpy as np
@@ -55,7 +56,9 @@ def regression(df: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     if len(d) < len(used) + 2:
         return pd.DataFrame(), f"too few complete rows ({len(d)}) for {len(used)} predictors"
     X = (d[used] - d[used].mean()) / d[used].std(ddof=1)
-    fit = sm.OLS(d["cp"].astype(float).to_numpy(), sm.add_constant(X.astype(float), has_constant="add")).fit()
+    with warnings.catch_warnings():  # tiny runs can be rank-deficient; the fit is still reported
+        warnings.simplefilter("ignore")
+        fit = sm.OLS(d["cp"].astype(float).to_numpy(), sm.add_constant(X.astype(float), has_constant="add")).fit()
     out = pd.DataFrame({"predictor": ["Intercept" if k == "const" else k for k in fit.params.index],
                         "coef": fit.params.to_numpy(), "std_err": fit.bse.to_numpy(),
                         "t_value": fit.tvalues.to_numpy(), "p_value": fit.pvalues.to_numpy()})
