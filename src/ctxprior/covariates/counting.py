@@ -2,8 +2,8 @@
 
 Definitions (see ``text.py`` for the word splitting):
 
-- An *occurrence* of a name is a maximal-free match of its word sequence in a document's word
-  sequence, whole words only: "Paris" occurs in "Paris Hilton visited France" (word 0), exactly as
+- An *occurrence* of a name is any match of its word sequence in a document's word sequence,
+  whole words only: "Paris" occurs in "Paris Hilton visited France" (word 0), exactly as
   the paper's rule (locate the term after removing punctuation and splitting at white space)
   implies; "Paris" does not occur in "Parisian". Nested and overlapping occurrences all count.
 - Two occurrences *co-occur within W words* when they are in the same document, do not share a
