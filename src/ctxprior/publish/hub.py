@@ -206,7 +206,7 @@ def publish(wh: Warehouse, repo_id: str, *, private: bool = False, runs: list[in
                         "`hf auth login` (or use --dry-run DIR to only write the files)")
     scrub = _Scrub(token)
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+    from huggingface_hub.errors import RepositoryNotFoundError
 
     stage = Path(tempfile.mkdtemp(prefix="ctxprior-publish-"))
     try:
@@ -223,9 +223,7 @@ def publish(wh: Warehouse, repo_id: str, *, private: bool = False, runs: list[in
                 head = info.sha
             except RepositoryNotFoundError:
                 remote, head = {}, None
-        except (HfHubHTTPError, OSError, ValueError) as e:
-            raise _hub_error(f"publish {repo_id}", e, scrub) from None
-        except Exception as e:  # httpx transport errors and the like
+        except Exception as e:  # HfHubHTTPError, httpx transport errors, ...: one scrubbed line
             raise _hub_error(f"publish {repo_id}", e, scrub) from None
 
         changed = [p for p, f in files.items() if p not in remote or not _same_remote(f, remote[p])]
