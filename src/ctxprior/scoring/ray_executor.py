@@ -134,7 +134,7 @@ class RayExecutor:
     def __init__(self, model: ModelSpec | LoadedModel, config: ScoreConfig, batch_size: int | None = None,
                  *, shard_dir: str, workers: int | None = None, gpus_per_worker: float = 0,
                  address: str | None = None, max_attempts: int = 3, max_restarts: int = 2,
-                 in_flight: int = 2, log: Callable[[str], None] | None = None):
+                 in_flight: int = 2, threads: int | None = None, log: Callable[[str], None] | None = None):
         import ray
 
         self.log = log or (lambda m: print(m, file=sys.stderr))
@@ -161,13 +161,15 @@ class RayExecutor:
                        else int(res.get("CPU", ncpu)))
         if workers < 1:
             raise RuntimeError(f"the Ray cluster has no room for a worker with {gpus_per_worker} GPU(s)")
-        threads = None if gpus_per_worker else max(1, int(res.get("CPU", ncpu) // workers))
+        if threads is None and not gpus_per_worker:  # torch threads per CPU worker
+            threads = max(1, int(res.get("CPU", ncpu) // workers))
         opts = dict(num_cpus=1, num_gpus=gpus_per_worker or 0, max_restarts=max_restarts,
                     max_task_retries=0)
         if env and not address:
             opts["runtime_env"] = {"env_vars": env}
         actor_cls = ray.remote(ScoringWorker).options(**opts)
-        model_ref = ray.put(model) if isinstance(model, LoadedModel) else model
+        # kept alive on self: a restarted actor re-reads its constructor arguments
+        self._model_ref = model_ref = ray.put(model) if isinstance(model, LoadedModel) else model
         self.actors = [actor_cls.remote(model_ref, config, batch_size, self.shard_dir, threads)
                        for _ in range(workers)]
         self.workers = workers

@@ -1,0 +1,95 @@
+"""Several processes on one warehouse while a run writes (issue 8; protocol in schema/warehouse.py).
+
+- a second writer during a run: it fails with "warehouse ... is in use by PID n (command)" when it
+  hits a commit (no --wait), or waits its turn (--wait), and the run still ends identical;
+- the load test: 8 concurrent read-only `ctxprior sql` clients querying v_persuasion aggregates
+  during a run (each in its own process); every answer is a committed state (the units it saw as
+  done, with exactly their rows), no reader fails; queries/s printed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from scale_helpers import copy_db, duplicates, forkserver, make_demo_db, make_tiny_folder, run_cli_child, \
+    snapshot, start_cli
+
+pytestmark = pytest.mark.slow
+
+SCORE = ["score", "--sample", "1", "--query-forms", "open", "--shard-size", "1", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    d = tmp_path_factory.mktemp("conc")
+    db = make_demo_db(d / "base.duckdb", relations=("capital",), entities=4, contexts=12)
+    tiny = make_tiny_folder(d / "tiny")
+    ref = copy_db(db, d / "ref.duckdb")
+    code, out = run_cli_child(["--db", ref, *SCORE, "--model", tiny], d / "ref.log")
+    assert code == 0, out
+    return {"db": db, "tiny": tiny, "ref": snapshot(ref), "refdb": ref}
+
+
+def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):
+    from ctxprior.errors import UserError
+    from ctxprior.schema import open_warehouse
+
+    monkeypatch.setenv("CTXPRIOR_BRIEF_GRACE", "0.2")  # do not sit out the driver's commit window
+    db = copy_db(base["db"], tmp_path / "w.duckdb")
+    # the driver holds the file for 3 s inside unit 2's transaction (and briefly at every commit)
+    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log",
+                  env={"CTXPRIOR_FAULT": "tx.before_commit@4:sleep=3"})
+    refused, got_in = [], 0
+    deadline = time.monotonic() + 300
+    while not refused and time.monotonic() < deadline and p.is_alive():
+        try:
+            with open_warehouse(db) as wh:  # a second writer, no --wait
+                with wh.transaction():
+                    wh.execute("INSERT INTO meta VALUES (?, 'between commits')", [f"probe-{got_in}"])
+                got_in += 1
+        except UserError as e:
+            refused.append(str(e))
+        time.sleep(0.05)
+    assert refused, "never saw the driver holding the warehouse"
+    assert re.search(rf"is in use by PID {p.pid} \(.+\); wait for it to finish \(or pass --wait SECONDS\)",
+                     refused[0]), refused[0]
+    # with --wait it queues behind the driver's commit and then writes
+    with open_warehouse(db, wait=120) as wh:
+        with wh.transaction():
+            wh.execute("INSERT INTO meta VALUES ('probe-wait', 'waited')")
+    p.join(300)
+    assert p.exitcode == 0, (tmp_path / "run.log").read_text()
+    assert snapshot(db) == base["ref"] and duplicates(db) == 0
+    with open_warehouse(db, read_only=True) as wh:
+        assert wh.scalar("SELECT count(*) FROM meta WHERE key LIKE 'probe-%'") == got_in + 1
+
+
+def test_eight_readers_during_a_run(base, tmp_path):
+    from ctxprior.scoring.loadtest import check_answers, reader, unit_reference
+
+    db = copy_db(base["db"], tmp_path / "w.duckdb")
+    stop = tmp_path / "stop"
+    ctx = forkserver()
+    readers = [ctx.Process(target=reader, args=(db, str(tmp_path / f"r{i}.jsonl"), str(stop), 240.0))
+               for i in range(8)]
+    writer = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log")
+    t0 = time.perf_counter()
+    for r in readers:
+        r.start()
+    writer.join(300)
+    elapsed = time.perf_counter() - t0
+    stop.touch()
+    for r in readers:
+        r.join(60)
+    assert writer.exitcode == 0, (tmp_path / "run.log").read_text()
+    res = check_answers([str(tmp_path / f"r{i}.jsonl") for i in range(8)], unit_reference(base["refdb"]))
+    print(f"\n8 readers during a run: {res['queries']} queries in {elapsed:.1f} s = "
+          f"{res['queries'] / elapsed:.1f} queries/s (p50 {res['p50'] * 1000:.0f} ms, "
+          f"p95 {res['p95'] * 1000:.0f} ms); states seen {res['states_seen']}")
+    assert res["errors"] == 0, res["error_samples"]
+    assert res["n_inconsistent"] == 0, res["inconsistent"]
+    assert res["queries"] >= 8 and len(res["states_seen"]) >= 2  # readers saw the run progress
+    assert snapshot(db) == base["ref"] and duplicates(db) == 0

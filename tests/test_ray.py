@@ -1,0 +1,150 @@
+"""Ray-distributed scoring (issue 8): one local Ray instance (127.0.0.1) for the module.
+
+- ray == local, row for row (tiny model; SmolLM2 on a few prompts);
+- a Ray worker SIGKILLed in the middle of a unit: the unit is retried on another worker, nothing lost
+  or doubled;
+- the driver dying between a worker's shard write and its commit: the shard is not committed, the
+  resumed run recomputes the unit and ends identical; shard folders are cleaned up.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from scale_helpers import duplicates, make_demo_db, make_tiny_folder, copy_db, snapshot
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+                 logging_level="ERROR")
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ray")
+    db = make_demo_db(d / "base.duckdb", relations=("capital",), entities=4, contexts=12)
+    tiny = make_tiny_folder(d / "tiny")
+    return {"db": db, "tiny": tiny, "dir": d}
+
+
+def _score(db, model, *, ray_workers=None, spec=None, shard_dir=None, resume=None, lm=None, log=None):
+    """Score sample 1 (open forms, 2 entities per unit) locally or on Ray workers.
+
+    Float reductions (log-softmax, entropies over the vocabulary) depend on torch's thread count;
+    a Ray worker here gets 1 thread (2 CPUs / 2 workers), so the local run uses 1 thread as well
+    and the two runs must agree bit for bit."""
+    import torch
+
+    from ctxprior.schema import open_warehouse
+    from ctxprior.scoring.models import load_model
+    from ctxprior.scoring.ray_executor import RayExecutor
+    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.units import ScoreConfig
+
+    lm = lm or load_model(model)
+    made = []
+
+    def factory(lm_, config, batch_size):
+        ex = RayExecutor(spec if spec is not None else lm_, config, batch_size, shard_dir=shard_dir,
+                         workers=ray_workers, threads=1, log=log)
+        made.append(ex)
+        return ex
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with open_warehouse(db, brief=True) as wh:
+        s = score_sample(wh, None if resume else 1, model, lm=lm, shard_size=2, resume=resume,
+                         config=ScoreConfig(query_types=("open",)), progress=False, log=log,
+                         executor_factory=factory if ray_workers else None)
+    torch.set_num_threads(threads)
+    return s, (made[0] if made else None)
+
+
+def test_ray_equals_local_tiny(ray_local, base, tmp_path):
+    local_db = copy_db(base["db"], tmp_path / "local.duckdb")
+    ray_db = copy_db(base["db"], tmp_path / "ray.duckdb")
+    s1, _ = _score(local_db, base["tiny"])
+    s2, ex = _score(ray_db, base["tiny"], ray_workers=2, shard_dir=str(tmp_path / "shards"))
+    assert s1.status == s2.status == "done" and s2.units_done == s2.units_total == 4
+    a, b = snapshot(local_db, s1.run_id), snapshot(ray_db, s2.run_id)
+    assert a["persuasion"] and a == b  # row for row, bit for bit
+    assert duplicates(ray_db) == 0
+    assert not (tmp_path / "shards").exists()  # committed shards are removed
+    from ctxprior.schema import open_warehouse
+
+    with open_warehouse(ray_db, read_only=True) as wh:
+        workers = {r[0] for r in wh.query("SELECT worker FROM run_unit")}
+    assert len(workers) == 2  # both actors computed units
+
+
+def test_worker_killed_mid_unit_is_retried(ray_local, base, tmp_path, monkeypatch):
+    db = copy_db(base["db"], tmp_path / "kill.duckdb")
+    ref = copy_db(base["db"], tmp_path / "ref.duckdb")
+    # the first worker to reach the middle of its first unit SIGKILLs itself (once, in any process)
+    monkeypatch.setenv("CTXPRIOR_FAULT", "worker.unit@1:kill")
+    monkeypatch.setenv("CTXPRIOR_FAULT_ONCE", str(tmp_path / "fired"))
+    logs = []
+    s, ex = _score(db, base["tiny"], ray_workers=2, shard_dir=str(tmp_path / "shards"), log=logs.append)
+    monkeypatch.delenv("CTXPRIOR_FAULT")
+    assert (tmp_path / "fired" / "worker.unit").exists()  # the fault really fired
+    assert ex.retries >= 1 and ex.lost, logs
+    assert any("worker lost" in m for m in logs)
+    assert s.status == "done" and s.units_done == 4
+    r, _ = _score(ref, base["tiny"])
+    assert snapshot(db, s.run_id) == snapshot(ref, r.run_id)
+    assert duplicates(db) == 0
+
+
+def test_driver_dies_between_shard_and_commit(ray_local, base, tmp_path, monkeypatch):
+    from ctxprior.scoring import faults
+
+    db = copy_db(base["db"], tmp_path / "drv.duckdb")
+    ref = copy_db(base["db"], tmp_path / "ref.duckdb")
+    shards = tmp_path / "shards"
+    faults.reset()
+    monkeypatch.setenv("CTXPRIOR_FAULT", "unit.received@2:raise")  # in the driver, unit 2's shard arrived
+    with pytest.raises(RuntimeError, match="injected fault"):
+        _score(db, base["tiny"], ray_workers=2, shard_dir=str(shards))
+    monkeypatch.delenv("CTXPRIOR_FAULT")
+    faults.reset()
+    left = list(shards.glob("run_*/unit_*"))
+    assert left, "the uncommitted shard stays on disk"
+    from ctxprior.schema import open_warehouse
+
+    with open_warehouse(db, read_only=True) as wh:
+        run_id, done = wh.query("SELECT run_id, units_done FROM run")[0]
+    assert done == 1
+    s, _ = _score(db, base["tiny"], ray_workers=2, shard_dir=str(shards), resume=run_id)
+    assert s.status == "done" and s.units_skipped == 1
+    r, _ = _score(ref, base["tiny"])
+    assert snapshot(db, run_id) == snapshot(ref, r.run_id)
+    assert duplicates(db) == 0
+
+
+def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
+    """The real model, a few prompts (1 unit: 4 entities x 12 contexts + prior, open forms)."""
+    from ctxprior.scoring.executors import ModelSpec
+    from ctxprior.scoring.models import load_model
+    from ctxprior.scoring.units import ScoreConfig  # noqa: F401
+
+    lm = load_model("smollm2-135m")
+    local_db = copy_db(base["db"], tmp_path / "local.duckdb")
+    ray_db = copy_db(base["db"], tmp_path / "ray.duckdb")
+    s1, _ = _score(local_db, "smollm2-135m", lm=lm)
+    s2, _ = _score(ray_db, "smollm2-135m", lm=lm, ray_workers=1, spec=ModelSpec("smollm2-135m"),
+                   shard_dir=str(tmp_path / "shards"))
+    a, b = snapshot(local_db, s1.run_id), snapshot(ray_db, s2.run_id)
+    assert s2.status == "done" and a["persuasion"]
+    assert a == b
