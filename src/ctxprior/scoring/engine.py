@@ -236,3 +236,28 @@ class Engine:
             self._run_rows([items[k] for k in idx], kv, emit_for(idx), positions="all")
             del kv
         return out
+
+    @torch.inference_mode()
+    def greedy(self, seqs: Sequence[tuple[int, ...]], max_new_tokens: int = 8) -> list[str]:
+        """Greedy continuation text of each sequence (length-grouped batches, no padding)."""
+        tok = self.lm.tokenizer
+        uniq: dict[tuple[int, ...], int] = {}
+        row_of = [uniq.setdefault(tuple(s), len(uniq)) for s in seqs]
+        useqs = list(uniq)
+        texts = [""] * len(useqs)
+        by_len: dict[int, list[int]] = defaultdict(list)
+        for i, s in enumerate(useqs):
+            by_len[len(s)].append(i)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        for length, idx in sorted(by_len.items()):
+            for s in range(0, len(idx), self.batch_size):
+                chunk = idx[s:s + self.batch_size]
+                ids = torch.tensor([useqs[i] for i in chunk], dtype=torch.long, device=self.device)
+                out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                          max_new_tokens=max_new_tokens, do_sample=False,
+                                          num_beams=1, pad_token_id=pad, temperature=None,
+                                          top_p=None, top_k=None)
+                self.forward_calls += max_new_tokens
+                for j, i in enumerate(chunk):
+                    texts[i] = tok.decode(out[j, length:], skip_special_tokens=True)
+        return [texts[r] for r in row_of]

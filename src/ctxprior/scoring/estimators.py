@@ -62,6 +62,9 @@ def _topk(logp_rows: torch.Tensor, k: int, labels: Callable[[int], str]) -> list
 
 def _scores_from_rows(rows: torch.Tensor, prior_row: torch.Tensor | None, topk: int,
                       prompt_topk: int, labels) -> QueryScores:
+    for t in (rows, prior_row):
+        if t is not None and (torch.isnan(t).any() or torch.isposinf(t).any()):
+            raise ScoreError("the model produced NaN/inf log-probabilities; refusing to store scores")
     out = scores_torch(rows)
     psi = out["persuasion"].cpu().numpy()
     ent = out["entropy"].cpu().numpy()

@@ -1,0 +1,179 @@
+"""`ctxprior score` (warehouse scoring runs) and `ctxprior quick` (no warehouse)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..cli import pass_app
+from ..errors import UserError
+from .runs import executor_factory, executor_options, open_for_run
+
+MODEL_HELP = ("Hugging Face id or local folder (offline when the weights are on disk), a GGUF file, "
+              "or the bundled alias smollm2-135m.")
+
+
+def _batch(value: str) -> int | None:
+    if value in (None, "auto"):
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise UserError(f"--batch-size {value}: expected a positive integer or auto") from None
+    if n <= 0:
+        raise UserError(f"--batch-size {value}: expected a positive integer or auto")
+    return n
+
+
+def _quant(load_in_8bit: bool, load_in_4bit: bool) -> str | None:
+    if load_in_8bit and load_in_4bit:
+        raise UserError("--load-in-8bit and --load-in-4bit: choose one")
+    return "8bit" if load_in_8bit else "4bit" if load_in_4bit else None
+
+
+def model_options(f):
+    for opt in reversed([
+        click.option("--model", "model", default="smollm2-135m", show_default=True, help=MODEL_HELP),
+        click.option("--device", default="auto", show_default=True, help="auto | cpu | cuda | cuda:N | mps."),
+        click.option("--dtype", type=click.Choice(["auto", "float32", "bfloat16", "float16"]), default="auto",
+                     show_default=True, help="Weights dtype; auto = bfloat16 on CUDA, float32 on CPU."),
+        click.option("--load-in-8bit", is_flag=True, help="Load the model in 8-bit (bitsandbytes; needs CUDA)."),
+        click.option("--load-in-4bit", is_flag=True, help="Load the model in 4-bit (bitsandbytes; needs CUDA)."),
+        click.option("--batch-size", default="auto", show_default=True,
+                     help="Prompts per forward pass, or auto (32 on CPU, sized to free memory on CUDA)."),
+    ]):
+        f = opt(f)
+    return f
+
+
+@click.command("score")
+@click.option("--sample", "sample_id", type=int, default=None, help="Sample id to score (see `ctxprior info`).")
+@model_options
+@click.option("--query-forms", default="open,closed", show_default=True,
+              help="Query types to score: open, closed or open,closed.")
+@click.option("--relation", "relations", multiple=True, metavar="R",
+              help="Only this relation (short name or full id); repeatable. Default: all in the sample.")
+@click.option("--estimator", type=click.Choice(["first-token", "answer-set"]), default="first-token",
+              show_default=True,
+              help="first-token: next-token distribution over the vocabulary (the paper); answer-set: "
+                   "full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
+                   "scored by teacher forcing and normalized over the set.")
+@click.option("--memorization", is_flag=True,
+              help="Also store a greedy generation per prompt labelled ORIGINAL/CONTEXT/OTHER "
+                   "(memorization ratio in view v_memorization).")
+@click.option("--max-new-tokens", type=int, default=8, show_default=True,
+              help="Length of the --memorization generations.")
+@click.option("--store-topk", type=int, default=0, show_default=True, metavar="K",
+              help="Keep the top-K answers with probabilities for every prompt (table prompt_topk).")
+@click.option("--prior-topk", type=int, default=10, show_default=True, metavar="K",
+              help="Top-K answers of the no-context prompt to keep (table prior_topk).")
+@click.option("--shard-size", type=int, default=None,
+              help="Entities per work unit (the resume granularity). Default: automatic from memory.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Torch seed, recorded in the run row.")
+@click.option("--resume", "resume", type=int, default=None, metavar="RUN",
+              help="Continue run RUN (its stored options are used). Rerunning the same command also "
+                   "continues an unfinished run with the same options.")
+@click.option("--fresh", is_flag=True, help="Start a new run even if an unfinished identical run exists.")
+@click.option("--quiet", is_flag=True, help="No progress bar and no summary of the top entities.")
+@executor_options
+@pass_app
+def score_cmd(app, sample_id, model, device, dtype, load_in_8bit, load_in_4bit, batch_size, query_forms,
+              relations, estimator, memorization, max_new_tokens, store_topk, prior_topk, shard_size, seed,
+              resume, fresh, quiet) -> None:
+    """Score a sample with a causal LM: persuasion (KL) per context and susceptibility (MI) per
+    entity and query form. Prints the run id alone on the last line."""
+    from ..scoring.runs import score_sample, top_bottom
+    from ..scoring.units import ScoreConfig
+
+    if sample_id is None and resume is None:
+        raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
+    if shard_size is not None and shard_size <= 0:
+        raise UserError(f"--shard-size {shard_size}: must be positive")
+    if max_new_tokens <= 0:
+        raise UserError(f"--max-new-tokens {max_new_tokens}: must be positive")
+    types = tuple(t.strip() for t in query_forms.split(",") if t.strip())
+    config = ScoreConfig(estimator=estimator, query_types=types, relations=tuple(relations) or None,
+                         prior_topk=prior_topk, store_topk=store_topk, memorization=memorization,
+                         max_new_tokens=max_new_tokens)
+    quant = _quant(load_in_8bit, load_in_4bit)
+    bs = _batch(batch_size)
+    with open_for_run(app) as wh:  # a brief writer: readers get in between commits (issue 8)
+        try:
+            s = score_sample(wh, sample_id, model, device=device, dtype=dtype, quantization=quant,
+                             batch_size=bs, config=config, shard_size=shard_size, seed=seed,
+                             resume=resume, fresh=fresh, progress=not quiet,
+                             executor_factory=executor_factory(app.db, device, dtype))
+        except KeyboardInterrupt:
+            click.echo("interrupted: finished units are saved; rerun the command (or --resume) to continue",
+                       err=True)
+            sys.exit(130)
+        rate = s.prompts / s.seconds if s.seconds > 0 else 0.0
+        click.echo(f"run {s.run_id}: {s.status}; {s.units_done}/{s.units_total} units"
+                   f"{f' ({s.units_failed} failed)' if s.units_failed else ''}, {s.prompts} prompts "
+                   f"in {s.seconds:.1f} s ({rate:.1f} prompts/s)", err=True)
+        if not quiet and s.status == "done":
+            most, least = top_bottom(wh, s.run_id, 5)
+            if most:
+                click.echo("most susceptible:", err=True)
+                for rel, qf, ent, kind, chi in most:
+                    click.echo(f"  {chi:.4f}  {ent} ({kind}; {rel}, {qf})", err=True)
+                click.echo("least susceptible:", err=True)
+                for rel, qf, ent, kind, chi in least:
+                    click.echo(f"  {chi:.4f}  {ent} ({kind}; {rel}, {qf})", err=True)
+    click.echo(str(s.run_id))
+    if s.status != "done":
+        raise UserError(f"run {s.run_id} finished with status {s.status}: "
+                        + ("; ".join(s.errors[:3]) or "see run_unit.error") + f"; rerun to retry the failed units")
+
+
+def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [ln.rstrip("\r\n") for ln in f]
+    except OSError as e:
+        raise UserError(f"{what} {path}: cannot read ({e.strerror})") from None
+    lines = [ln for ln in lines if ln.strip()]
+    if not lines:
+        raise UserError(f"{what} {path}: no non-empty lines")
+    if escapes:
+        lines = [ln.replace("\\n", "\n").replace("\\t", "\t") for ln in lines]
+    return lines
+
+
+@click.command("quick")
+@model_options
+@click.option("--query", required=True,
+              help='Query template with {entity}, e.g. "Q: What is the capital of {entity}?\\nA:" '
+                   '(\\n escapes allowed).')
+@click.option("--entities-file", required=True, type=click.Path(dir_okay=False),
+              help="Entities, one per line.")
+@click.option("--contexts-file", required=True, type=click.Path(dir_okay=False),
+              help="Contexts, one per line; \\n escapes allowed (a context should end with \\n).")
+@click.option("--estimator", type=click.Choice(["first-token"]), default="first-token", show_default=True,
+              help="Estimator (quick supports first-token).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
+def quick_cmd(model, device, dtype, load_in_8bit, load_in_4bit, batch_size, query, entities_file,
+              contexts_file, estimator, as_json) -> None:
+    """Score entities against a list of contexts without a warehouse: susceptibility per entity
+    and persuasion per context (nats)."""
+    from ..scoring.quick import quick_scores
+
+    query = query.replace("\\n", "\n").replace("\\t", "\t")
+    if "{entity}" not in query:
+        raise UserError("--query: the template needs an {entity} placeholder")
+    entities = _read_lines(entities_file, "--entities-file", escapes=False)
+    contexts = _read_lines(contexts_file, "--contexts-file", escapes=True)
+    out = quick_scores(model, query, [e.strip() for e in entities], contexts, device=device, dtype=dtype,
+                       quantization=_quant(load_in_8bit, load_in_4bit), batch_size=_batch(batch_size))
+    if as_json:
+        click.echo(json.dumps(out))
+        return
+    for e in out["entities"]:
+        click.echo(f"{e['entity']}\tsusceptibility {e['susceptibility']:.4f}")
+        for c, p in zip(contexts, e["persuasion"]):
+            click.echo(f"  {p:.4f}\t{c.strip()}")
+
+
+COMMANDS = [score_cmd, quick_cmd]

@@ -1,0 +1,22 @@
+"""Quick scoring without a warehouse (the authors' quickstart use case)."""
+
+from __future__ import annotations
+
+from .engine import Engine
+from .estimators import first_token
+from .models import LoadedModel, load_model
+
+
+def quick_scores(model: str | LoadedModel, query: str, entities: list[str], contexts: list[str], *,
+                 device: str = "auto", dtype: str = "auto", quantization: str | None = None,
+                 batch_size: int | None = None) -> dict:
+    """{"model": ..., "entities": [{"entity", "susceptibility", "persuasion": [per context, in order]}]}"""
+    lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
+                                                                 quantization=quantization)
+    engine = Engine(lm, batch_size=batch_size)
+    queries = [query.replace("{entity}", e) for e in entities]
+    res = first_token(engine, contexts, queries, topk=0, with_prior=False)
+    return {"model": lm.model_id,
+            "entities": [{"entity": e, "susceptibility": r.susceptibility,
+                          "persuasion": [float(x) for x in r.persuasion]}
+                         for e, r in zip(entities, res)]}

@@ -1,0 +1,236 @@
+"""Work units of a scoring run and the pure computation of one unit.
+
+A unit = (relation, query form, entity shard); ``unit_id`` is its index in a deterministic plan
+(relations by position, query forms by (type, ordinal), facts by sample ordinal, shards of
+``shard_size`` facts), so a resumed run plans the same units. ``UnitInput`` carries everything
+a worker needs (no database access, picklable), and ``compute_unit`` turns it into Arrow tables
+of rows; only the driver writes to the warehouse.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from .engine import Engine
+from .estimators import ScoreError, answer_set, closed_candidates, first_token
+
+
+@dataclass
+class ScoreConfig:
+    """Options that change the rows of a run (stored in run.config_json)."""
+
+    estimator: str = "first-token"
+    query_types: tuple[str, ...] = ("open", "closed")
+    relations: tuple[str, ...] | None = None
+    shard_size: int = 16
+    prior_topk: int = 10
+    store_topk: int = 0
+    memorization: bool = False
+    max_new_tokens: int = 8
+
+    def to_json_dict(self) -> dict:
+        d = asdict(self)
+        d["query_types"] = list(self.query_types)
+        d["relations"] = list(self.relations) if self.relations else None
+        return d
+
+    @classmethod
+    def from_json_dict(cls, d: dict) -> "ScoreConfig":
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        d["query_types"] = tuple(d.get("query_types") or ("open", "closed"))
+        d["relations"] = tuple(d["relations"]) if d.get("relations") else None
+        return cls(**d)
+
+
+@dataclass
+class UnitSpec:
+    unit_id: int
+    relation_id: int
+    query_form_id: int
+    shard: int
+    fact_ids: tuple[int, ...]
+
+
+@dataclass
+class UnitInput:
+    spec: UnitSpec
+    run_id: int
+    template: str
+    query_type: str
+    # (fact_id, entity name, answer name or None)
+    facts: list[tuple[int, str, str | None]]
+    # (context_id, text, stated answer name or None)
+    contexts: list[tuple[int, str, str | None]]
+
+    @property
+    def n_prompts(self) -> int:
+        return len(self.facts) * (len(self.contexts) + 1)
+
+
+@dataclass
+class UnitResult:
+    spec: UnitSpec
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+    worker: str = ""
+    n_prompts: int = 0
+
+
+def fill(template: str, entity: str, answer: str | None) -> str:
+    return template.replace("{entity}", entity).replace("{answer}", answer or "")
+
+
+def query_text(inp: UnitInput, entity: str, answer: str | None) -> str:
+    return fill(inp.template, entity, answer)
+
+
+# ------------------------------------------------------------------ memorization labels
+
+_WS = re.compile(r"\s+")
+
+
+def _norm(s: str) -> str:
+    s = _WS.sub(" ", s.casefold()).strip()
+    return s.lstrip("\"'“‘*-: ")
+
+
+def label_generation(text: str, query_type: str, true_answer: str | None,
+                     context_answer: str | None) -> str:
+    """ORIGINAL / CONTEXT / OTHER (METHOD.md §1, Longpre et al. 2021).
+
+    Open: ORIGINAL when the generation starts with the fact's true answer, CONTEXT when it starts
+    with the answer stated in that same context, else OTHER (when a context states the true
+    answer, a match counts as ORIGINAL). Closed: "Yes" -> ORIGINAL, "No" -> CONTEXT.
+    """
+    g = _norm(text.split("\n")[0] if text.strip().split("\n")[0] else text)
+    if query_type == "closed":
+        if re.match(r"yes\b", g):
+            return "ORIGINAL"
+        if re.match(r"no\b", g):
+            return "CONTEXT"
+        return "OTHER"
+    if true_answer and g.startswith(_norm(true_answer)):
+        return "ORIGINAL"
+    if context_answer and g.startswith(_norm(context_answer)):
+        return "CONTEXT"
+    return "OTHER"
+
+
+# ------------------------------------------------------------------ computing a unit
+
+def _candidates(inp: UnitInput, answer: str | None) -> list[str]:
+    stated = [a for _, _, a in inp.contexts if a]
+    base = ([answer] if answer else []) + stated
+    if inp.query_type == "closed":
+        base = closed_candidates() + base
+    return list(dict.fromkeys(base))
+
+
+def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
+                 progress: Callable[[int], None] | None = None) -> dict[str, pa.Table]:
+    """Scores of one unit as Arrow tables (persuasion, susceptibility, prior_topk, prompt_topk,
+    generation). Raises ScoreError on NaN/inf."""
+    ctx_texts = [t for _, t, _ in inp.contexts]
+    queries = [query_text(inp, e, a) for _, e, a in inp.facts]
+    if config.estimator == "first-token":
+        res = first_token(engine, ctx_texts, queries, topk=config.prior_topk,
+                          prompt_topk=config.store_topk, progress=progress)
+    elif config.estimator == "answer-set":
+        cands = [_candidates(inp, a) for _, _, a in inp.facts]
+        res = answer_set(engine, ctx_texts, queries, cands, topk=config.prior_topk,
+                         prompt_topk=config.store_topk, progress=progress)
+    else:
+        raise ValueError(f"unknown estimator {config.estimator}")
+
+    run_id, qf = inp.run_id, inp.spec.query_form_id
+    nc = len(inp.contexts)
+    ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
+    pers = {"run_id": [], "query_form_id": [], "fact_id": [], "context_id": [], "persuasion": [], "entropy": []}
+    sus = {k: [] for k in ("run_id", "query_form_id", "fact_id", "susceptibility", "mixture_entropy",
+                           "mean_conditional_entropy", "n_contexts", "prior_entropy", "prior_kl")}
+    ptk = {k: [] for k in ("run_id", "query_form_id", "fact_id", "rank", "token_id", "token", "prob")}
+    qtk = {k: [] for k in ("run_id", "query_form_id", "fact_id", "context_id", "rank", "token_id", "token", "prob")}
+    for (fact_id, _, _), r in zip(inp.facts, res):
+        pers["run_id"].append(np.full(nc, run_id, dtype=np.int32))
+        pers["query_form_id"].append(np.full(nc, qf, dtype=np.int32))
+        pers["fact_id"].append(np.full(nc, fact_id, dtype=np.int32))
+        pers["context_id"].append(ctx_ids)
+        pers["persuasion"].append(r.persuasion.astype(np.float64))
+        pers["entropy"].append(r.entropy.astype(np.float64))
+        for k, v in (("run_id", run_id), ("query_form_id", qf), ("fact_id", fact_id),
+                     ("susceptibility", r.susceptibility), ("mixture_entropy", r.mixture_entropy),
+                     ("mean_conditional_entropy", r.mean_conditional_entropy),
+                     ("n_contexts", r.n_contexts), ("prior_entropy", r.prior_entropy),
+                     ("prior_kl", r.prior_kl)):
+            sus[k].append(v)
+        for rank, (tid, tok, p) in enumerate(r.prior_topk, 1):
+            for k, v in zip(ptk, (run_id, qf, fact_id, rank, tid, tok, p)):
+                ptk[k].append(v)
+        if r.prompt_topk:
+            for cid, top in zip(ctx_ids.tolist(), r.prompt_topk):
+                for rank, (tid, tok, p) in enumerate(top, 1):
+                    for k, v in zip(qtk, (run_id, qf, fact_id, cid, rank, tid, tok, p)):
+                        qtk[k].append(v)
+    tables = {
+        "persuasion": pa.table({k: pa.array(np.concatenate(v)) if v else pa.array([], pa.int64())
+                                for k, v in pers.items()}),
+        "susceptibility": pa.table({k: pa.array(v, type=pa.int32() if k in ("run_id", "query_form_id", "fact_id", "n_contexts") else pa.float64())
+                                    for k, v in sus.items()}),
+        "prior_topk": _int_table(ptk),
+        "prompt_topk": _int_table(qtk),
+    }
+    if config.memorization:
+        tables["generation"] = _generations(engine, inp, config, ctx_texts, queries)
+    return tables
+
+
+def _int_table(d: dict) -> pa.Table:
+    types = {"token": pa.string(), "prob": pa.float64(), "context_id": pa.int64()}
+    return pa.table({k: pa.array(v, type=types.get(k, pa.int32())) for k, v in d.items()})
+
+
+def _generations(engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts, queries) -> pa.Table:
+    # keyed by (fact, context_id) from the start: no sorting/dedup that could misalign labels
+    texts, keys = [], []
+    for (fact_id, _, answer), q in zip(inp.facts, queries):
+        for (cid, _, cans), c in zip(inp.contexts, ctx_texts):
+            texts.append(c + q)
+            keys.append((fact_id, cid, answer, cans))
+    gens = engine.greedy(engine.encode(texts), config.max_new_tokens)
+    out = {k: [] for k in ("run_id", "query_form_id", "fact_id", "context_id", "text", "label")}
+    for (fact_id, cid, answer, cans), g in zip(keys, gens):
+        out["run_id"].append(inp.run_id)
+        out["query_form_id"].append(inp.spec.query_form_id)
+        out["fact_id"].append(fact_id)
+        out["context_id"].append(cid)
+        out["text"].append(g)
+        out["label"].append(label_generation(g, inp.query_type, answer, cans))
+    return pa.table({"run_id": pa.array(out["run_id"], pa.int32()),
+                     "query_form_id": pa.array(out["query_form_id"], pa.int32()),
+                     "fact_id": pa.array(out["fact_id"], pa.int32()),
+                     "context_id": pa.array(out["context_id"], pa.int64()),
+                     "text": pa.array(out["text"], pa.string()),
+                     "label": pa.array(out["label"], pa.string())})
+
+
+def run_unit_checked(engine: Engine, inp: UnitInput, config: ScoreConfig, worker: str,
+                     progress: Callable[[int], None] | None = None) -> UnitResult:
+    """compute_unit with timing; NaN/inf and model errors become a failed result (no rows)."""
+    t0 = time.perf_counter()
+    try:
+        tables = compute_unit(engine, inp, config, progress=progress)
+        err = None
+    except ScoreError as e:
+        tables, err = {}, str(e)
+    except (RuntimeError, ValueError, IndexError) as e:
+        # e.g. a prompt longer than the model's context window, CUDA OOM
+        tables, err = {}, f"{type(e).__name__}: {e}".splitlines()[0][:500]
+    return UnitResult(spec=inp.spec, tables=tables, error=err, seconds=time.perf_counter() - t0,
+                      worker=worker, n_prompts=inp.n_prompts)

@@ -1,0 +1,384 @@
+"""Scoring engine, estimators, units, runs and resume with a tiny random model (fast)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import torch
+
+from ctxprior.errors import UserError
+from ctxprior.schema import open_warehouse
+from ctxprior.scoring.engine import Engine
+from ctxprior.scoring.estimators import answer_set, first_token
+from ctxprior.scoring.executors import LocalExecutor
+from ctxprior.scoring.models import LoadedModel, load_model, tiny_model
+from ctxprior.scoring.runs import plan_units, score_sample
+from ctxprior.scoring.units import ScoreConfig, label_generation
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from naive_scoring import naive_first_token  # noqa: E402
+
+CORPUS = ["The capital of France is Paris.\n", "Definitely, the capital of Germany is Berlin.\n",
+          "The capital of Italy is not Rome.\n", "Q: What is the capital of Spain?\nA:",
+          "Q: Is the capital of Peru Lima?\nA: Yes No", "Zorblax Quentaria Madrid Lima Cairo"] * 5
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models: one intra-op thread is faster than two (and robust on a busy machine)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@functools.lru_cache(maxsize=None)
+def bpe_tokenizer():
+    """A small byte-level BPE trained in-test (no download)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tr = trainers.BpeTrainer(vocab_size=400, special_tokens=["<eos>"],
+                             initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(CORPUS, tr)
+    return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>")
+
+
+@functools.lru_cache(maxsize=None)
+def tiny(arch: str = "llama", seed: int = 0) -> LoadedModel:
+    return tiny_model(bpe_tokenizer(), seed=seed, arch=arch)
+
+
+CONTEXTS = ["The capital of France is Rome.\n", "Definitely, the capital of Spain is Paris.\n",
+            "The capital of Italy is not Madrid.\n", "The capital of France is Rome.\n",
+            "The capital of Peru is Lima"]  # the last one has no newline: tokens merge with the query
+QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Spain", "Zorblax"]]
+
+
+# ---------------------------------------------------------------- engine
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_fast_matches_naive_and_batching_does_not_matter(arch):
+    lm = tiny(arch)
+    naive = naive_first_token(lm.model, lm.tokenizer, CONTEXTS, QUERIES, batch_size=32)
+    variants = [Engine(lm, batch_size=32), Engine(lm, batch_size=1), Engine(lm, batch_size=3, share_prefix=False)]
+    for eng in variants:
+        res = first_token(eng, CONTEXTS, QUERIES, topk=3)
+        for r, n in zip(res, naive):
+            np.testing.assert_allclose(r.persuasion, n["persuasion"], atol=1e-6)
+            assert r.susceptibility == pytest.approx(n["susceptibility"], abs=1e-6)
+            assert r.mixture_entropy == pytest.approx(n["mixture_entropy"], abs=1e-6)
+            assert r.prior_entropy == pytest.approx(n["prior_entropy"], abs=1e-6)
+            assert r.prior_kl == pytest.approx(n["prior_kl"], abs=1e-6)
+            # the duplicated context gets identical scores
+            assert r.persuasion[0] == pytest.approx(r.persuasion[3], abs=1e-12)
+            assert len(r.prior_topk) == 3 and r.prior_topk[0][2] >= r.prior_topk[1][2]
+
+
+def test_prefix_sharing_computes_fewer_tokens_and_dedupes():
+    lm = tiny()
+    shared, plain = Engine(lm, batch_size=8), Engine(lm, batch_size=8, share_prefix=False)
+    first_token(shared, CONTEXTS, QUERIES)
+    first_token(plain, CONTEXTS, QUERIES)
+    assert shared.tokens_computed < plain.tokens_computed
+    # plain still dedupes the duplicated context's prompts: 4 unique contexts x 3 queries + 3 priors
+    seqs = plain.encode([c + q for q in QUERIES for c in CONTEXTS] + QUERIES)
+    assert plain.tokens_computed == sum(len(s) for s in dict.fromkeys(seqs))
+
+
+def test_prefix_plan_uses_whole_prompt_tokens():
+    """The shared prefix is a common prefix of the whole prompts' token ids, never the context's
+    own tokenization; a lone prompt or one with no common prefix is computed in full."""
+    lm = tiny()
+    eng = Engine(lm)
+    seqs = eng.encode(["The capital of Peru is Lima" + q for q in QUERIES])
+    plan = eng._plan(seqs, [[0, 1, 2]])
+    for (pre, suf), s in zip(plan, seqs):
+        assert pre + suf == s and len(suf) >= 1
+    # the common prefix runs past the context into the shared query words
+    assert len(plan[0][0]) > len(eng.encode(["The capital of Peru is"])[0])
+    assert eng._plan(seqs[:1], [[0]]) == [((), seqs[0])]
+
+
+def test_answer_set_estimator():
+    lm = tiny()
+    cands = [["Paris", "Rome", "Madrid", "Lima"]] * len(QUERIES)
+    a = answer_set(Engine(lm, batch_size=16), CONTEXTS, QUERIES, cands, topk=2)
+    b = answer_set(Engine(lm, batch_size=1), CONTEXTS, QUERIES, cands, topk=2)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x.persuasion, y.persuasion, atol=1e-6)
+        assert 0 <= x.susceptibility <= min(x.mixture_entropy, math.log(4)) + 1e-9
+        assert x.prior_topk[0][1] in cands[0]
+    # brute force for one prompt: sum of token log-probs of " Paris" after the prompt
+    tok = lm.tokenizer
+    prompt = CONTEXTS[0] + QUERIES[0]
+    p_ids = tok(prompt)["input_ids"]
+    logps = []
+    for cand in cands[0]:
+        ids = tok(prompt + " " + cand)["input_ids"]
+        assert ids[:len(p_ids)] == p_ids
+        with torch.no_grad():
+            lp = torch.log_softmax(lm.model(torch.tensor([ids])).logits[0].double(), -1)
+        logps.append(sum(float(lp[i - 1, ids[i]]) for i in range(len(p_ids), len(ids))))
+    logps = np.array(logps)
+    probs = np.exp(logps - np.logaddexp.reduce(logps))
+    ent = -(probs * np.log(probs)).sum()
+    assert a[0].entropy[0] == pytest.approx(ent, abs=1e-6)
+
+
+def test_greedy_generation_batched_equals_single():
+    lm = tiny()
+    eng1, eng8 = Engine(lm, batch_size=1), Engine(lm, batch_size=8)
+    seqs = eng1.encode([c + q for c in CONTEXTS for q in QUERIES])
+    assert eng1.greedy(seqs, 3) == eng8.greedy(seqs, 3)
+
+
+def test_memorization_labels():
+    assert label_generation(" Paris, of course", "open", "Paris", "Rome") == "ORIGINAL"
+    assert label_generation(" rome\nQ:", "open", "Paris", "Rome") == "CONTEXT"
+    assert label_generation(" Berlin", "open", "Paris", "Rome") == "OTHER"
+    assert label_generation(" Paris", "open", "Paris", "Paris") == "ORIGINAL"
+    assert label_generation(" Yes.", "closed", "Paris", "Rome") == "ORIGINAL"
+    assert label_generation(" No", "closed", "Paris", "Rome") == "CONTEXT"
+    assert label_generation(" Nobody", "closed", "Paris", "Rome") == "OTHER"
+
+
+# ---------------------------------------------------------------- warehouse runs
+
+
+def _demo(db_path: str, entities: int = 4, contexts: int = 12) -> int:
+    from ctxprior.ingest.demo import ingest_demo
+    from ctxprior.ingest.sampling import draw_sample
+
+    with open_warehouse(db_path) as wh:
+        ingest_demo(wh, only=["demo"])
+        return draw_sample(wh, dataset="demo", relations=["capital"], n_entities=entities,
+                           n_contexts=contexts, context_types=["base", "assertive", "negation"], seed=11)
+
+
+def _rows(wh, run_id):
+    p = wh.query("SELECT query_form_id, fact_id, context_id, persuasion, entropy FROM persuasion "
+                 "WHERE run_id = ? ORDER BY 1, 2, 3", [run_id])
+    s = wh.query("SELECT query_form_id, fact_id, susceptibility, mixture_entropy, n_contexts, prior_entropy "
+                 "FROM susceptibility WHERE run_id = ? ORDER BY 1, 2", [run_id])
+    t = wh.query("SELECT query_form_id, fact_id, rank, token_id, prob FROM prior_topk WHERE run_id = ? "
+                 "ORDER BY 1, 2, 3", [run_id])
+    return p, s, t
+
+
+def test_score_sample_rows_views_and_bookkeeping(db_path):
+    sid = _demo(db_path, entities=4, contexts=12)
+    lm = tiny()
+    with open_warehouse(db_path) as wh:
+        s = score_sample(wh, sid, "tiny", lm=lm, config=ScoreConfig(store_topk=2, memorization=True, max_new_tokens=3),
+                         shard_size=3, progress=False, log=lambda m: None)
+        assert s.status == "done" and s.units_failed == 0
+        n_facts = wh.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid])
+        n_ctx = wh.scalar("SELECT count(*) FROM context WHERE sample_id = ?", [sid])
+        n_qf = wh.scalar("SELECT count(*) FROM query_form qf JOIN relation r USING (relation_id) "
+                         "WHERE r.short_name = 'capital' AND qf.relation_id IN "
+                         "(SELECT relation_id FROM context WHERE sample_id = ?)", [sid])
+        assert s.units_total == n_qf * math.ceil(n_facts / 3)
+        assert wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id]) == n_qf * n_facts * n_ctx
+        assert wh.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id]) == n_qf * n_facts
+        assert wh.scalar("SELECT count(*) FROM prompt_topk WHERE run_id = ?", [s.run_id]) == 2 * n_qf * n_facts * n_ctx
+        assert wh.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id]) == n_qf * n_facts * n_ctx
+        assert wh.scalar("SELECT count(*) FROM prior_topk WHERE run_id = ?", [s.run_id]) == 10 * n_qf * n_facts
+        # chi = mean psi, per (query form, fact)
+        diff = wh.scalar("""SELECT max(abs(s.susceptibility - p.m)) FROM susceptibility s JOIN
+                            (SELECT query_form_id, fact_id, avg(persuasion) m FROM persuasion WHERE run_id = ?
+                             GROUP BY ALL) p USING (query_form_id, fact_id) WHERE s.run_id = ?""", [s.run_id, s.run_id])
+        assert diff < 1e-9
+        run = wh.query("SELECT status, model, estimator, units_total, units_done, prompts_done, ended_at, "
+                       "config_json, host, pid, ctxprior_version FROM run WHERE run_id = ?", [s.run_id])[0]
+        assert run[0] == "done" and run[1] == "tiny" and run[2] == "first-token"
+        assert run[3] == run[4] == s.units_total and run[5] == n_qf * n_facts * (n_ctx + 1)
+        assert run[6] is not None and json.loads(run[7])["identity"]["score"]["shard_size"] == 3
+        # views
+        v = wh.df("SELECT * FROM v_persuasion WHERE run_id = ?", [s.run_id])
+        assert len(v) == n_qf * n_facts * n_ctx
+        assert {"model", "dataset", "relation", "query_form", "query_type", "entity", "entity_kind", "context",
+                "context_type", "is_relevant", "persuasion"} <= set(v.columns)
+        assert v["is_relevant"].sum() > 0 and (~v["is_relevant"]).sum() > 0
+        vs = wh.df("SELECT * FROM v_susceptibility WHERE run_id = ?", [s.run_id])
+        assert len(vs) == n_qf * n_facts and set(vs["entity_kind"]) == {"real", "fake"}
+        k = wh.df("SELECT * FROM v_kappa WHERE run_id = ?", [s.run_id])
+        assert len(k) == n_qf * n_ctx and (k["n_facts"] == n_facts).all()
+        g = wh.df("SELECT * FROM v_gamma WHERE run_id = ?", [s.run_id])
+        assert len(g) == n_qf
+        gamma_direct = wh.scalar("SELECT avg(persuasion) FROM persuasion WHERE run_id = ? AND query_form_id = ?",
+                                 [s.run_id, int(g["query_form_id"][0])])
+        assert float(g["gamma"][0]) == pytest.approx(gamma_direct, abs=1e-12)
+        m = wh.df("SELECT * FROM v_memorization WHERE run_id = ?", [s.run_id])
+        assert len(m) == n_qf * n_facts
+        # generation labels are aligned to their own context (no sorted-list misalignment)
+        bad = wh.scalar("""SELECT count(*) FROM generation g JOIN context c USING (context_id)
+                           JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
+                           LEFT JOIN answer ca ON ca.answer_id = c.answer_id
+                           LEFT JOIN answer fa ON fa.answer_id = f.answer_id
+                           WHERE g.run_id = ? AND q.query_type = 'open' AND g.label = 'CONTEXT'
+                             AND NOT starts_with(lower(ltrim(g.text)), lower(ca.name))""", [s.run_id])
+        assert bad == 0
+
+
+class _Interrupting:
+    """Wraps LocalExecutor and raises KeyboardInterrupt after n units (a Ctrl-C mid-run)."""
+
+    def __init__(self, inner, n):
+        self.inner, self.n = inner, n
+
+    def run(self, inputs, progress=None):
+        for i, r in enumerate(self.inner.run(inputs, progress)):
+            if i == self.n:
+                raise KeyboardInterrupt
+            yield r
+
+    def close(self):
+        pass
+
+
+def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
+    lm = tiny()
+    cfg = ScoreConfig(query_types=("open",))
+    db_a, db_b = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
+    sid_a, sid_b = _demo(db_a, 2, 6), _demo(db_b, 2, 6)
+    with open_warehouse(db_a) as wh:
+        full = score_sample(wh, sid_a, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None)
+        ref = _rows(wh, full.run_id)
+    with open_warehouse(db_b) as wh:
+        with pytest.raises(KeyboardInterrupt):
+            score_sample(wh, sid_b, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None,
+                         executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 3))
+        run = wh.query("SELECT run_id, status, units_done FROM run")[0]
+        assert run[1] == "cancelled" and run[2] == 3
+        # rerunning the same command continues the unfinished run
+        msgs = []
+        s2 = score_sample(wh, sid_b, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=msgs.append)
+        assert s2.run_id == run[0] and s2.resumed and s2.units_skipped == 3
+        assert any("resuming" in m for m in msgs)
+        got = _rows(wh, s2.run_id)
+        assert wh.scalar("SELECT status FROM run WHERE run_id = ?", [s2.run_id]) == "done"
+        # --resume of a finished run does nothing
+        s3 = score_sample(wh, None, resume=s2.run_id, lm=lm, progress=False, log=lambda m: None)
+        assert s3.status == "done" and _rows(wh, s2.run_id) == got
+    for a, b in zip(ref, got):
+        assert len(a) == len(b)
+        for ra, rb in zip(a, b):
+            assert ra[:3] == rb[:3]
+            np.testing.assert_allclose(ra[3:], rb[3:], atol=1e-9)
+
+
+def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
+    sid = _demo(db_path, 2, 6)
+    lm = tiny_model(bpe_tokenizer(), seed=1)
+    with torch.no_grad():
+        lm.model.lm_head.weight[5, 0] = float("nan")
+    with open_warehouse(db_path) as wh:
+        s = score_sample(wh, sid, "tiny-nan", lm=lm, config=ScoreConfig(query_types=("open",)), shard_size=2,
+                         progress=False, log=lambda m: None)
+        assert s.status == "failed" and s.units_failed == s.units_total
+        assert wh.scalar("SELECT count(*) FROM persuasion") == 0
+        assert wh.scalar("SELECT count(*) FROM susceptibility") == 0
+        errs = wh.query("SELECT DISTINCT status, error FROM run_unit")
+        assert errs and all(st == "failed" and "NaN" in e for st, e in errs)
+        assert wh.scalar("SELECT status FROM run") == "failed"
+
+
+def test_plan_is_stable_and_validation(db_path):
+    sid = _demo(db_path, 2, 6)
+    with open_warehouse(db_path) as wh:
+        cfg = ScoreConfig(shard_size=3)
+        a, b = plan_units(wh, sid, cfg), plan_units(wh, sid, cfg)
+        assert a == b and [u.unit_id for u in a] == list(range(len(a)))
+        with pytest.raises(UserError, match="no such sample"):
+            score_sample(wh, 99, "tiny", lm=tiny(), progress=False)
+        with pytest.raises(UserError, match="query-forms"):
+            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("opn",)), progress=False)
+        with pytest.raises(UserError, match="relation"):
+            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(relations=("nope",)), progress=False)
+        assert wh.scalar("SELECT count(*) FROM run") == 0
+
+
+def test_answer_set_run(db_path):
+    sid = _demo(db_path, entities=2, contexts=6)
+    with open_warehouse(db_path) as wh:
+        s = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(estimator="answer-set"),
+                         shard_size=2, progress=False, log=lambda m: None)
+        assert s.status == "done"
+        assert wh.scalar("SELECT estimator FROM run") == "answer-set"
+        # closed forms include Yes/No among the candidates
+        toks = {r[0] for r in wh.query("""SELECT token FROM prior_topk JOIN query_form USING (query_form_id)
+                                          WHERE query_type = 'closed'""")}
+        assert {"Yes", "No"} & toks
+
+
+# ---------------------------------------------------------------- CLI and model loading
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tinymodel")
+    lm = tiny()
+    lm.model.save_pretrained(d)
+    lm.tokenizer.save_pretrained(d)
+    return str(d)
+
+
+def test_load_local_folder_records_hash(tiny_folder):
+    lm = load_model(tiny_folder, device="cpu")
+    assert lm.revision.startswith("sha256:") and lm.dtype == "float32" and lm.device == "cpu"
+    assert lm.quantization is None
+
+
+def test_quantization_without_cuda_is_a_user_error():
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    with pytest.raises(UserError, match="needs a CUDA GPU"):
+        load_model("smollm2-135m", quantization="8bit")
+
+
+def test_cli_score_and_errors(run_cli, db_path, tiny_folder):
+    sid = _demo(db_path, entities=2, contexts=6)
+    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet")
+    assert r.exit_code == 0, r.output
+    run_id = int(r.stdout.strip().splitlines()[-1])
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id]) == "done"
+        assert wh.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id]).startswith("sha256:")
+    assert run_cli("score", "--sample", 42, "--model", tiny_folder).exit_code == 2
+    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--load-in-8bit")
+    if not torch.cuda.is_available():
+        assert r.exit_code == 2 and "CUDA" in r.output
+    r = run_cli("score", "--sample", sid, "--model", "/nonexistent/model.gguf")
+    assert r.exit_code == 2 and "no such GGUF file" in r.output
+    assert run_cli("score", "--model", tiny_folder).exit_code == 2
+    assert run_cli("score", "--sample", sid, "--batch-size", "zero").exit_code == 2
+
+
+def test_cli_quick_json(run_cli, tmp_path, tiny_folder):
+    ents = tmp_path / "e.txt"
+    ents.write_text("France\nZorblax\n")
+    ctxs = tmp_path / "c.txt"
+    ctxs.write_text("The capital of France is Rome.\\n\nThe capital of Spain is Paris.\\n\n")
+    r = run_cli("quick", "--model", tiny_folder, "--query", "Q: What is the capital of {entity}?\\nA:",
+                "--entities-file", ents, "--contexts-file", ctxs, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["model"] == tiny_folder and [e["entity"] for e in out["entities"]] == ["France", "Zorblax"]
+    for e in out["entities"]:
+        assert len(e["persuasion"]) == 2
+        assert e["susceptibility"] == pytest.approx(np.mean(e["persuasion"]), abs=1e-9)
+    r = run_cli("quick", "--model", tiny_folder, "--query", "no placeholder", "--entities-file", ents,
+                "--contexts-file", ctxs)
+    assert r.exit_code == 2
