@@ -15,9 +15,22 @@ def _mode(merge: bool, replace: bool) -> str:
 
 
 def _print_counts(manifest: dict) -> None:
+    """Rows per table/view with rows; the empty ones on one line."""
     for e in manifest["tables"]:
-        note = "" if e["files"] else "  (empty, no file)"
-        click.echo(f"  {e['kind']:5} {e['name']:32} {e['rows']:>12,} rows{note}")
+        if e["rows"]:
+            click.echo(f"  {e['kind']:5} {e['name']:32} {e['rows']:>12,} rows")
+    empty = [e["name"] for e in manifest["tables"] if not e["rows"]]
+    if empty:
+        click.echo(f"  empty ({len(empty)}): " + ", ".join(empty))
+    skipped = [v["name"] for v in manifest.get("skipped_views", [])]
+    if skipped:
+        click.echo(f"  skipped, cannot be read ({len(skipped)}): " + ", ".join(skipped))
+
+
+def _print_added(added: dict) -> None:
+    for name in sorted(added):
+        if added[name]:
+            click.echo(f"  {name:32} {added[name]:>12,} rows")
 
 
 _merge_opt = click.option("--merge", is_flag=True,
@@ -88,9 +101,9 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
         added = import_parquet(wh, directory, mode=mode, verify=False)
     finally:
         wh.close()
-    click.echo(f"imported {sum(added.values()):,} rows into {len(added)} table(s) of {app.db}")
-    for name, n in added.items():
-        click.echo(f"  {name:32} {n:>12,} rows")
+    click.echo(f"imported {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} "
+               f"table(s) of {app.db}")
+    _print_added(added)
 
 
 @click.command("publish")
@@ -165,7 +178,9 @@ def pull_cmd(app, source, revision, token_env, merge, replace) -> None:
         added = import_parquet(wh, folder, mode=mode, verify=False)
     finally:
         wh.close()
-    click.echo(f"pulled {sum(added.values()):,} rows into {len(added)} table(s) of {app.db} from {folder}")
+    click.echo(f"pulled {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} table(s) "
+               f"of {app.db} from {folder}")
+    _print_added(added)
 
 
 COMMANDS = [export_group, import_group, publish_cmd, pull_cmd]
