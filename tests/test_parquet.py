@@ -276,3 +276,21 @@ def test_a_broken_view_is_skipped_not_fatal(tmp_path, run_cli):
     m = json.loads((out / "manifest.json").read_text())
     assert [v["name"] for v in m["skipped_views"]] == ["v_broken"]
     assert "v_persuasion" in {e["name"] for e in m["tables"]}
+
+
+def test_import_refuses_newer_schema_and_paths_outside_the_folder(tmp_path, run_cli):
+    src = build_warehouse(str(tmp_path / "s.duckdb"), use_demo=False)
+    out = tmp_path / "e"
+    assert run_cli("export", "parquet", out, "--tables", "run,meta", db=src).exit_code == 0
+    m = json.loads((out / "manifest.json").read_text())
+    m["schema_version"] = 999
+    (out / "manifest.json").write_text(json.dumps(m))
+    dst = tmp_path / "d.duckdb"
+    r = run_cli("import", "parquet", out, db=str(dst))
+    assert r.exit_code == 2 and "newer than this ctxprior" in r.output
+    m["schema_version"] = 1
+    m["tables"][0]["files"][0]["path"] = "../s.duckdb"
+    (out / "manifest.json").write_text(json.dumps(m))
+    r = run_cli("import", "parquet", out, db=str(dst))
+    assert r.exit_code == 2 and "leaves the folder" in r.output
+    assert not dst.exists()
