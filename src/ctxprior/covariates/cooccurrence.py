@@ -97,7 +97,8 @@ def run_local(spec: CountSpec, paths: list[str], workers: int, bar=None):
     shown = 0
     with ProcessPoolExecutor(max_workers=min(workers, len(paths)), mp_context=ctx,
                              initializer=_init_worker, initargs=(spec, counter)) as pool:
-        pending = {pool.submit(_pool_task, p) for p in paths}
+        futures = {pool.submit(_pool_task, p): p for p in paths}
+        pending = set(futures)
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -106,7 +107,10 @@ def run_local(spec: CountSpec, paths: list[str], workers: int, bar=None):
                     bar.update(v - shown)
                     shown = v
                 for fut in done:
-                    yield fut.result()
+                    try:
+                        yield fut.result()
+                    except Exception as e:  # e.g. a worker killed by the OS (BrokenProcessPool)
+                        yield {"path": futures[fut], "error": f"{futures[fut]}: worker failed ({_one_line(e)})"}
         except BaseException:
             for fut in pending:
                 fut.cancel()
