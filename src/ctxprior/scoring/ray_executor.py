@@ -181,20 +181,36 @@ class RayExecutor:
         import ray
 
         lost = _lost_errors()
+        inputs = list(inputs)
+        for inp in inputs:  # leftovers of a crashed driver: computed, never committed
+            for old in Path(self.shard_dir).glob(f"run_{inp.run_id}/*unit_{inp.spec.unit_id}.a*"):
+                shutil.rmtree(old, ignore_errors=True)
         queue = deque((inp, 1, None) for inp in inputs)  # (input, attempt, actor index to avoid)
         inflight: dict = {}  # ref -> (input, attempt, actor index)
-        load = [0] * len(self.actors)
-        deaths = [0] * len(self.actors)
+        pings: dict = {}  # ref -> actor index: a worker that died is used again once it answers
+        n = len(self.actors)
+        load, deaths, state = [0] * n, [0] * n, ["ready"] * n
+
+        def worker_died(i: int) -> None:
+            if state[i] != "ready":
+                return  # already being probed (its other in-flight units fail too)
+            deaths[i] += 1
+            if deaths[i] > self.max_restarts:
+                state[i] = "dead"
+            else:
+                state[i] = "probing"  # Ray restarts the actor (max_restarts); wait for it
+                pings[self.actors[i].info.remote()] = i
+
         while queue or inflight:
-            alive = [i for i in range(len(self.actors)) if deaths[i] <= self.max_restarts * self.in_flight]
-            if not alive and not inflight:  # every worker is gone for good
+            ready_actors = [i for i in range(n) if state[i] == "ready"]
+            if not ready_actors and not pings and not inflight:  # every worker is gone for good
                 while queue:
                     inp, attempt, _ = queue.popleft()
                     yield UnitResult(spec=inp.spec, error="no Ray worker left (all died)", worker="ray",
                                      n_prompts=inp.n_prompts)
                 break
             while queue:
-                free = [i for i in alive if load[i] < self.in_flight]
+                free = [i for i in ready_actors if load[i] < self.in_flight]
                 if not free:
                     break
                 inp, attempt, avoid = queue[0]
@@ -204,8 +220,18 @@ class RayExecutor:
                 ref = self.actors[i].score.remote(inp, attempt)
                 inflight[ref] = (inp, attempt, i)
                 load[i] += 1
-            ready, _ = ray.wait(list(inflight), num_returns=1)
+            ready, _ = ray.wait(list(inflight) + list(pings), num_returns=1)
             for ref in ready:
+                if ref in pings:
+                    i = pings.pop(ref)
+                    try:
+                        ray.get(ref)
+                        state[i] = "ready"
+                        self.log(f"worker {i} is back")
+                    except lost:
+                        state[i] = "ready"
+                        worker_died(i)
+                    continue
                 inp, attempt, i = inflight.pop(ref)
                 load[i] -= 1
                 try:
@@ -213,7 +239,7 @@ class RayExecutor:
                 except lost as e:  # the worker died: retry the unit, elsewhere if possible
                     why = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
                     self.lost.append(f"unit {inp.spec.unit_id} attempt {attempt}: {type(e).__name__}")
-                    deaths[i] += 1
+                    worker_died(i)
                     if attempt < self.max_attempts:
                         self.retries += 1
                         self.log(f"unit {inp.spec.unit_id}: worker lost ({type(e).__name__}); "

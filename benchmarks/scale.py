@@ -1,0 +1,92 @@
+"""Ray scaling on this machine: the same run with 1, 2 and 4 Ray workers (tiny model).
+
+Baseline measured in the same run: the local executor (units one after the other in the driver).
+Prints prompts/s per worker count, speed-up over 1 worker, efficiency (= speed-up / workers) and the
+ratio to the local executor. Times exclude worker start-up (model loading); every run is checked to
+produce the same rows as the local one.
+
+    python benchmarks/scale.py [--relations capital,author] [--entities 4] [--contexts 12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--relations", default="capital,author")
+    ap.add_argument("--entities", type=int, default=4)
+    ap.add_argument("--contexts", type=int, default=12)
+    ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--shard-size", type=int, default=1)
+    args = ap.parse_args()
+
+    import ray
+    import torch
+
+    from ctxprior.schema import open_warehouse
+    from ctxprior.scoring.models import load_model
+    from ctxprior.scoring.ray_executor import RayExecutor, wait_actors
+    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.units import ScoreConfig
+    from scale_helpers import make_demo_db, make_tiny_folder, snapshot
+
+    tmp = Path(tempfile.mkdtemp(prefix="ctxprior-scale-"))
+    try:
+        base = make_demo_db(tmp / "base.duckdb", relations=tuple(args.relations.split(",")),
+                            entities=args.entities, contexts=args.contexts)
+        tiny = make_tiny_folder(tmp / "tiny")
+        lm = load_model(tiny)
+        ncpu = os.cpu_count() or 1
+        counts = [int(x) for x in args.workers.split(",")]
+        ray.init(num_cpus=max(counts + [ncpu]), include_dashboard=False, _node_ip_address="127.0.0.1",
+                 log_to_driver=False, logging_level="ERROR")
+        config = ScoreConfig(query_types=("open",))
+
+        def run(name: str, workers: int | None):
+            db = str(tmp / f"{name}.duckdb")
+            shutil.copyfile(base, db)
+            factory = None
+            if workers:
+                def factory(lm_, c, b):
+                    ex = RayExecutor(lm_, c, b, shard_dir=str(tmp / "shards"), workers=workers,
+                                     threads=max(1, ncpu // workers), log=lambda m: None)
+                    wait_actors(ex)  # model loaded in every worker before the clock starts
+                    return ex
+            with open_warehouse(db, brief=True) as wh:
+                s = score_sample(wh, 1, tiny, lm=lm, shard_size=args.shard_size, config=config,
+                                 progress=False, log=lambda m: None, executor_factory=factory)
+            assert s.status == "done", s.errors
+            return s.prompts / s.seconds, snapshot(db, s.run_id), s
+
+        torch.set_num_threads(ncpu)
+        local_rate, ref, s = run("local", None)
+        print(f"workload: {s.units_total} units, {s.prompts} prompts (tiny llama, SmolLM2 vocabulary), "
+              f"{ncpu} CPUs, load average {os.getloadavg()[0]:.1f}")
+        print(f"local executor (baseline): {local_rate:8.1f} prompts/s")
+        print(f"{'workers':>7}  {'prompts/s':>9}  {'speed-up':>8}  {'efficiency':>10}  {'vs local':>8}")
+        one = None
+        for w in counts:
+            t = time.perf_counter()
+            rate, snap, _ = run(f"ray{w}", w)
+            same = snap == ref
+            one = one or rate
+            print(f"{w:>7}  {rate:>9.1f}  {rate / one:>8.2f}  {rate / one / w:>10.2f}  {rate / local_rate:>8.2f}"
+                  f"  {'rows identical' if same else 'ROWS DIFFER (float reduction order, threads)'}"
+                  f"  [{time.perf_counter() - t:.0f} s incl. start-up]")
+        ray.shutdown()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
