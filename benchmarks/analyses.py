@@ -136,6 +136,7 @@ def main(argv=None) -> None:
     ap.add_argument("--naive-relations", type=int, default=3)
     ap.add_argument("--db", help="warehouse path (default: a temp file); an existing benchmark file is reused")
     ap.add_argument("--keep", action="store_true", help="keep the temp warehouse")
+    ap.add_argument("--analyze-runs", type=int, help="analyze only the first N runs (default: all)")
     a = ap.parse_args(argv)
 
     from ctxprior.queries.analyses import analyze
@@ -159,26 +160,35 @@ def main(argv=None) -> None:
     print(f"warehouse: {n_runs} runs, {n_rows:,} persuasion rows", flush=True)
 
     only = ["relevance", "assertive", "negation", "familiarity", "answer-groups", "mr", "reliability", "degree"]
-    t0 = time.perf_counter()
+    run_ids = [r[0] for r in wh.query("SELECT run_id FROM run ORDER BY 1")][: a.analyze_runs or None]
+    n_runs = len(run_ids)
+    t0, c0 = time.perf_counter(), time.process_time()
     timings: dict = {}
-    analyze(wh, only=only, k=a.k, seed=0, log=lambda m: print("  " + m, flush=True), timings=timings)
-    total = time.perf_counter() - t0
+    analyze(wh, run_ids, only=only, k=a.k, seed=0, log=lambda m: print("  " + m, flush=True), timings=timings)
+    total, cpu = time.perf_counter() - t0, time.process_time() - c0
     print("  " + ", ".join(f"{n} {s:.1f} s" for n, s in timings.items()), flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} during the run", flush=True)
-    n_perm = wh.scalar("SELECT count(*) FROM analysis_result WHERE k IS NOT NULL AND skip_reason IS NULL")
-    n_all = wh.scalar("SELECT count(*) FROM analysis_result")
+    ids = ", ".join(map(str, run_ids))
+    n_perm = wh.scalar(f"SELECT count(*) FROM analysis_result WHERE k IS NOT NULL AND skip_reason IS NULL "
+                       f"AND run_id IN ({ids})")
+    n_all = wh.scalar(f"SELECT count(*) FROM analysis_result WHERE run_id IN ({ids})")
     per_model = total / n_runs
-    print(f"suite (k={a.k}): {total:.1f} s for {n_runs} models = {per_model:.1f} s per model; "
-          f"{n_perm} permutation tests, {n_all} result rows", flush=True)
+    print(f"suite (k={a.k}): {total:.1f} s wall, {cpu:.1f} s CPU (all threads) for {n_runs} models = "
+          f"{per_model:.1f} s wall per model; {n_perm} permutation tests, {n_all} result rows", flush=True)
 
+    c1 = time.process_time()
     secs, tests = naive(wh, 1, a.naive_relations, a.k)
+    naive_cpu = time.process_time() - c1
     per_test = secs / tests
     naive_total = per_test * n_perm
     print(f"naive loop: {secs:.1f} s for {tests} tests on {a.naive_relations} relations of one model "
           f"({per_test:.3f} s/test) -> extrapolated {naive_total:.0f} s for the suite's {n_perm} tests "
           f"({naive_total / n_runs:.0f} s per model)")
-    print(f"ratio naive / batched: {naive_total / total:.1f}x  (target: < 120 s per model, >= 10x)")
+    naive_cpu_total = naive_cpu / tests * n_perm
+    print(f"naive CPU: {naive_cpu:.1f} s -> extrapolated {naive_cpu_total:.0f} s CPU")
+    print(f"ratio naive / batched: {naive_total / total:.1f}x wall, {naive_cpu_total / cpu:.1f}x CPU "
+          f"(target: < 120 s per model, >= 10x)")
     wh.close()
     if tmp and not a.keep:
         import shutil
