@@ -1,0 +1,86 @@
+"""Integration with the real SmolLM2-135M (alias smollm2-135m): fast path == naive reference."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ctxprior.schema import open_warehouse
+from ctxprior.scoring.models import load_model
+from ctxprior.scoring.runs import score_sample
+from ctxprior.scoring.units import ScoreConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from naive_scoring import naive_first_token  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@functools.lru_cache(maxsize=None)
+def smollm2():
+    """Loaded once per test session (the safetensors cache makes reloads fast anyway)."""
+    return load_model("smollm2-135m", device="cpu")
+
+
+def test_alias_loads_with_hash():
+    lm = smollm2()
+    assert lm.model_id == "smollm2-135m" and lm.revision.startswith("sha256:")
+    assert lm.dtype == "float32" and lm.device == "cpu" and lm.quantization is None
+
+
+def test_warehouse_run_matches_naive_reference(db_path):
+    """Realistic workload: real and fake entities, base/assertive/negation contexts, an open and a
+    closed query form; every persuasion and susceptibility value within 1e-4 nats of the naive
+    prompt-by-prompt float64-numpy reference."""
+    from ctxprior.ingest.demo import ingest_demo
+    from ctxprior.ingest.sampling import draw_sample
+
+    lm = smollm2()
+    with open_warehouse(db_path) as wh:
+        ingest_demo(wh, only=["demo"])
+        sid = draw_sample(wh, dataset="demo", relations=["capital"], n_entities=4, n_contexts=12,
+                          context_types=["base", "assertive", "negation"], seed=11)
+        s = score_sample(wh, sid, "smollm2-135m", lm=lm, batch_size=8, shard_size=4,
+                         config=ScoreConfig(query_types=("open", "closed")), progress=False, log=lambda m: None)
+        assert s.status == "done"
+        contexts = [r[0] for r in wh.query("SELECT text FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])]
+        ctx_ids = [r[0] for r in wh.query("SELECT context_id FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])]
+        facts = wh.query("""SELECT f.fact_id, e.name, a.name, f.entity_kind FROM sample_fact sf
+                            JOIN fact f USING (fact_id) JOIN entity e ON e.entity_id = f.entity_id
+                            JOIN answer a ON a.answer_id = f.answer_id WHERE sf.sample_id = ? ORDER BY sf.ordinal""", [sid])
+        assert {k for *_, k in facts} == {"real", "fake"}
+        forms = wh.query("""SELECT query_form_id, template FROM query_form q JOIN relation r USING (relation_id)
+                            WHERE r.short_name = 'capital' AND q.ordinal = 0 ORDER BY query_type DESC""")
+        worst = 0.0
+        for qf, template in forms:
+            queries = [template.replace("{entity}", e).replace("{answer}", a) for _, e, a, _ in facts]
+            naive = naive_first_token(lm.model, lm.tokenizer, contexts, queries)
+            for (fid, *_), n in zip(facts, naive):
+                got = dict(wh.query("SELECT context_id, persuasion FROM persuasion WHERE run_id = ? AND "
+                                    "query_form_id = ? AND fact_id = ?", [s.run_id, qf, fid]))
+                psi = np.array([got[c] for c in ctx_ids])
+                chi, h, pe = wh.query("SELECT susceptibility, mixture_entropy, prior_entropy FROM susceptibility "
+                                      "WHERE run_id = ? AND query_form_id = ? AND fact_id = ?", [s.run_id, qf, fid])[0]
+                worst = max(worst, float(np.max(np.abs(psi - n["persuasion"]))), abs(chi - n["susceptibility"]),
+                            abs(h - n["mixture_entropy"]), abs(pe - n["prior_entropy"]))
+        assert worst < 1e-4, worst
+        print(f"max |fast - naive| = {worst:.2e} nats")
+
+
+def test_quick_and_memorization_on_smollm2(db_path):
+    from ctxprior.scoring.engine import Engine
+    from ctxprior.scoring.quick import quick_scores
+    from ctxprior.scoring.units import label_generation
+
+    lm = smollm2()
+    out = quick_scores(lm, "Q: What is the capital of {entity}?\nA:", ["France", "Zorblaxia"],
+                       ["The capital of France is Rome.\n", "The capital of Spain is Madrid.\n"])
+    assert out["model"] == "smollm2-135m" and len(out["entities"]) == 2
+    assert all(len(e["persuasion"]) == 2 and e["susceptibility"] >= 0 for e in out["entities"])
+    eng = Engine(lm, batch_size=4)
+    gens = eng.greedy(eng.encode(["The capital of France is Paris.\nQ: What is the capital of France?\nA:"]), 4)
+    assert label_generation(gens[0], "open", "Paris", "Paris") == "ORIGINAL", gens
