@@ -174,3 +174,27 @@ def test_context_cells_give_the_same_units_as_the_readable_files(wh, name):
     assert len(a) == len(b)
     assert (a[cols].to_numpy() == b[cols].to_numpy()).all()
     np.testing.assert_allclose(a["value"].to_numpy(float), b["value"].to_numpy(float), rtol=1e-12, equal_nan=True)
+
+
+def test_tiny_warehouse_runs_every_analysis_without_crashing(tmp_path):
+    # 1 relation, 2 + 2 entities, one with constant scores: tiny groups, Spearman with few points
+    w = open_warehouse(str(tmp_path / "tiny.duckdb"))
+    make_yago_like(w, n_relations=2, n_entities=2, constant_relation=1, rng_seed=5)
+    analyze(w, k=50, log=lambda m: None)
+    df = w.df("SELECT * FROM analysis_result")
+    assert len(df) and df["skip_reason"].notna().any()
+    ran = df[df["skip_reason"].isna()]
+    assert ran["p"].between(0, 1).all()
+    skipped = df[df["skip_reason"].notna()]
+    assert skipped["p"].isna().all() and skipped["t"].isna().all()
+    assert len(summary_lines(w)) >= 2
+    # a pooled Spearman row that ran next to one that was skipped (object-typed p column): this
+    # crashed _store on a real SmolLM2 run before the numeric columns were coerced
+    rows = pd.DataFrame([
+        dict(run_id=1, analysis="mr", relation="(all)", relation_id=None, query_type=qt, test="spearman",
+             unit="u", alternative="two-sided", n1=n, p=p, effect_size=r, skip_reason=why)
+        for qt, n, p, r, why in (("open", 3, 0.33, -0.87, None), ("closed", 8, None, None, "constant"))])
+    analyses._store(w, [1], ["mr"], [rows], [], 50, 0, 0.05)
+    got = w.df("SELECT query_type, p, p_adj, significant FROM analysis_result WHERE analysis = 'mr' ORDER BY 1")
+    assert got["p"].isna().tolist() == [True, False] and got.loc[1, "p_adj"] == pytest.approx(0.33)
+    w.close()

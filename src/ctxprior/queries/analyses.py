@@ -505,6 +505,8 @@ def _store(wh, run_ids, names, results, dists, k, seed, alpha) -> None:
         for c in RESULT_COLS:
             if c not in res:
                 res[c] = None
+        for c in ("n1", "n2", "mean1", "mean2", "t", "p", "p_adj", "effect_size"):
+            res[c] = pd.to_numeric(res[c], errors="coerce").astype(float)
         sp = (res["test"] == "spearman") & res["p_adj"].isna() & res["p"].notna()
         res.loc[sp, "p_adj"] = res.loc[sp, "p"]
         res["significant"] = res["significant"].astype(object)
