@@ -40,13 +40,13 @@ def _rate(log: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--readers", type=int, default=8)
-    ap.add_argument("--seconds", type=float, default=60.0, help="Longest reader phase.")
+    ap.add_argument("--seconds", type=float, default=300.0, help="Longest reader phase.")
     ap.add_argument("--relations", default="capital,author")
     ap.add_argument("--entities", type=int, default=4)
     ap.add_argument("--contexts", type=int, default=12)
     args = ap.parse_args()
 
-    from ctxprior.scoring.loadtest import check_answers, reader, unit_reference
+    from ctxprior.scoring.loadtest import check_answers, reader, unit_reference, wait_for_run
     from scale_helpers import make_demo_db, make_tiny_folder
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxprior-load-"))
@@ -69,6 +69,8 @@ def main() -> None:
             stop = tmp / f"stop-{time.monotonic_ns()}"
             outs = [str(tmp / f"r{i}-{stop.name}.jsonl") for i in range(args.readers)]
             procs = [ctx.Process(target=reader, args=(db, o, str(stop), seconds)) for o in outs]
+            if writer is not None:  # readers start once the writer has started its run
+                wait_for_run(db, 1, proc=writer)
             t0 = time.perf_counter()
             for q in procs:
                 q.start()
@@ -79,7 +81,7 @@ def main() -> None:
                 q.join()
             return check_answers(outs, ref), time.perf_counter() - t0
 
-        idle, t_idle = phase(alone, min(15.0, args.seconds))
+        idle, t_idle = phase(alone, 15.0)
         # the load test: writer + readers
         busy = str(tmp / "busy.duckdb")
         shutil.copyfile(base, busy)

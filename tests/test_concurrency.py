@@ -68,7 +68,7 @@ def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):
 
 
 def test_eight_readers_during_a_run(base, tmp_path):
-    from ctxprior.scoring.loadtest import check_answers, reader, unit_reference
+    from ctxprior.scoring.loadtest import check_answers, reader, unit_reference, wait_for_run
 
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     stop = tmp_path / "stop"
@@ -76,6 +76,7 @@ def test_eight_readers_during_a_run(base, tmp_path):
     readers = [ctx.Process(target=reader, args=(db, str(tmp_path / f"r{i}.jsonl"), str(stop), 30.0))
                for i in range(8)]
     writer = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log")
+    assert wait_for_run(db, 1, proc=writer)  # start the readers once the run has begun
     t0 = time.perf_counter()
     for r in readers:
         r.start()

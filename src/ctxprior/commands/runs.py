@@ -70,10 +70,20 @@ def executor_factory(db: str, device: str = "auto", dtype: str = "auto", log=Non
     return make
 
 
+def _term_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def open_for_run(app):
-    """The scoring driver's warehouse: a brief writer (see schema/warehouse.py)."""
+    """The scoring driver's warehouse: a brief writer (see schema/warehouse.py). SIGTERM (sent by
+    `ctxprior runs cancel`; SIGINT is ignored by jobs a shell started in the background) stops the
+    run like Ctrl-C: finished units kept, the unit in flight rolled back, status cancelled."""
+    import threading
+
     from ..schema import open_warehouse
 
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _term_as_interrupt)
     return open_warehouse(app.db, wait=app.wait, brief=True)
 
 
@@ -190,8 +200,8 @@ def resume_cmd(app, run_id, quiet) -> None:
               help="Seconds to wait for a running run to stop after the interrupt.")
 @pass_app
 def cancel_cmd(app, run_id, timeout) -> None:
-    """Stop run RUN_ID: interrupt its process (when it runs on this host; finished units are kept)
-    and mark it cancelled. `ctxprior runs resume RUN_ID` continues it later."""
+    """Stop run RUN_ID: interrupt its process (SIGTERM, when it runs on this host; finished units
+    are kept) and mark it cancelled. `ctxprior runs resume RUN_ID` continues it later."""
     from ..schema import open_warehouse
 
     print_ = lambda m: click.echo(m, err=True)  # noqa: E731
@@ -208,8 +218,8 @@ def cancel_cmd(app, run_id, timeout) -> None:
         raise UserError(f"run {run_id} runs on host {r['host']} (PID {r['pid']}); interrupt it there "
                         "(Ctrl-C), then cancel it here")
     if alive:
-        os.kill(int(r["pid"]), signal.SIGINT)
-        print_(f"sent SIGINT to PID {r['pid']}; waiting for it to stop")
+        os.kill(int(r["pid"]), signal.SIGTERM)
+        print_(f"sent SIGTERM to PID {r['pid']}; waiting for it to stop")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and _alive_here(r["host"], r["pid"]):
             time.sleep(0.2)

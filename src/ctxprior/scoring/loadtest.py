@@ -100,3 +100,22 @@ def check_answers(paths: list[str], reference: dict[int, tuple[int, float]]) -> 
     pct = (lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan"))
     return {"queries": n_ok, "errors": n_err, "error_samples": errors[:3], "inconsistent": bad[:3],
             "n_inconsistent": len(bad), "states_seen": sorted(states), "p50": pct(0.5), "p95": pct(0.95)}
+
+
+def wait_for_run(db: str, run_id: int = 1, timeout: float = 300.0, proc=None) -> bool:
+    """Block until run ``run_id`` exists (the writer finished starting up, scoring begins)."""
+    from ctxprior.errors import UserError
+    from ctxprior.schema import open_warehouse
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and (proc.poll() if hasattr(proc, "poll") else (not proc.is_alive())):
+            return False
+        try:
+            with open_warehouse(db, read_only=True, wait=5) as wh:
+                if wh.scalar("SELECT count(*) FROM run WHERE run_id = ?", [run_id]):
+                    return True
+        except UserError:
+            pass
+        time.sleep(0.2)
+    return False
