@@ -97,3 +97,34 @@ def test_eight_readers_during_a_run(base, tmp_path):
     assert res["n_inconsistent"] == 0, res["inconsistent"]
     assert res["queries"] >= 8 and len(res["states_seen"]) >= 2  # readers saw the run progress
     assert snapshot(db) == base["ref"] and duplicates(db) == 0
+
+
+def test_runs_cancel_then_resume(base, tmp_path):
+    """`ctxprior runs cancel 1` stops a running run (SIGTERM, finished units kept, status
+    cancelled); `ctxprior runs resume 1` finishes it with the rows of an uninterrupted run."""
+    from click.testing import CliRunner
+
+    from ctxprior.cli import cli
+    from ctxprior.schema import open_warehouse
+
+    db = copy_db(base["db"], tmp_path / "w.duckdb")
+    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and p.is_alive():
+        try:
+            with open_warehouse(db, read_only=True, wait=5) as wh:
+                if (wh.scalar("SELECT count(*) FROM run_unit") or 0) >= 1:
+                    break
+        except Exception:
+            pass
+        time.sleep(0.05)
+    res = CliRunner().invoke(cli, ["--db", db, "runs", "cancel", "1"])
+    assert res.exit_code == 0, res.output
+    p.join(60)
+    assert not p.is_alive() and p.exitcode == 130, (tmp_path / "run.log").read_text()
+    with open_warehouse(db, read_only=True) as wh:
+        status, done = wh.query("SELECT status, units_done FROM run")[0]
+    assert status == "cancelled" and done >= 1
+    code, out = run_cli_child(["--db", db, "runs", "resume", "1", "--quiet"], tmp_path / "resume.log")
+    assert code == 0, out
+    assert snapshot(db) == base["ref"] and duplicates(db) == 0
