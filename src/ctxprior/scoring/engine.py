@@ -98,23 +98,46 @@ class Engine:
     @torch.inference_mode()
     def _run_rows(self, items: list[tuple[tuple[int, ...], tuple[int, ...]]], kv: dict,
                   emit: Callable[[list[int], torch.Tensor], None], positions: str = "last") -> None:
-        """items = [(prefix, suffix)]; emit(item indices, float32 logits [B, S, V] or [B, V])."""
-        groups: dict[tuple[int, int], list[int]] = defaultdict(list)
+        """items = [(prefix, suffix)]; emit(item indices, float32 logits [B, S, V] or [B, V]).
+
+        Items are grouped by suffix length (no padding of the tokens being computed); prefixes of
+        different lengths in one batch are left-padded in the KV cache and masked out, which is
+        exact (masked keys get zero attention weight; positions come from each row's own prefix).
+        Short suffixes are batched more widely (a token budget of batch_size x 32).
+        """
+        groups: dict[int, list[int]] = defaultdict(list)
         for i, (pre, suf) in enumerate(items):
-            groups[(len(pre), len(suf))].append(i)
-        for (lp, ls), idx in sorted(groups.items()):
-            for s in range(0, len(idx), self.batch_size):
-                chunk = idx[s:s + self.batch_size]
+            groups[len(suf)].append(i)
+        for ls, idx in sorted(groups.items()):
+            idx = sorted(idx, key=lambda i: len(items[i][0]))
+            width = max(self.batch_size, min(8 * self.batch_size, (self.batch_size * 32) // max(ls, 1)))
+            for s in range(0, len(idx), width):
+                chunk = idx[s:s + width]
                 ids = torch.tensor([items[i][1] for i in chunk], dtype=torch.long, device=self.device)
-                past = None
-                if lp:
-                    per = [kv[items[i][0]] for i in chunk]
-                    layers = [(torch.stack([p[li][0] for p in per]), torch.stack([p[li][1] for p in per]))
-                              for li in range(len(per[0]))]
-                    past = _make_cache(layers)
                 b = ids.shape[0]
-                attn = torch.ones((b, lp + ls), dtype=torch.long, device=self.device)
-                pos = torch.arange(lp, lp + ls, device=self.device).unsqueeze(0).expand(b, ls)
+                lps = [len(items[i][0]) for i in chunk]
+                maxlp = max(lps)
+                past = None
+                attn = torch.ones((b, maxlp + ls), dtype=torch.long, device=self.device)
+                if maxlp:
+                    first = next(kv[items[i][0]] for i in chunk if items[i][0])
+                    layers = []
+                    for li, (k0, v0) in enumerate(first):
+                        h, _, d = k0.shape
+                        k = k0.new_zeros((b, h, maxlp, d))
+                        v = v0.new_zeros((b, h, maxlp, v0.shape[-1]))
+                        for j, i in enumerate(chunk):
+                            lp = lps[j]
+                            if lp:
+                                pk, pv = kv[items[i][0]][li]
+                                k[j, :, maxlp - lp:] = pk
+                                v[j, :, maxlp - lp:] = pv
+                        layers.append((k, v))
+                    for j, lp in enumerate(lps):
+                        attn[j, :maxlp - lp] = 0
+                    past = _make_cache(layers)
+                pos = (torch.tensor(lps, device=self.device).unsqueeze(1)
+                       + torch.arange(ls, device=self.device).unsqueeze(0))
                 self.forward_calls += 1
                 self.tokens_computed += ids.numel()
                 res = self.model(input_ids=ids, attention_mask=attn, position_ids=pos,
