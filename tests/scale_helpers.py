@@ -170,3 +170,21 @@ def run_cli_child(argv, out_path, env=None, timeout: float = 600, **kw) -> tuple
         p.join()
         raise TimeoutError(f"ctxprior {' '.join(map(str, argv))} did not finish in {timeout} s")
     return p.exitcode, Path(out_path).read_text(errors="replace")
+
+
+def max_float_diff(a: dict, b: dict) -> float:
+    """Same rows (keys, ints, strings, status) in both snapshots; the largest float difference."""
+    assert a.keys() == b.keys()
+    worst = 0.0
+    for t in a:
+        if not isinstance(a[t], list):
+            assert a[t] == b[t], t
+            continue
+        assert len(a[t]) == len(b[t]), t
+        for ra, rb in zip(a[t], b[t]):
+            for x, y in zip(ra, rb):
+                if isinstance(x, float) and isinstance(y, float):
+                    worst = max(worst, abs(x - y))
+                else:
+                    assert x == y, (t, ra, rb)
+    return worst

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from scale_helpers import duplicates, make_demo_db, make_tiny_folder, copy_db, snapshot
+from scale_helpers import copy_db, duplicates, make_demo_db, make_tiny_folder, max_float_diff, snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -153,4 +153,7 @@ def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
                    shard_dir=str(tmp_path / "shards"), sample=2)
     a, b = snapshot(local_db, s1.run_id), snapshot(ray_db, s2.run_id)
     assert s2.status == "done" and a["persuasion"]
-    assert a == b
+    # the same rows; SmolLM2 runs in float32, where a worker process's GEMM kernels may round
+    # differently from the test process's (seen: ~1e-7 nats); far inside the 1e-4 nats the
+    # scoring tests allow against the float64 reference
+    assert max_float_diff(a, b) <= 1e-5
