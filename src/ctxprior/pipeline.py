@@ -9,7 +9,7 @@ from .ingest.sampling import draw_sample, sample_summary
 from .schema import open_warehouse
 
 
-def run_demo(db: str, echo: Callable[[str], None], entities: int = 8, contexts: int = 48,
+def run_demo(db: str, echo: Callable[[str], None], entities: int = 6, contexts: int = 36,
              seed: int = 11, model: str = "smollm2-135m", permutations: int = 10_000,
              friend_enemy: int = 12) -> dict:
     """Ingest the demo datasets, draw paper-design samples, score them, analyze, summarize."""

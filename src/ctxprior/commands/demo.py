@@ -8,8 +8,8 @@ from ..cli import pass_app
 
 
 @click.command("demo")
-@click.option("--entities", type=int, default=8, show_default=True, help="Entities per relation (half fake).")
-@click.option("--contexts", type=int, default=48, show_default=True, help="Contexts per relation.")
+@click.option("--entities", type=int, default=6, show_default=True, help="Entities per relation (half fake).")
+@click.option("--contexts", type=int, default=36, show_default=True, help="Contexts per relation.")
 @click.option("--permutations", type=int, default=10_000, show_default=True, help="Permutations per test.")
 @click.option("--seed", type=int, default=11, show_default=True)
 @click.option("--model", default="smollm2-135m", show_default=True, help="Model to score with.")

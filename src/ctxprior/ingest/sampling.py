@@ -3,7 +3,8 @@
 Design ``paper`` (default), per relation:
 - entities: half real, half fake when the relation has fakes (else all real). Real entities are
   the top ones by YAGO degree when degrees exist (``uri_degree``, else ``predicate_degree``; ties
-  and missing degrees by file position), else the first in file order. Fakes are the ones at the
+  and missing degrees by file position), else a seeded random choice (App. C: "we randomly
+  sample k real entities"). Fakes are the ones at the
   same positions, so each borrows the answer of a selected real entity.
 - contexts: every selected entity is mentioned in exactly ``n_contexts / n_entities`` contexts,
   split evenly over the context types; each context's template is drawn among the relation's
@@ -43,14 +44,17 @@ def _rng(seed: int, relation_name: str) -> np.random.Generator:
                                                 zlib.crc32(relation_name.encode("utf-8"))]))
 
 
-def _rank_real(facts: list[dict]) -> list[dict]:
+def _rank_real(facts: list[dict], rng: np.random.Generator) -> list[dict]:
+    """Top by YAGO degree when degrees exist; otherwise a seeded random order (the paper's
+    "we randomly sample k real entities")."""
     for col in ("uri_degree", "predicate_degree"):
         if any(f[col] is not None for f in facts):
             return sorted(facts, key=lambda f: (f[col] is None, -(f[col] or 0), f["position"]))
-    return sorted(facts, key=lambda f: f["position"])
+    ordered = sorted(facts, key=lambda f: f["position"])
+    return [ordered[i] for i in rng.permutation(len(ordered))]
 
 
-def _select_facts(rel: str, facts: list[dict], n_entities: int | None, design: str) -> list[dict]:
+def _select_facts(rel: str, facts: list[dict], n_entities: int | None, rng: np.random.Generator) -> list[dict]:
     real = [f for f in facts if f["entity_kind"] == "real"]
     fake_by_pos = {f["position"]: f for f in facts if f["entity_kind"] == "fake"}
     if n_entities is None:  # every fact, real first, in file order
@@ -60,7 +64,7 @@ def _select_facts(rel: str, facts: list[dict], n_entities: int | None, design: s
         raise UserError(f"--entities {n_entities}: must be even (half real, half fake entities)")
     n_real = n_entities // 2 if has_fakes else n_entities
     chosen, seen = [], set()
-    for f in _rank_real(real):
+    for f in _rank_real(real, rng):
         if f["entity_id"] in seen:
             continue
         if has_fakes and f["position"] not in fake_by_pos:
@@ -140,11 +144,11 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
         if missing:
             have = ", ".join(sorted(templates[rid])) or "none"
             raise UserError(f"relation '{rshort}' has no '{missing[0]}' context template (it has: {have})")
-        chosen = _select_facts(rshort, facts, n_entities if design == "paper" else n_entities, design)
+        rng = _rng(seed, rname)
+        chosen = _select_facts(rshort, facts, n_entities, rng)
         for i, f in enumerate(chosen):
             for k, v in (("sample_id", sample_id), ("fact_id", f["fact_id"]), ("relation_id", rid), ("ordinal", i)):
                 sf_cols[k].append(v)
-        rng = _rng(seed, rname)
         rows: list[tuple] = []  # (template_id, type, entity_id, answer_id, text)
         if design == "paper":
             pool = sorted({(f["answer_id"], f["answer"]) for f in facts
