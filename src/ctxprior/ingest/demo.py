@@ -54,10 +54,14 @@ def parse_friend_enemy(path: str | Path, name: str = "friend_enemy") -> DatasetB
         for j, t in enumerate(chk.str_list(tpls, f"context_templates.{ctype}")):
             rel.context_templates.append((ctype, j, chk.template(t, f"context_templates.{ctype}[{j}]",
                                                                  ("entity", "answer"))))
-    for qtype, forms in chk.dict_(d.get("query_forms"), "query_forms").items():
-        for j, t in enumerate(chk.str_list(forms, f"query_forms.{qtype}")):
-            rel.query_forms.append((qtype, j, chk.template(t, f"query_forms.{qtype}[{j}]", ("entity",))))
+    rel.query_forms = _query_forms(chk, d)
     return b
+
+
+def _query_forms(chk: _Check, d: dict) -> list[tuple[str, int, str]]:
+    return [(qtype, j, chk.template(t, f"query_forms.{qtype}[{j}]", ("entity",)))
+            for qtype, forms in chk.dict_(d.get("query_forms"), "query_forms").items()
+            for j, t in enumerate(chk.str_list(forms, f"query_forms.{qtype}"))]
 
 
 def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
@@ -77,9 +81,7 @@ def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
     for ctype, sents in chk.dict_(d.get("contexts"), "contexts").items():
         for j, s in enumerate(chk.str_list(sents, f"contexts.{ctype}")):
             rel.context_templates.append((ctype, j, s))
-    for qtype, forms in chk.dict_(d.get("query_forms"), "query_forms").items():
-        for j, t in enumerate(chk.str_list(forms, f"query_forms.{qtype}")):
-            rel.query_forms.append((qtype, j, chk.template(t, f"query_forms.{qtype}[{j}]", ("entity",))))
+    rel.query_forms = _query_forms(chk, d)
     return b
 
 
