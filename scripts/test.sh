@@ -7,4 +7,4 @@ bash scripts/setup.sh
 # DuckDB 2's nanobind bindings list "leaked" objects when a Python process that used it exits
 # (pytest itself and the CLI subprocesses the tests start); drop those lines so pytest's summary
 # stays the last thing printed. pipefail keeps pytest's exit code.
-python -m pytest -q "$@" 2>&1 | grep --line-buffered -v -E '^( - leaked |nanobind: |See https://nanobind)'
+python -m pytest -q "$@" 2>&1 | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)'
