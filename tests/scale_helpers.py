@@ -188,3 +188,16 @@ def max_float_diff(a: dict, b: dict) -> float:
                 else:
                     assert x == y, (t, ra, rb)
     return worst
+
+
+SCORE = ["score", "--sample", "1", "--query-forms", "open", "--shard-size", "1", "--quiet"]
+
+
+def scored_base(d: Path) -> dict:
+    """A one-relation demo warehouse, a tiny model folder, and the rows of an uninterrupted run."""
+    db = make_demo_db(d / "base.duckdb", relations=("capital",), entities=4, contexts=12)
+    tiny = make_tiny_folder(d / "tiny")
+    ref = copy_db(db, d / "ref.duckdb")
+    code, out = run_cli_child(["--db", ref, *SCORE, "--model", tiny], d / "ref.log")
+    assert code == 0, out
+    return {"db": db, "tiny": tiny, "ref": snapshot(ref), "refdb": ref, "dir": d}

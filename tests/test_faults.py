@@ -21,23 +21,14 @@ import time
 
 import pytest
 
-from scale_helpers import (copy_db, duplicates, make_demo_db, make_tiny_folder, run_cli_child, snapshot,
+from scale_helpers import (SCORE, copy_db, scored_base, duplicates, make_demo_db, make_tiny_folder, run_cli_child, snapshot,
                            start_cli)
 
 pytestmark = pytest.mark.slow
 
-SCORE = ["score", "--sample", "1", "--query-forms", "open", "--shard-size", "1", "--quiet"]
-
-
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
-    d = tmp_path_factory.mktemp("faults")
-    db = make_demo_db(d / "base.duckdb", relations=("capital",), entities=4, contexts=12)
-    tiny = make_tiny_folder(d / "tiny")
-    ref = copy_db(db, d / "ref.duckdb")
-    code, out = run_cli_child(["--db", ref, *SCORE, "--model", tiny], d / "ref.log")
-    assert code == 0, out
-    return {"db": db, "tiny": tiny, "ref": snapshot(ref), "dir": d}
+    return scored_base(tmp_path_factory.mktemp("faults"))
 
 
 def _state(db):
