@@ -21,11 +21,11 @@ def ingest() -> None:
 def ingest_yago_qec_cmd(app, path: str, name: str, relations: tuple[str, ...]) -> None:
     """Load the paper authors' yago_qec.json (relations, real + GPT-4 fake entities, query forms,
     context templates, URIs, class fractions and degrees)."""
-    from ..ingest.yago_qec import ingest_yago_qec, parse_yago_qec
+    from ..ingest.yago_qec import parse_yago_qec, write_yago_qec
 
-    parse_yago_qec(path, name=name, relations=relations or None)  # validate before opening for write
+    builder = parse_yago_qec(path, name=name, relations=relations or None)  # validate before opening
     with app.open() as wh:
-        s = ingest_yago_qec(wh, path, name=name, relations=relations or None)
+        s = write_yago_qec(wh, builder)
     click.echo(f"ingested dataset '{s['dataset']}': {s['relations']} relations, {s['facts']} facts, "
                f"{s['entities']} entities, {s['answers']} answers, {s['query_forms']} query forms, "
                f"{s['context_templates']} context templates")

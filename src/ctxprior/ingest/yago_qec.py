@@ -224,7 +224,11 @@ def parse_yago_qec(path: str | Path, name: str = "yago_qec", relations: Iterable
 def ingest_yago_qec(wh, path: str | Path, name: str = "yago_qec",
                     relations: Iterable[str] | None = None) -> dict[str, Any]:
     """Validate ``path`` fully, then write it in one transaction. Returns row counts."""
-    builder = parse_yago_qec(path, name=name, relations=relations)
+    return write_yago_qec(wh, parse_yago_qec(path, name=name, relations=relations))
+
+
+def write_yago_qec(wh, builder: DatasetBuilder) -> dict[str, Any]:
+    """Write an already validated file (``parse_yago_qec``) in one transaction."""
     with wh.transaction():
         stats = builder.write(wh)
         _register_degrees(wh, stats["dataset_id"])
