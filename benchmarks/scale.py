@@ -51,7 +51,7 @@ def main() -> None:
 
     from ctxprior.schema import open_warehouse
     from ctxprior.scoring.models import load_model
-    from ctxprior.scoring.ray_executor import RayExecutor, wait_actors
+    from ctxprior.scoring.executors.ray_cluster import RayExecutor, wait_actors
     from ctxprior.scoring.runs import score_sample
     from ctxprior.scoring.units import ScoreConfig
     from scale_helpers import make_demo_db, make_tiny_folder, snapshot

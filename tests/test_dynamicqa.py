@@ -16,9 +16,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxprior.ingest.dynamicqa import FILES, HUB_FILES, HUB_REPO, HUB_REVISION
+from ctxprior.dynamicqa.ingest import FILES, HUB_FILES, HUB_REPO, HUB_REVISION
 from ctxprior.schema import open_warehouse
-from ctxprior.scoring import semantic as sem
+from ctxprior.dynamicqa import semantic as sem
 from fixtures.make_dynamicqa import make_dynamicqa
 from hub_mock import HubMock, StaticServer
 from test_ingest import snapshot
@@ -627,8 +627,8 @@ def tiny_lm():
 
 
 def _run(db, src, tmp_path, tiny_lm, minilm, **kw):
-    from ctxprior.ingest.dynamicqa import ingest_dynamicqa
-    from ctxprior.scoring.dynamic import DynamicConfig, score_dynamic
+    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
+    from ctxprior.dynamicqa.generate import DynamicConfig, score_dynamic
 
     d = tmp_path / "dq"
     if not d.exists():
@@ -671,7 +671,7 @@ def test_dynamic_run_rows_and_resume(dq_src, tmp_path, tiny_lm, minilm):
          "WHERE run_id = ? ORDER BY ALL")
     assert wh.query(q, [rid]) == wh2.query(q, [rid_b])
     # analyses
-    from ctxprior.queries.dynamicqa import analyze_dynamicqa
+    from ctxprior.dynamicqa.analyses import analyze_dynamicqa
 
     text = analyze_dynamicqa(wh, [rid])
     assert "static" in text and "disputable" in text
@@ -685,7 +685,7 @@ def test_dynamic_run_rows_and_resume(dq_src, tmp_path, tiny_lm, minilm):
 
 def test_score_dynamic_user_errors(dq_src, tmp_path, tiny_lm, minilm):
     from ctxprior.errors import UserError
-    from ctxprior.scoring.dynamic import DynamicConfig, score_dynamic
+    from ctxprior.dynamicqa.generate import DynamicConfig, score_dynamic
 
     wh, cfg, go = _run(str(tmp_path / "c.duckdb"), dq_src, tmp_path, tiny_lm, minilm)
     for bad in (dict(partitions="static,fuzzy"), dict(samples=0), dict(temperature=0.0),
@@ -699,8 +699,8 @@ def test_score_dynamic_user_errors(dq_src, tmp_path, tiny_lm, minilm):
 
 
 def test_calibration_on_pairs(dq_src, tmp_path, minilm):
-    from ctxprior.ingest.dynamicqa import ingest_dynamicqa
-    from ctxprior.scoring.dynamic import calibrate
+    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
+    from ctxprior.dynamicqa.generate import calibrate
 
     d = subset(dq_src, tmp_path / "dq", 60)
     with open_warehouse(str(tmp_path / "cal.duckdb")) as wh:

@@ -39,7 +39,7 @@ def test_score_dynamic_smollm_cli(dq_src, tmp_path, run_cli, db_path):
     res = run_cli("score", "--sample", sid, "--estimator", "first-token", "--query-forms", "open")
     assert res.exit_code == 0, res.output
     with open_warehouse(db_path, read_only=True) as wh:
-        cmp = wh.df(read_sql("ctxprior.queries.dynamicqa", "compare_scores.sql"), [sid, rid])
+        cmp = wh.df(read_sql("ctxprior.dynamicqa", "sql/compare_scores.sql"), [sid, rid])
     assert len(cmp) == 6
     assert cmp.first_token_kl.notna().all() and cmp.cp.notna().all()
     assert (cmp.first_token_kl >= -1e-9).all()

@@ -60,7 +60,7 @@ def _score(db, model, *, ray_workers=None, spec=None, shard_dir=None, resume=Non
 
     from ctxprior.schema import open_warehouse
     from ctxprior.scoring.models import load_model
-    from ctxprior.scoring.ray_executor import RayExecutor
+    from ctxprior.scoring.executors.ray_cluster import RayExecutor
     from ctxprior.scoring.runs import score_sample
     from ctxprior.scoring.units import ScoreConfig
 

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from ctxprior.schema import open_warehouse
-from ctxprior.scoring import semantic as sem
+from ctxprior.dynamicqa import semantic as sem
 from fixtures.make_dynamicqa import add_dynamic_run
 
 
@@ -27,7 +27,7 @@ def test_worked_example():
 def test_summary_columns_are_on_the_papers_scale(tmp_path):
     db = tmp_path / "wh.duckdb"
     rid = add_dynamic_run(db, tmp_path)
-    from ctxprior.queries.dynamicqa import analyze_dynamicqa
+    from ctxprior.dynamicqa.analyses import analyze_dynamicqa
 
     with open_warehouse(str(db)) as wh:
         analyze_dynamicqa(wh, [rid])

@@ -197,7 +197,7 @@ class Warehouse:
                          revision: str | None = None) -> dict:
         """Load DynamicQA from ``folder`` (the release CSVs), or without it from the Hub
         (``copenlu/dynamicqa`` at a pinned ``revision``, cached)."""
-        from .ingest.dynamicqa import ingest_dynamicqa, load_dynamicqa
+        from .dynamicqa.ingest import ingest_dynamicqa, load_dynamicqa
 
         path, origin, parsed = load_dynamicqa(folder, revision)
         with self.connect(write=True) as store:

@@ -17,7 +17,7 @@ from .app import pass_app
 def sample_dynamic_cmd(app, dataset: str, partition: str, limit: int | None) -> None:
     """Store a sample for `ctxprior score --sample S`: the chosen facts with their original and
     counter-memory snippets as contexts. Reuses an identical existing sample. Prints the id last."""
-    from ..ingest.dynamicqa import make_sample
+    from ..dynamicqa.sample import make_sample
 
     with app.open() as wh:
         sid = make_sample(wh, dataset, partition, limit)
@@ -55,7 +55,7 @@ def score_dynamic_cmd(app, dataset, partition, limit, model, samples, temperatur
     """Sample answers to each fact's question alone, with its original context and with its
     counter-memory context; store texts, log-probs, semantic clusters, semantic entropy, CP,
     accuracy and persuaded/stubborn labels. Prints the run id alone on the last line."""
-    from ..scoring.dynamic import DynamicConfig, score_dynamic
+    from ..dynamicqa.generate import DynamicConfig, score_dynamic
 
     cfg = DynamicConfig(dataset=dataset, partitions=partition, limit=limit, model=model, samples=samples,
                         temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
@@ -82,7 +82,7 @@ def analyze_dynamic_cmd(app, runs: tuple[int, ...]) -> None:
     without context, mean semantic entropy and CP per partition, and the OLS of CP on z-scored
     num_edits, s_pop, o_pop and SE without / with context. Stored in dynamicqa_summary and
     dynamicqa_regression, and printed."""
-    from ..queries.dynamicqa import analyze_dynamicqa
+    from ..dynamicqa.analyses import analyze_dynamicqa
 
     with app.open() as wh:
         click.echo(analyze_dynamicqa(wh, list(runs) or None))

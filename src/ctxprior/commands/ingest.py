@@ -36,7 +36,7 @@ def ingest_yago_qec_cmd(app, path: str, name: str, relations: tuple[str, ...], s
 @click.option("--name", default="dynamicqa", show_default=True, help="Dataset name in the warehouse.")
 @click.option("--revision", metavar="REV",
               help="Without DIRECTORY: the Hub revision (commit, branch or tag) of copenlu/dynamicqa to "
-                   "download. Default: the pinned commit recorded in ctxprior.ingest.dynamicqa.HUB_REVISION.")
+                   "download. Default: the pinned commit recorded in ctxprior.dynamicqa.ingest.HUB_REVISION.")
 @pass_app
 def ingest_dynamicqa_cmd(app, directory: str | None, name: str, revision: str | None) -> None:
     """Load DynamicQA from DIRECTORY (Static_final.csv, Temporal_final.csv, Disputable_final.csv as in

@@ -1,6 +1,7 @@
 """Ingest: datasets in, samples out. One module per source format (``yago_qec``, ``demo``,
-``dynamicqa``), each validating fully before one transaction through ``builder.DatasetBuilder``;
-``sampling`` draws the paper's sample design.
+``kg_build`` from KG dumps; DynamicQA's reader is in ``ctxprior.dynamicqa``), each validating
+fully before one transaction through ``builder.DatasetBuilder``; ``sources`` resolves paths,
+``hf://`` and URLs; ``sampling`` draws the paper's sample design.
 
 May import: ``schema``, ``errors``, ``sqlfiles``, ``covariates`` (catalog). Not ``api``/``cli``.
 """

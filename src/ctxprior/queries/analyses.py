@@ -573,10 +573,10 @@ def _step_spearman(job: _Job, name: str) -> None:
 
 
 def _step_dynamicqa(job: _Job, name: str) -> None:
-    """DynamicQA Tables 1-3 (owned by ctxprior.queries.dynamicqa); the tables go to the log."""
+    """DynamicQA Tables 1-3 (owned by ctxprior.dynamicqa); the tables go to the log."""
     job.counts[name] = 0
     try:
-        from .dynamicqa import analyze_dynamicqa  # owned by the DynamicQA area
+        from ..dynamicqa.analyses import analyze_dynamicqa  # owned by the DynamicQA area
     except ImportError as e:
         job.log(f"dynamicqa: not available in this install ({e}); skipped")
         return

@@ -1,11 +1,13 @@
 """Scoring: ψ and χ from a model's next-token distributions, and the runs that store them.
 
-- the math: ``metrics`` (pure functions: KL, mixture, entropies; formulas in their docstrings),
-  ``estimators`` (first-token and answer-set), ``engine`` (the batched forward pass), ``models``;
-- runs: ``runs`` (plan, commit, resume, cancel; the only writer of score rows), ``units``
-  (work units and labels);
-- executors: ``executors`` (local), ``ray_executor``;
-- DynamicQA: ``dynamic`` (sampled generations), ``semantic`` (clusters, SE, CP).
+- the math: ``metrics`` (ψ, χ and the entropies as pure functions; the formulas are in its
+  docstring), ``estimators`` (first-token and answer-set), ``engine`` (the batched forward pass
+  with a shared context prefix), ``models`` (loading: aliases, GGUF, dtype, quantization);
+- ``units``: one work unit (a relation x query form x entity shard) computed into Arrow rows;
+- ``runs/``: how a run is scheduled, committed and resumed (``score_sample``, ``list_runs``, ...);
+- ``executors/``: where units are computed (``local``, ``ray_cluster``);
+- ``quick``: scores for a few prompts without a warehouse.
 
-May import: ``schema``, ``ingest``, ``errors``, ``faults``. Not ``api``/``cli``.
+May import: ``schema``, ``errors``, ``faults``. Not ``api``/``cli``. DynamicQA's sampled
+generations and semantic entropy live in ``ctxprior.dynamicqa``.
 """

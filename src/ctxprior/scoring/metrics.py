@@ -1,4 +1,14 @@
-"""Persuasion and susceptibility (METHOD.md §1) as pure functions.
+"""Persuasion ψ and susceptibility χ (Du et al. 2024, §2; METHOD.md §1) as pure functions.
+
+For a query q(e) about entity e and sampled contexts c with weights p(c) (uniform: 1/N):
+
+    p(A | q(e))     = Σ_c p(c) p(A | c, q(e))                        (the mixture over contexts)
+    ψ(c, q(e))      = KL( p(A | c, q(e)) ‖ p(A | q(e)) )              (persuasion, nats, ≥ 0)
+    χ(q(e))         = Σ_c p(c) ψ(c, q(e)) = I(C; A | q(e))            (susceptibility)
+                    = H(p(A | q(e))) − Σ_c p(c) H(p(A | c, q(e))),   0 ≤ χ ≤ min(H(A | q(e)), log N)
+
+A is the answer: the next token over the whole vocabulary (first-token estimator) or the
+candidate answers (answer-set estimator, ``estimators.py``).
 
 Inputs are log-probabilities ``logp[c, a] = log p(A=a | c, q(e))`` (rows = contexts, one row per
 sampled context: a duplicated context appears twice and so weighs twice) and optional context

@@ -229,57 +229,19 @@ def load_model(name_or_path: str = DEFAULT_MODEL, device: str = "auto", dtype: s
 
     quantization: None | "8bit" | "4bit" (bitsandbytes; CUDA only, else a UserError).
     """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     name = name_or_path or DEFAULT_MODEL
     dev = resolve_device(device)
     quant = None if quantization in (None, "none") else quantization
     qconfig = _quantization_config(quant, dev)
     torch_dtype = resolve_dtype(dtype, dev)
-
-    source_path: str | None = None
-    revision: str | None = None
-    if name in ALIASES:
-        gguf = alias_path(name)
-        folder, digest = _gguf_cache(gguf)
-        load_from, revision, source_path = str(folder), "sha256:" + digest, str(gguf)
-    elif name.lower().endswith(".gguf"):
-        gguf = Path(name).expanduser()
-        if not gguf.is_file():
-            raise UserError(f"--model {name}: no such GGUF file")
-        folder, digest = _gguf_cache(gguf)
-        load_from, revision, source_path = str(folder), "sha256:" + digest, str(gguf.resolve())
-    elif Path(name).expanduser().is_dir():
-        folder = Path(name).expanduser()
-        if not (folder / "config.json").exists():
-            raise UserError(f"--model {name}: folder has no config.json; not a Hugging Face checkpoint")
-        load_from, revision, source_path = str(folder), _folder_revision(folder), str(folder.resolve())
-    else:
-        load_from = name
-        try:
-            from huggingface_hub import snapshot_download
-
-            snap = snapshot_download(name, local_files_only=True, allow_patterns=["config.json"])
-            revision = _hub_revision(Path(snap))
-        except Exception:
-            revision = None
-
+    load_from, revision, source_path = _locate(name)
     kwargs: dict[str, Any] = {}
     if qconfig is not None:
         kwargs["quantization_config"] = qconfig
         kwargs["device_map"] = {"": dev if ":" in dev else 0}
     else:
         kwargs["dtype"] = torch_dtype
-    try:
-        tok = AutoTokenizer.from_pretrained(load_from)
-        model = AutoModelForCausalLM.from_pretrained(load_from, **kwargs)
-    except OSError as e:
-        if name in ALIASES or name.lower().endswith(".gguf") or Path(name).expanduser().is_dir():
-            raise UserError(f"--model {name}: cannot load ({e})".splitlines()[0]) from None
-        raise UserError(f"--model {name}: not a local folder, GGUF file or alias, and not found in "
-                        "the local Hugging Face cache (download it first, e.g. `hf download "
-                        f"{name}`, or check the id)") from None
+    tok, model = _from_pretrained(name, load_from, kwargs)
     if qconfig is None:
         model.to(dev)
     model.eval()
@@ -290,6 +252,51 @@ def load_model(name_or_path: str = DEFAULT_MODEL, device: str = "auto", dtype: s
     return LoadedModel(model=model, tokenizer=tok, model_id=name, revision=revision,
                        dtype=_dtype_name(next(model.parameters()).dtype) if qconfig is None else _dtype_name(torch_dtype),
                        device=dev, quantization=quant, source_path=source_path)
+
+
+def _locate(name: str) -> tuple[str, str | None, str | None]:
+    """(what to load from, revision, source path) for an alias, a GGUF file (both converted once
+    to a cached safetensors folder; revision = the GGUF's sha256), a local folder or a hub id
+    (revision = the cached snapshot's commit, if cached)."""
+    if name in ALIASES:
+        gguf = alias_path(name)
+        folder, digest = _gguf_cache(gguf)
+        return str(folder), "sha256:" + digest, str(gguf)
+    if name.lower().endswith(".gguf"):
+        gguf = Path(name).expanduser()
+        if not gguf.is_file():
+            raise UserError(f"--model {name}: no such GGUF file")
+        folder, digest = _gguf_cache(gguf)
+        return str(folder), "sha256:" + digest, str(gguf.resolve())
+    if Path(name).expanduser().is_dir():
+        folder = Path(name).expanduser()
+        if not (folder / "config.json").exists():
+            raise UserError(f"--model {name}: folder has no config.json; not a Hugging Face checkpoint")
+        return str(folder), _folder_revision(folder), str(folder.resolve())
+    try:
+        from huggingface_hub import snapshot_download
+
+        snap = snapshot_download(name, local_files_only=True, allow_patterns=["config.json"])
+        revision = _hub_revision(Path(snap))
+    except Exception:
+        revision = None
+    return name, revision, None
+
+
+def _from_pretrained(name: str, load_from: str, kwargs: dict):
+    """(tokenizer, model); a one-line UserError when it cannot be loaded offline."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tok = AutoTokenizer.from_pretrained(load_from)
+        model = AutoModelForCausalLM.from_pretrained(load_from, **kwargs)
+    except OSError as e:
+        if name in ALIASES or name.lower().endswith(".gguf") or Path(name).expanduser().is_dir():
+            raise UserError(f"--model {name}: cannot load ({e})".splitlines()[0]) from None
+        raise UserError(f"--model {name}: not a local folder, GGUF file or alias, and not found in "
+                        "the local Hugging Face cache (download it first, e.g. `hf download "
+                        f"{name}`, or check the id)") from None
+    return tok, model
 
 
 def tiny_model(vocab_tokenizer=None, seed: int = 0, arch: str = "llama", n_layer: int = 2,

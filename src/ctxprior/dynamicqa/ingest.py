@@ -24,7 +24,7 @@ Core mapping (DESIGN: share entity / answer / relation tables where the data all
   aliases are just ``obj``.
 - replace_name -> answer (uri NULL), referenced by ``dynamicqa_fact.counter_answer_id``.
 Context templates are two rows per fact (types ``original`` and ``counter``, ordinal = the fact's
-position) with the same text; ``make_sample`` renders them with obj resp. replace_name. Braces in
+position) with the same text; ``sample.make_sample`` renders them with obj resp. replace_name. Braces in
 source text are doubled so ``template.format(entity=..., answer=...)`` is safe.
 """
 
@@ -37,7 +37,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -330,7 +330,7 @@ def read_dynamicqa(directory: str | Path) -> tuple[dict[str, list[Row]], dict[st
 def download_dynamicqa(revision: str | None = None) -> tuple[Path, str]:
     """Fetch static.csv, temporal.csv, disputable.csv of ``copenlu/dynamicqa`` at ``revision``
     (default the pinned ``HUB_REVISION``) into the Hugging Face cache: (folder, provenance string)."""
-    from .sources import endpoint, hub_file
+    from ..ingest.sources import endpoint, hub_file
 
     rev = revision or HUB_REVISION
     names = list(HUB_FILES.values())
@@ -363,27 +363,32 @@ def ingest_dynamicqa(wh: Warehouse, directory: str | Path, name: str = "dynamicq
     parts, paths = parsed or read_dynamicqa(directory)
     if wh.scalar("SELECT count(*) FROM dataset WHERE name = ?", [name]):
         raise UserError(f"a dataset named '{name}' already exists in {wh.path}; pick another with --name")
-    st_rows = parts["static"] + parts["temporal"]
-    qtpl = _question_template(st_rows, paths)
+    relations, rel_facts = _relations(parts, _question_template(parts["static"] + parts["temporal"], paths))
+    ids = _Ids.next_free(wh)
+    cols = _columns(relations, rel_facts, ids)
     hashes = {p: sha256_file(paths[p]) for p in PARTITIONS}
     combined = hashlib.sha256("".join(f"{FILES[p]} {hashes[p]}\n" for p in PARTITIONS).encode()).hexdigest()
+    description = ("DynamicQA (Marjanović et al. 2024, arXiv 2407.17023): static, temporal and disputable "
+                   "facts with context snippets. Files: " + ", ".join(f"{paths[p].name} sha256 {hashes[p]}"
+                                                                    for p in PARTITIONS))
+    dataset_row = {"dataset_id": [ids.dataset], "name": [name], "source_format": ["dynamicqa"],
+                   "source_path": [origin or str(Path(directory).resolve())], "source_sha256": [combined],
+                   "description": [description], "ctxprior_version": [__version__],
+                   "created_at": pa.array([utcnow()], pa.timestamp("us"))}
+    _write(wh, dataset_row, ids, cols)
+    counts = Counter(r.partition for rows in parts.values() for r in rows)
+    return {"dataset_id": ids.dataset, "dataset": name, "facts": len(cols["fact"]["fact_id"]),
+            "relations": len(relations), "entities": len(ids.entities), "answers": len(ids.answers),
+            "aliases": len(cols["dynamicqa_alias"]["fact_id"]), "query_forms": len(cols["query_form"]["query_form_id"]),
+            "context_templates": len(cols["context_template"]["context_template_id"]),
+            **{f"{p}_facts": counts[p] for p in PARTITIONS}}
 
-    # ---- natural keys -> ids (assigned in a fixed order: same input, same ids) ----------------
-    ds_id = wh.next_id("dataset", "dataset_id")
-    rel0, ent0, ans0 = (wh.next_id("relation", "relation_id"), wh.next_id("entity", "entity_id"),
-                        wh.next_id("answer", "answer_id"))
-    fact0, qf0, ct0 = (wh.next_id("fact", "fact_id"), wh.next_id("query_form", "query_form_id"),
-                       wh.next_id("context_template", "context_template_id"))
-    entities: dict[tuple, int] = {}
-    answers: dict[tuple, int] = {}
 
-    def ent(nm: str, uri: str | None) -> int:
-        return entities.setdefault((nm, uri), ent0 + len(entities))
-
-    def ans(nm: str, uri: str | None) -> int:
-        return answers.setdefault((nm, uri), ans0 + len(answers))
-
-    relations: dict[str, dict] = {}  # relation name -> row
+def _relations(parts: dict[str, list[Row]], qtpl: dict[str, str]) -> tuple[dict[str, dict], dict[str, list[Row]]]:
+    """Relations in file order ({name: row}) and their facts: one per PopQA property (Wikidata PID,
+    else the label) for static/temporal, one per fact (``disputable:<id>``) for disputable."""
+    st_rows = parts["static"] + parts["temporal"]
+    relations: dict[str, dict] = {}
     rel_facts: dict[str, list[Row]] = defaultdict(list)
     use_pid = all(r.prop_id for r in st_rows)  # else the label names the relation
     for r in st_rows:
@@ -398,200 +403,103 @@ def ingest_dynamicqa(wh: Warehouse, directory: str | Path, name: str = "dynamicq
         qt = q[:m.start()] + "{entity}" + q[m.end():] if m else q
         relations[rn] = {"name": rn, "short_name": f"disputable-{r.id}", "qtpl": qt}
         rel_facts[rn].append(r)
+    return relations, rel_facts
 
+
+@dataclass
+class _Ids:
+    """Natural keys -> ids, assigned in a fixed order from the warehouse's next free ids (same
+    input, same ids)."""
+    dataset: int
+    relation: int
+    entity: int
+    answer: int
+    fact: int
+    query_form: int
+    context_template: int
+    entities: dict[tuple, int] = field(default_factory=dict)
+    answers: dict[tuple, int] = field(default_factory=dict)
+
+    @classmethod
+    def next_free(cls, wh: Warehouse) -> "_Ids":
+        return cls(wh.next_id("dataset", "dataset_id"), wh.next_id("relation", "relation_id"),
+                   wh.next_id("entity", "entity_id"), wh.next_id("answer", "answer_id"),
+                   wh.next_id("fact", "fact_id"), wh.next_id("query_form", "query_form_id"),
+                   wh.next_id("context_template", "context_template_id"))
+
+    def ent(self, nm: str, uri: str | None) -> int:
+        return self.entities.setdefault((nm, uri), self.entity + len(self.entities))
+
+    def ans(self, nm: str, uri: str | None) -> int:
+        return self.answers.setdefault((nm, uri), self.answer + len(self.answers))
+
+
+def _columns(relations: dict[str, dict], rel_facts: dict[str, list[Row]], ids: _Ids) -> dict[str, dict[str, list]]:
+    """Column lists per table: relation, query_form (open + closed per relation), fact,
+    context_template (original + counter per fact), dynamicqa_fact, dynamicqa_alias."""
     cols: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    fid, qid, cid = fact0, qf0, ct0
+
+    def add(table: str, **row) -> None:
+        for k, v in row.items():
+            cols[table][k].append(v)
+
+    fid, qid, cid = ids.fact, ids.query_form, ids.context_template
     for i, (rn, rel) in enumerate(relations.items()):
-        rid = rel0 + i
-        c = cols["relation"]
-        for k, v in (("relation_id", rid), ("dataset_id", ds_id), ("name", rn), ("short_name", rel["short_name"]),
-                     ("is_reverse", False), ("position", i)):
-            c[k].append(v)
+        rid = ids.relation + i
+        add("relation", relation_id=rid, dataset_id=ids.dataset, name=rn, short_name=rel["short_name"],
+            is_reverse=False, position=i)
         qt = rel["qtpl"] if "qtpl" in rel else _esc(rel["tpl"]).replace("\x00", "{entity}")
         for qtype, tpl in (("open", OPEN_FORM.format(q=qt)), ("closed", CLOSED_FORM.format(q=qt))):
-            c = cols["query_form"]
-            for k, v in (("query_form_id", qid), ("relation_id", rid), ("query_type", qtype), ("ordinal", 0),
-                         ("name", f"{qtype}_0"), ("template", tpl)):
-                c[k].append(v)
+            add("query_form", query_form_id=qid, relation_id=rid, query_type=qtype, ordinal=0, name=f"{qtype}_0",
+                template=tpl)
             qid += 1
         for pos, r in enumerate(rel_facts[rn]):
-            e = ent(r.subj, r.subj_id)
-            a = ans(r.obj, r.obj_id)
-            ca = ans(r.replace_name, None)
-            c = cols["fact"]
-            for k, v in (("fact_id", fid), ("relation_id", rid), ("position", pos), ("entity_id", e),
-                         ("answer_id", a), ("entity_kind", "real"), ("category", r.partition)):
-                c[k].append(v)
+            e, a, ca = ids.ent(r.subj, r.subj_id), ids.ans(r.obj, r.obj_id), ids.ans(r.replace_name, None)
+            add("fact", fact_id=fid, relation_id=rid, position=pos, entity_id=e, answer_id=a, entity_kind="real",
+                category=r.partition)
             for ctype in ("original", "counter"):
-                c = cols["context_template"]
-                for k, v in (("context_template_id", cid), ("relation_id", rid), ("context_type", ctype),
-                             ("ordinal", pos), ("template", r.template)):
-                    c[k].append(v)
+                add("context_template", context_template_id=cid, relation_id=rid, context_type=ctype, ordinal=pos,
+                    template=r.template)
                 cid += 1
-            c = cols["dynamicqa_fact"]
-            for k, v in (("fact_id", fid), ("dataset_id", ds_id), ("partition", r.partition),
-                         ("source_id", r.id), ("source_row", r.row), ("source_index", r.index),
-                         ("relation_label", r.prop), ("relation_qid", r.prop_id), ("subject_qid", r.subj_id),
-                         ("object_qid", r.obj_id), ("counter_answer_id", ca), ("num_edits", r.num_edits),
-                         ("s_pop", r.s_pop), ("o_pop", r.o_pop), ("s_pop_new", r.s_pop_new),
-                         ("o_pop_new", r.o_pop_new), ("replace_quality", r.replace_quality),
-                         ("dir_info", r.dir_info), ("question", r.question), ("context", r.context),
-                         ("context_template", r.template), ("mask_count", r.mask_count),
-                         ("mask_kind", r.mask_kind)):
-                c[k].append(v)
+            add("dynamicqa_fact", **_dynamicqa_fact_row(r, fid, ids.dataset, ca))
             for j, al in enumerate(r.aliases):
-                c = cols["dynamicqa_alias"]
-                c["fact_id"].append(fid)
-                c["ordinal"].append(j)
-                c["alias"].append(al)
+                add("dynamicqa_alias", fact_id=fid, ordinal=j, alias=al)
             fid += 1
+    return cols
 
+
+def _dynamicqa_fact_row(r: Row, fid: int, ds_id: int, counter_answer_id: int) -> dict:
+    """The ``dynamicqa_fact`` row of one source row (everything the core tables do not hold)."""
+    return {"fact_id": fid, "dataset_id": ds_id, "partition": r.partition, "source_id": r.id, "source_row": r.row,
+            "source_index": r.index, "relation_label": r.prop, "relation_qid": r.prop_id, "subject_qid": r.subj_id,
+            "object_qid": r.obj_id, "counter_answer_id": counter_answer_id, "num_edits": r.num_edits,
+            "s_pop": r.s_pop, "o_pop": r.o_pop, "s_pop_new": r.s_pop_new, "o_pop_new": r.o_pop_new,
+            "replace_quality": r.replace_quality, "dir_info": r.dir_info, "question": r.question,
+            "context": r.context, "context_template": r.template, "mask_count": r.mask_count,
+            "mask_kind": r.mask_kind}
+
+
+_I32_COLUMNS = ("relation_id", "dataset_id", "position", "fact_id", "entity_id", "answer_id", "query_form_id",
+                "ordinal", "context_template_id", "counter_answer_id", "source_row", "mask_count")
+_TYPES = {**{k: pa.int32() for k in _I32_COLUMNS}, "source_id": pa.int64(), "source_index": pa.int64(),
+          "is_reverse": pa.bool_(),
+          **{k: pa.float64() for k in ("num_edits", "s_pop", "o_pop", "s_pop_new", "o_pop_new", "replace_quality")}}
+
+
+def _write(wh: Warehouse, dataset_row: dict, ids: _Ids, cols: dict[str, dict[str, list]]) -> None:
+    """Every row in one transaction."""
     i32 = pa.int32()
-    types = {"relation_id": i32, "dataset_id": i32, "position": i32, "fact_id": i32, "entity_id": i32,
-             "answer_id": i32, "query_form_id": i32, "ordinal": i32, "context_template_id": i32,
-             "counter_answer_id": i32, "source_id": pa.int64(), "source_row": i32, "source_index": pa.int64(),
-             "mask_count": i32, "is_reverse": pa.bool_()}
-    for k in ("num_edits", "s_pop", "o_pop", "s_pop_new", "o_pop_new", "replace_quality"):
-        types[k] = pa.float64()
-
-    def table(c: dict[str, list]) -> pa.Table:
-        return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in c.items()})
-
-    ents = list(entities)
-    answ = list(answers)
-    description = ("DynamicQA (Marjanović et al. 2024, arXiv 2407.17023): static, temporal and disputable "
-                   "facts with context snippets. Files: " + ", ".join(f"{paths[p].name} sha256 {hashes[p]}"
-                                                                    for p in PARTITIONS))
+    ents, answ = list(ids.entities), list(ids.answers)
     with wh.transaction():
-        wh.insert_arrow("dataset", {
-            "dataset_id": [ds_id], "name": [name], "source_format": ["dynamicqa"],
-            "source_path": [origin or str(Path(directory).resolve())], "source_sha256": [combined],
-            "description": [description], "ctxprior_version": [__version__],
-            "created_at": pa.array([utcnow()], pa.timestamp("us"))})
+        wh.insert_arrow("dataset", dataset_row)
         wh.insert_arrow("entity", {
-            "entity_id": pa.array(range(ent0, ent0 + len(ents)), i32), "dataset_id": pa.array([ds_id] * len(ents), i32),
-            "name": [k[0] for k in ents], "kind": ["real"] * len(ents),
-            "uri": pa.array([k[1] for k in ents], pa.string()), "entity_class": pa.array([None] * len(ents), pa.string())})
+            "entity_id": pa.array(range(ids.entity, ids.entity + len(ents)), i32),
+            "dataset_id": pa.array([ids.dataset] * len(ents), i32), "name": [k[0] for k in ents],
+            "kind": ["real"] * len(ents), "uri": pa.array([k[1] for k in ents], pa.string()),
+            "entity_class": pa.array([None] * len(ents), pa.string())})
         wh.insert_arrow("answer", {
-            "answer_id": pa.array(range(ans0, ans0 + len(answ)), i32), "dataset_id": pa.array([ds_id] * len(answ), i32),
-            "name": [k[0] for k in answ], "uri": pa.array([k[1] for k in answ], pa.string())})
+            "answer_id": pa.array(range(ids.answer, ids.answer + len(answ)), i32),
+            "dataset_id": pa.array([ids.dataset] * len(answ), i32), "name": [k[0] for k in answ],
+            "uri": pa.array([k[1] for k in answ], pa.string())})
         for t in ("relation", "fact", "query_form", "context_template", "dynamicqa_fact", "dynamicqa_alias"):
-            wh.insert_arrow(t, table(cols[t]))
-    counts = Counter(r.partition for rows in parts.values() for r in rows)
-    return {"dataset_id": ds_id, "dataset": name, "facts": fid - fact0, "relations": len(relations),
-            "entities": len(ents), "answers": len(answ), "aliases": len(cols["dynamicqa_alias"]["fact_id"]),
-            "query_forms": qid - qf0, "context_templates": cid - ct0,
-            **{f"{p}_facts": counts[p] for p in PARTITIONS}}
-
-
-# ---- samples for the persuasion / susceptibility machinery -----------------------------------
-
-def resolve_dataset(wh: Warehouse, dataset: str) -> int:
-    row = wh.query("SELECT dataset_id, source_format FROM dataset WHERE name = ?", [dataset])
-    if not row:
-        names = [r[0] for r in wh.query("SELECT name FROM dataset WHERE source_format = 'dynamicqa' ORDER BY 1")]
-        raise UserError(f"unknown dataset '{dataset}' in {wh.path}; DynamicQA datasets here: "
-                        f"{', '.join(names) or 'none (run `ctxprior ingest dynamicqa DIR` first)'}")
-    if row[0][1] != "dynamicqa":
-        raise UserError(f"dataset '{dataset}' is a {row[0][1]} dataset, not DynamicQA")
-    return int(row[0][0])
-
-
-def parse_partitions(spec: str | Sequence[str] | None) -> list[str]:
-    if spec is None:
-        return list(PARTITIONS)
-    items = spec.split(",") if isinstance(spec, str) else list(spec)
-    items = [s.strip().lower() for s in items if s.strip()]
-    bad = [s for s in items if s not in PARTITIONS]
-    if bad or not items:
-        raise UserError(f"--partition {','.join(items) or '(empty)'}: expected a comma list of {', '.join(PARTITIONS)}")
-    return [p for p in PARTITIONS if p in items]
-
-
-def select_facts(wh: Warehouse, dataset_id: int, partitions: Iterable[str], limit: int | None) -> list[int]:
-    """Fact ids: per partition, the first ``limit`` rows in file order (all when limit is None)."""
-    if limit is not None and limit <= 0:
-        raise UserError(f"--limit {limit}: must be positive")
-    out: list[int] = []
-    for p in partitions:
-        ids = [r[0] for r in wh.query(
-            "SELECT fact_id FROM dynamicqa_fact WHERE dataset_id = ? AND partition = ? ORDER BY source_row",
-            [dataset_id, p])]
-        out.extend(ids if limit is None else ids[:limit])
-    return out
-
-
-def make_sample(wh: Warehouse, dataset: str = "dynamicqa", partitions: str | Sequence[str] | None = None,
-                limit: int | None = None, reuse: bool = True) -> int:
-    """A sample whose contexts are each selected fact's original and counter-memory snippets.
-
-    The facts are the first ``limit`` per partition in file order. Contexts belong to the fact's
-    relation, so the persuasion scorer (which pairs every sampled fact with every context of its
-    relation) scores a static/temporal fact against the snippets of the other sampled facts of the
-    same property too (relevant = same entity); a disputable fact has its own relation, hence
-    exactly its two contexts. ``dynamicqa_context`` maps each context to (fact, condition).
-    With ``reuse``, an existing identical sample is returned instead of a new one.
-    """
-    ds_id = resolve_dataset(wh, dataset)
-    parts = parse_partitions(partitions)
-    params = {"dataset": dataset, "partitions": parts, "limit": limit, "design": "dynamicqa",
-              "contexts": "original (obj) and counter (replace_name) snippet per fact"}
-    pj = json.dumps(params, sort_keys=True)
-    if reuse:
-        old = wh.scalar("SELECT min(sample_id) FROM sample WHERE dataset_id = ? AND design = 'dynamicqa' "
-                        "AND params_json = ?", [ds_id, pj])
-        if old is not None:
-            return int(old)
-    fact_ids = select_facts(wh, ds_id, parts, limit)
-    if not fact_ids:
-        raise UserError(f"dataset '{dataset}' has no facts in partition(s) {', '.join(parts)}")
-    rows = wh.query("""
-        SELECT f.fact_id, f.relation_id, f.entity_id, f.answer_id, a.name, df.counter_answer_id, ca.name,
-               ct.context_template_id, ct.context_type, ct.template
-        FROM fact f JOIN dynamicqa_fact df USING (fact_id)
-        JOIN answer a ON a.answer_id = f.answer_id JOIN answer ca ON ca.answer_id = df.counter_answer_id
-        JOIN context_template ct ON ct.relation_id = f.relation_id AND ct.ordinal = f.position
-        WHERE f.fact_id IN (SELECT unnest(?::INTEGER[]))
-        ORDER BY f.relation_id, f.position, ct.context_type DESC""", [fact_ids])
-    sample_id = wh.next_id("sample", "sample_id")
-    ctx = int(wh.next_id("context", "context_id"))
-    sf: dict[str, list] = defaultdict(list)
-    cx: dict[str, list] = defaultdict(list)
-    mp: dict[str, list] = defaultdict(list)
-    fact_ord: dict[int, int] = defaultdict(int)
-    ctx_ord: dict[int, int] = defaultdict(int)
-    seen_f: set[int] = set()
-    for fid, rid, eid, aid, aname, caid, caname, tid, ctype, tpl in rows:
-        if fid not in seen_f:
-            seen_f.add(fid)
-            for k, v in (("sample_id", sample_id), ("fact_id", fid), ("relation_id", rid), ("ordinal", fact_ord[rid])):
-                sf[k].append(v)
-            fact_ord[rid] += 1
-        filled_aid, filled = (aid, aname) if ctype == "original" else (caid, caname)
-        text = tpl.format(answer=filled) + "\n"
-        for k, v in (("context_id", ctx), ("sample_id", sample_id), ("relation_id", rid), ("ordinal", ctx_ord[rid]),
-                     ("context_template_id", tid), ("context_type", ctype), ("entity_id", eid),
-                     ("answer_id", filled_aid), ("text", text)):
-            cx[k].append(v)
-        for k, v in (("context_id", ctx), ("sample_id", sample_id), ("fact_id", fid), ("condition", ctype)):
-            mp[k].append(v)
-        ctx_ord[rid] += 1
-        ctx += 1
-    i32 = pa.int32()
-    with wh.transaction():
-        wh.insert_arrow("sample", {
-            "sample_id": [sample_id], "dataset_id": [ds_id], "design": ["dynamicqa"], "seed": [0],
-            "n_entities": pa.array([limit], i32), "n_contexts": pa.array([2], i32),
-            "context_types": ["original,counter"], "params_json": [pj], "ctxprior_version": [__version__],
-            "created_at": pa.array([utcnow()], pa.timestamp("us"))})
-        wh.insert_arrow("sample_fact", pa.table({k: pa.array(v, i32) for k, v in sf.items()}))
-        wh.insert_arrow("context", pa.table({
-            "context_id": pa.array(cx["context_id"], pa.int64()), "sample_id": pa.array(cx["sample_id"], i32),
-            "relation_id": pa.array(cx["relation_id"], i32), "ordinal": pa.array(cx["ordinal"], i32),
-            "context_template_id": pa.array(cx["context_template_id"], i32),
-            "context_type": pa.array(cx["context_type"], pa.string()), "entity_id": pa.array(cx["entity_id"], i32),
-            "answer_id": pa.array(cx["answer_id"], i32), "text": pa.array(cx["text"], pa.string())}))
-        wh.insert_arrow("dynamicqa_context", pa.table({
-            "context_id": pa.array(mp["context_id"], pa.int64()), "sample_id": pa.array(mp["sample_id"], i32),
-            "fact_id": pa.array(mp["fact_id"], i32), "condition": pa.array(mp["condition"], pa.string())}))
-    return sample_id
+            wh.insert_arrow(t, pa.table({k: pa.array(v, _TYPES.get(k, pa.string())) for k, v in cols[t].items()}))

@@ -30,10 +30,10 @@ from collections import deque
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .. import faults
-from .executors import ModelSpec, worker_name
-from .models import LoadedModel
-from .units import ScoreConfig, UnitInput, UnitResult, run_unit_checked
+from ... import faults
+from .base import ModelSpec, worker_name
+from ..models import LoadedModel
+from ..units import ScoreConfig, UnitInput, UnitResult, run_unit_checked
 
 TABLES = ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation")
 FORWARD_ENV = ("CTXPRIOR_", "HF_", "TRANSFORMERS_")  # env vars handed to workers
@@ -46,7 +46,7 @@ class ScoringWorker:
                  threads: int | None = None):
         import torch
 
-        from .engine import Engine
+        from ..engine import Engine
 
         if threads:
             torch.set_num_threads(int(threads))
@@ -185,76 +185,50 @@ class RayExecutor:
         for inp in inputs:  # leftovers of a crashed driver: computed, never committed
             for old in Path(self.shard_dir).glob(f"run_{inp.run_id}/*unit_{inp.spec.unit_id}.a*"):
                 shutil.rmtree(old, ignore_errors=True)
-        queue = deque((inp, 1, None) for inp in inputs)  # (input, attempt, actor index to avoid)
-        inflight: dict = {}  # ref -> (input, attempt, actor index)
-        pings: dict = {}  # ref -> actor index: a worker that died is used again once it answers
-        n = len(self.actors)
-        load, deaths, state = [0] * n, [0] * n, ["ready"] * n
-
-        def worker_died(i: int) -> None:
-            if state[i] != "ready":
-                return  # already being probed (its other in-flight units fail too)
-            deaths[i] += 1
-            if deaths[i] > self.max_restarts:
-                state[i] = "dead"
-            else:
-                state[i] = "probing"  # Ray restarts the actor (max_restarts); wait for it
-                pings[self.actors[i].info.remote()] = i
-
-        while queue or inflight:
-            ready_actors = [i for i in range(n) if state[i] == "ready"]
-            if not ready_actors and not pings and not inflight:  # every worker is gone for good
-                while queue:
-                    inp, attempt, _ = queue.popleft()
-                    yield UnitResult(spec=inp.spec, error="no Ray worker left (all died)", worker="ray",
-                                     n_prompts=inp.n_prompts)
+        d = _Dispatch(self, inputs)
+        while d.queue or d.inflight:
+            if d.all_gone():  # every worker is gone for good
+                yield from d.fail_queued()
                 break
-            while queue:
-                free = [i for i in ready_actors if load[i] < self.in_flight]
-                if not free:
-                    break
-                inp, attempt, avoid = queue[0]
-                pick = [i for i in free if i != avoid] or free
-                i = min(pick, key=lambda j: (load[j], j))
-                queue.popleft()
-                ref = self.actors[i].score.remote(inp, attempt)
-                inflight[ref] = (inp, attempt, i)
-                load[i] += 1
-            ready, _ = ray.wait(list(inflight) + list(pings), num_returns=1)
+            d.submit()
+            ready, _ = ray.wait(list(d.inflight) + list(d.pings), num_returns=1)
             for ref in ready:
-                if ref in pings:
-                    i = pings.pop(ref)
-                    try:
-                        ray.get(ref)
-                        state[i] = "ready"
-                        self.log(f"worker {i} is back")
-                    except lost:
-                        state[i] = "ready"
-                        worker_died(i)
-                    continue
-                inp, attempt, i = inflight.pop(ref)
-                load[i] -= 1
-                try:
-                    meta = ray.get(ref)
-                except lost as e:  # the worker died: retry the unit, elsewhere if possible
-                    why = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-                    self.lost.append(f"unit {inp.spec.unit_id} attempt {attempt}: {type(e).__name__}")
-                    worker_died(i)
-                    if attempt < self.max_attempts:
-                        self.retries += 1
-                        self.log(f"unit {inp.spec.unit_id}: worker lost ({type(e).__name__}); "
-                                 f"retrying (attempt {attempt + 1})")
-                        queue.appendleft((inp, attempt + 1, i))
-                        continue
-                    yield UnitResult(spec=inp.spec, error=f"worker lost {attempt} times: {why}",
-                                     worker="ray", n_prompts=inp.n_prompts)
-                    continue
-                except ray.exceptions.RayTaskError as e:
-                    cause = getattr(e, "cause", None) or e
-                    msg = f"{type(cause).__name__}: {cause}".splitlines()[0][:500]
-                    yield UnitResult(spec=inp.spec, error=msg, worker="ray", n_prompts=inp.n_prompts)
-                    continue
-                yield from self._deliver(inp, meta, progress)
+                if ref in d.pings:
+                    d.on_ping(ref, lost)
+                else:
+                    yield from self._collect(d, ref, lost, progress)
+
+    def _collect(self, d: "_Dispatch", ref, lost: tuple, progress) -> Iterator[UnitResult]:
+        """The result of one finished unit task: delivered, retried (its worker died) or failed."""
+        import ray
+
+        inp, attempt, i = d.inflight.pop(ref)
+        d.load[i] -= 1
+        try:
+            meta = ray.get(ref)
+        except lost as e:  # the worker died: retry the unit, elsewhere if possible
+            yield from self._worker_lost(d, inp, attempt, i, e)
+            return
+        except ray.exceptions.RayTaskError as e:
+            cause = getattr(e, "cause", None) or e
+            msg = f"{type(cause).__name__}: {cause}".splitlines()[0][:500]
+            yield UnitResult(spec=inp.spec, error=msg, worker="ray", n_prompts=inp.n_prompts)
+            return
+        yield from self._deliver(inp, meta, progress)
+
+    def _worker_lost(self, d: "_Dispatch", inp: UnitInput, attempt: int, i: int, e: Exception
+                     ) -> Iterator[UnitResult]:
+        """Queue the unit again (avoiding worker ``i``) or, after ``max_attempts``, fail it."""
+        why = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        self.lost.append(f"unit {inp.spec.unit_id} attempt {attempt}: {type(e).__name__}")
+        d.worker_died(i)
+        if attempt < self.max_attempts:
+            self.retries += 1
+            self.log(f"unit {inp.spec.unit_id}: worker lost ({type(e).__name__}); retrying (attempt {attempt + 1})")
+            d.queue.appendleft((inp, attempt + 1, i))
+            return
+        yield UnitResult(spec=inp.spec, error=f"worker lost {attempt} times: {why}", worker="ray",
+                         n_prompts=inp.n_prompts)
 
     def _deliver(self, inp: UnitInput, meta: dict, progress) -> Iterator[UnitResult]:
         tables = read_shard(meta["dir"], meta["rows"]) if meta["error"] is None else {}
@@ -287,6 +261,70 @@ class RayExecutor:
         if self._owns_ray:
             ray.shutdown()
             self._owns_ray = False
+
+
+class _Dispatch:
+    """The book-keeping of one ``RayExecutor.run``: units queued (input, attempt, worker to
+    avoid), units in flight per worker, and workers that died: probed until Ray has restarted
+    them, dead for good after ``max_restarts`` deaths."""
+
+    def __init__(self, ex: RayExecutor, inputs: list[UnitInput]):
+        self.ex = ex
+        self.queue = deque((inp, 1, None) for inp in inputs)
+        self.inflight: dict = {}  # ref -> (input, attempt, actor index)
+        self.pings: dict = {}  # ref -> actor index: a worker that died is used again once it answers
+        n = len(ex.actors)
+        self.load, self.deaths, self.state = [0] * n, [0] * n, ["ready"] * n
+
+    def ready(self) -> list[int]:
+        return [i for i, s in enumerate(self.state) if s == "ready"]
+
+    def all_gone(self) -> bool:
+        return not self.ready() and not self.pings and not self.inflight
+
+    def fail_queued(self) -> Iterator[UnitResult]:
+        while self.queue:
+            inp, _, _ = self.queue.popleft()
+            yield UnitResult(spec=inp.spec, error="no Ray worker left (all died)", worker="ray",
+                             n_prompts=inp.n_prompts)
+
+    def submit(self) -> None:
+        """Keep every ready worker at ``in_flight`` units, least loaded first."""
+        ready = self.ready()
+        while self.queue:
+            free = [i for i in ready if self.load[i] < self.ex.in_flight]
+            if not free:
+                break
+            inp, attempt, avoid = self.queue[0]
+            pick = [i for i in free if i != avoid] or free
+            i = min(pick, key=lambda j: (self.load[j], j))
+            self.queue.popleft()
+            ref = self.ex.actors[i].score.remote(inp, attempt)
+            self.inflight[ref] = (inp, attempt, i)
+            self.load[i] += 1
+
+    def worker_died(self, i: int) -> None:
+        if self.state[i] != "ready":
+            return  # already being probed (its other in-flight units fail too)
+        self.deaths[i] += 1
+        if self.deaths[i] > self.ex.max_restarts:
+            self.state[i] = "dead"
+        else:
+            self.state[i] = "probing"  # Ray restarts the actor (max_restarts); wait for it
+            self.pings[self.ex.actors[i].info.remote()] = i
+
+    def on_ping(self, ref, lost: tuple) -> None:
+        """A probed worker answered (ready again) or died again."""
+        import ray
+
+        i = self.pings.pop(ref)
+        try:
+            ray.get(ref)
+            self.state[i] = "ready"
+            self.ex.log(f"worker {i} is back")
+        except lost:
+            self.state[i] = "ready"
+            self.worker_died(i)
 
 
 def default_shard_dir(db_path: str) -> str:

@@ -1,11 +1,11 @@
 """DynamicQA analyses: the paper's Tables 1-3 analogues per run (model).
 
-``analyze_dynamicqa(wh, run_ids)`` aggregates ``dynamicqa_score`` with ``summary.sql`` (Tables 1-2:
+``analyze_dynamicqa(wh, run_ids)`` aggregates ``dynamicqa_score`` with ``sql/summary.sql`` (Tables 1-2:
 % persuaded / stubborn per partition, accuracy with / without context, mean SE and CP), fits the
 Table 3 OLS of CP on z-scored predictors (num_edits, s_pop, o_pop, SE without / with context;
-rows from ``regression_input.sql``; statsmodels), stores both in ``dynamicqa_summary`` and
+rows from ``sql/regression_input.sql``; statsmodels), stores both in ``dynamicqa_summary`` and
 ``dynamicqa_regression`` (replacing earlier rows of the same runs) and returns printable text.
-``compare_scores.sql`` lines up first-token KL, answer-set KL and CP on the same facts.
+``sql/compare_scores.sql`` lines up first-token KL, answer-set KL and CP on the same facts.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ...errors import UserError
-from ...schema.warehouse import Warehouse, utcnow
-from ...sqlfiles import read_sql
+from ..errors import UserError
+from ..schema.warehouse import Warehouse, utcnow
+from ..sqlfiles import read_sql
+from .semantic import LIKELIHOOD_SHIFT
 
 PREDICTORS = ("num_edits", "s_pop", "o_pop", "se_without_context", "se_with_context")
-PKG = "ctxprior.queries.dynamicqa"
+PKG = "ctxprior.dynamicqa"
 
 
 def dynamic_runs(wh: Warehouse, run_ids: Iterable[int] | None = None) -> list[int]:
@@ -43,11 +44,9 @@ def dynamic_runs(wh: Warehouse, run_ids: Iterable[int] | None = None) -> list[in
 
 def summary(wh: Warehouse, run_ids: list[int]) -> pd.DataFrame:
     """Tables 1-2 per run and partition; the se_mc_* columns on the paper's scale (+ the shift)."""
-    from ...scoring.semantic import LIKELIHOOD_SHIFT
-
     with wh.session():
         wh.execute(f"SET VARIABLE se_shift = {float(LIKELIHOOD_SHIFT)!r}")
-        return wh.df(read_sql(PKG, "summary.sql"), [run_ids])
+        return wh.df(read_sql(PKG, "sql/summary.sql"), [run_ids])
 
 
 def regression(df: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
@@ -76,7 +75,7 @@ def analyze_dynamicqa(wh: Warehouse, run_ids: Iterable[int] | None = None) -> st
     """Compute, store and format Tables 1-3 analogues for the given (or all) dynamic runs."""
     runs = dynamic_runs(wh, run_ids)
     summ = summary(wh, runs)
-    reg_in = wh.df(read_sql(PKG, "regression_input.sql"), [runs])
+    reg_in = wh.df(read_sql(PKG, "sql/regression_input.sql"), [runs])
     models = dict(wh.query("SELECT run_id, model FROM run WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs]))
     now = utcnow()
     regs, notes = [], {}

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from .. import __version__
 from ..errors import UserError
-from ..ingest.dynamicqa import make_sample, parse_partitions, resolve_dataset, select_facts
+from .sample import make_sample, parse_partitions, resolve_dataset, select_facts
 from ..schema.warehouse import Warehouse, utcnow
 from . import semantic as sem
 
@@ -187,17 +187,31 @@ def generate(lm, prompts: Sequence[str], n: int, temperature: float, max_new_tok
     Each prompt is encoded once (prefill), then its KV cache is repeated for its n + 1 rows
     (row 0 greedy): B = len(prompts) * (n + 1) rows decode together, one token per step.
     """
-    import torch
+    stop_ids = _stop_ids(lm)
+    seqs, all_logits = _decode(lm, prompts, n + 1, temperature, max_new_tokens, seed, stop_ids)
+    return _answers(lm.tokenizer, seqs, all_logits, n + 1, len(prompts), stop_ids)
 
-    tok = lm.tokenizer
-    model = lm.model
-    tok.padding_side = "left"
+
+def _stop_ids(lm) -> set[int]:
+    """Token ids that end an answer: the tokenizer's and the generation config's EOS, and
+    ``<|im_end|>`` when the vocabulary has it."""
+    tok, model = lm.tokenizer, lm.model
     stop_ids = {i for i in (tok.eos_token_id, getattr(model.generation_config, "eos_token_id", None))
                 if isinstance(i, int)}
     if "<|im_end|>" in tok.get_vocab():
         stop_ids.add(tok.convert_tokens_to_ids("<|im_end|>"))
+    return stop_ids
+
+
+def _decode(lm, prompts: Sequence[str], r: int, temperature: float, max_new_tokens: int, seed: int,
+            stop_ids: set[int]):
+    """Prefill once per prompt, repeat its KV cache ``r`` times, decode all rows together (row 0 of
+    each prompt greedy, the rest sampled); returns tokens [B, T] and raw logits [B, T, V]."""
+    import torch
+
+    tok, model = lm.tokenizer, lm.model
+    tok.padding_side = "left"
     gen = torch.Generator(device="cpu").manual_seed(seed)
-    r = n + 1
     enc = tok(list(prompts), return_tensors="pt", padding=True, add_special_tokens=False).to(lm.device)
     attn = enc["attention_mask"]  # [P, L]
     with torch.no_grad():
@@ -226,11 +240,18 @@ def generate(lm, prompts: Sequence[str], n: int, temperature: float, max_new_tok
                         position_ids=(attn.sum(-1, keepdim=True) - 1), past_key_values=past, use_cache=True)
             past = out.past_key_values
             logits = out.logits[:, -1].float()
-    seqs = torch.stack(steps_tokens, 1)  # [B, T]
-    all_logits = torch.stack(steps_logits, 1)  # [B, T, V] raw (temperature-1) logits
-    sampled_out: list[list[Answer]] = [[] for _ in prompts]
+    return torch.stack(steps_tokens, 1), torch.stack(steps_logits, 1)  # [B, T], [B, T, V] temperature 1
+
+
+def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int]
+             ) -> tuple[list[list[Answer]], list[Answer]]:
+    """Each row's answer: text, log-prob sum and mean token distribution (float64, log space);
+    rows grouped back per prompt (sampled) and the greedy row apart."""
+    import torch
+
+    sampled_out: list[list[Answer]] = [[] for _ in range(n_prompts)]
     greedy_out: list[Answer] = []
-    for b in range(B):
+    for b in range(seqs.shape[0]):
         toks = seqs[b].tolist()
         m, end = _answer_len(tok, toks, stop_ids)
         m = min(m, len(toks))
@@ -277,58 +298,72 @@ def score_fact(lm, equivalence: sem.Equivalence, fact: dict, cfg: DynamicConfig,
     prompts = [build_prompt(lm.tokenizer, c, chat) for c in contents]
     sampled, greedy = generate(lm, prompts, cfg.samples, cfg.temperature, cfg.max_new_tokens,
                                _fact_seed(cfg.seed, fact["fact_id"]))
-    gold = fact["aliases"] or [fact["object"]]
-    ctx_aliases = {"original": gold, "counter": [fact["replace_name"]]}
     gen_rows: list[dict] = []
     dist_rows: list[dict] = []
-    score_rows: list[dict] = []
     labels: dict[str, np.ndarray] = {}
     logd: dict[str, Any] = {}
     for ci, cond in enumerate(CONDITIONS):
-        answers = sampled[ci]
-        lab = equivalence.cluster(q, [a.text for a in answers])
-        labels[cond] = lab
-        logd[cond] = torch.stack([a.logdist for a in answers])  # [N, V] float64
-        for si, a in enumerate(answers):
-            p = a.logdist.exp()
-            top = torch.topk(p, min(cfg.dist_topk, p.shape[0]))
-            gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "text": a.text,
-                             "raw_text": a.raw_text, "logprob_sum": a.logprob_sum, "n_tokens": a.n_tokens,
-                             "cluster": int(lab[si]), "dist_topk_mass": float(top.values.sum()),
-                             "matches_gold": sem.contains_answer(a.text, gold),
-                             "matches_counter": sem.contains_answer(a.text, [fact["replace_name"]])})
-            for r, (v, t) in enumerate(zip(top.values.tolist(), top.indices.tolist()), start=1):
-                dist_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "rank": r,
-                                  "token_id": t, "prob": v})
-        g = greedy[ci]
-        gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": -1, "text": g.text,
-                         "raw_text": g.raw_text, "logprob_sum": g.logprob_sum, "n_tokens": g.n_tokens,
-                         "cluster": None, "dist_topk_mass": None,
-                         "matches_gold": sem.contains_answer(g.text, gold),
-                         "matches_counter": sem.contains_answer(g.text, [fact["replace_name"]])})
-    g_none = greedy[0].text
-    for ci, cond in enumerate(CONDITIONS):
-        answers = sampled[ci]
-        lps = [a.logprob_sum for a in answers]
-        g = greedy[ci]
-        row = {"fact_id": fact["fact_id"], "condition": cond, "n_samples": len(answers),
-               "n_clusters": int(len(np.unique(labels[cond]))),
-               "semantic_entropy": sem.semantic_entropy(lps, labels[cond]),
-               "semantic_entropy_mc": sem.semantic_entropy_mc(lps, labels[cond]),
-               "cp": None, "context_answer": None, "greedy_answer": g.text,
-               "greedy_matches_gold": sem.contains_answer(g.text, gold), "greedy_matches_context": None,
-               "sample_accuracy": float(np.mean([sem.contains_answer(a.text, gold) for a in answers])),
-               "persuaded": None, "stubborn": None}
-        if cond != "none":
-            al = ctx_aliases[cond]
-            m_ctx = sem.contains_answer(g.text, al)
-            row["cp"] = sem.coherent_persuasion(logd[cond], labels[cond], logd["none"], labels["none"])
-            row["context_answer"] = fact["object"] if cond == "original" else fact["replace_name"]
-            row["greedy_matches_context"] = m_ctx
-            row["persuaded"] = bool(m_ctx and not sem.contains_answer(g_none, al))
-            row["stubborn"] = bool(not m_ctx and equivalence.equivalent(q, [g.text, g_none])[0, 1])
-        score_rows.append(row)
+        labels[cond] = equivalence.cluster(q, [a.text for a in sampled[ci]])
+        logd[cond] = torch.stack([a.logdist for a in sampled[ci]])  # [N, V] float64
+        _answer_rows(fact, cond, sampled[ci], greedy[ci], labels[cond], cfg.dist_topk, gen_rows, dist_rows)
+    score_rows = [_score_row(fact, cond, sampled[ci], greedy[ci], greedy[0].text, labels, logd, equivalence)
+                  for ci, cond in enumerate(CONDITIONS)]
     return gen_rows, dist_rows, score_rows
+
+
+def _gold(fact: dict) -> list[str]:
+    """The fact's correct answers: its aliases, else obj."""
+    return fact["aliases"] or [fact["object"]]
+
+
+def _answer_rows(fact: dict, cond: str, answers: list[Answer], g: Answer, lab: np.ndarray, dist_topk: int,
+                 gen_rows: list[dict], dist_rows: list[dict]) -> None:
+    """Append one condition's generation rows (sampled answers, then the greedy one as
+    sample_index -1) and the top-k of each sampled answer's mean token distribution."""
+    import torch
+
+    gold = _gold(fact)
+    for si, a in enumerate(answers):
+        p = a.logdist.exp()
+        top = torch.topk(p, min(dist_topk, p.shape[0]))
+        gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "text": a.text,
+                         "raw_text": a.raw_text, "logprob_sum": a.logprob_sum, "n_tokens": a.n_tokens,
+                         "cluster": int(lab[si]), "dist_topk_mass": float(top.values.sum()),
+                         "matches_gold": sem.contains_answer(a.text, gold),
+                         "matches_counter": sem.contains_answer(a.text, [fact["replace_name"]])})
+        for r, (v, t) in enumerate(zip(top.values.tolist(), top.indices.tolist()), start=1):
+            dist_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "rank": r,
+                              "token_id": t, "prob": v})
+    gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": -1, "text": g.text,
+                     "raw_text": g.raw_text, "logprob_sum": g.logprob_sum, "n_tokens": g.n_tokens,
+                     "cluster": None, "dist_topk_mass": None,
+                     "matches_gold": sem.contains_answer(g.text, gold),
+                     "matches_counter": sem.contains_answer(g.text, [fact["replace_name"]])})
+
+
+def _score_row(fact: dict, cond: str, answers: list[Answer], g: Answer, g_none: str, labels: dict,
+               logd: dict, equivalence: sem.Equivalence) -> dict:
+    """One condition's score row: clusters, SE (both forms), accuracy; with a context also CP
+    against the no-context answers and the persuaded / stubborn labels of the greedy answer."""
+    gold = _gold(fact)
+    lps = [a.logprob_sum for a in answers]
+    row = {"fact_id": fact["fact_id"], "condition": cond, "n_samples": len(answers),
+           "n_clusters": int(len(np.unique(labels[cond]))),
+           "semantic_entropy": sem.semantic_entropy(lps, labels[cond]),
+           "semantic_entropy_mc": sem.semantic_entropy_mc(lps, labels[cond]),
+           "cp": None, "context_answer": None, "greedy_answer": g.text,
+           "greedy_matches_gold": sem.contains_answer(g.text, gold), "greedy_matches_context": None,
+           "sample_accuracy": float(np.mean([sem.contains_answer(a.text, gold) for a in answers])),
+           "persuaded": None, "stubborn": None}
+    if cond != "none":
+        al = gold if cond == "original" else [fact["replace_name"]]
+        m_ctx = sem.contains_answer(g.text, al)
+        row["cp"] = sem.coherent_persuasion(logd[cond], labels[cond], logd["none"], labels["none"])
+        row["context_answer"] = fact["object"] if cond == "original" else fact["replace_name"]
+        row["greedy_matches_context"] = m_ctx
+        row["persuaded"] = bool(m_ctx and not sem.contains_answer(g_none, al))
+        row["stubborn"] = bool(not m_ctx and equivalence.equivalent(fact["question"], [g.text, g_none])[0, 1])
+    return row
 
 
 # ---- the run ----------------------------------------------------------------------------------
@@ -368,36 +403,19 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
 
     max_facts: stop after this many facts in this call (leaves the run 'running'; for tests/resume).
     """
-    from tqdm.auto import tqdm
-
     echo = echo or (lambda s: None)
-    if resume is not None:
-        row = wh.query("SELECT kind, config_json, status FROM run WHERE run_id = ?", [resume])
-        if not row:
-            raise UserError(f"--resume {resume}: no such run in {wh.path}")
-        if row[0][0] != "dynamic":
-            raise UserError(f"--resume {resume}: run {resume} is a {row[0][0]} run, not a dynamic one")
-        stored = json.loads(row[0][1])
-        cfg = DynamicConfig(**{k: stored[k] for k in DynamicConfig.__dataclass_fields__ if k in stored})
+    cfg = _stored_config(wh, resume) if resume is not None else cfg
     cfg = cfg or DynamicConfig()
     cfg.validate()
     ds_id = resolve_dataset(wh, cfg.dataset)
     facts = select_facts(wh, ds_id, cfg.partitions, cfg.limit)
     if not facts:
         raise UserError(f"dataset '{cfg.dataset}' has no facts in partition(s) {', '.join(cfg.partitions)}")
-
     calib = None
     if equivalence is None:
-        kind, _, arg = cfg.equivalence.partition(":")
-        if kind == "embedding":
-            equivalence = sem.EmbeddingEquivalence(arg, cfg.threshold if cfg.threshold is not None else 0.8)
-            if cfg.threshold is None:
-                calib = calibrate(wh, cfg.dataset, equivalence)
-                equivalence.threshold = float(calib["threshold"])
-        else:
-            equivalence = sem.NLIEquivalence(arg)
+        equivalence, calib = _equivalence(wh, cfg)
     if lm is None:
-        from .models import load_model
+        from ..scoring.models import load_model
 
         lm = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     chat = cfg.chat_template == "auto" and bool(getattr(lm.tokenizer, "chat_template", None))
@@ -407,7 +425,6 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
              "sampling": {"top_k": 0, "top_p": 1.0, "greedy_answer": True},
              "model_id": lm.model_id, "model_revision": lm.revision}
     key = _config_key(cfg, extra)
-
     if resume is None:
         old = wh.scalar("SELECT max(run_id) FROM run WHERE kind = 'dynamic' AND status <> 'done' AND config_json = ?",
                         [key])
@@ -415,21 +432,62 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
             resume = int(old)
             echo(f"continuing unfinished run {resume} (same configuration)")
     sample_id = make_sample(wh, cfg.dataset, cfg.partitions, cfg.limit)
-    if resume is None:
-        run_id = wh.next_id("run", "run_id")
-        with wh.transaction():
-            wh.insert_arrow("run", pa.Table.from_pylist([{
-                "run_id": run_id, "kind": "dynamic", "sample_id": sample_id, "dataset_id": ds_id,
-                "model": cfg.model, "model_revision": lm.revision, "dtype": lm.dtype,
-                "quantization": lm.quantization or "none", "device": lm.device, "estimator": "sampled",
-                "batch_size": 3 * cfg.samples, "seed": cfg.seed, "config_json": key,
-                "ctxprior_version": __version__, "host": socket.gethostname(), "pid": os.getpid(),
-                "status": "running", "error": None, "units_total": len(facts), "units_done": 0,
-                "prompts_done": 0, "started_at": utcnow(), "ended_at": None}]))
-    else:
-        run_id = resume
+    run_id = _open_run(wh, cfg, key, lm, ds_id, sample_id, len(facts), resume)
+    _score_facts(wh, run_id, facts, lm, equivalence, cfg, chat, progress, max_facts)
+    return run_id
+
+
+def _stored_config(wh: Warehouse, resume: int) -> DynamicConfig:
+    """The configuration dynamic run ``resume`` was started with."""
+    row = wh.query("SELECT kind, config_json, status FROM run WHERE run_id = ?", [resume])
+    if not row:
+        raise UserError(f"--resume {resume}: no such run in {wh.path}")
+    if row[0][0] != "dynamic":
+        raise UserError(f"--resume {resume}: run {resume} is a {row[0][0]} run, not a dynamic one")
+    stored = json.loads(row[0][1])
+    return DynamicConfig(**{k: stored[k] for k in DynamicConfig.__dataclass_fields__ if k in stored})
+
+
+def _equivalence(wh: Warehouse, cfg: DynamicConfig) -> tuple[sem.Equivalence, dict | None]:
+    """The configured equivalence test; an embedding one without a threshold is calibrated on the
+    dataset first (the calibration row is returned too)."""
+    kind, _, arg = cfg.equivalence.partition(":")
+    if kind != "embedding":
+        return sem.NLIEquivalence(arg), None
+    equivalence = sem.EmbeddingEquivalence(arg, cfg.threshold if cfg.threshold is not None else 0.8)
+    calib = None
+    if cfg.threshold is None:
+        calib = calibrate(wh, cfg.dataset, equivalence)
+        equivalence.threshold = float(calib["threshold"])
+    return equivalence, calib
+
+
+def _open_run(wh: Warehouse, cfg: DynamicConfig, key: str, lm, ds_id: int, sample_id: int, n_facts: int,
+              resume: int | None) -> int:
+    """Insert the dynamic run row (status running), or mark run ``resume`` running again."""
+    if resume is not None:
         wh.execute("UPDATE run SET status = 'running', error = NULL, ended_at = NULL, host = ?, pid = ? "
-                   "WHERE run_id = ?", [socket.gethostname(), os.getpid(), run_id])
+                   "WHERE run_id = ?", [socket.gethostname(), os.getpid(), resume])
+        return resume
+    run_id = wh.next_id("run", "run_id")
+    with wh.transaction():
+        wh.insert_arrow("run", pa.Table.from_pylist([{
+            "run_id": run_id, "kind": "dynamic", "sample_id": sample_id, "dataset_id": ds_id,
+            "model": cfg.model, "model_revision": lm.revision, "dtype": lm.dtype,
+            "quantization": lm.quantization or "none", "device": lm.device, "estimator": "sampled",
+            "batch_size": 3 * cfg.samples, "seed": cfg.seed, "config_json": key,
+            "ctxprior_version": __version__, "host": socket.gethostname(), "pid": os.getpid(),
+            "status": "running", "error": None, "units_total": n_facts, "units_done": 0,
+            "prompts_done": 0, "started_at": utcnow(), "ended_at": None}]))
+    return run_id
+
+
+def _score_facts(wh: Warehouse, run_id: int, facts: list[int], lm, equivalence: sem.Equivalence,
+                 cfg: DynamicConfig, chat: bool, progress: bool, max_facts: int | None) -> None:
+    """Score the run's unfinished facts, one transaction each; the run ends done, cancelled
+    (Ctrl-C) or failed (with the error), or stays running after ``max_facts`` facts."""
+    from tqdm.auto import tqdm
+
     done = {r[0] for r in wh.query("SELECT fact_id FROM dynamicqa_fact_done WHERE run_id = ?", [run_id])}
     todo = [f for f in facts if f not in done]
     rows = _fact_rows(todo, wh) if todo else []
@@ -438,7 +496,7 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
         for fact in tqdm(rows, desc=f"run {run_id}", unit="fact", disable=None if progress else True,
                          initial=len(done), total=len(facts)):
             if max_facts is not None and n_this >= max_facts:
-                return run_id
+                return
             t0 = time.perf_counter()
             gen, dist, scores = score_fact(lm, equivalence, fact, cfg, chat)
             _write_fact(wh, run_id, fact["fact_id"], gen, dist, scores, time.perf_counter() - t0)
@@ -451,4 +509,3 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
                    [f"{type(e).__name__}: {e}"[:2000], utcnow(), run_id])
         raise
     wh.execute("UPDATE run SET status = 'done', ended_at = ? WHERE run_id = ?", [utcnow(), run_id])
-    return run_id

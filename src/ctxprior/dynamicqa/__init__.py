@@ -1,0 +1,15 @@
+"""DynamicQA (Marjanović et al. 2024): everything ctxprior does with it, in one place.
+
+- ``ingest``: the three CSVs (GitHub release or ``copenlu/dynamicqa`` on the Hub) -> the shared
+  dataset tables plus ``dynamicqa_fact`` / ``dynamicqa_alias`` (``ctxprior ingest dynamicqa``);
+- ``sample``: original and counter-memory snippets as a sample, so ``ctxprior score`` gives
+  first-token / answer-set KL on the same facts (``ctxprior sample-dynamic``);
+- ``generate``: sampled answers per fact and condition, their clusters, semantic entropy,
+  Coherent Persuasion, accuracy, persuaded / stubborn (``ctxprior score-dynamic``);
+- ``semantic``: the equivalence tests (MiniLM embeddings, NLI), clusters, SE and CP formulas;
+- ``analyses`` + ``sql/``: Tables 1-3 analogues (``ctxprior analyze-dynamic``).
+Tables: ``schema/dynamicqa.py``; commands: ``commands/dynamicqa.py``; guide: docs/dynamicqa.md.
+
+May import: ``schema``, ``ingest`` (builder, sources), ``scoring`` (model loading), ``errors``,
+``sqlfiles``. Not ``api``/``cli``.
+"""

@@ -1,0 +1,142 @@
+"""DynamicQA samples for the persuasion machinery: the chosen facts (first N per partition in
+file order) with their original and counter-memory snippets as contexts, so ``ctxprior score``
+(first-token and answer-set KL) runs on the same facts as ``score-dynamic``."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Iterable, Sequence
+
+import pyarrow as pa
+
+from .. import __version__
+from ..errors import UserError
+from ..schema.warehouse import Warehouse, utcnow
+from .ingest import PARTITIONS
+
+
+def resolve_dataset(wh: Warehouse, dataset: str) -> int:
+    """The id of DynamicQA dataset ``dataset``; UserError naming the DynamicQA datasets there are."""
+    row = wh.query("SELECT dataset_id, source_format FROM dataset WHERE name = ?", [dataset])
+    if not row:
+        names = [r[0] for r in wh.query("SELECT name FROM dataset WHERE source_format = 'dynamicqa' ORDER BY 1")]
+        raise UserError(f"unknown dataset '{dataset}' in {wh.path}; DynamicQA datasets here: "
+                        f"{', '.join(names) or 'none (run `ctxprior ingest dynamicqa DIR` first)'}")
+    if row[0][1] != "dynamicqa":
+        raise UserError(f"dataset '{dataset}' is a {row[0][1]} dataset, not DynamicQA")
+    return int(row[0][0])
+
+
+def parse_partitions(spec: str | Sequence[str] | None) -> list[str]:
+    """'static,temporal' (or a list, or None = all) -> partitions in their canonical order."""
+    if spec is None:
+        return list(PARTITIONS)
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    items = [s.strip().lower() for s in items if s.strip()]
+    bad = [s for s in items if s not in PARTITIONS]
+    if bad or not items:
+        raise UserError(f"--partition {','.join(items) or '(empty)'}: expected a comma list of {', '.join(PARTITIONS)}")
+    return [p for p in PARTITIONS if p in items]
+
+
+def select_facts(wh: Warehouse, dataset_id: int, partitions: Iterable[str], limit: int | None) -> list[int]:
+    """Fact ids: per partition, the first ``limit`` rows in file order (all when limit is None)."""
+    if limit is not None and limit <= 0:
+        raise UserError(f"--limit {limit}: must be positive")
+    out: list[int] = []
+    for p in partitions:
+        ids = [r[0] for r in wh.query(
+            "SELECT fact_id FROM dynamicqa_fact WHERE dataset_id = ? AND partition = ? ORDER BY source_row",
+            [dataset_id, p])]
+        out.extend(ids if limit is None else ids[:limit])
+    return out
+
+
+def make_sample(wh: Warehouse, dataset: str = "dynamicqa", partitions: str | Sequence[str] | None = None,
+                limit: int | None = None, reuse: bool = True) -> int:
+    """A sample whose contexts are each selected fact's original and counter-memory snippets.
+
+    The facts are the first ``limit`` per partition in file order. Contexts belong to the fact's
+    relation, so the persuasion scorer (which pairs every sampled fact with every context of its
+    relation) scores a static/temporal fact against the snippets of the other sampled facts of the
+    same property too (relevant = same entity); a disputable fact has its own relation, hence
+    exactly its two contexts. ``dynamicqa_context`` maps each context to (fact, condition).
+    With ``reuse``, an existing identical sample is returned instead of a new one.
+    """
+    ds_id = resolve_dataset(wh, dataset)
+    parts = parse_partitions(partitions)
+    params = {"dataset": dataset, "partitions": parts, "limit": limit, "design": "dynamicqa",
+              "contexts": "original (obj) and counter (replace_name) snippet per fact"}
+    pj = json.dumps(params, sort_keys=True)
+    if reuse:
+        old = wh.scalar("SELECT min(sample_id) FROM sample WHERE dataset_id = ? AND design = 'dynamicqa' "
+                        "AND params_json = ?", [ds_id, pj])
+        if old is not None:
+            return int(old)
+    fact_ids = select_facts(wh, ds_id, parts, limit)
+    if not fact_ids:
+        raise UserError(f"dataset '{dataset}' has no facts in partition(s) {', '.join(parts)}")
+    sample_id = wh.next_id("sample", "sample_id")
+    sf, cx, mp = _sample_rows(wh, fact_ids, sample_id, int(wh.next_id("context", "context_id")))
+    sample_row = {"sample_id": [sample_id], "dataset_id": [ds_id], "design": ["dynamicqa"], "seed": [0],
+                  "n_entities": pa.array([limit], pa.int32()), "n_contexts": pa.array([2], pa.int32()),
+                  "context_types": ["original,counter"], "params_json": [pj], "ctxprior_version": [__version__],
+                  "created_at": pa.array([utcnow()], pa.timestamp("us"))}
+    _write_sample(wh, sample_row, sf, cx, mp)
+    return sample_id
+
+
+_SAMPLE_SQL = """
+    SELECT f.fact_id, f.relation_id, f.entity_id, f.answer_id, a.name, df.counter_answer_id, ca.name,
+           ct.context_template_id, ct.context_type, ct.template
+    FROM fact f JOIN dynamicqa_fact df USING (fact_id)
+    JOIN answer a ON a.answer_id = f.answer_id JOIN answer ca ON ca.answer_id = df.counter_answer_id
+    JOIN context_template ct ON ct.relation_id = f.relation_id AND ct.ordinal = f.position
+    WHERE f.fact_id IN (SELECT unnest(?::INTEGER[]))
+    ORDER BY f.relation_id, f.position, ct.context_type DESC"""
+
+
+def _sample_rows(wh: Warehouse, fact_ids: list[int], sample_id: int, ctx: int) -> tuple[dict, dict, dict]:
+    """Column lists of ``sample_fact``, ``context`` (each fact's original snippet rendered with obj,
+    its counter snippet with replace_name) and ``dynamicqa_context``; context ids from ``ctx``."""
+    sf: dict[str, list] = defaultdict(list)
+    cx: dict[str, list] = defaultdict(list)
+    mp: dict[str, list] = defaultdict(list)
+    fact_ord: dict[int, int] = defaultdict(int)
+    ctx_ord: dict[int, int] = defaultdict(int)
+    seen_f: set[int] = set()
+    for fid, rid, eid, aid, aname, caid, caname, tid, ctype, tpl in wh.query(_SAMPLE_SQL, [fact_ids]):
+        if fid not in seen_f:
+            seen_f.add(fid)
+            for k, v in (("sample_id", sample_id), ("fact_id", fid), ("relation_id", rid), ("ordinal", fact_ord[rid])):
+                sf[k].append(v)
+            fact_ord[rid] += 1
+        filled_aid, filled = (aid, aname) if ctype == "original" else (caid, caname)
+        text = tpl.format(answer=filled) + "\n"
+        for k, v in (("context_id", ctx), ("sample_id", sample_id), ("relation_id", rid), ("ordinal", ctx_ord[rid]),
+                     ("context_template_id", tid), ("context_type", ctype), ("entity_id", eid),
+                     ("answer_id", filled_aid), ("text", text)):
+            cx[k].append(v)
+        for k, v in (("context_id", ctx), ("sample_id", sample_id), ("fact_id", fid), ("condition", ctype)):
+            mp[k].append(v)
+        ctx_ord[rid] += 1
+        ctx += 1
+    return sf, cx, mp
+
+
+def _write_sample(wh: Warehouse, sample_row: dict, sf: dict, cx: dict, mp: dict) -> None:
+    """The sample, its facts, contexts and context -> (fact, condition) map in one transaction."""
+    i32 = pa.int32()
+    with wh.transaction():
+        wh.insert_arrow("sample", sample_row)
+        wh.insert_arrow("sample_fact", pa.table({k: pa.array(v, i32) for k, v in sf.items()}))
+        wh.insert_arrow("context", pa.table({
+            "context_id": pa.array(cx["context_id"], pa.int64()), "sample_id": pa.array(cx["sample_id"], i32),
+            "relation_id": pa.array(cx["relation_id"], i32), "ordinal": pa.array(cx["ordinal"], i32),
+            "context_template_id": pa.array(cx["context_template_id"], i32),
+            "context_type": pa.array(cx["context_type"], pa.string()), "entity_id": pa.array(cx["entity_id"], i32),
+            "answer_id": pa.array(cx["answer_id"], i32), "text": pa.array(cx["text"], pa.string())}))
+        wh.insert_arrow("dynamicqa_context", pa.table({
+            "context_id": pa.array(mp["context_id"], pa.int64()), "sample_id": pa.array(mp["sample_id"], i32),
+            "fact_id": pa.array(mp["fact_id"], i32), "condition": pa.array(mp["condition"], pa.string())}))

@@ -1,0 +1,48 @@
+"""Executors compute work units; only the driver (``scoring.runs``) writes to the warehouse.
+
+Interface (``base.Executor``): ``executor.run(inputs, progress) -> iterator of UnitResult`` (any
+order; each result names its unit), and ``executor.close()``. A unit's result holds Arrow tables
+of rows or an error string. ``local.LocalExecutor`` computes units one after the other in this
+process; ``ray_cluster.RayExecutor`` loads the model from a ``ModelSpec`` in each Ray worker and
+calls ``units.run_unit_checked`` there. ``executor_factory`` picks one from the CLI/API options.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .base import Executor, ModelSpec, worker_name
+from .local import LocalExecutor
+
+__all__ = ["Executor", "ModelSpec", "worker_name", "LocalExecutor", "executor_factory"]
+
+
+def executor_factory(db: str, executor: str = "local", *, device: str = "auto", dtype: str = "auto",
+                     workers: int | None = None, address: str | None = None, gpus_per_worker: float = 0,
+                     shard_dir: str | None = None, log: Callable[[str], None] | None = None):
+    """The ``executor_factory`` that ``score_sample`` takes: None for local, else one making a
+    RayExecutor (validated here, before any model is loaded)."""
+    from ...errors import UserError
+
+    if executor not in ("local", "ray"):
+        raise UserError(f"--executor {executor}: choose local or ray")
+    if executor == "local":
+        return None
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers {workers}: must be at least 1")
+    if gpus_per_worker < 0:
+        raise UserError(f"--gpus-per-worker {gpus_per_worker}: must be >= 0")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UserError("--executor ray: Ray is not installed; pip install 'ray[default]'") from None
+    from .ray_cluster import RayExecutor, default_shard_dir
+
+    folder = shard_dir or default_shard_dir(db)
+
+    def make(lm, config, batch_size):
+        spec = ModelSpec(lm.model_id, device=device, dtype=dtype, quantization=lm.quantization)
+        return RayExecutor(spec, config, batch_size, shard_dir=folder, workers=workers,
+                           gpus_per_worker=gpus_per_worker, address=address, log=log)
+
+    return make

@@ -1,0 +1,19 @@
+"""How a run is scheduled, committed and resumed (persuasion runs: ψ and χ over a sample).
+
+- ``score``: ``score_sample`` — resolve, validate, load, open the run row, skip done units,
+  execute, commit, close (the module docstring lists the steps);
+- ``plan``: the run's work units (relation x query form x entity shard, fixed order) and inputs;
+- ``record``: the run's identity, finding a run to resume, and ``write_unit``: a unit's score rows
+  and its ``run_unit`` row in ONE transaction — the only writer of score rows. Killing the process
+  loses at most the unit in flight; rerunning the command (or ``--resume RUN``) continues and ends
+  with exactly the rows an uninterrupted run writes;
+- ``manage``: ``list_runs``, ``stored_device_dtype``, ``cancel_run``.
+"""
+
+from .manage import cancel_run, list_runs, stored_device_dtype
+from .plan import auto_shard_size, load_inputs, plan_units
+from .record import RUN_KIND, find_resumable, write_unit
+from .score import RunSummary, score_sample
+
+__all__ = ["score_sample", "RunSummary", "plan_units", "load_inputs", "auto_shard_size", "RUN_KIND",
+           "find_resumable", "write_unit", "list_runs", "stored_device_dtype", "cancel_run"]

@@ -1,0 +1,100 @@
+"""Planning a run: which work units a sample holds (relation x query form x entity shard, in a
+fixed order), their inputs, and how many entities go in one unit."""
+
+from __future__ import annotations
+
+from ...errors import UserError
+from ...schema.warehouse import Warehouse
+from ..models import LoadedModel
+from ..units import ScoreConfig, UnitInput, UnitSpec
+
+
+def sample_row(wh: Warehouse, sample_id: int):
+    """(sample_id, dataset_id) of the sample; UserError naming the samples there are."""
+    row = wh.query("SELECT sample_id, dataset_id FROM sample WHERE sample_id = ?", [sample_id])
+    if not row:
+        ids = [str(r[0]) for r in wh.query("SELECT sample_id FROM sample ORDER BY 1")]
+        raise UserError(f"--sample {sample_id}: no such sample in {wh.path}; it has: "
+                        f"{', '.join(ids) or 'none (run `ctxprior sample ...` first)'}")
+    return row[0]
+
+
+def _relations(wh: Warehouse, sample_id: int, wanted) -> list[int]:
+    """Relation ids of the sample in position order, or the ``wanted`` ones (by name or short name)."""
+    rows = wh.query("""SELECT DISTINCT r.relation_id, r.name, r.short_name, r.position
+                       FROM context c JOIN relation r USING (relation_id)
+                       WHERE c.sample_id = ? ORDER BY r.position, r.relation_id""", [sample_id])
+    if not wanted:
+        return [r[0] for r in rows]
+    out = []
+    for w in wanted:
+        hit = [r[0] for r in rows if w in (r[1], r[2])]
+        if not hit:
+            raise UserError(f"--relation {w}: not in sample {sample_id}; it has: "
+                            + ", ".join(r[2] for r in rows))
+        out += [h for h in hit if h not in out]
+    return sorted(out, key=[r[0] for r in rows].index)
+
+
+def plan_units(wh: Warehouse, sample_id: int, config: ScoreConfig) -> list[UnitSpec]:
+    """Deterministic unit list: relation (by position) x query form (type, ordinal) x shard."""
+    rels = _relations(wh, sample_id, config.relations)
+    units: list[UnitSpec] = []
+    qf_rows = wh.query("SELECT relation_id, query_form_id, query_type FROM query_form "
+                       "ORDER BY relation_id, query_type DESC, ordinal")  # open before closed
+    forms: dict[int, list[int]] = {}
+    per_type: dict[tuple[int, str], int] = {}
+    for rel, qf, qt in qf_rows:
+        if qt in config.query_types:
+            per_type[rel, qt] = per_type.get((rel, qt), 0) + 1
+            if config.query_forms_per_type is None or per_type[rel, qt] <= config.query_forms_per_type:
+                forms.setdefault(rel, []).append(qf)
+    facts: dict[int, list[int]] = {}
+    for rel, fid in wh.query("SELECT relation_id, fact_id FROM sample_fact WHERE sample_id = ? "
+                             "ORDER BY relation_id, ordinal, fact_id", [sample_id]):
+        facts.setdefault(rel, []).append(fid)
+    size = max(1, int(config.shard_size))
+    for rel in rels:
+        fl = facts.get(rel, [])
+        for qf in forms.get(rel, []):
+            for shard, s in enumerate(range(0, len(fl), size)):
+                units.append(UnitSpec(unit_id=len(units), relation_id=rel, query_form_id=qf,
+                                      shard=shard, fact_ids=tuple(fl[s:s + size])))
+    return units
+
+
+def load_inputs(wh: Warehouse, sample_id: int, run_id: int, specs: list[UnitSpec]) -> list[UnitInput]:
+    """Each unit's template, facts and contexts, read in three queries."""
+    forms = {r[0]: (r[1], r[2]) for r in wh.query("SELECT query_form_id, template, query_type FROM query_form")}
+    facts = {r[0]: (r[0], r[1], r[2]) for r in wh.query(
+        """SELECT f.fact_id, e.name, a.name FROM sample_fact sf JOIN fact f USING (fact_id)
+           JOIN entity e ON e.entity_id = f.entity_id LEFT JOIN answer a ON a.answer_id = f.answer_id
+           WHERE sf.sample_id = ?""", [sample_id])}
+    ctx: dict[int, list] = {}
+    for rel, cid, text, ans in wh.query(
+            """SELECT c.relation_id, c.context_id, c.text, a.name FROM context c
+               LEFT JOIN answer a ON a.answer_id = c.answer_id
+               WHERE c.sample_id = ? ORDER BY c.relation_id, c.ordinal""", [sample_id]):
+        ctx.setdefault(rel, []).append((cid, text, ans))
+    out = []
+    for s in specs:
+        tmpl, qt = forms[s.query_form_id]
+        out.append(UnitInput(spec=s, run_id=run_id, template=tmpl, query_type=qt,
+                             facts=[facts[f] for f in s.fact_ids], contexts=ctx.get(s.relation_id, [])))
+    return out
+
+
+def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int = 16) -> int:
+    """Entities per unit so that the unit's [prompts x vocab] float32 table fits a memory budget."""
+    if estimator != "first-token":
+        return min(cap, 8)
+    vocab = lm.model.get_output_embeddings().weight.shape[0]
+    if lm.device.startswith("cuda"):
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
+        budget = free * 0.25
+    else:
+        budget = 1.5 * 2**30
+    per_entity = max(1, n_contexts + 1) * vocab * 4
+    return int(max(1, min(cap, budget // per_entity)))

@@ -1,0 +1,62 @@
+"""The run's rows: its identity (what makes two runs the same), finding a run to resume, and
+committing one unit's score rows with its ``run_unit`` row in ONE transaction."""
+
+from __future__ import annotations
+
+import json
+
+from ...schema.warehouse import Warehouse, utcnow
+from ..units import ScoreConfig, UnitResult
+
+RUN_KIND = "persuasion"
+
+
+def run_identity(model: str, dtype: str, quantization: str | None, config: ScoreConfig) -> dict:
+    """What makes two runs of a sample the same run (a rerun with it resumes)."""
+    return {"model": model, "dtype": dtype, "quantization": quantization or "none",
+            "score": config.to_json_dict()}
+
+
+def find_resumable(wh: Warehouse, sample_id: int, identity: dict) -> int | None:
+    """The newest unfinished run of this sample with the same model and options, if any."""
+    for run_id, cfg in wh.query(
+            "SELECT run_id, config_json FROM run WHERE kind = ? AND sample_id = ? AND status <> 'done' "
+            "ORDER BY run_id DESC", [RUN_KIND, sample_id]):
+        try:
+            if json.loads(cfg).get("identity") == identity:
+                return run_id
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def refresh_counts(wh: Warehouse, run_id: int) -> tuple[int, int]:
+    """Recount the run's done units and prompts from ``run_unit`` into the ``run`` row."""
+    done, prompts = wh.query("SELECT count(*), coalesce(sum(n_prompts), 0) FROM run_unit "
+                             "WHERE run_id = ? AND status = 'done'", [run_id])[0]
+    wh.execute("UPDATE run SET units_done = ?, prompts_done = ? WHERE run_id = ?", [done, prompts, run_id])
+    return int(done), int(prompts)
+
+
+def write_unit(wh: Warehouse, run_id: int, res: UnitResult) -> None:
+    """One transaction: the unit's rows (if it succeeded) and its run_unit row."""
+    s = res.spec
+    with wh.transaction():
+        prev = wh.query("SELECT status, attempts FROM run_unit WHERE run_id = ? AND unit_id = ?",
+                        [run_id, s.unit_id])
+        if prev and prev[0][0] == "done":
+            return  # never write a unit twice
+        attempts = (prev[0][1] or 0) + 1 if prev else 1
+        wh.execute("DELETE FROM run_unit WHERE run_id = ? AND unit_id = ?", [run_id, s.unit_id])
+        if res.error is None:
+            for table in ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation"):
+                t = res.tables.get(table)
+                if t is not None and t.num_rows:
+                    wh.insert_arrow(table, t)
+        wh.insert_arrow("run_unit", {
+            "run_id": [run_id], "unit_id": [s.unit_id], "relation_id": [s.relation_id],
+            "query_form_id": [s.query_form_id], "shard": [s.shard],
+            "status": ["done" if res.error is None else "failed"], "n_prompts": [res.n_prompts],
+            "attempts": [attempts], "worker": [res.worker], "error": [res.error],
+            "seconds": [res.seconds], "finished_at": [utcnow()]})
+        refresh_counts(wh, run_id)

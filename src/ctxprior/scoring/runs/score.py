@@ -1,0 +1,244 @@
+"""``score_sample``: one scoring run from request to committed rows, as a list of named steps.
+
+resolve (a ``--resume`` takes the run's stored options) -> validate (before anything is written)
+-> load the model -> choose the shard size and find an unfinished identical run -> open the run
+row -> skip the units already done -> an executor computes the rest -> each unit committed with
+its ``run_unit`` row in one transaction (``record.write_unit``) -> close the run row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from ... import __version__
+from ...errors import UserError
+from ...schema.warehouse import Warehouse, utcnow
+from ..estimators import ESTIMATORS
+from ..executors import Executor, LocalExecutor, ModelSpec
+from ..models import LoadedModel
+from ..units import ScoreConfig, UnitInput, UnitSpec
+from .plan import auto_shard_size, load_inputs, plan_units, sample_row
+from .record import RUN_KIND, find_resumable, refresh_counts, run_identity, write_unit
+
+
+@dataclass
+class RunSummary:
+    run_id: int
+    status: str
+    units_total: int
+    units_done: int
+    units_failed: int
+    units_skipped: int
+    prompts: int
+    seconds: float
+    resumed: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Request:
+    """What to score and how; a resumed run's stored options replace the caller's."""
+    sample_id: int | None
+    model: str
+    dtype: str
+    quantization: str | None
+    config: ScoreConfig
+    resume: int | None = None
+    resumed: bool = False
+    identity: dict | None = None
+
+
+@dataclass
+class _Outcome:
+    status: str = "failed"
+    n_done: int = 0
+    n_failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135m", *,
+                 device: str = "auto", dtype: str = "auto", quantization: str | None = None,
+                 batch_size: int | None = None, config: ScoreConfig | None = None,
+                 shard_size: int | None = None, seed: int = 0, resume: int | None = None,
+                 fresh: bool = False, lm: LoadedModel | None = None,
+                 executor_factory: Callable[[LoadedModel, ScoreConfig, int | None], Executor] | None = None,
+                 progress: bool = True, log: Callable[[str], None] | None = None) -> RunSummary:
+    """Score a sample (or resume a run) and return a summary. See the module docstring.
+
+    ``lm``: an already-loaded model (tests, notebooks); otherwise ``model`` is loaded.
+    ``shard_size``: entities per unit (None = automatic from the memory budget).
+    """
+    import time
+
+    import torch
+
+    log = log or (lambda m: print(m, file=sys.stderr))
+    req = _Request(sample_id, model, dtype, quantization, config or ScoreConfig())
+    if resume is not None:
+        finished = _resolve_resume(wh, req, resume, log)
+        if finished is not None:
+            return finished
+    dataset_id = _validate(wh, req, batch_size)
+    if lm is None:
+        lm = ModelSpec(req.model, device, req.dtype, req.quantization).load()
+    torch.manual_seed(seed)
+    if req.resume is None:
+        _choose_shards_and_run(wh, req, lm, shard_size, fresh, log)
+    units = plan_units(wh, req.sample_id, req.config)
+    run_id = _open_run(wh, req, lm, units, dataset_id, device, batch_size, seed)
+    done = {r[0] for r in wh.query("SELECT unit_id FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])}
+    inputs = load_inputs(wh, req.sample_id, run_id, [u for u in units if u.unit_id not in done])
+    total_prompts = sum(i.n_prompts for i in inputs)
+    log(f"run {run_id}: {len(units)} units ({len(done)} already done), {total_prompts} prompts to score "
+        f"with {req.model} [{req.config.estimator}, {lm.device}, {lm.dtype}]")
+    executor = (executor_factory or (lambda m, c, b: LocalExecutor(m, c, batch_size=b)))(lm, req.config, batch_size)
+    t0 = time.perf_counter()
+    out = _execute(wh, run_id, units, inputs, executor, _progress_bar(progress, total_prompts, run_id), log)
+    return RunSummary(run_id, out.status, len(units), out.n_done + len(done), out.n_failed, len(done),
+                      total_prompts, time.perf_counter() - t0, resumed=req.resumed, errors=out.errors)
+
+
+def _resolve_resume(wh: Warehouse, req: _Request, resume: int, log) -> RunSummary | None:
+    """Take run ``resume``'s sample, model and options into ``req``; a finished run -> its summary."""
+    row = wh.query("SELECT run_id, kind, sample_id, status, config_json, model_revision FROM run "
+                   "WHERE run_id = ?", [resume])
+    if not row:
+        raise UserError(f"--resume {resume}: no such run in {wh.path}")
+    _, kind, r_sample, status, cfg_json, _ = row[0]
+    if kind != RUN_KIND:
+        raise UserError(f"--resume {resume}: run {resume} is a {kind} run, not a persuasion scoring run")
+    if req.sample_id is not None and r_sample != req.sample_id:
+        raise UserError(f"--resume {resume}: run {resume} scores sample {r_sample}, not {req.sample_id}")
+    ident = json.loads(cfg_json)["identity"]
+    req.sample_id, req.identity, req.resume = r_sample, ident, resume
+    req.model, req.dtype = ident["model"], ident["dtype"]
+    req.quantization = None if ident["quantization"] == "none" else ident["quantization"]
+    req.config = ScoreConfig.from_json_dict(ident["score"])
+    if status == "done":
+        log(f"run {resume} is already complete")
+        n = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'", [resume])
+        return RunSummary(resume, "done", int(n), int(n), 0, int(n), 0, 0.0, resumed=True)
+    req.resumed = True
+    return None
+
+
+def _validate(wh: Warehouse, req: _Request, batch_size: int | None) -> int:
+    """Every option checked before anything is loaded or written; returns the sample's dataset id."""
+    config = req.config
+    if req.sample_id is None:
+        raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
+    if config.estimator not in ESTIMATORS:
+        raise UserError(f"--estimator {config.estimator}: use one of {', '.join(ESTIMATORS)}")
+    bad = [t for t in config.query_types if t not in ("open", "closed")]
+    if bad or not config.query_types:
+        raise UserError(f"--query-forms {','.join(config.query_types)}: use open, closed or open,closed")
+    if config.query_forms_per_type is not None and config.query_forms_per_type < 1:
+        raise UserError(f"--query-forms-per-type {config.query_forms_per_type}: must be at least 1")
+    if config.store_topk < 0 or config.prior_topk < 0:
+        raise UserError("--store-topk / --prior-topk must be >= 0")
+    if batch_size is not None and batch_size <= 0:
+        raise UserError(f"--batch-size {batch_size}: must be a positive number or auto")
+    _, dataset_id = sample_row(wh, req.sample_id)
+    if not plan_units(wh, req.sample_id, replace(config, shard_size=10**9)):
+        raise UserError(f"sample {req.sample_id} has nothing to score for query types "
+                        f"{','.join(config.query_types)} (no facts, contexts or query forms)")
+    return dataset_id
+
+
+def _choose_shards_and_run(wh: Warehouse, req: _Request, lm: LoadedModel, shard_size: int | None,
+                           fresh: bool, log) -> None:
+    """A new request: fix the shard size (automatic from the memory budget unless given), then
+    continue the newest unfinished run with the same identity unless ``fresh``."""
+    if shard_size is None:
+        n_ctx = max(wh.scalar("SELECT max(n) FROM (SELECT count(*) AS n FROM context WHERE sample_id = ? "
+                              "GROUP BY relation_id)", [req.sample_id]) or 1, 1)
+        shard_size = auto_shard_size(lm, int(n_ctx), req.config.estimator)
+    req.config = replace(req.config, shard_size=int(shard_size))
+    req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
+    if not fresh:
+        found = find_resumable(wh, req.sample_id, req.identity)
+        if found is not None:
+            req.resume, req.resumed = found, True
+            log(f"resuming unfinished run {found} (same sample, model and options; --fresh starts a new one)")
+
+
+def _open_run(wh: Warehouse, req: _Request, lm: LoadedModel, units: list[UnitSpec], dataset_id: int,
+              device: str, batch_size: int | None, seed: int) -> int:
+    """Insert the run row (status running), or mark the resumed run running again; returns its id."""
+    cfg_json = json.dumps({"identity": req.identity, "device": device, "batch_size": batch_size or "auto",
+                           "seed": seed, "shard_size": req.config.shard_size}, sort_keys=True)
+    with wh.transaction():
+        if req.resume is None:
+            run_id = wh.next_id("run", "run_id")
+            wh.insert_arrow("run", {
+                "run_id": [run_id], "kind": [RUN_KIND], "sample_id": [req.sample_id], "dataset_id": [dataset_id],
+                "model": [req.model], "model_revision": [lm.revision], "dtype": [lm.dtype],
+                "quantization": [lm.quantization or "none"], "device": [lm.device],
+                "estimator": [req.config.estimator], "batch_size": [batch_size], "seed": [seed],
+                "config_json": [cfg_json], "ctxprior_version": [__version__],
+                "host": [socket.gethostname()], "pid": [os.getpid()], "status": ["running"],
+                "units_total": [len(units)], "units_done": [0], "prompts_done": [0], "started_at": [utcnow()]})
+            return run_id
+        run_id = req.resume
+        old_rev = wh.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id])
+        if old_rev and lm.revision and old_rev != lm.revision:
+            raise UserError(f"--resume {run_id}: the model's weights changed ({old_rev[:19]}... -> "
+                            f"{lm.revision[:19]}...); start a new run instead")
+        wh.execute("UPDATE run SET status = 'running', host = ?, pid = ?, ended_at = NULL, error = NULL, "
+                   "units_total = ? WHERE run_id = ?", [socket.gethostname(), os.getpid(), len(units), run_id])
+    return run_id
+
+
+def _progress_bar(progress: bool, total: int, run_id: int):
+    """A tqdm bar over prompts on stderr, or None."""
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="prompt", desc=f"run {run_id}", disable=None,
+                file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+
+
+def _execute(wh: Warehouse, run_id: int, units: list[UnitSpec], inputs: list[UnitInput], executor: Executor,
+             bar, log) -> _Outcome:
+    """Commit each unit as the executor yields it; always close the executor and the run row
+    (done when every unit is done, cancelled on Ctrl-C / SIGTERM, else failed)."""
+    out = _Outcome()
+    try:
+        for res in executor.run(inputs, progress=bar.update if bar else None):
+            write_unit(wh, run_id, res)
+            if res.error is None:
+                out.n_done += 1
+            else:
+                out.n_failed += 1
+                out.errors.append(f"unit {res.spec.unit_id}: {res.error}")
+                log(f"unit {res.spec.unit_id} failed: {res.error}")
+        all_done = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])
+        out.status = "done" if all_done == len(units) else "failed"
+    except KeyboardInterrupt:
+        out.status = "cancelled"
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        executor.close()
+        _close_run(wh, run_id, out)
+    return out
+
+
+def _close_run(wh: Warehouse, run_id: int, out: _Outcome) -> None:
+    """Final counts, status, end time and (unless done) the joined unit errors; never raises
+    (the warehouse may be the thing that failed)."""
+    try:
+        with wh.transaction():
+            refresh_counts(wh, run_id)
+            wh.execute("UPDATE run SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
+                       [out.status, utcnow(), ("; ".join(out.errors)[:2000] or None) if out.status != "done" else None,
+                        run_id])
+    except Exception:
+        pass
