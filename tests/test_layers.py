@@ -60,3 +60,47 @@ def test_imports_point_down_and_have_no_circles():
 
     for n in sorted(edges):
         visit(n, [])
+
+
+def _module_edges() -> dict[str, set[str]]:
+    """module -> modules of ctxprior it imports (lazy imports inside functions included); the
+    root package is left out (modules take only ``__version__`` from it)."""
+    mods = {}
+    for f in SRC.rglob("*.py"):
+        parts = list(f.relative_to(SRC.parent).with_suffix("").parts)
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    edges: dict[str, set[str]] = {}
+    for m, f in mods.items():
+        base_pkg = m.split(".") if f.name == "__init__.py" else m.split(".")[:-1]
+        out: set[str] = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = base_pkg[:len(base_pkg) - (node.level - 1)]
+                    mod = ".".join(base + (node.module.split(".") if node.module else []))
+                elif node.module and node.module.startswith("ctxprior"):
+                    mod = node.module
+                else:
+                    continue
+                out.update(f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod for a in node.names)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in mods)
+        edges[m] = {t for t in out if t in mods and t not in (m, "ctxprior")}
+    return edges
+
+
+def test_no_module_import_circles():
+    """Not even between two modules of one package (e.g. schema.warehouse <-> schema.migrations)."""
+    edges = _module_edges()
+    done: set[str] = set()
+
+    def visit(n, path):
+        assert n not in path, f"import circle: {' -> '.join(path[path.index(n):] + [n])}"
+        if n in done:
+            return
+        for m in sorted(edges[n]):
+            visit(m, path + [n])
+        done.add(n)
+
+    for n in sorted(edges):
+        visit(n, [])

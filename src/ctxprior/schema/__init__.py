@@ -12,12 +12,12 @@ import pkgutil
 
 from .base import metadata
 
-SCHEMA_VERSION = 1
-
 for _m in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    if _m not in {"base", "warehouse", "migrations"}:
+    if _m not in {"base", "versions", "warehouse", "migrations"}:
         importlib.import_module(f"{__name__}.{_m}")
 
+from .versions import SCHEMA_VERSION  # noqa: E402
 from .warehouse import Warehouse, open_warehouse, default_db_path  # noqa: E402
+from . import migrations  # noqa: E402,F401  (fills versions.MIGRATIONS)
 
 __all__ = ["SCHEMA_VERSION", "metadata", "Warehouse", "open_warehouse", "default_db_path"]

@@ -2,35 +2,17 @@
 
 Adding a table or a view is not a version change: opening a warehouse read-write creates
 missing tables and recreates every view. A change to an existing table (a new column, a renamed
-one, a new key) bumps ``SCHEMA_VERSION`` and registers a step here that takes a warehouse of
-version N to N+1 inside one transaction. ``ctxprior migrate`` applies every pending step.
+one, a new key) bumps ``SCHEMA_VERSION`` (``versions.py``) and registers a step here,
+``MIGRATIONS[N] = step``, that takes a warehouse of version N to N+1 inside one transaction. ``ctxprior migrate`` applies every pending step.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 from ..errors import UserError
+from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
+from .warehouse import Warehouse
 
-# version N -> function(warehouse) that upgrades a version-N warehouse to N+1
-MIGRATIONS: dict[int, Callable] = {}
-
-
-def check_version(path: str, found: int, current: int) -> None:
-    if found == current:
-        return
-    if found > current:
-        raise UserError(
-            f"warehouse {path} has schema v{found}, newer than this ctxprior (v{current}); "
-            "upgrade with `pip install -U ctxprior`")
-    missing = [v for v in range(found, current) if v not in MIGRATIONS]
-    if missing:
-        raise UserError(
-            f"warehouse {path} has schema v{found} and no migration exists from v{missing[0]}; "
-            f"export it with an older ctxprior (`ctxprior export parquet DIR`) and re-import")
-    raise UserError(
-        f"warehouse {path} has schema v{found}, this ctxprior uses v{current}; "
-        f"run `ctxprior --db {path} migrate` (a backup copy is made first)")
+__all__ = ["MIGRATIONS", "check_version", "migrate"]
 
 
 def migrate(path: str) -> list[str]:
@@ -38,9 +20,6 @@ def migrate(path: str) -> list[str]:
     import shutil
 
     import duckdb
-
-    from . import SCHEMA_VERSION
-    from .warehouse import Warehouse
 
     con = duckdb.connect(path)
     wh = Warehouse(path, con, read_only=False)

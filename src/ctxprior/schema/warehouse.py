@@ -377,7 +377,7 @@ class Warehouse:
 
     def ensure_schema(self) -> None:
         """Create missing tables (additive, safe) and (re)create every view."""
-        from . import SCHEMA_VERSION
+        from .versions import SCHEMA_VERSION
 
         with self.session():
             self._ensure_schema(SCHEMA_VERSION)
@@ -483,8 +483,7 @@ def open_warehouse(path: str | os.PathLike | None = None, read_only: bool = Fals
     - brief: a brief writer (long jobs such as scoring runs): hold the file only while writing,
       announce the intent to write, let readers in between commits (module docstring).
     """
-    from . import SCHEMA_VERSION
-    from .migrations import check_version
+    from .versions import SCHEMA_VERSION, check_version
 
     path = str(path or default_db_path())
     exists = Path(path).exists()

@@ -1,0 +1,32 @@
+"""Schema versions: the current version, the registry of migration steps, and the check made
+when a warehouse is opened. The steps themselves are in ``migrations.py`` (imported by the
+package, so the registry is full whenever ``ctxprior.schema`` is)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import UserError
+
+SCHEMA_VERSION = 1
+
+# version N -> function(warehouse) that upgrades a version-N warehouse to N+1
+MIGRATIONS: dict[int, Callable] = {}
+
+
+def check_version(path: str, found: int, current: int) -> None:
+    """UserError unless a warehouse of version ``found`` can be used by this ctxprior (``current``)."""
+    if found == current:
+        return
+    if found > current:
+        raise UserError(
+            f"warehouse {path} has schema v{found}, newer than this ctxprior (v{current}); "
+            "upgrade with `pip install -U ctxprior`")
+    missing = [v for v in range(found, current) if v not in MIGRATIONS]
+    if missing:
+        raise UserError(
+            f"warehouse {path} has schema v{found} and no migration exists from v{missing[0]}; "
+            f"export it with an older ctxprior (`ctxprior export parquet DIR`) and re-import")
+    raise UserError(
+        f"warehouse {path} has schema v{found}, this ctxprior uses v{current}; "
+        f"run `ctxprior --db {path} migrate` (a backup copy is made first)")
