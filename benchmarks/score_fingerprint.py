@@ -2,7 +2,8 @@
 
     python benchmarks/score_fingerprint.py demo.duckdb
 
-Prints one sha256 per score table (and one over all of them). Every row is written with
+Prints one sha256 per table (and one over all of them): the inputs of the scores (dataset
+tables, samples, contexts) and the scores and analyses made from them. Every row is written with
 ``repr`` of each value (floats round-trip exactly), ordered by all columns; columns that record
 when or where a run happened (timestamps, host, pid, ctxprior version) are left out. Two
 warehouses built by the same commands give the same fingerprint exactly when their scores are
@@ -16,7 +17,9 @@ import hashlib
 
 import duckdb
 
-TABLES = ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation", "analysis_result",
+INPUTS = ("relation", "entity", "answer", "fact", "query_form", "context_template", "sample", "sample_fact",
+          "context")
+TABLES = INPUTS + ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation", "analysis_result",
           "dynamicqa_generation", "dynamicqa_token_dist", "dynamicqa_score", "dynamicqa_summary",
           "dynamicqa_regression")
 VOLATILE = {"started_at", "finished_at", "created_at", "updated_at", "host", "pid", "ctxprior_version",

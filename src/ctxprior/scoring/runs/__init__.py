@@ -8,6 +8,8 @@
   loses at most the unit in flight; rerunning the command (or ``--resume RUN``) continues and ends
   with exactly the rows an uninterrupted run writes;
 - ``manage``: ``list_runs``, ``stored_device_dtype``, ``cancel_run``.
+
+May import: ``scoring`` (units, executors, models, estimators), ``schema``, ``errors``.
 """
 
 from .manage import cancel_run, list_runs, stored_device_dtype
