@@ -104,3 +104,18 @@ def test_no_module_import_circles():
 
     for n in sorted(edges):
         visit(n, [])
+
+
+# docs/architecture.md, "Packages and what each may import": the layer-2 packages and the
+# pipeline may import only what their row names (plus layer 0)
+MAY_IMPORT = {"ingest": {"schema", "covariates"}, "scoring": {"schema"},
+              "dynamicqa": {"schema", "ingest", "scoring"}, "queries": {"schema", "dynamicqa"},
+              "covariates": {"schema"}, "fakes": {"schema", "ingest", "scoring"}, "publish": {"schema"},
+              "info": {"schema", "sqlshell"}, "sqlshell": {"schema"}, "pipeline": {"api", "ingest"}}
+
+
+def test_packages_import_only_what_the_architecture_page_names():
+    edges = _edges()
+    base = {t for t, layer in LAYER.items() if layer == 0} | {"__version__"}
+    extra = {p: sorted(edges.get(p, set()) - allowed - base) for p, allowed in MAY_IMPORT.items()}
+    assert not any(extra.values()), f"imports the architecture page does not list: {extra}"
