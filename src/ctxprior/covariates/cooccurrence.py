@@ -270,6 +270,45 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
                  restart: bool = False, description: str | None = None, progress: bool | None = None
                  ) -> Report:
     """Count (or resume counting) co-occurrences of every fact's entity and answer in ``corpus``."""
+    _check_options(name, punctuation, window, executor, workers)
+    workers = workers or os.cpu_count() or 1
+    did = catalog.dataset_id(wh, dataset)
+    paths = find_shards(list(corpus))
+    for p in paths:
+        check_shard(p)
+    pl = plan(wh, did, window, ignore_case, punctuation, text_field)
+    params = _params(window, ignore_case, punctuation, text_field, dataset, pl.digest)
+    existing = catalog.get(wh, name)
+    _check_existing(name, existing, params, restart)
+    stats = _file_stats(paths)
+    done = _counted_shards(wh, name, existing, paths, stats) if existing is not None and not restart else {}
+    todo = [p for p in paths if p not in done]
+    ray_started = ray_connect(workers, address) if executor == "ray" and todo else False
+
+    # one transaction: catalog row (partial), names/pairs/facts, view
+    try:
+        cid = _begin(wh, name, did, params, corpus, existing, restart, description, window, pl)
+    except BaseException:
+        _ray_shutdown(ray_started)
+        raise
+
+    rep = Report(name=name, view=catalog.view_name(name), shards_total=len(paths),
+                 shards_skipped=len(paths) - len(todo), n_facts=len(pl.facts["fact_id"]),
+                 n_names=len(pl.spec.names), n_pairs=len(pl.spec.pairs), n_unnamed=pl.n_unnamed)
+    bar = _progress_bar(sum(stats[p][0] for p in todo), name, progress)
+    t0 = time.perf_counter()
+    try:
+        _count(wh, cid, pl.spec, todo, stats, executor, workers, address, bar, rep)
+    finally:
+        bar.close()
+        rep.seconds = time.perf_counter() - t0
+        _ray_shutdown(ray_started)
+        _finish(wh, cid, name, paths, rep)
+    return rep
+
+
+def _check_options(name: str, punctuation: str, window: int, executor: str, workers: int | None) -> None:
+    """Fail on a bad name, punctuation mode, window, executor or number of workers."""
     catalog.check_name(name)
     check_punctuation(punctuation)
     if window < 1:
@@ -278,17 +317,20 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
         raise UserError(f"--executor {executor}: use local or ray")
     if workers is not None and workers < 1:
         raise UserError(f"--workers {workers}: must be at least 1")
-    workers = workers or os.cpu_count() or 1
-    did = catalog.dataset_id(wh, dataset)
-    paths = find_shards(list(corpus))
-    for p in paths:
-        check_shard(p)
-    pl = plan(wh, did, window, ignore_case, punctuation, text_field)
-    params = {"window": window, "ignore_case": ignore_case, "punctuation": punctuation,
-              "text_field": text_field, "dataset": dataset, "names_sha256": pl.digest,
-              "definition": "pairs of non-overlapping whole-word occurrences in one document with "
-                            "1 <= start(later) - end(earlier) <= window words (App. F.2 word splitting)"}
-    existing = catalog.get(wh, name)
+
+
+def _params(window: int, ignore_case: bool, punctuation: str, text_field: str, dataset: str | None,
+            names_sha256: str) -> dict:
+    """The covariate's stored parameters: the counting settings and the definition counted."""
+    return {"window": window, "ignore_case": ignore_case, "punctuation": punctuation,
+            "text_field": text_field, "dataset": dataset, "names_sha256": names_sha256,
+            "definition": "pairs of non-overlapping whole-word occurrences in one document with "
+                          "1 <= start(later) - end(earlier) <= window words (App. F.2 word splitting)"}
+
+
+def _check_existing(name: str, existing: dict | None, params: dict, restart: bool) -> None:
+    """Fail when ``name`` belongs to another kind of covariate, or (unless ``restart``) was counted
+    with other settings or other entity/answer names."""
     if existing is not None and existing["kind"] != "cooccurrence":
         raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
     if existing is not None and not restart:
@@ -301,70 +343,71 @@ def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: st
                 what = (what + ", " if what else "") + "the dataset's entity/answer names changed"
             raise UserError(f"--name {name}: already counted with different settings ({what}); "
                             "use another --name, or --restart to count from scratch")
+
+
+def _file_stats(paths: list[str]) -> dict[str, tuple[int, int]]:
+    """Each shard's (size in bytes, mtime in ns)."""
     stats = {}
     for p in paths:
         st = os.stat(p)
         stats[p] = (st.st_size, st.st_mtime_ns)
+    return stats
+
+
+def _counted_shards(wh, name: str, existing: dict, paths: list[str], stats: dict[str, tuple[int, int]]
+                    ) -> dict[str, tuple[int, int]]:
+    """The shards already counted for ``existing`` -> their (size, mtime) then; fails when one of
+    ``paths`` changed since."""
     done: dict[str, tuple[int, int]] = {}
-    if existing is not None and not restart:
-        for path, size, mtime in wh.query(
-                "SELECT path, size_bytes, mtime_ns FROM cooccurrence_shard WHERE covariate_id = ?",
-                [existing["covariate_id"]]):
-            done[path] = (size, mtime)
-        changed = [p for p in paths if p in done and done[p] != stats[p]]
-        if changed:
-            raise UserError(f"{changed[0]}: changed since it was counted for {name} "
-                            f"({len(changed)} shard(s) changed); use --restart to count from scratch")
-
-    todo = [p for p in paths if p not in done]
-    ray_started = ray_connect(workers, address) if executor == "ray" and todo else False
-
-    # one transaction: catalog row (partial), names/pairs/facts, view
-    try:
-        cid = _begin(wh, name, did, params, corpus, existing, restart, description, window, pl)
-    except BaseException:
-        _ray_shutdown(ray_started)
-        raise
+    for path, size, mtime in wh.query(
+            "SELECT path, size_bytes, mtime_ns FROM cooccurrence_shard WHERE covariate_id = ?",
+            [existing["covariate_id"]]):
+        done[path] = (size, mtime)
+    changed = [p for p in paths if p in done and done[p] != stats[p]]
+    if changed:
+        raise UserError(f"{changed[0]}: changed since it was counted for {name} "
+                        f"({len(changed)} shard(s) changed); use --restart to count from scratch")
+    return done
 
 
-    rep = Report(name=name, view=catalog.view_name(name), shards_total=len(paths),
-                 shards_skipped=len(paths) - len(todo), n_facts=len(pl.facts["fact_id"]),
-                 n_names=len(pl.spec.names), n_pairs=len(pl.spec.pairs), n_unnamed=pl.n_unnamed)
-    total_bytes = sum(stats[p][0] for p in todo)
-    bar = None
+def _progress_bar(total_bytes: int, name: str, progress: bool | None):
+    """A tqdm bar over the shard bytes to count (``progress`` None: shown on a terminal only)."""
     from tqdm import tqdm
 
-    bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"cooccurrence {name}",
-               disable=(None if progress is None else not progress), smoothing=0.1)
-    t0 = time.perf_counter()
-    try:
-        if executor == "ray":
-            results = run_ray(pl.spec, todo, workers, address, bar, {p: stats[p][0] for p in todo},
-                              started=False)  # connected above; shut down below
-        else:
-            results = run_local(pl.spec, todo, workers, bar)
-        for res in results:
-            if res.get("error"):
-                rep.failed.append(res["error"])
-                continue
-            size, mtime = stats[res["path"]]
-            _store_shard(wh, cid, res, size, mtime)
-            st: ShardStats = res["stats"]
-            rep.shards_counted += 1
-            rep.n_documents += st.n_documents
-            rep.n_words += res["n_words"]
-            rep.n_bad_json += st.n_bad_json
-            rep.n_missing_text += st.n_missing_text
-            rep.bad_examples += [f"{res['path']} {x}" for x in st.bad_examples]
-            rep.bytes_counted += size
-            rep.bytes_text += st.bytes_decompressed
-            rep.cpu_seconds += res["cpu_seconds"]
-    finally:
-        bar.close()
-        rep.seconds = time.perf_counter() - t0
-        _ray_shutdown(ray_started)
-        _finish(wh, cid, name, paths, rep)
-    return rep
+    return tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"cooccurrence {name}",
+                disable=(None if progress is None else not progress), smoothing=0.1)
+
+
+def _count(wh, cid: int, spec: CountSpec, todo: list[str], stats: dict[str, tuple[int, int]], executor: str,
+           workers: int, address: str | None, bar, rep: Report) -> None:
+    """Count the ``todo`` shards on the executor, storing each shard as it finishes (its own transaction)
+    and adding it to ``rep``; a failed shard is recorded in ``rep.failed``."""
+    if executor == "ray":
+        results = run_ray(spec, todo, workers, address, bar, {p: stats[p][0] for p in todo},
+                          started=False)  # connected by the caller, which shuts Ray down
+    else:
+        results = run_local(spec, todo, workers, bar)
+    for res in results:
+        if res.get("error"):
+            rep.failed.append(res["error"])
+            continue
+        size, mtime = stats[res["path"]]
+        _store_shard(wh, cid, res, size, mtime)
+        _add_shard(rep, res, size)
+
+
+def _add_shard(rep: Report, res: dict, size: int) -> None:
+    """Add one counted shard's statistics to ``rep``."""
+    st: ShardStats = res["stats"]
+    rep.shards_counted += 1
+    rep.n_documents += st.n_documents
+    rep.n_words += res["n_words"]
+    rep.n_bad_json += st.n_bad_json
+    rep.n_missing_text += st.n_missing_text
+    rep.bad_examples += [f"{res['path']} {x}" for x in st.bad_examples]
+    rep.bytes_counted += size
+    rep.bytes_text += st.bytes_decompressed
+    rep.cpu_seconds += res["cpu_seconds"]
 
 
 def _begin(wh, name, did, params, corpus, existing, restart, description, window, pl: Plan) -> int:

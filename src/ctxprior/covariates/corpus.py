@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Generator, Iterator
 
 from ..errors import UserError
 
@@ -189,62 +189,79 @@ def iter_batches(path: str, stats: ShardStats, text_field: str = "text", batch_c
     fmt = shard_format(path)
     with open(path, "rb") as f:
         tap = _Tap(f)
-        reader = _open_decompressed(tap, path)
-        batch: list[str] = []
-        size = 0
-        reported = 0
-        loads = json.loads
-        if fmt == "jsonl":
-            for line in _lines(reader, stats):
-                stats.n_lines += 1
-                if not line.strip():
-                    continue
-                try:
-                    obj = loads(line)
-                except ValueError:  # JSONDecodeError and UnicodeDecodeError
-                    stats.bad("json", stats.n_lines)
-                    continue
-                text = obj.get(text_field) if isinstance(obj, dict) else None
-                if not isinstance(text, str):
-                    stats.bad("text", stats.n_lines)
-                    continue
-                batch.append(text)
-                size += len(text)
-                if size >= batch_chars:
-                    stats.n_documents += len(batch)
-                    yield batch
-                    batch, size = [], 0
-                    if progress:
-                        progress(tap.pos - reported)
-                        reported = tap.pos
-        else:
-            para: list[str] = []
-            for line in _lines(reader, stats):
-                stats.n_lines += 1
-                s = line.decode("utf-8", errors="replace")
-                if s.strip():
-                    para.append(s)
-                    continue
-                if para:
-                    text = "\n".join(para)
-                    para = []
-                    batch.append(text)
-                    size += len(text)
-                    if size >= batch_chars:
-                        stats.n_documents += len(batch)
-                        yield batch
-                        batch, size = [], 0
-                        if progress:
-                            progress(tap.pos - reported)
-                            reported = tap.pos
-            if para:
-                batch.append("\n".join(para))
+        lines = _lines(_open_decompressed(tap, path), stats)
+        tail: list[str] = []
+        texts = _json_texts(lines, stats, text_field) if fmt == "jsonl" else _paragraphs(lines, stats, tail)
+        batch, reported = yield from _full_batches(texts, stats, batch_chars, tap, progress)
+        batch += tail
         if batch:
             stats.n_documents += len(batch)
             yield batch
-        while tap.read(READ_BYTES):  # hash the whole file, including any trailing bytes
-            pass
-        if progress:
-            progress(tap.pos - reported)
-        stats.sha256 = tap.sha.hexdigest()
-        stats.bytes_read = tap.pos
+        _read_rest(tap, stats, progress, reported)
+
+
+def _json_texts(lines: Iterator[bytes], stats: ShardStats, text_field: str) -> Iterator[str]:
+    """The string ``text_field`` of each JSON line; counts the lines, skips and counts the bad ones."""
+    loads = json.loads
+    for line in lines:
+        stats.n_lines += 1
+        if not line.strip():
+            continue
+        try:
+            obj = loads(line)
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            stats.bad("json", stats.n_lines)
+            continue
+        text = obj.get(text_field) if isinstance(obj, dict) else None
+        if not isinstance(text, str):
+            stats.bad("text", stats.n_lines)
+            continue
+        yield text
+
+
+def _paragraphs(lines: Iterator[bytes], stats: ShardStats, tail: list[str]) -> Iterator[str]:
+    """The blank-line separated paragraphs of plain text; counts the lines. A last paragraph not
+    followed by a blank line is put in ``tail`` instead (it joins the last batch without closing one)."""
+    para: list[str] = []
+    for line in lines:
+        stats.n_lines += 1
+        s = line.decode("utf-8", errors="replace")
+        if s.strip():
+            para.append(s)
+            continue
+        if para:
+            text = "\n".join(para)
+            para = []
+            yield text
+    if para:
+        tail.append("\n".join(para))
+
+
+def _full_batches(texts: Iterator[str], stats: ShardStats, batch_chars: int, tap: _Tap,
+                  progress: Callable[[int], None] | None) -> Generator[list[str], None, tuple[list[str], int]]:
+    """Yield ``texts`` in batches once they reach ``batch_chars`` characters, counting their documents and
+    reporting the file bytes read after each; return the unfinished last batch and the bytes reported."""
+    batch: list[str] = []
+    size = 0
+    reported = 0
+    for text in texts:
+        batch.append(text)
+        size += len(text)
+        if size >= batch_chars:
+            stats.n_documents += len(batch)
+            yield batch
+            batch, size = [], 0
+            if progress:
+                progress(tap.pos - reported)
+                reported = tap.pos
+    return batch, reported
+
+
+def _read_rest(tap: _Tap, stats: ShardStats, progress: Callable[[int], None] | None, reported: int) -> None:
+    """Read (and so hash) the rest of the file, report the bytes not yet reported, record sha256 and size."""
+    while tap.read(READ_BYTES):  # hash the whole file, including any trailing bytes
+        pass
+    if progress:
+        progress(tap.pos - reported)
+    stats.sha256 = tap.sha.hexdigest()
+    stats.bytes_read = tap.pos

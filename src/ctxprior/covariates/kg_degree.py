@@ -29,28 +29,59 @@ def kg_degree(wh, triples: list[str], name: str, fmt: str = "auto", dataset: str
               replace: bool = False, description: str | None = None) -> dict:
     catalog.check_name(name)
     did = catalog.dataset_id(wh, dataset)
-    tf = TripleFiles(wh.con, list(triples), fmt)
-    files = tf.files
-    if len(tf.formats) > 1:
-        raise UserError(f"{', '.join(triples)}: mixed triple formats ({', '.join(tf.formats)}); "
-                        "run once per format with different --name values")
-    fmt_ = tf.formats[0]
+    tf, fmt_ = _open_triples(wh, triples, fmt)
     existing = catalog.get(wh, name)
     if existing is not None and not replace:
         if existing["kind"] != "kg_degree":
             raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
-    shas = [sha256_file(f) for f in files]
-    digest = shas[0] if len(shas) == 1 else hashlib.sha256("\n".join(sorted(shas)).encode()).hexdigest()
+    digest = _files_digest(tf.files)
     if existing is not None and not replace:
         if existing["source_sha256"] == digest:
-            return _summary(wh, existing["covariate_id"], name, did, files, None, unchanged=True)
+            return _summary(wh, existing["covariate_id"], name, did, tf.files, None, unchanged=True)
         raise UserError(f"--name {name}: already computed from other files; pass --replace to recompute")
+    _check_entity_uris(wh, did)
+    n_lines, n_bad = _load_triples(wh.con, tf, did)
+    n_triples = n_lines - n_bad
+    if n_lines and n_bad == n_lines:
+        raise UserError(f"{tf.files[0]}: no line parsed as a {fmt_} triple ({n_bad} lines); check --format")
+    params = {"format": fmt_, "dataset": dataset, "n_triples": n_triples, "n_unparsed_lines": n_bad,
+              "definition": "degree = |{a:(e,q,a)} U {a:(a,q,e)}|; total_degree = "
+                            "distinct triples with e as subject or object"}
+    rep = _store(wh, name, did, existing, params, " ".join(triples), digest, description, tf.files)
+    rep["n_unparsed_lines"] = n_bad
+    rep["format"] = fmt_
+    for t in ("_kg_t", "_kg_uri"):
+        wh.con.execute(f"DROP TABLE IF EXISTS {t}")
+    return rep
+
+
+def _open_triples(wh, triples: list[str], fmt: str) -> tuple[TripleFiles, str]:
+    """The triple files and their one format (mixed formats are an error)."""
+    tf = TripleFiles(wh.con, list(triples), fmt)
+    if len(tf.formats) > 1:
+        raise UserError(f"{', '.join(triples)}: mixed triple formats ({', '.join(tf.formats)}); "
+                        "run once per format with different --name values")
+    return tf, tf.formats[0]
+
+
+def _files_digest(files: list[str]) -> str:
+    """sha256 of the one file, or of the sorted sha256s of several."""
+    shas = [sha256_file(f) for f in files]
+    return shas[0] if len(shas) == 1 else hashlib.sha256("\n".join(sorted(shas)).encode()).hexdigest()
+
+
+def _check_entity_uris(wh, did: int | None) -> None:
+    """Fail unless some warehouse entity (of the dataset) has a URI to look up."""
     n_uris = wh.scalar("SELECT count(*) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)",
                        [did, did])
     if not n_uris:
         raise UserError("no entity in the warehouse has a URI to look up; KG degrees need entity URIs "
                         "(ingest yago_qec.json, or add degrees with `covariates add`)")
-    con = wh.con
+
+
+def _load_triples(con, tf: TripleFiles, did: int | None) -> tuple[int, int]:
+    """Temp tables ``_kg_uri`` (the entity URIs) and ``_kg_t`` (the distinct triples touching one);
+    returns the number of lines read and of lines that did not parse."""
     con.execute("CREATE OR REPLACE TEMP TABLE _kg_uri AS SELECT DISTINCT uri FROM entity "
                 "WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)", [did, did])
     parsed = tf.sql()
@@ -58,9 +89,12 @@ def kg_degree(wh, triples: list[str], name: str, fmt: str = "auto", dataset: str
     tf.run(f"""CREATE OR REPLACE TEMP TABLE _kg_t AS
         SELECT DISTINCT s, p, o FROM ({parsed})
         WHERE s IS NOT NULL AND (s IN (SELECT uri FROM _kg_uri) OR o IN (SELECT uri FROM _kg_uri))""")
-    n_triples = n_lines - n_bad
-    if n_lines and n_bad == n_lines:
-        raise UserError(f"{files[0]}: no line parsed as a {fmt_} triple ({n_bad} lines); check --format")
+    return n_lines, n_bad
+
+
+def _store(wh, name: str, did: int | None, existing: dict | None, params: dict, source_path: str, digest: str,
+           description: str | None, files: list[str]) -> dict:
+    """One transaction: drop the old degrees, the catalog row, the degree tables, the view, the counts."""
     with wh.transaction():
         if existing is not None:
             wh.execute("DELETE FROM kg_degree WHERE covariate_id = ?", [existing["covariate_id"]])
@@ -68,35 +102,32 @@ def kg_degree(wh, triples: list[str], name: str, fmt: str = "auto", dataset: str
             if existing["kind"] != "kg_degree":
                 raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
         cid = catalog.upsert(wh, name=name, kind="kg_degree", dataset_id=did, key_columns=KEY_COLUMNS,
-                             value_columns=VALUE_COLUMNS,
-                             params={"format": fmt_, "dataset": dataset, "n_triples": n_triples,
-                                     "n_unparsed_lines": n_bad,
-                                     "definition": "degree = |{a:(e,q,a)} U {a:(a,q,e)}|; total_degree = "
-                                                   "distinct triples with e as subject or object"},
-                             source_path=" ".join(triples), source_sha256=digest,
+                             value_columns=VALUE_COLUMNS, params=params,
+                             source_path=source_path, source_sha256=digest,
                              description=description or "relation-dependent KG degree delta(e,q) and total degree",
                              data_table="kg_degree")
-        wh.execute(f"""INSERT INTO kg_degree
-            SELECT {cid}, e, p, count(*) FROM (
-              SELECT s AS e, p, o AS a FROM _kg_t WHERE s IN (SELECT uri FROM _kg_uri)
-              UNION
-              SELECT o AS e, p, s AS a FROM _kg_t WHERE o IN (SELECT uri FROM _kg_uri))
-            GROUP BY e, p""")
-        wh.execute(f"""INSERT INTO kg_entity_degree
-            SELECT {cid}, e, count(*), count(DISTINCT p) FROM (
-              SELECT s, p, o, s AS e FROM _kg_t WHERE s IN (SELECT uri FROM _kg_uri)
-              UNION
-              SELECT s, p, o, o AS e FROM _kg_t WHERE o IN (SELECT uri FROM _kg_uri))
-            GROUP BY e""")
+        _insert_degrees(wh, cid)
         catalog.create_view(wh, name, view_sql(cid, did))
-        rep = _summary(wh, cid, name, did, files, n_triples)
+        rep = _summary(wh, cid, name, did, files, params["n_triples"])
         wh.execute("UPDATE covariate SET n_rows = ?, n_matched = ? WHERE covariate_id = ?",
                    [rep["n_facts"], rep["n_facts_with_degree"], cid])
-    rep["n_unparsed_lines"] = n_bad
-    rep["format"] = fmt_
-    for t in ("_kg_t", "_kg_uri"):
-        con.execute(f"DROP TABLE IF EXISTS {t}")
     return rep
+
+
+def _insert_degrees(wh, cid: int) -> None:
+    """delta(e, q) into ``kg_degree`` and each entity's total degree into ``kg_entity_degree``, from ``_kg_t``."""
+    wh.execute(f"""INSERT INTO kg_degree
+        SELECT {cid}, e, p, count(*) FROM (
+          SELECT s AS e, p, o AS a FROM _kg_t WHERE s IN (SELECT uri FROM _kg_uri)
+          UNION
+          SELECT o AS e, p, s AS a FROM _kg_t WHERE o IN (SELECT uri FROM _kg_uri))
+        GROUP BY e, p""")
+    wh.execute(f"""INSERT INTO kg_entity_degree
+        SELECT {cid}, e, count(*), count(DISTINCT p) FROM (
+          SELECT s, p, o, s AS e FROM _kg_t WHERE s IN (SELECT uri FROM _kg_uri)
+          UNION
+          SELECT s, p, o, o AS e FROM _kg_t WHERE o IN (SELECT uri FROM _kg_uri))
+        GROUP BY e""")
 
 
 def view_sql(cid: int, dataset_id: int | None) -> str:

@@ -60,35 +60,72 @@ def add_user_table(wh, path, name: str, on: str, match: str = "name", replace: b
     """Add a CSV / Parquet file (``path``) or an in-memory pandas DataFrame / Arrow table as
     covariate ``name``, joined on the key columns ``on`` (comma-separated)."""
     catalog.check_name(name)
-    frame = None
-    if not isinstance(path, (str, os.PathLike)):
-        frame, sha = _frame_source(path)
-        path = f"<{type(path).__name__}>"
-    elif not os.path.isfile(path):
-        raise UserError(f"{path}: no such file")
+    frame, sha, path = _source(path)
     if match not in ("name", "uri"):
         raise UserError(f"--match {match}: use name or uri")
+    keys = _key_columns(on)
+    catalog.dataset_id(wh, None)  # the warehouse must have data
+    if frame is None:
+        sha = sha256_file(path)
+    if _unchanged(wh, name, sha, keys, match, replace):
+        return {"unchanged": True, "view": catalog.view_name(name), "sha256": sha}
+    con = wh.con
+    _load(con, frame, path)
+    try:
+        values = _value_columns(con, path, keys)
+        n_rows, nulls = _check_rows(con, path, keys)
+        matched, unmatched_rows = _match_keys(con, path, keys, match, n_rows)
+        source_path = os.path.abspath(path) if frame is None else path
+        n_facts = _store(wh, name, keys, values, match, source_path, sha, description, n_rows, matched)
+    finally:
+        con.execute("DROP TABLE IF EXISTS _cov_user")
+        con.execute("DROP TABLE IF EXISTS _cov_keys")
+    return {"unchanged": False, "view": catalog.view_name(name), "sha256": sha, "n_rows": int(n_rows),
+            "n_matched": int(matched), "n_null_keys": int(nulls), "n_facts": int(n_facts),
+            "value_columns": values, "unmatched": [dict(zip(keys, r)) for r in unmatched_rows]}
+
+
+def _source(path) -> tuple[object | None, str | None, str | os.PathLike]:
+    """(Arrow table, its sha256, a label) for an in-memory table; (None, None, path) for an existing file."""
+    if not isinstance(path, (str, os.PathLike)):
+        frame, sha = _frame_source(path)
+        return frame, sha, f"<{type(path).__name__}>"
+    if not os.path.isfile(path):
+        raise UserError(f"{path}: no such file")
+    return None, None, path
+
+
+def _key_columns(on: str) -> list[str]:
+    """The key columns of ``--on`` (comma-separated), checked."""
     keys = [k.strip() for k in on.split(",") if k.strip()]
     bad = [k for k in keys if k not in KEYS]
     if not keys or bad or len(set(keys)) != len(keys):
         raise UserError(f"--on {on}: use key columns from {','.join(KEYS)} (each once), e.g. --on entity,answer")
     if not set(keys) & {"entity", "answer", "relation"}:
         raise UserError(f"--on {on}: include at least one of entity, answer, relation")
-    catalog.dataset_id(wh, None)  # the warehouse must have data
-    if frame is None:
-        sha = sha256_file(path)
+    return keys
+
+
+def _unchanged(wh, name: str, sha: str, keys: list[str], match: str, replace: bool) -> bool:
+    """True when covariate ``name`` already holds this source with these keys and ``replace`` is off;
+    fails when the name belongs to another kind, or to another source and ``replace`` is off."""
     existing = catalog.get(wh, name)
-    if existing is not None:
-        if existing["kind"] != "user":
-            raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
-        same = (existing["source_sha256"] == sha and existing["key_columns"] == ",".join(keys)
-                and f'"match": "{match}"' in existing["params_json"])
-        if same and not replace:
-            return {"unchanged": True, "view": catalog.view_name(name), "sha256": sha}
-        if not replace:
-            raise UserError(f"--name {name}: already added from another file or with other keys; "
-                            "pass --replace to replace it")
-    con = wh.con
+    if existing is None:
+        return False
+    if existing["kind"] != "user":
+        raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
+    same = (existing["source_sha256"] == sha and existing["key_columns"] == ",".join(keys)
+            and f'"match": "{match}"' in existing["params_json"])
+    if same and not replace:
+        return True
+    if not replace:
+        raise UserError(f"--name {name}: already added from another file or with other keys; "
+                        "pass --replace to replace it")
+    return False
+
+
+def _load(con, frame, path: str) -> None:
+    """The table, as is, into the temp table ``_cov_user``."""
     if frame is not None:
         con.register("_cov_frame", frame)
         try:
@@ -102,61 +139,82 @@ def add_user_table(wh, path, name: str, on: str, match: str = "name", replace: b
             raise
         except Exception as e:
             raise UserError(f"{path}: cannot read it ({str(e).splitlines()[0]})") from None
-    try:
-        cols = [r[0] for r in con.execute("SELECT * FROM _cov_user LIMIT 0").description]
-        missing = [k for k in keys if k not in cols]
-        if missing:
-            raise UserError(f"{path}: no column {', '.join(missing)} (it has {', '.join(cols)}); "
-                            "rename the column or change --on")
-        values = [c for c in cols if c not in keys]
-        if not values:
-            raise UserError(f"{path}: no value columns besides the keys {', '.join(keys)}")
-        clash = [c for c in values if c.lower() in RESERVED]
-        if clash:
-            raise UserError(f"{path}: column {', '.join(clash)} clashes with the view's key columns; "
-                            "rename it or add it to --on")
-        n_rows = con.execute("SELECT count(*) FROM _cov_user").fetchone()[0]
-        if not n_rows:
-            raise UserError(f"{path}: the table has no rows")
-        kl = ", ".join(_q(k) for k in keys)
-        nulls = con.execute(f"SELECT count(*) FROM _cov_user WHERE {' OR '.join(f'{_q(k)} IS NULL' for k in keys)}").fetchone()[0]
-        dups = con.execute(f"SELECT {kl}, count(*) FROM _cov_user GROUP BY ALL HAVING count(*) > 1 LIMIT 3").fetchall()
-        if dups:
-            ex = "; ".join(", ".join(f"{k}={v!r}" for k, v in zip(keys, d[:-1])) for d in dups)
-            raise UserError(f"{path}: keys ({', '.join(keys)}) are not unique, e.g. {ex}; "
-                            "aggregate the rows or add a key column to --on")
-        keysel = ", ".join(f"CAST({_q(k)} AS VARCHAR) AS k_{k}" for k in keys)
-        cond = " AND ".join(_condition(k, match) for k in keys)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _cov_keys AS SELECT row_number() OVER () AS rid, {keysel} FROM _cov_user")
-        matched = con.execute(f"""SELECT count(*) FROM _cov_keys u
-                                  WHERE EXISTS (SELECT 1 FROM v_entity v WHERE {cond})""").fetchone()[0]
-        unmatched_rows = con.execute(f"""SELECT {', '.join(f'k_{k}' for k in keys)} FROM _cov_keys u
-                                         WHERE NOT EXISTS (SELECT 1 FROM v_entity v WHERE {cond})
-                                         ORDER BY rid""").fetchall()
-        if not matched:
-            raise UserError(f"{path}: none of its {n_rows} rows matches a warehouse {'/'.join(keys)} by "
-                            f"{match}; check --on and --match (name|uri)")
-        table = f"covdata_{name}"
-        with wh.transaction():
-            wh.execute(f"DROP VIEW IF EXISTS {_q(catalog.view_name(name))}")
-            wh.execute(f"DROP TABLE IF EXISTS {_q(table)}")
-            wh.execute(f"CREATE TABLE {_q(table)} AS SELECT * FROM _cov_user")
-            catalog.upsert(wh, name=name, kind="user", dataset_id=None, key_columns=keys, value_columns=values,
-                           params={"match": match, "on": keys},
-                           source_path=os.path.abspath(path) if frame is None else path,
-                           source_sha256=sha, description=description, n_rows=int(n_rows),
-                           n_matched=int(matched), data_table=table)
-            view_cond = " AND ".join(
-                _condition(k, match).replace(f"u.k_{k}", f"CAST(u.{_q(k)} AS VARCHAR)") for k in keys)
-            catalog.create_view(wh, name, f"""SELECT v.dataset, v.relation, v.entity, v.entity_kind, v.answer,
+
+
+def _value_columns(con, path: str, keys: list[str]) -> list[str]:
+    """The columns of ``_cov_user`` besides the keys; fails on a missing key or no / reserved value columns."""
+    cols = [r[0] for r in con.execute("SELECT * FROM _cov_user LIMIT 0").description]
+    missing = [k for k in keys if k not in cols]
+    if missing:
+        raise UserError(f"{path}: no column {', '.join(missing)} (it has {', '.join(cols)}); "
+                        "rename the column or change --on")
+    values = [c for c in cols if c not in keys]
+    if not values:
+        raise UserError(f"{path}: no value columns besides the keys {', '.join(keys)}")
+    clash = [c for c in values if c.lower() in RESERVED]
+    if clash:
+        raise UserError(f"{path}: column {', '.join(clash)} clashes with the view's key columns; "
+                        "rename it or add it to --on")
+    return values
+
+
+def _check_rows(con, path: str, keys: list[str]) -> tuple[int, int]:
+    """The number of rows of ``_cov_user`` and of rows with a NULL key; fails on no rows or duplicate keys."""
+    n_rows = con.execute("SELECT count(*) FROM _cov_user").fetchone()[0]
+    if not n_rows:
+        raise UserError(f"{path}: the table has no rows")
+    kl = ", ".join(_q(k) for k in keys)
+    any_null = " OR ".join(f"{_q(k)} IS NULL" for k in keys)
+    nulls = con.execute(f"SELECT count(*) FROM _cov_user WHERE {any_null}").fetchone()[0]
+    dups = con.execute(f"SELECT {kl}, count(*) FROM _cov_user GROUP BY ALL HAVING count(*) > 1 LIMIT 3").fetchall()
+    if dups:
+        ex = "; ".join(", ".join(f"{k}={v!r}" for k, v in zip(keys, d[:-1])) for d in dups)
+        raise UserError(f"{path}: keys ({', '.join(keys)}) are not unique, e.g. {ex}; "
+                        "aggregate the rows or add a key column to --on")
+    return n_rows, nulls
+
+
+def _match_keys(con, path: str, keys: list[str], match: str, n_rows: int) -> tuple[int, list[tuple]]:
+    """The number of rows whose keys match a warehouse fact, and the keys of the others (in file order)
+    via the temp table ``_cov_keys``; fails when no row matches."""
+    keysel = ", ".join(f"CAST({_q(k)} AS VARCHAR) AS k_{k}" for k in keys)
+    cond = " AND ".join(_condition(k, match) for k in keys)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _cov_keys AS "
+                f"SELECT row_number() OVER () AS rid, {keysel} FROM _cov_user")
+    matched = con.execute(f"""SELECT count(*) FROM _cov_keys u
+                              WHERE EXISTS (SELECT 1 FROM v_entity v WHERE {cond})""").fetchone()[0]
+    unmatched_rows = con.execute(f"""SELECT {', '.join(f'k_{k}' for k in keys)} FROM _cov_keys u
+                                     WHERE NOT EXISTS (SELECT 1 FROM v_entity v WHERE {cond})
+                                     ORDER BY rid""").fetchall()
+    if not matched:
+        raise UserError(f"{path}: none of its {n_rows} rows matches a warehouse {'/'.join(keys)} by "
+                        f"{match}; check --on and --match (name|uri)")
+    return matched, unmatched_rows
+
+
+def _store(wh, name: str, keys: list[str], values: list[str], match: str, source_path: str, sha: str,
+           description: str | None, n_rows: int, matched: int) -> int:
+    """One transaction: ``_cov_user`` as ``covdata_<name>``, the catalog row, the view; returns the view's rows."""
+    table = f"covdata_{name}"
+    with wh.transaction():
+        wh.execute(f"DROP VIEW IF EXISTS {_q(catalog.view_name(name))}")
+        wh.execute(f"DROP TABLE IF EXISTS {_q(table)}")
+        wh.execute(f"CREATE TABLE {_q(table)} AS SELECT * FROM _cov_user")
+        catalog.upsert(wh, name=name, kind="user", dataset_id=None, key_columns=keys, value_columns=values,
+                       params={"match": match, "on": keys}, source_path=source_path,
+                       source_sha256=sha, description=description, n_rows=int(n_rows),
+                       n_matched=int(matched), data_table=table)
+        catalog.create_view(wh, name, _view_sql(table, keys, values, match))
+        n_facts = wh.scalar(f"SELECT count(*) FROM {_q(catalog.view_name(name))}")
+    return n_facts
+
+
+def _view_sql(table: str, keys: list[str], values: list[str], match: str) -> str:
+    """The view's SELECT: each matching fact's readable keys, the table's value columns, the ids."""
+    view_cond = " AND ".join(
+        _condition(k, match).replace(f"u.k_{k}", f"CAST(u.{_q(k)} AS VARCHAR)") for k in keys)
+    return f"""SELECT v.dataset, v.relation, v.entity, v.entity_kind, v.answer,
        {', '.join('u.' + _q(c) for c in values)},
        v.fact_id, v.relation_id, v.entity_id, v.answer_id
 FROM {_q(table)} u
-JOIN v_entity v ON {view_cond}""")
-            n_facts = wh.scalar(f"SELECT count(*) FROM {_q(catalog.view_name(name))}")
-    finally:
-        con.execute("DROP TABLE IF EXISTS _cov_user")
-        con.execute("DROP TABLE IF EXISTS _cov_keys")
-    return {"unchanged": False, "view": catalog.view_name(name), "sha256": sha, "n_rows": int(n_rows),
-            "n_matched": int(matched), "n_null_keys": int(nulls), "n_facts": int(n_facts),
-            "value_columns": values, "unmatched": [dict(zip(keys, r)) for r in unmatched_rows]}
+JOIN v_entity v ON {view_cond}"""
