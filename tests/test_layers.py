@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
-LAYER = {"errors": 0, "sqlfiles": 0, "faults": 0, "schema": 1,
+LAYER = {"errors": 0, "sqlfiles": 0, "faults": 0, "digest": 0, "schema": 1,
          "ingest": 2, "scoring": 2, "queries": 2, "covariates": 2, "publish": 2, "info": 2, "sqlshell": 2,
          "fakes": 2, "dynamicqa": 2,
          "api": 3, "pipeline": 4, "cli": 5, "commands": 5, "__main__": 6, "__init__": 6}

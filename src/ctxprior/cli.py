@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .errors import UserError
-from .commands.app import AppContext, pass_app  # noqa: F401 (pass_app: for command modules)
+from .commands.app import AppContext
 from .schema.warehouse import DB_ENV, DEFAULT_DB
 
 

@@ -19,7 +19,7 @@ Counting is additive over documents, so shard results merge exactly by summation
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import ahocorasick
 import numpy as np

@@ -19,7 +19,7 @@ import hashlib
 from ..errors import UserError
 from .triples import DEFAULT_PREFIXES, TripleFiles  # noqa: F401  (DEFAULT_PREFIXES: re-exported)
 from . import catalog
-from .catalog import sha256_file
+from ..digest import sha256_file
 
 KEY_COLUMNS = ["dataset", "relation", "entity", "answer"]
 VALUE_COLUMNS = ["degree", "total_degree"]

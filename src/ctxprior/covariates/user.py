@@ -12,7 +12,7 @@ import os
 
 from ..errors import UserError
 from . import catalog
-from .catalog import sha256_file
+from ..digest import sha256_file
 
 KEYS = ("dataset", "relation", "entity", "answer")
 RESERVED = {"dataset", "relation", "entity", "entity_kind", "answer", "fact_id", "relation_id",

@@ -42,6 +42,7 @@ from typing import Any
 import pyarrow as pa
 
 from .. import __version__
+from ..digest import sha256_file
 from ..errors import UserError
 from ..schema.warehouse import Warehouse, utcnow
 
@@ -66,14 +67,6 @@ DISPUTABLE_PREFIX = "This article is about {subj}. "
 
 def _esc(s: str) -> str:
     return s.replace("{", "{{").replace("}", "}}")
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @dataclass

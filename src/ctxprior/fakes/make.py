@@ -16,7 +16,7 @@ from .. import __version__
 from ..errors import UserError
 from ..schema.warehouse import utcnow
 from ..sqlfiles import read_sql
-from ..ingest.builder import sha256_file
+from ..digest import sha256_file
 from .parse import name_key, parse_names
 from .plan import SQL, RelationPlan, Slot, assign_classes, dataset_id, find_relation, group_by_class, plan_relation
 from .prompts import PROMPT_STYLES, build_messages

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from .builder import DatasetBuilder, sha256_file
+from ..digest import sha256_file
+from .builder import DatasetBuilder
 from .yago_qec import _Check, parse_yago_qec, read_json_file
 
 DEMO_FILES = {"demo": "demo_yago.json", "friend_enemy": "friend_enemy.json", "gender": "gender.json"}

@@ -36,7 +36,8 @@ from urllib.parse import unquote
 
 from ..errors import UserError
 from ..sqlfiles import read_sql, split_statements
-from .builder import DatasetBuilder, sha256_file
+from ..digest import sha256_file
+from .builder import DatasetBuilder
 from .kg_relations import RelationsFile, read_relations
 from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_str
 

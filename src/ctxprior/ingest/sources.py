@@ -29,7 +29,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 from ..errors import UserError
-from .builder import sha256_file
+from ..digest import sha256_file
 
 HF_PATH_RE = re.compile(r"^hf://datasets/(?P<repo>[^/@]+/[^/@]+)(?:@(?P<rev>[^/]+))?/(?P<path>[^@]+)$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")

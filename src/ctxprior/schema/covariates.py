@@ -7,7 +7,7 @@ A user table added with `covariates add` is stored as its own table `covdata_<na
 columns are the user's, so it cannot be declared here); the catalog row names it.
 """
 
-from sqlalchemy import BigInteger, Boolean, Column, DateTime, Double, ForeignKey, Integer, Table, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Integer, Table, Text, UniqueConstraint
 
 from .base import metadata
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..digest import sha256_file
 from ..errors import UserError
 
 DEFAULT_MODEL = "smollm2-135m"
@@ -71,14 +72,6 @@ def alias_path(alias: str) -> Path:
     if not p.exists():
         raise UserError(f"model alias {alias!r}: {p} is missing; reinstall {dist}")
     return p
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while b := f.read(chunk):
-            h.update(b)
-    return h.hexdigest()
 
 
 def _file_sha256_cached(path: Path) -> str:
