@@ -44,6 +44,7 @@ DESIGNS = ("paper", "all")
 
 
 def _rng(seed: int, relation_name: str) -> np.random.Generator:
+    """The relation's own generator: PCG64 seeded with (seed, crc32(relation id))."""
     return np.random.Generator(np.random.PCG64([int(seed) & 0xFFFFFFFFFFFFFFFF,
                                                 zlib.crc32(relation_name.encode("utf-8"))]))
 
@@ -101,6 +102,8 @@ class _AnswerDraws:
 
 def _select_facts(rel: str, facts: list[dict], n_entities: int | None, rng: np.random.Generator,
                   balance_classes: bool = False) -> list[dict]:
+    """The queried facts of a relation: the selected real ones, then their fakes; no two share an
+    entity name (``n_entities`` None: every fact, real ones first, in file order)."""
     real = [f for f in facts if f["entity_kind"] == "real"]
     fake_by_pos = {f["position"]: f for f in facts if f["entity_kind"] == "fake"}
     if n_entities is None:  # every fact, real first, in file order
@@ -140,6 +143,39 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
     replacement); see ``_AnswerDraws``. ``templates_per_type`` (design ``all``): render only that
     many templates of each context type, a seeded choice (None: all of them).
     """
+    context_types = _check_options(design, templates_per_type, answer_sampling, context_types)
+    ds_id = _dataset_id(wh, dataset)
+    per_type = _contexts_per_type(n_entities, n_contexts, len(context_types)) if design == "paper" else None
+    rels = _sample_relations(wh, ds_id, dataset, relations)
+    facts_by_rel, templates = _load_facts_and_templates(wh, [r[0] for r in rels])
+
+    sample_id = wh.next_id("sample", "sample_id")
+    ctx0 = int(wh.next_id("context", "context_id"))
+    sf_cols, cx_cols = _empty_columns()
+    for rid, rname, rshort in rels:
+        facts = _relation_facts(dataset, rshort, facts_by_rel.get(rid, []), templates[rid], context_types)
+        rng = _rng(seed, rname)
+        chosen = _select_facts(rshort, facts, n_entities, rng, balance_classes=design == "all")
+        _add_sample_facts(sf_cols, sample_id, rid, chosen)
+        if design == "paper":
+            rows = _paper_rows(rshort, facts, chosen, templates[rid], context_types, per_type, answer_sampling, rng)
+        else:
+            rows = _all_rows(chosen, templates[rid], context_types, templates_per_type, rng)
+        ctx0 = _add_contexts(cx_cols, ctx0, sample_id, rid, rows)
+
+    params = {"dataset": dataset, "relations": [r[2] for r in rels], "design": design,
+              "n_entities": n_entities, "n_contexts": n_contexts, "context_types": list(context_types),
+              "seed": seed, "rng": "numpy PCG64(seed, crc32(relation id))",
+              "answer_sampling": answer_sampling if design == "paper" else None, "entity_dedup": "name",
+              "templates_per_type": templates_per_type}
+    _store_sample(wh, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols)
+    return sample_id
+
+
+def _check_options(design: str, templates_per_type: int | None, answer_sampling: str,
+                   context_types: Sequence[str]) -> list[str]:
+    """Check the design, ``templates_per_type`` and answer sampling; return the stripped,
+    non-empty, distinct context types."""
     if design not in DESIGNS:
         raise UserError(f"--design {design}: expected one of {', '.join(DESIGNS)}")
     if templates_per_type is not None and (design != "all" or templates_per_type < 1):
@@ -151,30 +187,46 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
         raise UserError("--context-types: give at least one context type")
     if len(set(context_types)) != len(context_types):
         raise UserError(f"--context-types {','.join(context_types)}: a type is repeated")
+    return context_types
+
+
+def _dataset_id(wh: Warehouse, dataset: str) -> int:
+    """The id of the dataset named ``dataset``; an unknown name lists the warehouse's datasets."""
     ds = wh.query("SELECT dataset_id FROM dataset WHERE name = ?", [dataset])
     if not ds:
         names = [r[0] for r in wh.query("SELECT name FROM dataset ORDER BY dataset_id")]
         raise UserError(f"unknown dataset '{dataset}' in {wh.path}; it has: {', '.join(names) or 'none (run ingest first)'}")
-    ds_id = ds[0][0]
-    if design == "paper":
-        if not n_entities or n_entities <= 0 or not n_contexts or n_contexts <= 0:
-            raise UserError("--entities and --contexts must be positive for the paper design")
-        per_entity, rem = divmod(n_contexts, n_entities)
-        if rem or per_entity % len(context_types):
-            raise UserError(
-                f"--contexts {n_contexts} must be a multiple of --entities {n_entities} × "
-                f"{len(context_types)} context types (each entity appears in the same number of contexts of each type)")
-        per_type = per_entity // len(context_types)
+    return ds[0][0]
 
+
+def _contexts_per_type(n_entities: int | None, n_contexts: int | None, n_types: int) -> int:
+    """Design ``paper``: how many contexts of each type mention each entity (the counts must divide)."""
+    if not n_entities or n_entities <= 0 or not n_contexts or n_contexts <= 0:
+        raise UserError("--entities and --contexts must be positive for the paper design")
+    per_entity, rem = divmod(n_contexts, n_entities)
+    if rem or per_entity % n_types:
+        raise UserError(
+            f"--contexts {n_contexts} must be a multiple of --entities {n_entities} × "
+            f"{n_types} context types (each entity appears in the same number of contexts of each type)")
+    return per_entity // n_types
+
+
+def _sample_relations(wh: Warehouse, ds_id: int, dataset: str, relations: Iterable[str] | None) -> list[tuple]:
+    """The dataset's requested relations (full or short names; all when None) as
+    (relation_id, name, short_name) rows, in the order ``resolve_relations`` gives."""
     rel_rows = wh.query("SELECT relation_id, name, short_name FROM relation WHERE dataset_id = ? ORDER BY position",
                         [ds_id])
     by_name = {r[1]: r for r in rel_rows}
     short_to_name = {r[2]: r[1] for r in rel_rows}
     wanted = [short_to_name.get(w, w) for w in relations] if relations else None
     names = resolve_relations([r[1] for r in rel_rows], wanted, f"dataset '{dataset}'")
-    rels = [by_name[n] for n in names]
-    rel_ids = [r[0] for r in rels]
+    return [by_name[n] for n in names]
 
+
+def _load_facts_and_templates(wh: Warehouse, rel_ids: list[int]) -> tuple[
+        dict[int, list[dict]], dict[int, dict[str, list[tuple[int, str]]]]]:
+    """The facts of the relations (dicts, by relation id) and their context templates (by relation
+    id and context type, in ordinal order, as (context_template_id, template))."""
     facts_by_rel: dict[int, list[dict]] = defaultdict(list)
     cur = wh.execute(read_sql("ctxprior.ingest", "sql/sample_facts.sql"), [rel_ids])
     cols = [d[0] for d in cur.description]
@@ -187,68 +239,97 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
             "WHERE relation_id IN (SELECT unnest(?::INTEGER[])) ORDER BY relation_id, context_type, ordinal",
             [rel_ids]):
         templates[rid][ctype].append((tid, tpl))
+    return facts_by_rel, templates
 
-    sample_id = wh.next_id("sample", "sample_id")
-    ctx0 = int(wh.next_id("context", "context_id"))
+
+def _empty_columns() -> tuple[dict[str, list], dict[str, list]]:
+    """Empty column lists of the ``sample_fact`` and ``context`` rows to insert."""
     sf_cols: dict[str, list] = {k: [] for k in ("sample_id", "fact_id", "relation_id", "ordinal")}
     cx_cols: dict[str, list] = {k: [] for k in ("context_id", "sample_id", "relation_id", "ordinal",
                                                 "context_template_id", "context_type", "entity_id",
                                                 "answer_id", "text")}
-    for rid, rname, rshort in rels:
-        facts = facts_by_rel.get(rid, [])
-        if not facts:
-            raise UserError(f"relation '{rshort}' of dataset '{dataset}' has no facts")
-        missing = [t for t in context_types if t not in templates[rid]]
-        if missing:
-            have = ", ".join(sorted(templates[rid])) or "none"
-            raise UserError(f"relation '{rshort}' has no '{missing[0]}' context template (it has: {have})")
-        rng = _rng(seed, rname)
-        chosen = _select_facts(rshort, facts, n_entities, rng, balance_classes=design == "all")
-        for i, f in enumerate(chosen):
-            for k, v in (("sample_id", sample_id), ("fact_id", f["fact_id"]), ("relation_id", rid), ("ordinal", i)):
-                sf_cols[k].append(v)
-        rows: list[tuple] = []  # (template_id, type, entity_id, answer_id, text)
-        if design == "paper":
-            pool = _AnswerDraws(facts, answer_sampling, rng)
-            if not pool:
-                raise UserError(f"relation '{rshort}' has no answers to put in contexts")
-            if answer_sampling == "authors" and per_type > len(pool.pool):
-                raise UserError(f"relation '{rshort}' has {len(pool.pool)} answers but each entity needs {per_type} "
-                                "contexts of a type drawn without replacement; use fewer --contexts or "
-                                "--answer-sampling distinct")
-            for f in chosen:
-                for ctype in context_types:
-                    tpls = templates[rid][ctype]
-                    for aid, aname in pool.group(per_type):
-                        tid, tpl = tpls[int(rng.integers(len(tpls)))] if len(tpls) > 1 else tpls[0]
-                        rows.append((tid, ctype, f["entity_id"], aid,
-                                     tpl.format(entity=f["entity"], answer=aname)))
-            order = rng.permutation(len(rows))
-            rows = [rows[j] for j in order]
-        else:
-            for ctype in context_types:
-                tpls = templates[rid][ctype]
-                if templates_per_type is not None and templates_per_type < len(tpls):
-                    tpls = [tpls[j] for j in sorted(rng.choice(len(tpls), templates_per_type, replace=False))]
-                for tid, tpl in tpls:
-                    if "{entity}" not in tpl and "{answer}" not in tpl:
-                        rows.append((tid, ctype, None, None, tpl))
-                        continue
-                    for f in chosen:
-                        rows.append((tid, ctype, f["entity_id"], f["answer_id"],
-                                     tpl.format(entity=f["entity"], answer=f["answer"] or "")))
-        for j, (tid, ctype, eid, aid, text) in enumerate(rows):
-            for k, v in (("context_id", ctx0), ("sample_id", sample_id), ("relation_id", rid), ("ordinal", j),
-                         ("context_template_id", tid), ("context_type", ctype), ("entity_id", eid),
-                         ("answer_id", aid), ("text", text)):
-                cx_cols[k].append(v)
-            ctx0 += 1
+    return sf_cols, cx_cols
 
-    params = {"dataset": dataset, "relations": [r[2] for r in rels], "design": design,
-              "n_entities": n_entities, "n_contexts": n_contexts, "context_types": list(context_types),
-              "seed": seed, "rng": "numpy PCG64(seed, crc32(relation id))",
-              "answer_sampling": answer_sampling if design == "paper" else None, "entity_dedup": "name",
-              "templates_per_type": templates_per_type}
+
+def _relation_facts(dataset: str, rshort: str, facts: list[dict], templates: dict[str, list],
+                    context_types: list[str]) -> list[dict]:
+    """Check that a relation has facts and a template of every requested context type; return its facts."""
+    if not facts:
+        raise UserError(f"relation '{rshort}' of dataset '{dataset}' has no facts")
+    missing = [t for t in context_types if t not in templates]
+    if missing:
+        have = ", ".join(sorted(templates)) or "none"
+        raise UserError(f"relation '{rshort}' has no '{missing[0]}' context template (it has: {have})")
+    return facts
+
+
+def _add_sample_facts(sf_cols: dict[str, list], sample_id: int, rid: int, chosen: list[dict]) -> None:
+    """Append the selected facts of one relation, in selection order, to the ``sample_fact`` columns."""
+    for i, f in enumerate(chosen):
+        for k, v in (("sample_id", sample_id), ("fact_id", f["fact_id"]), ("relation_id", rid), ("ordinal", i)):
+            sf_cols[k].append(v)
+
+
+def _paper_rows(rshort: str, facts: list[dict], chosen: list[dict], templates: dict[str, list[tuple[int, str]]],
+                context_types: list[str], per_type: int, answer_sampling: str,
+                rng: np.random.Generator) -> list[tuple]:
+    """Design ``paper``: ``per_type`` contexts of each type per selected entity, each with a drawn
+    template and answer, then shuffled. Rows are (template_id, type, entity_id, answer_id, text)."""
+    pool = _AnswerDraws(facts, answer_sampling, rng)
+    if not pool:
+        raise UserError(f"relation '{rshort}' has no answers to put in contexts")
+    if answer_sampling == "authors" and per_type > len(pool.pool):
+        raise UserError(f"relation '{rshort}' has {len(pool.pool)} answers but each entity needs {per_type} "
+                        "contexts of a type drawn without replacement; use fewer --contexts or "
+                        "--answer-sampling distinct")
+    rows: list[tuple] = []
+    for f in chosen:
+        for ctype in context_types:
+            tpls = templates[ctype]
+            for aid, aname in pool.group(per_type):
+                tid, tpl = tpls[int(rng.integers(len(tpls)))] if len(tpls) > 1 else tpls[0]
+                rows.append((tid, ctype, f["entity_id"], aid,
+                             tpl.format(entity=f["entity"], answer=aname)))
+    order = rng.permutation(len(rows))
+    return [rows[j] for j in order]
+
+
+def _all_rows(chosen: list[dict], templates: dict[str, list[tuple[int, str]]], context_types: list[str],
+              templates_per_type: int | None, rng: np.random.Generator) -> list[tuple]:
+    """Design ``all``: every template of each type (or a seeded choice of ``templates_per_type``)
+    rendered once per selected fact with its own answer, fixed texts once. Rows are
+    (template_id, type, entity_id, answer_id, text)."""
+    rows: list[tuple] = []
+    for ctype in context_types:
+        tpls = templates[ctype]
+        if templates_per_type is not None and templates_per_type < len(tpls):
+            tpls = [tpls[j] for j in sorted(rng.choice(len(tpls), templates_per_type, replace=False))]
+        for tid, tpl in tpls:
+            if "{entity}" not in tpl and "{answer}" not in tpl:
+                rows.append((tid, ctype, None, None, tpl))
+                continue
+            for f in chosen:
+                rows.append((tid, ctype, f["entity_id"], f["answer_id"],
+                             tpl.format(entity=f["entity"], answer=f["answer"] or "")))
+    return rows
+
+
+def _add_contexts(cx_cols: dict[str, list], ctx0: int, sample_id: int, rid: int, rows: list[tuple]) -> int:
+    """Append one relation's context rows to the ``context`` columns with ids from ``ctx0``;
+    return the next free context id."""
+    for j, (tid, ctype, eid, aid, text) in enumerate(rows):
+        for k, v in (("context_id", ctx0), ("sample_id", sample_id), ("relation_id", rid), ("ordinal", j),
+                     ("context_template_id", tid), ("context_type", ctype), ("entity_id", eid),
+                     ("answer_id", aid), ("text", text)):
+            cx_cols[k].append(v)
+        ctx0 += 1
+    return ctx0
+
+
+def _store_sample(wh: Warehouse, sample_id: int, ds_id: int, design: str, seed: int, n_entities: int | None,
+                  n_contexts: int | None, context_types: list[str], params: dict[str, Any],
+                  sf_cols: dict[str, list], cx_cols: dict[str, list]) -> None:
+    """Insert the sample, its facts and its contexts in one transaction."""
     with wh.transaction():
         wh.insert_arrow("sample", {
             "sample_id": [sample_id], "dataset_id": [ds_id], "design": [design], "seed": [seed],
@@ -268,4 +349,3 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
             "answer_id": pa.array(cx_cols["answer_id"], pa.int32()),
             "text": pa.array(cx_cols["text"], pa.string()),
         }))
-    return sample_id

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UserError
-from .builder import DatasetBuilder, sha256_file, short_relation_name
+from .builder import DatasetBuilder, RelationRows, sha256_file, short_relation_name
 from .sources import resolve_file
 
 DEGREE_KEYS = {
@@ -137,97 +137,135 @@ def parse_yago_qec(path: str | Path, name: str = "yago_qec", relations: Iterable
     path = label or local
     data = read_json_file(local, path) if data is None else data
     chk = _Check(path)
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a JSON object keyed by relation id, got {type(data).__name__}")
-    if not data:
-        raise UserError(f"{path}: no relations in the file")
-    keep = resolve_relations(list(data), relations, path)
+    keep = _relations_to_keep(data, relations, path)
     if sha256 is None and Path(local).exists():
         sha256 = sha256_file(local)
     b = DatasetBuilder(name, source_format, source_path=origin or str(Path(local).resolve()),
                        source_sha256=sha256, description=description)
     for rel_name in keep:
-        rd = chk.dict_(data[rel_name], rel_name)
-        for req in ("query_forms", "entities", "answers", "context_templates"):
-            if req not in rd:
-                chk.fail(rel_name, f"missing key '{req}'")
-        entities = chk.str_list(rd["entities"], f"{rel_name}.entities")
-        n = len(entities)
-        if n == 0:
-            chk.fail(f"{rel_name}.entities", "empty list")
-        lists: dict[str, list] = {}
-        for key in ALIGNED_STR_KEYS:
-            if rd.get(key) is None:
-                continue
-            lists[key] = chk.str_list(rd[key], f"{rel_name}.{key}", allow_none=key.endswith("uris") or "classes" in key)
-            if len(lists[key]) != n:
-                chk.fail(f"{rel_name}.{key}", f"has {len(lists[key])} items but entities has {n}")
-        degrees: dict[str, list] = {}
-        for key, col in DEGREE_KEYS.items():
-            if rd.get(key) is None:
-                continue
-            degrees[col] = chk.int_list(rd[key], f"{rel_name}.{key}")
-            if len(degrees[col]) != n:
-                chk.fail(f"{rel_name}.{key}", f"has {len(degrees[col])} items but entities has {n}")
-
-        qf = chk.dict_(rd["query_forms"], f"{rel_name}.query_forms")
-        forms: list[tuple[str, int, str]] = []
-        for qtype in ("open", "closed"):
-            lst = qf.get(qtype) or []
-            chk.str_list(lst, f"{rel_name}.query_forms.{qtype}")
-            need = ("entity", "answer") if qtype == "closed" else ("entity",)
-            for i, t in enumerate(lst):
-                forms.append((qtype, i, chk.template(t, f"{rel_name}.query_forms.{qtype}[{i}]", need)))
-        unknown_qf = set(qf) - {"open", "closed"}
-        if unknown_qf:
-            chk.fail(f"{rel_name}.query_forms", f"unknown query type(s) {sorted(unknown_qf)}; expected open, closed")
-        if not forms:
-            chk.fail(f"{rel_name}.query_forms", "no query forms")
-
-        ctpl = chk.dict_(rd["context_templates"], f"{rel_name}.context_templates")
-        templates: list[tuple[str, int, str]] = []
-        for ctype, t in ctpl.items():
-            if t is None:
-                continue  # e.g. negation could not be generated for this relation
-            items = t if isinstance(t, list) else [t]
-            for i, ti in enumerate(items):
-                templates.append((ctype, i, chk.template(ti, f"{rel_name}.context_templates.{ctype}",
-                                                         ("entity", "answer"))))
-        if not templates:
-            chk.fail(f"{rel_name}.context_templates", "no context templates")
-
-        rel = b.add_relation(rel_name)
-        rel.query_forms = forms
-        rel.context_templates = templates
-        for role, key in (("entity", "entity_types"), ("answer", "answer_types")):
-            if rd.get(key) is None:
-                continue
-            for cname, frac in chk.dict_(rd[key], f"{rel_name}.{key}").items():
-                if isinstance(frac, bool) or not isinstance(frac, (int, float)):
-                    chk.fail(f"{rel_name}.{key}.{cname}", f"expected a number, got {type(frac).__name__}")
-                rel.classes.append((role, cname, float(frac)))
-
-        answers = lists.get("answers", rd["answers"])
-        ent_uris = lists.get("entity_uris", [None] * n)
-        ans_uris = lists.get("answer_uris", [None] * n)
-        ent_cls = lists.get("entity_classes", [None] * n)
-        for i in range(n):
-            a = b.answer(answers[i], ans_uris[i])
-            e = b.entity(entities[i], "real", ent_uris[i], ent_cls[i])
-            fact = {"entity": e, "answer": a, "kind": "real", "position": i}
-            for col, vals in degrees.items():
-                fact[col] = vals[i]
-            rel.facts.append(fact)
-        fakes = lists.get("gpt_fake_entities")
-        if fakes is not None:
-            fake_cls = lists.get("fake_entity_classes", [None] * n)
-            for i in range(n):
-                if fakes[i] is None or fakes[i] == "":
-                    continue
-                a = b.answer(answers[i], ans_uris[i])
-                e = b.entity(fakes[i], "fake", None, fake_cls[i])
-                rel.facts.append({"entity": e, "answer": a, "kind": "fake", "position": i})
+        _parse_relation(b, chk, rel_name, data[rel_name])
     return b
+
+
+def _relations_to_keep(data: Any, relations: Iterable[str] | None, path: str) -> list[str]:
+    """Check the top level (a non-empty object keyed by relation id); return the relations to read."""
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a JSON object keyed by relation id, got {type(data).__name__}")
+    if not data:
+        raise UserError(f"{path}: no relations in the file")
+    return resolve_relations(list(data), relations, path)
+
+
+def _parse_relation(b: DatasetBuilder, chk: _Check, rel_name: str, raw: Any) -> None:
+    """Validate one relation's entry and add its relation, templates, classes and facts to ``b``."""
+    rd = chk.dict_(raw, rel_name)
+    for req in ("query_forms", "entities", "answers", "context_templates"):
+        if req not in rd:
+            chk.fail(rel_name, f"missing key '{req}'")
+    entities, lists, degrees = _aligned_lists(chk, rel_name, rd)
+    forms = _parse_query_forms(chk, rel_name, rd["query_forms"])
+    templates = _parse_context_templates(chk, rel_name, rd["context_templates"])
+    rel = b.add_relation(rel_name)
+    rel.query_forms = forms
+    rel.context_templates = templates
+    _add_classes(chk, rel_name, rd, rel)
+    _add_facts(b, rel, entities, lists.get("answers", rd["answers"]), lists, degrees)
+
+
+def _aligned_lists(chk: _Check, rel_name: str, rd: dict) -> tuple[list, dict[str, list], dict[str, list]]:
+    """The entity names, the string lists aligned with them (by key) and the degree lists (by
+    ``fact`` column), each checked to have one item per entity."""
+    entities = chk.str_list(rd["entities"], f"{rel_name}.entities")
+    n = len(entities)
+    if n == 0:
+        chk.fail(f"{rel_name}.entities", "empty list")
+    lists: dict[str, list] = {}
+    for key in ALIGNED_STR_KEYS:
+        if rd.get(key) is None:
+            continue
+        lists[key] = chk.str_list(rd[key], f"{rel_name}.{key}", allow_none=key.endswith("uris") or "classes" in key)
+        if len(lists[key]) != n:
+            chk.fail(f"{rel_name}.{key}", f"has {len(lists[key])} items but entities has {n}")
+    degrees: dict[str, list] = {}
+    for key, col in DEGREE_KEYS.items():
+        if rd.get(key) is None:
+            continue
+        degrees[col] = chk.int_list(rd[key], f"{rel_name}.{key}")
+        if len(degrees[col]) != n:
+            chk.fail(f"{rel_name}.{key}", f"has {len(degrees[col])} items but entities has {n}")
+    return entities, lists, degrees
+
+
+def _parse_query_forms(chk: _Check, rel_name: str, raw: Any) -> list[tuple[str, int, str]]:
+    """The relation's open and closed query forms as (type, ordinal, template); at least one."""
+    qf = chk.dict_(raw, f"{rel_name}.query_forms")
+    forms: list[tuple[str, int, str]] = []
+    for qtype in ("open", "closed"):
+        lst = qf.get(qtype) or []
+        chk.str_list(lst, f"{rel_name}.query_forms.{qtype}")
+        need = ("entity", "answer") if qtype == "closed" else ("entity",)
+        for i, t in enumerate(lst):
+            forms.append((qtype, i, chk.template(t, f"{rel_name}.query_forms.{qtype}[{i}]", need)))
+    unknown_qf = set(qf) - {"open", "closed"}
+    if unknown_qf:
+        chk.fail(f"{rel_name}.query_forms", f"unknown query type(s) {sorted(unknown_qf)}; expected open, closed")
+    if not forms:
+        chk.fail(f"{rel_name}.query_forms", "no query forms")
+    return forms
+
+
+def _parse_context_templates(chk: _Check, rel_name: str, raw: Any) -> list[tuple[str, int, str]]:
+    """The relation's context templates as (type, ordinal, template); a type may hold one template,
+    a list of them or null (skipped). At least one."""
+    ctpl = chk.dict_(raw, f"{rel_name}.context_templates")
+    templates: list[tuple[str, int, str]] = []
+    for ctype, t in ctpl.items():
+        if t is None:
+            continue  # e.g. negation could not be generated for this relation
+        items = t if isinstance(t, list) else [t]
+        for i, ti in enumerate(items):
+            templates.append((ctype, i, chk.template(ti, f"{rel_name}.context_templates.{ctype}",
+                                                     ("entity", "answer"))))
+    if not templates:
+        chk.fail(f"{rel_name}.context_templates", "no context templates")
+    return templates
+
+
+def _add_classes(chk: _Check, rel_name: str, rd: dict, rel: RelationRows) -> None:
+    """Add the entity and answer type fractions (``entity_types`` / ``answer_types``) to ``rel``."""
+    for role, key in (("entity", "entity_types"), ("answer", "answer_types")):
+        if rd.get(key) is None:
+            continue
+        for cname, frac in chk.dict_(rd[key], f"{rel_name}.{key}").items():
+            if isinstance(frac, bool) or not isinstance(frac, (int, float)):
+                chk.fail(f"{rel_name}.{key}.{cname}", f"expected a number, got {type(frac).__name__}")
+            rel.classes.append((role, cname, float(frac)))
+
+
+def _add_facts(b: DatasetBuilder, rel: RelationRows, entities: list, answers: list, lists: dict[str, list],
+               degrees: dict[str, list]) -> None:
+    """Add a fact per real entity (with its degrees), then one per GPT fake, which borrows the
+    answer of the real entity at its position."""
+    n = len(entities)
+    ans_uris = lists.get("answer_uris", [None] * n)
+    ent_uris = lists.get("entity_uris", [None] * n)
+    ent_cls = lists.get("entity_classes", [None] * n)
+    for i in range(n):
+        a = b.answer(answers[i], ans_uris[i])
+        e = b.entity(entities[i], "real", ent_uris[i], ent_cls[i])
+        fact = {"entity": e, "answer": a, "kind": "real", "position": i}
+        for col, vals in degrees.items():
+            fact[col] = vals[i]
+        rel.facts.append(fact)
+    fakes = lists.get("gpt_fake_entities")
+    if fakes is not None:
+        fake_cls = lists.get("fake_entity_classes", [None] * n)
+        for i in range(n):
+            if fakes[i] is None or fakes[i] == "":
+                continue
+            a = b.answer(answers[i], ans_uris[i])
+            e = b.entity(fakes[i], "fake", None, fake_cls[i])
+            rel.facts.append({"entity": e, "answer": a, "kind": "fake", "position": i})
 
 
 def load_yago_qec(spec: str | Path, name: str = "yago_qec", relations: Iterable[str] | None = None,
