@@ -8,9 +8,7 @@ into the same warehouse state always gets the same ids.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -21,14 +19,6 @@ from ..schema.warehouse import Warehouse, utcnow
 
 # fact columns copied from the builder's fact dicts as they are (None when absent)
 _FACT_EXTRAS = ("label", "category", "uri_degree", "namesake_degree", "namesake_num_uris", "predicate_degree")
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def short_relation_name(name: str) -> str:

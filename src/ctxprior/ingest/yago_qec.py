@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UserError
-from .builder import DatasetBuilder, RelationRows, sha256_file, short_relation_name
+from ..digest import sha256_file
+from .builder import DatasetBuilder, RelationRows, short_relation_name
 from .sources import resolve_file
 
 DEGREE_KEYS = {
