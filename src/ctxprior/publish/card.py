@@ -304,22 +304,35 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
     empty = [e for e in manifest["tables"] if not e["files"]]
     runs = _runs_rows(wh, manifest.get("runs"))
     out: list[str] = ["---", fm.rstrip(), "---", "", f"# {pretty}", ""]
+    out += _card_description(wh, manifest)
+    out += _card_method(runs)
+    out += _card_runs(runs)
+    out += _card_row_counts(manifest, published, empty)
+    out += _card_columns(published)
+    out += _card_loading(repo_id, published)
+    out += _card_license_citation(lic, license, citation)
+    return "\n".join(out)
 
-    # description
-    out += ["Scores of how much language models follow their **context** versus their **prior** "
-            "knowledge (persuasion and susceptibility, Du et al. 2024), exported with "
-            f"ctxprior {manifest.get('ctxprior_version', __version__)} from a "
-            f"ctxprior warehouse (schema v{manifest.get('schema_version')}). Every table of the "
-            "warehouse is a config; `v_*` configs are readable views that resolve ids to names.", ""]
+
+def _card_description(wh: Warehouse, manifest: dict[str, Any]) -> list[str]:
+    """Card lines: what the dataset is, then the warehouse's source datasets (when there are any)."""
+    out = ["Scores of how much language models follow their **context** versus their **prior** "
+           "knowledge (persuasion and susceptibility, Du et al. 2024), exported with "
+           f"ctxprior {manifest.get('ctxprior_version', __version__)} from a "
+           f"ctxprior warehouse (schema v{manifest.get('schema_version')}). Every table of the "
+           "warehouse is a config; `v_*` configs are readable views that resolve ids to names.", ""]
     if "dataset" in wh.table_names():
         ds = wh.query("SELECT name, source_format, description FROM dataset ORDER BY dataset_id")
         if ds:
             out += ["## Source datasets", "", "| dataset | format | description |", "|---|---|---|"]
             out += [f"| {_md(n)} | {_md(f)} | {_md(d)} |" for n, f, d in ds]
             out.append("")
+    return out
 
-    # method
-    out += ["## How the scores were computed", "", METHOD_TEXT]
+
+def _card_method(runs: list[dict[str, Any]]) -> list[str]:
+    """Card lines: how the scores were computed, with the estimators the runs used."""
+    out = ["## How the scores were computed", "", METHOD_TEXT]
     est = sorted({r.get("estimator") for r in runs if r.get("estimator")})
     if est:
         out += ["Estimators used by the runs in this dataset:", ""]
@@ -327,9 +340,12 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
         out.append("")
     out += ["The full configuration of each run (every option, the seed, the package version) is in "
             "`run.config_json`.", ""]
+    return out
 
-    # runs and models
-    out += ["## Runs and models", ""]
+
+def _card_runs(runs: list[dict[str, Any]]) -> list[str]:
+    """Card lines: the runs as a table and the distinct models they used."""
+    out = ["## Runs and models", ""]
     if runs:
         keys = list(runs[0].keys())
         out += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
@@ -342,9 +358,13 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
     else:
         out.append("No scoring runs are included (dataset tables only).")
     out.append("")
+    return out
 
-    # row counts
-    out += ["## Configs and row counts", "", "| config | kind | rows | description |", "|---|---|---:|---|"]
+
+def _card_row_counts(manifest: dict[str, Any], published: list[dict[str, Any]],
+                     empty: list[dict[str, Any]]) -> list[str]:
+    """Card lines: rows per published config, then the configs left empty or left out."""
+    out = ["## Configs and row counts", "", "| config | kind | rows | description |", "|---|---|---:|---|"]
     out += [f"| `{e['name']}` | {e['kind']} | {e['rows']:,} | {_md(table_description(e['name']))} |"
             for e in published]
     out.append("")
@@ -354,9 +374,12 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
     if manifest.get("left_out"):
         out += ["Left out (heavy per-prompt distributions; publish with `--include-distributions`): "
                 + ", ".join(f"`{n}`" for n in manifest["left_out"]) + ".", ""]
+    return out
 
-    # columns
-    out += ["## Columns", ""]
+
+def _card_columns(published: list[dict[str, Any]]) -> list[str]:
+    """Card lines: per published config, its description and every column's type and meaning."""
+    out = ["## Columns", ""]
     for e in published:
         out += [f"### `{e['name']}`", ""]
         if table_description(e["name"]):
@@ -365,14 +388,17 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
         out += [f"| `{c['name']}` | {c['type']} | {_md(column_meaning(e['name'], c['name'], e['kind']))} |"
                 for c in e["columns"]]
         out.append("")
+    return out
 
-    # usage
+
+def _card_loading(repo_id: str, published: list[dict[str, Any]]) -> list[str]:
+    """Card lines: loading the dataset with `datasets`, DuckDB and `ctxprior pull`."""
     ex = next((e["name"] for e in published if e["name"] == "v_susceptibility"), None) or \
         (published[0]["name"] if published else "run")
-    out += ["## Loading", "", "With 🤗 `datasets`:", "", "```python", "from datasets import load_dataset", "",
-            f'ds = load_dataset("{repo_id}", "{ex}", split="train")', "print(ds)", "```", "",
-            "With DuckDB (reads the Parquet files over `hf://`):", "", "```sql",
-            f"SELECT * FROM 'hf://datasets/{repo_id}/data/{ex}/*.parquet' LIMIT 10;"]
+    out = ["## Loading", "", "With 🤗 `datasets`:", "", "```python", "from datasets import load_dataset", "",
+           f'ds = load_dataset("{repo_id}", "{ex}", split="train")', "print(ds)", "```", "",
+           "With DuckDB (reads the Parquet files over `hf://`):", "", "```sql",
+           f"SELECT * FROM 'hf://datasets/{repo_id}/data/{ex}/*.parquet' LIMIT 10;"]
     if any(e["name"] == "v_susceptibility" for e in published):
         out += ["", "-- mean susceptibility per model and entity kind",
                 "SELECT model, entity_kind, avg(susceptibility) AS mean_chi, count(*) AS n",
@@ -381,9 +407,12 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
     out += ["```", "", "Back into a ctxprior warehouse (ids and types preserved):", "", "```bash",
             f"ctxprior --db scores.duckdb pull {repo_id}", "```", "",
             "`manifest.json` lists every file with its row count and sha256.", ""]
+    return out
 
-    # license and citation
-    out += ["## License", ""]
+
+def _card_license_citation(lic: str, license: str | None, citation: str | None) -> list[str]:
+    """Card lines: the license (``lic``; noted as unset when ``license`` is not given) and what to cite."""
+    out = ["## License", ""]
     out.append(f"`{lic}`" + ("" if license else " (not set by the publisher; pass `--license` to "
                                                  "`ctxprior publish`)") + ".")
     out += ["", "## Citation", ""]
@@ -392,4 +421,4 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
                 citation.strip(), "```", ""]
     out += ["The persuasion and susceptibility scores are defined in:", "", "```bibtex", CITATION_DU2024,
             "```", ""]
-    return "\n".join(out)
+    return out

@@ -209,6 +209,17 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
     unchanged manifest).
     """
     out = Path(out_dir)
+    _prepare_out_dir(out, overwrite)
+    entries, skipped = _export_items(wh, out, selection, skip_empty, rows_per_file)
+    manifest = _manifest_head(wh, selection, stamp_time, skipped, extra)
+    manifest["tables"] = entries
+    write_manifest(out, manifest)
+    return manifest
+
+
+def _prepare_out_dir(out: Path, overwrite: bool) -> None:
+    """Make ``out`` an empty folder: refuse a file or a non-empty folder; with ``overwrite``, clear a
+    folder that holds an earlier export (a manifest)."""
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a folder; pass a folder path")
     if out.exists() and any(out.iterdir()):
@@ -221,6 +232,10 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
             shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
     out.mkdir(parents=True, exist_ok=True)
 
+
+def _export_items(wh: Warehouse, out: Path, selection: Selection, skip_empty: bool,
+                  rows_per_file: int) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Write every selected table, then view: (manifest entries, views skipped as unreadable)."""
     items = [(n, "table") for n in selection.tables] + [(n, "view") for n in selection.views]
     entries: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
@@ -228,43 +243,69 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
     for name, kind in tqdm(items, desc="export", unit="table", disable=None):
         cols = columns[name]
         src = _source_sql(name, cols, selection.runs)
-        try:
-            rows = int(wh.scalar(f"SELECT count(*) FROM ({src})"))
-        except duckdb.Error as e:
-            if kind != "view":
-                raise
-            # a view another area broke must not block exporting everything else: skip it, say so
-            skipped.append({"name": name, "error": str(e).splitlines()[0]})
-            tqdm.write(f"warning: view {name} cannot be read, skipped: {str(e).splitlines()[0]}",
-                       file=sys.stderr)
+        rows = _count_rows(wh, name, kind, src, skipped)
+        if rows is None:
             continue
         entry: dict[str, Any] = {"name": name, "kind": kind, "rows": rows, "columns": cols, "files": []}
-        if rows == 0 and skip_empty:
-            entries.append(entry)
-            continue
-        order = _order_by(wh, name, cols)
-        n_files = max(1, -(-rows // max(1, rows_per_file)))
-        folder = out / DATA_DIR / name
-        folder.mkdir(parents=True, exist_ok=True)
-        for i in range(n_files):
-            rel = f"{DATA_DIR}/{name}/{name}-{i:05d}-of-{n_files:05d}.parquet"
-            query = f"{src} ORDER BY {order}"
-            if n_files > 1:
-                query += f" LIMIT {rows_per_file} OFFSET {i * rows_per_file}"
-            wh.execute(f"COPY ({query}) TO {_lit(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
-            part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
-            entry["files"].append({"path": rel, "rows": part_rows, "bytes": (out / rel).stat().st_size,
-                                   "sha256": sha256_file(out / rel)})
+        if not (rows == 0 and skip_empty):
+            entry["files"] = _write_files(wh, out, name, cols, src, rows, rows_per_file)
         entries.append(entry)
+    return entries, skipped
 
-    meta = {}
-    if "meta" in wh.table_names():
-        meta = {k: v for k, v in wh.query("SELECT key, value FROM meta ORDER BY key")}
+
+def _count_rows(wh: Warehouse, name: str, kind: str, src: str, skipped: list[dict[str, str]]) -> int | None:
+    """Rows ``src`` selects. A view that cannot be read gives None, a warning and an entry in ``skipped``
+    (a view another area broke must not block exporting everything else); a table re-raises."""
+    try:
+        return int(wh.scalar(f"SELECT count(*) FROM ({src})"))
+    except duckdb.Error as e:
+        if kind != "view":
+            raise
+        skipped.append({"name": name, "error": str(e).splitlines()[0]})
+        tqdm.write(f"warning: view {name} cannot be read, skipped: {str(e).splitlines()[0]}",
+                   file=sys.stderr)
+        return None
+
+
+def _write_files(wh: Warehouse, out: Path, name: str, cols: list[dict[str, str]], src: str, rows: int,
+                 rows_per_file: int) -> list[dict[str, Any]]:
+    """Write the ``rows`` of ``src`` in a fixed order as ``DATA_DIR/name/*.parquet`` shards of at most
+    ``rows_per_file`` rows; the manifest's file list (path, rows, bytes, sha256)."""
+    files: list[dict[str, Any]] = []
+    order = _order_by(wh, name, cols)
+    n_files = max(1, -(-rows // max(1, rows_per_file)))
+    folder = out / DATA_DIR / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n_files):
+        rel = f"{DATA_DIR}/{name}/{name}-{i:05d}-of-{n_files:05d}.parquet"
+        query = f"{src} ORDER BY {order}"
+        if n_files > 1:
+            query += f" LIMIT {rows_per_file} OFFSET {i * rows_per_file}"
+        wh.execute(f"COPY ({query}) TO {_lit(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
+        part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
+        files.append({"path": rel, "rows": part_rows, "bytes": (out / rel).stat().st_size,
+                      "sha256": sha256_file(out / rel)})
+    return files
+
+
+def _exported_run_ids(wh: Warehouse, selection: Selection) -> list[int] | None:
+    """Ids of the runs the export holds (when it holds the run table or filters by run), else None."""
     run_ids = None
     if "run" in selection.tables or selection.runs is not None:
         if "run" in wh.table_names():
             src = _source_sql("run", columns_of(wh, "run"), selection.runs)
             run_ids = [r[0] for r in wh.query(f"SELECT run_id FROM ({src}) ORDER BY run_id")]
+    return run_ids
+
+
+def _manifest_head(wh: Warehouse, selection: Selection, stamp_time: bool, skipped: list[dict[str, str]],
+                   extra: dict[str, Any] | None) -> dict[str, Any]:
+    """The manifest up to its table list: format, versions, ``meta`` rows, runs, optional time stamp,
+    skipped views and ``extra``."""
+    meta = {}
+    if "meta" in wh.table_names():
+        meta = {k: v for k, v in wh.query("SELECT key, value FROM meta ORDER BY key")}
+    run_ids = _exported_run_ids(wh, selection)
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -280,8 +321,6 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
         manifest["skipped_views"] = skipped
     if extra:
         manifest.update(extra)
-    manifest["tables"] = entries
-    write_manifest(out, manifest)
     return manifest
 
 

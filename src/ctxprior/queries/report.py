@@ -128,92 +128,152 @@ def reading_for(wh, analysis: str, ids: str) -> str:
 
 
 def write_report(wh, out_path, run_ids=None) -> str:
+    """Write the HTML report of ``run_ids`` (default: every run with results) to ``out_path``; its path."""
     ids_list = _runs_with_results(wh, run_ids)
     ids = ", ".join(map(str, ids_list)) or "NULL"
     figs = {f.name: f for f in build_figures(wh, ids_list)}
+    out = _head()
+    out += _runs_section(wh, ids)
+    out += _summary_section(wh, ids_list)
+    out += _across_models_section(wh, ids, figs)
+    for name in ("relevance", "assertive", "negation", "familiarity", "answer-groups"):
+        out += _comparison_section(wh, name, ids, figs)
+    out += _mr_section(wh, ids, figs)
+    out += _reliability_section(wh, ids, figs)
+    out += _frequency_section(wh, ids, figs)
+    for name, fig in (("friend-enemy", "fig10_friend_enemy"), ("gender", "fig11_gender")):
+        out += _pair_section(wh, name, fig, ids, figs)
+    out += _skipped_section(wh, ids)
+    out.append("</body></html>")
+    return _write_html(out, out_path)
+
+
+def _fig_block(figs: dict, name: str) -> str:
+    """A figure by name as an inline image with its caption, a note when it was not drawn, or ''."""
+    f = figs.get(name)
+    if f is None:
+        return ""
+    if f.fig is None:
+        return f"<p class='muted'>{html.escape(f.title)}: not drawn ({html.escape(f.note)}).</p>"
+    return f"<figure>{_img(f.fig)}<figcaption class='muted'>{html.escape(f.title)}</figcaption></figure>"
+
+
+def _head() -> list[str]:
+    """The page head, title and the line naming the version, time and methods."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    out = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ctxprior report</title>"
-           f"<style>{CSS}</style></head><body>",
-           "<h1>Context versus prior: analysis report</h1>",
-           f"<p class='muted'>ctxprior {__version__}, {now}. Persuasion ψ = KL(p(A|c,q) ‖ p(A|q)); "
-           "susceptibility χ = I(C; A | q). Tests: permutation test of Student's t, Benjamini–Hochberg "
-           "across relations per run and query type, Cohen's d (pooled SD).</p>"]
+    return [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ctxprior report</title>"
+            f"<style>{CSS}</style></head><body>",
+            "<h1>Context versus prior: analysis report</h1>",
+            f"<p class='muted'>ctxprior {__version__}, {now}. Persuasion ψ = KL(p(A|c,q) ‖ p(A|q)); "
+            "susceptibility χ = I(C; A | q). Tests: permutation test of Student's t, Benjamini–Hochberg "
+            "across relations per run and query type, Cohen's d (pooled SD).</p>"]
+
+
+def _runs_section(wh, ids: str) -> list[str]:
+    """The runs table: model, dataset, seed, estimator and precision of each run."""
     runs = wh.df(f"""SELECT r.run_id, r.model, d.name AS dataset, s.seed, r.estimator, r.dtype, r.quantization, r.status
                      FROM run r LEFT JOIN sample s USING (sample_id) LEFT JOIN dataset d ON d.dataset_id = s.dataset_id
                      WHERE r.run_id IN ({ids}) ORDER BY r.run_id""")
-    out += ["<h2>Runs</h2>", _table(runs)]
+    return ["<h2>Runs</h2>", _table(runs)]
+
+
+def _summary_section(wh, ids_list: list[int]) -> list[str]:
+    """The plain-text summary of the analyses (a note instead when it cannot be made)."""
     try:
         lines = summary_lines(wh, ids_list)
     except Exception as e:  # noqa: BLE001 - the report still renders
         lines = [f"(summary unavailable: {e})"]
-    out += ["<h2>Summary</h2>", f"<div class='summary'>{html.escape(chr(10).join(lines))}</div>"]
+    return ["<h2>Summary</h2>", f"<div class='summary'>{html.escape(chr(10).join(lines))}</div>"]
 
-    def fig_block(name):
-        f = figs.get(name)
-        if f is None:
-            return ""
-        if f.fig is None:
-            return f"<p class='muted'>{html.escape(f.title)}: not drawn ({html.escape(f.note)}).</p>"
-        return f"<figure>{_img(f.fig)}<figcaption class='muted'>{html.escape(f.title)}</figcaption></figure>"
 
+def _across_models_section(wh, ids: str, figs: dict) -> list[str]:
+    """Fig. 5: share of significant relations and mean effect size per model and comparison."""
     summ = wh.df(f"""SELECT model, run_id, analysis, query_type, test, n_tests, n_significant, share_significant,
                             mean_effect_size, n_skipped FROM v_analysis_summary WHERE run_id IN ({ids})
                        AND analysis IN ('relevance', 'familiarity', 'assertive', 'negation') ORDER BY analysis, test, query_type, run_id""")
-    out += ["<h2>Across models (Fig. 5)</h2>",
+    return ["<h2>Across models (Fig. 5)</h2>",
             "<p class='reading'>Share of relations where the comparison is significant after BH, and the mean "
             "effect size, per model. <i>independent</i> is the paper's design; <i>paired</i> / "
             "<i>entity_mean</i> combine the repeated measures of one entity first.</p>",
-            fig_block("fig5_summary"), _table(summ, 80)]
-    for name in ("relevance", "assertive", "negation", "familiarity", "answer-groups"):
-        title, what = SECTION_TEXT[name]
-        rows = wh.df(f"""SELECT run_id, relation, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant,
-                                effect_size FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
-                                AND skip_reason IS NULL ORDER BY run_id, test, query_type, p""", [name])
-        out += [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
-                f"<p class='reading'>{reading_for(wh, name, ids)}</p>"]
-        out.append(fig_block({"familiarity": "fig8_real_fake", "answer-groups": "fig2_answer_groups"}.get(name, "")))
-        out.append(_table(rows, 40))
-    out += ["<h2>Memorization ratio (Fig. 3)</h2>"]
+            _fig_block(figs, "fig5_summary"), _table(summ, 80)]
+
+
+def _comparison_section(wh, name: str, ids: str, figs: dict) -> list[str]:
+    """One per-relation comparison (relevance, assertive, ...): text, reading, figure, tests that ran."""
+    title, what = SECTION_TEXT[name]
+    rows = wh.df(f"""SELECT run_id, relation, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant,
+                            effect_size FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
+                            AND skip_reason IS NULL ORDER BY run_id, test, query_type, p""", [name])
+    out = [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
+           f"<p class='reading'>{reading_for(wh, name, ids)}</p>"]
+    out.append(_fig_block(figs, {"familiarity": "fig8_real_fake", "answer-groups": "fig2_answer_groups"}.get(name, "")))
+    out.append(_table(rows, 40))
+    return out
+
+
+def _mr_section(wh, ids: str, figs: dict) -> list[str]:
+    """Fig. 3: Spearman correlation of the memorization ratio with susceptibility."""
+    out = ["<h2>Memorization ratio (Fig. 3)</h2>"]
     mr = wh.df(f"""SELECT run_id, query_type, effect_size AS spearman_rho, p, n1 AS n FROM analysis_result
                    WHERE analysis = 'mr' AND run_id IN ({ids}) AND skip_reason IS NULL ORDER BY ALL""")
     if len(mr):
         out.append("<p class='reading'>" + "; ".join(
             f"run {r.run_id} {r.query_type}: Spearman ρ(MR, χ) = {r.spearman_rho:+.2f} (n = {r.n})"
             for r in mr.itertuples()) + ". The paper reads the plot as a decreasing upper bound of χ as MR grows.</p>")
-    out += [fig_block("fig3_mr_bins"), _table(mr)]
+    out += [_fig_block(figs, "fig3_mr_bins"), _table(mr)]
+    return out
+
+
+def _reliability_section(wh, ids: str, figs: dict) -> list[str]:
+    """Fig. 4: variance of each score across seeds and query forms."""
     rel = wh.df(f"""SELECT model, run_ids, query_type, series, n, n_nan, median, q75, max FROM analysis_distribution
                     WHERE analysis = 'reliability' AND run_id IN ({ids}) ORDER BY ALL""")
-    out += ["<h2>Reliability (Fig. 4)</h2>",
+    return ["<h2>Reliability (Fig. 4)</h2>",
             "<p class='reading'>Variance of each score across seeds (runs of one model on samples drawn with "
             "different seeds) and across the two query forms of a type. Low variance = a reliable measure; the "
             "paper finds low variance except across open query forms.</p>",
-            fig_block("fig4_reliability"), _table(rel)]
+            _fig_block(figs, "fig4_reliability"), _table(rel)]
+
+
+def _frequency_section(wh, ids: str, figs: dict) -> list[str]:
+    """Fig. 9: correlation of susceptibility with entity frequency, KG degree and other covariates."""
     sp = wh.df(f"""SELECT run_id, analysis, note AS covariate, relation, query_type, n1 AS n, effect_size AS rho, p,
                           p_adj, significant FROM analysis_result
                    WHERE analysis IN ('frequency', 'degree', 'covariate') AND run_id IN ({ids})
                      AND skip_reason IS NULL ORDER BY run_id, analysis, relation <> '(all)', relation, query_type""")
-    out += ["<h2>Frequency and KG degree (Fig. 9)</h2>"]
+    out = ["<h2>Frequency and KG degree (Fig. 9)</h2>"]
     pooled = sp[sp["relation"] == "(all)"]
     if len(pooled):
         out.append("<p class='reading'>" + "; ".join(
             f"run {r.run_id}, {html.escape(str(r.covariate))}, {r.query_type}: ρ = {r.rho:+.2f} (n = {r.n})"
             for r in pooled.itertuples()) + ". A negative ρ means more frequent / better connected entities "
             "are less susceptible (paper: ρ = −0.23 for pythia-6.9b).</p>")
-    out += [fig_block("fig9_frequency"), _table(sp, 40)]
-    for name, fig in (("friend-enemy", "fig10_friend_enemy"), ("gender", "fig11_gender")):
-        title, what = SECTION_TEXT[name]
-        rows = wh.df(f"""SELECT run_id, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant, effect_size,
-                                skip_reason FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
-                         ORDER BY ALL""", [name])
-        out += [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
-                f"<p class='reading'>{reading_for(wh, name, ids)}</p>", fig_block(fig), _table(rows)]
+    out += [_fig_block(figs, "fig9_frequency"), _table(sp, 40)]
+    return out
+
+
+def _pair_section(wh, name: str, fig: str, ids: str, figs: dict) -> list[str]:
+    """One comparison per query form (friend-enemy, gender): text, reading, figure, every test row."""
+    title, what = SECTION_TEXT[name]
+    rows = wh.df(f"""SELECT run_id, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant, effect_size,
+                            skip_reason FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
+                     ORDER BY ALL""", [name])
+    return [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
+            f"<p class='reading'>{reading_for(wh, name, ids)}</p>", _fig_block(figs, fig), _table(rows)]
+
+
+def _skipped_section(wh, ids: str) -> list[str]:
+    """The tests that could not run, grouped by analysis, test and reason."""
     skipped = wh.df(f"""SELECT analysis, test, skip_reason, count(*) AS n_tests,
                                string_agg(DISTINCT relation, ', ') AS relations
                         FROM analysis_result WHERE skip_reason IS NOT NULL AND run_id IN ({ids})
                         GROUP BY ALL ORDER BY ALL""")
-    out += ["<h2>Skipped tests</h2>",
+    return ["<h2>Skipped tests</h2>",
             "<p>Tests that could not run are stored with their reason (never as a silent 0).</p>", _table(skipped)]
-    out.append("</body></html>")
+
+
+def _write_html(out: list[str], out_path) -> str:
+    """Write the page's parts, one a line, to ``out_path`` (its folder must exist); the path written."""
     path = Path(out_path)
     if path.parent and not path.parent.exists():
         from ..errors import UserError
