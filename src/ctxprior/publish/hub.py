@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
+from ..digest import sha256_file
 from ..errors import UserError
 from ..schema.warehouse import Warehouse
 from .card import LICENSE_RE, build_card, missing_meanings
@@ -37,7 +38,6 @@ from .parquet import (
     import_parquet,
     read_manifest,
     select,
-    sha256_file,
     views_reading,
     write_manifest,
 )

@@ -20,7 +20,6 @@ when nothing changed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -34,6 +33,7 @@ import duckdb
 from tqdm import tqdm
 
 from .. import __version__
+from ..digest import sha256_file
 from ..errors import UserError
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse, utcnow
@@ -51,14 +51,6 @@ HEAVY_TABLES = frozenset({"prompt_topk"})
 
 def heavy_tables() -> set[str]:
     return set(HEAVY_TABLES) | {t.name for t in metadata.tables.values() if t.info.get("heavy")}
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _q(name: str) -> str:
