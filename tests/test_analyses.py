@@ -441,3 +441,33 @@ def test_analyze_prints_the_precision_note(tmp_path, run_cli):
     w.close()
     r = run_cli("analyze", "--only", "dynamicqa", db=db)
     assert r.exit_code == 0 and "note:" not in r.output  # the persuasion runs are not compared here
+
+
+def _stored(path) -> list:
+    w = open_warehouse(path, read_only=True)
+    try:
+        rows = []
+        for t in ("analysis_result", "analysis_distribution", "analysis_replicate"):
+            cols = [c for c, *_ in w.query(f"DESCRIBE {t}") if c != "created_at"]
+            rows.append(w.query(f"SELECT {', '.join(cols)} FROM {t} ORDER BY ALL"))
+        return rows
+    finally:
+        w.close()
+
+
+def test_reanalysis_is_bit_for_bit_reproducible(analyzed_warehouse, tmp_path):
+    """Analyzing the same scores again stores the same bits (DuckDB's parallel sums add partial
+    results in thread order; analyze reads on one thread), and the connection's thread setting
+    is restored afterwards."""
+    import shutil
+
+    first = _stored(analyzed_warehouse)
+    for i in range(3):
+        path = tmp_path / f"again{i}.duckdb"
+        shutil.copy(analyzed_warehouse, path)
+        w = open_warehouse(str(path))
+        threads = w.scalar("SELECT current_setting('threads')")
+        analyze(w, k=K, log=lambda m: None)
+        assert w.scalar("SELECT current_setting('threads')") == threads
+        w.close()
+        assert _stored(str(path)) == first

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -391,16 +392,35 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
     job = _prepare(wh, run_ids, only, k, alpha, seed, covariates, seen_fakes,
                    log or (lambda msg: print(msg, file=sys.stderr)))
     timings = {} if timings is None else timings
-    for name in job.names:
-        t0 = time.perf_counter()
-        _STEPS.get(name, _step_comparison)(job, name)
-        timings[name] = time.perf_counter() - t0
+    with _one_thread(wh):
+        for name in job.names:
+            t0 = time.perf_counter()
+            _STEPS.get(name, _step_comparison)(job, name)
+            timings[name] = time.perf_counter() - t0
     t_store = time.perf_counter()
     if job.run_ids:
         _store(wh, job.run_ids, [n for n in job.names if n in PERSUASION_ANALYSES], job.results, job.dists,
                job.k, job.seed, job.alpha, job.replicates)
     timings["(store)"] = time.perf_counter() - t_store
     return job.counts
+
+
+@contextmanager
+def _one_thread(wh):
+    """DuckDB on one thread while the analyses read: a parallel sum or average adds its partial
+    results in whatever order the threads finish, so the last bit of a mean (and of t, d, p)
+    could differ between two runs on the same warehouse. One thread makes `analyze` bit-for-bit
+    reproducible; the permutation tests (numpy) are most of the time anyway."""
+    con = getattr(wh, "con", None)
+    if con is None:
+        yield
+        return
+    old = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute(f"SET threads = {int(old)}")
 
 
 def _prepare(wh, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) -> _Job:
