@@ -41,10 +41,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import __version__
 from ..digest import sha256_file
 from ..errors import UserError
-from ..schema.warehouse import Warehouse, utcnow
+from ..ingest.builder import DatasetBuilder
+from ..schema.warehouse import Warehouse
 
 PARTITIONS = ("static", "temporal", "disputable")
 FILES = {"static": "Static_final.csv", "temporal": "Temporal_final.csv", "disputable": "Disputable_final.csv"}
@@ -352,29 +352,30 @@ def load_dynamicqa(directory: str | Path | None = None, revision: str | None = N
 def ingest_dynamicqa(wh: Warehouse, directory: str | Path, name: str = "dynamicqa", origin: str | None = None,
                      parsed: tuple[dict[str, list[Row]], dict[str, Path]] | None = None) -> dict[str, Any]:
     """Validate the three files fully (or take ``parsed`` = ``read_dynamicqa(directory)``), then
-    write every row in one transaction. ``origin`` (default: the folder) is the recorded source."""
+    write every row in one transaction. ``origin`` (default: the folder) is the recorded source.
+
+    The shared tables go through ``ingest.builder.DatasetBuilder`` (ids in a fixed order: same
+    input, same ids); ``dynamicqa_fact`` / ``dynamicqa_alias`` are written beside them."""
     parts, paths = parsed or read_dynamicqa(directory)
     if wh.scalar("SELECT count(*) FROM dataset WHERE name = ?", [name]):
         raise UserError(f"a dataset named '{name}' already exists in {wh.path}; pick another with --name")
     relations, rel_facts = _relations(parts, _question_template(parts["static"] + parts["temporal"], paths))
-    ids = _Ids.next_free(wh)
-    cols = _columns(relations, rel_facts, ids)
     hashes = {p: sha256_file(paths[p]) for p in PARTITIONS}
-    combined = hashlib.sha256("".join(f"{FILES[p]} {hashes[p]}\n" for p in PARTITIONS).encode()).hexdigest()
-    description = ("DynamicQA (Marjanović et al. 2024, arXiv 2407.17023): static, temporal and disputable "
-                   "facts with context snippets. Files: " + ", ".join(f"{paths[p].name} sha256 {hashes[p]}"
-                                                                    for p in PARTITIONS))
-    dataset_row = {"dataset_id": [ids.dataset], "name": [name], "source_format": ["dynamicqa"],
-                   "source_path": [origin or str(Path(directory).resolve())], "source_sha256": [combined],
-                   "description": [description], "ctxprior_version": [__version__],
-                   "created_at": pa.array([utcnow()], pa.timestamp("us"))}
-    _write(wh, dataset_row, ids, cols)
+    b = DatasetBuilder(
+        name, "dynamicqa", source_path=origin or str(Path(directory).resolve()),
+        source_sha256=hashlib.sha256("".join(f"{FILES[p]} {hashes[p]}\n" for p in PARTITIONS).encode()).hexdigest(),
+        description=("DynamicQA (Marjanović et al. 2024, arXiv 2407.17023): static, temporal and disputable "
+                     "facts with context snippets. Files: "
+                     + ", ".join(f"{paths[p].name} sha256 {hashes[p]}" for p in PARTITIONS)))
+    facts = _fill(b, relations, rel_facts)
+    with wh.transaction():
+        fact0, ans0 = wh.next_id("fact", "fact_id"), wh.next_id("answer", "answer_id")
+        written = b.write(wh)
+        n_aliases = _write_dynamicqa_rows(wh, written["dataset_id"], fact0, ans0, facts)
     counts = Counter(r.partition for rows in parts.values() for r in rows)
-    return {"dataset_id": ids.dataset, "dataset": name, "facts": len(cols["fact"]["fact_id"]),
-            "relations": len(relations), "entities": len(ids.entities), "answers": len(ids.answers),
-            "aliases": len(cols["dynamicqa_alias"]["fact_id"]), "query_forms": len(cols["query_form"]["query_form_id"]),
-            "context_templates": len(cols["context_template"]["context_template_id"]),
-            **{f"{p}_facts": counts[p] for p in PARTITIONS}}
+    return {**{k: written[k] for k in ("dataset_id", "dataset", "facts", "relations", "entities", "answers")},
+            "aliases": n_aliases, "query_forms": written["query_forms"],
+            "context_templates": written["context_templates"], **{f"{p}_facts": counts[p] for p in PARTITIONS}}
 
 
 def _relations(parts: dict[str, list[Row]], qtpl: dict[str, str]) -> tuple[dict[str, dict], dict[str, list[Row]]]:
@@ -399,66 +400,22 @@ def _relations(parts: dict[str, list[Row]], qtpl: dict[str, str]) -> tuple[dict[
     return relations, rel_facts
 
 
-@dataclass
-class _Ids:
-    """Natural keys -> ids, assigned in a fixed order from the warehouse's next free ids (same
-    input, same ids)."""
-    dataset: int
-    relation: int
-    entity: int
-    answer: int
-    fact: int
-    query_form: int
-    context_template: int
-    entities: dict[tuple, int] = field(default_factory=dict)
-    answers: dict[tuple, int] = field(default_factory=dict)
-
-    @classmethod
-    def next_free(cls, wh: Warehouse) -> "_Ids":
-        return cls(wh.next_id("dataset", "dataset_id"), wh.next_id("relation", "relation_id"),
-                   wh.next_id("entity", "entity_id"), wh.next_id("answer", "answer_id"),
-                   wh.next_id("fact", "fact_id"), wh.next_id("query_form", "query_form_id"),
-                   wh.next_id("context_template", "context_template_id"))
-
-    def ent(self, nm: str, uri: str | None) -> int:
-        return self.entities.setdefault((nm, uri), self.entity + len(self.entities))
-
-    def ans(self, nm: str, uri: str | None) -> int:
-        return self.answers.setdefault((nm, uri), self.answer + len(self.answers))
-
-
-def _columns(relations: dict[str, dict], rel_facts: dict[str, list[Row]], ids: _Ids) -> dict[str, dict[str, list]]:
-    """Column lists per table: relation, query_form (open + closed per relation), fact,
-    context_template (original + counter per fact), dynamicqa_fact, dynamicqa_alias."""
-    cols: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-
-    def add(table: str, **row) -> None:
-        for k, v in row.items():
-            cols[table][k].append(v)
-
-    fid, qid, cid = ids.fact, ids.query_form, ids.context_template
-    for i, (rn, rel) in enumerate(relations.items()):
-        rid = ids.relation + i
-        add("relation", relation_id=rid, dataset_id=ids.dataset, name=rn, short_name=rel["short_name"],
-            is_reverse=False, position=i)
+def _fill(b: DatasetBuilder, relations: dict[str, dict], rel_facts: dict[str, list[Row]]) -> list[tuple[Row, int]]:
+    """Each relation with its open and closed query form, its facts (subject -> entity, obj ->
+    answer, category = partition) and two context templates per fact (original, counter). Returns
+    each fact's source row and its counter answer (builder index), in fact order."""
+    out: list[tuple[Row, int]] = []
+    for rn, rel in relations.items():
+        rr = b.add_relation(rn)
+        rr.short_name = rel["short_name"]
         qt = rel["qtpl"] if "qtpl" in rel else _esc(rel["tpl"]).replace("\x00", "{entity}")
-        for qtype, tpl in (("open", OPEN_FORM.format(q=qt)), ("closed", CLOSED_FORM.format(q=qt))):
-            add("query_form", query_form_id=qid, relation_id=rid, query_type=qtype, ordinal=0, name=f"{qtype}_0",
-                template=tpl)
-            qid += 1
+        rr.query_forms += [("open", 0, OPEN_FORM.format(q=qt)), ("closed", 0, CLOSED_FORM.format(q=qt))]
         for pos, r in enumerate(rel_facts[rn]):
-            e, a, ca = ids.ent(r.subj, r.subj_id), ids.ans(r.obj, r.obj_id), ids.ans(r.replace_name, None)
-            add("fact", fact_id=fid, relation_id=rid, position=pos, entity_id=e, answer_id=a, entity_kind="real",
-                category=r.partition)
-            for ctype in ("original", "counter"):
-                add("context_template", context_template_id=cid, relation_id=rid, context_type=ctype, ordinal=pos,
-                    template=r.template)
-                cid += 1
-            add("dynamicqa_fact", **_dynamicqa_fact_row(r, fid, ids.dataset, ca))
-            for j, al in enumerate(r.aliases):
-                add("dynamicqa_alias", fact_id=fid, ordinal=j, alias=al)
-            fid += 1
-    return cols
+            e, a, ca = b.entity(r.subj, "real", r.subj_id), b.answer(r.obj, r.obj_id), b.answer(r.replace_name)
+            rr.facts.append({"entity": e, "answer": a, "kind": "real", "position": pos, "category": r.partition})
+            rr.context_templates += [("original", pos, r.template), ("counter", pos, r.template)]
+            out.append((r, ca))
+    return out
 
 
 def _dynamicqa_fact_row(r: Row, fid: int, ds_id: int, counter_answer_id: int) -> dict:
@@ -472,27 +429,20 @@ def _dynamicqa_fact_row(r: Row, fid: int, ds_id: int, counter_answer_id: int) ->
             "mask_kind": r.mask_kind}
 
 
-_I32_COLUMNS = ("relation_id", "dataset_id", "position", "fact_id", "entity_id", "answer_id", "query_form_id",
-                "ordinal", "context_template_id", "counter_answer_id", "source_row", "mask_count")
-_TYPES = {**{k: pa.int32() for k in _I32_COLUMNS}, "source_id": pa.int64(), "source_index": pa.int64(),
-          "is_reverse": pa.bool_(),
+_TYPES = {**{k: pa.int32() for k in ("fact_id", "dataset_id", "counter_answer_id", "source_row", "mask_count",
+                                     "ordinal")},
+          "source_id": pa.int64(), "source_index": pa.int64(),
           **{k: pa.float64() for k in ("num_edits", "s_pop", "o_pop", "s_pop_new", "o_pop_new", "replace_quality")}}
 
 
-def _write(wh: Warehouse, dataset_row: dict, ids: _Ids, cols: dict[str, dict[str, list]]) -> None:
-    """Every row in one transaction."""
-    i32 = pa.int32()
-    ents, answ = list(ids.entities), list(ids.answers)
-    with wh.transaction():
-        wh.insert_arrow("dataset", dataset_row)
-        wh.insert_arrow("entity", {
-            "entity_id": pa.array(range(ids.entity, ids.entity + len(ents)), i32),
-            "dataset_id": pa.array([ids.dataset] * len(ents), i32), "name": [k[0] for k in ents],
-            "kind": ["real"] * len(ents), "uri": pa.array([k[1] for k in ents], pa.string()),
-            "entity_class": pa.array([None] * len(ents), pa.string())})
-        wh.insert_arrow("answer", {
-            "answer_id": pa.array(range(ids.answer, ids.answer + len(answ)), i32),
-            "dataset_id": pa.array([ids.dataset] * len(answ), i32), "name": [k[0] for k in answ],
-            "uri": pa.array([k[1] for k in answ], pa.string())})
-        for t in ("relation", "fact", "query_form", "context_template", "dynamicqa_fact", "dynamicqa_alias"):
-            wh.insert_arrow(t, pa.table({k: pa.array(v, _TYPES.get(k, pa.string())) for k, v in cols[t].items()}))
+def _write_dynamicqa_rows(wh: Warehouse, ds_id: int, fact0: int, ans0: int, facts: list[tuple[Row, int]]) -> int:
+    """``dynamicqa_fact`` and ``dynamicqa_alias`` rows (fact and answer ids as the builder assigned
+    them from ``fact0`` / ``ans0``); returns the number of aliases."""
+    rows = [_dynamicqa_fact_row(r, fact0 + i, ds_id, ans0 + ca) for i, (r, ca) in enumerate(facts)]
+    aliases = [{"fact_id": fact0 + i, "ordinal": j, "alias": al}
+               for i, (r, _) in enumerate(facts) for j, al in enumerate(r.aliases)]
+    for table, tr in (("dynamicqa_fact", rows), ("dynamicqa_alias", aliases)):
+        if tr:
+            wh.insert_arrow(table, pa.table({k: pa.array([x[k] for x in tr], _TYPES.get(k, pa.string()))
+                                             for k in tr[0]}))
+    return len(aliases)
