@@ -74,8 +74,9 @@ def regression(df: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
 def analyze_dynamicqa(wh: Warehouse, run_ids: Iterable[int] | None = None) -> str:
     """Compute, store and format Tables 1-3 analogues for the given (or all) dynamic runs."""
     runs = dynamic_runs(wh, run_ids)
-    summ = summary(wh, runs)
-    reg_in = wh.df(read_sql(PKG, "sql/regression_input.sql"), [runs])
+    with wh.one_thread():  # stored numbers bit-for-bit reproducible
+        summ = summary(wh, runs)
+        reg_in = wh.df(read_sql(PKG, "sql/regression_input.sql"), [runs])
     models = dict(wh.query("SELECT run_id, model FROM run WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs]))
     now = utcnow()
     regs, notes = [], {}

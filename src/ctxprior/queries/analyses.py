@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -392,7 +391,7 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
     job = _prepare(wh, run_ids, only, k, alpha, seed, covariates, seen_fakes,
                    log or (lambda msg: print(msg, file=sys.stderr)))
     timings = {} if timings is None else timings
-    with _one_thread(wh):
+    with wh.one_thread():  # stored numbers bit-for-bit reproducible
         for name in job.names:
             t0 = time.perf_counter()
             _STEPS.get(name, _step_comparison)(job, name)
@@ -403,24 +402,6 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
                job.k, job.seed, job.alpha, job.replicates)
     timings["(store)"] = time.perf_counter() - t_store
     return job.counts
-
-
-@contextmanager
-def _one_thread(wh):
-    """DuckDB on one thread while the analyses read: a parallel sum or average adds its partial
-    results in whatever order the threads finish, so the last bit of a mean (and of t, d, p)
-    could differ between two runs on the same warehouse. One thread makes `analyze` bit-for-bit
-    reproducible; the permutation tests (numpy) are most of the time anyway."""
-    con = getattr(wh, "con", None)
-    if con is None:
-        yield
-        return
-    old = con.execute("SELECT current_setting('threads')").fetchone()[0]
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {int(old)}")
 
 
 def _prepare(wh, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) -> _Job:

@@ -261,6 +261,19 @@ class Warehouse:
             if self._depth == 0 and self.brief:
                 self.release()
 
+    @contextmanager
+    def one_thread(self) -> Iterator["Warehouse"]:
+        """A session in which DuckDB runs on one thread. Its parallel sums and averages add partial
+        results in the order threads finish, so the last bit of a stored aggregate could differ
+        between two runs on the same data; analyses that store numbers read inside this."""
+        with self.session():
+            old = self.con.execute("SELECT current_setting('threads')").fetchone()[0]
+            self.con.execute("SET threads = 1")
+            try:
+                yield self
+            finally:
+                self.con.execute(f"SET threads = {int(old)}")
+
     def __enter__(self) -> "Warehouse":
         return self
 
