@@ -10,9 +10,10 @@ from typing import Iterable, Sequence
 
 import pyarrow as pa
 
-from .. import __version__
 from ..errors import UserError
-from ..schema.warehouse import Warehouse, utcnow
+from ..ingest.sampling import store_sample
+from ..schema.warehouse import Warehouse
+from ..sqlfiles import read_sql
 from .ingest import PARTITIONS
 
 
@@ -79,22 +80,12 @@ def make_sample(wh: Warehouse, dataset: str = "dynamicqa", partitions: str | Seq
         raise UserError(f"dataset '{dataset}' has no facts in partition(s) {', '.join(parts)}")
     sample_id = wh.next_id("sample", "sample_id")
     sf, cx, mp = _sample_rows(wh, fact_ids, sample_id, int(wh.next_id("context", "context_id")))
-    sample_row = {"sample_id": [sample_id], "dataset_id": [ds_id], "design": ["dynamicqa"], "seed": [0],
-                  "n_entities": pa.array([limit], pa.int32()), "n_contexts": pa.array([2], pa.int32()),
-                  "context_types": ["original,counter"], "params_json": [pj], "ctxprior_version": [__version__],
-                  "created_at": pa.array([utcnow()], pa.timestamp("us"))}
-    _write_sample(wh, sample_row, sf, cx, mp)
+    with wh.transaction():
+        store_sample(wh, sample_id, ds_id, "dynamicqa", 0, limit, 2, ["original", "counter"], params, sf, cx)
+        wh.insert_arrow("dynamicqa_context", pa.table({
+            "context_id": pa.array(mp["context_id"], pa.int64()), "sample_id": pa.array(mp["sample_id"], pa.int32()),
+            "fact_id": pa.array(mp["fact_id"], pa.int32()), "condition": pa.array(mp["condition"], pa.string())}))
     return sample_id
-
-
-_SAMPLE_SQL = """
-    SELECT f.fact_id, f.relation_id, f.entity_id, f.answer_id, a.name, df.counter_answer_id, ca.name,
-           ct.context_template_id, ct.context_type, ct.template
-    FROM fact f JOIN dynamicqa_fact df USING (fact_id)
-    JOIN answer a ON a.answer_id = f.answer_id JOIN answer ca ON ca.answer_id = df.counter_answer_id
-    JOIN context_template ct ON ct.relation_id = f.relation_id AND ct.ordinal = f.position
-    WHERE f.fact_id IN (SELECT unnest(?::INTEGER[]))
-    ORDER BY f.relation_id, f.position, ct.context_type DESC"""
 
 
 def _sample_rows(wh: Warehouse, fact_ids: list[int], sample_id: int, ctx: int) -> tuple[dict, dict, dict]:
@@ -106,7 +97,8 @@ def _sample_rows(wh: Warehouse, fact_ids: list[int], sample_id: int, ctx: int) -
     fact_ord: dict[int, int] = defaultdict(int)
     ctx_ord: dict[int, int] = defaultdict(int)
     seen_f: set[int] = set()
-    for fid, rid, eid, aid, aname, caid, caname, tid, ctype, tpl in wh.query(_SAMPLE_SQL, [fact_ids]):
+    rows = wh.query(read_sql("ctxprior.dynamicqa", "sql/sample_contexts.sql"), [fact_ids])
+    for fid, rid, eid, aid, aname, caid, caname, tid, ctype, tpl in rows:
         if fid not in seen_f:
             seen_f.add(fid)
             for k, v in (("sample_id", sample_id), ("fact_id", fid), ("relation_id", rid), ("ordinal", fact_ord[rid])):
@@ -123,20 +115,3 @@ def _sample_rows(wh: Warehouse, fact_ids: list[int], sample_id: int, ctx: int) -
         ctx_ord[rid] += 1
         ctx += 1
     return sf, cx, mp
-
-
-def _write_sample(wh: Warehouse, sample_row: dict, sf: dict, cx: dict, mp: dict) -> None:
-    """The sample, its facts, contexts and context -> (fact, condition) map in one transaction."""
-    i32 = pa.int32()
-    with wh.transaction():
-        wh.insert_arrow("sample", sample_row)
-        wh.insert_arrow("sample_fact", pa.table({k: pa.array(v, i32) for k, v in sf.items()}))
-        wh.insert_arrow("context", pa.table({
-            "context_id": pa.array(cx["context_id"], pa.int64()), "sample_id": pa.array(cx["sample_id"], i32),
-            "relation_id": pa.array(cx["relation_id"], i32), "ordinal": pa.array(cx["ordinal"], i32),
-            "context_template_id": pa.array(cx["context_template_id"], i32),
-            "context_type": pa.array(cx["context_type"], pa.string()), "entity_id": pa.array(cx["entity_id"], i32),
-            "answer_id": pa.array(cx["answer_id"], i32), "text": pa.array(cx["text"], pa.string())}))
-        wh.insert_arrow("dynamicqa_context", pa.table({
-            "context_id": pa.array(mp["context_id"], pa.int64()), "sample_id": pa.array(mp["sample_id"], i32),
-            "fact_id": pa.array(mp["fact_id"], i32), "condition": pa.array(mp["condition"], pa.string())}))

@@ -168,7 +168,7 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
               "seed": seed, "rng": "numpy PCG64(seed, crc32(relation id))",
               "answer_sampling": answer_sampling if design == "paper" else None, "entity_dedup": "name",
               "templates_per_type": templates_per_type}
-    _store_sample(wh, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols)
+    store_sample(wh, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols)
     return sample_id
 
 
@@ -326,10 +326,11 @@ def _add_contexts(cx_cols: dict[str, list], ctx0: int, sample_id: int, rid: int,
     return ctx0
 
 
-def _store_sample(wh: Warehouse, sample_id: int, ds_id: int, design: str, seed: int, n_entities: int | None,
-                  n_contexts: int | None, context_types: list[str], params: dict[str, Any],
-                  sf_cols: dict[str, list], cx_cols: dict[str, list]) -> None:
-    """Insert the sample, its facts and its contexts in one transaction."""
+def store_sample(wh: Warehouse, sample_id: int, ds_id: int, design: str, seed: int, n_entities: int | None,
+                 n_contexts: int | None, context_types: list[str], params: dict[str, Any],
+                 sf_cols: dict[str, list], cx_cols: dict[str, list]) -> None:
+    """Insert the sample, its facts (``sample_fact`` columns) and its contexts (``context`` columns)
+    in one transaction (joining the caller's, if any)."""
     with wh.transaction():
         wh.insert_arrow("sample", {
             "sample_id": [sample_id], "dataset_id": [ds_id], "design": [design], "seed": [seed],
