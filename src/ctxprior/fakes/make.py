@@ -13,14 +13,13 @@ from typing import Any
 import pyarrow as pa
 
 from .. import __version__
+from ..digest import sha256_file
 from ..errors import UserError
 from ..schema.warehouse import utcnow
 from ..sqlfiles import read_sql
-from ..digest import sha256_file
 from .parse import name_key, parse_names
 from .plan import SQL, RelationPlan, Slot, assign_classes, dataset_id, find_relation, group_by_class, plan_relation
 from .prompts import PROMPT_STYLES, build_messages
-
 from .screen import Accepted, FakesResult, Screen, rejected_text
 
 N_EXAMPLES = 5
