@@ -140,3 +140,27 @@ def test_second_writer_gets_clear_message(db_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_bad_input_leaves_the_file_byte_for_byte_unchanged(run_cli, db_path):
+    """An up-to-date warehouse is not written by a read-write open; views are remade only when
+    their files changed (their digest is kept in meta)."""
+    import hashlib
+    from pathlib import Path
+
+    from ctxprior.schema.warehouse import views_digest
+
+    run_cli("ingest", "demo", "--only", "demo")
+    before = hashlib.sha256(Path(db_path).read_bytes()).hexdigest()
+    for args, code in ((("sample", "--dataset", "nope"), 2), (("sample-dynamic", "--partition", "bogus"), 2),
+                       (("score", "--resume", "999"), 2), (("ingest", "demo", "--only", "demo"), 0)):  # a no-op
+        res = run_cli(*args)
+        assert res.exit_code == code, (args, res.output)
+        assert hashlib.sha256(Path(db_path).read_bytes()).hexdigest() == before, args
+    with open_warehouse(db_path) as wh:
+        assert wh.scalar("SELECT value FROM meta WHERE key = 'views_sha256'") == views_digest()
+        wh.execute("DROP VIEW v_entity")
+        wh.execute("UPDATE meta SET value = 'old' WHERE key = 'views_sha256'")  # as if the files changed
+    with open_warehouse(db_path) as wh:
+        assert "v_entity" in wh.view_names()
+        assert wh.scalar("SELECT value FROM meta WHERE key = 'views_sha256'") == views_digest()

@@ -2,9 +2,9 @@
 
 Every module in this package that defines tables on ``base.metadata`` is imported here, so a
 new area adds tables by adding a module (no central list to edit). Views live in
-``schema/views/*.sql`` and are (re)created in file-name order.
+``schema/views/*.sql`` and are (re)created in file-name order when those files changed.
 
-The bottom layer: may import only ``errors``, ``sqlfiles`` and ``faults``.
+The bottom layer: may import only ``errors``, ``sqlfiles``, ``faults`` and ``digest``.
 """
 
 import importlib

@@ -46,7 +46,7 @@ def migrate(path: str) -> list[str]:
                 step(wh)
                 wh.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(v + 1)])
             done.append(f"migrated v{v} -> v{v + 1}")
-        wh.ensure_schema()
+        wh.ensure_schema(force=True)
         return done
     finally:
         wh.close()

@@ -22,6 +22,8 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
 
 from __future__ import annotations
 
+import hashlib
+
 import os
 import random
 import re
@@ -83,6 +85,14 @@ def view_scripts() -> list[tuple[str, str]]:
     root = resources.files("ctxprior.schema").joinpath("views")
     files = sorted((p for p in root.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
     return [(p.name, p.read_text(encoding="utf-8")) for p in files]
+
+
+def views_digest() -> str:
+    """sha256 over the view files' names and texts: stored in ``meta`` when the views are made."""
+    h = hashlib.sha256()
+    for name, text in view_scripts():
+        h.update(f"{name}\0{text}\0".encode())
+    return h.hexdigest()
 
 
 _LOCK_RE = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
@@ -388,19 +398,25 @@ class Warehouse:
         v = self.scalar("SELECT value FROM meta WHERE key='schema_version'")
         return None if v is None else int(v)
 
-    def ensure_schema(self) -> None:
-        """Create missing tables (additive, safe) and (re)create every view."""
+    def ensure_schema(self, force: bool = False) -> None:
+        """Create missing tables (additive, safe) and (re)create the views when their files changed
+        since the last read-write open (or ``force``). An up-to-date warehouse is not written at all,
+        so a command that fails on bad input leaves the file byte for byte as it was."""
         from .versions import SCHEMA_VERSION
 
         with self.session():
-            self._ensure_schema(SCHEMA_VERSION)
+            self._ensure_schema(SCHEMA_VERSION, force)
 
-    def _ensure_schema(self, SCHEMA_VERSION: int) -> None:
+    def _ensure_schema(self, SCHEMA_VERSION: int, force: bool) -> None:
         existing = set(self.table_names())
+        missing = [ddl for t, ddl in zip(metadata.sorted_tables, ddl_statements()) if t.name not in existing]
+        digest = views_digest()
+        if not missing and not force and self.scalar(
+                "SELECT value FROM meta WHERE key = 'views_sha256'") == digest:
+            return
         with self.transaction():
-            for t, ddl in zip(metadata.sorted_tables, ddl_statements()):
-                if t.name not in existing:
-                    self.con.execute(ddl)
+            for ddl in missing:
+                self.con.execute(ddl)
             if "meta" not in existing:
                 now = utcnow().isoformat(timespec="seconds")
                 self.con.executemany(
@@ -409,6 +425,8 @@ class Warehouse:
                      ["created_at", now]],
                 )
             self.create_views()
+            self.con.execute("DELETE FROM meta WHERE key = 'views_sha256'")
+            self.con.execute("INSERT INTO meta VALUES ('views_sha256', ?)", [digest])
 
     def create_views(self) -> None:
         for name, text in view_scripts():
