@@ -411,10 +411,10 @@ class Warehouse:
         existing = set(self.table_names())
         missing = [ddl for t, ddl in zip(metadata.sorted_tables, ddl_statements()) if t.name not in existing]
         digest = views_digest()
-        if not missing and not force and self.scalar(
-                "SELECT value FROM meta WHERE key = 'views_sha256'") == digest:
-            return
-        with self.transaction():
+        with self.transaction():  # the schema check is one transaction (it commits nothing when up to date)
+            if not missing and not force and self.scalar(
+                    "SELECT value FROM meta WHERE key = 'views_sha256'") == digest:
+                return
             for ddl in missing:
                 self.con.execute(ddl)
             if "meta" not in existing:
