@@ -96,6 +96,8 @@ TABLE_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
             "units_done": "work units finished", "prompts_done": "prompts scored so far"},
     "run_unit": {"n_prompts": "prompts scored in the unit", "attempts": "times the unit was tried",
                  "error": "error message when the unit failed", "seconds": "wall-clock seconds spent on the unit"},
+    "run_unit_engine": {"batch_size": "rows per forward pass when the unit finished",
+                        "oom_splits": "batches split after CUDA out-of-memory errors"},
     "susceptibility": {"n_contexts": "number of contexts in the mixture p(A|q(e))"},
     "prior_topk": {"token_id": "tokenizer id of the answer token", "prob": "probability p(A = token | q(e)) without context"},
     "prompt_topk": {"rank": "1 = most probable", "token_id": "tokenizer id of the answer token",

@@ -28,6 +28,20 @@ run_unit = Table(
     comment="Work units of a run that finished (done) or failed; a resumed run redoes the rest.",
 )
 
+run_unit_engine = Table(
+    "run_unit_engine",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
+    Column("unit_id", Integer, primary_key=True, comment="the unit (run_unit.unit_id)"),
+    Column("device", Text, comment="device the unit ran on (cpu, cuda:0, ...)"),
+    Column("batch_size", Integer, comment="rows per forward pass when the unit finished (halved by each split)"),
+    Column("oom_splits", Integer, comment="batches split in two after a CUDA out-of-memory error"),
+    Column("forward_calls", Integer, comment="forward passes of the model for the unit"),
+    Column("tokens", BigInteger, comment="tokens that went through the model (prefixes once, then suffixes)"),
+    comment="How the engine computed each unit (batch size, out-of-memory splits, forward passes); "
+            "one row per attempt's final state, written with the unit's run_unit row.",
+)
+
 persuasion = Table(
     "persuasion",
     metadata,

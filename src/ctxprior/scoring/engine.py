@@ -1,174 +1,417 @@
 """The fast forward-pass engine: next-token log-probs for many prompts that share prefixes.
 
-Tricks (all exact up to float rounding):
-- only the last position's logits are computed (``logits_to_keep=1``);
+Tricks (all exact up to float rounding; batched = one prompt at a time is tested per family):
 - identical token sequences are computed once (dedupe);
-- the tokens being computed (each prompt's suffix after its shared prefix) are batched by length,
-  so they are never padded; the shared prefixes of a batch may differ in length and are
-  left-padded in the key/value cache with masked slots (zero attention weight; each row's
-  position ids start after its own prefix), so a batch row is computed exactly like a lone
-  prompt (batched = unbatched is tested);
 - prompts of a *prefix group* (e.g. one context followed by every entity's query) share the
   key/value cache of their longest common token prefix. The shared prefix is taken from the
   token ids of the *whole* prompts (each prompt is tokenized as one string), so reuse can never
   change the tokens the model sees: when a context's own tokenization is not a prefix of the
   prompt's (a merge across the boundary), the common prefix is simply shorter; a group whose
-  prompts share no prefix falls back to full prompts.
-- log_softmax runs on the device in float64.
+  prompts share no prefix falls back to full prompts;
+- the prefixes are computed in right-padded batches under a token budget and kept in one
+  key/value *block* per layer, ``[n_prefix, heads, max_prefix_len, head_dim]``; the rows (each
+  prompt's suffix after its prefix) are sorted by suffix length and run in batches whose cache is
+  ONE gather of the block (``index_select`` over prefixes), never a loop over rows. Prefix slots
+  past a row's own prefix and the suffix's right padding are masked (zero attention weight), and
+  each row's position ids start after its own prefix, so a batch row is computed exactly like a
+  lone prompt. No query position is ever fully masked (padding only follows real tokens), so
+  no NaN can arise from padding;
+- only the last real position of each row goes through the output head (hidden states are
+  gathered first; the head's post-processing, e.g. Gemma's logit soft-capping, is checked against
+  the model's own logits once per engine, and a model where they differ is run with its own
+  logits instead);
+- every index array of a call goes to the device in ONE transfer (pinned memory, non-blocking
+  on CUDA), and nothing in a batch loop waits for the device: log_softmax runs on the device in
+  float64 and results stay there until the caller takes them in one transfer;
+- a CUDA out-of-memory error splits the batch in two and retries (the engine's batch size stays
+  halved); rows are written by index, so none is lost or duplicated. ``oom_splits`` counts them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import itertools
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 from .models import LoadedModel
 
-
-def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    if hasattr(cache, "layers"):
-        return [(layer.keys, layer.values) for layer in cache.layers]
-    if hasattr(cache, "key_cache"):  # transformers 4.x DynamicCache
-        return list(zip(cache.key_cache, cache.value_cache))
-    return [(k, v) for k, v in cache]  # legacy tuples
+OOM = torch.cuda.OutOfMemoryError
 
 
-def _make_cache(layers: list[tuple[torch.Tensor, torch.Tensor]]):
-    from transformers import DynamicCache
+# ------------------------------------------------------------------ token matrices (host, numpy)
 
-    try:
-        return DynamicCache(layers)
-    except TypeError:  # transformers 4.x
-        return DynamicCache.from_legacy_cache(tuple(layers))
+@dataclass
+class Tokens:
+    """Ragged token sequences as a right-padded matrix: ``ids [N, L]`` (0 past ``lengths``)."""
+
+    ids: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def pack(cls, seqs: Sequence[Sequence[int]]) -> "Tokens":
+        lengths = np.fromiter(map(len, seqs), np.int64, len(seqs))
+        width = int(lengths.max()) if len(seqs) else 0
+        ids = np.zeros((len(seqs), width), np.int64)
+        ids[np.arange(width)[None, :] < lengths[:, None]] = np.fromiter(
+            itertools.chain.from_iterable(seqs), np.int64, int(lengths.sum()))
+        return cls(ids, lengths)
+
+
+def dedupe(tok: Tokens) -> tuple[np.ndarray, np.ndarray]:
+    """(index of each distinct sequence's first occurrence, distinct row of every input row)."""
+    if len(tok.lengths) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    key = np.column_stack([tok.lengths, tok.ids])
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # distinct rows in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]
+
+
+def group_prefixes(tok: Tokens, groups: Sequence[Sequence[int]] | None, min_prefix: int,
+                   cap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: (its group's shared prefix length, the group id) -- 0 and -1 for no prefix.
+
+    A group's prefix is the longest common token prefix of its distinct members, cut so that every
+    member keeps >= 1 token to compute (and at most ``cap[row]`` tokens); a row in several groups
+    takes its first group.
+    """
+    n = len(tok.lengths)
+    lp, gid = np.zeros(n, np.int64), np.full(n, -1, np.int64)
+    if not groups:
+        return lp, gid
+    members = np.fromiter(itertools.chain.from_iterable(groups), np.int64)
+    owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    members, first = np.unique(members, return_index=True)  # a row's first group wins
+    owner = owner[first]
+    sizes = np.bincount(owner, minlength=len(groups))
+    order = np.argsort(owner, kind="stable")
+    members, owner = members[order], owner[order]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    ok = sizes >= 2
+    if not ok.any():
+        return lp, gid
+    ref = members[starts[owner]]  # the first member of each row's group
+    cols = np.arange(tok.ids.shape[1])[None, :]
+    same = (tok.ids[members] == tok.ids[ref]) & (cols < tok.lengths[members, None]) & (cols < tok.lengths[ref, None])
+    common = np.cumprod(same, axis=1).sum(axis=1)
+    keep = np.minimum(common, tok.lengths[members] - 1)  # every suffix keeps >= 1 token
+    if cap is not None:
+        keep = np.minimum(keep, cap[members])
+    g_lcp = np.minimum.reduceat(keep, starts[sizes > 0]) if len(members) else keep
+    lcp = np.zeros(len(groups), np.int64)
+    lcp[sizes > 0] = g_lcp
+    lcp[~ok | (lcp < min_prefix)] = 0
+    lp[members] = lcp[owner]
+    gid[members] = np.where(lcp[owner] > 0, owner, -1)
+    return lp, gid
+
+
+# ------------------------------------------------------------------ the model's output head
+
+class Head:
+    """Logits from final hidden states: the output embedding plus the family's post-processing
+    (Gemma 2/3 final soft-capping, Cohere's ``logit_scale``, Granite's ``logits_scaling``).
+
+    ``check`` compares it with the model's own last-position logits once; when they differ the
+    engine asks the model for its logits instead (``exact`` False)."""
+
+    def __init__(self, model):
+        cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        self.linear = model.get_output_embeddings()
+        self.softcap = getattr(cfg, "final_logit_softcapping", None)
+        self.scale = getattr(cfg, "logit_scale", None)
+        self.divide = getattr(cfg, "logits_scaling", None)
+        self.exact: bool | None = None
+
+    def __call__(self, h: torch.Tensor) -> torch.Tensor:  # [..., hidden] -> [..., vocab]
+        logits = self.linear(h)
+        if self.scale:
+            logits = logits * self.scale
+        if self.divide:
+            logits = logits / self.divide
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return logits
+
+    @torch.inference_mode()
+    def check(self, model, device) -> bool:
+        if self.exact is None:
+            vocab = self.linear.weight.shape[0]
+            ids = torch.arange(1, 6, device=device).remainder(vocab).unsqueeze(0)
+            try:
+                ref = model(input_ids=ids).logits[:, -1].float()
+                h = model.base_model(input_ids=ids).last_hidden_state[:, -1]
+                ours = self(h).float()
+                self.exact = bool(torch.allclose(ours, ref, rtol=1e-4, atol=1e-4 * float(ref.abs().max())))
+            except Exception:  # a family without base_model / output embeddings
+                self.exact = False
+        return self.exact
+
+
+# ------------------------------------------------------------------ memory
+
+def kv_bytes_per_token(lm: LoadedModel) -> int:
+    """Bytes of key/value cache one token occupies across all layers."""
+    cfg = lm.model.config
+    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", 12)
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", 12)
+    kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
+    head_dim = getattr(cfg, "head_dim", None) or hidden // heads
+    elem = torch.finfo(lm.model.dtype).bits // 8 if lm.model.dtype.is_floating_point else 2
+    return int(2 * layers * kv_heads * head_dim * elem)
+
+
+def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8) -> int:
+    """Device bytes one batch row costs: its gathered prefix cache and the cache after the
+    forward's concatenation (2 copies, plus the block it was gathered from amortized), the
+    activations of its new tokens, and the last position's logits (model dtype, float32, the
+    float64 log-softmax and its float32 result)."""
+    cfg = lm.model.config
+    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
+    inter = getattr(cfg, "intermediate_size", None) or 4 * hidden
+    vocab = lm.model.get_output_embeddings().weight.shape[0]
+    kv = 3 * context_tokens * kv_bytes_per_token(lm)
+    act = new_tokens * (6 * hidden + 2 * inter) * 4
+    return int(kv + act + vocab * (2 + 4 + 8 + 4))
 
 
 def auto_batch_size(lm: LoadedModel) -> int:
-    """Prompts per forward pass: 32 on CPU; on CUDA, scaled to the free memory."""
+    """Rows per forward pass: 64 on CPU; on CUDA, from the free memory and the model's real
+    per-row cost (``row_bytes``), keeping a third of the free memory for the prefix blocks."""
     if lm.device.startswith("cuda"):
         free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
-        vocab = lm.model.config.vocab_size
-        # the float32 logits row + float64 log_softmax dominate at the last position
-        per_row = vocab * 16 + 4 * lm.model.config.hidden_size * 64 * 8
-        return int(max(8, min(1024, free * 0.5 // per_row)))
-    return 32
+        return int(max(8, min(4096, (free * 0.5) // row_bytes(lm))))
+    return 64
+
+
+def logits_elements(lm: LoadedModel) -> int:
+    """Float64 log-prob elements a teacher-forced batch may hold (2 GiB on CUDA, 256 MiB on CPU)."""
+    return (1 << 28) if lm.device.startswith("cuda") else (1 << 25)
+
+
+def block_budget(lm: LoadedModel) -> int:
+    """Bytes the prefix key/value blocks of one call may take (a third of the free CUDA memory;
+    1 GiB on CPU)."""
+    if lm.device.startswith("cuda"):
+        free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
+        return int(free // 3)
+    return 1 << 30
+
+
+# ------------------------------------------------------------------ the engine
+
+@dataclass
+class _Rows:
+    """One call's work on the device: rows sorted by (prefix chunk, suffix length)."""
+
+    suffix: torch.Tensor   # [R, Ls_max] right-padded suffix ids
+    ls: torch.Tensor       # [R] suffix lengths
+    lp: torch.Tensor       # [R] prefix lengths (0: none)
+    pidx: torch.Tensor     # [R] the row's prefix within its chunk's block (0 when none)
+    out: torch.Tensor      # [R] where the row's result goes
+    host_ls: np.ndarray    # the same, on the host (batch shapes without device syncs)
+    host_lp: np.ndarray
 
 
 class Engine:
     """Runs a loaded model over token-id sequences; see the module docstring."""
 
     def __init__(self, lm: LoadedModel, batch_size: int | None = None, share_prefix: bool = True,
-                 min_prefix: int = 2, prefix_chunk: int = 64):
+                 min_prefix: int = 2, token_budget: int | None = None):
         self.lm = lm
         self.model = lm.model
         self.device = torch.device(lm.device)
         self.batch_size = int(batch_size or auto_batch_size(lm))
+        self.token_budget = int(token_budget or self.batch_size * 32)
         self.share_prefix = share_prefix
         self.min_prefix = min_prefix
-        self.prefix_chunk = prefix_chunk
+        self.head = Head(self.model)
+        self.body = self.model.base_model  # the transformer without its output head
         self.forward_calls = 0
         self.tokens_computed = 0
+        self.oom_splits = 0
 
-    # -------------------------------------------------------------- tokenization
+    # -------------------------------------------------------------- host -> device
     def encode(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
         tok = self.lm.tokenizer
         return [tuple(ids) for ids in tok(list(texts), add_special_tokens=True)["input_ids"]]
 
-    # -------------------------------------------------------------- forward helpers
-    @torch.inference_mode()
-    def _prefix_kv(self, prefixes: list[tuple[int, ...]]) -> dict[tuple[int, ...], list]:
-        """KV cache per prefix: {prefix: [(k [H, L, D], v [H, L, D]) per layer]}."""
-        out: dict[tuple[int, ...], list] = {}
-        by_len: dict[int, list] = defaultdict(list)
-        for p in prefixes:
-            by_len[len(p)].append(p)
-        for length, group in by_len.items():
-            for i in range(0, len(group), self.batch_size):
-                chunk = group[i:i + self.batch_size]
-                ids = torch.tensor(chunk, dtype=torch.long, device=self.device)
-                attn = torch.ones_like(ids)
-                pos = torch.arange(length, device=self.device).unsqueeze(0).expand_as(ids)
-                self.forward_calls += 1
-                self.tokens_computed += ids.numel()
-                res = self.model(input_ids=ids, attention_mask=attn, position_ids=pos,
-                                 use_cache=True, logits_to_keep=1)
-                layers = _cache_layers(res.past_key_values)
-                for j, p in enumerate(chunk):
-                    out[p] = [(k[j], v[j]) for k, v in layers]
+    def to_device(self, *arrays: np.ndarray) -> list[torch.Tensor]:
+        """int64 host arrays -> device tensors in one (pinned, non-blocking) transfer."""
+        flat = np.concatenate([np.ascontiguousarray(a, np.int64).reshape(-1) for a in arrays])
+        t = torch.from_numpy(flat)
+        if self.device.type == "cuda":
+            t = t.pin_memory().to(self.device, non_blocking=True)
+        out, s = [], 0
+        for a in arrays:
+            out.append(t[s:s + a.size].view(a.shape))
+            s += a.size
         return out
 
-    @torch.inference_mode()
-    def _run_rows(self, items: list[tuple[tuple[int, ...], tuple[int, ...]]], kv: dict,
-                  emit: Callable[[list[int], torch.Tensor], None], positions: str = "last") -> None:
-        """items = [(prefix, suffix)]; emit(item indices, float32 logits [B, S, V] or [B, V]).
+    # -------------------------------------------------------------- the two kinds of pass
+    def _prefix_block(self, tok: Tokens) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Key/value cache of every prefix: per layer (K, V) [P, heads, max_len, head_dim],
+        right-padded (slots past a prefix's length are masked by the rows that use it)."""
+        order = np.argsort(tok.lengths, kind="stable")
+        block: list[tuple[torch.Tensor, torch.Tensor]] = []
+        ids_d, = self.to_device(tok.ids)
+        n, s = len(order), 0
+        while s < n:
+            e = min(n, s + self.batch_size)
+            e = min(e, s + max(1, self.token_budget // int(tok.lengths[order[e - 1]])))
+            idx = order[s:e]
+            width = int(tok.lengths[idx].max())
+            try:
+                layers = self._prefix_batch(ids_d, idx, width, tok.lengths[idx])
+            except OOM:
+                if e - s == 1:
+                    raise
+                self._split()
+                continue
+            if not block:
+                block = [(k.new_zeros((len(order), *k.shape[1:2], tok.ids.shape[1], k.shape[-1])),
+                          v.new_zeros((len(order), *v.shape[1:2], tok.ids.shape[1], v.shape[-1])))
+                         for k, v in layers]
+            rows, = self.to_device(idx)
+            for (bk, bv), (k, v) in zip(block, layers):
+                bk[rows, :, :width] = k
+                bv[rows, :, :width] = v
+            s = e
+        return block
 
-        Items are grouped by suffix length (no padding of the tokens being computed); prefixes of
-        different lengths in one batch are left-padded in the KV cache and masked out, which is
-        exact (masked keys get zero attention weight; positions come from each row's own prefix).
-        Short suffixes are batched more widely (a token budget of batch_size x 32).
-        """
-        groups: dict[int, list[int]] = defaultdict(list)
-        for i, (pre, suf) in enumerate(items):
-            groups[len(suf)].append(i)
-        for ls, idx in sorted(groups.items()):
-            idx = sorted(idx, key=lambda i: len(items[i][0]))
-            width = max(self.batch_size, min(8 * self.batch_size, (self.batch_size * 32) // max(ls, 1)))
-            for s in range(0, len(idx), width):
-                chunk = idx[s:s + width]
-                ids = torch.tensor([items[i][1] for i in chunk], dtype=torch.long, device=self.device)
-                b = ids.shape[0]
-                lps = [len(items[i][0]) for i in chunk]
-                maxlp = max(lps)
-                past = None
-                attn = torch.ones((b, maxlp + ls), dtype=torch.long, device=self.device)
-                if maxlp:
-                    first = next(kv[items[i][0]] for i in chunk if items[i][0])
-                    layers = []
-                    for li, (k0, v0) in enumerate(first):
-                        h, _, d = k0.shape
-                        k = k0.new_zeros((b, h, maxlp, d))
-                        v = v0.new_zeros((b, h, maxlp, v0.shape[-1]))
-                        for j, i in enumerate(chunk):
-                            lp = lps[j]
-                            if lp:
-                                pk, pv = kv[items[i][0]][li]
-                                k[j, :, maxlp - lp:] = pk
-                                v[j, :, maxlp - lp:] = pv
-                        layers.append((k, v))
-                    for j, lp in enumerate(lps):
-                        attn[j, :maxlp - lp] = 0
-                    past = _make_cache(layers)
-                pos = (torch.tensor(lps, device=self.device).unsqueeze(1)
-                       + torch.arange(ls, device=self.device).unsqueeze(0))
-                self.forward_calls += 1
-                self.tokens_computed += ids.numel()
-                res = self.model(input_ids=ids, attention_mask=attn, position_ids=pos,
-                                 past_key_values=past, use_cache=past is not None,
-                                 logits_to_keep=1 if positions == "last" else 0)
-                logits = res.logits
-                emit(chunk, logits[:, -1, :] if positions == "last" else logits)
+    def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
+        from transformers import DynamicCache
 
-    def _plan(self, seqs: list[tuple[int, ...]], groups: Sequence[Sequence[int]] | None):
+        rows, lens = self.to_device(idx, lengths)
+        ids = ids_d[rows, :width]                                            # [B, W]
+        mask = (torch.arange(width, device=self.device)[None, :] < lens[:, None]).long()
+        pos = torch.arange(width, device=self.device).expand_as(ids)
+        self.forward_calls += 1
+        self.tokens_computed += int(lengths.sum())
+        cache = DynamicCache()  # full layers whatever the config says (no sliding truncation)
+        self.body(input_ids=ids, attention_mask=mask, position_ids=pos,
+                              past_key_values=cache, use_cache=True)
+        return _cache_layers(cache)
+
+    def _forward_rows(self, rows: _Rows, s: int, e: int, block, keep_cache: bool = False):
+        """One batch of rows: (hidden [B, Ls, hidden] or logits when the head is not exact,
+        the mask, the cache). Its prefix cache is one gather of the block."""
+        from transformers import DynamicCache
+
+        ls_w = int(rows.host_ls[s:e].max())
+        lp_w = int(rows.host_lp[s:e].max())
+        ids = rows.suffix[s:e, :ls_w]                                        # [B, Ls]
+        lp = rows.lp[s:e]
+        cols = torch.arange(lp_w + ls_w, device=self.device)[None, :]
+        mask = torch.where(cols < lp_w, cols < lp[:, None],
+                           cols - lp_w < rows.ls[s:e, None]).long()          # [B, Lp + Ls]
+        pos = lp[:, None] + torch.arange(ls_w, device=self.device)[None, :]
+        cache = DynamicCache() if keep_cache else None
+        if lp_w:
+            pidx = rows.pidx[s:e]
+            cache = DynamicCache([(k[:, :, :lp_w].index_select(0, pidx), v[:, :, :lp_w].index_select(0, pidx))
+                                  for k, v in block])
+        self.forward_calls += 1
+        self.tokens_computed += int(rows.host_ls[s:e].sum())
+        use_cache = keep_cache or lp_w > 0
+        if self.head.check(self.model, self.device):
+            out = self.body(input_ids=ids, attention_mask=mask, position_ids=pos,
+                                        past_key_values=cache, use_cache=use_cache)
+            return out.last_hidden_state, mask, cache
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos,
+                         past_key_values=cache, use_cache=use_cache)
+        return out.logits, mask, cache
+
+    def _logits(self, states: torch.Tensor) -> torch.Tensor:
+        return self.head(states) if self.head.exact else states
+
+    def _split(self) -> None:
+        """After a CUDA out-of-memory error: free the cached blocks and halve the batch size."""
+        self.oom_splits += 1
+        self.batch_size = max(1, self.batch_size // 2)
+        self.token_budget = max(1, self.token_budget // 2)
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    # -------------------------------------------------------------- planning
+    def _layout(self, tok: Tokens, lp: np.ndarray, gid: np.ndarray, out_rows: np.ndarray):
+        """Chunks of prefixes (their key/value blocks bounded by ``block_budget``), each with its
+        rows sorted by suffix length: [(prefix Tokens or None, _Rows)]."""
+        groups = np.unique(gid[gid >= 0])
+        per_token = kv_bytes_per_token(self.lm)
+        width = int(lp.max()) if len(lp) else 0
+        per_chunk = max(1, block_budget(self.lm) // max(1, per_token * max(width, 1)))
+        chunks = [None] + [groups[i:i + per_chunk] for i in range(0, len(groups), per_chunk)]
+        plans = []
+        for chunk in chunks:
+            sel = np.flatnonzero(gid < 0) if chunk is None else np.flatnonzero(np.isin(gid, chunk))
+            if not len(sel):
+                continue
+            pre = None
+            pidx = np.zeros(len(sel), np.int64)
+            if chunk is not None:
+                first = np.unique(gid[sel], return_index=True)[1]        # one row per group
+                ref = sel[first]
+                pre = Tokens(np.where(np.arange(tok.ids.shape[1])[None, :] < lp[ref, None], tok.ids[ref], 0)[:, :int(lp[ref].max())],
+                             lp[ref])
+                pidx = np.searchsorted(gid[ref], gid[sel])
+            lps = lp[sel]
+            ls = tok.lengths[sel] - lps
+            order = np.lexsort((lps, ls))
+            sel, lps, ls, pidx = sel[order], lps[order], ls[order], pidx[order]
+            cols = np.arange(int(ls.max()))[None, :]
+            src = np.minimum(lps[:, None] + cols, tok.ids.shape[1] - 1)
+            suffix = np.where(cols < ls[:, None], tok.ids[sel[:, None], src], 0)
+            d = self.to_device(suffix, ls, lps, pidx, out_rows[sel])
+            plans.append((pre, _Rows(*d, host_ls=ls, host_lp=lps)))
+        return plans
+
+    def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
+        """[(start, end)] over the sorted rows: at most batch_size rows and ``budget`` (default
+        token_budget) new tokens."""
+        n, s = len(rows.host_ls), 0
+        while s < n:
+            e = min(n, s + self.batch_size)
+            width = int(rows.host_ls[e - 1]) + new_tokens
+            e = min(e, s + max(1, (budget or self.token_budget) // max(width, 1)))
+            yield s, e
+            s = e
+
+    def _plan(self, seqs: Sequence[tuple[int, ...]], groups: Sequence[Sequence[int]] | None):
         """Split each sequence into (shared prefix, suffix) using its prefix group."""
-        prefix_of: dict[int, tuple[int, ...]] = {}
-        if self.share_prefix and groups:
-            for g in groups:
-                g = [i for i in g]
-                if len(g) < 2:
-                    continue
-                first = seqs[g[0]]
-                lcp = min(len(seqs[i]) for i in g) - 1  # every suffix keeps >= 1 token
-                for i in g[1:]:
-                    s = seqs[i]
-                    k = 0
-                    while k < lcp and s[k] == first[k]:
-                        k += 1
-                    lcp = k
-                if lcp >= self.min_prefix:
-                    for i in g:
-                        prefix_of.setdefault(i, first[:lcp])
-        return [(prefix_of.get(i, ()), seqs[i][len(prefix_of.get(i, ())):]) for i in range(len(seqs))]
+        tok = Tokens.pack(seqs)
+        lp, _ = group_prefixes(tok, groups if self.share_prefix else None, self.min_prefix)
+        return [(tuple(s[:k]), tuple(s[k:])) for s, k in zip(seqs, lp.tolist())]
+
+    def _each_batch(self, seqs: Sequence[tuple[int, ...]], groups, run: Callable, new_tokens: int = 0,
+                    cap: np.ndarray | None = None, min_prefix: int | None = None,
+                    budget: Callable[[], int] | None = None) -> None:
+        """Plan ``seqs`` (prefix groups, see ``group_prefixes``), then ``run(rows, start, end,
+        block)`` for every batch; an out-of-memory batch is split in two and retried."""
+        tok = Tokens.pack(seqs)
+        groups = groups if self.share_prefix else None
+        lp, gid = group_prefixes(tok, groups, self.min_prefix if min_prefix is None else min_prefix, cap)
+        for pre, rows in self._layout(tok, lp, gid, np.arange(len(seqs))):
+            block = self._prefix_block(pre) if pre is not None else []
+            pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
+            while pending:
+                s, e = pending.pop()
+                try:
+                    run(rows, s, e, block)
+                except OOM:
+                    if e - s == 1:
+                        raise
+                    self._split()
+                    pending += [((s + e) // 2, e), (s, (s + e) // 2)]
+            del block
 
     # -------------------------------------------------------------- public API
     @torch.inference_mode()
@@ -180,39 +423,23 @@ class Engine:
         Returns (table [n_unique, V] float32 on the device, row index per input sequence).
         ``groups``: lists of input indices whose sequences should share a KV prefix.
         """
-        uniq: dict[tuple[int, ...], int] = {}
-        row_of = [uniq.setdefault(tuple(s), len(uniq)) for s in seqs]
-        useqs = list(uniq)
-        ugroups = None
-        if groups:
-            ugroups = [sorted({row_of[i] for i in g}) for g in groups]
-        plan = self._plan(useqs, ugroups)
+        tok = Tokens.pack(seqs)
+        first, row_of = dedupe(tok)
+        useqs = [seqs[i] for i in first.tolist()]
+        ugroups = [row_of[np.asarray(g, np.int64)].tolist() for g in groups] if groups else None
         vocab = self.model.get_output_embeddings().weight.shape[0]
         table = torch.empty((len(useqs), vocab), dtype=torch.float32, device=self.device)
 
-        def emit(chunk, logits):
-            lp = torch.log_softmax(logits.to(torch.float64), dim=-1)
-            table[torch.tensor(chunk, device=self.device)] = lp.to(torch.float32)
+        def run(rows: _Rows, s: int, e: int, block) -> None:
+            states, _, _ = self._forward_rows(rows, s, e, block)
+            last = states[torch.arange(e - s, device=self.device), rows.ls[s:e] - 1]   # [B, H|V]
+            lp = torch.log_softmax(self._logits(last).to(torch.float64), dim=-1)
+            table[rows.out[s:e]] = lp.to(torch.float32)
             if progress:
-                progress(len(chunk))
+                progress(e - s)
 
-        # process prefix groups in chunks so that the KV memory stays bounded
-        by_prefix: dict[tuple[int, ...], list[int]] = defaultdict(list)
-        for i, (pre, _) in enumerate(plan):
-            by_prefix[pre].append(i)
-        prefixes = [p for p in by_prefix if p]
-        if () in by_prefix:
-            idx = by_prefix[()]
-            items = [plan[i] for i in idx]
-            self._run_rows(items, {}, lambda c, lg: emit([idx[j] for j in c], lg))
-        for s in range(0, len(prefixes), self.prefix_chunk):
-            chunk = prefixes[s:s + self.prefix_chunk]
-            kv = self._prefix_kv(chunk)
-            idx = [i for p in chunk for i in by_prefix[p]]
-            items = [plan[i] for i in idx]
-            self._run_rows(items, kv, lambda c, lg, idx=idx: emit([idx[j] for j in c], lg))
-            del kv
-        return table, row_of
+        self._each_batch(useqs, ugroups, run)
+        return table, row_of.tolist()
 
     @torch.inference_mode()
     def continuation_logprobs(self, prompts: Sequence[tuple[int, ...]],
@@ -221,69 +448,105 @@ class Engine:
         """Sum of token log-probs of each continuation after its prompt (teacher forcing).
 
         ``continuations[i]`` are token-id tuples scored after ``prompts[i]``. The prompt minus its
-        last token is computed once (KV prefix); each continuation runs as a suffix of
-        (last prompt token + continuation tokens). Returns float64 sums (python floats).
+        last token is the shared prefix of its continuations; each continuation runs as a suffix of
+        (last prompt token + continuation tokens). Returns float64 sums (python floats), taken
+        from the device in one transfer.
         """
-        items: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
-        owner: list[tuple[int, int]] = []
-        for i, (p, conts) in enumerate(zip(prompts, continuations)):
-            p = tuple(p)
-            pre, last = (p[:-1], p[-1:]) if len(p) > 1 else ((), p)
-            for j, c in enumerate(conts):
-                items.append((pre, last + tuple(c)))
-                owner.append((i, j))
-        out = [[0.0] * len(c) for c in continuations]
-        prefixes = sorted({pre for pre, _ in items if pre})
-        by_prefix: dict[tuple[int, ...], list[int]] = defaultdict(list)
-        for k, (pre, _) in enumerate(items):
-            by_prefix[pre].append(k)
+        seqs, groups, sizes = [], [], []
+        for p, conts in zip(prompts, continuations):
+            groups.append(list(range(len(seqs), len(seqs) + len(conts))))
+            seqs += [tuple(p) + tuple(c) for c in conts]
+            sizes.append(len(conts))
+        n_prompt = np.repeat(np.fromiter(map(len, prompts), np.int64, len(prompts)), sizes)
+        sums = torch.zeros(len(seqs), dtype=torch.float64, device=self.device)
+        start_d, = self.to_device(n_prompt)
+        vocab = self.model.get_output_embeddings().weight.shape[0]
 
-        def emit_for(idx):
-            def emit(chunk, logits):
-                lp = torch.log_softmax(logits.to(torch.float64), dim=-1)  # [B, S, V]
-                for row, j in enumerate(chunk):
-                    k = idx[j]
-                    suf = items[k][1]
-                    tgt = torch.tensor(suf[1:], device=self.device)
-                    val = lp[row, torch.arange(len(suf) - 1, device=self.device), tgt].sum()
-                    i, jj = owner[k]
-                    out[i][jj] = float(val)
-                if progress:
-                    progress(len(chunk))
-            return emit
+        def run(rows: _Rows, s: int, e: int, block) -> None:
+            states, _, _ = self._forward_rows(rows, s, e, block)
+            lp = torch.log_softmax(self._logits(states).to(torch.float64), dim=-1)   # [B, Ls, V]
+            # suffix column j predicts column j + 1; targets are the continuation's tokens
+            col = torch.arange(lp.shape[1], device=self.device)[None, :]
+            tgt = torch.roll(rows.suffix[s:e, :lp.shape[1]], -1, dims=1)
+            first = start_d[rows.out[s:e]] - rows.lp[s:e]       # suffix column of the first target
+            use = (col + 1 >= first[:, None]) & (col + 1 < rows.ls[s:e, None])
+            picked = lp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
+            sums[rows.out[s:e]] = torch.where(use, picked, 0.0).sum(-1)
+            if progress:
+                progress(e - s)
 
-        if () in by_prefix:
-            idx = by_prefix[()]
-            self._run_rows([items[k] for k in idx], {}, emit_for(idx), positions="all")
-        for s in range(0, len(prefixes), self.prefix_chunk):
-            chunk = prefixes[s:s + self.prefix_chunk]
-            kv = self._prefix_kv(chunk)
-            idx = [k for p in chunk for k in by_prefix[p]]
-            self._run_rows([items[k] for k in idx], kv, emit_for(idx), positions="all")
-            del kv
+        # the shared prefix stops before the prompt's last token, whose logits score the first
+        # continuation token; float64 log-softmax of every position bounds the batch's tokens
+        self._each_batch(seqs, [g for g in groups if len(g) >= 2], run, cap=n_prompt - 1, min_prefix=1,
+                         budget=lambda: max(1, min(self.token_budget, logits_elements(self.lm) // vocab)))
+        flat = sums.cpu().tolist()
+        out, k = [], 0
+        for n in sizes:
+            out.append(flat[k:k + n])
+            k += n
         return out
 
     @torch.inference_mode()
-    def greedy(self, seqs: Sequence[tuple[int, ...]], max_new_tokens: int = 8) -> list[str]:
-        """Greedy continuation text of each sequence (length-grouped batches, no padding)."""
+    def greedy(self, seqs: Sequence[tuple[int, ...]], max_new_tokens: int = 8,
+               groups: Sequence[Sequence[int]] | None = None) -> list[str]:
+        """Greedy continuation text of each sequence: ``max_new_tokens`` argmax steps on the
+        device (no stopping checks, so no syncs), cut at the first end-of-sequence token after
+        one transfer. ``groups`` share a KV prefix as in ``last_logprobs``."""
         tok = self.lm.tokenizer
-        uniq: dict[tuple[int, ...], int] = {}
-        row_of = [uniq.setdefault(tuple(s), len(uniq)) for s in seqs]
-        useqs = list(uniq)
-        texts = [""] * len(useqs)
-        by_len: dict[int, list[int]] = defaultdict(list)
-        for i, s in enumerate(useqs):
-            by_len[len(s)].append(i)
-        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        for length, idx in sorted(by_len.items()):
-            for s in range(0, len(idx), self.batch_size):
-                chunk = idx[s:s + self.batch_size]
-                ids = torch.tensor([useqs[i] for i in chunk], dtype=torch.long, device=self.device)
-                out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
-                                          max_new_tokens=max_new_tokens, do_sample=False,
-                                          num_beams=1, pad_token_id=pad, temperature=None,
-                                          top_p=None, top_k=None)
-                self.forward_calls += max_new_tokens
-                for j, i in enumerate(chunk):
-                    texts[i] = tok.decode(out[j, length:], skip_special_tokens=True)
-        return [texts[r] for r in row_of]
+        t = Tokens.pack(seqs)
+        first, row_of = dedupe(t)
+        useqs = [seqs[i] for i in first.tolist()]
+        ugroups = [row_of[np.asarray(g, np.int64)].tolist() for g in groups] if groups else None
+        out = torch.zeros((len(useqs), max_new_tokens), dtype=torch.long, device=self.device)
+
+        def run(rows: _Rows, s: int, e: int, block) -> None:
+            states, mask, cache = self._forward_rows(rows, s, e, block, keep_cache=True)
+            b = e - s
+            logits = self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])
+            pos = rows.lp[s:e] + rows.ls[s:e]                                  # next position
+            step = logits.argmax(-1)
+            toks = [step]
+            for _ in range(max_new_tokens - 1):
+                mask = torch.cat([mask, mask.new_ones((b, 1))], dim=1)
+                self.forward_calls += 1
+                if self.head.exact:
+                    o = self.body(input_ids=step[:, None], attention_mask=mask,
+                                              position_ids=pos[:, None], past_key_values=cache, use_cache=True)
+                    step = self.head(o.last_hidden_state[:, -1]).argmax(-1)
+                else:
+                    o = self.model(input_ids=step[:, None], attention_mask=mask, position_ids=pos[:, None],
+                                   past_key_values=cache, use_cache=True)
+                    step = o.logits[:, -1].argmax(-1)
+                pos = pos + 1
+                toks.append(step)
+            out[rows.out[s:e]] = torch.stack(toks, dim=1)
+
+        if max_new_tokens > 0 and useqs:
+            self._each_batch(useqs, ugroups, run, new_tokens=max_new_tokens)
+        ids = out.cpu().tolist()
+        stop = _eos_ids(self.lm)
+        texts = []
+        for row in ids:
+            cut = next((i for i, x in enumerate(row) if x in stop), len(row))
+            texts.append(tok.decode(row[:cut], skip_special_tokens=True))
+        return [texts[r] for r in row_of.tolist()]
+
+
+def _eos_ids(lm: LoadedModel) -> set[int]:
+    """The token ids that end a generation (the generation config's and the tokenizer's)."""
+    ids: set[int] = set()
+    gc = getattr(lm.model, "generation_config", None)
+    for v in (getattr(gc, "eos_token_id", None), lm.tokenizer.eos_token_id):
+        if isinstance(v, int):
+            ids.add(v)
+        elif v:
+            ids.update(int(x) for x in v)
+    return ids
+
+
+def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    if hasattr(cache, "layers"):
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    if hasattr(cache, "key_cache"):  # transformers 4.x DynamicCache
+        return list(zip(cache.key_cache, cache.value_cache))
+    return [(k, v) for k, v in cache]  # legacy tuples

@@ -50,39 +50,61 @@ def _check_finite(name: str, *values) -> None:
             raise ScoreError(f"non-finite {name} score (NaN/inf); refusing to store it")
 
 
-def _topk(logp_rows: torch.Tensor, k: int, labels: Callable[[int], str]) -> list[list[tuple[int, str, float]]]:
+def _topk(logp_rows: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """(probabilities, token ids) of the k most probable answers of each row, on the device."""
     if k <= 0:
-        return [[] for _ in range(logp_rows.shape[0])]
-    k = min(k, logp_rows.shape[-1])
-    vals, idx = torch.topk(logp_rows.to(torch.float64), k, dim=-1)
-    probs = vals.exp().cpu().numpy()
-    idx = idx.cpu().numpy()
+        return None
+    vals, idx = torch.topk(logp_rows, min(k, logp_rows.shape[-1]), dim=-1)
+    return vals.to(torch.float64).exp(), idx
+
+
+def _topk_lists(top, labels: Callable[[int], str]) -> list[list[tuple[int, str, float]]]:
+    probs, idx = top[0].cpu().numpy(), top[1].cpu().numpy()
     return [[(int(t), labels(int(t)), float(p)) for t, p in zip(ti, pi)] for ti, pi in zip(idx, probs)]
 
 
-def _scores_from_rows(rows: torch.Tensor, prior_row: torch.Tensor | None, topk: int,
-                      prompt_topk: int, labels) -> QueryScores:
-    for t in (rows, prior_row):
-        if t is not None and (torch.isnan(t).any() or torch.isposinf(t).any()):
-            raise ScoreError("the model produced NaN/inf log-probabilities; refusing to store scores")
-    out = scores_torch(rows)
-    psi = out["persuasion"].cpu().numpy()
-    ent = out["entropy"].cpu().numpy()
-    res = QueryScores(persuasion=psi, entropy=ent,
-                      susceptibility=float(out["susceptibility"]),
-                      mixture_entropy=float(out["mixture_entropy"]),
-                      mean_conditional_entropy=float(out["mean_conditional_entropy"]),
-                      n_contexts=int(rows.shape[0]))
-    _check_finite("persuasion", psi, ent, res.susceptibility, res.mixture_entropy,
-                  res.mean_conditional_entropy)
-    if prior_row is not None:
-        res.prior_entropy = float(entropy_torch(prior_row))
-        res.prior_kl = float(kl_torch(out["log_mixture"], prior_row))
-        _check_finite("prior", res.prior_entropy, res.prior_kl)
-        res.prior_topk = _topk(prior_row[None, :], topk, labels)[0]
-    if prompt_topk:
-        res.prompt_topk = _topk(rows, prompt_topk, labels)
-    return res
+def scores_batch(rows: torch.Tensor, prior: torch.Tensor | None, topk: int, prompt_topk: int,
+                 labels: Callable[[int], str]) -> list[QueryScores]:
+    """Scores of every query from its log-prob rows ``[queries, contexts, answers]`` and no-context
+    rows ``[queries, answers]``: the math runs on the device query by query (no host syncs), and
+    the results come to the host at the end. NaN/+inf log-probs or scores -> ScoreError."""
+    nq, nc, _ = rows.shape
+    parts = {k: [] for k in ("persuasion", "entropy", "susceptibility", "mixture_entropy",
+                             "mean_conditional_entropy", "log_mixture")}
+    for i in range(nq):
+        out = scores_torch(rows[i])
+        for k in parts:
+            parts[k].append(out[k])
+    dev = {k: torch.stack(v) for k, v in parts.items()}
+    bad = [torch.isnan(rows).any() | torch.isposinf(rows).any()]
+    if prior is not None:
+        bad.append(torch.isnan(prior).any() | torch.isposinf(prior).any())
+        dev["prior_entropy"] = entropy_torch(prior)
+        dev["prior_kl"] = kl_torch(dev["log_mixture"], prior)
+    del dev["log_mixture"]
+    if bool(torch.stack(bad).any()):
+        raise ScoreError("the model produced NaN/inf log-probabilities; refusing to store scores")
+    host = {k: v.cpu().numpy() for k, v in dev.items()}
+    prior_top = _topk_lists(_topk(prior, topk), labels) if prior is not None and topk > 0 else None
+    prompt_top = _topk(rows.reshape(nq * nc, -1), prompt_topk)
+    prompt_top = _topk_lists(prompt_top, labels) if prompt_top is not None else None
+    results = []
+    for i in range(nq):
+        res = QueryScores(persuasion=host["persuasion"][i], entropy=host["entropy"][i],
+                          susceptibility=float(host["susceptibility"][i]),
+                          mixture_entropy=float(host["mixture_entropy"][i]),
+                          mean_conditional_entropy=float(host["mean_conditional_entropy"][i]), n_contexts=nc)
+        _check_finite("persuasion", res.persuasion, res.entropy, res.susceptibility, res.mixture_entropy,
+                      res.mean_conditional_entropy)
+        if prior is not None:
+            res.prior_entropy = float(host["prior_entropy"][i])
+            res.prior_kl = float(host["prior_kl"][i])
+            _check_finite("prior", res.prior_entropy, res.prior_kl)
+            res.prior_topk = prior_top[i] if prior_top else []
+        if prompt_top is not None:
+            res.prompt_topk = prompt_top[i * nc:(i + 1) * nc]
+        results.append(res)
+    return results
 
 
 def first_token(engine: Engine, contexts: Sequence[str], queries: Sequence[str], *,
@@ -98,6 +120,14 @@ def first_token(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
     if with_prior:
         groups.append([nq * nc + i for i in range(nq)])
     table, row_of = engine.last_logprobs(seqs, groups, progress=progress)
+    row_of = np.asarray(row_of, np.int64)
+    idx, = engine.to_device(row_of)
+    rows = table[idx[:nq * nc]].view(nq, nc, -1)
+    prior = table[idx[nq * nc:]] if with_prior else None
+    return scores_batch(rows, prior, topk, prompt_topk, _token_labels(engine))
+
+
+def _token_labels(engine: Engine) -> Callable[[int], str]:
     tok = engine.lm.tokenizer
     cache: dict[int, str] = {}
 
@@ -106,22 +136,31 @@ def first_token(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
             cache[t] = tok.decode([t])
         return cache[t]
 
-    results = []
-    for i in range(nq):
-        rows = table[torch.tensor([row_of[i * nc + j] for j in range(nc)], device=table.device)]
-        prior = table[row_of[nq * nc + i]] if with_prior else None
-        results.append(_scores_from_rows(rows, prior, topk, prompt_topk, label))
-    return results
+    return label
 
 
-def _continuation_ids(engine: Engine, prompt_ids: tuple[int, ...], prompt: str, answer: str) -> tuple[int, ...]:
-    """Tokens of ``answer`` after ``prompt``: from the whole string when the prompt's tokens are a
-    prefix of it (the usual case), else the answer tokenized on its own."""
-    sep = "" if (not prompt or prompt[-1].isspace()) else " "
-    full = engine.encode([prompt + sep + answer])[0]
-    if len(full) > len(prompt_ids) and full[:len(prompt_ids)] == prompt_ids:
-        return full[len(prompt_ids):]
-    return tuple(engine.lm.tokenizer(sep + answer, add_special_tokens=False)["input_ids"])
+def _continuation_ids(engine: Engine, prompts_ids: Sequence[tuple[int, ...]], prompts: Sequence[str],
+                      answers: Sequence[Sequence[str]]) -> list[list[tuple[int, ...]]]:
+    """Tokens of each answer after its prompt: from the whole string when the prompt's tokens are
+    a prefix of it (the usual case), else the answer tokenized on its own. One tokenizer call for
+    all (prompt, answer) strings."""
+    seps = ["" if (not t or t[-1].isspace()) else " " for t in prompts]
+    full = engine.encode([t + sep + a for t, sep, ans in zip(prompts, seps, answers) for a in ans])
+    alone = {}
+    out, k = [], 0
+    for ids, sep, ans in zip(prompts_ids, seps, answers):
+        row = []
+        for a in ans:
+            f = full[k]
+            k += 1
+            if len(f) > len(ids) and f[:len(ids)] == ids:
+                row.append(f[len(ids):])
+            else:
+                if (sep, a) not in alone:
+                    alone[sep, a] = tuple(engine.lm.tokenizer(sep + a, add_special_tokens=False)["input_ids"])
+                row.append(alone[sep, a])
+        out.append(row)
+    return out
 
 
 def answer_set(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
@@ -133,30 +172,22 @@ def answer_set(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
     exp(sum log p(tokens of a)) normalized over the set.
     """
     nc, nq = len(contexts), len(queries)
+    per = nc + (1 if with_prior else 0)
     texts, owner = [], []
     for i, q in enumerate(queries):
-        for j, c in enumerate(contexts):
-            texts.append(c + q)
-            owner.append(i)
-        if with_prior:
-            texts.append(q)
-            owner.append(i)
+        texts += [c + q for c in contexts] + ([q] if with_prior else [])
+        owner += [i] * per
     seqs = engine.encode(texts)
     cands = [list(dict.fromkeys(c)) for c in candidates]
-    conts = []
-    for t, s, i in zip(texts, seqs, owner):
-        conts.append([_continuation_ids(engine, s, t, a) for a in cands[i]])
+    conts = _continuation_ids(engine, seqs, texts, [cands[i] for i in owner])
     sums = engine.continuation_logprobs(seqs, conts, progress=progress)
     results = []
-    k = 0
     for i in range(nq):
-        per = nc + (1 if with_prior else 0)
-        block = torch.tensor(sums[k:k + per], dtype=torch.float64)
-        k += per
+        block = torch.tensor(sums[i * per:(i + 1) * per], dtype=torch.float64)
         logp = torch.log_softmax(block, dim=-1)
-        rows, prior = logp[:nc], (logp[nc] if with_prior else None)
+        rows, prior = logp[:nc], (logp[nc:nc + 1] if with_prior else None)
         names = cands[i]
-        results.append(_scores_from_rows(rows, prior, topk, prompt_topk, lambda t, names=names: names[t]))
+        results += scores_batch(rows[None], prior, topk, prompt_topk, lambda t, names=names: names[t])
     return results
 
 

@@ -82,6 +82,7 @@ class UnitResult:
     seconds: float = 0.0
     worker: str = ""
     n_prompts: int = 0
+    engine: dict = field(default_factory=dict)  # device, batch_size, oom_splits, forward_calls, tokens
 
 
 def fill(template: str, entity: str, answer: str | None) -> str:
@@ -225,15 +226,20 @@ def _generations(engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts,
 
 def run_unit_checked(engine: Engine, inp: UnitInput, config: ScoreConfig, worker: str,
                      progress: Callable[[int], None] | None = None) -> UnitResult:
-    """compute_unit with timing; NaN/inf and model errors become a failed result (no rows)."""
+    """compute_unit with timing and the engine's counters; NaN/inf and model errors (a prompt
+    longer than the context window, a CUDA out-of-memory error on a single row) become a failed
+    result (no rows)."""
     t0 = time.perf_counter()
+    before = (engine.oom_splits, engine.forward_calls, engine.tokens_computed)
     try:
         tables = compute_unit(engine, inp, config, progress=progress)
         err = None
     except ScoreError as e:
         tables, err = {}, str(e)
     except (RuntimeError, ValueError, IndexError) as e:
-        # e.g. a prompt longer than the model's context window, CUDA OOM
         tables, err = {}, f"{type(e).__name__}: {e}".splitlines()[0][:500]
+    stats = {"device": str(engine.device), "batch_size": engine.batch_size,
+             "oom_splits": engine.oom_splits - before[0], "forward_calls": engine.forward_calls - before[1],
+             "tokens": engine.tokens_computed - before[2]}
     return UnitResult(spec=inp.spec, tables=tables, error=err, seconds=time.perf_counter() - t0,
-                      worker=worker, n_prompts=inp.n_prompts)
+                      worker=worker, n_prompts=inp.n_prompts, engine=stats)

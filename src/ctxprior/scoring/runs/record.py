@@ -48,6 +48,7 @@ def write_unit(wh: Warehouse, run_id: int, res: UnitResult) -> None:
             return  # never write a unit twice
         attempts = (prev[0][1] or 0) + 1 if prev else 1
         wh.execute("DELETE FROM run_unit WHERE run_id = ? AND unit_id = ?", [run_id, s.unit_id])
+        wh.execute("DELETE FROM run_unit_engine WHERE run_id = ? AND unit_id = ?", [run_id, s.unit_id])
         if res.error is None:
             for table in ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation"):
                 t = res.tables.get(table)
@@ -59,4 +60,7 @@ def write_unit(wh: Warehouse, run_id: int, res: UnitResult) -> None:
             "status": ["done" if res.error is None else "failed"], "n_prompts": [res.n_prompts],
             "attempts": [attempts], "worker": [res.worker], "error": [res.error],
             "seconds": [res.seconds], "finished_at": [utcnow()]})
+        if res.engine:
+            wh.insert_arrow("run_unit_engine", {"run_id": [run_id], "unit_id": [s.unit_id],
+                                                **{k: [v] for k, v in res.engine.items()}})
         refresh_counts(wh, run_id)

@@ -1,0 +1,279 @@
+"""The engine against one prompt at a time (tiny random Llama and GPT-NeoX as Pythia), its
+vectorized planning against a naive reference, and the out-of-memory split path."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxprior.scoring.engine import Engine, Tokens, dedupe, group_prefixes
+from ctxprior.scoring.estimators import answer_set, first_token
+from ctxprior.scoring.models import LoadedModel
+
+from test_scoring import CONTEXTS, QUERIES, bpe_tokenizer
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_family(family: str, seed: int = 0) -> LoadedModel:
+    """A tiny random model of ``family``: GPT-NeoX has partial rotary (rotary_pct 0.25, as
+    Pythia), Llama grouped-query attention."""
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig, LlamaForCausalLM
+
+    tok = bpe_tokenizer()
+    torch.manual_seed(seed)
+    if family == "gpt_neox":
+        cfg = GPTNeoXConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                            num_attention_heads=4, rotary_pct=0.25, max_position_embeddings=512,
+                            use_parallel_residual=True, pad_token_id=tok.pad_token_id,
+                            eos_token_id=tok.eos_token_id, bos_token_id=tok.eos_token_id)
+        model = GPTNeoXForCausalLM(cfg)
+    else:
+        cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                          pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+        model = LlamaForCausalLM(cfg)
+    return LoadedModel(model=model.eval(), tokenizer=tok, model_id=f"tiny-{family}", revision=None,
+                       dtype="float32", device="cpu")
+
+
+@torch.inference_mode()
+def one_at_a_time(lm: LoadedModel, seqs) -> np.ndarray:
+    """The reference: each sequence alone through the model's own forward, float64 log-softmax."""
+    rows = []
+    for s in seqs:
+        logits = lm.model(input_ids=torch.tensor([s])).logits[0, -1]
+        rows.append(torch.log_softmax(logits.double(), -1).numpy())
+    return np.stack(rows)
+
+
+def prompts():
+    """Contexts of different token lengths (so prefixes differ in length within a batch), a
+    duplicated context, and entities whose names differ in length (suffixes too)."""
+    ents = ["France", "Spain", "Zorblax Quentaria", "Peru", "Italy"]
+    queries = [f"Q: What is the capital of {e}?\nA:" for e in ents]
+    return CONTEXTS + ["Definitely not.\n"], queries
+
+
+FAMILIES = ["gpt_neox", "llama"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("batch_size,share", [(64, True), (3, True), (1, True), (4, False)])
+def test_batched_shared_prefix_equals_one_prompt_at_a_time(family, batch_size, share):
+    lm = tiny_family(family)
+    contexts, queries = prompts()
+    eng = Engine(lm, batch_size=batch_size, share_prefix=share, token_budget=batch_size * 8)
+    texts = [c + q for q in queries for c in contexts] + queries
+    seqs = eng.encode(texts)
+    nc, nq = len(contexts), len(queries)
+    groups = [[i * nc + j for i in range(nq)] for j in range(nc)] + [[nq * nc + i for i in range(nq)]]
+    table, row_of = eng.last_logprobs(seqs, groups)
+    got = table[torch.tensor(row_of)].double().numpy()
+    np.testing.assert_allclose(got, one_at_a_time(lm, seqs), atol=2e-5, rtol=0)
+    if share:
+        assert eng.tokens_computed < sum(len(s) for s in set(seqs))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_scores_batched_equal_scores_of_lone_prompts(family):
+    """ψ and χ from the engine equal the metrics on one-prompt-at-a-time log-probs."""
+    from ctxprior.scoring.metrics import scores_np
+
+    lm = tiny_family(family)
+    contexts, queries = prompts()
+    res = first_token(Engine(lm, batch_size=16), contexts, queries, topk=3, prompt_topk=2)
+    eng = Engine(lm)
+    for q, r in zip(queries, res):
+        ref = scores_np(one_at_a_time(lm, eng.encode([c + q for c in contexts])))
+        np.testing.assert_allclose(r.persuasion, ref.persuasion, atol=1e-5)
+        assert r.susceptibility == pytest.approx(ref.susceptibility, abs=1e-5)
+        assert len(r.prompt_topk) == len(contexts) and len(r.prior_topk) == 3
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_continuations_equal_teacher_forcing_one_at_a_time(family):
+    lm = tiny_family(family)
+    eng = Engine(lm, batch_size=5)
+    prompts_ = eng.encode(["The capital of France is Rome.\nQ: What is the capital of France?\nA:",
+                           "Q: What is the capital of Spain?\nA:", "A"])
+    conts = [[tuple(eng.encode([" Paris"])[0]), tuple(eng.encode([" Par"])[0]), (5, 6, 7)],
+             [(9,), (9, 10)], [(3, 4)]]
+    got = eng.continuation_logprobs(prompts_, conts)
+    with torch.inference_mode():
+        for p, cs, g in zip(prompts_, conts, got):
+            for c, val in zip(cs, g):
+                ids = torch.tensor([tuple(p) + tuple(c)])
+                lp = torch.log_softmax(lm.model(input_ids=ids).logits[0].double(), -1)
+                ref = sum(float(lp[len(p) - 1 + k, t]) for k, t in enumerate(c))
+                assert val == pytest.approx(ref, abs=2e-5)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_greedy_equals_generate_one_at_a_time(family):
+    lm = tiny_family(family)
+    contexts, queries = prompts()
+    eng = Engine(lm, batch_size=4)
+    seqs = eng.encode([c + q for q in queries[:3] for c in contexts[:4]])
+    groups = [[i * 4 + j for i in range(3)] for j in range(4)]
+    got = eng.greedy(seqs, 5, groups=groups)
+    tok = lm.tokenizer
+    for s, g in zip(seqs, got):
+        out = lm.model.generate(input_ids=torch.tensor([s]), max_new_tokens=5, do_sample=False,
+                                pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+        assert g == tok.decode(out[0, len(s):], skip_special_tokens=True)
+
+
+def test_answer_set_batched_equals_batch_of_one():
+    lm = tiny_family("gpt_neox")
+    cands = [["Paris", "Rome", "Madrid"], ["Madrid", "Paris"], ["Lima", "Paris"]]
+    a = answer_set(Engine(lm, batch_size=16), CONTEXTS, QUERIES, cands, topk=2)
+    b = answer_set(Engine(lm, batch_size=1, share_prefix=False), CONTEXTS, QUERIES, cands, topk=2)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x.persuasion, y.persuasion, atol=1e-6)
+        assert x.prior_topk[0][1] == y.prior_topk[0][1]
+
+
+# ---------------------------------------------------------------- out of memory
+
+
+class _OOMAbove:
+    """Wraps the model body: a CUDA out-of-memory error for batches over ``limit`` rows."""
+
+    def __init__(self, body, limit):
+        self.body, self.limit, self.raised = body, limit, 0
+
+    def __call__(self, input_ids, **kw):
+        if input_ids.shape[0] > self.limit:
+            self.raised += 1
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (simulated)")
+        return self.body(input_ids=input_ids, **kw)
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_oom_splits_the_batch_and_loses_no_row(limit):
+    lm = tiny_family("llama")
+    contexts, queries = prompts()
+    texts = [c + q for q in queries for c in contexts] + queries
+    ref_eng = Engine(lm, batch_size=64)
+    seqs = ref_eng.encode(texts)
+    nc, nq = len(contexts), len(queries)
+    groups = [[i * nc + j for i in range(nq)] for j in range(nc)] + [[nq * nc + i for i in range(nq)]]
+    ref, ref_rows = ref_eng.last_logprobs(seqs, groups)
+
+    eng = Engine(lm, batch_size=64)
+    eng.body = _OOMAbove(eng.body, limit)
+    done = []
+    table, rows = eng.last_logprobs(seqs, groups, progress=done.append)
+    assert eng.body.raised > 0 and eng.oom_splits == eng.body.raised
+    assert eng.batch_size <= limit * 2
+    assert sum(done) == len(set(seqs))  # every distinct prompt exactly once
+    torch.testing.assert_close(table[torch.tensor(rows)], ref[torch.tensor(ref_rows)], atol=1e-5, rtol=0)
+
+
+def test_oom_on_a_single_row_is_raised():
+    lm = tiny_family("llama")
+    eng = Engine(lm, batch_size=8)
+    eng.body = _OOMAbove(eng.body, 0)
+    with pytest.raises(torch.cuda.OutOfMemoryError):
+        eng.last_logprobs(eng.encode(["a b c", "a b d"]), [[0, 1]])
+
+
+def test_oom_fails_the_unit_and_records_the_splits(db_path):
+    """In a run, the splits are recorded per unit; a unit whose single row does not fit fails
+    cleanly (no rows) and the run says why."""
+    from test_scoring import _demo
+
+    from ctxprior.schema import open_warehouse
+    from ctxprior.scoring.executors import LocalExecutor
+    from ctxprior.scoring.runs import score_sample
+
+    lm = tiny_family("llama")
+    sid = _demo(db_path)
+
+    def factory(m, c, b):
+        ex = LocalExecutor(m, c, batch_size=8)
+        ex.engine.body = _OOMAbove(ex.engine.body, 2)
+        return ex
+
+    with open_warehouse(db_path) as wh:
+        s = score_sample(wh, sid, lm=lm, executor_factory=factory, progress=False)
+        assert s.status == "done"
+        splits = wh.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [s.run_id])
+        assert splits > 0
+        n_rows = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
+        ref = score_sample(wh, sid, lm=lm, fresh=True, progress=False)
+        assert n_rows == wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [ref.run_id])
+        assert wh.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [ref.run_id]) == 0
+
+        def single_row_oom(m, c, b):
+            ex = LocalExecutor(m, c, batch_size=8)
+            ex.engine.body = _OOMAbove(ex.engine.body, 0)
+            return ex
+
+        bad = score_sample(wh, sid, lm=lm, fresh=True, executor_factory=single_row_oom, progress=False,
+                           log=lambda m: None)
+        assert bad.status == "failed" and "out of memory" in bad.errors[0]
+        assert wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [bad.run_id]) == 0
+
+
+# ---------------------------------------------------------------- planning (vectorized vs naive)
+
+
+def naive_groups(seqs, groups, min_prefix):
+    """The old engine's per-prompt loop, on distinct sequences."""
+    lp = [0] * len(seqs)
+    seen = set()
+    for g in groups:
+        g = [i for i in dict.fromkeys(g) if i not in seen]
+        seen.update(g)
+        if len(g) < 2:
+            continue
+        first = seqs[g[0]]
+        k_max = min(len(seqs[i]) for i in g) - 1
+        for i in g[1:]:
+            k = 0
+            while k < k_max and seqs[i][k] == first[k]:
+                k += 1
+            k_max = k
+        if k_max >= min_prefix:
+            for i in g:
+                lp[i] = k_max
+    return lp
+
+
+seq_st = st.lists(st.integers(1, 4), min_size=1, max_size=7).map(tuple)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(seq_st, min_size=1, max_size=12), st.data())
+def test_group_prefixes_matches_the_naive_loop(seqs, data):
+    seqs = list(dict.fromkeys(seqs))
+    n = len(seqs)
+    perm = data.draw(st.permutations(range(n)))
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=3)))
+    groups = [list(perm[a:b]) for a, b in zip([0] + cuts, cuts + [n]) if b > a]
+    lp, gid = group_prefixes(Tokens.pack(seqs), groups, 1)
+    assert lp.tolist() == naive_groups(seqs, groups, 1)
+    assert all((g >= 0) == (k > 0) for g, k in zip(gid.tolist(), lp.tolist()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(seq_st, min_size=1, max_size=20))
+def test_dedupe_matches_a_dict(seqs):
+    first, row_of = dedupe(Tokens.pack(seqs))
+    uniq = list(dict.fromkeys(seqs))
+    assert [seqs[i] for i in first.tolist()] == uniq
+    assert [uniq[r] for r in row_of.tolist()] == seqs
