@@ -290,3 +290,25 @@ class Engine:
                 for j, i in enumerate(chunk):
                     texts[i] = tok.decode(out[j, length:], skip_special_tokens=True)
         return [texts[r] for r in row_of]
+
+
+# ------------------------------------------------------------------ the scoring step as it was
+def scores_v1(table, row_of, nc: int, nq: int, with_prior: bool = True):
+    """The estimator's per-query loop as it was: one index tensor and several host syncs per
+    query (``.cpu()``, ``float()``), returning (persuasion [nq, nc], chi [nq], prior KL [nq])."""
+    import numpy as np
+
+    from ctxprior.scoring.metrics import kl_torch, scores_torch
+
+    psi, chi, pkl = [], [], []
+    for i in range(nq):
+        rows = table[torch.tensor([row_of[i * nc + j] for j in range(nc)], device=table.device)]
+        prior = table[row_of[nq * nc + i]] if with_prior else None
+        if torch.isnan(rows).any() or torch.isposinf(rows).any():
+            raise RuntimeError("NaN/inf")
+        out = scores_torch(rows)
+        psi.append(out["persuasion"].cpu().numpy())
+        chi.append(float(out["susceptibility"]))
+        if prior is not None:
+            pkl.append(float(kl_torch(out["log_mixture"], prior)))
+    return np.stack(psi), np.array(chi), np.array(pkl)

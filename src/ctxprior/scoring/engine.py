@@ -257,9 +257,10 @@ class Engine:
         return out
 
     # -------------------------------------------------------------- the two kinds of pass
-    def _prefix_block(self, tok: Tokens) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """Key/value cache of every prefix: per layer (K, V) [P, heads, max_len, head_dim],
-        right-padded (slots past a prefix's length are masked by the rows that use it)."""
+    def _prefix_block(self, tok: Tokens, room: int) -> "Block":
+        """Key/value cache of every prefix: per layer (K, V) [P, heads, max_len + room, head_dim],
+        right-padded (slots past a prefix's length are masked by the rows that use it; ``room``
+        slots at the end let a batch's gather hold its own new tokens too)."""
         order = np.argsort(tok.lengths, kind="stable")
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
         ids_d, = self.to_device(tok.ids)
@@ -277,15 +278,16 @@ class Engine:
                 self._split()
                 continue
             if not block:
-                block = [(k.new_zeros((len(order), *k.shape[1:2], tok.ids.shape[1], k.shape[-1])),
-                          v.new_zeros((len(order), *v.shape[1:2], tok.ids.shape[1], v.shape[-1])))
+                width_all = tok.ids.shape[1] + room
+                block = [(k.new_zeros((len(order), k.shape[1], width_all, k.shape[-1])),
+                          v.new_zeros((len(order), v.shape[1], width_all, v.shape[-1])))
                          for k, v in layers]
             rows, = self.to_device(idx)
             for (bk, bv), (k, v) in zip(block, layers):
                 bk[rows, :, :width] = k
                 bv[rows, :, :width] = v
             s = e
-        return block
+        return Block(block, tok.ids.shape[1])
 
     def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
         from transformers import DynamicCache
@@ -301,13 +303,14 @@ class Engine:
                               past_key_values=cache, use_cache=True)
         return _cache_layers(cache)
 
-    def _forward_rows(self, rows: _Rows, s: int, e: int, block, keep_cache: bool = False):
+    def _forward_rows(self, rows: _Rows, s: int, e: int, block: "Block | None", keep_cache: bool = False):
         """One batch of rows: (hidden [B, Ls, hidden] or logits when the head is not exact,
-        the mask, the cache). Its prefix cache is one gather of the block."""
+        the mask, the cache). Its prefix cache is one gather of the block per layer (whole
+        contiguous rows, with the block's room for the batch's new tokens)."""
         from transformers import DynamicCache
 
         ls_w = int(rows.host_ls[s:e].max())
-        lp_w = int(rows.host_lp[s:e].max())
+        lp_w = block.width if block is not None else 0
         ids = rows.suffix[s:e, :ls_w]                                        # [B, Ls]
         lp = rows.lp[s:e]
         cols = torch.arange(lp_w + ls_w, device=self.device)[None, :]
@@ -316,9 +319,7 @@ class Engine:
         pos = lp[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
         if lp_w:
-            pidx = rows.pidx[s:e]
-            cache = DynamicCache([(k[:, :, :lp_w].index_select(0, pidx), v[:, :, :lp_w].index_select(0, pidx))
-                                  for k, v in block])
+            cache = _block_cache(block.layers, rows.pidx[s:e], lp_w)
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
         use_cache = keep_cache or lp_w > 0
@@ -400,7 +401,8 @@ class Engine:
         groups = groups if self.share_prefix else None
         lp, gid = group_prefixes(tok, groups, self.min_prefix if min_prefix is None else min_prefix, cap)
         for pre, rows in self._layout(tok, lp, gid, np.arange(len(seqs))):
-            block = self._prefix_block(pre) if pre is not None else []
+            room = int(rows.host_ls.max()) + new_tokens
+            block = self._prefix_block(pre, room) if pre is not None else None
             pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
             while pending:
                 s, e = pending.pop()
@@ -550,3 +552,54 @@ def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
     if hasattr(cache, "key_cache"):  # transformers 4.x DynamicCache
         return list(zip(cache.key_cache, cache.value_cache))
     return [(k, v) for k, v in cache]  # legacy tuples
+
+
+@dataclass
+class Block:
+    """The prefixes' key/value cache: per layer (K, V) ``[P, heads, width + room, head_dim]``."""
+
+    layers: list[tuple[torch.Tensor, torch.Tensor]]
+    width: int  # the longest prefix; slots after it are room for a batch's new tokens
+
+
+def _block_cache(layers, pidx: torch.Tensor, filled: int):
+    """A batch's cache: per layer, its rows' prefixes gathered from the block (one index_select
+    of whole contiguous rows) with the room after them that the forward pass fills in place (no
+    concatenation)."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    cache.layers = [_GatheredLayer(k.index_select(0, pidx), v.index_select(0, pidx), filled) for k, v in layers]
+    return cache
+
+
+try:
+    from transformers.cache_utils import DynamicLayer as _DynamicLayer
+except ImportError:  # pragma: no cover - transformers without cache layers (older than the floor)
+    _DynamicLayer = object
+
+
+class _GatheredLayer(_DynamicLayer):
+    """A cache layer over preallocated key/value buffers ``[B, heads, filled + room, head_dim]``:
+    ``update`` writes the new keys after the ``filled`` ones and returns views of the filled part;
+    past the room it falls back to concatenation."""
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, filled: int):
+        super().__init__()
+        self.keys, self.values, self.filled = keys, values, filled
+        self.dtype, self.device = keys.dtype, keys.device
+        self.is_initialized = True
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        end = self.filled + key_states.shape[-2]
+        if end > self.keys.shape[-2]:
+            self.keys = torch.cat([self.keys[..., :self.filled, :], key_states], dim=-2)
+            self.values = torch.cat([self.values[..., :self.filled, :], value_states], dim=-2)
+        else:
+            self.keys[..., self.filled:end, :] = key_states
+            self.values[..., self.filled:end, :] = value_states
+        self.filled = end
+        return self.keys[..., :end, :], self.values[..., :end, :]
+
+    def get_seq_length(self, *args) -> int:
+        return self.filled
