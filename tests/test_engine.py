@@ -277,3 +277,51 @@ def test_dedupe_matches_a_dict(seqs):
     uniq = list(dict.fromkeys(seqs))
     assert [seqs[i] for i in first.tolist()] == uniq
     assert [uniq[r] for r in row_of.tolist()] == seqs
+
+
+# ---------------------------------------------------------------- commits overlap compute
+
+
+def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
+    """The local executor computes unit k + 1 while the driver commits unit k; rows are the same
+    as committed one after the other."""
+    import threading
+    import time
+
+    from test_scoring import _demo, _rows
+
+    from ctxprior.schema import open_warehouse
+    from ctxprior.scoring import units
+    from ctxprior.scoring.runs import score, score_sample
+
+    lm = tiny_family("llama")
+    sid = _demo(db_path)
+    events = []
+    real_write, real_unit = score.write_unit, units.run_unit_checked
+
+    def slow_write(wh, run_id, res):
+        events.append(("commit start", res.spec.unit_id, time.perf_counter()))
+        time.sleep(0.3)
+        real_write(wh, run_id, res)
+        events.append(("commit end", res.spec.unit_id, time.perf_counter()))
+
+    def traced_unit(engine, inp, *a, **kw):
+        events.append(("compute start", inp.spec.unit_id, time.perf_counter(), threading.current_thread().name))
+        return real_unit(engine, inp, *a, **kw)
+
+    monkeypatch.setattr(score, "write_unit", slow_write)
+    monkeypatch.setattr("ctxprior.scoring.executors.local.run_unit_checked", traced_unit)
+    with open_warehouse(db_path) as wh:
+        s = score_sample(wh, sid, lm=lm, shard_size=2, progress=False, log=lambda m: None)
+        assert s.status == "done" and s.units_total >= 3
+        starts = {e[1]: e[2] for e in events if e[0] == "compute start"}
+        commits = [(e[1], e[2]) for e in events if e[0] == "commit start"]
+        ends = {e[1]: e[2] for e in events if e[0] == "commit end"}
+        overlapped = [u for u, t in commits if u + 1 in starts and starts[u + 1] < ends[u]]
+        assert len(overlapped) >= s.units_total - 2
+        assert all(e[3] == "ctxprior-compute" for e in events if e[0] == "compute start")
+        monkeypatch.undo()
+        ref = score_sample(wh, sid, lm=lm, shard_size=2, fresh=True, progress=False, log=lambda m: None)
+        a, b = _rows(wh, s.run_id), _rows(wh, ref.run_id)
+        assert [r[:3] for r in a[0]] == [r[:3] for r in b[0]]
+        np.testing.assert_allclose([r[3] for r in a[0]], [r[3] for r in b[0]], atol=1e-9)

@@ -1,7 +1,10 @@
-"""``LocalExecutor``: work units one after the other in this process."""
+"""``LocalExecutor``: work units one after the other in this process, the next unit computing
+while the driver commits the last one."""
 
 from __future__ import annotations
 
+import queue
+import threading
 from typing import Callable, Iterable, Iterator
 
 from ..engine import Engine
@@ -9,9 +12,32 @@ from ..models import LoadedModel
 from ..units import ScoreConfig, UnitInput, UnitResult, run_unit_checked
 from .base import ModelSpec, worker_name
 
+_DONE = object()
+
+
+class _Raised:
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
+def _put(out: queue.Queue, item, stop: threading.Event) -> None:
+    """Hand ``item`` to the caller unless it has stopped listening."""
+    while not stop.is_set():
+        try:
+            out.put(item, timeout=0.1)
+            return
+        except queue.Full:
+            continue
+
 
 class LocalExecutor:
-    """Units one by one in this process, with an already-loaded model (or a ModelSpec)."""
+    """Units one by one in this process, with an already-loaded model (or a ModelSpec).
+
+    The units are computed in a background thread, at most one finished unit ahead of the
+    caller: while the driver commits unit k (the warehouse write, checkpoint and close), unit
+    k + 1 is already on the device, so the GPU never waits for the warehouse. A Ctrl-C or error
+    in the caller stops the thread after the unit it is on (its result is dropped, uncommitted).
+    """
 
     def __init__(self, model: LoadedModel | ModelSpec, config: ScoreConfig, batch_size: int | None = None,
                  share_prefix: bool = True):
@@ -19,21 +45,43 @@ class LocalExecutor:
         self.config = config
         self.engine = Engine(self.lm, batch_size=batch_size, share_prefix=share_prefix)
 
+    def _compute(self, inputs: Iterable[UnitInput], out: queue.Queue, stop: threading.Event,
+                 progress: Callable[[int], None] | None) -> None:
+        worker = worker_name()
+        try:
+            for inp in inputs:
+                if stop.is_set():
+                    break
+                sent = [0]
+
+                def tick(n: int, total=inp.n_prompts) -> None:  # clamp to the unit's prompt count
+                    n = min(n, total - sent[0])
+                    if n > 0 and progress:
+                        sent[0] += n
+                        progress(n)
+
+                res = run_unit_checked(self.engine, inp, self.config, worker, progress=tick)
+                tick(inp.n_prompts)
+                _put(out, res, stop)
+        except BaseException as e:  # surfaced in the caller's thread
+            _put(out, _Raised(e), stop)
+        finally:
+            _put(out, _DONE, stop)
+
     def run(self, inputs: Iterable[UnitInput],
             progress: Callable[[int], None] | None = None) -> Iterator[UnitResult]:
-        worker = worker_name()
-        for inp in inputs:
-            sent = [0]
-
-            def tick(n: int, total=inp.n_prompts) -> None:  # clamp to the unit's prompt count
-                n = min(n, total - sent[0])
-                if n > 0 and progress:
-                    sent[0] += n
-                    progress(n)
-
-            res = run_unit_checked(self.engine, inp, self.config, worker, progress=tick)
-            tick(inp.n_prompts)
-            yield res
+        results: queue.Queue = queue.Queue(maxsize=1)  # one finished unit waits for its commit
+        stop = threading.Event()
+        thread = threading.Thread(target=self._compute, args=(inputs, results, stop, progress),
+                                  name="ctxprior-compute", daemon=True)
+        thread.start()
+        try:
+            while (item := results.get()) is not _DONE:
+                if isinstance(item, _Raised):
+                    raise item.exc
+                yield item
+        finally:
+            stop.set()  # the thread drops the unit it is on and ends; nobody waits for it
 
     def close(self) -> None:
         pass
