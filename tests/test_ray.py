@@ -157,3 +157,40 @@ def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
     # differently from the test process's (seen: ~1e-7 nats); far inside the 1e-4 nats the
     # scoring tests allow against the float64 reference
     assert max_float_diff(a, b) <= 1e-5
+
+
+def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
+    """With Ray the driver records the model's identity and loads no weights (no GPU memory on
+    the driver); the run row names the workers' device and dtype."""
+    from ctxprior.schema import open_warehouse
+    from ctxprior.scoring.executors import base as executor_base
+    from ctxprior.scoring.executors import executor_factory
+    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.units import ScoreConfig
+
+    def refuse(self):
+        raise AssertionError("the driver loaded the model")
+
+    monkeypatch.setattr(executor_base.ModelSpec, "load", refuse)  # this process only; workers load
+    db = copy_db(base["db"], tmp_path / "d.duckdb")
+    factory = executor_factory(db, "ray", workers=1, shard_dir=str(tmp_path / "shards"))
+    assert factory.worker_gpus is False  # no GPU here: CPU workers
+    logs = []
+    with open_warehouse(db, brief=True) as wh:
+        s = score_sample(wh, 1, base["tiny"], shard_size=2, config=ScoreConfig(query_types=("open",)),
+                         progress=False, executor_factory=factory, log=logs.append)
+        assert s.status == "done"
+        assert wh.query("SELECT device, dtype FROM run WHERE run_id = ?", [s.run_id]) == [("cpu", "float32")]
+    assert "device cpu, dtype float32" in logs
+
+
+def test_ray_defaults_to_one_worker_per_gpu(monkeypatch):
+    import torch
+
+    from ctxprior.scoring.executors import executor_factory
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    assert executor_factory("w.duckdb", "ray").worker_gpus is True
+    assert executor_factory("w.duckdb", "ray", gpus_per_worker=0).worker_gpus is False
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    assert executor_factory("w.duckdb", "ray").worker_gpus is False

@@ -233,7 +233,7 @@ class Warehouse:
               estimator: str = "first-token", memorization: bool = False, max_new_tokens: int = 8,
               store_topk: int = 0, prior_topk: int = 10, shard_size: int | None = None, seed: int = 0,
               resume: int | None = None, fresh: bool = False, executor: str = "local",
-              workers: int | None = None, address: str | None = None, gpus_per_worker: float = 0,
+              workers: int | None = None, address: str | None = None, gpus_per_worker: float | None = None,
               shard_dir: str | None = None, progress: bool = True,
               log: Callable[[str], None] | None = _stderr) -> Run:
         """Score a sample: ψ per (query form, entity, context), χ per (query form, entity).

@@ -20,10 +20,11 @@ def executor_options(f):
         click.option("--address", default=None, metavar="ray://HOST:PORT|auto",
                      help="Ray cluster to join (--executor ray). Default: start a local one."),
         click.option("--workers", type=int, default=None,
-                     help="Ray workers (actors, one model each). Default: one per CPU, or per "
-                          "--gpus-per-worker GPUs of the cluster."),
-        click.option("--gpus-per-worker", type=float, default=0, show_default=True,
-                     help="GPUs per Ray worker (0 = CPU workers)."),
+                     help="Ray workers (actors, one model each). Default: one per GPU of the "
+                          "cluster (per --gpus-per-worker GPUs), or one per CPU on a cluster without GPUs."),
+        click.option("--gpus-per-worker", type=float, default=None,
+                     help="GPUs per Ray worker (0 = CPU workers). Default: 1 when the cluster has "
+                          "GPUs, else 0. The driver never loads the model itself."),
         click.option("--shard-dir", default=None, metavar="DIR",
                      help="Folder for the workers' Parquet shards (default <db>.shards); on several "
                           "nodes a folder every node sees under the same path."),

@@ -20,7 +20,7 @@ __all__ = ["Executor", "ModelSpec", "worker_name", "LocalExecutor", "executor_fa
 
 
 def executor_factory(db: str, executor: str = "local", *, device: str = "auto", dtype: str = "auto",
-                     workers: int | None = None, address: str | None = None, gpus_per_worker: float = 0,
+                     workers: int | None = None, address: str | None = None, gpus_per_worker: float | None = None,
                      shard_dir: str | None = None, log: Callable[[str], None] | None = None):
     """The ``executor_factory`` that ``score_sample`` takes: None for local, else one making a
     RayExecutor (validated here, before any model is loaded)."""
@@ -32,7 +32,7 @@ def executor_factory(db: str, executor: str = "local", *, device: str = "auto", 
         return None
     if workers is not None and workers < 1:
         raise UserError(f"--workers {workers}: must be at least 1")
-    if gpus_per_worker < 0:
+    if gpus_per_worker is not None and gpus_per_worker < 0:
         raise UserError(f"--gpus-per-worker {gpus_per_worker}: must be >= 0")
     try:
         import ray  # noqa: F401
@@ -41,10 +41,27 @@ def executor_factory(db: str, executor: str = "local", *, device: str = "auto", 
     from .ray_cluster import RayExecutor, default_shard_dir
 
     folder = shard_dir or default_shard_dir(db)
+    if gpus_per_worker is None:  # one worker per GPU when there are GPUs, else CPU workers
+        gpus_per_worker = 1.0 if _cluster_gpus(address) else 0.0
 
     def make(lm, config, batch_size):
         spec = ModelSpec(lm.model_id, device=device, dtype=dtype, quantization=lm.quantization)
         return RayExecutor(spec, config, batch_size, shard_dir=folder, workers=workers,
                            gpus_per_worker=gpus_per_worker, address=address, log=log)
 
+    make.worker_gpus = gpus_per_worker > 0
     return make
+
+
+def _cluster_gpus(address: str | None) -> float:
+    """GPUs of the cluster the run will use: this machine's for a local cluster, else the
+    cluster's resources (joining it now; the executor then finds Ray initialized)."""
+    if address is None:
+        import torch
+
+        return float(torch.cuda.device_count())
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    return float(ray.cluster_resources().get("GPU", 0))

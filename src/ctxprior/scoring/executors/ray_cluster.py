@@ -132,7 +132,7 @@ class RayExecutor:
     """Executor protocol (``run``/``close``) on Ray actors; see the module docstring."""
 
     def __init__(self, model: ModelSpec | LoadedModel, config: ScoreConfig, batch_size: int | None = None,
-                 *, shard_dir: str, workers: int | None = None, gpus_per_worker: float = 0,
+                 *, shard_dir: str, workers: int | None = None, gpus_per_worker: float | None = 0,
                  address: str | None = None, max_attempts: int = 3, max_restarts: int = 2,
                  in_flight: int = 2, threads: int | None = None, log: Callable[[str], None] | None = None):
         import ray
@@ -156,6 +156,8 @@ class RayExecutor:
                 ray.init(num_cpus=max(ncpu, want), num_gpus=None, _node_ip_address="127.0.0.1", **kw)
             self._owns_ray = True
         res = ray.cluster_resources()
+        if gpus_per_worker is None:
+            gpus_per_worker = 1.0 if res.get("GPU", 0) >= 1 else 0.0
         if workers is None:
             workers = (int(res.get("GPU", 0) // gpus_per_worker) if gpus_per_worker
                        else int(res.get("CPU", ncpu)))

@@ -84,17 +84,25 @@ def load_inputs(wh: Warehouse, sample_id: int, run_id: int, specs: list[UnitSpec
     return out
 
 
-def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int = 16) -> int:
-    """Entities per unit so that the unit's [prompts x vocab] float32 table fits a memory budget."""
+def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int | None = None) -> int:
+    """Entities per unit so that the unit's [prompts x vocab] float32 table fits a memory budget.
+
+    A unit computes each (context, query-form head) prefix once, so bigger units share more: on
+    CUDA up to 128 entities (a paper relation's 100 in one unit), on the CPU 16."""
+    from ..device import vocab_size
+
+    cuda = lm.device.startswith("cuda")
+    cap = cap or (128 if cuda else 16)
     if estimator != "first-token":
         return min(cap, 8)
-    vocab = lm.model.get_output_embeddings().weight.shape[0]
-    if lm.device.startswith("cuda"):
+    if cuda and lm.model is not None:
         import torch
 
         free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
         budget = free * 0.25
+    elif cuda:  # the workers' GPUs (Ray): an 80 GB card's quarter, as a guess for the shard size
+        budget = 16 * 2**30
     else:
         budget = 1.5 * 2**30
-    per_entity = max(1, n_contexts + 1) * vocab * 4
+    per_entity = max(1, n_contexts + 1) * vocab_size(lm) * 4
     return int(max(1, min(cap, budget // per_entity)))

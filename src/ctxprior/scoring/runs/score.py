@@ -18,6 +18,7 @@ from typing import Callable
 from ... import __version__
 from ...errors import UserError
 from ...schema.warehouse import Warehouse, utcnow
+from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import ESTIMATORS
 from ..executors import Executor, LocalExecutor, ModelSpec
 from ..models import LoadedModel
@@ -84,8 +85,10 @@ def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135
         if finished is not None:
             return finished
     dataset_id = _validate(wh, req, batch_size)
-    if lm is None:
-        lm = ModelSpec(req.model, device, req.dtype, req.quantization).load()
+    lm = lm or _load_or_describe(req, device, executor_factory)
+    log(device_line(lm))
+    if (warning := cpu_fallback_warning(lm.device)) is not None:
+        log(warning)
     torch.manual_seed(seed)
     if req.resume is None:
         _choose_shards_and_run(wh, req, lm, shard_size, fresh, log)
@@ -101,6 +104,15 @@ def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135
     out = _execute(wh, run_id, units, inputs, executor, _progress_bar(progress, total_prompts, run_id), log)
     return RunSummary(run_id, out.status, len(units), out.n_done + len(done), out.n_failed, len(done),
                       total_prompts, time.perf_counter() - t0, resumed=req.resumed, errors=out.errors)
+
+
+def _load_or_describe(req: _Request, device: str, executor_factory) -> LoadedModel:
+    """The model, loaded here for the local executor; for workers that load it themselves (Ray),
+    only its identity (revision, dtype, vocabulary), so the driver holds no weights and no GPU."""
+    if executor_factory is None:
+        return ModelSpec(req.model, device, req.dtype, req.quantization).load()
+    return describe_model(req.model, device, req.dtype, req.quantization,
+                          worker_gpus=bool(getattr(executor_factory, "worker_gpus", False)))
 
 
 def _resolve_resume(wh: Warehouse, req: _Request, resume: int, log) -> RunSummary | None:
