@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -428,7 +429,10 @@ class HubMock:
 
 
 class StaticServer:
-    """A folder served over plain HTTP on 127.0.0.1 (``python -m http.server`` in a thread)."""
+    """A folder served over plain HTTP on 127.0.0.1 (``python -m http.server`` in a thread).
+
+    ``truncate = N``: the next N GETs of a file announce its full Content-Length but send only
+    the first half and close the connection (a transfer cut short)."""
 
     def __init__(self, folder):
         from functools import partial
@@ -439,11 +443,22 @@ class StaticServer:
                 pass
 
         self.requests: list[str] = []
+        self.truncate = 0
         server = self
 
         class Recording(Quiet):
             def do_GET(self):
                 server.requests.append(self.path)
+                path = self.translate_path(self.path)
+                if server.truncate > 0 and os.path.isfile(path):
+                    server.truncate -= 1
+                    data = open(path, "rb").read()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                    return
                 super().do_GET()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Recording, directory=str(folder)))
