@@ -428,6 +428,29 @@ class HubMock:
         return 200, h, data
 
 
+
+# Variables that switch the Hugging Face libraries offline (common on offline GPU clusters). A
+# test that talks to a local stand-in must not inherit them from the shell that runs pytest.
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+def go_online(monkeypatch) -> None:
+    """Undo the shell's offline switches for one test: the variables, and huggingface_hub's
+    constant, which it reads once at import (from HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)."""
+    from huggingface_hub import constants
+
+    for k in OFFLINE_VARS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a child, without Hugging Face variables or offline switches."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGING")) and k not in OFFLINE_VARS and k != "CTXPRIOR_DB"}
+    env.update(extra)
+    return env
+
 class StaticServer:
     """A folder served over plain HTTP on 127.0.0.1 (``python -m http.server`` in a thread).
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -241,7 +243,10 @@ def test_real_subprocess_cli(tmp_path, yago_file):
 @pytest.fixture
 def hf_env(monkeypatch, tmp_path):
     """A fresh Hugging Face cache under tmp_path; no network: endpoints are local stand-ins."""
-    for k in ("HF_HUB_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN", "HF_ENDPOINT"):
+    from hub_mock import go_online
+
+    go_online(monkeypatch)  # whatever HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE the shell has
+    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN", "HF_ENDPOINT"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -399,3 +404,15 @@ def test_hub_errors_are_one_line(hub, yago_file, run_cli, db_path, monkeypatch):
     assert "HF_HUB_OFFLINE is set" in line and f"{hub.url}/datasets/lab/yago/resolve/main/yago_qec.json" in line
     assert "pass the local path instead" in line
     assert snapshot(db_path) == before
+
+
+def test_hub_and_url_tests_ignore_the_shells_offline_switches(tmp_path):
+    """Issue 19: with HF_HUB_OFFLINE=1 and TRANSFORMERS_OFFLINE=1 in the shell (common on offline
+    GPU clusters), the Hub and URL tests still pass: each sets the environment it needs."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    tests = Path(__file__).resolve().parent
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests / "test_ingest.py"),
+                          "-k", "test_ingest_from_url_is_cached_and_recorded or test_ingest_from_the_hub_records_the_commit",
+                          "--basetemp", str(tmp_path / "t")],
+                         cwd=tests.parent, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and "2 passed" in res.stdout, res.stdout[-3000:] + res.stderr[-2000:]
