@@ -57,7 +57,7 @@ def test_sql_reads_files_only_when_allowed(demo_db, tmp_path):
 
     before = hashlib.sha256(open(demo_db, "rb").read()).hexdigest()
     wh = ctxprior.open(demo_db)
-    with pytest.raises(UserError, match="read-only: a EXPLAIN of COPY"):
+    with pytest.raises(UserError, match="read-only: EXPLAIN of a COPY statement is refused"):
         wh.sql(f"EXPLAIN ANALYZE COPY (SELECT 'x' AS x) TO '{demo_db}' (FORMAT csv)")
     f = tmp_path / "n.csv"
     f.write_text("n\n3\n")

@@ -419,8 +419,10 @@ def test_an_echoed_secret_is_never_printed_stored_or_exported(run_cli, db_path, 
 def test_base_url_with_query_and_credentials(run_cli, db_path, nofakes, monkeypatch):
     """Issue 19 D10: a query string stays after /chat/completions (and is neither printed nor
     stored); user:password is basic auth; with a key named as well, one clear line."""
-    from ctxprior.fakes.llm import OpenAIChat
+    from ctxprior.fakes.llm import OpenAIChat, mask_secrets
 
+    # an echo cut short is masked too (12 characters of a secret are enough)
+    assert mask_secrets("provided: XNlcjpwYTU1d29yZA==.", ["dXNlcjpwYTU1d29yZA=="]) == "provided: ***."
     chat = OpenAIChat("m", "http://127.0.0.1:9/v1/?api-version=2024&api_key=q-secret-1", api_key=None)
     assert chat.url == "http://127.0.0.1:9/v1/chat/completions?api-version=2024&api_key=q-secret-1"
     assert chat.endpoint == "http://127.0.0.1:9/v1" and chat._safe("x q-secret-1") == "x ***"

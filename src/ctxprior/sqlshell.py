@@ -67,13 +67,13 @@ def explained(sql: str) -> str:
 
 
 def refusal(con: duckdb.DuckDBPyConnection, st) -> str | None:
-    """Why DuckDB statement ``st`` may not run read-only (its kind), or None when it may."""
+    """Why DuckDB statement ``st`` may not run read-only ("a COPY statement"), or None when it may."""
     kind = st.type.name
     if kind in ("SELECT", "VARIABLE_SET"):  # VARIABLE_SET: SET VARIABLE in DuckDB < 1.1
         return None
     if kind == "SET":  # SET VARIABLE / RESET VARIABLE set a session variable; other SETs a setting
         head = [t for _, t in _tokens(st.query)[:2]]
-        return None if len(head) == 2 and head[0] in ("SET", "RESET") and head[1] == "VARIABLE" else "SET"
+        return None if len(head) == 2 and head[0] in ("SET", "RESET") and head[1] == "VARIABLE" else _a("SET")
     if kind == "EXPLAIN":  # EXPLAIN ANALYZE runs what it explains: only a SELECT may be explained
         try:
             inner = con.extract_statements(explained(st.query))
@@ -81,8 +81,12 @@ def refusal(con: duckdb.DuckDBPyConnection, st) -> str | None:
             inner = []
         if len(inner) == 1 and inner[0].type.name == "SELECT":
             return None
-        return "EXPLAIN of " + (inner[0].type.name if len(inner) == 1 else "a statement that is not a SELECT")
-    return kind
+        return "EXPLAIN of " + (_a(inner[0].type.name) if len(inner) == 1 else "a statement that is not a SELECT")
+    return _a(kind)
+
+
+def _a(kind: str) -> str:
+    return f"{'an' if kind[0] in 'AEIOU' else 'a'} {kind} statement"
 
 
 def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> list:
@@ -94,7 +98,7 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> list:
         kind = refusal(con, st)
         if kind:
             raise UserError(
-                f"`ctxprior sql` is read-only: a {kind} statement is refused "
+                f"`ctxprior sql` is read-only: {kind} is refused "
                 f"({ALLOWED}); writes go through ctxprior commands")
     return stmts
 

@@ -102,6 +102,23 @@ def public_url(url: str) -> str:
     return urlunsplit((p.scheme, host, p.path.rstrip("/"), "", ""))
 
 
+def mask_secrets(text: str, secrets: list[str], window: int = 12) -> str:
+    """``text`` with every secret, and every ``window`` characters of one (an echo cut short),
+    replaced by ``***``."""
+    hide = [False] * len(text)
+    for secret in secrets:
+        n = min(window, len(secret))
+        for piece in {secret[i:i + n] for i in range(len(secret) - n + 1)}:
+            at = text.find(piece)
+            while at != -1:
+                hide[at:at + n] = [True] * n
+                at = text.find(piece, at + 1)
+    if not any(hide):
+        return text
+    out = [c if not h else ("***" if i == 0 or not hide[i - 1] else "") for i, (c, h) in enumerate(zip(text, hide))]
+    return "".join(out)
+
+
 def chat_url(base: str) -> tuple[str, str | None, list[str]]:
     """``base`` (an OpenAI-compatible base URL) -> (the chat completions URL, without credentials,
     query kept; the basic-auth header from ``user:password@``, or None; the secrets it holds)."""
@@ -160,9 +177,7 @@ class OpenAIChat:
         self.dropped = 0  # answer lines dropped because they held a secret
 
     def _mask(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return mask_secrets(text, self._secrets)
 
     def _safe(self, text: str) -> str:
         """One line, without the key (some servers echo what they were sent)."""
