@@ -124,10 +124,14 @@ def restrict(con: duckdb.DuckDBPyConnection, allow_read: Iterable[str | os.PathL
             dirs += sorted(n.rstrip("/") + "/" for n in names)
         else:
             files += sorted(names)
-    if files:
-        con.execute(f"SET allowed_paths = {_sql_list(files)}")
-    if dirs:
-        con.execute(f"SET allowed_directories = {_sql_list(dirs)}")
+    try:
+        if files:
+            con.execute(f"SET allowed_paths = {_sql_list(files)}")
+        if dirs:
+            con.execute(f"SET allowed_directories = {_sql_list(dirs)}")
+    except duckdb.InvalidInputException:  # this process holds a restricted connection already
+        raise UserError("--allow-read: another query on this warehouse is running in this process "
+                        "without it; run this one when it is done") from None
     con.execute("SET enable_external_access = false")
 
 
