@@ -125,13 +125,13 @@ def chat_url(base: str) -> tuple[str, str | None, list[str]]:
     p = urlsplit(base)
     netloc = p.netloc.rpartition("@")[2]
     url = urlunsplit((p.scheme, netloc, p.path.rstrip("/") + "/chat/completions", p.query, ""))
-    secrets = [v for k, v in parse_qsl(p.query) if any(w in k.lower() for w in SECRET_PARAM)]
+    secrets = [v for k, v in parse_qsl(p.query) if any(w in k.lower() for w in SECRET_PARAM) and len(v) >= 8]
     if "@" not in p.netloc:
         return url, None, secrets
     raw = p.netloc.rpartition("@")[0]
     user, _, pw = raw.partition(":")
     token = base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode("utf-8")).decode("ascii")
-    return url, f"Basic {token}", secrets + [raw, pw, unquote(pw), token]
+    return url, f"Basic {token}", secrets + [pw, unquote(pw), token]  # the user name is no secret
 
 
 def read_api_key(env_name: str | None, base_url: str) -> str | None:
