@@ -9,6 +9,8 @@ action of ``script`` (then repeats ``default``):
 - ``("raw", bytes)``: a 200 answer with this body (garbage).
 With ``key`` set, a request without ``Authorization: Bearer <key>`` gets 401, and the error
 message echoes what was sent (as some servers do), so tests can check the client redacts it.
+With ``echo=True`` a successful answer echoes the Authorization header's credentials too: as a
+line of ``content`` (alone and inside a name), as ``model`` and in ``system_fingerprint``.
 Every request is recorded (``mock.requests``: path, headers, parsed JSON body).
 """
 
@@ -29,8 +31,9 @@ def completion(text: str, model: str = "mock-model") -> dict[str, Any]:
 
 
 class ChatMock:
-    def __init__(self, script=(), default=("ok", ""), key: str | None = None):
+    def __init__(self, script=(), default=("ok", ""), key: str | None = None, echo: bool = False):
         self.script = list(script)
+        self.echo = echo
         self.default = default
         self.key = key
         self.requests: list[dict[str, Any]] = []
@@ -51,7 +54,7 @@ class ChatMock:
                 with mock._lock:
                     mock.requests.append({"path": self.path, "headers": dict(self.headers), "body": parsed})
                     action = mock.script.pop(0) if mock.script else mock.default
-                if self.path != "/v1/chat/completions":
+                if self.path.split("?")[0] != "/v1/chat/completions":  # a query string is the client's
                     return self._send(404, json.dumps({"error": {"message": "no such route"}}).encode())
                 auth = self.headers.get("Authorization", "")
                 if mock.key and auth != f"Bearer {mock.key}":
@@ -61,7 +64,12 @@ class ChatMock:
 
             def _act(self, action):
                 kind = action[0]
-                if kind == "ok":
+                if kind == "ok" and mock.echo:
+                    cred = self.headers.get("Authorization", "").partition(" ")[2]
+                    answer = completion(f"{action[1]}\n{cred}\n9. Zorb{cred}land\n", model=cred)
+                    answer["system_fingerprint"] = f"fp_{cred}"
+                    self._send(200, json.dumps(answer).encode())
+                elif kind == "ok":
                     self._send(200, json.dumps(completion(action[1])).encode())
                 elif kind == "status":
                     self._send(action[1], json.dumps({"error": {"message": f"mock status {action[1]}"}}).encode(),

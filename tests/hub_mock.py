@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import threading
 from dataclasses import dataclass, field
@@ -427,8 +428,34 @@ class HubMock:
         return 200, h, data
 
 
+
+# Variables that switch the Hugging Face libraries offline (common on offline GPU clusters). A
+# test that talks to a local stand-in must not inherit them from the shell that runs pytest.
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+def go_online(monkeypatch) -> None:
+    """Undo the shell's offline switches for one test: the variables, and huggingface_hub's
+    constant, which it reads once at import (from HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE)."""
+    from huggingface_hub import constants
+
+    for k in OFFLINE_VARS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a child, without Hugging Face variables or offline switches."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("HF_", "HUGGING")) and k not in OFFLINE_VARS and k != "CTXPRIOR_DB"}
+    env.update(extra)
+    return env
+
 class StaticServer:
-    """A folder served over plain HTTP on 127.0.0.1 (``python -m http.server`` in a thread)."""
+    """A folder served over plain HTTP on 127.0.0.1 (``python -m http.server`` in a thread).
+
+    ``truncate = N``: the next N GETs of a file announce its full Content-Length but send only
+    the first half and close the connection (a transfer cut short)."""
 
     def __init__(self, folder):
         from functools import partial
@@ -439,11 +466,22 @@ class StaticServer:
                 pass
 
         self.requests: list[str] = []
+        self.truncate = 0
         server = self
 
         class Recording(Quiet):
             def do_GET(self):
                 server.requests.append(self.path)
+                path = self.translate_path(self.path)
+                if server.truncate > 0 and os.path.isfile(path):
+                    server.truncate -= 1
+                    data = open(path, "rb").read()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                    return
                 super().do_GET()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Recording, directory=str(folder)))

@@ -49,6 +49,26 @@ def test_read_only_unless_asked(demo_db):
     assert wh.runs().shape[0] == 1
 
 
+
+def test_sql_reads_files_only_when_allowed(demo_db, tmp_path):
+    """Issue 19 D1: Warehouse.sql / arrow refuse EXPLAIN ANALYZE of a COPY and read no file but the
+    warehouse unless allow_read names it; the warehouse stays byte for byte unchanged."""
+    import hashlib
+
+    before = hashlib.sha256(open(demo_db, "rb").read()).hexdigest()
+    wh = ctxprior.open(demo_db)
+    with pytest.raises(UserError, match="read-only: EXPLAIN of a COPY statement is refused"):
+        wh.sql(f"EXPLAIN ANALYZE COPY (SELECT 'x' AS x) TO '{demo_db}' (FORMAT csv)")
+    f = tmp_path / "n.csv"
+    f.write_text("n\n3\n")
+    with pytest.raises(UserError, match="allow_read"):
+        wh.sql(f"SELECT * FROM read_csv('{f}')")
+    assert wh.sql(f"SELECT n FROM read_csv('{f}')", allow_read=[tmp_path]).n.tolist() == [3]
+    assert wh.arrow(f"SELECT n FROM read_csv('{f}')", allow_read=str(f)).num_rows == 1
+    assert wh.sql("SET VARIABLE k = 2; SELECT getvariable('k') AS k").k.tolist() == [2]
+    assert hashlib.sha256(open(demo_db, "rb").read()).hexdigest() == before
+
+
 def test_missing_warehouse_is_one_clear_error(tmp_path):
     with pytest.raises(UserError, match="no warehouse at"):
         ctxprior.open(tmp_path / "nope.duckdb")

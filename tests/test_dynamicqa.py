@@ -20,7 +20,7 @@ from ctxprior.dynamicqa.ingest import FILES, HUB_FILES, HUB_REPO, HUB_REVISION
 from ctxprior.schema import open_warehouse
 from ctxprior.dynamicqa import semantic as sem
 from fixtures.make_dynamicqa import make_dynamicqa
-from hub_mock import HubMock, StaticServer
+from hub_mock import HubMock, StaticServer, go_online
 from test_ingest import snapshot
 
 
@@ -366,7 +366,8 @@ def test_sample_dynamic_contexts(dq_src, tmp_path, run_cli, db_path):
 @pytest.fixture
 def hub_env(monkeypatch, tmp_path):
     """Point huggingface_hub and ctxprior at a local Hub stand-in, with a fresh cache under tmp_path."""
-    for k in ("HF_HUB_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN"):
+    go_online(monkeypatch)  # whatever HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE the shell has
+    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")

@@ -369,6 +369,80 @@ def test_endpoint_url_is_stored_without_credentials():
         OpenAIChat("m", "ftp://example.org")
 
 
+
+def _everything_stored(db: str) -> str:
+    """Every cell of every table and view of the warehouse, as text."""
+    import duckdb
+
+    con = duckdb.connect(db, read_only=True)
+    try:
+        names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+        return "\n".join(repr(con.execute(f'SELECT * FROM "{t}"').fetchall()) for t in names)
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("how", ["bearer", "basic"])
+def test_an_echoed_secret_is_never_printed_stored_or_exported(run_cli, db_path, nofakes, monkeypatch,
+                                                              tmp_path, how):
+    """Issue 19 D2/D10: an endpoint that echoes the bearer token (or the basic-auth credentials
+    of --base-url http://user:pass@...) in content, model and system_fingerprint: the secret
+    reaches neither the output, nor any stored row, nor `export parquet`; the rest still works."""
+    import pyarrow.parquet as pq
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with ChatMock(default=("ok", numbered(GOOD)), key=KEY if how == "bearer" else None, echo=True) as m:
+        if how == "bearer":
+            args, secrets = ["--base-url", m.url, "--api-key-env", KEY_ENV], [KEY]
+        else:
+            url = m.url.replace("http://", "http://lab:pa55-w0rd-xyz@")
+            args, secrets = ["--base-url", url], ["pa55-w0rd-xyz", "bGFiOnBhNTUtdzByZC14eXo="]
+        res = run_cli("fakes", "generate", "--dataset", "nofakes", "--relation", "capital", "--n", 3,
+                      "--model", "openai:mock-model", *args)
+        sent = m.requests[0]["headers"].get("Authorization")
+    assert res.exit_code == 0, res.output
+    assert sent == (f"Bearer {KEY}" if how == "bearer" else "Basic bGFiOnBhNTUtdzByZC14eXo=")
+    out = tmp_path / "export"
+    exported = run_cli("export", "parquet", out)
+    assert exported.exit_code == 0, exported.output
+    files = [f for f in out.rglob("*") if f.is_file()]
+    texts = [res.output, exported.output, _everything_stored(db_path), open(db_path, "rb").read().decode("latin-1")]
+    texts += [f.read_bytes().decode("latin-1") for f in files]
+    texts += [repr(pq.read_table(f).to_pylist()) for f in files if f.suffix == ".parquet"]
+    for secret in secrets:
+        assert not any(secret in t for t in texts), secret
+    assert [r[1] for r in fake_rows(db_path)] == GOOD[:3]
+    rev = _everything_stored(db_path)
+    assert "fp_***" in rev and "http://127.0.0.1:" in rev and "lab:" not in rev  # endpoint without credentials
+
+
+def test_base_url_with_query_and_credentials(run_cli, db_path, nofakes, monkeypatch):
+    """Issue 19 D10: a query string stays after /chat/completions (and is neither printed nor
+    stored); user:password is basic auth; with a key named as well, one clear line."""
+    from ctxprior.fakes.llm import OpenAIChat, mask_secrets
+
+    # an echo cut short is masked too (12 characters of a secret are enough)
+    assert mask_secrets("provided: XNlcjpwYTU1d29yZA==.", ["dXNlcjpwYTU1d29yZA=="]) == "provided: ***."
+    chat = OpenAIChat("m", "http://127.0.0.1:9/v1/?api-version=2024&api_key=q-secret-1", api_key=None)
+    assert chat.url == "http://127.0.0.1:9/v1/chat/completions?api-version=2024&api_key=q-secret-1"
+    assert chat.endpoint == "http://127.0.0.1:9/v1" and chat._safe("x q-secret-1") == "x ***"
+    ipv6 = OpenAIChat("m", "http://u:p@[::1]:8000/v1")
+    assert ipv6.url == "http://[::1]:8000/v1/chat/completions" and ipv6._auth == "Basic dTpw"
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with ChatMock(default=("ok", numbered(GOOD))) as m:
+        res = run_cli("fakes", "generate", "--dataset", "nofakes", "--relation", "capital", "--n", 2,
+                      "--model", "openai:m", "--base-url", m.url + "?api_key=q-secret-1&x=1")
+        assert res.exit_code == 0, res.output
+        assert m.requests[0]["path"] == "/v1/chat/completions?api_key=q-secret-1&x=1"
+        assert "q-secret-1" not in res.output and "q-secret-1" not in _everything_stored(db_path)
+        before = _everything_stored(db_path)
+        url = m.url.replace("http://", "http://lab:pw@")
+        res = run_cli("fakes", "generate", "--dataset", "nofakes", "--relation", "capital", "--n", 2,
+                      "--model", "openai:m", "--base-url", url, "--api-key-env", KEY_ENV)
+        one_line_error(res, "give one of them")
+        assert "pw" not in res.output and _everything_stored(db_path) == before
+
+
 def test_local_endpoint_needs_no_key(run_cli, db_path, nofakes, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with ChatMock(default=("ok", numbered(GOOD))) as m:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import secrets
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from hub_mock import HubMock
+from hub_mock import HubMock, subprocess_env
 from test_parquet import assert_same_warehouse
 from test_parquet_fixtures import build_warehouse
 
@@ -47,8 +46,7 @@ def q(db: str, sql: str):
 
 def hub_env(tmp_path: Path, mock: HubMock | None = None, token: str | None = TOKEN, **extra) -> dict:
     """A clean environment for a ctxprior subprocess: HF state under tmp_path, only 127.0.0.1."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGING")) and k != "CTXPRIOR_DB"}
+    env = subprocess_env()  # no HF_* / TRANSFORMERS_OFFLINE from the shell running the tests
     env.update({"HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_DISABLE_TELEMETRY": "1",
                 "HF_HUB_DISABLE_XET": "1",  # the mock speaks LFS, not xet
                 "HF_HUB_VERBOSITY": "debug",  # the most logging huggingface_hub can do: grep it for the token

@@ -101,6 +101,60 @@ def test_sql_formats_and_read_only(run_cli, db_path, tmp_path):
     assert res.exit_code == 2 and res.output.startswith("Error: ")
 
 
+
+def test_sql_writes_no_file_and_reads_only_what_is_allowed(run_cli, db_path, tmp_path, monkeypatch):
+    """Issue 19 D1/D10: EXPLAIN ANALYZE COPY ... TO the warehouse, COPY with USE_TMP_FILE false (the
+    warehouse file is one DuckDB may always touch), EXPORT, INSTALL, SET of a setting: all refused
+    by DuckDB's parser before they run (one line, exit 2, the file byte for byte unchanged); a
+    SELECT reads no other file unless --allow-read names it; SET VARIABLE runs."""
+    import hashlib
+
+    monkeypatch.chdir(tmp_path)
+    run_cli("ingest", "demo", "--only", "friend_enemy")
+    digest = lambda: hashlib.sha256(open(db_path, "rb").read()).hexdigest()  # noqa: E731
+    before = digest()
+    out = tmp_path / "out"
+    for bad in (f"EXPLAIN ANALYZE COPY (SELECT 'x' AS x) TO '{db_path}' (FORMAT csv)",
+                f"explain /* c */ analyze copy (select 1) to '{out}.csv'",
+                f"EXPLAIN (ANALYZE) COPY (SELECT 1) TO '{out}.csv'",
+                f"EXPLAIN (FORMAT json) COPY (SELECT 1) TO '{out}.csv'",
+                f"COPY (SELECT 'x' AS x) TO '{db_path}' (FORMAT csv, USE_TMP_FILE false)",
+                f"EXPORT DATABASE '{out}'", "INSTALL httpfs", "LOAD json", "SET threads = 1",
+                "SET enable_external_access = true", "PRAGMA version", "CALL pragma_version()",
+                "CHECKPOINT", "DETACH wh", "USE memory", f"SELECT 1; COPY fact TO '{out}.csv'"):
+        res = run_cli("sql", bad)
+        assert res.exit_code == 2 and "read-only" in res.output, (bad, res.output)
+        assert len(res.output.strip().splitlines()) == 1 and res.output.startswith("Error: "), res.output
+        assert digest() == before and not list(tmp_path.glob("out*")), bad
+    for ok in ("EXPLAIN ANALYZE SELECT count(*) FROM fact", "EXPLAIN (ANALYZE) (SELECT 1)",
+               "EXPLAIN SELECT 1", "SUMMARIZE fact", "SHOW TABLES"):
+        assert run_cli("sql", ok).exit_code == 0, ok
+    res = run_cli("sql", "SET VARIABLE lab = 'friend'; SELECT count(*) AS n FROM v_entity "
+                         "WHERE label = getvariable('lab')", "--format", "csv")
+    assert res.exit_code == 0 and res.output.splitlines() == ["n", "25"], res.output
+    # reading files: none but the warehouse, unless named
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "pop.csv").write_text("label,pop\nfriend,7\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret\n")
+    join = "SELECT e.label, max(p.pop) AS pop FROM v_entity e JOIN read_csv('{}') p USING (label) GROUP BY 1"
+    for q in (join.format(tmp_path / "data" / "pop.csv"), f"SELECT * FROM read_text('{secret}')",
+              "SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM glob('/*')"):
+        res = run_cli("sql", q)
+        assert res.exit_code == 2 and "--allow-read" in res.output and "s3cret" not in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1, res.output
+    for allow in (tmp_path / "data", tmp_path / "data" / "pop.csv", "data"):
+        res = run_cli("sql", join.format("data/pop.csv"), "--allow-read", allow, "--format", "csv")
+        assert res.exit_code == 0 and res.output.splitlines() == ["label,pop", "friend,7"], (allow, res.output)
+        res = run_cli("sql", f"SELECT * FROM read_text('{secret}')", "--allow-read", allow)
+        assert res.exit_code == 2 and "s3cret" not in res.output, res.output
+    res = run_cli("sql", f"COPY (SELECT 1) TO '{tmp_path}/data/x.csv'", "--allow-read", tmp_path / "data")
+    assert res.exit_code == 2 and "read-only" in res.output and not (tmp_path / "data" / "x.csv").exists()
+    res = run_cli("sql", "SELECT 1", "--allow-read", tmp_path / "nope")
+    assert res.exit_code == 2 and "--allow-read" in res.output and "no such file or folder" in res.output
+    assert digest() == before
+
+
 def test_info(run_cli, db_path):
     run_cli("ingest", "demo")
     run_cli("sample", "--dataset", "demo", "--entities", "2", "--contexts", "6")

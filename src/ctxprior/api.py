@@ -106,25 +106,28 @@ class Warehouse:
             store.close()
 
     # -- reading ---------------------------------------------------------------------------
-    def sql(self, query: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
+    def sql(self, query: str, params: Sequence[Any] | None = None, *,
+            allow_read: Sequence[str | Path] = ()) -> pd.DataFrame:
         """Run read-only SQL (``?`` parameters) and return a pandas DataFrame.
+
+        The query reads the warehouse, and of other files only those named in ``allow_read``
+        (files, or folders and everything below them); see [what sql can reach](warehouse.md#what-sql-can-reach).
 
         >>> wh.sql("SELECT entity, susceptibility FROM v_susceptibility ORDER BY susceptibility DESC LIMIT 1").shape
         (1, 2)
         """
-        from .sqlshell import check_read_only
+        from .sqlshell import read_only_query
 
         with self.connect() as store:
-            check_read_only(store.con, query)
-            return store.df(query, params)
+            return read_only_query(store, query, params, allow_read)
 
-    def arrow(self, query: str, params: Sequence[Any] | None = None) -> pa.Table:
+    def arrow(self, query: str, params: Sequence[Any] | None = None, *,
+              allow_read: Sequence[str | Path] = ()) -> pa.Table:
         """Like :meth:`sql`, as a pyarrow Table (``polars.from_arrow(...)`` makes it a polars frame)."""
-        from .sqlshell import check_read_only
+        from .sqlshell import read_only_query
 
         with self.connect() as store:
-            check_read_only(store.con, query)
-            return store.arrow(query, params)
+            return read_only_query(store, query, params, allow_read, arrow=True)
 
     def info(self) -> str:
         """The overview ``ctxprior info`` prints: datasets, samples, runs, schema version."""

@@ -1,19 +1,34 @@
-"""Read-only SQL for users: statements that could write are refused before they run."""
+"""Read-only SQL for users (``ctxprior sql``, ``Warehouse.sql``): what a query may touch.
+
+Two guards, both DuckDB's own (see [the warehouse](warehouse.md#what-sql-can-reach)):
+
+- statements are judged by DuckDB's parser (``extract_statements``), never by their text: only
+  SELECT (WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE), ``SET VARIABLE`` / ``RESET VARIABLE``
+  and EXPLAIN [ANALYZE] of one SELECT run; anything else (COPY, EXPORT, ATTACH, INSTALL, LOAD,
+  PRAGMA, CALL, SET of a setting, writes, EXPLAIN ANALYZE of any of them) is refused before
+  anything runs;
+- the connection runs with DuckDB's ``enable_external_access`` off, so a SELECT reads the
+  warehouse and nothing else on disk or the network; ``allow_read`` (``--allow-read PATH``) names
+  the files and folders it may read besides (DuckDB's ``allowed_paths`` / ``allowed_directories``).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from typing import Any
+import os
+from pathlib import Path
+from typing import Any, Iterable
 
 import duckdb
 
 from .errors import UserError
 from .schema.warehouse import Warehouse
 
-# Statement types that only read (SET VARIABLE sets a session variable, not the warehouse).
-READ_ONLY_TYPES = {"SELECT", "EXPLAIN", "VARIABLE_SET"}
+ALLOWED = "only SELECT / WITH / EXPLAIN [ANALYZE] SELECT / SET VARIABLE"
+# the statement head that opens a parenthesised SELECT (not EXPLAIN's option list)
+_SELECT_HEADS = {"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("}
 
 
 def _statements(con: duckdb.DuckDBPyConnection, sql: str) -> list:
@@ -23,17 +38,121 @@ def _statements(con: duckdb.DuckDBPyConnection, sql: str) -> list:
         raise UserError(f"SQL does not parse: {str(e).splitlines()[0]}") from None
 
 
+def _tokens(sql: str) -> list[tuple[int, str]]:
+    """(offset, upper-case text) of each token DuckDB's tokenizer finds, comments left out."""
+    out = []
+    toks = [(p, t) for p, t in duckdb.tokenize(sql) if t.name != "comment"]
+    for i, (pos, _t) in enumerate(toks):
+        end = toks[i + 1][0] if i + 1 < len(toks) else len(sql)
+        out.append((pos, sql[pos:end].strip().upper()))
+    return out
+
+
+def explained(sql: str) -> str:
+    """The statement an ``EXPLAIN [(options)] [ANALYZE] ...`` statement explains (its text)."""
+    toks = _tokens(sql)
+    i = 1
+    if i + 1 < len(toks) and toks[i][1] == "(" and toks[i + 1][1] not in _SELECT_HEADS:
+        depth = 0
+        for j in range(i, len(toks)):  # skip the option list to its closing parenthesis
+            depth += {"(": 1, ")": -1}.get(toks[j][1], 0)
+            if depth == 0:
+                i = j + 1
+                break
+        else:
+            return ""
+    if i < len(toks) and toks[i][1] == "ANALYZE":
+        i += 1
+    return sql[toks[i][0]:] if i < len(toks) else ""
+
+
+def refusal(con: duckdb.DuckDBPyConnection, st) -> str | None:
+    """Why DuckDB statement ``st`` may not run read-only ("a COPY statement"), or None when it may."""
+    kind = st.type.name
+    if kind in ("SELECT", "VARIABLE_SET"):  # VARIABLE_SET: SET VARIABLE in DuckDB < 1.1
+        return None
+    if kind == "SET":  # SET VARIABLE / RESET VARIABLE set a session variable; other SETs a setting
+        head = [t for _, t in _tokens(st.query)[:2]]
+        return None if len(head) == 2 and head[0] in ("SET", "RESET") and head[1] == "VARIABLE" else _a("SET")
+    if kind == "EXPLAIN":  # EXPLAIN ANALYZE runs what it explains: only a SELECT may be explained
+        try:
+            inner = con.extract_statements(explained(st.query))
+        except duckdb.Error:
+            inner = []
+        if len(inner) == 1 and inner[0].type.name == "SELECT":
+            return None
+        return "EXPLAIN of " + (_a(inner[0].type.name) if len(inner) == 1 else "a statement that is not a SELECT")
+    return _a(kind)
+
+
+def _a(kind: str) -> str:
+    return f"{'an' if kind[0] in 'AEIOU' else 'a'} {kind} statement"
+
+
 def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> list:
+    """DuckDB's statements of ``sql``; a UserError when one of them may not run read-only."""
     stmts = _statements(con, sql)
     if not stmts:
         raise UserError("no SQL statement given")
     for st in stmts:
-        kind = st.type.name
-        if kind not in READ_ONLY_TYPES:
+        kind = refusal(con, st)
+        if kind:
             raise UserError(
-                f"`ctxprior sql` is read-only: a {kind} statement is refused "
-                "(only SELECT / WITH / EXPLAIN / SET VARIABLE); writes go through ctxprior commands")
+                f"`ctxprior sql` is read-only: {kind} is refused "
+                f"({ALLOWED}); writes go through ctxprior commands")
     return stmts
+
+
+def _sql_list(values: Iterable[str]) -> str:
+    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+
+
+def restrict(con: duckdb.DuckDBPyConnection, allow_read: Iterable[str | os.PathLike] = ()) -> None:
+    """Turn DuckDB's external access off on ``con``'s database (until it closes): it then reads
+    the warehouse, and of other files only those in ``allow_read`` (files, or folders and all
+    below them). A path that does not exist is a UserError."""
+    if isinstance(allow_read, (str, os.PathLike)):
+        allow_read = [allow_read]
+    files: list[str] = []
+    dirs: list[str] = []
+    for p in allow_read:
+        path = Path(os.path.expanduser(str(p)))
+        if not path.exists():
+            raise UserError(f"--allow-read {p}: no such file or folder")
+        names = {os.path.abspath(path), str(path.resolve())}  # as written, and with links resolved
+        if path.is_dir():
+            dirs += sorted(n.rstrip("/") + "/" for n in names)
+        else:
+            files += sorted(names)
+    try:
+        if files:
+            con.execute(f"SET allowed_paths = {_sql_list(files)}")
+        if dirs:
+            con.execute(f"SET allowed_directories = {_sql_list(dirs)}")
+    except duckdb.InvalidInputException:  # this process holds a restricted connection already
+        raise UserError("--allow-read: another query on this warehouse is running in this process "
+                        "without it; run this one when it is done") from None
+    con.execute("SET enable_external_access = false")
+
+
+def sql_error(e: duckdb.Error) -> UserError:
+    """A DuckDB error of a user's query as one line (a refused file read says what to pass)."""
+    first = str(e).splitlines()[0]
+    if isinstance(e, duckdb.PermissionException):
+        return UserError(f"SQL error: {first}; `ctxprior sql` reads only the warehouse unless a file or "
+                         "folder is named with --allow-read PATH (Python: allow_read=[PATH])")
+    return UserError(f"SQL error: {first}")
+
+
+def read_only_query(store: Warehouse, sql: str, params: Any = None,
+                    allow_read: Iterable[str | os.PathLike] = (), arrow: bool = False):
+    """``Warehouse.sql`` / ``Warehouse.arrow``: ``sql`` checked and run on a restricted connection."""
+    restrict(store.con, allow_read)
+    check_read_only(store.con, sql)
+    try:
+        return store.arrow(sql, params) if arrow else store.df(sql, params)
+    except duckdb.PermissionException as e:
+        raise sql_error(e) from None
 
 
 def _literal(value: str) -> str:
@@ -52,8 +171,10 @@ def _literal(value: str) -> str:
     return "'" + str(v).replace("'", "''") + "'"
 
 
-def run_read_only(wh: Warehouse, sql: str, variables: dict[str, str] | None = None):
-    """Run every statement; return (column names, rows) of the last one."""
+def run_read_only(wh: Warehouse, sql: str, variables: dict[str, str] | None = None,
+                  allow_read: Iterable[str | os.PathLike] = ()):
+    """Run every statement (restricted, see the module docstring); (column names, rows) of the last one."""
+    restrict(wh.con, allow_read)
     for name, value in (variables or {}).items():
         if not name.isidentifier():
             raise UserError(f"--var {name}: not a valid variable name")
@@ -64,7 +185,7 @@ def run_read_only(wh: Warehouse, sql: str, variables: dict[str, str] | None = No
         for st in stmts:
             cur = wh.con.execute(st.query)
     except duckdb.Error as e:
-        raise UserError(f"SQL error: {str(e).splitlines()[0]}") from None
+        raise sql_error(e) from None
     if cur is None or cur.description is None:
         return [], []
     cols = [d[0] for d in cur.description]

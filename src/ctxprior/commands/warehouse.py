@@ -18,9 +18,13 @@ from ..errors import UserError
               help="SET VARIABLE NAME = VALUE before the query (VALUE as JSON, e.g. run_ids=[1,2]); "
                    "read it in SQL with getvariable('NAME'). Repeatable.")
 @click.option("--max-rows", type=int, default=200, show_default=True, help="Rows shown in table format.")
+@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
+              help="Let the query read this file, or this folder and everything below it (e.g. a CSV "
+                   "to join); without it the query reads only the warehouse. Repeatable.")
 @pass_app
-def sql_cmd(app, query, file, fmt, variables, max_rows) -> None:
-    """Run read-only SQL on the warehouse and print the result. Statements that write are refused.
+def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
+    """Run read-only SQL on the warehouse and print the result. Statements that write are refused,
+    and the query reads no file but the warehouse unless --allow-read names it.
 
     Example: ctxprior sql "SELECT relation, count(*) FROM v_entity GROUP BY 1"
     """
@@ -39,7 +43,7 @@ def sql_cmd(app, query, file, fmt, variables, max_rows) -> None:
         k, val = v.split("=", 1)
         vars_[k.strip()] = val
     with app.open(read_only=True) as wh:
-        cols, rows = run_read_only(wh, query, vars_)
+        cols, rows = run_read_only(wh, query, vars_, allow_read)
     click.echo(format_rows(cols, rows, fmt, max_rows if fmt == "table" else None))
 
 

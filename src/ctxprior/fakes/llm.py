@@ -9,18 +9,24 @@ Both take chat messages and a seed and return the answer text:
   standard library; the seed is sent as ``seed`` (endpoints that honour it are reproducible).
   A timeout bounds every request; 429 and 5xx answers and network errors are retried with
   exponential backoff (``Retry-After`` honoured, capped at 60 s). The API key is read from an
-  environment variable, sent only in the Authorization header, and never printed or stored.
+  environment variable and sent only in the Authorization header; ``user:password@`` in the base
+  URL is sent as HTTP basic auth instead, and a query string is kept after ``/chat/completions``.
+  Neither secret is ever printed, stored or exported, whatever the endpoint answers: an answer
+  line that holds one is dropped (a server that echoes what it was sent), and the reported model
+  and fingerprint have it masked.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import sys
 import time
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from ..errors import UserError
 from .parse import parse_names
@@ -84,6 +90,9 @@ class LocalChat:
         return tok.decode(out[0, start:], skip_special_tokens=True)
 
 
+SECRET_PARAM = ("key", "token", "secret", "pass", "auth", "sig")  # query parameters that hold one
+
+
 def public_url(url: str) -> str:
     """``url`` without credentials, query or fragment (what may be stored and printed)."""
     p = urlsplit(url)
@@ -93,9 +102,47 @@ def public_url(url: str) -> str:
     return urlunsplit((p.scheme, host, p.path.rstrip("/"), "", ""))
 
 
+def mask_secrets(text: str, secrets: list[str], window: int = 12) -> str:
+    """``text`` with every secret, and every ``window`` characters of one (an echo cut short),
+    replaced by ``***``."""
+    hide = [False] * len(text)
+    for secret in secrets:
+        n = min(window, len(secret))
+        for piece in {secret[i:i + n] for i in range(len(secret) - n + 1)}:
+            at = text.find(piece)
+            while at != -1:
+                hide[at:at + n] = [True] * n
+                at = text.find(piece, at + 1)
+    if not any(hide):
+        return text
+    out = [c if not h else ("***" if i == 0 or not hide[i - 1] else "") for i, (c, h) in enumerate(zip(text, hide))]
+    return "".join(out)
+
+
+def chat_url(base: str) -> tuple[str, str | None, list[str]]:
+    """``base`` (an OpenAI-compatible base URL) -> (the chat completions URL, without credentials,
+    query kept; the basic-auth header from ``user:password@``, or None; the secrets it holds)."""
+    p = urlsplit(base)
+    netloc = p.netloc.rpartition("@")[2]
+    url = urlunsplit((p.scheme, netloc, p.path.rstrip("/") + "/chat/completions", p.query, ""))
+    secrets = [v for k, v in parse_qsl(p.query) if any(w in k.lower() for w in SECRET_PARAM) and len(v) >= 8]
+    if "@" not in p.netloc:
+        return url, None, secrets
+    raw = p.netloc.rpartition("@")[0]
+    user, _, pw = raw.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode("utf-8")).decode("ascii")
+    return url, f"Basic {token}", secrets + [pw, unquote(pw), token]  # the user name is no secret
+
+
 def read_api_key(env_name: str | None, base_url: str) -> str | None:
     """The key from ``env_name``; a missing variable is an error when it was named explicitly or
-    the endpoint is OpenAI's (local servers such as vLLM or Ollama need no key)."""
+    the endpoint is OpenAI's (local servers such as vLLM or Ollama need no key). A base URL with
+    ``user:password@`` authenticates with those: no key is read, and naming one is an error."""
+    if "@" in urlsplit(base_url).netloc:
+        if env_name:
+            raise UserError(f"--base-url {public_url(base_url)} carries a user name and password and "
+                            f"--api-key-env {env_name} names a key; give one of them")
+        return None
     name = env_name or DEFAULT_KEY_ENV
     key = os.environ.get(name) or None
     if key is None and (env_name or urlsplit(base_url).hostname == "api.openai.com"):
@@ -115,21 +162,42 @@ class OpenAIChat:
         if p.scheme not in ("http", "https") or not p.hostname:
             raise UserError(f"--base-url {public_url(base)}: expected an http(s) URL such as "
                             "http://localhost:8000/v1")
-        self.model, self.url, self._key = model, base + "/chat/completions", api_key
+        self.url, basic, secrets = chat_url(base)
+        if basic and api_key:
+            raise UserError(f"--base-url {public_url(base)} carries a user name and password, and an API "
+                            "key is given too; give one of them")
+        self.model, self._key = model, api_key
+        self._auth = f"Bearer {api_key}" if api_key else basic
+        # longest first, so a secret that holds another is masked whole
+        self._secrets = sorted({x for x in [api_key, *secrets] if x}, key=len, reverse=True)
         self.endpoint = public_url(base)
         self.temperature, self.top_p = temperature, top_p
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
         self.revision: str | None = None
+        self.dropped = 0  # answer lines dropped because they held a secret
+
+    def _mask(self, text: str) -> str:
+        return mask_secrets(text, self._secrets)
 
     def _safe(self, text: str) -> str:
         """One line, without the key (some servers echo what they were sent)."""
-        text = " ".join(str(text).split())
-        return text.replace(self._key, "***") if self._key else text
+        return self._mask(" ".join(str(text).split()))
+
+    def _without_secrets(self, content: str) -> str:
+        """``content`` less the lines that hold a secret (a server that echoes what it was sent)."""
+        lines = content.split("\n")
+        kept = [line for line in lines if self._mask(line) == line]
+        if len(kept) < len(lines):
+            if not self.dropped:
+                print(f"warning: {self.endpoint} echoed the API key or password in its answer; "
+                      "those lines were dropped", file=sys.stderr)
+            self.dropped += len(lines) - len(kept)
+        return "\n".join(kept)
 
     def _request(self, body: dict) -> urllib.request.Request:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+        if self._auth:
+            headers["Authorization"] = self._auth
         return urllib.request.Request(self.url, data=json.dumps(body).encode("utf-8"), headers=headers,
                                       method="POST")
 
@@ -187,8 +255,8 @@ class OpenAIChat:
                             f"{start!r}); is --base-url an OpenAI-compatible endpoint?") from None
         reported = [str(data[k]) for k in ("model", "system_fingerprint") if data.get(k)]
         if reported:
-            self.revision = " ".join(reported)
-        return content
+            self.revision = self._safe(" ".join(reported))
+        return self._without_secrets(content)
 
 
 def make_chat(model: str, base_url: str | None = None, api_key_env: str | None = None,

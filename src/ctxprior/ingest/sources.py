@@ -8,7 +8,11 @@
   ``$HF_HOME/hub``); the commit it resolved to is recorded (``hf://datasets/OWNER/REPO@<sha>/PATH``);
 - an ``http://`` / ``https://`` URL: downloaded once into the Hugging Face assets cache
   (``$HF_ASSETS_CACHE``, default ``$HF_HOME/assets``) under ``ctxprior/urls/<hash of the URL>/``,
-  reused from there afterwards.
+  reused from there afterwards. A download is cached only whole: it streams into a ``.part``
+  file, the bytes received are checked against ``Content-Length`` (a chunked answer must end
+  properly), and a short or broken transfer is retried (``URL_ATTEMPTS`` times, backing off)
+  and never moved into place. A cached file that turns out unreadable is removed by its reader
+  (``discard_download``), so the next run downloads it again.
 
 Every download shows a tqdm progress bar on stderr. The file's sha256 is computed and returned
 (it goes into ``dataset.source_sha256``); with ``sha256=HEX`` a different file is refused.
@@ -20,8 +24,10 @@ a one-line ``UserError`` that says what to download and where to put it. The env
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -34,6 +40,8 @@ from ..digest import sha256_file
 HF_PATH_RE = re.compile(r"^hf://datasets/(?P<repo>[^/@]+/[^/@]+)(?:@(?P<rev>[^/]+))?/(?P<path>[^@]+)$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 DEFAULT_ENDPOINT = "https://huggingface.co"
+URL_ATTEMPTS = 3  # tries per URL download; backoff URL_BACKOFF * 2**k seconds in between
+URL_BACKOFF = 1.0
 
 
 @dataclass(frozen=True)
@@ -190,30 +198,62 @@ def url_cache_path(url: str) -> Path:
     return assets_cache_dir() / "ctxprior" / "urls" / key / name
 
 
-def _fetch(url: str, dest: Path) -> None:
-    """Stream ``url`` into ``dest`` (via ``dest.part``) with a progress bar; errors -> one line."""
+class _Short(Exception):
+    """A transfer that ended before its Content-Length."""
+
+
+def _stream(url: str, part: Path, desc: str) -> None:
+    """One attempt: ``url`` into ``part``; _Short when fewer bytes came than announced."""
     from tqdm.auto import tqdm
 
+    req = urllib.request.Request(url, headers={"User-Agent": "ctxprior", "Accept-Encoding": "identity"})
+    with urllib.request.urlopen(req, timeout=30) as r, open(part, "wb") as f:
+        total = int(r.headers.get("Content-Length") or 0) or None
+        got = 0
+        with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, disable=None) as bar:
+            for chunk in iter(lambda: r.read(1 << 20), b""):
+                f.write(chunk)
+                got += len(chunk)
+                bar.update(len(chunk))
+    if total is not None and got != total:
+        raise _Short(f"{got} of {total} bytes")
+
+
+def _fetch(url: str, dest: Path) -> None:
+    """Download ``url`` whole into ``dest`` (via ``dest.part``), retrying short or broken
+    transfers; ``dest`` is only ever a complete file. Errors -> one line."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     instead = "download it yourself (browser, curl) and pass the local path instead"
-    try:
-        req = urllib.request.Request(url, headers={"User-Agent": "ctxprior"})
-        with urllib.request.urlopen(req, timeout=30) as r, open(part, "wb") as f:
-            total = int(r.headers.get("Content-Length") or 0) or None
-            with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=dest.name,
-                      disable=None) as bar:
-                for chunk in iter(lambda: r.read(1 << 20), b""):
-                    f.write(chunk)
-                    bar.update(len(chunk))
-        os.replace(part, dest)
-    except urllib.error.HTTPError as e:
-        part.unlink(missing_ok=True)
-        raise UserError(f"{url}: HTTP {e.code} {e.reason}; check the URL") from None
-    except (urllib.error.URLError, OSError) as e:
-        part.unlink(missing_ok=True)
-        reason = getattr(e, "reason", None) or e
-        raise UserError(f"{url}: cannot download ({reason}); {instead}") from None
+    for attempt in range(URL_ATTEMPTS):
+        try:
+            _stream(url, part, dest.name)
+            os.replace(part, dest)
+            return
+        except urllib.error.HTTPError as e:
+            part.unlink(missing_ok=True)
+            if e.code != 429 and e.code < 500 or attempt == URL_ATTEMPTS - 1:
+                raise UserError(f"{url}: HTTP {e.code} {e.reason}; check the URL") from None
+        except urllib.error.URLError as e:  # no connection at all (refused, DNS): no retry
+            part.unlink(missing_ok=True)
+            raise UserError(f"{url}: cannot download ({e.reason}); {instead}") from None
+        except (_Short, http.client.HTTPException, OSError) as e:  # cut short, reset, timed out
+            part.unlink(missing_ok=True)
+            if attempt == URL_ATTEMPTS - 1:
+                why = str(e) or type(e).__name__
+                raise UserError(f"{url}: the download broke off ({why}) in each of {URL_ATTEMPTS} attempts, "
+                                f"so nothing was cached; try again later, or {instead}") from None
+        time.sleep(URL_BACKOFF * 2 ** attempt)
+
+
+def discard_download(spec: str) -> str | None:
+    """Remove the cached download of URL ``spec`` (its reader found it broken); a sentence that
+    says so and how to recover, or None when ``spec`` is not a URL."""
+    if not str(spec).startswith(("http://", "https://")):
+        return None
+    url_cache_path(str(spec)).unlink(missing_ok=True)
+    return ("the cached download was removed, so the next run downloads it again; if the file at the "
+            "URL itself is broken, fix it there or pass a local copy (--sha256 HEX pins the expected file)")
 
 
 def url_file(url: str, expected: str | None = None) -> Path:

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from ..errors import UserError
 from ..digest import sha256_file
 from .builder import DatasetBuilder, RelationRows, short_relation_name
-from .sources import resolve_file
+from .sources import discard_download, resolve_file
 
 DEGREE_KEYS = {
     "entity_uri_to_degree": "uri_degree",
@@ -54,7 +54,8 @@ def read_json_file(path: str | Path, label: str | None = None) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         what = "truncated JSON" if e.pos >= len(text.rstrip()) else "malformed JSON"
-        raise UserError(f"{path}: {what} at line {e.lineno} column {e.colno}: {e.msg}") from None
+        msg = e.msg[:-3] if e.msg.endswith(" at") else e.msg  # "Unterminated string starting at"
+        raise UserError(f"{path}: {what} ({msg} at line {e.lineno} column {e.colno})") from None
 
 
 class _Check:
@@ -274,8 +275,13 @@ def load_yago_qec(spec: str | Path, name: str = "yago_qec", relations: Iterable[
     """Fetch (local path, ``hf://datasets/OWNER/REPO[@REV]/PATH`` or http(s) URL; see
     ``ingest.sources``), check ``sha256`` when given, and validate; nothing is written."""
     src = resolve_file(str(spec), sha256)
-    return parse_yago_qec(src.path, name=name, relations=relations, origin=src.origin, sha256=src.sha256,
-                          label=str(spec))
+    try:
+        data = read_json_file(src.path, str(spec))
+    except UserError as e:  # an unreadable download is not kept: the next run fetches it again
+        recover = discard_download(str(spec)) if src.sha256 is not None and sha256 is None else None
+        raise UserError(f"{e}; {recover}" if recover else str(e)) from None
+    return parse_yago_qec(src.path, name=name, relations=relations, data=data, origin=src.origin,
+                          sha256=src.sha256, label=str(spec))
 
 
 def ingest_yago_qec(wh, path: str | Path, name: str = "yago_qec",
