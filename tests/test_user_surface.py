@@ -91,3 +91,13 @@ def test_a_folder_or_file_of_the_wrong_kind_is_one_line(run_cli, tmp_path, db_pa
         assert r.exit_code == 2, r.output
         assert r.output.startswith("Error: ") and r.output.count("\n") == 1 and message in r.output, r.output
         assert _sha(db_path) == before
+
+
+def test_results_go_to_stdout_progress_to_stderr(run_cli, tmp_path, db_path):
+    """`ctxprior sample ... > out.txt` keeps the sample's summary; the id stays alone on the last line."""
+    run_cli("ingest", "demo")
+    r = run_cli("sample", "--dataset", "demo", "--relation", "capital", "--entities", 2, "--contexts", 6)
+    assert r.exit_code == 0, r.output
+    out = r.stdout.strip().splitlines()
+    assert out[-1] == "1" and out[0].startswith("sample 1: dataset 'demo'"), r.stdout
+    assert "sample 1:" not in r.stderr
