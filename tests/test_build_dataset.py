@@ -544,3 +544,24 @@ def test_a_failed_build_creates_no_warehouse(tmp_path, run_cli):
     r = run_cli("build-dataset", TRIPLES, "--name", "x", "--relations", rel, db=str(db))
     assert r.exit_code == 2 and "is not in the triple files" in r.output
     assert not db.exists()
+
+
+# -- issue 19: hardening (D4-D8) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["data[1].nt", "data*.nt", "dat?.nt"])
+def test_glob_characters_in_a_path_name_exactly_that_file(db_path, run_cli, tmp_path, name):
+    """D4: `build-dataset "kg/data[1].nt"` reads data[1].nt (not data1.nt), and its provenance
+    sha256 is that of the file read."""
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    shutil.copy(TRIPLES, kg / name)
+    extra = [f"<{Y}France> <http://x/p> <http://x/o{i}> ." for i in range(50)]  # changes France's degree
+    for decoy in ("data1.nt", "datax.nt", "data.nt"):
+        (kg / decoy).write_text("\n".join(extra) + "\n")
+    r = run_cli("build-dataset", kg / name, "--name", "g", "--relations", EXAMPLE)
+    assert r.exit_code == 0, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        src = wh.query("SELECT path, sha256, n_lines FROM dataset_source WHERE role = 'triples'")
+    assert src == [(str(kg / name), hashlib.sha256((kg / name).read_bytes()).hexdigest(), 1768)]
+    _build(db_path, "ref")
+    assert _facts(db_path, "g") == _facts(db_path, "ref")

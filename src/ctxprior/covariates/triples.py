@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UserError
-from ..sqlfiles import read_sql
+from ..sqlfiles import path_sql, read_sql
 
 DEFAULT_PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
@@ -82,7 +82,7 @@ def lines_sql(files: list[str], line_numbers: bool = False) -> str:
     """A read_csv of whole lines with the columns filename, [line_no,] line (blank lines kept as
     NULL, so line_no is the 1-based line number; it costs order-preserving reads)."""
     def one(fs: list[str]) -> str:
-        lst = "[" + ", ".join(sql_str(f) for f in fs) + "]"
+        lst = "[" + ", ".join(path_sql(f) for f in fs) + "]"  # each names one file: no globbing
         return (f"read_csv({lst}, columns={{'line': 'VARCHAR'}}, header=false, delim=E'\\x01\\x02', quote='', "
                 "escape='', auto_detect=false, max_line_size=100000000, compression='auto', filename=true)")
     if not line_numbers:
