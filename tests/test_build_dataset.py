@@ -565,3 +565,43 @@ def test_glob_characters_in_a_path_name_exactly_that_file(db_path, run_cli, tmp_
     assert src == [(str(kg / name), hashlib.sha256((kg / name).read_bytes()).hexdigest(), 1768)]
     _build(db_path, "ref")
     assert _facts(db_path, "g") == _facts(db_path, "ref")
+
+
+def test_a_non_utf8_line_is_a_malformed_line(db_path, run_cli, tmp_path):
+    """D5: one Latin-1 line in a dump counts under --max-malformed (with its true line number, blank
+    lines and later malformed lines counted right) instead of aborting the build."""
+    raw = TRIPLES.read_bytes().splitlines()
+    p = tmp_path / "latin1.nt"
+    p.write_bytes(b"\n".join(raw[:50] + [b"", b'<http://x/a> <http://x/p> "caf\xe9" .'] + raw[50:100]
+                             + [b"<broken"] + raw[100:]) + b"\n")
+    r = run_cli("build-dataset", p, "--name", "c", "--relations", EXAMPLE, "--max-malformed", "0.01")
+    assert r.exit_code == 0, r.output
+    assert "skipped 2 malformed line(s) in latin1.nt (lines 52, 103; 1 not UTF-8)" in r.output, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.query("SELECT n_lines, n_malformed FROM dataset_source WHERE role = 'triples'") == [(1770, 2)]
+    assert _facts(db_path, "c") == (_build(db_path, "ref") and _facts(db_path, "ref"))
+    before = hashlib.sha256(Path(db_path).read_bytes()).hexdigest()
+    r = run_cli("build-dataset", p, "--name", "d", "--relations", EXAMPLE, "--max-malformed", "0")
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert "latin1.nt: 2 (lines 52, 103; 1 not UTF-8); fix the files or raise --max-malformed" in r.output
+    assert hashlib.sha256(Path(db_path).read_bytes()).hexdigest() == before
+    whole = tmp_path / "all_latin1.nt"
+    whole.write_bytes(b'<http://x/a> <http://x/p> "caf\xe9" .\n' * 3)
+    r = run_cli("build-dataset", whole, "--name", "e", "--relations", EXAMPLE)
+    assert r.exit_code == 2 and "all_latin1.nt: not UTF-8 text" in r.output and r.output.count("\n") == 1, r.output
+    assert hashlib.sha256(Path(db_path).read_bytes()).hexdigest() == before
+
+
+def test_a_corrupt_gz_in_a_folder_is_named(db_path, run_cli, tmp_path):
+    """D8: a corrupt .gz among good files of a TRIPLES folder is reported under its own name."""
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    data = TRIPLES.read_bytes()
+    (kg / "a_good.nt.gz").write_bytes(gzip.compress(data))
+    bad = gzip.compress(data * 20)
+    (kg / "b_bad.nt.gz").write_bytes(bad[: len(bad) // 2])
+    (kg / "c_good.nt.gz").write_bytes(gzip.compress(data))
+    r = run_cli("build-dataset", kg, "--name", "g", "--relations", EXAMPLE)
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert r.output.startswith(f"Error: {kg / 'b_bad.nt.gz'}: cannot read the triples"), r.output
+    assert not Path(db_path).exists()

@@ -86,6 +86,8 @@ def _load_triples(con, tf: TripleFiles, did: int | None) -> tuple[int, int]:
                 "WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)", [did, did])
     parsed = tf.sql()
     n_lines, n_bad = tf.run(f"SELECT count(*), count(*) FILTER (WHERE s IS NULL) FROM ({parsed})").fetchone()
+    n_rejected = sum(len(v) for v in tf.rejected().values())  # lines that are not UTF-8 text, ...
+    n_lines, n_bad = n_lines + n_rejected, n_bad + n_rejected
     tf.run(f"""CREATE OR REPLACE TEMP TABLE _kg_t AS
         SELECT DISTINCT s, p, o FROM ({parsed})
         WHERE s IS NOT NULL AND (s IN (SELECT uri FROM _kg_uri) OR o IN (SELECT uri FROM _kg_uri))""")

@@ -80,15 +80,28 @@ def triple_files(inputs: list[str]) -> list[str]:
 
 def lines_sql(files: list[str], line_numbers: bool = False) -> str:
     """A read_csv of whole lines with the columns filename, [line_no,] line (blank lines kept as
-    NULL, so line_no is the 1-based line number; it costs order-preserving reads)."""
+    NULL, so line_no is the 1-based line number; it costs order-preserving reads). A line DuckDB
+    cannot read as text (not UTF-8, over 100 MB) gives no row; it is recorded in DuckDB's
+    reject tables (``TripleFiles.rejected``), and line_no counts it (see ``true_line``)."""
     def one(fs: list[str]) -> str:
         lst = "[" + ", ".join(path_sql(f) for f in fs) + "]"  # each names one file: no globbing
         return (f"read_csv({lst}, columns={{'line': 'VARCHAR'}}, header=false, delim=E'\\x01\\x02', quote='', "
-                "escape='', auto_detect=false, max_line_size=100000000, compression='auto', filename=true)")
+                "escape='', auto_detect=false, max_line_size=100000000, compression='auto', filename=true, "
+                "ignore_errors=true, store_rejects=true)")
     if not line_numbers:
         return f"(SELECT filename, line FROM {one(files)})"
     parts = [f"SELECT filename, row_number() OVER () AS line_no, line FROM {one([f])}" for f in files]
     return "(" + " UNION ALL ".join(parts) + ")"
+
+
+def true_line(row_number: int, rejected: list[int]) -> int:
+    """The 1-based line number of a file's ``row_number``-th row, given the (sorted) line numbers
+    of its rejected lines, which have no row."""
+    line = row_number
+    for r in rejected:
+        if r <= line:
+            line += 1
+    return line
 
 
 def expand_sql(col: str, prefixes: dict[str, str]) -> str:
@@ -165,13 +178,44 @@ class TripleFiles:
                         f"WHERE s IS NULL LIMIT {int(limit)}").fetchall()
         return [(f, int(n)) for f, n in rows]
 
+    def rejected(self) -> dict[str, list[tuple[int, str]]]:
+        """Per file, the (line number, DuckDB error type) of the lines the last statement could not
+        read as text: INVALID ENCODING (not UTF-8), LINE SIZE OVER MAXIMUM, ..."""
+        try:
+            rows = self.con.execute("SELECT s.file_path, e.line, e.error_type FROM reject_errors e "
+                                    "JOIN reject_scans s USING (scan_id, file_id) ORDER BY 1, 2").fetchall()
+        except Exception:  # noqa: BLE001 -- no reject tables: nothing was rejected
+            return {}
+        out: dict[str, list[tuple[int, str]]] = {}
+        for path, line, kind in rows:
+            out.setdefault(os.path.abspath(path), []).append((int(line), str(kind)))
+        return out
+
     def run(self, sql: str, files: list[str] | None = None, params=None):
         """Execute ``sql`` on the connection; a DuckDB read error becomes a one-line UserError."""
         import duckdb
 
+        for t in ("reject_errors", "reject_scans"):  # DuckDB appends to them: keep this statement's only
+            if self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
+                                [t]).fetchone()[0]:
+                self.con.execute(f"DELETE FROM temp.{t}")
         try:
             return self.con.execute(sql, params or [])
         except (duckdb.IOException, duckdb.InvalidInputException) as e:
-            what = (files or self.files)[0]
-            raise UserError(f"{what}: cannot read the triples ({str(e).splitlines()[0]}); "
+            first = str(e).splitlines()[0]
+            what = self._culprit(str(e), files or self.files)
+            raise UserError(f"{what}: cannot read the triples ({first}); "
                             "check the file format (--format) and compression") from None
+
+    def _culprit(self, message: str, files: list[str]) -> str:
+        """The file a DuckDB read error is about: the one its message names, else the first of
+        ``files`` that fails alone (only on this error path), else all of them."""
+        named = [f for f in sorted(files, key=len, reverse=True) if f in message]
+        if named or len(files) == 1:
+            return (named or files)[0]
+        for f in files:
+            try:
+                self.con.execute(f"SELECT count(*) FROM {lines_sql([f])}").fetchone()
+            except Exception:  # noqa: BLE001 -- this file is the one that fails
+                return f
+        return f"one of {', '.join(files)}"

@@ -39,7 +39,7 @@ from ..sqlfiles import read_sql, split_statements
 from ..digest import sha256_file
 from .builder import DatasetBuilder
 from .kg_relations import RelationsFile, read_relations
-from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_str
+from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_str, true_line
 
 LABEL_PREDICATES = (DEFAULT_PREFIXES["rdfs"] + "label", DEFAULT_PREFIXES["skos"] + "prefLabel",
                     DEFAULT_PREFIXES["schema"] + "name")
@@ -217,32 +217,41 @@ def _pass1(con, tf: TripleFiles, lf: TripleFiles | None, spec: RelationsFile, op
     is_type = f"p = {sql_str(RDF_TYPE)} AND o IN {_in_list(classes)}" if classes else "false"
     con.execute("CREATE TEMP TABLE _kgb_pick (kind VARCHAR, filename VARCHAR, s VARCHAR, p VARCHAR, o VARCHAR, "
                 "n BIGINT, bad_lines BIGINT[])")
+    rejected: dict[str, list[tuple[int, str]]] = {}
     for role, files, edge, typ in (("triples", tf, is_edge, is_type), ("labels", lf, "false", "false")):
         if files is None:
             continue
         sql = read_sql(PKG, "sql/kg_pick.sql").format(triples=files.sql(line_numbers=True), is_edge=edge,
                                                       is_label=is_label, is_type=typ)
         _run(con, files, f"INSERT INTO _kgb_pick {sql}", f"pass 1: reading {role}", progress)
+        rejected.update(files.rejected())
     out = []
     for role, files in (("triples", tf), ("labels", lf)):
         for f in (files.files if files else []):
-            out.append(_file_stats(con, f, role, files))
+            out.append(_file_stats(con, f, role, files, rejected.get(f, [])))
     _check_malformed(out, opts)
     return out
 
 
-def _file_stats(con, path: str, role: str, files: TripleFiles) -> dict:
+def _file_stats(con, path: str, role: str, files: TripleFiles, rejected: list[tuple[int, str]]) -> dict:
+    """Lines and malformed lines of one file; a line DuckDB could not read as text (``rejected``:
+    not UTF-8, ...) is a malformed line too, and the line numbers count it."""
     n, bad, lines = con.execute(
         "SELECT coalesce(sum(n), 0), coalesce(sum(n) FILTER (WHERE kind = 'bad'), 0), "
         "flatten(list(bad_lines) FILTER (WHERE kind = 'bad')) FROM _kgb_pick WHERE filename = ?", [path]).fetchone()
     fmt = next(k for k, v in files.by_format.items() if path in v)
-    return {"path": path, "role": role, "format": fmt, "n_lines": int(n), "n_malformed": int(bad),
-            "malformed_lines": sorted(lines or [])[:5]}
+    rej = sorted(line for line, _ in rejected)
+    first = sorted([*rej, *(true_line(int(x), rej) for x in (lines or []))])[:5]
+    return {"path": path, "role": role, "format": fmt, "n_lines": int(n) + len(rej), "n_malformed": int(bad) + len(rej),
+            "malformed_lines": first, "n_not_utf8": sum(kind == "INVALID ENCODING" for _, kind in rejected)}
 
 
 def _check_malformed(files: list[dict], opts: BuildOptions) -> None:
     """Refuse a file with no triple at all, or more malformed lines than --max-malformed allows."""
     for f in files:
+        if f["n_lines"] and f.get("n_not_utf8", 0) == f["n_lines"]:
+            raise UserError(f"{f['path']}: not UTF-8 text (no line of {f['n_lines']} is); RDF dumps are UTF-8, "
+                            "so convert it first, e.g. iconv -f latin1 -t utf-8")
         if f["n_lines"] and f["n_malformed"] == f["n_lines"]:
             raise UserError(f"{f['path']}: no line parsed as a {f['format']} triple ({f['n_lines']} lines, "
                             f"e.g. line {f['malformed_lines'][0]}); check --format")
@@ -256,10 +265,11 @@ def _check_malformed(files: list[dict], opts: BuildOptions) -> None:
 
 
 def line_list(f: dict) -> str:
-    """'line 7' / 'lines 7, 9, ...' for a file's first malformed lines."""
+    """'line 7' / 'lines 7, 9, ...' for a file's first malformed lines (and how many are not UTF-8)."""
     nums = ", ".join(map(str, f["malformed_lines"]))
     more = ", ..." if f["n_malformed"] > len(f["malformed_lines"]) else ""
-    return f"line {nums}" if f["n_malformed"] == 1 else f"lines {nums}{more}"
+    utf8 = f"; {f['n_not_utf8']} not UTF-8" if f.get("n_not_utf8") else ""
+    return (f"line {nums}" if f["n_malformed"] == 1 else f"lines {nums}{more}") + utf8
 
 
 def _prepare(con, spec: RelationsFile, files: list[dict], opts: BuildOptions) -> list[dict]:
