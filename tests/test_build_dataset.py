@@ -108,6 +108,8 @@ def _reference_parse(path: Path) -> list:
         r = ref.parse_line(line, fmt)
         if r is None:
             continue
+        if r != "bad" and fmt != "tsv" and any(ref.undeclared(x, prefixes) for x in r):
+            r = "bad"
         out.append((i, None, None, None) if r == "bad" else (i, *(ref.expand(x, prefixes) for x in r)))
     return out
 
@@ -605,3 +607,25 @@ def test_a_corrupt_gz_in_a_folder_is_named(db_path, run_cli, tmp_path):
     assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
     assert r.output.startswith(f"Error: {kg / 'b_bad.nt.gz'}: cannot read the triples"), r.output
     assert not Path(db_path).exists()
+
+
+@pytest.mark.parametrize("suffix", [".ttl", ".nt"])
+def test_an_undeclared_prefix_makes_a_malformed_line(db_path, run_cli, tmp_path, suffix):
+    """D6: `undeclared:Foo schema:neighbors undeclared:Bar .` is not stored as a fact with the IRI
+    'undeclared:Foo': like a Turtle parser, the reader counts the line as malformed."""
+    extra = tmp_path / f"extra{suffix}"
+    extra.write_text("@prefix ex: <http://example.org/> .\n" if suffix == ".ttl" else "")
+    with extra.open("a") as f:
+        f.write("undeclared:Foo schema:neighbors undeclared:Bar .\n"
+                "ex:Foo schema:neighbors <http://yago-knowledge.org/resource/France> .\n"
+                "<http://x/a> <http://x/p> <http://x/b> .\n")
+    r = run_cli("build-dataset", TRIPLES, extra, "--name", "g", "--relations", EXAMPLE, "--max-malformed", "0.01")
+    assert r.exit_code == 0, r.output
+    bad = 2 if suffix == ".nt" else 1  # ex: is declared only in the Turtle file
+    line = 1 if suffix == ".nt" else 2
+    assert f"skipped {bad} malformed line(s) in extra{suffix} (line{'s' if bad > 1 else ''} {line}" in r.output, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.scalar("SELECT count(*) FROM entity WHERE uri LIKE 'undeclared:%' OR name LIKE '%undeclared%'") == 0
+        assert wh.scalar("SELECT count(*) FROM answer WHERE uri LIKE 'undeclared:%'") == 0
+        n = wh.scalar("SELECT n_malformed FROM dataset_source WHERE path = ?", [str(extra)])
+    assert n == bad

@@ -12,7 +12,9 @@ parse give a row with ``s IS NULL`` so callers can count, report and skip them):
 - ``tsv``: ``subject<TAB>predicate<TAB>object[<TAB>...]`` (extra columns ignored); terms may be
   ``<uri>``, prefixed or bare.
 Terms come out expanded: an IRI without its angle brackets, a prefixed name expanded with the
-files' prefixes (and ``DEFAULT_PREFIXES`` for prefixes the files do not define), a literal as
+files' prefixes (and ``DEFAULT_PREFIXES`` for prefixes the files do not define; in ``nt`` and ``ttl``
+a prefixed name whose prefix neither defines makes the line malformed, as in a Turtle parser, while
+``tsv`` keeps such a term as written), a literal as
 written (quotes, escapes, ``@lang``/``^^type`` kept), a blank node as ``_:x``.
 """
 
@@ -105,13 +107,14 @@ def true_line(row_number: int, rejected: list[int]) -> int:
 
 
 def expand_sql(col: str, prefixes: dict[str, str]) -> str:
-    """SQL expression: the raw RDF term in ``col`` expanded (see the module docstring)."""
+    """SQL expression: the raw RDF term in ``col`` expanded (see the module docstring); NULL for
+    a prefixed name whose prefix is not in ``prefixes``."""
     cases = " ".join(f"WHEN {sql_str(k)} THEN {sql_str(v)}" for k, v in sorted(prefixes.items()))
     return f"""(CASE
       WHEN starts_with({col}, '<') AND ends_with({col}, '>') THEN substr({col}, 2, length({col}) - 2)
       WHEN {col} = 'a' THEN {sql_str(RDF_TYPE)}
       WHEN starts_with({col}, '"') OR starts_with({col}, '_:') OR NOT contains({col}, ':') THEN {col}
-      ELSE coalesce((CASE split_part({col}, ':', 1) {cases} END) || substr({col}, strpos({col}, ':') + 1), {col})
+      ELSE (CASE split_part({col}, ':', 1) {cases} END) || substr({col}, strpos({col}, ':') + 1)
     END)"""
 
 
@@ -155,22 +158,29 @@ class TripleFiles:
         return {**DEFAULT_PREFIXES, **found}
 
     def raw_sql(self, line_numbers: bool = False) -> str:
-        """SELECT filename, [line_no,] s, p, o -- raw terms; s IS NULL for a line that is not a triple."""
+        """SELECT filename, [line_no,] s, p, o, rdf -- raw terms; s IS NULL for a line that is not a
+        triple; rdf: the line is N-Triples / Turtle (not TSV)."""
         keep = "filename, line_no" if line_numbers else "filename"
         parts = []
         for fmt, files in sorted(self.by_format.items()):
             name = "sql/triples_tsv.sql" if fmt == "tsv" else "sql/triples_rdf.sql"
-            parts.append(read_sql("ctxprior.covariates", name).format(
+            parts.append("SELECT *, " + str(fmt != "tsv").lower() + " AS rdf FROM (" + read_sql("ctxprior.covariates", name).format(
                 keep=keep, lines=lines_sql(files, line_numbers), prefix_re=sql_str(PREFIX_RE),
-                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE)))
+                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE)) + ")")
         return "\nUNION ALL\n".join(f"({p})" for p in parts)
 
     def sql(self, line_numbers: bool = False) -> str:
-        """SELECT filename, [line_no,] s, p, o -- expanded terms; s IS NULL for a malformed line."""
+        """SELECT filename, [line_no,] s, p, o -- expanded terms; s IS NULL for a malformed line,
+        which in N-Triples / Turtle includes a line with a prefixed name of an undeclared prefix
+        (a TSV term with an unknown prefix is kept as written)."""
         keep = "filename, line_no" if line_numbers else "filename"
-        return f"""SELECT {keep}, {expand_sql('s', self.prefixes)} AS s, {expand_sql('p', self.prefixes)} AS p,
-                          {expand_sql('o', self.prefixes)} AS o
-                   FROM ({self.raw_sql(line_numbers)})"""
+        bad = "rdf AND (s_ IS NULL OR p_ IS NULL OR o_ IS NULL)"
+        return f"""SELECT {keep}, CASE WHEN {bad} THEN NULL ELSE coalesce(s_, s) END AS s,
+                   CASE WHEN {bad} THEN NULL ELSE coalesce(p_, p) END AS p,
+                   CASE WHEN {bad} THEN NULL ELSE coalesce(o_, o) END AS o
+                   FROM (SELECT *, {expand_sql('s', self.prefixes)} AS s_, {expand_sql('p', self.prefixes)} AS p_,
+                                {expand_sql('o', self.prefixes)} AS o_
+                         FROM ({self.raw_sql(line_numbers)}))"""
 
     def malformed_lines(self, limit: int = 5) -> list[tuple[str, int]]:
         """(file, line number) of the first ``limit`` malformed lines (one more pass, order-preserving)."""
