@@ -629,3 +629,36 @@ def test_an_undeclared_prefix_makes_a_malformed_line(db_path, run_cli, tmp_path,
         assert wh.scalar("SELECT count(*) FROM answer WHERE uri LIKE 'undeclared:%'") == 0
         n = wh.scalar("SELECT n_malformed FROM dataset_source WHERE path = ?", [str(extra)])
     assert n == bad
+
+
+def test_labels_that_are_not_usable_names_are_skipped(db_path, run_cli, tmp_path):
+    """D7: a label over 100 characters, with NUL (raw or escaped), a control or a bidi control
+    (U+202E) is skipped (the entity keeps another label, or is named after its IRI); a fact
+    whose entity has no usable name at all is left out. Same limit as the fakes screening."""
+    from ctxprior.fakes.parse import MAX_CHARS
+    from ctxprior.ingest.kg_build import MAX_NAME_CHARS, name_problem
+
+    assert MAX_NAME_CHARS == MAX_CHARS
+    label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+    lines = [l for l in TRIPLES.read_text().splitlines() if label not in l]  # the graph without labels
+    countries = sorted({l.split()[0] for l in TRIPLES.read_text().splitlines() if "schema.org/Country>" in l})
+    bad = ['"' + "x" * 101 + '"@en', '"Nul\\u0000Land"@en', '"Tab\\tLand"@en', '"\\u202EdnaL"@en',
+           '"Bidi\u202eLand"@en', '"  "@en', '"Ctl\u0007Land"@en']
+    extra = [f"{c} {label} {b} ." for c, b in zip(countries, bad)]
+    extra.append(f"{countries[0]} <http://www.w3.org/2004/02/skos/core#prefLabel> \"Goodname\"@en .")
+    long_iri = "<http://yago-knowledge.org/resource/" + "Z" * 150 + ">"
+    extra += [f"{long_iri} <http://yago-knowledge.org/resource/capital> <http://yago-knowledge.org/resource/Paris> .",
+              f"{long_iri} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://schema.org/Country> ."]
+    extra += [f"{long_iri} <http://x/p{i}> <http://x/o{i}> ." for i in range(300)]  # the top entity by degree
+    p = tmp_path / "names.nt"
+    p.write_text("\n".join(lines + extra) + "\n")
+    r = run_cli("build-dataset", p, "--name", "n", "--relations", EXAMPLE)
+    assert r.exit_code == 0, r.output
+    # the long IRI as capital entity and as capital_of answer
+    assert "left out 2 chosen fact(s) whose entity or answer has no usable name" in r.output, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        names = [n for (n,) in wh.query("SELECT name FROM entity UNION ALL SELECT name FROM answer")]
+        assert wh.scalar("SELECT count(*) FROM entity WHERE uri = ?", [long_iri[1:-1]]) == 0
+        assert wh.scalar("SELECT name FROM entity WHERE uri = ?", [countries[0][1:-1]]) == "Goodname"
+    assert names and all(name_problem(n) is None for n in names), [n for n in names if name_problem(n)][:3]
+    assert max(map(len, names)) <= 100 and not any("\x00" in n or "\u202e" in n or "\t" in n for n in names)

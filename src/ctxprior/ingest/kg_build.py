@@ -175,12 +175,14 @@ def read_kg(triples: list[str], labels: list[str] | tuple[str, ...], spec: Relat
         _pass2(con, tf, progress)
         t2 = time.perf_counter()
         facts, classes = _select(con, opts)
+        facts, n_unnamed = _named(facts)
         _check_chosen(spec, facts, opts)
         n_lines = sum(f["n_lines"] for f in files if f["role"] == "triples")
         seconds = time.perf_counter() - t0
         stats = {"n_lines": n_lines, "n_triples": n_lines - sum(f["n_malformed"] for f in files if f["role"] == "triples"),
                  "n_malformed": sum(f["n_malformed"] for f in files), "seconds": seconds,
-                 "seconds_pass1": t1 - t0, "seconds_pass2": t2 - t1, "lines_per_second": n_lines / max(seconds, 1e-9)}
+                 "seconds_pass1": t1 - t0, "seconds_pass2": t2 - t1, "lines_per_second": n_lines / max(seconds, 1e-9),
+                 "n_unusable_names": n_unnamed}
         _count_chosen(rel_stats, facts)
         return KgRows(facts=facts, classes=classes, files=files, relations=rel_stats, stats=stats)
     finally:
@@ -363,6 +365,44 @@ def _count_chosen(rel_stats: list[dict], facts: list[dict]) -> None:
 
 # -- names ------------------------------------------------------------------------------------
 
+MAX_NAME_CHARS = 100  # as the fakes screening (ctxprior.fakes.parse.MAX_CHARS)
+_BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def name_problem(name: str) -> str | None:
+    """Why a label, literal answer or IRI local name cannot be an entity / answer name (None: it
+    can): blank, over 100 characters, a control character (NUL, tab, newline, ...) or a
+    bidirectional control (U+202E, ...). kg_prepare.sql applies the same rule to labels."""
+    import unicodedata
+
+    if not name.strip():
+        return "blank"
+    if len(name) > MAX_NAME_CHARS:
+        return f"over {MAX_NAME_CHARS} characters"
+    if any(c in _BIDI or unicodedata.category(c) == "Cc" for c in name):
+        return "a control character"
+    return None
+
+
+def _named(facts: list[dict]) -> tuple[list[dict], int]:
+    """The chosen facts with their entity and answer names (label, else the IRI's local name; a
+    literal answer's text); a fact whose entity or answer has no usable name is left out, and the
+    positions of its relation close up. Returns the facts and how many were left out."""
+    out, dropped, pos = [], 0, {}
+    for f in facts:
+        f["entity_name"] = unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])
+        if f["is_literal"]:
+            f["answer_name"] = literal_value(f["answer"])
+        else:
+            f["answer_name"] = unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"])
+        if name_problem(f["entity_name"]) or name_problem(f["answer_name"]):
+            dropped += 1
+            continue
+        f["position"] = pos.get(f["rid"], 0)
+        pos[f["rid"]] = f["position"] + 1
+        out.append(f)
+    return out, dropped
+
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_RE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|([tbnrf"\'\\]))')
 
@@ -407,13 +447,8 @@ def _to_builder(name: str, spec: RelationsFile, kg: KgRows) -> DatasetBuilder:
     for rid, role, cls, frac in kg.classes:
         rels[rid].classes.append((role, cls, frac))
     for f in kg.facts:
-        ename = unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])
-        e = b.entity(ename, "real", f["entity"], f["entity_class"])
-        if f["is_literal"]:
-            a = b.answer(literal_value(f["answer"]), None)
-        else:
-            aname = unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"])
-            a = b.answer(aname, f["answer"])
+        e = b.entity(f["entity_name"], "real", f["entity"], f["entity_class"])
+        a = b.answer(f["answer_name"], None if f["is_literal"] else f["answer"])
         rels[f["rid"]].facts.append({
             "entity": e, "answer": a, "kind": "real", "position": int(f["position"]),
             "uri_degree": int(f["total_degree"]), "predicate_degree": int(f["delta"]),
