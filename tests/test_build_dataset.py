@@ -662,3 +662,42 @@ def test_labels_that_are_not_usable_names_are_skipped(db_path, run_cli, tmp_path
         assert wh.scalar("SELECT name FROM entity WHERE uri = ?", [countries[0][1:-1]]) == "Goodname"
     assert names and all(name_problem(n) is None for n in names), [n for n in names if name_problem(n)][:3]
     assert max(map(len, names)) <= 100 and not any("\x00" in n or "\u202e" in n or "\t" in n for n in names)
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_killed_build_leaves_no_temporary_folder(db_path, tmp_path, monkeypatch, sig):
+    """A build stopped by SIGTERM removes its $TMPDIR/ctxprior-build-* folder at once (exit code 130,
+    no warehouse); after SIGKILL the next build removes the dead build's folder."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    big = tmp_path / "big.nt"
+    text = TRIPLES.read_text()
+    with big.open("w") as f:
+        for i in range(150):  # ~265,000 lines: a build of a few seconds
+            f.write(text.replace("<http://yago-knowledge.org/resource/", f"<http://yago-knowledge.org/resource/r{i}_"))
+    env = {**os.environ, "TMPDIR": str(tmpdir), "OMP_NUM_THREADS": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "ctxprior", "--db", db_path, "build-dataset", str(big), "--name", "b",
+                          "--relations", EXAMPLE], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while not list(tmpdir.glob("ctxprior-build-*")) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    assert p.poll() is None, p.communicate()
+    time.sleep(0.3)  # inside pass 1
+    p.send_signal(getattr(signal, sig))
+    out, err = p.communicate(timeout=60)
+    assert not Path(db_path).exists()
+    if sig == "SIGTERM":
+        assert p.returncode == 130, err.decode()[-2000:]
+        assert not list(tmpdir.glob("ctxprior-build-*"))
+        return
+    assert list(tmpdir.glob("ctxprior-build-*"))  # SIGKILL: nothing could run
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    _build(db_path, "after")
+    assert not list(tmpdir.glob("ctxprior-build-*"))

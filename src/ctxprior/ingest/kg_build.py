@@ -30,6 +30,7 @@ import shutil
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 from urllib.parse import unquote
@@ -152,42 +153,127 @@ def read_kg(triples: list[str], labels: list[str] | tuple[str, ...], spec: Relat
     """Run the passes of the module docstring in a temporary DuckDB database; return the rows."""
     import duckdb
 
-    tmp = tempfile.mkdtemp(prefix="ctxprior-build-")
+    remove_stale_build_dirs()
+    tmp = tempfile.mkdtemp(prefix=f"{BUILD_DIR_PREFIX}{os.getpid()}-")
     con = duckdb.connect(os.path.join(tmp, "build.duckdb"))
     try:
-        con.execute(f"SET temp_directory = {sql_str(os.path.join(tmp, 'spill'))}; "
-                    "SET enable_progress_bar = true; SET enable_progress_bar_print = false; "
-                    "SET preserve_insertion_order = true")  # line numbers = row_number() in file order
-        tf = TripleFiles(con, list(triples), opts.fmt)
-        lf = TripleFiles(con, list(labels), opts.fmt) if labels else None
-        both = set(tf.files) & set(lf.files if lf else [])
-        if both:
-            raise UserError(f"{sorted(both)[0]}: given both as TRIPLES and as --labels; its labels are read "
-                            "from TRIPLES anyway, so drop it from --labels")
-        if hasher is not None:
-            hasher.start([*tf.files, *(lf.files if lf else []), spec.path])
-        t0 = time.perf_counter()
-        _setup(con, spec, opts)
-        files = _pass1(con, tf, lf, spec, opts, progress)
-        t1 = time.perf_counter()
-        rel_stats = _prepare(con, spec, files, opts)
-        con.execute("SET preserve_insertion_order = false")  # only pass 1's line numbers need the order
-        _pass2(con, tf, progress)
-        t2 = time.perf_counter()
-        facts, classes = _select(con, opts)
-        facts, n_unnamed = _named(facts)
-        _check_chosen(spec, facts, opts)
-        n_lines = sum(f["n_lines"] for f in files if f["role"] == "triples")
-        seconds = time.perf_counter() - t0
-        stats = {"n_lines": n_lines, "n_triples": n_lines - sum(f["n_malformed"] for f in files if f["role"] == "triples"),
-                 "n_malformed": sum(f["n_malformed"] for f in files), "seconds": seconds,
-                 "seconds_pass1": t1 - t0, "seconds_pass2": t2 - t1, "lines_per_second": n_lines / max(seconds, 1e-9),
-                 "n_unusable_names": n_unnamed}
-        _count_chosen(rel_stats, facts)
-        return KgRows(facts=facts, classes=classes, files=files, relations=rel_stats, stats=stats)
+        with _signals_stop(con):
+            return _read(con, tmp, triples, labels, spec, opts, hasher, progress)
     finally:
         con.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read(con, tmp: str, triples: list[str], labels: list[str] | tuple[str, ...], spec: RelationsFile,
+          opts: BuildOptions, hasher: _Hasher | None, progress: bool | None) -> KgRows:
+    """The body of ``read_kg`` on the temporary database ``con`` in folder ``tmp``."""
+    con.execute(f"SET temp_directory = {sql_str(os.path.join(tmp, 'spill'))}; "
+                "SET enable_progress_bar = true; SET enable_progress_bar_print = false; "
+                "SET preserve_insertion_order = true")  # line numbers = row_number() in file order
+    tf = TripleFiles(con, list(triples), opts.fmt)
+    lf = TripleFiles(con, list(labels), opts.fmt) if labels else None
+    both = set(tf.files) & set(lf.files if lf else [])
+    if both:
+        raise UserError(f"{sorted(both)[0]}: given both as TRIPLES and as --labels; its labels are read "
+                        "from TRIPLES anyway, so drop it from --labels")
+    if hasher is not None:
+        hasher.start([*tf.files, *(lf.files if lf else []), spec.path])
+    t0 = time.perf_counter()
+    _setup(con, spec, opts)
+    files = _pass1(con, tf, lf, spec, opts, progress)
+    t1 = time.perf_counter()
+    rel_stats = _prepare(con, spec, files, opts)
+    con.execute("SET preserve_insertion_order = false")  # only pass 1's line numbers need the order
+    _pass2(con, tf, progress)
+    t2 = time.perf_counter()
+    facts, classes = _select(con, opts)
+    facts, n_unnamed = _named(facts)
+    _check_chosen(spec, facts, opts)
+    n_lines = sum(f["n_lines"] for f in files if f["role"] == "triples")
+    seconds = time.perf_counter() - t0
+    stats = {"n_lines": n_lines, "n_triples": n_lines - sum(f["n_malformed"] for f in files if f["role"] == "triples"),
+             "n_malformed": sum(f["n_malformed"] for f in files), "seconds": seconds,
+             "seconds_pass1": t1 - t0, "seconds_pass2": t2 - t1, "lines_per_second": n_lines / max(seconds, 1e-9),
+             "n_unusable_names": n_unnamed}
+    _count_chosen(rel_stats, facts)
+    return KgRows(facts=facts, classes=classes, files=files, relations=rel_stats, stats=stats)
+
+
+# -- the temporary folder ---------------------------------------------------------------------
+
+BUILD_DIR_PREFIX = "ctxprior-build-"  # + <pid>-<random>, in $TMPDIR
+
+
+def remove_stale_build_dirs(root: str | None = None) -> list[str]:
+    """Remove the temporary folders of builds whose process is gone (killed, even by SIGKILL);
+    returns them. A folder of a running build (its pid alive) is left alone."""
+    root = root or tempfile.gettempdir()
+    gone = []
+    for d in os.listdir(root) if os.path.isdir(root) else []:
+        m = re.fullmatch(re.escape(BUILD_DIR_PREFIX) + r"(\d+)-\w+", d)
+        if m and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(root, d), ignore_errors=True)
+            gone.append(os.path.join(root, d))
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+@contextmanager
+def _signals_stop(con):
+    """SIGTERM and Ctrl-C stop the build at once, even inside a long DuckDB statement: the signal
+    wakes a watcher thread (signal.set_wakeup_fd) that interrupts the connection, the statement
+    fails, every ``finally`` runs (the temporary folder is removed), and a KeyboardInterrupt
+    comes out. Only in the main thread (signal handlers live there)."""
+    import select
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    seen: list[int] = []
+    done = threading.Event()
+
+    def handler(signum, frame):
+        seen.append(signum)
+
+    def watch():
+        while not done.is_set():
+            if select.select([r], [], [], 0.2)[0]:
+                os.read(r, 64)
+            if seen:
+                con.interrupt()
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+    old_fd = signal.set_wakeup_fd(w)
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    try:
+        yield
+        if seen:
+            raise KeyboardInterrupt
+    except Exception:
+        if seen:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        done.set()
+        th.join()
+        signal.set_wakeup_fd(old_fd)
+        for sig, h in old.items():
+            signal.signal(sig, h)
+        os.close(r)
+        os.close(w)
 
 
 def _setup(con, spec: RelationsFile, opts: BuildOptions) -> None:
