@@ -241,3 +241,13 @@ def test_add_reads_exactly_the_named_file_despite_glob_characters(wh_path, run_c
         assert wh.query("SELECT DISTINCT popularity FROM cov_pop") == [(0.9,)]
         sha = wh.scalar("SELECT source_sha256 FROM covariate WHERE name = 'pop'")
     assert sha == hashlib.sha256(good.read_bytes()).hexdigest()
+
+
+def test_kg_degree_counts_a_non_utf8_line_as_unparsed(wh_path, run_cli, tmp_path):
+    """Issue 19 D5, the shared reader in `covariates kg-degree`: a Latin-1 line is skipped and counted."""
+    p = tmp_path / "g.nt"
+    p.write_bytes(NT.encode() + b'<http://x/a> <http://x/p> "caf\xe9" .\n')
+    r = run_cli("covariates", "kg-degree", p, "--name", "kg")
+    assert r.exit_code == 0, r.output
+    assert "skipped 2 line(s) that are not nt triples" in r.output, r.output
+    assert degrees(wh_path, "kg")[("capital", "France")] == (2, 5)

@@ -190,7 +190,8 @@ class TripleFiles:
 
     def rejected(self) -> dict[str, list[tuple[int, str]]]:
         """Per file, the (line number, DuckDB error type) of the lines the last statement could not
-        read as text: INVALID ENCODING (not UTF-8), LINE SIZE OVER MAXIMUM, ..."""
+        read as text: INVALID ENCODING (not UTF-8), LINE SIZE OVER MAXIMUM, ... (filled once that
+        statement is finished: fetch all of its result first)."""
         try:
             rows = self.con.execute("SELECT s.file_path, e.line, e.error_type FROM reject_errors e "
                                     "JOIN reject_scans s USING (scan_id, file_id) ORDER BY 1, 2").fetchall()
