@@ -72,6 +72,13 @@ def expand(t: str, prefixes: dict) -> str:
     return prefixes[pfx] + rest if pfx in prefixes else t
 
 
+def undeclared(t: str, prefixes: dict) -> bool:
+    """A prefixed name whose prefix is not declared (N-Triples / Turtle lines with one are malformed)."""
+    if t.startswith(("<", '"', "_:")) or t == "a" or ":" not in t:
+        return False
+    return t.partition(":")[0] not in prefixes
+
+
 def read(paths: list[str]) -> tuple[list[tuple[str, str, str]], dict]:
     """All triples (expanded, in file order, duplicates kept) and per-file counts."""
     prefixes = dict(DEFAULTS)
@@ -90,6 +97,8 @@ def read(paths: list[str]) -> tuple[list[tuple[str, str, str]], dict]:
             if r is None:
                 continue
             n += 1
+            if r != "bad" and fmt_of(p) != "tsv" and any(undeclared(x, prefixes) for x in r):
+                r = "bad"
             if r == "bad":
                 bad += 1
                 first_bad.append(i)

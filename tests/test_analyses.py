@@ -471,3 +471,15 @@ def test_reanalysis_is_bit_for_bit_reproducible(analyzed_warehouse, tmp_path):
         assert w.scalar("SELECT current_setting('threads')") == threads
         w.close()
         assert _stored(str(path)) == first
+
+
+def test_analyze_prints_the_dynamicqa_tables_on_stdout(kind_warehouses, tmp_path, run_cli):
+    """`ctxprior analyze > results.txt` keeps DynamicQA Tables 1-3 (results on stdout, progress on stderr)."""
+    import shutil
+
+    db = str(tmp_path / "w.duckdb")
+    shutil.copy(kind_warehouses["dynamic"], db)
+    r = run_cli("analyze", "--only", "dynamicqa", db=db)
+    assert r.exit_code == 0, r.output
+    assert "Tables 1-2: partition" in r.stdout and "static" in r.stdout, r.stdout
+    assert "Tables 1-2" not in r.stderr, r.stderr

@@ -108,6 +108,8 @@ def _reference_parse(path: Path) -> list:
         r = ref.parse_line(line, fmt)
         if r is None:
             continue
+        if r != "bad" and fmt != "tsv" and any(ref.undeclared(x, prefixes) for x in r):
+            r = "bad"
         out.append((i, None, None, None) if r == "bad" else (i, *(ref.expand(x, prefixes) for x in r)))
     return out
 
@@ -544,3 +546,158 @@ def test_a_failed_build_creates_no_warehouse(tmp_path, run_cli):
     r = run_cli("build-dataset", TRIPLES, "--name", "x", "--relations", rel, db=str(db))
     assert r.exit_code == 2 and "is not in the triple files" in r.output
     assert not db.exists()
+
+
+# -- issue 19: hardening (D4-D8) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["data[1].nt", "data*.nt", "dat?.nt"])
+def test_glob_characters_in_a_path_name_exactly_that_file(db_path, run_cli, tmp_path, name):
+    """D4: `build-dataset "kg/data[1].nt"` reads data[1].nt (not data1.nt), and its provenance
+    sha256 is that of the file read."""
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    shutil.copy(TRIPLES, kg / name)
+    extra = [f"<{Y}France> <http://x/p> <http://x/o{i}> ." for i in range(50)]  # changes France's degree
+    for decoy in ("data1.nt", "datax.nt", "data.nt"):
+        (kg / decoy).write_text("\n".join(extra) + "\n")
+    r = run_cli("build-dataset", kg / name, "--name", "g", "--relations", EXAMPLE)
+    assert r.exit_code == 0, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        src = wh.query("SELECT path, sha256, n_lines FROM dataset_source WHERE role = 'triples'")
+    assert src == [(str(kg / name), hashlib.sha256((kg / name).read_bytes()).hexdigest(), 1768)]
+    _build(db_path, "ref")
+    assert _facts(db_path, "g") == _facts(db_path, "ref")
+
+
+def test_a_non_utf8_line_is_a_malformed_line(db_path, run_cli, tmp_path):
+    """D5: one Latin-1 line in a dump counts under --max-malformed (with its true line number, blank
+    lines and later malformed lines counted right) instead of aborting the build."""
+    raw = TRIPLES.read_bytes().splitlines()
+    p = tmp_path / "latin1.nt"
+    p.write_bytes(b"\n".join(raw[:50] + [b"", b'<http://x/a> <http://x/p> "caf\xe9" .'] + raw[50:100]
+                             + [b"<broken"] + raw[100:]) + b"\n")
+    r = run_cli("build-dataset", p, "--name", "c", "--relations", EXAMPLE, "--max-malformed", "0.01")
+    assert r.exit_code == 0, r.output
+    assert "skipped 2 malformed line(s) in latin1.nt (lines 52, 103; 1 not UTF-8)" in r.output, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.query("SELECT n_lines, n_malformed FROM dataset_source WHERE role = 'triples'") == [(1770, 2)]
+    assert _facts(db_path, "c") == (_build(db_path, "ref") and _facts(db_path, "ref"))
+    before = hashlib.sha256(Path(db_path).read_bytes()).hexdigest()
+    r = run_cli("build-dataset", p, "--name", "d", "--relations", EXAMPLE, "--max-malformed", "0")
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert "latin1.nt: 2 (lines 52, 103; 1 not UTF-8); fix the files or raise --max-malformed" in r.output
+    assert hashlib.sha256(Path(db_path).read_bytes()).hexdigest() == before
+    whole = tmp_path / "all_latin1.nt"
+    whole.write_bytes(b'<http://x/a> <http://x/p> "caf\xe9" .\n' * 3)
+    r = run_cli("build-dataset", whole, "--name", "e", "--relations", EXAMPLE)
+    assert r.exit_code == 2 and "all_latin1.nt: not UTF-8 text" in r.output and r.output.count("\n") == 1, r.output
+    assert hashlib.sha256(Path(db_path).read_bytes()).hexdigest() == before
+
+
+def test_a_corrupt_gz_in_a_folder_is_named(db_path, run_cli, tmp_path):
+    """D8: a corrupt .gz among good files of a TRIPLES folder is reported under its own name."""
+    kg = tmp_path / "kg"
+    kg.mkdir()
+    data = TRIPLES.read_bytes()
+    (kg / "a_good.nt.gz").write_bytes(gzip.compress(data))
+    bad = gzip.compress(data * 20)
+    (kg / "b_bad.nt.gz").write_bytes(bad[: len(bad) // 2])
+    (kg / "c_good.nt.gz").write_bytes(gzip.compress(data))
+    r = run_cli("build-dataset", kg, "--name", "g", "--relations", EXAMPLE)
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert r.output.startswith(f"Error: {kg / 'b_bad.nt.gz'}: cannot read the triples"), r.output
+    assert not Path(db_path).exists()
+
+
+@pytest.mark.parametrize("suffix", [".ttl", ".nt"])
+def test_an_undeclared_prefix_makes_a_malformed_line(db_path, run_cli, tmp_path, suffix):
+    """D6: `undeclared:Foo schema:neighbors undeclared:Bar .` is not stored as a fact with the IRI
+    'undeclared:Foo': like a Turtle parser, the reader counts the line as malformed."""
+    extra = tmp_path / f"extra{suffix}"
+    extra.write_text("@prefix ex: <http://example.org/> .\n" if suffix == ".ttl" else "")
+    with extra.open("a") as f:
+        f.write("undeclared:Foo schema:neighbors undeclared:Bar .\n"
+                "ex:Foo schema:neighbors <http://yago-knowledge.org/resource/France> .\n"
+                "<http://x/a> <http://x/p> <http://x/b> .\n")
+    r = run_cli("build-dataset", TRIPLES, extra, "--name", "g", "--relations", EXAMPLE, "--max-malformed", "0.01")
+    assert r.exit_code == 0, r.output
+    bad = 2 if suffix == ".nt" else 1  # ex: is declared only in the Turtle file
+    line = 1 if suffix == ".nt" else 2
+    assert f"skipped {bad} malformed line(s) in extra{suffix} (line{'s' if bad > 1 else ''} {line}" in r.output, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.scalar("SELECT count(*) FROM entity WHERE uri LIKE 'undeclared:%' OR name LIKE '%undeclared%'") == 0
+        assert wh.scalar("SELECT count(*) FROM answer WHERE uri LIKE 'undeclared:%'") == 0
+        n = wh.scalar("SELECT n_malformed FROM dataset_source WHERE path = ?", [str(extra)])
+    assert n == bad
+
+
+def test_labels_that_are_not_usable_names_are_skipped(db_path, run_cli, tmp_path):
+    """D7: a label over 100 characters, with NUL (raw or escaped), a control or a bidi control
+    (U+202E) is skipped (the entity keeps another label, or is named after its IRI); a fact
+    whose entity has no usable name at all is left out. Same limit as the fakes screening."""
+    from ctxprior.fakes.parse import MAX_CHARS
+    from ctxprior.ingest.kg_build import MAX_NAME_CHARS, name_problem
+
+    assert MAX_NAME_CHARS == MAX_CHARS
+    label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+    lines = [l for l in TRIPLES.read_text().splitlines() if label not in l]  # the graph without labels
+    countries = sorted({l.split()[0] for l in TRIPLES.read_text().splitlines() if "schema.org/Country>" in l})
+    bad = ['"' + "x" * 101 + '"@en', '"Nul\\u0000Land"@en', '"Tab\\tLand"@en', '"\\u202EdnaL"@en',
+           '"Bidi\u202eLand"@en', '"  "@en', '"Ctl\u0007Land"@en']
+    extra = [f"{c} {label} {b} ." for c, b in zip(countries, bad)]
+    extra.append(f"{countries[0]} <http://www.w3.org/2004/02/skos/core#prefLabel> \"Goodname\"@en .")
+    long_iri = "<http://yago-knowledge.org/resource/" + "Z" * 150 + ">"
+    extra += [f"{long_iri} <http://yago-knowledge.org/resource/capital> <http://yago-knowledge.org/resource/Paris> .",
+              f"{long_iri} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://schema.org/Country> ."]
+    extra += [f"{long_iri} <http://x/p{i}> <http://x/o{i}> ." for i in range(300)]  # the top entity by degree
+    p = tmp_path / "names.nt"
+    p.write_text("\n".join(lines + extra) + "\n")
+    r = run_cli("build-dataset", p, "--name", "n", "--relations", EXAMPLE)
+    assert r.exit_code == 0, r.output
+    # the long IRI as capital entity and as capital_of answer
+    assert "left out 2 chosen fact(s) whose entity or answer has no usable name" in r.output, r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        names = [n for (n,) in wh.query("SELECT name FROM entity UNION ALL SELECT name FROM answer")]
+        assert wh.scalar("SELECT count(*) FROM entity WHERE uri = ?", [long_iri[1:-1]]) == 0
+        assert wh.scalar("SELECT name FROM entity WHERE uri = ?", [countries[0][1:-1]]) == "Goodname"
+    assert names and all(name_problem(n) is None for n in names), [n for n in names if name_problem(n)][:3]
+    assert max(map(len, names)) <= 100 and not any("\x00" in n or "\u202e" in n or "\t" in n for n in names)
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_killed_build_leaves_no_temporary_folder(db_path, tmp_path, monkeypatch, sig):
+    """A build stopped by SIGTERM removes its $TMPDIR/ctxprior-build-* folder at once (exit code 130,
+    no warehouse); after SIGKILL the next build removes the dead build's folder."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    big = tmp_path / "big.nt"
+    text = TRIPLES.read_text()
+    with big.open("w") as f:
+        for i in range(150):  # ~265,000 lines: a build of a few seconds
+            f.write(text.replace("<http://yago-knowledge.org/resource/", f"<http://yago-knowledge.org/resource/r{i}_"))
+    env = {**os.environ, "TMPDIR": str(tmpdir), "OMP_NUM_THREADS": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "ctxprior", "--db", db_path, "build-dataset", str(big), "--name", "b",
+                          "--relations", EXAMPLE], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while not list(tmpdir.glob("ctxprior-build-*")) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    assert p.poll() is None, p.communicate()
+    time.sleep(0.3)  # inside pass 1
+    p.send_signal(getattr(signal, sig))
+    out, err = p.communicate(timeout=60)
+    assert not Path(db_path).exists()
+    if sig == "SIGTERM":
+        assert p.returncode == 130, err.decode()[-2000:]
+        assert not list(tmpdir.glob("ctxprior-build-*"))
+        return
+    assert list(tmpdir.glob("ctxprior-build-*"))  # SIGKILL: nothing could run
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    _build(db_path, "after")
+    assert not list(tmpdir.glob("ctxprior-build-*"))

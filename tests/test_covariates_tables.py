@@ -224,3 +224,30 @@ def test_yago_qec_ingest_registers_degrees_and_cooccurrence_joins(run_cli, db_pa
         assert wh.scalar("SELECT count(*) FROM cov_yago_cooc") == n_keys
         e, a = ents[0]
         assert wh.scalar("SELECT max(cooccurrence) FROM cov_yago_cooc WHERE entity = ? AND answer = ?", [e, a]) >= 3
+
+
+@pytest.mark.parametrize("name", ["pop[1].csv", "pop*.csv", "p?p.csv"])
+def test_add_reads_exactly_the_named_file_despite_glob_characters(wh_path, run_cli, tmp_path, name):
+    """Issue 19 D4: `covariates add "pop[1].csv"` reads that file (not pop1.csv) and records its sha256."""
+    import hashlib
+
+    good = tmp_path / name
+    pd.DataFrame({"entity": ["France"], "popularity": [0.9]}).to_csv(good, index=False)
+    for decoy in ("pop1.csv", "popx.csv", "pap.csv"):
+        pd.DataFrame({"entity": ["France"], "popularity": [0.1]}).to_csv(tmp_path / decoy, index=False)
+    r = run_cli("covariates", "add", good, "--name", "pop", "--on", "entity")
+    assert r.exit_code == 0, r.output
+    with open_warehouse(wh_path, read_only=True) as wh:
+        assert wh.query("SELECT DISTINCT popularity FROM cov_pop") == [(0.9,)]
+        sha = wh.scalar("SELECT source_sha256 FROM covariate WHERE name = 'pop'")
+    assert sha == hashlib.sha256(good.read_bytes()).hexdigest()
+
+
+def test_kg_degree_counts_a_non_utf8_line_as_unparsed(wh_path, run_cli, tmp_path):
+    """Issue 19 D5, the shared reader in `covariates kg-degree`: a Latin-1 line is skipped and counted."""
+    p = tmp_path / "g.nt"
+    p.write_bytes(NT.encode() + b'<http://x/a> <http://x/p> "caf\xe9" .\n')
+    r = run_cli("covariates", "kg-degree", p, "--name", "kg")
+    assert r.exit_code == 0, r.output
+    assert "skipped 2 line(s) that are not nt triples" in r.output, r.output
+    assert degrees(wh_path, "kg")[("capital", "France")] == (2, 5)

@@ -11,13 +11,19 @@ The Python API (see ``ctxprior.api``)::
 
 __version__ = "0.1.0"
 
-__all__ = ["open", "quick", "load_model", "Warehouse", "Run", "__version__"]
+_LAZY = ("open", "quick", "load_model", "Warehouse", "Run", "Covariates")
+__all__ = [*_LAZY, "__version__"]
 
 
 def __getattr__(name: str):
     # imported on first use, so `import ctxprior` (and the CLI's start-up) stays light
-    if name in ("open", "quick", "load_model", "Warehouse", "Run", "Covariates"):
+    if name in _LAZY:
         from . import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'ctxprior' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # tab completion and help(ctxprior) in a notebook list the lazily imported API too
+    return sorted({*globals(), *_LAZY})

@@ -30,7 +30,7 @@ import pyarrow as pa
 from .errors import UserError
 from .schema import warehouse as _store
 
-__all__ = ["open", "Warehouse", "Covariates", "Run", "quick"]
+__all__ = ["open", "Warehouse", "Covariates", "Run", "quick", "load_model"]
 
 
 def _stderr(msg: str) -> None:
@@ -184,19 +184,19 @@ class Warehouse:
         with self.connect(write=True) as store:
             return ingest_demo(store, list(only) if only else None)
 
-    def ingest_yago_qec(self, source: str, name: str = "yago_qec", relations: Sequence[str] | None = None,
+    def ingest_yago_qec(self, source: str | Path, name: str = "yago_qec", relations: Sequence[str] | None = None,
                         sha256: str | None = None) -> dict:
         """Load the authors' ``yago_qec.json`` from a path, ``hf://datasets/OWNER/REPO[@REV]/FILE`` or an
         http(s) URL (downloaded into the Hugging Face cache; ``sha256`` verifies it). Validated
         completely before anything is written; the result says what was loaded and from where."""
         from .ingest.yago_qec import load_yago_qec, write_yago_qec
 
-        builder = load_yago_qec(source, name=name, relations=relations or None, sha256=sha256)
+        builder = load_yago_qec(str(source), name=name, relations=relations or None, sha256=sha256)
         with self.connect(write=True) as store:
             out = write_yago_qec(store, builder)
         return {**out, "source": builder.source_path, "sha256": builder.source_sha256}
 
-    def ingest_dynamicqa(self, folder: str | None = None, name: str = "dynamicqa",
+    def ingest_dynamicqa(self, folder: str | Path | None = None, name: str = "dynamicqa",
                          revision: str | None = None) -> dict:
         """Load DynamicQA from ``folder`` (the release CSVs), or without it from the Hub
         (``copenlu/dynamicqa`` at a pinned ``revision``, cached)."""
@@ -352,7 +352,7 @@ class Covariates:
             return add_user_table(store, data if not isinstance(data, Path) else str(data), name, keys,
                                   match=match, replace=replace, description=description)
 
-    def cooccurrence(self, corpus: Sequence[str] | str, *, name: str, window: int = 50,
+    def cooccurrence(self, corpus: Sequence[str | Path] | str | Path, *, name: str, window: int = 50,
                      dataset: str | None = None, **options):
         """Count entity–answer co-occurrences in a corpus (App. F.2); see [Covariates](covariates.md)."""
         from .covariates.cooccurrence import cooccurrence
@@ -361,7 +361,7 @@ class Covariates:
         with self._wh.connect(write=True) as store:
             return cooccurrence(store, [str(f) for f in files], name, window=window, dataset=dataset, **options)
 
-    def kg_degree(self, triples: Sequence[str] | str, *, name: str, dataset: str | None = None, **options) -> dict:
+    def kg_degree(self, triples: Sequence[str | Path] | str | Path, *, name: str, dataset: str | None = None, **options) -> dict:
         """Relation-specific KG degree δ(e, q) and total degree from triple files (App. F.3)."""
         from .covariates.kg_degree import kg_degree
 
@@ -416,12 +416,12 @@ def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[st
     return df
 
 
-def load_model(model: str = "smollm2-135m", *, device: str = "auto", dtype: str = "auto",
+def load_model(model: str | Path = "smollm2-135m", *, device: str = "auto", dtype: str = "auto",
                quantization: str | None = None):
     """Load a causal LM once and reuse it in :func:`quick` / :meth:`Warehouse.score`."""
     from .scoring.models import load_model as _load
 
-    return _load(model, device=device, dtype=dtype, quantization=quantization)
+    return _load(str(model), device=device, dtype=dtype, quantization=quantization)
 
 
 def _as_model(model: Any, tokenizer: Any, device: str, dtype: str, quantization: str | None):
@@ -435,3 +435,124 @@ def _as_model(model: Any, tokenizer: Any, device: str, dtype: str, quantization:
     if tokenizer is None:
         raise UserError("quick: a transformers model needs its tokenizer (tokenizer=...)")
     return wrap_model(model, tokenizer)
+
+
+# -- argument types ------------------------------------------------------------------------------
+# Every public function and method of this module checks its arguments against its annotations
+# before it runs, so a notebook user's wrong type is one clear error naming the argument (an
+# ArgumentTypeError: both a TypeError and a UserError), not a raw duckdb or pandas exception.
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits the annotation ``hint`` (unknown annotations accept anything)."""
+    import collections.abc as abc
+    import numbers
+    import os
+    import types
+    import typing
+
+    if hint is Any:
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool) or type(value).__name__ == "bool_"
+    if hint in (int, float):
+        ok = numbers.Integral if hint is int else numbers.Real
+        return isinstance(value, ok) and not isinstance(value, bool)
+    if hint is Path:
+        return isinstance(value, os.PathLike)
+    if origin is abc.Sequence:
+        if isinstance(value, (str, bytes, abc.Mapping)) or not isinstance(value, abc.Sized) \
+                or not isinstance(value, abc.Iterable):
+            return False
+        return not args or all(_matches(v, args[0]) for v in value)
+    if origin is abc.Callable or hint is abc.Callable:
+        return callable(value)
+    if isinstance(hint, type) and origin is None:
+        return isinstance(value, hint)
+    return True  # Any, TypeVars and the like
+
+
+def _plain(value: Any) -> Any:
+    """numpy / pandas values as Python ones: a numpy scalar -> int, float, bool; an array, Series
+    or Index -> a list (a notebook passes df["run_id"].unique() as runs)."""
+    mod = type(value).__module__.split(".")[0]
+    if mod == "numpy" and getattr(value, "ndim", None) == 0:
+        return value.item()
+    if mod in ("numpy", "pandas") and hasattr(value, "tolist"):
+        return value.tolist()
+    if type(value) in (list, tuple):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _describe(hint: Any) -> str:
+    """'an integer or None', 'a list of strings', ... for an annotation."""
+    import collections.abc as abc
+    import types
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(dict.fromkeys(_describe(a) for a in args))
+    if origin is abc.Sequence:
+        return "a list" + (f" of {_describe(args[0]).split(' ', 1)[-1]}s" if args and args[0] is not Any else "")
+    names = {type(None): "None", bool: "a bool", int: "an integer", float: "a number", str: "a string",
+             Path: "a path", abc.Callable: "a function"}
+    if origin is abc.Callable:
+        return "a function"
+    if hint in names:
+        return names[hint]
+    module = getattr(hint, "__module__", "").split(".")[0]
+    return f"a {module + '.' if module and module != 'ctxprior' else ''}{getattr(hint, '__name__', hint)}"
+
+
+def _checked(fn: Callable) -> Callable:
+    """``fn`` with its arguments checked against its annotations (read on the first call)."""
+    import functools
+    import inspect
+    import typing
+
+    from .errors import ArgumentTypeError
+
+    sig, state = inspect.signature(fn), {}
+    where = fn.__qualname__.removesuffix(".__init__")
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "hints" not in state:
+            state["hints"] = typing.get_type_hints(fn)
+        hints = state["hints"]
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise ArgumentTypeError(f"{where}: {e}") from None
+        for name, value in bound.arguments.items():
+            p = sig.parameters[name]
+            if name not in hints or hints[name] is Any or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            value = bound.arguments[name] = _plain(value)
+            if not _matches(value, hints[name]):
+                shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+                raise ArgumentTypeError(f"{where}: {name} must be {_describe(hints[name])}, "
+                                        f"got {type(value).__name__} {shown}")
+        return fn(*bound.args, **bound.kwargs)
+
+    return wrapper
+
+
+def _check_all() -> None:
+    """Wrap the public functions and the public methods of Warehouse and Covariates."""
+    g = globals()
+    for name in ("open", "quick", "load_model"):
+        g[name] = _checked(g[name])
+    for cls in (Warehouse, Covariates):
+        for name, fn in list(vars(cls).items()):
+            if callable(fn) and (not name.startswith("_") or name == "__init__") and not isinstance(fn, type):
+                setattr(cls, name, _checked(fn))
+
+
+_check_all()

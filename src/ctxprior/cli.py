@@ -29,6 +29,10 @@ class App(click.Group):
             return super().invoke(ctx)
         except UserError as e:
             raise UserErrorExit(str(e)) from None
+        except click.BadParameter as e:  # a bad value (a folder for a file, ...): one line, not a usage block
+            if isinstance(e, click.MissingParameter):
+                raise
+            raise UserErrorExit(e.format_message()) from None
 
 
 @click.group(cls=App, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -24,3 +24,12 @@ def split_statements(text: str) -> list[str]:
     if rest and not all(l.strip().startswith("--") or not l.strip() for l in cur):
         out.append(rest)
     return out
+
+
+def path_sql(path: str) -> str:
+    """A SQL string literal naming exactly the file ``path`` for DuckDB's readers (read_csv,
+    read_parquet, ...), which expand glob patterns: ``*``, ``?`` and ``[`` become the one-character
+    classes ``[*]``, ``[?]`` and ``[[]``, so ``data[1].nt`` reads that file, not ``data1.nt``."""
+    import re
+
+    return "'" + re.sub(r"([*?\[])", r"[\1]", str(path)).replace("'", "''") + "'"

@@ -52,6 +52,9 @@ def build_dataset_cmd(app, triples, name, relations, labels, lang, entities_per_
         if f["n_malformed"]:
             click.echo(f"skipped {f['n_malformed']} malformed line(s) in {os.path.basename(f['path'])} "
                        f"({line_list(f)})")
+    if rep.get("n_unusable_names"):
+        click.echo(f"left out {rep['n_unusable_names']} chosen fact(s) whose entity or answer has no usable name "
+                   "(blank, over 100 characters, or a control character)")
     for r in rep["per_relation"]:
         lo, hi = r["total_degree_range"] or (0, 0)
         note = f"; {r['n_unlabelled_entities']} named after their IRI" if r["n_unlabelled_entities"] else ""

@@ -15,16 +15,16 @@ def fakes() -> None:
 
 
 def _report(res) -> None:
-    """Accepted names on stdout (position, fake, real partner); counts on stderr."""
+    """Accepted names (position, fake, real partner), then the counts: results, on stdout."""
     for pos, name, real in res.accepted:
         click.echo(f"{pos}\t{name}\t(answer of {real})")
     rej = ", ".join(f"{r} {v['count']}" for r, v in res.rejected.items()) or "none"
     if res.generation_id is None:
-        click.echo(f"{res.note} (rejected: {rej})", err=True)
+        click.echo(f"{res.note} (rejected: {rej})")
         return
     click.echo(f"fake_generation {res.generation_id}: {len(res.accepted)} of {res.n_requested} fakes stored for "
                f"'{res.relation}' in dataset '{res.dataset}' ({res.status}"
-               + (f", {res.calls} model call(s)" if res.calls else "") + f"); rejected: {rej}", err=True)
+               + (f", {res.calls} model call(s)" if res.calls else "") + f"); rejected: {rej}")
 
 
 def _open_brief(app):

@@ -34,13 +34,13 @@ def executor_options(f):
 
 
 def echo_run(run, interrupted_hint: str) -> None:
-    """The one-line run summary on stderr, the run id alone on stdout's last line; a run that did
-    not finish ends in a UserError (exit code 2)."""
+    """The one-line run summary, then the run id alone on stdout's last line (both results, so on
+    stdout); a run that did not finish ends in a UserError (exit code 2)."""
     from ..errors import UserError
 
     failed = f" ({run.units_failed} failed)" if run.units_failed else ""
     click.echo(f"run {run.id}: {run.status}; {run.units_done}/{run.units_total} units{failed}, {run.prompts} "
-               f"prompts in {run.seconds:.1f} s ({run.prompts_per_second:.1f} prompts/s)", err=True)
+               f"prompts in {run.seconds:.1f} s ({run.prompts_per_second:.1f} prompts/s)")
     click.echo(str(run.id))
     if run.status != "done":
         raise UserError(f"run {run.id} finished with status {run.status}: "

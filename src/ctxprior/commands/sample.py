@@ -47,7 +47,7 @@ def sample_cmd(app, dataset, relations, n_entities, n_contexts, context_types, s
                     templates_per_type=templates_per_type)
     s = wh.samples().set_index("sample_id").loc[sid]
     click.echo(f"sample {sid}: dataset '{s['dataset']}', seed {s['seed']}, design {s['design']}, "
-               f"{s['relations']} relations, {s['entities']} entities, {s['contexts']} contexts", err=True)
+               f"{s['relations']} relations, {s['entities']} entities, {s['contexts']} contexts")
     click.echo(str(sid))
 
 

@@ -105,10 +105,9 @@ def score_cmd(app, sample_id, model, device, dtype, load_in_8bit, load_in_4bit, 
         for title, least in (("most susceptible:", False), ("least susceptible:", True)):
             rows = wh.most_susceptible(run.id, 5, least=least)
             if len(rows):
-                click.echo(title, err=True)
+                click.echo(title)
             for r in rows.itertuples():
-                click.echo(f"  {r.susceptibility:.4f}  {r.entity} ({r.entity_kind}; {r.relation}, {r.query_form})",
-                           err=True)
+                click.echo(f"  {r.susceptibility:.4f}  {r.entity} ({r.entity_kind}; {r.relation}, {r.query_form})")
     echo_run(run, "rerun to retry the failed units")
 
 

@@ -85,7 +85,10 @@ def _load_triples(con, tf: TripleFiles, did: int | None) -> tuple[int, int]:
     con.execute("CREATE OR REPLACE TEMP TABLE _kg_uri AS SELECT DISTINCT uri FROM entity "
                 "WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)", [did, did])
     parsed = tf.sql()
-    n_lines, n_bad = tf.run(f"SELECT count(*), count(*) FILTER (WHERE s IS NULL) FROM ({parsed})").fetchone()
+    # fetchall, not fetchone: DuckDB fills its reject tables when the statement is finished
+    n_lines, n_bad = tf.run(f"SELECT count(*), count(*) FILTER (WHERE s IS NULL) FROM ({parsed})").fetchall()[0]
+    n_rejected = sum(len(v) for v in tf.rejected().values())  # lines that are not UTF-8 text, ...
+    n_lines, n_bad = n_lines + n_rejected, n_bad + n_rejected
     tf.run(f"""CREATE OR REPLACE TEMP TABLE _kg_t AS
         SELECT DISTINCT s, p, o FROM ({parsed})
         WHERE s IS NOT NULL AND (s IN (SELECT uri FROM _kg_uri) OR o IN (SELECT uri FROM _kg_uri))""")

@@ -12,7 +12,9 @@ parse give a row with ``s IS NULL`` so callers can count, report and skip them):
 - ``tsv``: ``subject<TAB>predicate<TAB>object[<TAB>...]`` (extra columns ignored); terms may be
   ``<uri>``, prefixed or bare.
 Terms come out expanded: an IRI without its angle brackets, a prefixed name expanded with the
-files' prefixes (and ``DEFAULT_PREFIXES`` for prefixes the files do not define), a literal as
+files' prefixes (and ``DEFAULT_PREFIXES`` for prefixes the files do not define; in ``nt`` and ``ttl``
+a prefixed name whose prefix neither defines makes the line malformed, as in a Turtle parser, while
+``tsv`` keeps such a term as written), a literal as
 written (quotes, escapes, ``@lang``/``^^type`` kept), a blank node as ``_:x``.
 """
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UserError
-from ..sqlfiles import read_sql
+from ..sqlfiles import path_sql, read_sql
 
 DEFAULT_PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
@@ -80,25 +82,39 @@ def triple_files(inputs: list[str]) -> list[str]:
 
 def lines_sql(files: list[str], line_numbers: bool = False) -> str:
     """A read_csv of whole lines with the columns filename, [line_no,] line (blank lines kept as
-    NULL, so line_no is the 1-based line number; it costs order-preserving reads)."""
+    NULL, so line_no is the 1-based line number; it costs order-preserving reads). A line DuckDB
+    cannot read as text (not UTF-8, over 100 MB) gives no row; it is recorded in DuckDB's
+    reject tables (``TripleFiles.rejected``), and line_no counts it (see ``true_line``)."""
     def one(fs: list[str]) -> str:
-        lst = "[" + ", ".join(sql_str(f) for f in fs) + "]"
+        lst = "[" + ", ".join(path_sql(f) for f in fs) + "]"  # each names one file: no globbing
         return (f"read_csv({lst}, columns={{'line': 'VARCHAR'}}, header=false, delim=E'\\x01\\x02', quote='', "
-                "escape='', auto_detect=false, max_line_size=100000000, compression='auto', filename=true)")
+                "escape='', auto_detect=false, max_line_size=100000000, compression='auto', filename=true, "
+                "ignore_errors=true, store_rejects=true)")
     if not line_numbers:
         return f"(SELECT filename, line FROM {one(files)})"
     parts = [f"SELECT filename, row_number() OVER () AS line_no, line FROM {one([f])}" for f in files]
     return "(" + " UNION ALL ".join(parts) + ")"
 
 
+def true_line(row_number: int, rejected: list[int]) -> int:
+    """The 1-based line number of a file's ``row_number``-th row, given the (sorted) line numbers
+    of its rejected lines, which have no row."""
+    line = row_number
+    for r in rejected:
+        if r <= line:
+            line += 1
+    return line
+
+
 def expand_sql(col: str, prefixes: dict[str, str]) -> str:
-    """SQL expression: the raw RDF term in ``col`` expanded (see the module docstring)."""
+    """SQL expression: the raw RDF term in ``col`` expanded (see the module docstring); NULL for
+    a prefixed name whose prefix is not in ``prefixes``."""
     cases = " ".join(f"WHEN {sql_str(k)} THEN {sql_str(v)}" for k, v in sorted(prefixes.items()))
     return f"""(CASE
       WHEN starts_with({col}, '<') AND ends_with({col}, '>') THEN substr({col}, 2, length({col}) - 2)
       WHEN {col} = 'a' THEN {sql_str(RDF_TYPE)}
       WHEN starts_with({col}, '"') OR starts_with({col}, '_:') OR NOT contains({col}, ':') THEN {col}
-      ELSE coalesce((CASE split_part({col}, ':', 1) {cases} END) || substr({col}, strpos({col}, ':') + 1), {col})
+      ELSE (CASE split_part({col}, ':', 1) {cases} END) || substr({col}, strpos({col}, ':') + 1)
     END)"""
 
 
@@ -142,22 +158,29 @@ class TripleFiles:
         return {**DEFAULT_PREFIXES, **found}
 
     def raw_sql(self, line_numbers: bool = False) -> str:
-        """SELECT filename, [line_no,] s, p, o -- raw terms; s IS NULL for a line that is not a triple."""
+        """SELECT filename, [line_no,] s, p, o, rdf -- raw terms; s IS NULL for a line that is not a
+        triple; rdf: the line is N-Triples / Turtle (not TSV)."""
         keep = "filename, line_no" if line_numbers else "filename"
         parts = []
         for fmt, files in sorted(self.by_format.items()):
             name = "sql/triples_tsv.sql" if fmt == "tsv" else "sql/triples_rdf.sql"
-            parts.append(read_sql("ctxprior.covariates", name).format(
+            parts.append("SELECT *, " + str(fmt != "tsv").lower() + " AS rdf FROM (" + read_sql("ctxprior.covariates", name).format(
                 keep=keep, lines=lines_sql(files, line_numbers), prefix_re=sql_str(PREFIX_RE),
-                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE)))
+                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE)) + ")")
         return "\nUNION ALL\n".join(f"({p})" for p in parts)
 
     def sql(self, line_numbers: bool = False) -> str:
-        """SELECT filename, [line_no,] s, p, o -- expanded terms; s IS NULL for a malformed line."""
+        """SELECT filename, [line_no,] s, p, o -- expanded terms; s IS NULL for a malformed line,
+        which in N-Triples / Turtle includes a line with a prefixed name of an undeclared prefix
+        (a TSV term with an unknown prefix is kept as written)."""
         keep = "filename, line_no" if line_numbers else "filename"
-        return f"""SELECT {keep}, {expand_sql('s', self.prefixes)} AS s, {expand_sql('p', self.prefixes)} AS p,
-                          {expand_sql('o', self.prefixes)} AS o
-                   FROM ({self.raw_sql(line_numbers)})"""
+        bad = "rdf AND (s_ IS NULL OR p_ IS NULL OR o_ IS NULL)"
+        return f"""SELECT {keep}, CASE WHEN {bad} THEN NULL ELSE coalesce(s_, s) END AS s,
+                   CASE WHEN {bad} THEN NULL ELSE coalesce(p_, p) END AS p,
+                   CASE WHEN {bad} THEN NULL ELSE coalesce(o_, o) END AS o
+                   FROM (SELECT *, {expand_sql('s', self.prefixes)} AS s_, {expand_sql('p', self.prefixes)} AS p_,
+                                {expand_sql('o', self.prefixes)} AS o_
+                         FROM ({self.raw_sql(line_numbers)}))"""
 
     def malformed_lines(self, limit: int = 5) -> list[tuple[str, int]]:
         """(file, line number) of the first ``limit`` malformed lines (one more pass, order-preserving)."""
@@ -165,13 +188,45 @@ class TripleFiles:
                         f"WHERE s IS NULL LIMIT {int(limit)}").fetchall()
         return [(f, int(n)) for f, n in rows]
 
+    def rejected(self) -> dict[str, list[tuple[int, str]]]:
+        """Per file, the (line number, DuckDB error type) of the lines the last statement could not
+        read as text: INVALID ENCODING (not UTF-8), LINE SIZE OVER MAXIMUM, ... (filled once that
+        statement is finished: fetch all of its result first)."""
+        try:
+            rows = self.con.execute("SELECT s.file_path, e.line, e.error_type FROM reject_errors e "
+                                    "JOIN reject_scans s USING (scan_id, file_id) ORDER BY 1, 2").fetchall()
+        except Exception:  # noqa: BLE001 -- no reject tables: nothing was rejected
+            return {}
+        out: dict[str, list[tuple[int, str]]] = {}
+        for path, line, kind in rows:
+            out.setdefault(os.path.abspath(path), []).append((int(line), str(kind)))
+        return out
+
     def run(self, sql: str, files: list[str] | None = None, params=None):
         """Execute ``sql`` on the connection; a DuckDB read error becomes a one-line UserError."""
         import duckdb
 
+        for t in ("reject_errors", "reject_scans"):  # DuckDB appends to them: keep this statement's only
+            if self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
+                                [t]).fetchone()[0]:
+                self.con.execute(f"DELETE FROM temp.{t}")
         try:
             return self.con.execute(sql, params or [])
         except (duckdb.IOException, duckdb.InvalidInputException) as e:
-            what = (files or self.files)[0]
-            raise UserError(f"{what}: cannot read the triples ({str(e).splitlines()[0]}); "
+            first = str(e).splitlines()[0]
+            what = self._culprit(str(e), files or self.files)
+            raise UserError(f"{what}: cannot read the triples ({first}); "
                             "check the file format (--format) and compression") from None
+
+    def _culprit(self, message: str, files: list[str]) -> str:
+        """The file a DuckDB read error is about: the one its message names, else the first of
+        ``files`` that fails alone (only on this error path), else all of them."""
+        named = [f for f in sorted(files, key=len, reverse=True) if f in message]
+        if named or len(files) == 1:
+            return (named or files)[0]
+        for f in files:
+            try:
+                self.con.execute(f"SELECT count(*) FROM {lines_sql([f])}").fetchone()
+            except Exception:  # noqa: BLE001 -- this file is the one that fails
+                return f
+        return f"one of {', '.join(files)}"

@@ -13,6 +13,7 @@ import os
 from ..errors import UserError
 from . import catalog
 from ..digest import sha256_file
+from ..sqlfiles import path_sql
 
 KEYS = ("dataset", "relation", "entity", "answer")
 RESERVED = {"dataset", "relation", "entity", "entity_kind", "answer", "fact_id", "relation_id",
@@ -24,7 +25,7 @@ def _q(ident: str) -> str:
 
 
 def _reader(path: str) -> str:
-    lit = "'" + path.replace("'", "''") + "'"
+    lit = path_sql(path)  # exactly this file: glob characters in its name are not patterns
     n = path.lower()
     if n.endswith(".parquet"):
         return f"read_parquet({lit})"

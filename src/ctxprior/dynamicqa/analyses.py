@@ -98,6 +98,15 @@ def analyze_dynamicqa(wh: Warehouse, run_ids: Iterable[int] | None = None) -> st
     return format_report(summ, reg, notes)
 
 
+def stored_report(wh: Warehouse, run_ids: list[int]) -> str:
+    """Tables 1-3 of these runs as stored by `analyze_dynamicqa` (what `ctxprior analyze` prints)."""
+    ids = ", ".join(str(int(r)) for r in run_ids) or "NULL"
+    summ = wh.df(f"""SELECT * FROM dynamicqa_summary WHERE run_id IN ({ids}) ORDER BY run_id,
+                     CASE partition WHEN 'static' THEN 0 WHEN 'temporal' THEN 1 ELSE 2 END""")
+    reg = wh.df(f"SELECT * FROM dynamicqa_regression WHERE run_id IN ({ids}) ORDER BY run_id, rowid")
+    return format_report(summ, reg, {})
+
+
 def format_report(summ: pd.DataFrame, reg: pd.DataFrame, notes: dict) -> str:
     lines = []
     for r, g in summ.groupby("run_id", sort=True):

@@ -30,6 +30,7 @@ import shutil
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 from urllib.parse import unquote
@@ -39,7 +40,7 @@ from ..sqlfiles import read_sql, split_statements
 from ..digest import sha256_file
 from .builder import DatasetBuilder
 from .kg_relations import RelationsFile, read_relations
-from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_str
+from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_str, true_line
 
 LABEL_PREDICATES = (DEFAULT_PREFIXES["rdfs"] + "label", DEFAULT_PREFIXES["skos"] + "prefLabel",
                     DEFAULT_PREFIXES["schema"] + "name")
@@ -152,40 +153,127 @@ def read_kg(triples: list[str], labels: list[str] | tuple[str, ...], spec: Relat
     """Run the passes of the module docstring in a temporary DuckDB database; return the rows."""
     import duckdb
 
-    tmp = tempfile.mkdtemp(prefix="ctxprior-build-")
+    remove_stale_build_dirs()
+    tmp = tempfile.mkdtemp(prefix=f"{BUILD_DIR_PREFIX}{os.getpid()}-")
     con = duckdb.connect(os.path.join(tmp, "build.duckdb"))
     try:
-        con.execute(f"SET temp_directory = {sql_str(os.path.join(tmp, 'spill'))}; "
-                    "SET enable_progress_bar = true; SET enable_progress_bar_print = false; "
-                    "SET preserve_insertion_order = true")  # line numbers = row_number() in file order
-        tf = TripleFiles(con, list(triples), opts.fmt)
-        lf = TripleFiles(con, list(labels), opts.fmt) if labels else None
-        both = set(tf.files) & set(lf.files if lf else [])
-        if both:
-            raise UserError(f"{sorted(both)[0]}: given both as TRIPLES and as --labels; its labels are read "
-                            "from TRIPLES anyway, so drop it from --labels")
-        if hasher is not None:
-            hasher.start([*tf.files, *(lf.files if lf else []), spec.path])
-        t0 = time.perf_counter()
-        _setup(con, spec, opts)
-        files = _pass1(con, tf, lf, spec, opts, progress)
-        t1 = time.perf_counter()
-        rel_stats = _prepare(con, spec, files, opts)
-        con.execute("SET preserve_insertion_order = false")  # only pass 1's line numbers need the order
-        _pass2(con, tf, progress)
-        t2 = time.perf_counter()
-        facts, classes = _select(con, opts)
-        _check_chosen(spec, facts, opts)
-        n_lines = sum(f["n_lines"] for f in files if f["role"] == "triples")
-        seconds = time.perf_counter() - t0
-        stats = {"n_lines": n_lines, "n_triples": n_lines - sum(f["n_malformed"] for f in files if f["role"] == "triples"),
-                 "n_malformed": sum(f["n_malformed"] for f in files), "seconds": seconds,
-                 "seconds_pass1": t1 - t0, "seconds_pass2": t2 - t1, "lines_per_second": n_lines / max(seconds, 1e-9)}
-        _count_chosen(rel_stats, facts)
-        return KgRows(facts=facts, classes=classes, files=files, relations=rel_stats, stats=stats)
+        with _signals_stop(con):
+            return _read(con, tmp, triples, labels, spec, opts, hasher, progress)
     finally:
         con.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read(con, tmp: str, triples: list[str], labels: list[str] | tuple[str, ...], spec: RelationsFile,
+          opts: BuildOptions, hasher: _Hasher | None, progress: bool | None) -> KgRows:
+    """The body of ``read_kg`` on the temporary database ``con`` in folder ``tmp``."""
+    con.execute(f"SET temp_directory = {sql_str(os.path.join(tmp, 'spill'))}; "
+                "SET enable_progress_bar = true; SET enable_progress_bar_print = false; "
+                "SET preserve_insertion_order = true")  # line numbers = row_number() in file order
+    tf = TripleFiles(con, list(triples), opts.fmt)
+    lf = TripleFiles(con, list(labels), opts.fmt) if labels else None
+    both = set(tf.files) & set(lf.files if lf else [])
+    if both:
+        raise UserError(f"{sorted(both)[0]}: given both as TRIPLES and as --labels; its labels are read "
+                        "from TRIPLES anyway, so drop it from --labels")
+    if hasher is not None:
+        hasher.start([*tf.files, *(lf.files if lf else []), spec.path])
+    t0 = time.perf_counter()
+    _setup(con, spec, opts)
+    files = _pass1(con, tf, lf, spec, opts, progress)
+    t1 = time.perf_counter()
+    rel_stats = _prepare(con, spec, files, opts)
+    con.execute("SET preserve_insertion_order = false")  # only pass 1's line numbers need the order
+    _pass2(con, tf, progress)
+    t2 = time.perf_counter()
+    facts, classes = _select(con, opts)
+    facts, n_unnamed = _named(facts)
+    _check_chosen(spec, facts, opts)
+    n_lines = sum(f["n_lines"] for f in files if f["role"] == "triples")
+    seconds = time.perf_counter() - t0
+    stats = {"n_lines": n_lines, "n_triples": n_lines - sum(f["n_malformed"] for f in files if f["role"] == "triples"),
+             "n_malformed": sum(f["n_malformed"] for f in files), "seconds": seconds,
+             "seconds_pass1": t1 - t0, "seconds_pass2": t2 - t1, "lines_per_second": n_lines / max(seconds, 1e-9),
+             "n_unusable_names": n_unnamed}
+    _count_chosen(rel_stats, facts)
+    return KgRows(facts=facts, classes=classes, files=files, relations=rel_stats, stats=stats)
+
+
+# -- the temporary folder ---------------------------------------------------------------------
+
+BUILD_DIR_PREFIX = "ctxprior-build-"  # + <pid>-<random>, in $TMPDIR
+
+
+def remove_stale_build_dirs(root: str | None = None) -> list[str]:
+    """Remove the temporary folders of builds whose process is gone (killed, even by SIGKILL);
+    returns them. A folder of a running build (its pid alive) is left alone."""
+    root = root or tempfile.gettempdir()
+    gone = []
+    for d in os.listdir(root) if os.path.isdir(root) else []:
+        m = re.fullmatch(re.escape(BUILD_DIR_PREFIX) + r"(\d+)-\w+", d)
+        if m and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(root, d), ignore_errors=True)
+            gone.append(os.path.join(root, d))
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+@contextmanager
+def _signals_stop(con):
+    """SIGTERM and Ctrl-C stop the build at once, even inside a long DuckDB statement: the signal
+    wakes a watcher thread (signal.set_wakeup_fd) that interrupts the connection, the statement
+    fails, every ``finally`` runs (the temporary folder is removed), and a KeyboardInterrupt
+    comes out. Only in the main thread (signal handlers live there)."""
+    import select
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    seen: list[int] = []
+    done = threading.Event()
+
+    def handler(signum, frame):
+        seen.append(signum)
+
+    def watch():
+        while not done.is_set():
+            if select.select([r], [], [], 0.2)[0]:
+                os.read(r, 64)
+            if seen:
+                con.interrupt()
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+    old_fd = signal.set_wakeup_fd(w)
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    try:
+        yield
+        if seen:
+            raise KeyboardInterrupt
+    except Exception:
+        if seen:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        done.set()
+        th.join()
+        signal.set_wakeup_fd(old_fd)
+        for sig, h in old.items():
+            signal.signal(sig, h)
+        os.close(r)
+        os.close(w)
 
 
 def _setup(con, spec: RelationsFile, opts: BuildOptions) -> None:
@@ -217,32 +305,41 @@ def _pass1(con, tf: TripleFiles, lf: TripleFiles | None, spec: RelationsFile, op
     is_type = f"p = {sql_str(RDF_TYPE)} AND o IN {_in_list(classes)}" if classes else "false"
     con.execute("CREATE TEMP TABLE _kgb_pick (kind VARCHAR, filename VARCHAR, s VARCHAR, p VARCHAR, o VARCHAR, "
                 "n BIGINT, bad_lines BIGINT[])")
+    rejected: dict[str, list[tuple[int, str]]] = {}
     for role, files, edge, typ in (("triples", tf, is_edge, is_type), ("labels", lf, "false", "false")):
         if files is None:
             continue
         sql = read_sql(PKG, "sql/kg_pick.sql").format(triples=files.sql(line_numbers=True), is_edge=edge,
                                                       is_label=is_label, is_type=typ)
         _run(con, files, f"INSERT INTO _kgb_pick {sql}", f"pass 1: reading {role}", progress)
+        rejected.update(files.rejected())
     out = []
     for role, files in (("triples", tf), ("labels", lf)):
         for f in (files.files if files else []):
-            out.append(_file_stats(con, f, role, files))
+            out.append(_file_stats(con, f, role, files, rejected.get(f, [])))
     _check_malformed(out, opts)
     return out
 
 
-def _file_stats(con, path: str, role: str, files: TripleFiles) -> dict:
+def _file_stats(con, path: str, role: str, files: TripleFiles, rejected: list[tuple[int, str]]) -> dict:
+    """Lines and malformed lines of one file; a line DuckDB could not read as text (``rejected``:
+    not UTF-8, ...) is a malformed line too, and the line numbers count it."""
     n, bad, lines = con.execute(
         "SELECT coalesce(sum(n), 0), coalesce(sum(n) FILTER (WHERE kind = 'bad'), 0), "
         "flatten(list(bad_lines) FILTER (WHERE kind = 'bad')) FROM _kgb_pick WHERE filename = ?", [path]).fetchone()
     fmt = next(k for k, v in files.by_format.items() if path in v)
-    return {"path": path, "role": role, "format": fmt, "n_lines": int(n), "n_malformed": int(bad),
-            "malformed_lines": sorted(lines or [])[:5]}
+    rej = sorted(line for line, _ in rejected)
+    first = sorted([*rej, *(true_line(int(x), rej) for x in (lines or []))])[:5]
+    return {"path": path, "role": role, "format": fmt, "n_lines": int(n) + len(rej), "n_malformed": int(bad) + len(rej),
+            "malformed_lines": first, "n_not_utf8": sum(kind == "INVALID ENCODING" for _, kind in rejected)}
 
 
 def _check_malformed(files: list[dict], opts: BuildOptions) -> None:
     """Refuse a file with no triple at all, or more malformed lines than --max-malformed allows."""
     for f in files:
+        if f["n_lines"] and f.get("n_not_utf8", 0) == f["n_lines"]:
+            raise UserError(f"{f['path']}: not UTF-8 text (no line of {f['n_lines']} is); RDF dumps are UTF-8, "
+                            "so convert it first, e.g. iconv -f latin1 -t utf-8")
         if f["n_lines"] and f["n_malformed"] == f["n_lines"]:
             raise UserError(f"{f['path']}: no line parsed as a {f['format']} triple ({f['n_lines']} lines, "
                             f"e.g. line {f['malformed_lines'][0]}); check --format")
@@ -256,10 +353,11 @@ def _check_malformed(files: list[dict], opts: BuildOptions) -> None:
 
 
 def line_list(f: dict) -> str:
-    """'line 7' / 'lines 7, 9, ...' for a file's first malformed lines."""
+    """'line 7' / 'lines 7, 9, ...' for a file's first malformed lines (and how many are not UTF-8)."""
     nums = ", ".join(map(str, f["malformed_lines"]))
     more = ", ..." if f["n_malformed"] > len(f["malformed_lines"]) else ""
-    return f"line {nums}" if f["n_malformed"] == 1 else f"lines {nums}{more}"
+    utf8 = f"; {f['n_not_utf8']} not UTF-8" if f.get("n_not_utf8") else ""
+    return (f"line {nums}" if f["n_malformed"] == 1 else f"lines {nums}{more}") + utf8
 
 
 def _prepare(con, spec: RelationsFile, files: list[dict], opts: BuildOptions) -> list[dict]:
@@ -353,6 +451,44 @@ def _count_chosen(rel_stats: list[dict], facts: list[dict]) -> None:
 
 # -- names ------------------------------------------------------------------------------------
 
+MAX_NAME_CHARS = 100  # as the fakes screening (ctxprior.fakes.parse.MAX_CHARS)
+_BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def name_problem(name: str) -> str | None:
+    """Why a label, literal answer or IRI local name cannot be an entity / answer name (None: it
+    can): blank, over 100 characters, a control character (NUL, tab, newline, ...) or a
+    bidirectional control (U+202E, ...). kg_prepare.sql applies the same rule to labels."""
+    import unicodedata
+
+    if not name.strip():
+        return "blank"
+    if len(name) > MAX_NAME_CHARS:
+        return f"over {MAX_NAME_CHARS} characters"
+    if any(c in _BIDI or unicodedata.category(c) == "Cc" for c in name):
+        return "a control character"
+    return None
+
+
+def _named(facts: list[dict]) -> tuple[list[dict], int]:
+    """The chosen facts with their entity and answer names (label, else the IRI's local name; a
+    literal answer's text); a fact whose entity or answer has no usable name is left out, and the
+    positions of its relation close up. Returns the facts and how many were left out."""
+    out, dropped, pos = [], 0, {}
+    for f in facts:
+        f["entity_name"] = unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])
+        if f["is_literal"]:
+            f["answer_name"] = literal_value(f["answer"])
+        else:
+            f["answer_name"] = unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"])
+        if name_problem(f["entity_name"]) or name_problem(f["answer_name"]):
+            dropped += 1
+            continue
+        f["position"] = pos.get(f["rid"], 0)
+        pos[f["rid"]] = f["position"] + 1
+        out.append(f)
+    return out, dropped
+
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_RE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|([tbnrf"\'\\]))')
 
@@ -397,13 +533,8 @@ def _to_builder(name: str, spec: RelationsFile, kg: KgRows) -> DatasetBuilder:
     for rid, role, cls, frac in kg.classes:
         rels[rid].classes.append((role, cls, frac))
     for f in kg.facts:
-        ename = unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])
-        e = b.entity(ename, "real", f["entity"], f["entity_class"])
-        if f["is_literal"]:
-            a = b.answer(literal_value(f["answer"]), None)
-        else:
-            aname = unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"])
-            a = b.answer(aname, f["answer"])
+        e = b.entity(f["entity_name"], "real", f["entity"], f["entity_class"])
+        a = b.answer(f["answer_name"], None if f["is_literal"] else f["answer"])
         rels[f["rid"]].facts.append({
             "entity": e, "answer": a, "kind": "real", "position": int(f["position"]),
             "uri_degree": int(f["total_degree"]), "predicate_degree": int(f["delta"]),

@@ -35,6 +35,7 @@ from tqdm import tqdm
 from .. import __version__
 from ..digest import sha256_file
 from ..errors import UserError
+from ..sqlfiles import path_sql
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse, utcnow
 
@@ -479,7 +480,7 @@ def _safe_type(type_: str, table: str, folder: Path) -> str:
 
 
 def _files_sql(files: list[str]) -> str:
-    return "[" + ", ".join(_lit(f) for f in files) + "]"
+    return "[" + ", ".join(path_sql(f) for f in files) + "]"  # exactly these files, no globbing
 
 
 def _insert(wh: Warehouse, name: str, entry: dict, files: list[str], types: dict[str, str], merge: bool,

@@ -574,7 +574,7 @@ def _step_spearman(job: _Job, name: str) -> None:
 
 
 def _step_dynamicqa(job: _Job, name: str) -> None:
-    """DynamicQA Tables 1-3 (owned by ctxprior.dynamicqa); the tables go to the log."""
+    """DynamicQA Tables 1-3 (owned by ctxprior.dynamicqa), stored; `summary_lines` prints them."""
     job.counts[name] = 0
     try:
         from ..dynamicqa.analyses import analyze_dynamicqa  # owned by the DynamicQA area
@@ -586,8 +586,9 @@ def _step_dynamicqa(job: _Job, name: str) -> None:
     except UserError as e:
         job.log(f"dynamicqa: skipped ({e})")
         return
-    if text:
-        job.log(str(text))
+    for line in str(text or "").splitlines():  # the tables are results: the summary prints them on stdout
+        if line.strip().startswith("note:"):
+            job.log(f"dynamicqa: {line.strip()}")
     ids = ", ".join(map(str, job.dynamic))
     job.counts[name] = int(job.wh.scalar(
         f"SELECT (SELECT count(*) FROM dynamicqa_summary WHERE run_id IN ({ids})) "
@@ -817,4 +818,8 @@ def _dynamic_lines(wh, dyn: list[int], models: dict) -> list[str]:
     for rid, d in df.groupby("run_id", sort=True):
         parts = [f"{r.partition} {_num(r.pct_persuaded, '.1f')}% / {_num(r.cp, '.3f')}" for r in d.itertuples()]
         lines.append(f"DynamicQA run {rid} ({models[rid]}), persuaded / mean CP (nats): " + ", ".join(parts))
+    if len(df):
+        from ..dynamicqa.analyses import stored_report  # owned by the DynamicQA area
+
+        lines += stored_report(wh, sorted(set(df["run_id"]))).splitlines()
     return lines
