@@ -107,7 +107,7 @@ class Warehouse:
 
     # -- reading ---------------------------------------------------------------------------
     def sql(self, query: str, params: Sequence[Any] | None = None, *,
-            allow_read: Sequence[str | Path] = ()) -> pd.DataFrame:
+            allow_read: str | Path | Sequence[str | Path] = ()) -> pd.DataFrame:
         """Run read-only SQL (``?`` parameters) and return a pandas DataFrame.
 
         The query reads the warehouse, and of other files only those named in ``allow_read``
@@ -122,7 +122,7 @@ class Warehouse:
             return read_only_query(store, query, params, allow_read)
 
     def arrow(self, query: str, params: Sequence[Any] | None = None, *,
-              allow_read: Sequence[str | Path] = ()) -> pa.Table:
+              allow_read: str | Path | Sequence[str | Path] = ()) -> pa.Table:
         """Like :meth:`sql`, as a pyarrow Table (``polars.from_arrow(...)`` makes it a polars frame)."""
         from .sqlshell import read_only_query
 
