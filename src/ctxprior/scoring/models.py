@@ -110,11 +110,15 @@ def _assembled_cache(alias: str) -> tuple[Path, str, str]:
     folder = cache_dir() / "gguf" / digest[:32]
     if (folder / "ctxprior.json").exists():
         return folder, digest, str(gguf)
+    tmp = gguf.with_name(f".{gguf.name}.{os.getpid()}.tmp")  # concurrent first loads: no torn file
     try:
-        gguf = Path(mod.assemble(gguf))
+        mod.assemble(tmp, overwrite=True)
+        os.replace(tmp, gguf)
     except (OSError, ValueError) as e:  # missing chunks, a bad sha256, a full disk
         raise UserError(f"model alias {alias!r}: cannot assemble {gguf.name} ({e}); "
                         f"reinstall {ASSEMBLED[alias][0]}".splitlines()[0]) from None
+    finally:
+        tmp.unlink(missing_ok=True)
     folder, digest = _gguf_cache(gguf)
     return folder, digest, str(gguf)
 
