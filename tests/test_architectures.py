@@ -248,23 +248,47 @@ def test_real_gemma3_window_is_exact_on_short_prompts():
     assert not prefix_reuse(lm.model.config, 513)[0]
 
 
-@pytest.mark.parametrize("name", ["gemma3_text", "mistral"])
-def test_sliding_window_is_exact_when_the_prefix_cache_keeps_every_key(name, monkeypatch):
-    """With a config-less ``DynamicCache()`` for the prefix forward pass (no sliding layers in the
-    cache, so no key is dropped), the window is applied by the attention mask alone and shared
-    prefixes are exact at any window; ``prefix_reuse(..., full_prefix_cache=True)`` says so."""
+@torch.inference_mode()
+def left_padded_reuse(lm: LoadedModel, pairs, cache_factory) -> torch.Tensor:
+    """The engine's trick written out with transformers alone: each prefix's cache from
+    ``cache_factory()``, prefixes left-padded (masked) in one batch, suffixes (equal lengths) run
+    on it with positions after each row's own prefix. Next-token log-probs [n, V] (float64)."""
+    caches = [lm.model(input_ids=torch.tensor([p]), use_cache=True, past_key_values=cache_factory()).past_key_values
+              for p, _ in pairs]
+    lps = [len(p) for p, _ in pairs]
+    maxlp, ls = max(lps), len(pairs[0][1])
+    layers = []
+    for li in range(len(caches[0].layers)):
+        ks, vs = [], []
+        for c, lp in zip(caches, lps):
+            k, v = c.layers[li].keys, c.layers[li].values
+            assert k.shape[-2] == lp, f"layer {li} kept {k.shape[-2]} of the prefix's {lp} keys"
+            ks.append(torch.nn.functional.pad(k, (0, 0, maxlp - lp, 0)))
+            vs.append(torch.nn.functional.pad(v, (0, 0, maxlp - lp, 0)))
+        layers.append((torch.cat(ks), torch.cat(vs)))
+    attn = torch.ones((len(pairs), maxlp + ls), dtype=torch.long)
+    for j, lp in enumerate(lps):
+        attn[j, :maxlp - lp] = 0
+    pos = torch.tensor(lps).unsqueeze(1) + torch.arange(ls).unsqueeze(0)
+    out = lm.model(input_ids=torch.tensor([s for _, s in pairs]), attention_mask=attn, position_ids=pos,
+                   past_key_values=T.DynamicCache(layers), use_cache=True)
+    return torch.log_softmax(out.logits[:, -1].double(), -1)
+
+
+@pytest.mark.parametrize("name", SLIDING)
+def test_sliding_window_is_exact_when_the_prefix_cache_keeps_every_key(name):
+    """An 8-token window, prefixes of 13-54 tokens. The cache transformers builds from the config
+    keeps only the last window - 1 keys of a sliding layer (the root of today's crash); a
+    config-less ``DynamicCache()`` keeps every key, the window is applied by the attention mask
+    alone, and left-padded prefix reuse is exact: ``prefix_reuse(..., full_prefix_cache=True)``."""
     lm = build(name, window=8)
     assert prefix_reuse(lm.model.config, 10_000, full_prefix_cache=True)[0]
-    forward = lm.model.forward
-
-    def keep_every_key(*args, **kwargs):
-        if kwargs.get("use_cache") and kwargs.get("past_key_values") is None:
-            kwargs["past_key_values"] = T.DynamicCache()
-        return forward(*args, **kwargs)
-
-    monkeypatch.setattr(lm.model, "forward", keep_every_key)
-    shared_engine_matches_single(lm)
-    continuations_match_naive(lm)
+    seqs = Engine(lm).encode(prompts())
+    pairs = [(s[:-3], s[-3:]) for s in seqs]
+    with pytest.raises(AssertionError, match="kept 7 of"):
+        left_padded_reuse(lm, pairs, lambda: None)  # the model's own (config-built) cache
+    got = left_padded_reuse(lm, pairs, T.DynamicCache)
+    torch.testing.assert_close(got.float(), naive_last(lm, seqs).float(), atol=ATOL, rtol=0)
 
 
 # ---------------------------------------------------------------- not exact / not verified
