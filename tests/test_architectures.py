@@ -309,3 +309,19 @@ def test_qwen2_sliding_window_only_when_enabled():
     on = T.Qwen2Config(**_common(), sliding_window=8, use_sliding_window=True, max_window_layers=1)
     assert sliding_window(off) is None and prefix_reuse(off, 100)[0]
     assert sliding_window(on) == 8 and not prefix_reuse(on, 100)[0]
+
+
+# ---------------------------------------------------------------- float16
+
+
+def test_auto_dtype_picks_bfloat16_for_families_that_overflow_float16(tmp_path):
+    from ctxprior.scoring.architectures import float16_safe
+    from ctxprior.scoring.models import _auto_dtype
+
+    for name in ("gemma3_text", "llama"):
+        build(name).model.config.save_pretrained(tmp_path / name)
+    assert not float16_safe(build("gemma3_text").model.config) and float16_safe(build("llama").model.config)
+    assert _auto_dtype(str(tmp_path / "gemma3_text"), "auto", torch.float16) == torch.bfloat16
+    assert _auto_dtype(str(tmp_path / "llama"), "auto", torch.float16) == torch.float16
+    assert _auto_dtype(str(tmp_path / "gemma3_text"), "float16", torch.float16) == torch.float16  # asked for
+    assert _auto_dtype(str(tmp_path / "gemma3_text"), "auto", torch.float32) == torch.float32  # CPU

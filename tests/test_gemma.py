@@ -83,6 +83,20 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, _one_thre
         assert len(chi) == 2 * forms and all(np.isfinite(chi)) and all(c >= 0 for c in chi)
 
 
+@pytest.mark.slow
+def test_float16_overflows_and_bfloat16_is_close(_one_thread):
+    """Why dtype auto on CUDA is bfloat16 for Gemma 3 (float16 elsewhere): in float16 its
+    activations overflow and the log-probs are NaN/inf (measured here on CPU)."""
+    from ctxprior.scoring.estimators import ScoreError
+
+    ref = ctxprior.quick(gemma(), QUERY, ["France", "Velmoria"], CONTEXTS)
+    with pytest.raises(ScoreError, match="NaN/inf"):
+        ctxprior.quick(load_model("gemma3-270m", device="cpu", dtype="float16"), QUERY, ["France"], CONTEXTS)
+    bf16 = ctxprior.quick(load_model("gemma3-270m", device="cpu", dtype="bfloat16"), QUERY,
+                          ["France", "Velmoria"], CONTEXTS)
+    assert float((bf16.persuasion - ref.persuasion).abs().max()) < 0.05
+
+
 def test_missing_gemma_package_is_a_one_line_error(monkeypatch, run_cli, tmp_path):
     real = importlib.metadata.distribution
 

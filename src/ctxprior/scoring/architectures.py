@@ -67,6 +67,17 @@ RECURRENT: frozenset[str] = frozenset({
 })
 
 
+# model types whose activations overflow float16 (Gemma-3-270M in float16 gives NaN/inf log-probs,
+# tests/test_gemma.py): dtype "auto" on CUDA picks bfloat16 for them instead of float16
+FLOAT16_OVERFLOW: frozenset[str] = frozenset({"gemma3", "gemma3_text"})
+
+
+def float16_safe(config: Any) -> bool:
+    """False for model families whose activations overflow float16 (see ``FLOAT16_OVERFLOW``)."""
+    types = {getattr(config, "model_type", None), getattr(_text_config(config), "model_type", None)}
+    return not (types & FLOAT16_OVERFLOW)
+
+
 def _text_config(config: Any) -> Any:
     get = getattr(config, "get_text_config", None)
     return get() if callable(get) else config

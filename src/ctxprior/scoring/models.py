@@ -159,7 +159,8 @@ def resolve_device(device: str = "auto") -> str:
 def default_dtype_name(device: str) -> str:
     """The dtype ``auto`` means on ``device``: float16 on CUDA (as the authors ran; its ψ and χ
     deviate from float32 ~8x less than bfloat16's, measured in docs/scoring.md#precision),
-    float32 elsewhere (CPU and MPS)."""
+    float32 elsewhere (CPU and MPS). ``load_model`` picks bfloat16 instead of float16 for the
+    families that overflow float16 (``_auto_dtype``)."""
     return "float16" if device.startswith("cuda") else "float32"
 
 
@@ -171,6 +172,24 @@ def resolve_dtype(dtype: str, device: str):
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype}: unknown dtype; use one of {', '.join(DTYPES)}")
     return getattr(torch, default_dtype_name(device) if dtype == "auto" else dtype)
+
+
+def _auto_dtype(load_from: str, dtype: str, torch_dtype):
+    """``auto`` means float16 on CUDA, except for families whose activations overflow float16
+    (``architectures.FLOAT16_OVERFLOW``, e.g. Gemma 3): bfloat16 for them."""
+    import torch
+
+    if (dtype or "auto").lower() != "auto" or torch_dtype != torch.float16:
+        return torch_dtype
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(load_from)
+    except Exception:  # not on disk: loading the model will say so
+        return torch_dtype
+    from .architectures import float16_safe
+
+    return torch_dtype if float16_safe(config) else torch.bfloat16
 
 
 def _dtype_name(dt) -> str:
@@ -277,6 +296,8 @@ def load_model(name_or_path: str = DEFAULT_MODEL, device: str = "auto", dtype: s
     qconfig = _quantization_config(quant, dev)
     torch_dtype = resolve_dtype(dtype, dev)
     load_from, revision, source_path = _locate(name)
+    if qconfig is None:
+        torch_dtype = _auto_dtype(load_from, dtype, torch_dtype)
     kwargs: dict[str, Any] = {}
     if qconfig is not None:
         kwargs["quantization_config"] = qconfig
