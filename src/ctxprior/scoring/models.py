@@ -184,7 +184,7 @@ def _auto_dtype(load_from: str, dtype: str, torch_dtype):
     try:
         from transformers import AutoConfig
 
-        config = AutoConfig.from_pretrained(load_from)
+        config = AutoConfig.from_pretrained(load_from, local_files_only=True)
     except Exception:  # not on disk: loading the model will say so
         return torch_dtype
     from .architectures import float16_safe
