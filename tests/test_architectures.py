@@ -1,0 +1,327 @@
+"""Shared-prefix KV reuse is exact for every model family in ``scoring.architectures.EXACT``,
+the families where it is not are detected, and full prompts are exact for them.
+
+Each family is a tiny random model built from a config (float32). Reference: each prompt run
+alone, in full, without a cache. The contexts differ in token length, so prefixes of different
+lengths are left-padded in one batch of the shared-prefix engine.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+import transformers as T
+
+from ctxprior.scoring.architectures import EXACT, RECURRENT, prefix_reuse, sliding_window
+from ctxprior.scoring.engine import Engine
+from ctxprior.scoring.estimators import answer_set, first_token
+from ctxprior.scoring.models import LoadedModel
+
+ATOL = 1e-5
+CORPUS = ["The capital of France is Paris.\n", "Definitely, the capital of Germany is Berlin.\n",
+          "Q: What is the capital of Spain?\nA:", "Zorblax Quentaria Madrid Lima Cairo"] * 5
+CONTEXTS = ["The capital of France is Rome.\n",
+            "Definitely, the capital of Spain is Paris, and that is all there is to it.\n",
+            "Lima.\n", "The capital of Peru is Lima"]  # the last merges with the query's tokens
+QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Spain", "Zorblax"]]
+ANSWERS = [["Paris", "Rome", "Madrid Lima"]] * len(QUERIES)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@functools.lru_cache(maxsize=None)
+def tokenizer():
+    """A small byte-level BPE trained in-test (no download)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tk.train_from_iterator(CORPUS, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>")
+
+
+def _common(**kw) -> dict:
+    base = dict(vocab_size=len(tokenizer()), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                pad_token_id=0, bos_token_id=0, eos_token_id=0)
+    base.update(kw)
+    return base
+
+
+def _v() -> int:
+    return len(tokenizer())
+
+
+SW3 = ["sliding_attention", "sliding_attention", "full_attention"]
+
+# name -> (config factory taking the sliding window (None: the family's default), model class)
+FAMILIES = {
+    "gpt_neox": (lambda w: T.GPTNeoXConfig(**_common(), rotary_pct=0.25), T.GPTNeoXForCausalLM),
+    "llama": (lambda w: T.LlamaConfig(**_common()), T.LlamaForCausalLM),
+    "mistral": (lambda w: T.MistralConfig(**_common(), sliding_window=w), T.MistralForCausalLM),
+    "qwen2": (lambda w: T.Qwen2Config(**_common(), attention_bias=True), T.Qwen2ForCausalLM),
+    "qwen3": (lambda w: T.Qwen3Config(**_common(), head_dim=8), T.Qwen3ForCausalLM),
+    "gemma": (lambda w: T.GemmaConfig(**_common(), head_dim=8), T.GemmaForCausalLM),
+    "gemma2": (lambda w: T.Gemma2Config(**_common(num_hidden_layers=3), head_dim=8, sliding_window=w or 64,
+                                        layer_types=SW3, attn_logit_softcapping=50.0,
+                                        final_logit_softcapping=30.0), T.Gemma2ForCausalLM),
+    "gemma3_text": (lambda w: T.Gemma3TextConfig(**_common(num_hidden_layers=3), head_dim=8,
+                                                 sliding_window=w or 64, layer_types=SW3),
+                    T.Gemma3ForCausalLM),
+    "phi3": (lambda w: T.Phi3Config(**_common(), sliding_window=w), T.Phi3ForCausalLM),
+    "olmo": (lambda w: T.OlmoConfig(**_common()), T.OlmoForCausalLM),
+    "olmo2": (lambda w: T.Olmo2Config(**_common()), T.Olmo2ForCausalLM),
+    "olmo3": (lambda w: T.Olmo3Config(**_common(num_hidden_layers=3), sliding_window=w or 64,
+                                      layer_types=SW3), T.Olmo3ForCausalLM),
+    "gpt2": (lambda w: T.GPT2Config(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, n_positions=256,
+                                    bos_token_id=0, eos_token_id=0), T.GPT2LMHeadModel),
+    "bloom": (lambda w: T.BloomConfig(vocab_size=_v(), hidden_size=32, n_layer=2, n_head=4),
+              T.BloomForCausalLM),
+    "mpt": (lambda w: T.MptConfig(vocab_size=_v(), d_model=32, n_layers=2, n_heads=4, max_seq_len=256),
+            T.MptForCausalLM),
+    "falcon": (lambda w: T.FalconConfig(vocab_size=_v(), hidden_size=32, num_hidden_layers=2,
+                                        num_attention_heads=4, alibi=True), T.FalconForCausalLM),
+    "falcon-rotary": (lambda w: T.FalconConfig(vocab_size=_v(), hidden_size=32, num_hidden_layers=2,
+                                               num_attention_heads=4, alibi=False,
+                                               new_decoder_architecture=True, num_kv_heads=2),
+                      T.FalconForCausalLM),
+    "opt": (lambda w: T.OPTConfig(vocab_size=_v(), hidden_size=32, ffn_dim=64, num_hidden_layers=2,
+                                  num_attention_heads=4, max_position_embeddings=256, word_embed_proj_dim=32,
+                                  pad_token_id=1), T.OPTForCausalLM),
+    "gptj": (lambda w: T.GPTJConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4,
+                                    n_positions=256), T.GPTJForCausalLM),
+    "codegen": (lambda w: T.CodeGenConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4,
+                                          n_positions=256), T.CodeGenForCausalLM),
+    # GPT-Neo's local layers (here an 8-token window) keep every key in the cache: exact
+    "gpt_neo": (lambda w: T.GPTNeoConfig(vocab_size=_v(), hidden_size=32, num_layers=2, num_heads=4,
+                                         attention_types=[[["global", "local"], 1]], window_size=8,
+                                         max_position_embeddings=256), T.GPTNeoForCausalLM),
+    "gpt_bigcode": (lambda w: T.GPTBigCodeConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4,
+                                                 n_positions=256, multi_query=True), T.GPTBigCodeForCausalLM),
+    "starcoder2": (lambda w: T.Starcoder2Config(**_common(), sliding_window=w), T.Starcoder2ForCausalLM),
+    "phi": (lambda w: T.PhiConfig(**_common(), partial_rotary_factor=0.5), T.PhiForCausalLM),
+    "stablelm": (lambda w: T.StableLmConfig(**_common(num_attention_heads=2)), T.StableLmForCausalLM),
+    "cohere": (lambda w: T.CohereConfig(**_common()), T.CohereForCausalLM),
+    "cohere2": (lambda w: T.Cohere2Config(**_common(), sliding_window=w or 64), T.Cohere2ForCausalLM),
+    "granite": (lambda w: T.GraniteConfig(**_common()), T.GraniteForCausalLM),
+    "smollm3": (lambda w: T.SmolLM3Config(**_common(num_hidden_layers=4)), T.SmolLM3ForCausalLM),  # layer 4: NoPE
+}
+SLIDING = ["mistral", "phi3", "gemma2", "gemma3_text", "olmo3", "starcoder2", "cohere2"]
+
+
+def build(name: str, window: int | None = None, seed: int = 0) -> LoadedModel:
+    make, cls = FAMILIES[name]
+    torch.manual_seed(seed)
+    model = cls(make(window)).eval()
+    return LoadedModel(model=model, tokenizer=tokenizer(), model_id=f"tiny-{name}", revision=None,
+                       dtype="float32", device="cpu")
+
+
+def prompts() -> list[str]:
+    return [c + q for q in QUERIES for c in CONTEXTS] + QUERIES
+
+
+@torch.inference_mode()
+def naive_last(lm: LoadedModel, seqs) -> torch.Tensor:
+    """Each sequence alone, in full, no cache: next-token log-probs [n, V] (float64)."""
+    return torch.stack([torch.log_softmax(lm.model(input_ids=torch.tensor([s])).logits[0, -1].double(), -1)
+                        for s in seqs])
+
+
+@torch.inference_mode()
+def naive_continuation(lm: LoadedModel, prompt, cont) -> float:
+    ids = tuple(prompt) + tuple(cont)
+    lp = torch.log_softmax(lm.model(input_ids=torch.tensor([ids])).logits[0].double(), -1)
+    return float(sum(lp[len(prompt) - 1 + k, t] for k, t in enumerate(cont)))
+
+
+def assert_first_token_equal(a, b):
+    for x, y in zip(a, b):
+        torch.testing.assert_close(torch.as_tensor(x.persuasion), torch.as_tensor(y.persuasion),
+                                   atol=ATOL, rtol=0)
+        assert x.susceptibility == pytest.approx(y.susceptibility, abs=ATOL)
+        assert x.prior_entropy == pytest.approx(y.prior_entropy, abs=ATOL)
+
+
+def shared_engine_matches_single(lm: LoadedModel) -> None:
+    shared = Engine(lm, batch_size=32, share_prefix=True)
+    single = Engine(lm, batch_size=1, share_prefix=False)
+    seqs = single.encode(prompts())
+    nc, nq = len(CONTEXTS), len(QUERIES)
+    groups = [[i * nc + j for i in range(nq)] for j in range(nc)] + [[nq * nc + i for i in range(nq)]]
+    t1, r1 = single.last_logprobs(seqs)
+    t2, r2 = shared.last_logprobs(seqs, groups)
+    ref = naive_last(lm, seqs).float()
+    torch.testing.assert_close(t1[r1], ref, atol=ATOL, rtol=0)
+    torch.testing.assert_close(t2[r2], ref, atol=ATOL, rtol=0)
+    assert shared.tokens_computed < single.tokens_computed  # the prefixes were shared
+    assert_first_token_equal(first_token(Engine(lm, batch_size=32), CONTEXTS, QUERIES),
+                             first_token(Engine(lm, batch_size=1, share_prefix=False), CONTEXTS, QUERIES))
+
+
+def continuations_match_naive(lm: LoadedModel) -> None:
+    """The answer-set path (prompt minus its last token as a KV prefix, multi-token suffixes)."""
+    eng = Engine(lm, batch_size=32)
+    seqs = eng.encode(CONTEXTS)
+    conts = [[tuple(eng.encode([" " + a])[0]) for a in ANSWERS[0]] for _ in seqs]
+    got = eng.continuation_logprobs(seqs, conts)
+    for s, cs, g in zip(seqs, conts, got):
+        for c, v in zip(cs, g):
+            assert v == pytest.approx(naive_continuation(lm, s, c), abs=1e-4)
+    assert len(answer_set(eng, CONTEXTS, QUERIES, ANSWERS)) == len(QUERIES)
+
+
+# ---------------------------------------------------------------- every exact family
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_shared_prefix_equals_one_prompt_at_a_time(name):
+    lm = build(name)
+    longest = max(len(s) for s in Engine(lm).encode(prompts()))
+    ok, why = prefix_reuse(lm.model.config, longest)
+    assert ok, why
+    assert "\n" not in why
+    shared_engine_matches_single(lm)
+    continuations_match_naive(lm)
+
+
+def test_every_family_in_the_table_is_tested():
+    tested = {build(name).model.config.model_type for name in FAMILIES}
+    assert tested == set(EXACT)
+
+
+def test_gpt_neox_is_partial_rotary_and_qwen2_has_biases():
+    neox = build("gpt_neox").model.config
+    rot = getattr(neox, "rotary_pct", None) or neox.rope_parameters["partial_rotary_factor"]
+    assert rot < 1
+    qwen = build("qwen2").model
+    assert qwen.model.layers[0].self_attn.q_proj.bias is not None
+
+
+# ---------------------------------------------------------------- sliding windows
+
+
+@pytest.mark.parametrize("name", SLIDING)
+def test_short_sliding_window_is_detected_and_full_prompts_are_exact(name):
+    """A window (8 tokens) shorter than the prompts (16-57 tokens): prefix_reuse says no; full
+    prompts (batched by length, no cache reuse) equal the naive reference. Today's engine with
+    share_prefix=True raises a key/value shape mismatch ("The expanded size of the tensor ...
+    must match the existing size ...") in ``_run_rows``: the cache transformers builds for a
+    sliding layer keeps only the last window - 1 keys of the prefix. Whatever the engine does, it
+    must never return different numbers."""
+    lm = build(name, window=8)
+    assert sliding_window(lm.model.config) == 8
+    seqs = Engine(lm).encode(prompts())
+    longest = max(len(s) for s in seqs)
+    ok, why = prefix_reuse(lm.model.config, longest)
+    assert not ok and "sliding-window layers (8 tokens)" in why and "\n" not in why
+    assert prefix_reuse(lm.model.config, 8)[0]
+    assert not prefix_reuse(lm.model.config)[0]  # unknown lengths: not trusted
+    ref = naive_last(lm, seqs).float()
+    for eng in (Engine(lm, batch_size=32, share_prefix=False), Engine(lm, batch_size=1, share_prefix=False)):
+        table, rows = eng.last_logprobs(seqs)
+        torch.testing.assert_close(table[rows], ref, atol=ATOL, rtol=0)
+    nc, nq = len(CONTEXTS), len(QUERIES)
+    groups = [[i * nc + j for i in range(nq)] for j in range(nc)]
+    try:
+        table, rows = Engine(lm, batch_size=32, share_prefix=True).last_logprobs(seqs, groups)
+    except RuntimeError as e:  # today's engine
+        assert "must match" in str(e)
+    else:  # an engine that falls back (or keeps every key) must be exact
+        torch.testing.assert_close(table[rows], ref, atol=ATOL, rtol=0)
+
+
+def test_real_gemma3_window_is_exact_on_short_prompts():
+    lm = build("gemma3_text", window=512)  # Gemma-3-270M's window
+    assert prefix_reuse(lm.model.config, 512)[0]
+    assert not prefix_reuse(lm.model.config, 513)[0]
+
+
+@torch.inference_mode()
+def left_padded_reuse(lm: LoadedModel, pairs, cache_factory) -> torch.Tensor:
+    """The engine's trick written out with transformers alone: each prefix's cache from
+    ``cache_factory()``, prefixes left-padded (masked) in one batch, suffixes (equal lengths) run
+    on it with positions after each row's own prefix. Next-token log-probs [n, V] (float64)."""
+    caches = [lm.model(input_ids=torch.tensor([p]), use_cache=True, past_key_values=cache_factory()).past_key_values
+              for p, _ in pairs]
+    lps = [len(p) for p, _ in pairs]
+    maxlp, ls = max(lps), len(pairs[0][1])
+    layers = []
+    for li in range(len(caches[0].layers)):
+        ks, vs = [], []
+        for c, lp in zip(caches, lps):
+            k, v = c.layers[li].keys, c.layers[li].values
+            assert k.shape[-2] == lp, f"layer {li} kept {k.shape[-2]} of the prefix's {lp} keys"
+            ks.append(torch.nn.functional.pad(k, (0, 0, maxlp - lp, 0)))
+            vs.append(torch.nn.functional.pad(v, (0, 0, maxlp - lp, 0)))
+        layers.append((torch.cat(ks), torch.cat(vs)))
+    attn = torch.ones((len(pairs), maxlp + ls), dtype=torch.long)
+    for j, lp in enumerate(lps):
+        attn[j, :maxlp - lp] = 0
+    pos = torch.tensor(lps).unsqueeze(1) + torch.arange(ls).unsqueeze(0)
+    out = lm.model(input_ids=torch.tensor([s for _, s in pairs]), attention_mask=attn, position_ids=pos,
+                   past_key_values=T.DynamicCache(layers), use_cache=True)
+    return torch.log_softmax(out.logits[:, -1].double(), -1)
+
+
+@pytest.mark.parametrize("name", SLIDING)
+def test_sliding_window_is_exact_when_the_prefix_cache_keeps_every_key(name):
+    """An 8-token window, prefixes of 13-54 tokens. The cache transformers builds from the config
+    keeps only the last window - 1 keys of a sliding layer (the root of today's crash); a
+    config-less ``DynamicCache()`` keeps every key, the window is applied by the attention mask
+    alone, and left-padded prefix reuse is exact: ``prefix_reuse(..., full_prefix_cache=True)``."""
+    lm = build(name, window=8)
+    assert prefix_reuse(lm.model.config, 10_000, full_prefix_cache=True)[0]
+    seqs = Engine(lm).encode(prompts())
+    pairs = [(s[:-3], s[-3:]) for s in seqs]
+    with pytest.raises(AssertionError, match="kept 7 of"):
+        left_padded_reuse(lm, pairs, lambda: None)  # the model's own (config-built) cache
+    got = left_padded_reuse(lm, pairs, T.DynamicCache)
+    torch.testing.assert_close(got.float(), naive_last(lm, seqs).float(), atol=ATOL, rtol=0)
+
+
+# ---------------------------------------------------------------- not exact / not verified
+
+
+def test_recurrent_chunked_and_unknown_types_run_full_prompts():
+    assert "mamba" in RECURRENT
+    cases = [(T.MambaConfig(), "recurrent"), (T.PretrainedConfig(), "not verified")]
+    if hasattr(T, "Llama4TextConfig"):
+        cases.append((T.Llama4TextConfig(num_hidden_layers=4), "chunked attention"))
+    for cfg, word in cases:
+        ok, why = prefix_reuse(cfg, 32)
+        assert not ok and word in why and "\n" not in why and "full prompts" in why
+
+
+def test_qwen2_sliding_window_only_when_enabled():
+    off = T.Qwen2Config(**_common(), sliding_window=8, use_sliding_window=False)
+    on = T.Qwen2Config(**_common(), sliding_window=8, use_sliding_window=True, max_window_layers=1)
+    assert sliding_window(off) is None and prefix_reuse(off, 100)[0]
+    assert sliding_window(on) == 8 and not prefix_reuse(on, 100)[0]
+
+
+# ---------------------------------------------------------------- float16
+
+
+def test_auto_dtype_picks_bfloat16_for_families_that_overflow_float16(tmp_path):
+    from ctxprior.scoring.architectures import float16_safe
+    from ctxprior.scoring.models import _auto_dtype
+
+    for name in ("gemma3_text", "llama"):
+        build(name).model.config.save_pretrained(tmp_path / name)
+    assert not float16_safe(build("gemma3_text").model.config) and float16_safe(build("llama").model.config)
+    assert _auto_dtype(str(tmp_path / "gemma3_text"), "auto", torch.float16) == torch.bfloat16
+    assert _auto_dtype(str(tmp_path / "llama"), "auto", torch.float16) == torch.float16
+    assert _auto_dtype(str(tmp_path / "gemma3_text"), "float16", torch.float16) == torch.float16  # asked for
+    assert _auto_dtype(str(tmp_path / "gemma3_text"), "auto", torch.float32) == torch.float32  # CPU
