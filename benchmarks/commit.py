@@ -57,7 +57,7 @@ def unit_result(run_id: int, unit_id: int, n_ctx: int = 600, n_ent: int = 16) ->
     spec = UnitSpec(unit_id=unit_id, relation_id=1, query_form_id=1, shard=unit_id, fact_ids=())
     return UnitResult(spec=spec, tables=tables, worker="bench", n_prompts=n + n_ent,
                       engine={"device": "cpu", "batch_size": 1024, "oom_splits": 0, "forward_calls": 11,
-                              "tokens": 100_000})
+                              "tokens": 100_000, "prefix_reuse": "shared"})
 
 
 def grow(path: str, target: int) -> None:

@@ -214,12 +214,11 @@ def test_gpt_neox_is_partial_rotary_and_qwen2_has_biases():
 
 @pytest.mark.parametrize("name", SLIDING)
 def test_short_sliding_window_is_detected_and_full_prompts_are_exact(name):
-    """A window (8 tokens) shorter than the prompts (16-57 tokens): prefix_reuse says no; full
-    prompts (batched by length, no cache reuse) equal the naive reference. Today's engine with
-    share_prefix=True raises a key/value shape mismatch ("The expanded size of the tensor ...
-    must match the existing size ...") in ``_run_rows``: the cache transformers builds for a
-    sliding layer keeps only the last window - 1 keys of the prefix. Whatever the engine does, it
-    must never return different numbers."""
+    """A window (8 tokens) shorter than the prompts (16-57 tokens): prefix_reuse says no for a
+    window-sized cache; full prompts equal the naive reference; and the engine, whose prefix
+    caches keep every key with prefix and suffix contiguous, is exact with shared prefixes too.
+    (The engine before the GPU rewrite raised a key/value shape mismatch here: the cache
+    transformers builds for a sliding layer keeps only the last window - 1 keys.)"""
     lm = build(name, window=8)
     assert sliding_window(lm.model.config) == 8
     seqs = Engine(lm).encode(prompts())
@@ -234,12 +233,41 @@ def test_short_sliding_window_is_detected_and_full_prompts_are_exact(name):
         torch.testing.assert_close(table[rows], ref, atol=ATOL, rtol=0)
     nc, nq = len(CONTEXTS), len(QUERIES)
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)]
-    try:
-        table, rows = Engine(lm, batch_size=32, share_prefix=True).last_logprobs(seqs, groups)
-    except RuntimeError as e:  # today's engine
-        assert "must match" in str(e)
-    else:  # an engine that falls back (or keeps every key) must be exact
-        torch.testing.assert_close(table[rows], ref, atol=ATOL, rtol=0)
+    # the engine keeps every key of a prefix and keeps prefix and suffix contiguous: exact at any window
+    assert prefix_reuse(lm.model.config, longest, full_prefix_cache=True)[0]
+    eng = Engine(lm, batch_size=32, share_prefix=True)
+    assert eng.share_prefix and eng.prefix_reuse == "shared"
+    table, rows = eng.last_logprobs(seqs, groups)
+    torch.testing.assert_close(table[rows], ref, atol=ATOL, rtol=0)
+    assert eng.tokens_computed < sum(len(s) for s in set(seqs))
+
+
+def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
+    """A model type outside the table: the engine runs full prompts (exact), prints one note, and
+    every unit of a run records why in run_unit_engine.prefix_reuse."""
+    lm = build("llama")
+    lm.model.config.model_type = "mystery"
+    seqs = Engine(lm).encode(prompts())
+    capsys.readouterr()
+    eng = Engine(lm, batch_size=8)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("note: mystery: prefix reuse not verified")
+    assert not eng.share_prefix and eng.prefix_reuse.startswith("mystery: prefix reuse not verified")
+    nc, nq = len(CONTEXTS), len(QUERIES)
+    table, rows = eng.last_logprobs(seqs, [[i * nc + j for i in range(nq)] for j in range(nc)])
+    torch.testing.assert_close(table[rows], naive_last(lm, seqs).float(), atol=ATOL, rtol=0)
+    assert eng.tokens_computed == sum(len(s) for s in dict.fromkeys(seqs))
+
+    from test_scoring import _demo
+
+    from ctxprior.schema import open_warehouse
+    from ctxprior.scoring.runs import score_sample
+
+    sid = _demo(db_path)
+    with open_warehouse(db_path) as wh:
+        s = score_sample(wh, sid, lm=lm, progress=False, log=lambda m: None)
+        reasons = {r[0] for r in wh.query("SELECT prefix_reuse FROM run_unit_engine WHERE run_id = ?", [s.run_id])}
+    assert len(reasons) == 1 and next(iter(reasons)).startswith("mystery: prefix reuse not verified")
 
 
 def test_real_gemma3_window_is_exact_on_short_prompts():
@@ -325,3 +353,21 @@ def test_auto_dtype_picks_bfloat16_for_families_that_overflow_float16(tmp_path):
     assert _auto_dtype(str(tmp_path / "llama"), "auto", torch.float16) == torch.float16
     assert _auto_dtype(str(tmp_path / "gemma3_text"), "float16", torch.float16) == torch.float16  # asked for
     assert _auto_dtype(str(tmp_path / "gemma3_text"), "auto", torch.float32) == torch.float32  # CPU
+
+
+@pytest.mark.parametrize("name", ["mpt", "mistral", "gpt_neo"])
+def test_greedy_with_shared_prefixes_equals_generate(name):
+    """Greedy generations (the memorization labels) on shared prefixes equal model.generate on
+    each prompt alone, also for ALiBi by key index and an 8-token sliding window."""
+    lm = build(name, window=8) if name in SLIDING else build(name)
+    eng = Engine(lm, batch_size=4)
+    seqs = eng.encode(prompts())
+    nc, nq = len(CONTEXTS), len(QUERIES)
+    got = eng.greedy(seqs[:nc * nq], 4, groups=[[i * nc + j for i in range(nq)] for j in range(nc)])
+    tok = lm.tokenizer
+    with torch.inference_mode():
+        for s, g in zip(seqs[:nc * nq], got):
+            out = lm.model.generate(input_ids=torch.tensor([s]), attention_mask=torch.ones(1, len(s), dtype=torch.long),
+                                    max_new_tokens=4, do_sample=False, pad_token_id=tok.pad_token_id,
+                                    eos_token_id=tok.eos_token_id)
+            assert g == tok.decode(out[0, len(s):], skip_special_tokens=True)

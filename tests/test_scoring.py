@@ -385,11 +385,13 @@ def test_cli_quick_json(run_cli, tmp_path, tiny_folder):
 
 
 def test_engine_docstring_describes_the_padding_it_does():
-    """The module docstring once said batches need no padding; the engine right-pads the prefixes'
-    key/value block and the suffixes (exactly, with masked slots). Keep the description true."""
+    """The module docstring once said batches need no padding; the engine left-pads the prefixes
+    in the key/value block and right-pads the suffixes (exactly, with masked slots). Keep the
+    description true."""
     from ctxprior.scoring import engine
 
     doc = engine.__doc__
-    assert "need no padding at all" not in doc and "left-padded" not in doc
-    assert "right-padded" in doc and "masked" in doc and "one gather" in doc.replace("ONE", "one")
+    assert "need no padding at all" not in doc
+    assert "left-padded" in doc and "right-padded" in doc and "masked" in doc
+    assert "one gather" in doc.replace("ONE", "one")
     assert "gather of the block" in engine.Engine._forward_rows.__doc__

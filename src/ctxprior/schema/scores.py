@@ -38,6 +38,8 @@ run_unit_engine = Table(
     Column("oom_splits", Integer, comment="batches split in two after a CUDA out-of-memory error"),
     Column("forward_calls", Integer, comment="forward passes of the model for the unit"),
     Column("tokens", BigInteger, comment="tokens that went through the model (prefixes once, then suffixes)"),
+    Column("prefix_reuse", Text, comment="shared (the prefix KV cache is reused: exact for this family), off, "
+                                         "or why the unit ran full prompts (docs/architectures.md)"),
     comment="How the engine computed each unit (batch size, out-of-memory splits, forward passes); "
             "one row per attempt's final state, written with the unit's run_unit row.",
 )

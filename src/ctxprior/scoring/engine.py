@@ -8,14 +8,16 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   change the tokens the model sees: when a context's own tokenization is not a prefix of the
   prompt's (a merge across the boundary), the common prefix is simply shorter; a group whose
   prompts share no prefix falls back to full prompts;
-- the prefixes are computed in right-padded batches under a token budget and kept in one
-  key/value *block* per layer, ``[n_prefix, heads, max_prefix_len, head_dim]``; the rows (each
-  prompt's suffix after its prefix) are sorted by suffix length and run in batches whose cache is
-  ONE gather of the block (``index_select`` over prefixes), never a loop over rows. Prefix slots
-  past a row's own prefix and the suffix's right padding are masked (zero attention weight), and
-  each row's position ids start after its own prefix, so a batch row is computed exactly like a
-  lone prompt. No query position is ever fully masked (padding only follows real tokens), so
-  no NaN can arise from padding;
+- the prefixes are computed in left-padded batches under a token budget and kept in one
+  key/value *block* per layer, ``[n_prefix, heads, max_prefix_len + room, head_dim]``: every
+  prefix ends at the same column, so a prefix and its rows' tokens are contiguous in the cache
+  (what ALiBi by key index and sliding windows need; the pad slots are zeroed and masked). The
+  rows (each prompt's suffix after its prefix) are sorted by suffix length, right-padded and
+  masked, and run in batches whose cache is ONE gather of whole block rows (``index_select``
+  over prefixes), never a loop over rows; the forward pass writes the rows' own keys into the
+  block's room in place (no concatenation). Each row's position ids start after its own
+  prefix, so a batch row is computed exactly like a lone prompt. Families where this is not
+  known to be exact (``architectures.prefix_reuse``) run full prompts, said once on stderr;
 - only the last real position of each row goes through the output head (hidden states are
   gathered first; the head's post-processing, e.g. Gemma's logit soft-capping, is checked against
   the model's own logits once per engine, and a model where they differ is run with its own
@@ -30,6 +32,7 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
 from __future__ import annotations
 
 import itertools
+import sys
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -235,6 +238,14 @@ class Engine:
         self.min_prefix = min_prefix
         self.head = Head(self.model)
         self.body = self.model.base_model  # the transformer without its output head
+        self.prefix_reuse = "off"
+        if share_prefix:  # a family where reuse is not known to be exact runs full prompts
+            from .architectures import prefix_reuse
+
+            ok, why = prefix_reuse(self.model.config, None, full_prefix_cache=True)
+            self.share_prefix, self.prefix_reuse = ok, ("shared" if ok else why)
+            if not ok:
+                print(f"note: {why}", file=sys.stderr)
         self.forward_calls = 0
         self.tokens_computed = 0
         self.oom_splits = 0
@@ -258,10 +269,13 @@ class Engine:
 
     # -------------------------------------------------------------- the two kinds of pass
     def _prefix_block(self, tok: Tokens, room: int) -> "Block":
-        """Key/value cache of every prefix: per layer (K, V) [P, heads, max_len + room, head_dim],
-        right-padded (slots past a prefix's length are masked by the rows that use it; ``room``
-        slots at the end let a batch's gather hold its own new tokens too)."""
+        """Key/value cache of every prefix: per layer (K, V) [P, heads, width + room, head_dim].
+        ``tok`` holds the prefixes LEFT-padded to ``width``: each prefix ends at column ``width``,
+        where its rows' own tokens begin, so prefix and suffix are contiguous in the cache (what
+        ALiBi by key index and sliding windows need). Pad slots are zeroed and masked; ``room``
+        slots at the end let a batch's gather hold its own new tokens too."""
         order = np.argsort(tok.lengths, kind="stable")
+        width = tok.ids.shape[1]
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
         ids_d, = self.to_device(tok.ids)
         n, s = len(order), 0
@@ -269,39 +283,42 @@ class Engine:
             e = min(n, s + self.batch_size)
             e = min(e, s + max(1, self.token_budget // int(tok.lengths[order[e - 1]])))
             idx = order[s:e]
-            width = int(tok.lengths[idx].max())
+            wb = int(tok.lengths[idx].max())
             try:
-                layers = self._prefix_batch(ids_d, idx, width, tok.lengths[idx])
+                layers = self._prefix_batch(ids_d[:, width - wb:], idx, wb, tok.lengths[idx])
             except OOM:
                 if e - s == 1:
                     raise
                 self._split()
                 continue
             if not block:
-                width_all = tok.ids.shape[1] + room
-                block = [(k.new_zeros((len(order), k.shape[1], width_all, k.shape[-1])),
-                          v.new_zeros((len(order), v.shape[1], width_all, v.shape[-1])))
+                block = [(k.new_zeros((len(order), k.shape[1], width + room, k.shape[-1])),
+                          v.new_zeros((len(order), v.shape[1], width + room, v.shape[-1])))
                          for k, v in layers]
             rows, = self.to_device(idx)
             for (bk, bv), (k, v) in zip(block, layers):
-                bk[rows, :, :width] = k
-                bv[rows, :, :width] = v
+                bk[rows, :, width - wb:width] = k
+                bv[rows, :, width - wb:width] = v
             s = e
-        return Block(block, tok.ids.shape[1])
+        return Block(block, width)
 
     def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
+        """One left-padded batch of prefixes through the body; per layer (K, V) [B, heads, W,
+        head_dim] with the pad slots zeroed."""
         from transformers import DynamicCache
 
         rows, lens = self.to_device(idx, lengths)
-        ids = ids_d[rows, :width]                                            # [B, W]
-        mask = (torch.arange(width, device=self.device)[None, :] < lens[:, None]).long()
-        pos = torch.arange(width, device=self.device).expand_as(ids)
+        ids = ids_d[rows]                                                    # [B, W]
+        col = torch.arange(width, device=self.device)[None, :]
+        start = width - lens[:, None]                                        # first real column
+        mask = (col >= start).long()
+        pos = (col - start).clamp_min(0)
         self.forward_calls += 1
         self.tokens_computed += int(lengths.sum())
         cache = DynamicCache()  # full layers whatever the config says (no sliding truncation)
-        self.body(input_ids=ids, attention_mask=mask, position_ids=pos,
-                              past_key_values=cache, use_cache=True)
-        return _cache_layers(cache)
+        self.body(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True)
+        pad = (mask == 0)[:, None, :, None]
+        return [(k.masked_fill(pad, 0), v.masked_fill(pad, 0)) for k, v in _cache_layers(cache)]
 
     def _forward_rows(self, rows: _Rows, s: int, e: int, block: "Block | None", keep_cache: bool = False):
         """One batch of rows: (hidden [B, Ls, hidden] or logits when the head is not exact,
@@ -314,7 +331,7 @@ class Engine:
         ids = rows.suffix[s:e, :ls_w]                                        # [B, Ls]
         lp = rows.lp[s:e]
         cols = torch.arange(lp_w + ls_w, device=self.device)[None, :]
-        mask = torch.where(cols < lp_w, cols < lp[:, None],
+        mask = torch.where(cols < lp_w, cols >= lp_w - lp[:, None],         # prefix: right-aligned
                            cols - lp_w < rows.ls[s:e, None]).long()          # [B, Lp + Ls]
         pos = lp[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
@@ -361,8 +378,10 @@ class Engine:
             if chunk is not None:
                 first = np.unique(gid[sel], return_index=True)[1]        # one row per group
                 ref = sel[first]
-                pre = Tokens(np.where(np.arange(tok.ids.shape[1])[None, :] < lp[ref, None], tok.ids[ref], 0)[:, :int(lp[ref].max())],
-                             lp[ref])
+                w = int(lp[ref].max())
+                cols = np.arange(w)[None, :]
+                shift = w - lp[ref, None]                                 # left padding of each prefix
+                pre = Tokens(np.where(cols >= shift, tok.ids[ref[:, None], np.maximum(cols - shift, 0)], 0), lp[ref])
                 pidx = np.searchsorted(gid[ref], gid[sel])
             lps = lp[sel]
             ls = tok.lengths[sel] - lps
@@ -377,10 +396,13 @@ class Engine:
 
     def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
         """[(start, end)] over the sorted rows: at most batch_size rows and ``budget`` (default
-        token_budget) new tokens."""
+        token_budget) new tokens. Rows that generate tokens (``new_tokens``) are batched by exact
+        suffix length, so the generated tokens follow the prompt with no padding between."""
         n, s = len(rows.host_ls), 0
         while s < n:
             e = min(n, s + self.batch_size)
+            if new_tokens:
+                e = min(e, int(np.searchsorted(rows.host_ls, rows.host_ls[s], side="right")))
             width = int(rows.host_ls[e - 1]) + new_tokens
             e = min(e, s + max(1, (budget or self.token_budget) // max(width, 1)))
             yield s, e

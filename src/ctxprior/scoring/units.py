@@ -240,6 +240,6 @@ def run_unit_checked(engine: Engine, inp: UnitInput, config: ScoreConfig, worker
         tables, err = {}, f"{type(e).__name__}: {e}".splitlines()[0][:500]
     stats = {"device": str(engine.device), "batch_size": engine.batch_size,
              "oom_splits": engine.oom_splits - before[0], "forward_calls": engine.forward_calls - before[1],
-             "tokens": engine.tokens_computed - before[2]}
+             "tokens": engine.tokens_computed - before[2], "prefix_reuse": engine.prefix_reuse}
     return UnitResult(spec=inp.spec, tables=tables, error=err, seconds=time.perf_counter() - t0,
                       worker=worker, n_prompts=inp.n_prompts, engine=stats)
