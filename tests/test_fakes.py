@@ -260,7 +260,7 @@ def test_duplicates_and_real_collisions_are_rejected_and_counted(gen, mock, db_p
 def test_paper_prompt_style_sends_the_authors_prompt(gen, mock, nofakes):
     assert gen("--n", 2, "--prompt-style", "paper", relation="reverse-author").exit_code == 0
     msgs = mock.requests[0]["body"]["messages"]
-    assert msgs[1]["content"] == PAPER_CLASS_PROMPTS["Person"].format(4)  # 2 missing + 2 spare
+    assert msgs[1]["content"] == PAPER_CLASS_PROMPTS["Person"].format(2)  # exactly the names needed, as the authors
 
 
 def test_http_500_is_retried(gen, mock, db_path, nofakes):
