@@ -1,7 +1,8 @@
 """Where new fakes go, what they must not be called, and which class each one is asked for.
 
 Placement rule (the paper's "a fake entity borrows the answer of the real entity at the same
-index", and ``ctxprior sample``, which pairs a real fact with the fake fact at the same position):
+index", and ``ctxprior sample --fakes paired``, which pairs a real fact with the fake fact at the
+same position; the default ``--fakes random`` draws among all of a relation's fakes):
 - a relation has one fake per position at most (``fact`` is unique on relation, kind, position);
 - free positions are those of real facts whose real entity has no fake yet at any of its positions
   (a real entity may repeat, e.g. Paris at five positions; ``sample`` picks each entity once), one
