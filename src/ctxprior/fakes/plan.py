@@ -9,7 +9,8 @@ same position; the default ``--fakes random`` draws among all of a relation's fa
   position per real entity;
 - they are filled in the order ``sample`` ranks real entities: by YAGO degree (``uri_degree``, else
   ``predicate_degree``) descending, then position; without degrees, by position. So N new fakes go
-  to the N best-ranked real entities without one, and a sample of 2N entities picks exactly them.
+  to the N best-ranked real entities without one, and (with degrees) a sample of 2N entities with
+  ``--fakes paired`` picks exactly them.
 - more fakes than free positions is an error (``generate``) or a ``no_free_position`` rejection
   (``add``): a fake without a real partner would never be sampled.
 
