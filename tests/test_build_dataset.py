@@ -589,3 +589,13 @@ def test_default_build_drops_unlabelled_facts_and_picks_a_random_answer(db_path)
         _build(db_path, name=f"s{seed}", seed=seed)
         picks |= {x["answer"] for x in _facts(db_path, f"s{seed}")["official_language"] if x["entity"] == switz}
     assert len(picks) > 1
+
+
+def test_cli_answer_choice_and_require_label(db_path, run_cli):
+    r = run_cli("build-dataset", TRIPLES, "--name", "deg", "--relations", EXAMPLE, "--answer-choice", "degree",
+                "--require-label", "none", "--entities-per-relation", "20")
+    assert r.exit_code == 0, r.output
+    assert "flows_into: 20 of 32 entities (total degree 18..5); 1 named after their IRI" in r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        params = json.loads(wh.scalar("SELECT params_json FROM dataset_build"))
+    assert params["answer_choice"] == "degree" and params["require_label"] == "none"

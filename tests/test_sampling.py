@@ -200,3 +200,16 @@ def test_sample_cli_prints_id_last(run_cli, db_path):
     assert res.output.strip().splitlines()[-1] == "1"
     res = run_cli("sample", "--dataset", "demo", "--entities", "4", "--contexts", "13")
     assert res.exit_code == 2 and res.output.startswith("Error: ")
+
+
+def test_cli_fakes_and_real_entities_options(run_cli, db_path):
+    assert run_cli("ingest", "demo").exit_code == 0
+    res = run_cli("sample", "--dataset", "demo", "--relation", "capital", "--entities", "4", "--contexts", "12",
+                  "--fakes", "paired", "--real-entities", "per-seed")
+    assert res.exit_code == 0, res.output
+    sid = int(res.output.strip().splitlines()[-1])
+    with open_warehouse(db_path, read_only=True) as wh:
+        params = wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [sid])
+    assert '"fakes": "paired"' in params and '"real_entities": "per-seed"' in params
+    res = run_cli("sample", "--dataset", "demo", "--fakes", "nope")
+    assert res.exit_code == 2 and "'nope' is not one of 'random', 'paired'" in res.output
