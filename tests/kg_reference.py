@@ -128,7 +128,8 @@ def local_name(iri: str) -> str:
     return unquote(tail[cut + 1:]).replace("_", " ").strip() or iri
 
 
-def build(triples_files, relations, k=1000, seed=0, lang="en", labels_files=(), require_label=False):
+def build(triples_files, relations, k=1000, seed=0, lang="en", labels_files=(), require_label="both",
+          answer_choice="random"):
     """relations: [(predicate, reverse, subject_classes, object_classes)]. Returns one list of fact
     dicts per relation, in rank order (raw, still escaped labels; names by local_name)."""
     triples, _ = read(list(triples_files))
@@ -153,11 +154,18 @@ def build(triples_files, relations, k=1000, seed=0, lang="en", labels_files=(), 
     for s, p, o in distinct:
         if p == RDF_TYPE:
             types[s].add(o)
-    return [_relation(distinct, rel, k, seed, lang, best, by_label, degree, types, require_label)
+    return [_relation(distinct, rel, k, seed, lang, best, by_label, degree, types, require_label, answer_choice)
             for rel in relations]
 
 
-def _relation(distinct, rel, k, seed, lang, best, by_label, degree, types, require_label):
+def _allowed(e, a, best, require_label):
+    """--require-label: both (entity and IRI answer labelled), entity, none."""
+    if require_label == "none":
+        return True
+    return e in best and (require_label == "entity" or a.startswith('"') or a in best)
+
+
+def _relation(distinct, rel, k, seed, lang, best, by_label, degree, types, require_label, answer_choice):
     pred, reverse, scls, ocls = rel
     edges = [(s, o) for s, p, o in distinct if p == pred]
     pairs = defaultdict(set)
@@ -167,25 +175,38 @@ def _relation(distinct, rel, k, seed, lang, best, by_label, degree, types, requi
             continue
         if scls and not (types[s] & set(scls)) or ocls and not (types[o] & set(ocls)):
             continue
-        pairs[e].add(a)
+        if _allowed(e, a, best, require_label):
+            pairs[e].add(a)
     nb = defaultdict(set)
     for s, o in edges:
         nb[s].add(o)
         nb[o].add(s)
-    cands = [e for e in pairs if not require_label or e in best]
+    cands = list(pairs)
     cands.sort(key=lambda e: (-degree.get(e, 0), -len(nb[e]), md5(f"{seed} {e}")))
     out = []
-    for pos, e in enumerate(cands[:k]):
+    chosen = cands[:k]
+    ecls = ocls if reverse else scls  # the entity side's filter classes, in order
+    counts = defaultdict(int)
+    for e in chosen:
+        for c in types[e]:
+            counts[c] += 1
+
+    def entity_class(e):
+        if ecls:
+            return next((c for c in ecls if c in types[e]), None)
+        return min(types[e], key=lambda c: (-counts[c], c)) if types[e] else None
+    for pos, e in enumerate(chosen):
         def akey(a):
             lit = a.startswith('"')
             named = lit or a in best
             lrank = 0 if not lit or a.lower().endswith('"@' + lang) else (
                 2 if re.search(r'"@[A-Za-z0-9-]+$', a) else 1)
             return (not named, -(degree[a]) if a in degree and not lit else 1, lrank, md5(f"{seed} {e} {a}"))
-        a = min(pairs[e], key=akey)
+        a = min(pairs[e], key=akey) if answer_choice == "degree" else min(pairs[e], key=lambda a: md5(f"{seed} {e} {a}"))
         names = by_label.get(best[e], {e}) if e in best else {e}
         out.append({"position": pos, "entity": e, "entity_label": best.get(e), "total_degree": degree[e],
                     "delta": len(nb[e]), "namesake_num_uris": len(names),
                     "namesake_degree": sum(degree.get(n, 0) for n in names),
-                    "answer": a, "answer_label": None if a.startswith('"') else best.get(a)})
+                    "answer": a, "answer_label": None if a.startswith('"') else best.get(a),
+                    "entity_class": entity_class(e)})
     return out

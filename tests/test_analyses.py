@@ -483,3 +483,30 @@ def test_analyze_prints_the_dynamicqa_tables_on_stdout(kind_warehouses, tmp_path
     assert r.exit_code == 0, r.output
     assert "Tables 1-2: partition" in r.stdout and "static" in r.stdout, r.stdout
     assert "Tables 1-2" not in r.stderr, r.stderr
+
+
+def test_mr_counts_knowledge_conflicts_only(analyzed_warehouse, tmp_path):
+    """App. D: MR is over (query, context) pairs whose context answer disagrees with the original
+    answer; a context stating the true answer is left out (n_agreeing), and the ratio over every
+    context stays available as memorization_ratio_all."""
+    import shutil
+
+    db = tmp_path / "mr.duckdb"
+    shutil.copy(analyzed_warehouse, db)
+    with open_warehouse(str(db)) as w:
+        run, qf, fact, answer = w.query(
+            "SELECT g.run_id, g.query_form_id, g.fact_id, f.answer_id FROM generation g JOIN fact f USING (fact_id) "
+            "WHERE f.answer_id IS NOT NULL ORDER BY 1, 2, 3 LIMIT 1")[0]
+        ctxs = [r[0] for r in w.query("SELECT context_id FROM generation WHERE run_id = ? AND query_form_id = ? "
+                                      "AND fact_id = ? ORDER BY context_id", [run, qf, fact])]
+        agree = ctxs[0]
+        w.execute("UPDATE context SET answer_id = ? WHERE context_id = ?", [answer, agree])
+        w.execute("UPDATE context SET answer_id = (SELECT min(answer_id) FROM answer WHERE answer_id <> ?) "
+                  "WHERE context_id IN (SELECT unnest(?::BIGINT[]))", [answer, ctxs[1:]])
+        w.execute("UPDATE generation SET label = CASE WHEN context_id = ? THEN 'ORIGINAL' ELSE 'CONTEXT' END "
+                  "WHERE run_id = ? AND query_form_id = ? AND fact_id = ?", [agree, run, qf, fact])
+        m = w.df("SELECT * FROM v_memorization WHERE run_id = ? AND query_form_id = ? AND fact_id = ?",
+                 [run, qf, fact]).iloc[0]
+    assert m["n_agreeing"] == 1 and m["n_original"] == 0 and m["n_context"] == len(ctxs) - 1
+    assert m["memorization_ratio"] == 0.0
+    assert m["memorization_ratio_all"] == pytest.approx(1 / len(ctxs))

@@ -271,7 +271,7 @@ def _reference(spec_path: str, triples=(TRIPLES,), **kw) -> dict[str, list[dict]
     lang = kw.get("lang", "en")
     got = ref.build([str(t) for t in triples], rels, k=kw.get("entities_per_relation", 1000), seed=kw.get("seed", 0),
                     lang=lang, labels_files=[str(x) for x in kw.get("labels", ())],
-                    require_label=kw.get("require_label", False))
+                    require_label=kw.get("require_label", "both"), answer_choice=kw.get("answer_choice", "random"))
     out = {}
     for r, facts in zip(spec.relations, got):
         out[r.short_name] = [{
@@ -289,9 +289,12 @@ def _reference(spec_path: str, triples=(TRIPLES,), **kw) -> dict[str, list[dict]
     {},
     {"entities_per_relation": 7, "seed": 3},
     {"entities_per_relation": 7, "seed": 4},
-    {"lang": "de", "labels": (LABELS_DE,), "entities_per_relation": 12},
-    {"lang": "fr"},
-    {"require_label": True, "entities_per_relation": 30},
+    {"lang": "de", "labels": (LABELS_DE,), "entities_per_relation": 12, "require_label": "none"},
+    {"lang": "fr", "require_label": "none"},
+    {"require_label": "entity", "entities_per_relation": 30},
+    {"require_label": "none", "answer_choice": "degree"},
+    {"answer_choice": "degree", "seed": 5},
+    {"seed": 5},
 ])
 def test_build_matches_the_python_reference(db_path, kw):
     _build(db_path, **kw)
@@ -314,7 +317,6 @@ def test_build_facts_are_right(db_path, run_cli):
     assert f["capital_of"]["Paris"]["namesake_num_uris"] == 2         # Paris, Texas
     assert f["capital_of"]["Monaco"]["answer"] == "Monaco"            # its own capital
     assert f["capital_of"]["Monaco"]["predicate_degree"] == 1
-    assert f["flows_into"]["Rio Negro (Amazon)"]["answer"] == "Amazon River"  # no label: local name
     assert f["flows_into"]["Danube"]["predicate_degree"] == 5         # Black Sea + Inn, Drava, Sava, Tisza
     assert f["demonym"]["Monaco"]["answer"] == "Monégasque" and f["demonym"]["Monaco"]["answer_uri"] is None
     assert f["official_language"]["Switzerland"]["predicate_degree"] == 4
@@ -429,8 +431,8 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(base_db, run_cli, tmp_
         ([xml, "--name", "x"], "no line parsed as a nt triple (2 lines, e.g. line 1); check --format"),
         ([TRIPLES, "--name", "x", "--lang", "english!"], "--lang 'english!': expected a language tag"),
         ([TRIPLES, "--name", "x", "--entities-per-relation", "0"], "--entities-per-relation 0: must be at least 1"),
-        ([TRIPLES, "--name", "x", "--lang", "fr", "--require-label"],
-         "relations[4] (flows_into): no entity has a label in 'fr' (--require-label)"),
+        ([TRIPLES, "--name", "x", "--lang", "fr", "--require-label", "entity"],
+         "relations[4] (flows_into): no entity has a label in 'fr' (--require-label entity)"),
     ]
     for args, message in cases:
         if "--relations" not in args:
@@ -530,14 +532,15 @@ def test_duplicates_and_self_loops_count_once(db_path, tmp_path):
     rel = tmp_path / "one.yaml"
     rel.write_text(yaml.safe_dump(GOOD))
     rel = str(rel)
-    rep = _build(db_path, "tiny", triples=(p,), relations=rel, entities_per_relation=10)
+    rep = _build(db_path, "tiny", triples=(p,), relations=rel, entities_per_relation=10, require_label="none")
     f = {x["entity"]: x for x in _facts(db_path, "tiny")["capital"]}
     assert f[Y + "A"]["uri_degree"] == 4            # A-B, A-A, C-A, label
     assert f[Y + "A"]["predicate_degree"] == 3      # {B, A} U {A, C}
     assert f[Y + "A"]["entity_name"] == "Alpha" and f[Y + "B"]["entity_name"] == "B"
     assert f[Y + "B"]["uri_degree"] == 2 and f[Y + "C"]["uri_degree"] == 2
     assert rep["n_triples"] == 7
-    assert _facts(db_path, "tiny") == {k: v for k, v in _reference(rel, triples=(p,), entities_per_relation=10).items()}
+    assert _facts(db_path, "tiny") == {k: v for k, v in _reference(rel, triples=(p,), entities_per_relation=10,
+                                                                    require_label="none").items()}
 
 
 def test_a_failed_build_creates_no_warehouse(tmp_path, run_cli):
@@ -701,3 +704,55 @@ def test_a_killed_build_leaves_no_temporary_folder(db_path, tmp_path, monkeypatc
     monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
     _build(db_path, "after")
     assert not list(tmpdir.glob("ctxprior-build-*"))
+
+
+def test_entity_classes_come_from_rdf_type_without_class_filters(db_path):
+    """Without an entity-side class filter, an entity's class is its rdf:type class that most of
+    the relation's chosen entities have (the paper conditions fakes on the real entities' classes);
+    relation_class holds their shares."""
+    from ctxprior.ingest.kg_build import read_kg
+
+    spec = read_relations(EXAMPLE)
+    kg = read_kg([str(TRIPLES)], [], spec, BuildOptions(), progress=False)
+    want = ref.build([str(TRIPLES)], [(r.predicate, r.reverse, r.subject_classes, r.object_classes)
+                                      for r in spec.relations])
+    for i, r in enumerate(spec.relations):
+        got = [f["entity_class"] for f in kg.facts if f["rid"] == i]
+        assert got == [f["entity_class"] for f in want[i]], r.short_name
+    by_rel = {spec.relations[rid].short_name: (role, c, frac) for rid, role, c, frac in kg.classes if role == "entity"}
+    assert by_rel["flows_into"] == ("entity", "http://schema.org/RiverBodyOfWater", 1.0)  # no filter: derived
+    assert by_rel["capital_of"] == ("entity", "http://schema.org/Place", 1.0)  # cities are City and Place
+    _build(db_path)
+    with open_warehouse(db_path, read_only=True) as wh:
+        rows = wh.query("SELECT r.short_name, c.class_name FROM relation_class c JOIN relation r USING (relation_id) "
+                        "WHERE c.role = 'entity' ORDER BY 1")
+    assert ("flows_into", "http://schema.org/RiverBodyOfWater") in rows and len(rows) == 6
+
+
+def test_default_build_drops_unlabelled_facts_and_picks_a_random_answer(db_path):
+    """The authors drop pairs whose entity or answer has no label (their notebook's URI filter)
+    and pick one of an entity's answers at random; --require-label none and --answer-choice
+    degree keep the earlier rules."""
+    _build(db_path)
+    f = {rel: {x["entity_name"]: x for x in xs} for rel, xs in _facts(db_path, "countries").items()}
+    assert "Rio Negro (Amazon)" not in f["flows_into"]  # its answer has no label
+    _build(db_path, name="kept", require_label="none")
+    k = {rel: {x["entity_name"]: x for x in xs} for rel, xs in _facts(db_path, "kept").items()}
+    assert k["flows_into"]["Rio Negro (Amazon)"]["answer"] == "Amazon River"  # no label: local name
+    # an entity with several answers gets different ones under different seeds
+    switz = "http://yago-knowledge.org/resource/Switzerland"
+    picks = set()
+    for seed in range(6):
+        _build(db_path, name=f"s{seed}", seed=seed)
+        picks |= {x["answer"] for x in _facts(db_path, f"s{seed}")["official_language"] if x["entity"] == switz}
+    assert len(picks) > 1
+
+
+def test_cli_answer_choice_and_require_label(db_path, run_cli):
+    r = run_cli("build-dataset", TRIPLES, "--name", "deg", "--relations", EXAMPLE, "--answer-choice", "degree",
+                "--require-label", "none", "--entities-per-relation", "20")
+    assert r.exit_code == 0, r.output
+    assert "flows_into: 20 of 32 entities (total degree 18..5); 1 named after their IRI" in r.output
+    with open_warehouse(db_path, read_only=True) as wh:
+        params = json.loads(wh.scalar("SELECT params_json FROM dataset_build"))
+    assert params["answer_choice"] == "degree" and params["require_label"] == "none"

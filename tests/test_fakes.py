@@ -260,7 +260,7 @@ def test_duplicates_and_real_collisions_are_rejected_and_counted(gen, mock, db_p
 def test_paper_prompt_style_sends_the_authors_prompt(gen, mock, nofakes):
     assert gen("--n", 2, "--prompt-style", "paper", relation="reverse-author").exit_code == 0
     msgs = mock.requests[0]["body"]["messages"]
-    assert msgs[1]["content"] == PAPER_CLASS_PROMPTS["Person"].format(4)  # 2 missing + 2 spare
+    assert msgs[1]["content"] == PAPER_CLASS_PROMPTS["Person"].format(2)  # exactly the names needed, as the authors
 
 
 def test_http_500_is_retried(gen, mock, db_path, nofakes):
@@ -620,3 +620,19 @@ def test_add_to_a_case_study_rejects_its_labels(run_cli, db_path, tmp_path):
                        "JOIN entity e USING (entity_id) JOIN fact rf ON rf.relation_id = f.relation_id "
                        "AND rf.position = f.position AND rf.entity_kind = 'real' WHERE f.entity_kind = 'fake'")
     assert row == [("Marlowe Quint", None, 0, True)]
+
+
+def test_paper_prompts_for_a_kg_build_ask_for_the_rdf_type_class(gen, mock, run_cli):
+    """A build-dataset relation without class filters gets its entity classes from rdf:type, so
+    the paper's prompt asks for that class (the paper conditions fakes on the real entities'
+    classes), not for "names of entities"."""
+    from importlib import resources
+    from pathlib import Path
+
+    triples = Path(__file__).parent / "fixtures" / "kg" / "countries.nt"
+    rels = str(resources.files("ctxprior.ingest").joinpath("data/kg_relations.yaml"))
+    r = run_cli("build-dataset", triples, "--name", "countries", "--relations", rels, "--entities-per-relation", 10)
+    assert r.exit_code == 0, r.output
+    res = gen("--n", 2, "--prompt-style", "paper", relation="capital_of", dataset="countries")
+    assert res.exit_code == 0, res.output
+    assert mock.requests[0]["body"]["messages"][1]["content"] == PAPER_CLASS_PROMPTS["Place"].format(2)

@@ -209,8 +209,15 @@ class Warehouse:
     def sample(self, dataset: str, *, entities: int | None = 100, contexts: int | None = 600,
                context_types: Sequence[str] = ("base", "assertive", "negation"), seed: int = 11,
                relations: Sequence[str] | None = None, design: str = "paper",
-               answer_sampling: str = "authors", templates_per_type: int | None = None) -> int:
+               answer_sampling: str = "authors", templates_per_type: int | None = None,
+               fakes: str = "random", real_entities: str = "fixed") -> int:
         """Draw the paper's sample design (App. C) from ``dataset``; returns the sample id.
+
+        ``fakes``: ``random`` (the authors' code: a seeded random choice among the relation's
+        fakes) or ``paired`` (the fakes at the positions of the selected real entities, the same
+        for every seed). ``real_entities``: ``fixed`` (top by degree, else one random draw that
+        does not depend on ``seed``) or ``per-seed`` (without degrees, a new draw per seed); see
+        [Departures](departures.md#dataset-building-and-sampling-du-et-al-2024).
 
         ``answer_sampling``: ``authors`` (the paper's code: the full answer list, without
         replacement) or ``distinct`` (uniform over distinct answers); see
@@ -226,7 +233,8 @@ class Warehouse:
             return draw_sample(store, dataset, relations=relations or None, n_entities=entities,
                                n_contexts=contexts, context_types=list(context_types), seed=seed,
                                design=design, answer_sampling=answer_sampling,
-                               templates_per_type=templates_per_type)
+                               templates_per_type=templates_per_type, fakes=fakes,
+                               real_entities=real_entities)
 
     # -- scoring ---------------------------------------------------------------------------
     def score(self, sample: int | None = None, *, model: Any = "smollm2-135m", device: str = "auto",

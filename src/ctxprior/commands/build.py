@@ -23,24 +23,29 @@ from .app import pass_app
 @click.option("--entities-per-relation", type=int, default=1000, show_default=True,
               help="Keep this many entities per relation: the top ones by KG degree (ties broken by --seed).")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed for breaking degree ties and choosing among equally good answers.")
+              help="Seed for breaking degree ties and for the random answer choice.")
 @click.option("--format", "fmt", type=click.Choice(["auto", "nt", "ttl", "tsv"]), default="auto", show_default=True,
               help="Triple format of all files (auto: from each file name, .nt/.ttl/.tsv, optionally .gz).")
 @click.option("--max-malformed", type=float, default=0.001, show_default=True,
               help="Refuse the input when more than this fraction of its lines are not triples "
                    "(fewer are skipped and reported with line numbers).")
-@click.option("--require-label", is_flag=True,
-              help="Skip entities without a label (default: name them after their IRI's local name).")
+@click.option("--require-label", type=click.Choice(["both", "entity", "none"]), default="both", show_default=True,
+              help="both: as the authors, drop facts whose entity or (IRI) answer has no label in --lang; "
+                   "entity: only entities need one; none: name unlabelled IRIs after their local name.")
+@click.option("--answer-choice", type=click.Choice(["random", "degree"]), default="random", show_default=True,
+              help="Which answer an entity with several gets. random: as the authors, one at random "
+                   "(seeded by --seed); degree: a labelled one with the highest KG degree.")
 @pass_app
 def build_dataset_cmd(app, triples, name, relations, labels, lang, entities_per_relation, seed, fmt,
-                      max_malformed, require_label) -> None:
+                      max_malformed, require_label, answer_choice) -> None:
     """Build dataset NAME from TRIPLES (N-Triples, one-line Turtle or TSV files or folders, plain or
     gzip, any size): the top entities by KG degree for each relation of --relations, with answers,
     names, degrees, query forms and context templates, like an ingested yago_qec.json."""
     from ..ingest.kg_build import BuildOptions, build_dataset, line_list
 
     opts = BuildOptions(lang=lang, entities_per_relation=entities_per_relation, seed=seed, fmt=fmt,
-                        max_malformed=max_malformed, require_label=require_label)
+                        max_malformed=max_malformed, require_label=require_label,
+                        answer_choice=answer_choice)
     rep = build_dataset(app.open, list(triples), relations, name, labels=list(labels), options=opts, db_path=app.db)
     click.echo(f"built dataset '{rep['dataset']}': {rep['relations']} relations, {rep['facts']} facts, "
                f"{rep['entities']} entities, {rep['answers']} answers, {rep['query_forms']} query forms, "

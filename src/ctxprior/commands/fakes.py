@@ -10,8 +10,8 @@ from .app import pass_app
 @click.group()
 def fakes() -> None:
     """Fake entities (Du et al. 2024, App. C): plausible but non-existent names of a relation's
-    entity class; each borrows the answer of a real entity (same position) and `ctxprior sample`
-    pairs them like the paper's GPT-4 fakes."""
+    entity class; each borrows the answer of a real entity (same position), like the paper's GPT-4
+    fakes, and `ctxprior sample` draws them at random per seed (--fakes paired: by position)."""
 
 
 def _report(res) -> None:

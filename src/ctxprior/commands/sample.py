@@ -31,9 +31,17 @@ from .app import pass_app
 @click.option("--templates-per-type", type=int, default=None, metavar="N",
               help="With --design all: render a seeded choice of N templates per context type (e.g. a "
                    "small gender study). Default: every template.")
+@click.option("--fakes", type=click.Choice(["random", "paired"]), default="random", show_default=True,
+              help="Which fakes a sample queries. random: as the authors' code, a seeded random choice "
+                   "among the relation's fakes (each with its own answer); paired: the fakes at the "
+                   "positions of the selected real entities (the same for every seed).")
+@click.option("--real-entities", type=click.Choice(["fixed", "per-seed"]), default="fixed", show_default=True,
+              help="fixed: top by degree, else one random draw that does not depend on --seed (seeds "
+                   "vary the contexts and fakes, as in the paper); per-seed: without degrees, a new "
+                   "draw for every seed.")
 @pass_app
 def sample_cmd(app, dataset, relations, n_entities, n_contexts, context_types, seed, design,
-               answer_sampling, templates_per_type) -> None:
+               answer_sampling, templates_per_type, fakes, real_entities) -> None:
     """Draw a context sample and store it; prints the new sample id alone on the last line."""
     types = [t for t in context_types.split(",") if t.strip()]
     if design == "paper":
@@ -44,7 +52,7 @@ def sample_cmd(app, dataset, relations, n_entities, n_contexts, context_types, s
     wh = app.api(write=True)
     sid = wh.sample(dataset, relations=relations, entities=n_entities, contexts=n_contexts, context_types=types,
                     seed=seed, design=design, answer_sampling=answer_sampling,
-                    templates_per_type=templates_per_type)
+                    templates_per_type=templates_per_type, fakes=fakes, real_entities=real_entities)
     s = wh.samples().set_index("sample_id").loc[sid]
     click.echo(f"sample {sid}: dataset '{s['dataset']}', seed {s['seed']}, design {s['design']}, "
                f"{s['relations']} relations, {s['entities']} entities, {s['contexts']} contexts")

@@ -1,14 +1,16 @@
 """Where new fakes go, what they must not be called, and which class each one is asked for.
 
 Placement rule (the paper's "a fake entity borrows the answer of the real entity at the same
-index", and ``ctxprior sample``, which pairs a real fact with the fake fact at the same position):
+index", and ``ctxprior sample --fakes paired``, which pairs a real fact with the fake fact at the
+same position; the default ``--fakes random`` draws among all of a relation's fakes):
 - a relation has one fake per position at most (``fact`` is unique on relation, kind, position);
 - free positions are those of real facts whose real entity has no fake yet at any of its positions
   (a real entity may repeat, e.g. Paris at five positions; ``sample`` picks each entity once), one
   position per real entity;
 - they are filled in the order ``sample`` ranks real entities: by YAGO degree (``uri_degree``, else
   ``predicate_degree``) descending, then position; without degrees, by position. So N new fakes go
-  to the N best-ranked real entities without one, and a sample of 2N entities picks exactly them.
+  to the N best-ranked real entities without one, and (with degrees) a sample of 2N entities with
+  ``--fakes paired`` picks exactly them.
 - more fakes than free positions is an error (``generate``) or a ``no_free_position`` rejection
   (``add``): a fake without a real partner would never be sampled.
 

@@ -11,10 +11,14 @@ rows. Steps (SQL in ``ingest/sql/kg_*.sql``):
 2. pairs: (entity, answer) = (subject, object), or (object, subject) for a reverse relation; the
    entity must be an IRI, the answer an IRI or a literal; the class filters apply.
 3. pass 2 counts the total degree of every entity, IRI answer and namesake: the distinct triples of
-   TRIPLES with it as subject or object (the `covariates kg-degree` definition).
-4. per relation, the top --entities-per-relation entities by total degree, then by delta(e,q),
-   then by md5(seed, IRI); each gets one answer: a named one first, then the highest total degree,
-   then the chosen language, then md5(seed, entity, answer).
+   TRIPLES with it as subject or object (the `covariates kg-degree` definition), and collects their
+   rdf:type classes.
+4. per relation, among the (entity, answer) pairs --require-label allows (default both: the
+   authors drop facts whose entity or IRI answer has no label), the top --entities-per-relation
+   entities by total degree, then by delta(e,q), then by md5(seed, IRI); each gets one answer
+   (--answer-choice random, the authors' rule: md5(seed, entity, answer) order; degree: a named
+   one first, then the highest total degree, then the chosen language, then md5) and one class
+   (its entity-side filter class, else its most common rdf:type class in the relation).
 5. the rows go through a ``DatasetBuilder`` and are written like an ingested yago_qec.json
    (fact degrees uri_degree = total degree, predicate_degree = delta(e,q), namesake_degree,
    namesake_num_uris), with every input's sha256 (``dataset_source``) and the options and the
@@ -45,6 +49,13 @@ from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_st
 LABEL_PREDICATES = (DEFAULT_PREFIXES["rdfs"] + "label", DEFAULT_PREFIXES["skos"] + "prefLabel",
                     DEFAULT_PREFIXES["schema"] + "name")
 PKG = "ctxprior.ingest"
+# --require-label: both (the authors: a fact whose entity or IRI answer has no label in --lang is
+# dropped; literal answers are their own names), entity (only the entity needs one), none (IRIs
+# without a label are named by their last segment). --answer-choice: random (the authors: one of
+# the entity's answers at random, here in md5(seed, entity, answer) order) or degree (a named
+# answer first, then the highest total degree, then one in --lang, then md5). See kg_select.sql.
+REQUIRE_LABEL = ("both", "entity", "none")
+ANSWER_CHOICE = ("random", "degree")
 
 
 @dataclass
@@ -56,10 +67,17 @@ class BuildOptions:
     seed: int = 0
     fmt: str = "auto"
     max_malformed: float = 0.001
-    require_label: bool = False
+    require_label: str = "both"
+    answer_choice: str = "random"
     label_predicates: tuple[str, ...] = LABEL_PREDICATES
 
     def check(self) -> None:
+        if isinstance(self.require_label, bool):  # the flag of earlier versions: entities only, or none
+            self.require_label = "entity" if self.require_label else "none"
+        if self.require_label not in REQUIRE_LABEL:
+            raise UserError(f"--require-label {self.require_label}: expected one of {', '.join(REQUIRE_LABEL)}")
+        if self.answer_choice not in ANSWER_CHOICE:
+            raise UserError(f"--answer-choice {self.answer_choice}: expected one of {', '.join(ANSWER_CHOICE)}")
         if not re.fullmatch(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*", self.lang or ""):
             raise UserError(f"--lang {self.lang!r}: expected a language tag such as en, de or pt-br")
         self.lang = self.lang.lower()
@@ -388,7 +406,7 @@ def _prepare(con, spec: RelationsFile, files: list[dict], opts: BuildOptions) ->
 
 
 def _pass2(con, tf: TripleFiles, progress: bool | None) -> None:
-    sql = read_sql(PKG, "sql/kg_degrees.sql").format(triples=tf.sql())
+    sql = read_sql(PKG, "sql/kg_degrees.sql").format(triples=tf.sql(), rdf_type=RDF_TYPE)
     _run(con, tf, f"CREATE TEMP TABLE _kgb_deg AS {sql}", "pass 2: counting degrees", progress)
 
 
@@ -420,9 +438,9 @@ def _run(con, files: TripleFiles, sql: str, desc: str, progress: bool | None) ->
 
 def _select(con, opts: BuildOptions) -> tuple[list[dict], list[tuple[int, str, str, float]]]:
     """The chosen facts (one dict per fact, in relation and rank order) and the class fractions."""
-    label_filter = "c.entity IN (SELECT e FROM best_label)" if opts.require_label else "true"
     con.execute(read_sql(PKG, "sql/kg_select.sql").format(k=int(opts.entities_per_relation), seed=int(opts.seed),
-                                                          lang=opts.lang, label_filter=label_filter))
+                                                          lang=opts.lang, require_label=opts.require_label,
+                                                          answer_choice=opts.answer_choice))
     cur = con.execute("SELECT * FROM _kgb_chosen ORDER BY rid, position")
     cols = [d[0] for d in cur.description]
     facts = [dict(zip(cols, row)) for row in cur.fetchall()]
@@ -431,12 +449,14 @@ def _select(con, opts: BuildOptions) -> tuple[list[dict], list[tuple[int, str, s
 
 
 def _check_chosen(spec: RelationsFile, facts: list[dict], opts: BuildOptions) -> None:
-    """With --require-label a relation may end up empty: refuse it (sampling would fail later)."""
+    """With --require-label both / entity a relation may end up empty: refuse it (sampling would fail later)."""
     have = {f["rid"] for f in facts}
+    what = {"both": "fact has an entity and an answer with a label", "entity": "entity has a label"}
     for i, r in enumerate(spec.relations):
         if i not in have:
-            raise UserError(f"{spec.given}: relations[{i}] ({r.short_name}): no entity has a label in '{opts.lang}' "
-                            "(--require-label); drop --require-label or the relation, or add --labels files")
+            raise UserError(f"{spec.given}: relations[{i}] ({r.short_name}): no {what[opts.require_label]} in "
+                            f"'{opts.lang}' (--require-label {opts.require_label}); use --require-label none, "
+                            "drop the relation, or add --labels files")
 
 
 def _count_chosen(rel_stats: list[dict], facts: list[dict]) -> None:

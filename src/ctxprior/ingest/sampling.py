@@ -3,9 +3,13 @@
 Design ``paper`` (default), per relation:
 - entities: half real, half fake when the relation has fakes (else all real). Real entities are
   the top ones by YAGO degree when degrees exist (``uri_degree``, else ``predicate_degree``; ties
-  and missing degrees by file position), else a seeded random choice (App. C: "we randomly
-  sample k real entities"). Fakes are the ones at the
-  same positions, so each borrows the answer of a selected real entity.
+  and missing degrees by file position), as the authors' ``top_entity_uri_degree``, else a random
+  choice (App. C: "we randomly sample k real entities") that by default does not depend on the
+  seed (``real_entities="fixed"``; ``per-seed``: a new draw per seed). Fakes: by default a seeded
+  random choice among all the relation's fakes, each with its own answer (the answer of the real
+  fact at its position), as the authors' code draws them (``fakes="random"``); ``paired``: the
+  fakes at the positions of the selected real entities, so each borrows the answer of a selected
+  real entity and the fakes do not change with the seed.
 - contexts: every selected entity is mentioned in exactly ``n_contexts / n_entities`` contexts,
   split evenly over the context types; each context's template is drawn among the relation's
   templates of that type and its answer from the relation's answer pool: by default as the
@@ -100,10 +104,25 @@ class _AnswerDraws:
         return [self.pool[j] for j in self.rng.choice(len(self.pool), n, replace=False)]
 
 
+FAKE_SELECTION = ("random", "paired")
+REAL_SELECTION = ("fixed", "per-seed")
+
+
+def _fixed_rng(relation_name: str) -> np.random.Generator:
+    """The generator of the seed-independent real-entity draw (``real_entities="fixed"``)."""
+    return np.random.Generator(np.random.PCG64([zlib.crc32(("reals " + relation_name).encode("utf-8"))]))
+
+
 def _select_facts(rel: str, facts: list[dict], n_entities: int | None, rng: np.random.Generator,
-                  balance_classes: bool = False) -> list[dict]:
-    """The queried facts of a relation: the selected real ones, then their fakes; no two share an
-    entity name (``n_entities`` None: every fact, real ones first, in file order)."""
+                  balance_classes: bool = False, fakes: str = "random",
+                  real_rng: np.random.Generator | None = None) -> list[dict]:
+    """The queried facts of a relation: the selected real ones, then the fakes; no two share an
+    entity name (``n_entities`` None: every fact, real ones first, in file order).
+
+    ``fakes``: ``random`` (the authors' ``top_entity_uri_degree``: a seeded random choice among
+    all the relation's fakes, each with its own answer) or ``paired`` (the fakes at the positions
+    of the selected real entities). ``real_rng`` orders real entities without degrees (default:
+    ``rng``)."""
     real = [f for f in facts if f["entity_kind"] == "real"]
     fake_by_pos = {f["position"]: f for f in facts if f["entity_kind"] == "fake"}
     if n_entities is None:  # every fact, real first, in file order
@@ -112,38 +131,67 @@ def _select_facts(rel: str, facts: list[dict], n_entities: int | None, rng: np.r
     if has_fakes and n_entities % 2:
         raise UserError(f"--entities {n_entities}: must be even (half real, half fake entities)")
     n_real = n_entities // 2 if has_fakes else n_entities
+    paired = has_fakes and fakes == "paired"
     chosen, names = [], set()  # one entity per name: namesakes (other URI or kind) are never both queried
-    for f in _rank_real(real, rng, balance_classes):
-        if has_fakes and f["position"] not in fake_by_pos:
+    for f in _rank_real(real, real_rng if real_rng is not None else rng, balance_classes):
+        if paired and f["position"] not in fake_by_pos:
             continue
-        pair = {f["entity"], fake_by_pos[f["position"]]["entity"]} if has_fakes else {f["entity"]}
-        if pair & names or len(pair) < (2 if has_fakes else 1):
+        pair = {f["entity"], fake_by_pos[f["position"]]["entity"]} if paired else {f["entity"]}
+        if pair & names or len(pair) < (2 if paired else 1):
             continue
         names |= pair
         chosen.append(f)
         if len(chosen) == n_real:
             break
     if len(chosen) < n_real:
-        what = "real entities with a fake counterpart" if has_fakes else "entities"
+        what = "real entities with a fake counterpart" if paired else "real entities" if has_fakes else "entities"
         raise UserError(f"relation '{rel}' has only {len(chosen)} distinct {what}; "
                         f"--entities {n_entities} needs {n_real}")
-    fakes = [fake_by_pos[f["position"]] for f in chosen] if has_fakes else []
-    return chosen + fakes
+    if not has_fakes:
+        return chosen
+    if paired:
+        return chosen + [fake_by_pos[f["position"]] for f in chosen]
+    return chosen + _random_fakes(rel, sorted(fake_by_pos.values(), key=lambda f: f["position"]),
+                                  n_entities - n_real, names, rng)
+
+
+def _random_fakes(rel: str, fakes: list[dict], n: int, names: set[str], rng: np.random.Generator) -> list[dict]:
+    """``n`` fakes in a seeded random order, skipping names already queried (the authors'
+    ``random.sample`` of the relation's fakes)."""
+    out = []
+    for j in rng.permutation(len(fakes)):
+        f = fakes[int(j)]
+        if f["entity"] in names:
+            continue
+        names.add(f["entity"])
+        out.append(f)
+        if len(out) == n:
+            return out
+    raise UserError(f"relation '{rel}' has only {len(out)} distinct fake entities besides its real ones; "
+                    f"--entities {2 * n} needs {n}")
 
 
 def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = None,
                 n_entities: int | None = 100, n_contexts: int | None = 600,
                 context_types: Sequence[str] = ("base", "assertive", "negation"),
                 seed: int = 11, design: str = "paper", answer_sampling: str = "authors",
-                templates_per_type: int | None = None) -> int:
+                templates_per_type: int | None = None, fakes: str = "random",
+                real_entities: str = "fixed") -> int:
     """Validate, draw and store a sample in one transaction; return its ``sample_id``.
 
     ``answer_sampling``: ``authors`` (default; the paper's code: the full answer list, frequent
     answers more often, without replacement) or ``distinct`` (uniform over distinct answers, with
     replacement); see ``_AnswerDraws``. ``templates_per_type`` (design ``all``): render only that
     many templates of each context type, a seeded choice (None: all of them).
+    ``fakes``: ``random`` (default; the authors' code: a seeded random choice among the
+    relation's fakes) or ``paired`` (the fakes at the positions of the selected real entities,
+    the same for every seed). ``real_entities``: ``fixed`` (default; top by degree, else one
+    random draw that does not depend on ``seed``, so seeds vary only the contexts and the fakes)
+    or ``per-seed`` (without degrees, a new draw for every seed).
     """
     context_types = _check_options(design, templates_per_type, answer_sampling, context_types)
+    _check_choice("--fakes", fakes, FAKE_SELECTION)
+    _check_choice("--real-entities", real_entities, REAL_SELECTION)
     ds_id = _dataset_id(wh, dataset)
     per_type = _contexts_per_type(n_entities, n_contexts, len(context_types)) if design == "paper" else None
     rels = _sample_relations(wh, ds_id, dataset, relations)
@@ -155,7 +203,8 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
     for rid, rname, rshort in rels:
         facts = _relation_facts(dataset, rshort, facts_by_rel.get(rid, []), templates[rid], context_types)
         rng = _rng(seed, rname)
-        chosen = _select_facts(rshort, facts, n_entities, rng, balance_classes=design == "all")
+        chosen = _select_facts(rshort, facts, n_entities, rng, balance_classes=design == "all", fakes=fakes,
+                               real_rng=_fixed_rng(rname) if real_entities == "fixed" else None)
         _add_sample_facts(sf_cols, sample_id, rid, chosen)
         if design == "paper":
             rows = _paper_rows(rshort, facts, chosen, templates[rid], context_types, per_type, answer_sampling, rng)
@@ -167,7 +216,7 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
               "n_entities": n_entities, "n_contexts": n_contexts, "context_types": list(context_types),
               "seed": seed, "rng": "numpy PCG64(seed, crc32(relation id))",
               "answer_sampling": answer_sampling if design == "paper" else None, "entity_dedup": "name",
-              "templates_per_type": templates_per_type}
+              "templates_per_type": templates_per_type, "fakes": fakes, "real_entities": real_entities}
     store_sample(wh, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols)
     return sample_id
 
@@ -188,6 +237,11 @@ def _check_options(design: str, templates_per_type: int | None, answer_sampling:
     if len(set(context_types)) != len(context_types):
         raise UserError(f"--context-types {','.join(context_types)}: a type is repeated")
     return context_types
+
+
+def _check_choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UserError(f"{option} {value}: expected one of {', '.join(allowed)}")
 
 
 def _dataset_id(wh: Warehouse, dataset: str) -> int:

@@ -66,7 +66,9 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "n_original": "greedy generations labelled ORIGINAL (start with the fact's true answer; 'Yes' for closed queries)",
         "n_context": "greedy generations labelled CONTEXT (start with the answer the context states; 'No' for closed queries)",
         "n_other": "greedy generations labelled OTHER",
-        "memorization_ratio": "n_original / (n_original + n_context); NULL when the denominator is 0 (Longpre et al. 2021; Du et al. 2024, App. D)",
+        "memorization_ratio": "n_original / (n_original + n_context) over knowledge conflicts (contexts stating another answer than the fact's); NULL when the denominator is 0 (Longpre et al. 2021; Du et al. 2024, App. D)",
+        "n_agreeing": "greedy generations after contexts that state the fact's own answer (or none), left out of memorization_ratio",
+        "memorization_ratio_all": "the same ratio over every context, conflicting or not (the authors' code)",
     },
 }
 
@@ -166,7 +168,8 @@ Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Mode
   facts and contexts (views `v_kappa`, `v_gamma`).
 - Everything is computed in log space (log_softmax, logsumexp for the mixture) with float64
   accumulation. The memorization ratio (App. D) labels each greedy generation ORIGINAL, CONTEXT or
-  OTHER (table `generation`, view `v_memorization`); it is NULL, not 0, when undefined.
+  OTHER (table `generation`, view `v_memorization`) and counts knowledge conflicts only; it is
+  NULL, not 0, when undefined.
 """
 
 ESTIMATORS = {

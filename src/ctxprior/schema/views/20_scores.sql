@@ -81,15 +81,33 @@ SELECT run_id, relation_id, query_form_id,
 FROM v_kappa
 GROUP BY run_id, relation_id, query_form_id;
 
--- Memorization ratio per (run, query form, fact): n_original / (n_original + n_context),
--- NULL (undefined) when no generation is ORIGINAL or CONTEXT.
+-- Memorization ratio per (run, query form, fact) over knowledge conflicts (Du et al. 2024, App. D:
+-- "the answer in the context disagrees with the original answer"): contexts whose stated answer
+-- differs (case-insensitively, by name) from the fact's answer. n_original / (n_original +
+-- n_context), NULL (undefined) when no such generation is ORIGINAL or CONTEXT. n_agreeing: the
+-- generations after contexts that state the true answer (or no answer), left out of the ratio;
+-- memorization_ratio_all: the ratio over every context (the earlier ctxprior rule, and the authors'
+-- code, which labels every sampled context).
 CREATE OR REPLACE VIEW v_memorization AS
-SELECT g.run_id, g.query_form_id, g.fact_id,
-       count(*) FILTER (WHERE label = 'ORIGINAL') AS n_original,
-       count(*) FILTER (WHERE label = 'CONTEXT')  AS n_context,
-       count(*) FILTER (WHERE label = 'OTHER')    AS n_other,
+WITH g AS (
+    SELECT g.run_id, g.query_form_id, g.fact_id, g.label,
+           coalesce(lower(trim(ca.name)) <> lower(trim(fa.name)), false) AS conflict
+    FROM generation g
+    JOIN context c ON c.context_id = g.context_id
+    JOIN fact f ON f.fact_id = g.fact_id
+    LEFT JOIN answer ca ON ca.answer_id = c.answer_id
+    LEFT JOIN answer fa ON fa.answer_id = f.answer_id
+)
+SELECT run_id, query_form_id, fact_id,
+       count(*) FILTER (WHERE conflict AND label = 'ORIGINAL') AS n_original,
+       count(*) FILTER (WHERE conflict AND label = 'CONTEXT')  AS n_context,
+       count(*) FILTER (WHERE conflict AND label = 'OTHER')    AS n_other,
+       CASE WHEN count(*) FILTER (WHERE conflict AND label IN ('ORIGINAL', 'CONTEXT')) = 0 THEN NULL
+            ELSE (count(*) FILTER (WHERE conflict AND label = 'ORIGINAL'))::DOUBLE
+                 / count(*) FILTER (WHERE conflict AND label IN ('ORIGINAL', 'CONTEXT')) END AS memorization_ratio,
+       count(*) FILTER (WHERE NOT conflict) AS n_agreeing,
        CASE WHEN count(*) FILTER (WHERE label IN ('ORIGINAL', 'CONTEXT')) = 0 THEN NULL
             ELSE (count(*) FILTER (WHERE label = 'ORIGINAL'))::DOUBLE
-                 / count(*) FILTER (WHERE label IN ('ORIGINAL', 'CONTEXT')) END AS memorization_ratio
-FROM generation g
-GROUP BY g.run_id, g.query_form_id, g.fact_id;
+                 / count(*) FILTER (WHERE label IN ('ORIGINAL', 'CONTEXT')) END AS memorization_ratio_all
+FROM g
+GROUP BY run_id, query_form_id, fact_id;
