@@ -229,7 +229,9 @@ def summarize(path):
     for cond in ("none", "ctx"):
         sel = [v for r, c, v in allc if (c == "none") == (cond == "none")]
         print(f"  {cond}: sum {np.mean([v['se_mc_sum'] for v in sel]):.3f} authors {np.mean([v['se_mc_authors'] for v in sel]):.3f}")
-    print("  mean answer tokens", np.mean([np.mean(v["n_tokens"]) for _, _, v in allc]))
+    print("  mean answer tokens", np.mean([np.mean(v["n_tokens"]) for _, _, v in allc]),
+          "; samples with 20 answer tokens (no end of turn or newline: an empty answer under the released"
+          " code's Llama / Mistral regex)", np.mean([np.mean(np.array(v["n_tokens"]) >= 20) for _, _, v in allc]))
     # clustering
     print("authors' pass: overlapping clusters in", sum(v["overlap"] for _, _, v in allc), "/", len(allc),
           "; n_clusters differ in", sum(v["n_clusters"] != v["n_clusters_authors_pass"] for _, _, v in allc),
