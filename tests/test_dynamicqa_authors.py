@@ -242,3 +242,38 @@ def test_resuming_a_run_from_before_the_options_keeps_its_rules():
     assert (old.se_form, old.cp_tokens, old.labels, old.kl_zeros) == ("sum", "answer", "alias", "inf")
     new = gen._stored_config(_RunRow({"samples": 3, "cp_tokens": "generated", "labels": "rouge"}), 1)
     assert (new.cp_tokens, new.labels) == ("generated", "rouge")
+
+
+# ---- a run records its rules, and its stored SE follows --se-form ------------------------------
+
+@pytest.mark.parametrize("opts", [{}, dict(se_form="authors", cp_tokens="answer", labels="alias", kl_zeros="drop")])
+def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
+    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
+    from ctxprior.schema import open_warehouse
+    from fixtures.make_dynamicqa import make_dynamicqa
+    from ctxprior.scoring.models import tiny_model
+    from test_dynamicqa import subset
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(sem.resolve_encoder("minilm"))
+    tok.eos_token = "[SEP]"
+    lm = tiny_model(tok, seed=0, hidden=32)
+    d = subset(make_dynamicqa(tmp_path / "full", n=12, seed=0).folder, tmp_path / "dq", 2)
+    with open_warehouse(str(tmp_path / "wh.duckdb")) as wh:
+        ingest_dynamicqa(wh, d)
+        cfg = gen.DynamicConfig(limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", **opts)
+        rid = gen.score_dynamic(wh, cfg, lm=lm, equivalence=sem.EmbeddingEquivalence("minilm", 0.89), progress=False)
+        stored = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [rid]))
+        want = {**dict(se_form="sum", cp_tokens="generated", labels="rouge", kl_zeros="inf"), **opts}
+        assert {k: stored[k] for k in want} == want
+        rows = wh.query("""SELECT s.semantic_entropy_mc, list(g.logprob_sum ORDER BY g.sample_index),
+                                  list(g.n_tokens ORDER BY g.sample_index), list(g.cluster ORDER BY g.sample_index)
+                           FROM dynamicqa_score s JOIN dynamicqa_generation g USING (run_id, fact_id, condition)
+                           WHERE s.run_id = ? AND g.sample_index >= 0 GROUP BY ALL""", [rid])
+    assert len(rows) == 9
+    other = "authors" if want["se_form"] == "sum" else "sum"
+    n_differ = 0
+    for se_mc, lps, nts, cl in rows:
+        assert se_mc == pytest.approx(sem.semantic_entropy_mc(sem.sample_logliks(lps, nts, want["se_form"]), cl), abs=1e-9)
+        n_differ += abs(se_mc - sem.semantic_entropy_mc(sem.sample_logliks(lps, nts, other), cl)) > 1e-6
+    assert n_differ > 0  # answers longer than one token: the two forms differ
