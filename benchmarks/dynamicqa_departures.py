@@ -244,6 +244,13 @@ def summarize(path):
         return sum(v[key][lab] for _, _, v in ctx)
     for lab in ("match", "persuaded", "persuaded_code", "stubborn"):
         print(f"{lab}: rouge {cnt('labels_rouge', lab)} alias {cnt('labels_alias', lab)} rouge-sampled {cnt('labels_rouge_sampled', lab)}")
+    for p in ("static", "temporal", "disputable"):
+        sel = [v for r, _, v in ctx if r["partition"] == p]
+        if sel:
+            pct = lambda key, lab: round(100 * sum(v[key][lab] for v in sel) / len(sel))  # noqa: E731
+            print(f"  {p} (%, rouge / alias): persuaded {pct('labels_rouge', 'persuaded')} / {pct('labels_alias', 'persuaded')}"
+                  f", stubborn {pct('labels_rouge', 'stubborn')} / {pct('labels_alias', 'stubborn')}"
+                  f", accuracy with context {pct('labels_rouge', 'match')} / {pct('labels_alias', 'match')}")
     dis = sum((v["labels_rouge"]["persuaded"], v["labels_rouge"]["stubborn"]) != (v["labels_alias"]["persuaded"], v["labels_alias"]["stubborn"]) for _, _, v in ctx)
     print("label pairs (persuaded, stubborn) differ rouge vs alias in", dis, "/", len(ctx))
     dis = sum((v["labels_rouge"]["persuaded"], v["labels_rouge"]["stubborn"]) != (v["labels_rouge_sampled"]["persuaded"], v["labels_rouge_sampled"]["stubborn"]) for _, _, v in ctx)
