@@ -227,6 +227,12 @@ def test_cli_options_and_their_defaults(run_cli):
         assert opt in out
     res = run_cli("score-dynamic", "--labels", "nli")
     assert res.exit_code == 2
+    from ctxprior.commands.dynamicqa import score_dynamic_cmd
+
+    defaults = {p.name: p.default for p in score_dynamic_cmd.params}
+    cfg = gen.DynamicConfig()
+    for name in ("se_form", "cp_tokens", "labels", "kl_zeros"):
+        assert defaults[name] == getattr(cfg, name), name  # the CLI's defaults are the API's
 
 
 class _RunRow:
