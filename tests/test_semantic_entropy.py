@@ -1,6 +1,7 @@
-"""Semantic entropy in its two forms, and the DynamicQA paper's Table 2 scale: the released code
-(Kuhn et al.'s function) subtracts a likelihood shift of 5 from each cluster log-likelihood before
-averaging, so the paper-scale Monte-Carlo SE is the plain one + 5."""
+"""Semantic entropy in its two forms, and the likelihood shift: the released code (Kuhn et al.'s
+function) subtracts 5 from each cluster log-likelihood before averaging, so its Monte-Carlo SE is
+the plain one + 5 (computed from per-token mean log-likelihoods, --se-form authors, it is the
+paper's Table 2 quantity; tests/test_dynamicqa_authors.py)."""
 
 from __future__ import annotations
 

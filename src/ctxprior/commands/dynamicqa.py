@@ -47,11 +47,25 @@ def sample_dynamic_cmd(app, dataset: str, partition: str, limit: int | None) -> 
               help="auto: wrap prompts in the tokenizer's chat template when it has one.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed (per fact: seed, fact id).")
 @click.option("--device", default="auto", show_default=True, help="cpu | cuda | cuda:N | mps | auto.")
+@click.option("--se-form", type=click.Choice(["sum", "authors"]), default="sum", show_default=True,
+              help="Per-sample log-likelihood in the Monte-Carlo SE: sum over the answer tokens (the "
+                   "paper's sequence probability) or authors (per-token mean, the released code's; "
+                   "with the +5 shift of analyze-dynamic it is the paper's Table 2 scale).")
+@click.option("--cp-tokens", type=click.Choice(["generated", "answer"]), default="generated", show_default=True,
+              help="Steps each sample's mean token distribution (the CP input) averages: every generated "
+                   "step, end of sequence included (the released code), or the answer tokens only.")
+@click.option("--labels", type=click.Choice(["rouge", "alias"]), default="rouge", show_default=True,
+              help="Greedy-answer matching for accuracy and persuaded / stubborn: rouge (the released code's "
+                   "ROUGE-L F1 > 0.3 with obj / replace_name / the no-context answer) or alias (whole-word "
+                   "aliases; stubborn by the equivalence test).")
+@click.option("--kl-zeros", type=click.Choice(["inf", "drop"]), default="inf", show_default=True,
+              help="KL terms where the context-side distribution is positive and the no-context one is 0: "
+                   "inf (the true KL) or drop (left out, as the released code).")
 @click.option("--resume", "resume", type=int, default=None, metavar="RUN",
               help="Continue this run with its stored options (a rerun with the same options also continues).")
 @pass_app
 def score_dynamic_cmd(app, dataset, partition, limit, model, samples, temperature, max_new_tokens, equivalence,
-                      threshold, chat_template, seed, device, resume) -> None:
+                      threshold, chat_template, seed, device, se_form, cp_tokens, labels, kl_zeros, resume) -> None:
     """Sample answers to each fact's question alone, with its original context and with its
     counter-memory context; store texts, log-probs, semantic clusters, semantic entropy, CP,
     accuracy and persuaded/stubborn labels. Prints the run id alone on the last line."""
@@ -59,7 +73,8 @@ def score_dynamic_cmd(app, dataset, partition, limit, model, samples, temperatur
 
     cfg = DynamicConfig(dataset=dataset, partitions=partition, limit=limit, model=model, samples=samples,
                         temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
-                        threshold=threshold, chat_template=chat_template, seed=seed, device=device)
+                        threshold=threshold, chat_template=chat_template, seed=seed, device=device,
+                        se_form=se_form, cp_tokens=cp_tokens, labels=labels, kl_zeros=kl_zeros)
     cfg.validate()
     with app.open() as wh:
         rid = score_dynamic(wh, None if resume is not None else cfg, resume=resume,

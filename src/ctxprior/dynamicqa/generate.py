@@ -5,9 +5,11 @@ Per fact, three conditions: ``none`` (question alone), ``original`` (context fil
 temperature (full vocabulary: top_k=0, top_p=1) and one greedy answer (accuracy and the
 persuaded / stubborn labels use the greedy answer, as in the paper §5.1).
 
-Per sampled answer we keep its text, the sum of its token log-probs at temperature 1 (the model's
-likelihood, used by semantic entropy) and the mean over its answer tokens of the full softmax
-distribution, computed in log space in float64 (logsumexp of log_softmax minus log m).
+Per sampled answer we keep its text, the sum of its token log-probs at temperature 1 over its
+answer tokens (the model's likelihood, used by semantic entropy; ``--se-form authors`` divides it
+by the token count for the Monte-Carlo SE) and the mean of the full softmax distribution over its
+generated steps, the end-of-sequence step included, as the released code (``--cp-tokens answer``:
+over its answer tokens only), computed in log space in float64 (logsumexp of log_softmax minus log m).
 CP is computed inside the run from these exact full-vocabulary distributions; the warehouse keeps
 only a sparse top-k (default 50) of each sample's mean distribution plus its mass, because full
 rows would cost V×8 bytes = 393 kB per sample for SmolLM2 (11.8 MB per fact). Re-deriving CP from
@@ -16,7 +18,9 @@ CP (coarse-graining never increases KL, data-processing inequality).
 
 Answer tokens: generated tokens up to (excluding) the end-of-sequence token or the first token that
 starts a new line after some answer text; at least one token (so an empty answer still has a
-distribution). Resumable: one transaction per fact writes all its rows plus the
+distribution). Persuaded / stubborn and greedy accuracy follow ``--labels`` (``rouge``: the
+released code's ROUGE-L F1 > 0.3; ``alias``: whole-word aliases and the equivalence test).
+Departures from the paper and the released code: docs/departures.md. Resumable: one transaction per fact writes all its rows plus the
 ``dynamicqa_fact_done`` marker; a rerun with the same configuration (or ``--resume RUN``)
 continues the unfinished run, skipping finished facts. Sampling is seeded per fact
 (seed, fact_id), so a resumed run produces the same rows as an uninterrupted one.
@@ -46,6 +50,10 @@ CONDITIONS = ("none", "original", "counter")
 PROMPT_NONE = "Answer the following question with a short answer.\nQuestion: {question}"
 PROMPT_CTX = "Answer the following question with a short answer, based on the context.\nContext: {context}\nQuestion: {question}"
 RAW_SUFFIX = "\nAnswer:"
+CP_TOKENS = ("generated", "answer")
+LABEL_RULES = ("rouge", "alias")
+# options added after the first dynamic runs, with the rule those runs used (resume keeps them)
+LEGACY_OPTIONS = {"se_form": "sum", "cp_tokens": "answer", "labels": "alias", "kl_zeros": "inf"}
 
 
 @dataclass
@@ -64,6 +72,10 @@ class DynamicConfig:
     dist_topk: int = 50
     device: str = "auto"
     dtype: str = "auto"
+    se_form: str = "sum"
+    cp_tokens: str = "generated"
+    labels: str = "rouge"
+    kl_zeros: str = "inf"
 
     def validate(self) -> None:
         self.partitions = parse_partitions(self.partitions)
@@ -79,6 +91,10 @@ class DynamicConfig:
             raise UserError(f"--limit {self.limit}: must be positive")
         if self.threshold is not None and not (-1.0 <= self.threshold <= 1.0):
             raise UserError(f"--threshold {self.threshold}: a cosine similarity lies in [-1, 1]")
+        for opt, val, ok in (("--se-form", self.se_form, sem.SE_FORMS), ("--cp-tokens", self.cp_tokens, CP_TOKENS),
+                             ("--labels", self.labels, LABEL_RULES), ("--kl-zeros", self.kl_zeros, sem.KL_ZEROS)):
+            if val not in ok:
+                raise UserError(f"{opt} {val}: expected {' or '.join(ok)}")
         kind = self.equivalence.partition(":")[0]
         if kind not in ("nli", "embedding") or not self.equivalence.partition(":")[2]:
             raise UserError(f"--equivalence {self.equivalence}: expected nli:MODEL or embedding:minilm")
@@ -150,7 +166,7 @@ class Answer:
     raw_text: str
     logprob_sum: float
     n_tokens: int
-    logdist: Any  # torch [V] float64: log of the mean token distribution over the answer tokens
+    logdist: Any  # torch [V] float64: log of the mean token distribution (over cp_tokens' steps)
 
 
 def build_prompt(tokenizer, content: str, chat: bool) -> str:
@@ -181,15 +197,18 @@ def _answer_len(tokenizer, tokens: list[int], stop_ids: set[int]) -> tuple[int, 
 
 
 def generate(lm, prompts: Sequence[str], n: int, temperature: float, max_new_tokens: int,
-             seed: int) -> tuple[list[list[Answer]], list[Answer]]:
+             seed: int, cp_tokens: str = "generated") -> tuple[list[list[Answer]], list[Answer]]:
     """For each prompt: n answers sampled at ``temperature`` (full vocabulary) and one greedy answer.
 
     Each prompt is encoded once (prefill), then its KV cache is repeated for its n + 1 rows
     (row 0 greedy): B = len(prompts) * (n + 1) rows decode together, one token per step.
+    ``cp_tokens``: the steps each sample's mean token distribution averages, ``generated`` (every
+    generated step, the end-of-sequence one included, as the released code) or ``answer`` (the
+    answer tokens only).
     """
     stop_ids = _stop_ids(lm)
     seqs, all_logits = _decode(lm, prompts, n + 1, temperature, max_new_tokens, seed, stop_ids)
-    return _answers(lm.tokenizer, seqs, all_logits, n + 1, len(prompts), stop_ids)
+    return _answers(lm.tokenizer, seqs, all_logits, n + 1, len(prompts), stop_ids, cp_tokens)
 
 
 def _stop_ids(lm) -> set[int]:
@@ -243,10 +262,11 @@ def _decode(lm, prompts: Sequence[str], r: int, temperature: float, max_new_toke
     return torch.stack(steps_tokens, 1), torch.stack(steps_logits, 1)  # [B, T], [B, T, V] temperature 1
 
 
-def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int]
+def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], cp_tokens: str = "generated"
              ) -> tuple[list[list[Answer]], list[Answer]]:
-    """Each row's answer: text, log-prob sum and mean token distribution (float64, log space);
-    rows grouped back per prompt (sampled) and the greedy row apart."""
+    """Each row's answer: text, log-prob sum over its answer tokens and mean token distribution
+    (float64, log space) over the steps ``cp_tokens`` names; rows grouped back per prompt
+    (sampled) and the greedy row apart."""
     import torch
 
     sampled_out: list[list[Answer]] = [[] for _ in range(n_prompts)]
@@ -255,9 +275,10 @@ def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int]
         toks = seqs[b].tolist()
         m, end = _answer_len(tok, toks, stop_ids)
         m = min(m, len(toks))
-        logp = torch.log_softmax(all_logits[b, :m].double(), dim=-1)  # [m, V] float64
-        lp_sum = float(logp.gather(1, seqs[b, :m, None].to(logp.device)).sum())
-        logdist = torch.logsumexp(logp, dim=0) - math.log(m)  # [V]
+        steps = m if cp_tokens == "answer" else min(end + 1, len(toks))  # generated: EOS step included
+        logp = torch.log_softmax(all_logits[b, :max(m, steps)].double(), dim=-1)  # [max(m, steps), V] float64
+        lp_sum = float(logp[:m].gather(1, seqs[b, :m, None].to(logp.device)).sum())
+        logdist = torch.logsumexp(logp[:steps], dim=0) - math.log(steps)  # [V]
         a = Answer(tok.decode(toks[:m], skip_special_tokens=True).strip(),
                    tok.decode(toks[:end], skip_special_tokens=True), lp_sum, m, logdist)
         if b % r == 0:
@@ -297,7 +318,7 @@ def score_fact(lm, equivalence: sem.Equivalence, fact: dict, cfg: DynamicConfig,
                                                    for c in ("original", "counter")]
     prompts = [build_prompt(lm.tokenizer, c, chat) for c in contents]
     sampled, greedy = generate(lm, prompts, cfg.samples, cfg.temperature, cfg.max_new_tokens,
-                               _fact_seed(cfg.seed, fact["fact_id"]))
+                               _fact_seed(cfg.seed, fact["fact_id"]), cfg.cp_tokens)
     gen_rows: list[dict] = []
     dist_rows: list[dict] = []
     labels: dict[str, np.ndarray] = {}
@@ -306,7 +327,7 @@ def score_fact(lm, equivalence: sem.Equivalence, fact: dict, cfg: DynamicConfig,
         labels[cond] = equivalence.cluster(q, [a.text for a in sampled[ci]])
         logd[cond] = torch.stack([a.logdist for a in sampled[ci]])  # [N, V] float64
         _answer_rows(fact, cond, sampled[ci], greedy[ci], labels[cond], cfg.dist_topk, gen_rows, dist_rows)
-    score_rows = [_score_row(fact, cond, sampled[ci], greedy[ci], greedy[0].text, labels, logd, equivalence)
+    score_rows = [_score_row(fact, cond, sampled[ci], greedy[ci], greedy[0].text, labels, logd, equivalence, cfg)
                   for ci, cond in enumerate(CONDITIONS)]
     return gen_rows, dist_rows, score_rows
 
@@ -342,7 +363,7 @@ def _answer_rows(fact: dict, cond: str, answers: list[Answer], g: Answer, lab: n
 
 
 def _score_row(fact: dict, cond: str, answers: list[Answer], g: Answer, g_none: str, labels: dict,
-               logd: dict, equivalence: sem.Equivalence) -> dict:
+               logd: dict, equivalence: sem.Equivalence, cfg: DynamicConfig) -> dict:
     """One condition's score row: clusters, SE (both forms), accuracy; with a context also CP
     against the no-context answers and the persuaded / stubborn labels of the greedy answer."""
     gold = _gold(fact)
@@ -350,20 +371,35 @@ def _score_row(fact: dict, cond: str, answers: list[Answer], g: Answer, g_none: 
     row = {"fact_id": fact["fact_id"], "condition": cond, "n_samples": len(answers),
            "n_clusters": int(len(np.unique(labels[cond]))),
            "semantic_entropy": sem.semantic_entropy(lps, labels[cond]),
-           "semantic_entropy_mc": sem.semantic_entropy_mc(lps, labels[cond]),
+           "semantic_entropy_mc": sem.semantic_entropy_mc(
+               sem.sample_logliks(lps, [a.n_tokens for a in answers], cfg.se_form), labels[cond]),
            "cp": None, "context_answer": None, "greedy_answer": g.text,
-           "greedy_matches_gold": sem.contains_answer(g.text, gold), "greedy_matches_context": None,
+           "greedy_matches_gold": _matches(g.text, fact["object"], gold, cfg.labels),
+           "greedy_matches_context": None,
            "sample_accuracy": float(np.mean([sem.contains_answer(a.text, gold) for a in answers])),
            "persuaded": None, "stubborn": None}
     if cond != "none":
+        ctx = fact["object"] if cond == "original" else fact["replace_name"]
         al = gold if cond == "original" else [fact["replace_name"]]
-        m_ctx = sem.contains_answer(g.text, al)
-        row["cp"] = sem.coherent_persuasion(logd[cond], labels[cond], logd["none"], labels["none"])
-        row["context_answer"] = fact["object"] if cond == "original" else fact["replace_name"]
+        m_ctx = _matches(g.text, ctx, al, cfg.labels)
+        row["cp"] = sem.coherent_persuasion(logd[cond], labels[cond], logd["none"], labels["none"], cfg.kl_zeros)
+        row["context_answer"] = ctx
         row["greedy_matches_context"] = m_ctx
-        row["persuaded"] = bool(m_ctx and not sem.contains_answer(g_none, al))
-        row["stubborn"] = bool(not m_ctx and equivalence.equivalent(fact["question"], [g.text, g_none])[0, 1])
+        row["persuaded"] = bool(m_ctx and not _matches(g_none, ctx, al, cfg.labels))
+        if cfg.labels == "rouge":
+            same = sem.rouge_match(g.text, g_none, clean_reference=True)
+        else:
+            same = bool(equivalence.equivalent(fact["question"], [g.text, g_none])[0, 1])
+        row["stubborn"] = bool(not m_ctx and same)
     return row
+
+
+def _matches(answer: str, target: str, aliases: list[str], rule: str) -> bool:
+    """Does an answer state ``target``? ``rouge``: the released code's ROUGE-L F1 > 0.3 against
+    ``target`` (obj or replace_name); ``alias``: a whole-word occurrence of one of ``aliases``."""
+    if rule == "rouge":
+        return sem.rouge_match(answer, target)
+    return sem.contains_answer(answer, aliases)
 
 
 # ---- the run ----------------------------------------------------------------------------------
@@ -444,7 +480,7 @@ def _stored_config(wh: Warehouse, resume: int) -> DynamicConfig:
         raise UserError(f"--resume {resume}: no such run in {wh.path}")
     if row[0][0] != "dynamic":
         raise UserError(f"--resume {resume}: run {resume} is a {row[0][0]} run, not a dynamic one")
-    stored = json.loads(row[0][1])
+    stored = {**LEGACY_OPTIONS, **json.loads(row[0][1])}
     return DynamicConfig(**{k: stored[k] for k in DynamicConfig.__dataclass_fields__ if k in stored})
 
 

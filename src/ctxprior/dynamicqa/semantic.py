@@ -7,7 +7,8 @@ Pure metric functions (numpy / torch, float64, log space) plus two equivalence r
   (e.g. microsoft/deberta-large-mnli, a local folder or a cached hub id).
 Both also treat identical normalized answers as equivalent. Clusters are the connected components
 of the "equivalent" graph (its transitive closure), so they are true equivalence classes and do
-not depend on sample order (unlike the greedy assignment of the released code). Neither cosine
+not depend on sample order (unlike the greedy pass of the released code, whose clusters can
+overlap and whose order depends on ``PYTHONHASHSEED``; docs/departures.md). Neither cosine
 similarity above a threshold nor mutual entailment is transitive by itself: the closure can merge
 a chain a~b~c with a and c not directly equivalent; that is the price of a well-defined partition.
 """
@@ -49,6 +50,54 @@ def contains_answer(text: str, aliases: Sequence[str]) -> bool:
         if na and f" {na} " in t:
             return True
     return False
+
+
+# The released code's answer matching (get_stubborn_persuaded_instances.py, inference_answer.py):
+# ROUGE-L F1 > 0.3 between the cleaned answer and obj / replace_name / the other answer. Their scorer
+# is rouge_score's RougeScorer(['rougeL'], use_stemmer=True); this one is the same LCS F1 on the same
+# tokens (lower-cased runs of [a-z0-9]) without the Porter stemmer (see docs/departures.md).
+ROUGE_THRESHOLD = 0.3
+_ROUGE_TOKENS = re.compile(r"[a-z0-9]+")
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """rouge_score's tokens: lower-cased, every run of characters other than [a-z0-9] a separator."""
+    return _ROUGE_TOKENS.findall(text.lower())
+
+
+def _lcs_len(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists (dynamic programming)."""
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def rouge_l_f1(prediction: str, target: str) -> float:
+    """ROUGE-L F1: LCS / len as precision (prediction) and recall (target), harmonic mean; 0 if empty."""
+    a, b = rouge_tokens(prediction), rouge_tokens(target)
+    if not a or not b:
+        return 0.0
+    lcs = _lcs_len(a, b)
+    if lcs == 0:
+        return 0.0
+    prec, rec = lcs / len(a), lcs / len(b)
+    return 2 * prec * rec / (prec + rec)
+
+
+def clean_answer(text: str) -> str:
+    """The released code's ``clean_str``: lower-case, drop 'assistant:', every 'answer' and ':'."""
+    t = text.lower().replace("assistant:", "").strip()
+    return t.replace("answer", "").replace(":", "")
+
+
+def rouge_match(answer: str, reference: str, clean_reference: bool = False) -> bool:
+    """The released code's match: ROUGE-L F1(clean_answer(answer), reference) > 0.3."""
+    ref = clean_answer(reference) if clean_reference else reference
+    return rouge_l_f1(clean_answer(answer), ref) > ROUGE_THRESHOLD
 
 
 # ---- clustering ----------------------------------------------------------------------------
@@ -243,9 +292,24 @@ def semantic_entropy(logprobs: Sequence[float], labels: Sequence[int]) -> float:
     return float(max(0.0, -np.sum(np.exp(logp) * logp)))
 
 
+SE_FORMS = ("sum", "authors")
+
+
+def sample_logliks(logprob_sums: Sequence[float], n_tokens: Sequence[int], form: str = "sum") -> list[float]:
+    """Each sample's log-likelihood for semantic entropy: ``sum`` = the sequence log-probability
+    (sum over its tokens); ``authors`` = the per-token mean (sum / tokens), what the released
+    code's reported SE (``predictive_entropy_over_concepts``, from ``average_neg_log_likelihoods``) uses."""
+    if form not in SE_FORMS:
+        raise ValueError(f"form={form!r}: expected one of {SE_FORMS}")
+    if form == "sum":
+        return [float(x) for x in logprob_sums]
+    return [float(x) / max(1, int(n)) for x, n in zip(logprob_sums, n_tokens)]
+
+
 # The released DynamicQA code computes semantic entropy with Kuhn et al.'s function, which subtracts
 # a "likelihood shift" of 5 from every cluster log-likelihood before averaging:
-# -(1/K) sum_k (log p(k) - 5) = SE_mc + 5. The paper's Table 2 values are on that scale.
+# -(1/K) sum_k (log p(k) - 5) = SE_mc + 5, with p(s) = exp(per-token mean log-likelihood)
+# (``sample_logliks(..., "authors")``). The paper's Table 2 values are on that scale.
 LIKELIHOOD_SHIFT = 5.0
 
 
@@ -253,8 +317,9 @@ def semantic_entropy_mc(logprobs: Sequence[float], labels: Sequence[int], shift:
     """Monte-Carlo SE (Kuhn et al. eq. 2): -(1/K) sum_k (log p(k) - shift), p(k) unnormalized.
 
     ``shift=0`` (stored in ``dynamicqa_score.semantic_entropy_mc``) is the formula as written;
-    ``shift=LIKELIHOOD_SHIFT`` is the released code's, the scale of the DynamicQA paper's Table 2
-    (the ``se_mc_*`` columns of ``dynamicqa_summary``): the same value + 5.
+    ``shift=LIKELIHOOD_SHIFT`` is the released code's (the ``se_mc_*`` columns of
+    ``dynamicqa_summary``): the same value + 5. The paper's Table 2 values are that, computed from
+    per-token mean log-likelihoods (``sample_logliks(..., "authors")``, ``--se-form authors``).
     """
     lk = cluster_log_likelihoods(logprobs, labels)
     return float(-np.mean(lk - shift))
@@ -277,19 +342,38 @@ def cluster_log_distributions(sample_logdist, labels):
     return torch.stack(out)
 
 
-def kl_matrix(log_p, log_q):
-    """[A, B] KL(P_a || Q_b) in nats for log-distributions log_p [A, V], log_q [B, V] (float64)."""
+KL_ZEROS = ("inf", "drop")
+
+
+def kl_matrix(log_p, log_q, zeros: str = "inf"):
+    """[A, B] KL(P_a || Q_b) in nats for log-distributions log_p [A, V], log_q [B, V] (float64).
+
+    Terms with p_v = 0 are 0 (0 log 0 = 0, also where q_v = 0). Where p_v > 0 and q_v = 0:
+    ``zeros="inf"`` gives the true KL, +inf; ``zeros="drop"`` leaves those terms out, as the
+    released DynamicQA code does (``scipy.special.rel_entr`` then ``np.ma.masked_invalid``).
+    """
+    import torch
+
+    if zeros not in KL_ZEROS:
+        raise ValueError(f"zeros={zeros!r}: expected one of {KL_ZEROS}")
     p = log_p.exp()  # [A, V]
-    neg_ent = (p * log_p).sum(-1, keepdim=True)  # [A, 1]
-    cross = p @ log_q.T  # [A, B]
-    return (neg_ent - cross).clamp_min(0.0)
+    plogp = torch.where(p > 0, p * log_p, torch.zeros_like(p))  # [A, V], 0 log 0 = 0
+    q_pos = torch.isfinite(log_q)  # [B, V] q_v > 0
+    log_q0 = torch.where(q_pos, log_q, torch.zeros_like(log_q))  # [B, V], -inf -> 0 (masked below)
+    cross = p @ log_q0.T  # [A, B] sum over q_v > 0 of p_v log q_v
+    if zeros == "drop":
+        return plogp @ q_pos.to(p.dtype).T - cross  # [A, B] only the terms with q_v > 0; no clamp
+    kl = (plogp.sum(-1, keepdim=True) - cross).clamp_min(0.0)  # [A, B]
+    infinite = ((p > 0).to(p.dtype) @ (~q_pos).to(p.dtype).T) > 0  # [A, B] some p_v > 0 = q_v
+    return kl.masked_fill(infinite, math.inf)
 
 
-def coherent_persuasion(ctx_logdist, ctx_labels, noctx_logdist, noctx_labels) -> float:
-    """CP = mean over (context cluster a, no-context cluster b) of KL(P_a || P_b), nats."""
+def coherent_persuasion(ctx_logdist, ctx_labels, noctx_logdist, noctx_labels, zeros: str = "inf") -> float:
+    """CP = mean over (context cluster a, no-context cluster b) of KL(P_a || P_b), nats
+    (``zeros``: see ``kl_matrix``)."""
     pa_ = cluster_log_distributions(ctx_logdist, ctx_labels)
     pb_ = cluster_log_distributions(noctx_logdist, noctx_labels)
-    return float(kl_matrix(pa_, pb_).mean().item())
+    return float(kl_matrix(pa_, pb_, zeros).mean().item())
 
 
 # ---- threshold calibration -----------------------------------------------------------------

@@ -1,9 +1,10 @@
 -- DynamicQA Tables 1-2 analogues per run and partition.
--- Parameter 1: INTEGER[] of run ids. Variable se_shift: the likelihood shift (5) that puts the
--- Monte-Carlo SE on the paper's Table 2 scale: the released code subtracts it from every cluster
--- log-likelihood before averaging, i.e. adds it to -(1/K) sum_k log p(k) (semantic.LIKELIHOOD_SHIFT). Instances = (fact, context condition): 2 per fact, as in
--- the paper's Table 1 (N = 2 x facts). Accuracy with context: the greedy answer contains the
--- context's answer; without context: it contains a gold alias (not defined for disputable facts).
+-- Parameter 1: INTEGER[] of run ids. Variable se_shift: the likelihood shift (5) the released code
+-- subtracts from every cluster log-likelihood before averaging, i.e. adds to -(1/K) sum_k log p(k)
+-- (semantic.LIKELIHOOD_SHIFT); with it, a run with se_form = authors gives the paper's Table 2
+-- quantity. Instances = (fact, context condition): 2 per fact, as in the paper's Table 1
+-- (N = 2 x facts). Accuracy with context: the greedy answer states the context's answer; without
+-- context: it states obj (not defined for disputable facts); matching per the run's labels rule.
 WITH s AS (
     SELECT s.*, df.partition
     FROM dynamicqa_score s
