@@ -655,7 +655,8 @@ def test_labels_that_are_not_usable_names_are_skipped(db_path, run_cli, tmp_path
     extra += [f"{long_iri} <http://x/p{i}> <http://x/o{i}> ." for i in range(300)]  # the top entity by degree
     p = tmp_path / "names.nt"
     p.write_text("\n".join(lines + extra) + "\n")
-    r = run_cli("build-dataset", p, "--name", "n", "--relations", EXAMPLE)
+    # --require-label none: unlabelled entities are named after their IRI (the default drops them)
+    r = run_cli("build-dataset", p, "--name", "n", "--relations", EXAMPLE, "--require-label", "none")
     assert r.exit_code == 0, r.output
     # the long IRI as capital entity and as capital_of answer
     assert "left out 2 chosen fact(s) whose entity or answer has no usable name" in r.output, r.output
