@@ -20,6 +20,10 @@ chosen (docs/scoring.md#precision).
     python benchmarks/gpu.py                       # on a CUDA machine: every shape, both dtypes
     python benchmarks/gpu.py --shapes 410m --dtypes float16 --entities 16
     python benchmarks/gpu.py --smoke               # a tiny shape on the CPU (the test suite runs this)
+
+It needs only torch, transformers and numpy (the engine imports no warehouse code), so on a bare
+GPU machine with those, ``PYTHONPATH=src python3 benchmarks/gpu.py --json gpu.json`` runs from a
+checkout without installing ctxprior.
 """
 
 from __future__ import annotations

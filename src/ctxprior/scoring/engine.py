@@ -318,7 +318,7 @@ class Engine:
         cache = DynamicCache()  # full layers whatever the config says (no sliding truncation)
         self.body(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True)
         pad = (mask == 0)[:, None, :, None]
-        return [(k.masked_fill(pad, 0), v.masked_fill(pad, 0)) for k, v in _cache_layers(cache)]
+        return [(k.masked_fill_(pad, 0), v.masked_fill_(pad, 0)) for k, v in _cache_layers(cache)]
 
     def _forward_rows(self, rows: _Rows, s: int, e: int, block: "Block | None", keep_cache: bool = False):
         """One batch of rows: (hidden [B, Ls, hidden] or logits when the head is not exact,
