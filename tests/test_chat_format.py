@@ -319,13 +319,15 @@ def test_smollm2_chat_template_and_scores(smol):
                              "Hugging Face<|im_end|>\n<|im_start|>user\n" + PLACEHOLDER
                              + "<|im_end|>\n<|im_start|>assistant\n")
     eng = Engine(smol, batch_size=16)
-    res = first_token(eng, CONTEXTS, QUERIES[:2], topk=3, prompt=chat)
+    res = first_token(eng, CONTEXTS, QUERIES, topk=3, prompt=chat)
     naive = naive_first_token(smol.model, smol.tokenizer, [chat.head + c for c in CONTEXTS],
-                              [q + chat.tail for q in QUERIES[:2]], with_prior=False)
+                              [q + chat.tail for q in QUERIES], with_prior=False)
     for r, n in zip(res, naive):
         np.testing.assert_allclose(r.persuasion, n["persuasion"], atol=1e-4)
     plain = Engine(smol, batch_size=16, share_prefix=False)
-    first_token(plain, CONTEXTS, QUERIES[:2], topk=3, prompt=chat)
-    assert eng.tokens_computed < plain.tokens_computed / 2
-    # the prior (France) prefers Paris in the assistant turn too
-    assert "Paris" in res[0].prior_topk[0][1]
+    first_token(plain, CONTEXTS, QUERIES, topk=3, prompt=chat)
+    # the system turn, user header and context are computed once per context, not once per query
+    head_ctx = eng.encode([chat.head + c for c in CONTEXTS])
+    assert plain.tokens_computed - eng.tokens_computed >= sum((len(QUERIES) - 1) * (len(h) - 1) for h in head_ctx)
+    # in the assistant turn, "Paris" is among the top answers of France's no-context prompt
+    assert "Paris" in [t for _, t, _ in res[0].prior_topk]
