@@ -331,3 +331,21 @@ def test_smollm2_chat_template_and_scores(smol):
     assert plain.tokens_computed - eng.tokens_computed >= sum((len(QUERIES) - 1) * (len(h) - 1) for h in head_ctx)
     # in the assistant turn, "Paris" is among the top answers of France's no-context prompt
     assert "Paris" in [t for _, t, _ in res[0].prior_topk]
+
+
+def test_a_driver_without_the_weights_renders_with_the_tokenizer_alone(tmp_path):
+    """Ray's driver holds no model (``describe_model``): the chat template comes from the tokenizer
+    files alone."""
+    from ctxprior.scoring.runs.score import _Request, _resolve_prompt_format
+
+    lm = tiny()
+    lm.model.save_pretrained(tmp_path)
+    lm.tokenizer.save_pretrained(tmp_path)
+    described = LoadedModel(model=None, tokenizer=None, model_id=str(tmp_path), revision=None,
+                            dtype="float32", device="cpu")
+    req = _Request(1, str(tmp_path), "auto", None, ScoreConfig(prompt_format="chat"))
+    _resolve_prompt_format(req, described)
+    assert req.config.prompt_template == prompt_format(lm.tokenizer, "chat").template
+    raw = _Request(1, str(tmp_path), "auto", None, ScoreConfig())
+    _resolve_prompt_format(raw, described)
+    assert raw.config.prompt_template is None

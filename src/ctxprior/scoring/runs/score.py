@@ -122,6 +122,9 @@ def _resolve_prompt_format(req: _Request, lm: LoadedModel) -> None:
     """Render the prompt format with the model's tokenizer (loaded alone when the driver holds no
     weights): chat without a template is a UserError; a new run stores the rendering and the
     template's sha256 in its options (its identity), a resumed run must render the same."""
+    if req.config.prompt_format == "raw":
+        req.config = replace(req.config, prompt_template=None, prompt_template_sha256=None)
+        return
     tok = lm.tokenizer
     if tok is None:
         from transformers import AutoTokenizer
