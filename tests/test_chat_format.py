@@ -117,6 +117,10 @@ def test_no_chat_template_is_a_user_error():
     with pytest.raises(UserError, match="has no chat template"):
         prompt_format(_tokenizer(None), "chat")
     assert prompt_format(_tokenizer(None), "raw") == PromptFormat()
+    with pytest.raises(UserError, match="fails on a user turn"):
+        prompt_format(_tokenizer("{{ raise_exception('system turn first') }}"), "chat")
+    with pytest.raises(UserError, match="once"):
+        prompt_format(_tokenizer("{% if add_generation_prompt %}assistant:{% endif %}"), "chat")
 
 
 # ---------------------------------------------------------------- scores

@@ -90,7 +90,11 @@ def prompt_format(tokenizer, name: str = "raw") -> PromptFormat:
         text = render_chat(tokenizer, content)
         return text[len(strip):] if strip and text.startswith(strip) else text
 
-    shape = render(_MARK)
+    try:
+        shape = render(_MARK)
+    except Exception as e:  # a template that cannot render a lone user turn
+        raise UserError(f"--prompt-format chat: the chat template fails on a user turn ({type(e).__name__}: "
+                        f"{e})".splitlines()[0]) from None
     if shape.count(_MARK) != 1:
         raise UserError("--prompt-format chat: the chat template does not render the user message once")
     head, tail = shape.split(_MARK)
