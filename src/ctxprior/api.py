@@ -243,7 +243,7 @@ class Warehouse:
               relations: Sequence[str] | None = None,
               estimator: str = "first-token", memorization: bool = False, max_new_tokens: int = 8,
               store_topk: int = 0, prior_topk: int = 10, shard_size: int | None = None, seed: int = 0,
-              resume: int | None = None, fresh: bool = False, executor: str = "local",
+              prompt_format: str = "raw", resume: int | None = None, fresh: bool = False, executor: str = "local",
               workers: int | None = None, address: str | None = None, gpus_per_worker: float | None = None,
               shard_dir: str | None = None, progress: bool = True,
               log: Callable[[str], None] | None = _stderr) -> Run:
@@ -253,7 +253,9 @@ class Warehouse:
         model already loaded with :func:`ctxprior.load_model`. Rerunning the same call continues an
         unfinished run (``resume=RUN`` names one; ``fresh=True`` starts anew). Ctrl-C (or
         ``ctxprior runs cancel``) keeps the finished units. ``executor="ray"`` computes units on
-        Ray workers. Options are those of ``ctxprior score`` ([Scoring](scoring.md#options)).
+        Ray workers. ``prompt_format="chat"`` wraps each prompt in the model's chat template
+        ([Chat models](scoring.md#chat-models)). Options are those of ``ctxprior score``
+        ([Scoring](scoring.md#options)).
         """
         from .scoring.executors import executor_factory
         from .scoring.models import LoadedModel
@@ -265,7 +267,7 @@ class Warehouse:
         config = ScoreConfig(estimator=estimator, query_types=tuple(query_types),
                              relations=tuple(relations) if relations else None, prior_topk=prior_topk,
                              store_topk=store_topk, memorization=memorization, max_new_tokens=max_new_tokens,
-                             query_forms_per_type=query_forms_per_type)
+                             query_forms_per_type=query_forms_per_type, prompt_format=prompt_format)
         lm = model if isinstance(model, LoadedModel) else None
         if resume is not None and device == "auto" and dtype == "auto":
             from .scoring.runs import stored_device_dtype
@@ -397,12 +399,13 @@ def _sigterm_interrupts():
 
 def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[str], *, tokenizer: Any = None,
           device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-          batch_size: int | None = None) -> pd.DataFrame:
+          batch_size: int | None = None, prompt_format: str = "raw") -> pd.DataFrame:
     """Persuasion and susceptibility in memory, no warehouse (the authors' quick-start use).
 
     ``model``: an alias / Hugging Face id / folder, a model from :func:`ctxprior.load_model`, or a
     transformers causal LM already in your notebook together with its ``tokenizer``. ``query`` has
-    an ``{entity}`` placeholder; each context is prepended as is (end it with ``"\\n"``).
+    an ``{entity}`` placeholder; each context is prepended as is (end it with ``"\\n"``);
+    ``prompt_format="chat"`` puts context + query in the user turn of the model's chat template.
     Returns one row per (entity, context): ``entity, context, persuasion, susceptibility`` (nats;
     ``susceptibility`` repeats per entity); ``df.attrs["model"]`` names the model.
 
@@ -415,8 +418,10 @@ def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[st
 
     if "{entity}" not in query:
         raise UserError("query: the template needs an {entity} placeholder")
+    if prompt_format not in ("raw", "chat"):
+        raise UserError(f"prompt_format {prompt_format}: use raw or chat")
     out = quick_scores(_as_model(model, tokenizer, device, dtype, quantization), query, list(entities),
-                       list(contexts), batch_size=batch_size)
+                       list(contexts), batch_size=batch_size, prompt_format=prompt_format)
     rows = [(e["entity"], c, p, e["susceptibility"])
             for e in out["entities"] for c, p in zip(contexts, e["persuasion"])]
     df = pd.DataFrame(rows, columns=["entity", "context", "persuasion", "susceptibility"])

@@ -42,6 +42,10 @@ def model_options(f):
         click.option("--load-in-4bit", is_flag=True, help="Load the model in 4-bit (bitsandbytes; needs CUDA)."),
         click.option("--batch-size", default="auto", show_default=True,
                      help="Prompts per forward pass, or auto (32 on CPU, sized to free memory on CUDA)."),
+        click.option("--prompt-format", type=click.Choice(["raw", "chat"]), default="raw", show_default=True,
+                     help="raw: context + query as one string (the paper); chat: context + query as the "
+                          "user turn of the model's chat template, with its generation prompt "
+                          "(see docs/scoring.md#chat-models)."),
     ]):
         f = opt(f)
     return f
@@ -80,7 +84,7 @@ def model_options(f):
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary of the top entities.")
 @executor_options
 @pass_app
-def score_cmd(app, sample_id, model, device, dtype, load_in_8bit, load_in_4bit, batch_size, query_forms,
+def score_cmd(app, sample_id, model, device, dtype, load_in_8bit, load_in_4bit, batch_size, prompt_format, query_forms,
               query_forms_per_type, relations, estimator, memorization, max_new_tokens, store_topk, prior_topk, shard_size, seed,
               resume, fresh, quiet, **executor) -> None:
     """Score a sample with a causal LM: persuasion (KL) per context and susceptibility (MI) per
@@ -97,7 +101,8 @@ def score_cmd(app, sample_id, model, device, dtype, load_in_8bit, load_in_4bit, 
                        query_forms_per_type=query_forms_per_type,
                        relations=relations, estimator=estimator, memorization=memorization,
                        max_new_tokens=max_new_tokens, store_topk=store_topk, prior_topk=prior_topk,
-                       shard_size=shard_size, seed=seed, resume=resume, fresh=fresh, progress=not quiet,
+                       shard_size=shard_size, seed=seed, prompt_format=prompt_format, resume=resume,
+                       fresh=fresh, progress=not quiet,
                        **executor)
     except KeyboardInterrupt:
         interrupted("rerun the command (or --resume) to continue")
@@ -137,7 +142,7 @@ def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
 @click.option("--estimator", type=click.Choice(["first-token"]), default="first-token", show_default=True,
               help="Estimator (quick supports first-token).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
-def quick_cmd(model, device, dtype, load_in_8bit, load_in_4bit, batch_size, query, entities_file,
+def quick_cmd(model, device, dtype, load_in_8bit, load_in_4bit, batch_size, prompt_format, query, entities_file,
               contexts_file, estimator, as_json) -> None:
     """Score entities against a list of contexts without a warehouse: susceptibility per entity
     and persuasion per context (nats)."""
@@ -147,7 +152,8 @@ def quick_cmd(model, device, dtype, load_in_8bit, load_in_4bit, batch_size, quer
     entities = [e.strip() for e in _read_lines(entities_file, "--entities-file", escapes=False)]
     contexts = _read_lines(contexts_file, "--contexts-file", escapes=True)
     df = quick(model, query, entities, contexts, device=device, dtype=dtype,
-               quantization=_quant(load_in_8bit, load_in_4bit), batch_size=_batch(batch_size))
+               quantization=_quant(load_in_8bit, load_in_4bit), batch_size=_batch(batch_size),
+               prompt_format=prompt_format)
     per_entity = [(e, g["susceptibility"].iloc[0], g["persuasion"].tolist())
                   for e, g in df.groupby("entity", sort=False)]
     if as_json:

@@ -42,6 +42,7 @@ import pyarrow as pa
 
 from .. import __version__
 from ..errors import UserError
+from ..scoring.prompts import render_chat
 from .sample import make_sample, parse_partitions, resolve_dataset, select_facts
 from ..schema.warehouse import Warehouse, utcnow
 from . import semantic as sem
@@ -171,8 +172,7 @@ class Answer:
 
 def build_prompt(tokenizer, content: str, chat: bool) -> str:
     if chat:
-        return tokenizer.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
-                                             add_generation_prompt=True)
+        return render_chat(tokenizer, content)
     return content + RAW_SUFFIX
 
 

@@ -6,7 +6,8 @@
   forcing, sum of token log-probs), normalized over the set.
 
 Every query is scored against every context (the same contexts for every entity); the prompt is
-``context + query`` as one string. The no-context prompt ``query`` alone gives the prior entropy,
+``context + query`` as one string, rendered by a ``PromptFormat`` (``prompts.py``: raw, or the user
+turn of the model's chat template). The no-context prompt ``query`` alone gives the prior entropy,
 top-k and KL(mixture || prior).
 """
 
@@ -21,6 +22,9 @@ import torch
 
 from .engine import Engine
 from .metrics import entropy_torch, kl_torch, scores_torch
+from .prompts import PromptFormat
+
+RAW = PromptFormat()
 
 ESTIMATORS = ("first-token", "answer-set")
 
@@ -109,12 +113,12 @@ def scores_batch(rows: torch.Tensor, prior: torch.Tensor | None, topk: int, prom
 
 def first_token(engine: Engine, contexts: Sequence[str], queries: Sequence[str], *,
                 topk: int = 10, prompt_topk: int = 0, with_prior: bool = True,
-                progress: Callable[[int], None] | None = None) -> list[QueryScores]:
+                progress: Callable[[int], None] | None = None, prompt: PromptFormat = RAW) -> list[QueryScores]:
     """Score every query against every context with the next-token distribution."""
     nc, nq = len(contexts), len(queries)
-    texts = [c + q for q in queries for c in contexts]
+    texts = [prompt(c, q) for q in queries for c in contexts]
     if with_prior:
-        texts += list(queries)
+        texts += [prompt.prior(q) for q in queries]
     seqs = engine.encode(texts)
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)]  # one context, every query
     if with_prior:
@@ -165,7 +169,8 @@ def _continuation_ids(engine: Engine, prompts_ids: Sequence[tuple[int, ...]], pr
 
 def answer_set(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
                candidates: Sequence[Sequence[str]], *, topk: int = 10, prompt_topk: int = 0,
-               with_prior: bool = True, progress: Callable[[int], None] | None = None) -> list[QueryScores]:
+               with_prior: bool = True, progress: Callable[[int], None] | None = None,
+               prompt: PromptFormat = RAW) -> list[QueryScores]:
     """Score every query against every context over a candidate answer set per query.
 
     ``candidates[i]``: the answer strings of query i (deduplicated, order kept). p(a | prompt) =
@@ -175,7 +180,7 @@ def answer_set(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
     per = nc + (1 if with_prior else 0)
     texts, owner = [], []
     for i, q in enumerate(queries):
-        texts += [c + q for c in contexts] + ([q] if with_prior else [])
+        texts += [prompt(c, q) for c in contexts] + ([prompt.prior(q)] if with_prior else [])
         owner += [i] * per
     seqs = engine.encode(texts)
     cands = [list(dict.fromkeys(c)) for c in candidates]

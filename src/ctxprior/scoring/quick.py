@@ -5,17 +5,19 @@ from __future__ import annotations
 from .engine import Engine
 from .estimators import first_token
 from .models import LoadedModel, load_model
+from .prompts import prompt_format as make_format
 
 
 def quick_scores(model: str | LoadedModel, query: str, entities: list[str], contexts: list[str], *,
                  device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-                 batch_size: int | None = None) -> dict:
+                 batch_size: int | None = None, prompt_format: str = "raw") -> dict:
     """{"model": ..., "entities": [{"entity", "susceptibility", "persuasion": [per context, in order]}]}"""
     lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
                                                                  quantization=quantization)
+    fmt = make_format(lm.tokenizer, prompt_format)
     engine = Engine(lm, batch_size=batch_size)
     queries = [query.replace("{entity}", e) for e in entities]
-    res = first_token(engine, contexts, queries, topk=0, with_prior=False)
+    res = first_token(engine, contexts, queries, topk=0, with_prior=False, prompt=fmt)
     return {"model": lm.model_id,
             "entities": [{"entity": e, "susceptibility": r.susceptibility,
                           "persuasion": [float(x) for x in r.persuasion]}

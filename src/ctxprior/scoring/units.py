@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from .engine import Engine
 from .estimators import ScoreError, answer_set, closed_candidates, first_token
+from .prompts import PromptFormat, format_for
 
 
 @dataclass
@@ -34,6 +35,9 @@ class ScoreConfig:
     memorization: bool = False
     max_new_tokens: int = 8
     query_forms_per_type: int | None = None  # only the first N query forms of each type (None: all)
+    prompt_format: str = "raw"  # raw | chat (prompts.py)
+    prompt_template: str | None = None  # chat: the rendering of "{context}{query}" (set at run start)
+    prompt_template_sha256: str | None = None  # chat: sha256 of the chat template's source
 
     def to_json_dict(self) -> dict:
         d = asdict(self)
@@ -143,13 +147,14 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
     generation). Raises ScoreError on NaN/inf."""
     ctx_texts = [t for _, t, _ in inp.contexts]
     queries = [query_text(inp, e, a) for _, e, a in inp.facts]
+    fmt = format_for(engine.lm.tokenizer, config)
     if config.estimator == "first-token":
         res = first_token(engine, ctx_texts, queries, topk=config.prior_topk,
-                          prompt_topk=config.store_topk, progress=progress)
+                          prompt_topk=config.store_topk, progress=progress, prompt=fmt)
     elif config.estimator == "answer-set":
         cands = [_candidates(inp, a) for _, _, a in inp.facts]
         res = answer_set(engine, ctx_texts, queries, cands, topk=config.prior_topk,
-                         prompt_topk=config.store_topk, progress=progress)
+                         prompt_topk=config.store_topk, progress=progress, prompt=fmt)
     else:
         raise ValueError(f"unknown estimator {config.estimator}")
 
@@ -191,7 +196,7 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
         "prompt_topk": _int_table(qtk),
     }
     if config.memorization:
-        tables["generation"] = _generations(engine, inp, config, ctx_texts, queries)
+        tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
     return tables
 
 
@@ -200,12 +205,13 @@ def _int_table(d: dict) -> pa.Table:
     return pa.table({k: pa.array(v, type=types.get(k, pa.int32())) for k, v in d.items()})
 
 
-def _generations(engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts, queries) -> pa.Table:
+def _generations(engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts, queries,
+                 fmt: PromptFormat) -> pa.Table:
     # keyed by (fact, context_id) from the start: no sorting/dedup that could misalign labels
     texts, keys = [], []
     for (fact_id, _, answer), q in zip(inp.facts, queries):
         for (cid, _, cans), c in zip(inp.contexts, ctx_texts):
-            texts.append(c + q)
+            texts.append(fmt(c, q))
             keys.append((fact_id, cid, answer, cans))
     gens = engine.greedy(engine.encode(texts), config.max_new_tokens)
     out = {k: [] for k in ("run_id", "query_form_id", "fact_id", "context_id", "text", "label")}

@@ -1,7 +1,8 @@
 """``score_sample``: one scoring run from request to committed rows, as a list of named steps.
 
 resolve (a ``--resume`` takes the run's stored options) -> validate (before anything is written)
--> load the model -> choose the shard size and find an unfinished identical run -> open the run
+-> load the model -> render the prompt format (chat: the template's rendering joins the options)
+-> choose the shard size and find an unfinished identical run -> open the run
 row -> skip the units already done -> an executor computes the rest -> each unit committed with
 its ``run_unit`` row in one transaction (``record.write_unit``) -> close the run row.
 """
@@ -22,6 +23,7 @@ from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import ESTIMATORS
 from ..executors import Executor, LocalExecutor, ModelSpec
 from ..models import LoadedModel
+from ..prompts import FORMATS, format_for
 from ..units import ScoreConfig, UnitInput, UnitSpec
 from .plan import auto_shard_size, load_inputs, plan_units, sample_row
 from .record import RUN_KIND, find_resumable, refresh_counts, run_identity, write_unit
@@ -86,6 +88,7 @@ def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135
             return finished
     dataset_id = _validate(wh, req, batch_size)
     lm = lm or _load_or_describe(req, device, executor_factory)
+    _resolve_prompt_format(req, lm)
     log(device_line(lm))
     if (warning := cpu_fallback_warning(lm.device)) is not None:
         log(warning)
@@ -113,6 +116,24 @@ def _load_or_describe(req: _Request, device: str, executor_factory) -> LoadedMod
         return ModelSpec(req.model, device, req.dtype, req.quantization).load()
     return describe_model(req.model, device, req.dtype, req.quantization,
                           worker_gpus=bool(getattr(executor_factory, "worker_gpus", False)))
+
+
+def _resolve_prompt_format(req: _Request, lm: LoadedModel) -> None:
+    """Render the prompt format with the model's tokenizer (loaded alone when the driver holds no
+    weights): chat without a template is a UserError; a new run stores the rendering and the
+    template's sha256 in its options (its identity), a resumed run must render the same."""
+    if req.config.prompt_format == "raw":
+        req.config = replace(req.config, prompt_template=None, prompt_template_sha256=None)
+        return
+    tok = lm.tokenizer
+    if tok is None:
+        from transformers import AutoTokenizer
+
+        from ..models import _locate
+
+        tok = AutoTokenizer.from_pretrained(_locate(req.model)[0])
+    fmt = format_for(tok, req.config)
+    req.config = replace(req.config, prompt_template=fmt.template, prompt_template_sha256=fmt.template_sha256)
 
 
 def _resolve_resume(wh: Warehouse, req: _Request, resume: int, log) -> RunSummary | None:
@@ -144,6 +165,8 @@ def _validate(wh: Warehouse, req: _Request, batch_size: int | None) -> int:
     config = req.config
     if req.sample_id is None:
         raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
+    if config.prompt_format not in FORMATS:
+        raise UserError(f"--prompt-format {config.prompt_format}: use {' or '.join(FORMATS)}")
     if config.estimator not in ESTIMATORS:
         raise UserError(f"--estimator {config.estimator}: use one of {', '.join(ESTIMATORS)}")
     bad = [t for t in config.query_types if t not in ("open", "closed")]
