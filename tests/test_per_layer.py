@@ -84,3 +84,129 @@ def test_chi_only_keeps_no_persuasion_by_layer():
     contexts, queries = prompts()
     r = first_token(Engine(lm), contexts, queries, per_layer="chi")[0]
     assert set(r.by_layer) == {"susceptibility", "mixture_entropy", "mean_conditional_entropy"}
+
+
+# ---------------------------------------------------------------- warehouse, view, CLI, API
+
+from ctxprior.errors import UserError  # noqa: E402
+from ctxprior.schema import open_warehouse  # noqa: E402
+from ctxprior.scoring.runs import score_sample  # noqa: E402
+from ctxprior.scoring.units import ScoreConfig  # noqa: E402
+
+from test_scoring import _demo, tiny_folder  # noqa: E402,F401
+
+
+def _score(db_path, per_layer, **kw):
+    sid = _demo(db_path, entities=2, contexts=6)
+    with open_warehouse(db_path) as wh:
+        return sid, score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("open",), per_layer=per_layer),
+                                 shard_size=2, progress=False, log=lambda m: None, **kw)
+
+
+def test_run_writes_layer_tables_and_the_view(db_path):
+    _, s = _score(db_path, "psi")
+    n_layers = tiny().model.config.num_hidden_layers + 1
+    with open_warehouse(db_path, read_only=True) as wh:
+        n_sus = wh.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id])
+        n_pers = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
+        assert n_sus > 0
+        assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id]) == n_sus * n_layers
+        assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [s.run_id]) == n_pers * n_layers
+        # the last layer is the final-layer table, exactly
+        diff = wh.query("""SELECT count(*), count(*) FILTER (WHERE l.susceptibility <> s.susceptibility)
+                           FROM susceptibility_layer l JOIN susceptibility s USING (run_id, query_form_id, fact_id)
+                           WHERE l.layer = ? AND l.run_id = ?""", [n_layers - 1, s.run_id])[0]
+        assert diff == (n_sus, 0)
+        diff = wh.query("""SELECT count(*), count(*) FILTER (WHERE l.persuasion <> p.persuasion)
+                           FROM persuasion_layer l JOIN persuasion p USING (run_id, query_form_id, fact_id, context_id)
+                           WHERE l.layer = ? AND l.run_id = ?""", [n_layers - 1, s.run_id])[0]
+        assert diff == (n_pers, 0)
+        # χ of a layer is the mean of its ψ (uniform context weights)
+        gap = wh.scalar("""SELECT max(abs(l.susceptibility - p.m)) FROM susceptibility_layer l
+                           JOIN (SELECT run_id, query_form_id, fact_id, layer, avg(persuasion) AS m FROM persuasion_layer
+                                 GROUP BY ALL) p USING (run_id, query_form_id, fact_id, layer)""")
+        assert gap < 1e-12
+        v = wh.df("SELECT * FROM v_susceptibility_by_layer WHERE run_id = ? ORDER BY entity, layer", [s.run_id])
+        assert len(v) == n_sus * n_layers and set(v["n_layers"]) == {n_layers}
+        assert set(v["entity_kind"]) <= {"real", "fake"} and v["entity"].notna().all()
+        ref = wh.df("SELECT query_form_id, fact_id, susceptibility FROM v_susceptibility WHERE run_id = ?", [s.run_id])
+        both = ref.merge(v[v["layer"] == n_layers - 1], on=["query_form_id", "fact_id"])
+        assert len(both) == len(ref) and (both["susceptibility_x"] == both["susceptibility_y"]).all()
+
+
+def test_chi_only_run_writes_no_persuasion_by_layer_and_plain_runs_nothing(db_path):
+    _, s = _score(db_path, "chi")
+    with open_warehouse(db_path) as wh:
+        assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id]) > 0
+        assert wh.scalar("SELECT count(*) FROM persuasion_layer") == 0
+        cfg = wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [s.run_id])
+        assert '"per_layer": "chi"' in cfg
+        sid = wh.scalar("SELECT sample_id FROM run WHERE run_id = ?", [s.run_id])
+        plain = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("open",)), shard_size=2,
+                             progress=False, log=lambda m: None)
+        assert plain.run_id != s.run_id  # another identity: not a resume of the per-layer run
+        assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [plain.run_id]) == 0
+        assert "per_layer" not in wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [plain.run_id])
+
+
+def test_per_layer_needs_first_token(db_path):
+    sid = _demo(db_path, entities=2, contexts=6)
+    with open_warehouse(db_path) as wh:
+        with pytest.raises(UserError, match="--per-layer"):
+            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(estimator="answer-set", per_layer="chi"),
+                         progress=False)
+        with pytest.raises(UserError, match="--per-layer"):
+            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(per_layer="all"), progress=False)
+
+
+def test_cli_score_per_layer(run_cli, db_path, tiny_folder):  # noqa: F811
+    sid = _demo(db_path, entities=2, contexts=6)
+    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet", "--per-layer")
+    assert r.exit_code == 0, r.output
+    run_id = int(r.stdout.strip().splitlines()[-1])
+    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet",
+                "--per-layer", "psi", "--fresh")
+    assert r.exit_code == 0, r.output
+    run_psi = int(r.stdout.strip().splitlines()[-1])
+    with open_warehouse(db_path, read_only=True) as wh:
+        assert wh.scalar("SELECT count(*) FROM v_susceptibility_by_layer WHERE run_id = ?", [run_id]) > 0
+        assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_id]) == 0
+        assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_psi]) > 0
+    before = open(db_path, "rb").read()
+    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--per-layer", "all")
+    assert r.exit_code == 2 and "--per-layer" in r.output
+    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--estimator", "answer-set", "--per-layer")
+    assert r.exit_code == 2 and r.output.strip().splitlines()[-1].startswith("Error: --per-layer")
+    assert open(db_path, "rb").read() == before
+
+
+def test_cli_and_api_quick_per_layer(run_cli, tmp_path, tiny_folder):  # noqa: F811
+    import json
+
+    import ctxprior
+
+    ents, ctxs = tmp_path / "e.txt", tmp_path / "c.txt"
+    ents.write_text("France\nZorblax\n")
+    ctxs.write_text("The capital of France is Rome.\\n\nThe capital of Spain is Paris.\\n\n")
+    query = "Q: What is the capital of {entity}?\nA:"
+    n_layers = tiny().model.config.num_hidden_layers + 1
+    r = run_cli("quick", "--model", tiny_folder, "--query", query, "--entities-file", ents,
+                "--contexts-file", ctxs, "--json", "--per-layer", "psi")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["rows"]
+    assert len(rows) == 2 * n_layers * 2 and {x["layer"] for x in rows} == set(range(n_layers))
+    r = run_cli("quick", "--model", tiny_folder, "--query", query, "--entities-file", ents,
+                "--contexts-file", ctxs, "--per-layer")
+    assert r.exit_code == 0, r.output
+    assert len(r.stdout.strip().splitlines()) == 2 * n_layers and "layer 0\tsusceptibility" in r.stdout
+    lm = ctxprior.load_model(tiny_folder, device="cpu")
+    plain = ctxprior.quick(lm, query, ["France", "Zorblax"], ["The capital of France is Rome.\n", "Rome.\n"])
+    chi = ctxprior.quick(lm, query, ["France", "Zorblax"], ["The capital of France is Rome.\n", "Rome.\n"],
+                         per_layer=True)
+    assert list(chi.columns) == ["entity", "layer", "susceptibility"] and len(chi) == 2 * n_layers
+    last = chi[chi["layer"] == n_layers - 1].set_index("entity")["susceptibility"]
+    assert (last == plain.groupby("entity")["susceptibility"].first()).all()
+    psi = ctxprior.quick(lm, query, ["France"], ["A.\n", "B.\n"], per_layer="psi")
+    assert list(psi.columns) == ["entity", "context", "layer", "persuasion", "susceptibility"]
+    with pytest.raises(UserError, match="--per-layer"):
+        ctxprior.quick(lm, query, ["France"], ["A.\n"], per_layer="layers")
