@@ -210,3 +210,37 @@ def test_cli_and_api_quick_per_layer(run_cli, tmp_path, tiny_folder):  # noqa: F
     assert list(psi.columns) == ["entity", "context", "layer", "persuasion", "susceptibility"]
     with pytest.raises(UserError, match="--per-layer"):
         ctxprior.quick(lm, query, ["France"], ["A.\n"], per_layer="layers")
+
+
+def test_figure_and_report_line(tmp_path):
+    import pandas as pd
+
+    from ctxprior.queries.figures import fig_layers_real_fake
+    from ctxprior.queries.report import layers_reading, write_report
+
+    db = str(tmp_path / "w.duckdb")
+    sid = _demo(db, entities=4, contexts=12)
+    with open_warehouse(db) as wh:
+        kinds = set(r[0] for r in wh.query("SELECT DISTINCT f.entity_kind FROM sample_fact JOIN fact f USING (fact_id) "
+                                           "WHERE sample_id = ?", [sid]))
+        assert kinds == {"real", "fake"}
+        plain = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(), progress=False, log=lambda m: None)
+        f = fig_layers_real_fake(wh, [plain.run_id])
+        assert f.fig is None and "--per-layer" in f.note
+        s = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(per_layer="chi"), progress=False,
+                         log=lambda m: None)
+        f = fig_layers_real_fake(wh, [s.run_id])
+        n_layers = tiny().model.config.num_hidden_layers + 1
+        assert f.fig is not None and set(f.data["grp"]) == {"real", "fake"}
+        assert len(f.data) == 2 * 2 * n_layers  # (open, closed) x (real, fake) x layers
+        final = wh.df("""SELECT q.query_type, f.entity_kind AS grp, avg(s.susceptibility) AS m FROM susceptibility s
+                         JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
+                         WHERE run_id = ? GROUP BY ALL""", [s.run_id])
+        last = f.data[f.data["layer"] == n_layers - 1].merge(final, on=["query_type", "grp"])
+        assert len(last) == 4 and ((last["mean"] - last["m"]).abs() < 1e-12).all()
+        line = layers_reading(f.data)
+        assert f"run {s.run_id} open: real χ = " in line and "fake χ = " in line
+        assert f"at the output (layer {n_layers - 1})" in line
+        html = open(write_report(wh, tmp_path / "r.html", [s.run_id]), encoding="utf-8").read()
+    assert "per-layer χ, logit lens" in html and line.split(";")[0] in html
+    assert layers_reading(pd.DataFrame(columns=["run_id", "query_type", "grp", "layer", "n_layers", "mean"])) == ""
