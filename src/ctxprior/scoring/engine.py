@@ -23,6 +23,9 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
 - every index array of a call goes to the device in ONE transfer (pinned memory, non-blocking
   on CUDA), and nothing in a batch loop waits for the device: log_softmax runs on the device in
   float64 and results stay there until the caller takes them in one transfer;
+- ``last_logprobs_by_layer`` (``--per-layer``) gathers, in the same forward pass, the residual
+  stream at the last real position of every layer into one device tensor; ``lens`` reads it through
+  the final norm and the head (the logit lens);
 - a CUDA out-of-memory error splits the batch in two and retries (the engine's batch size stays
   halved); rows are written by index, so none is lost or duplicated. ``oom_splits`` counts them.
 """
