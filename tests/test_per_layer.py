@@ -244,3 +244,14 @@ def test_figure_and_report_line(tmp_path):
         html = open(write_report(wh, tmp_path / "r.html", [s.run_id]), encoding="utf-8").read()
     assert "per-layer χ, logit lens" in html and line.split(";")[0] in html
     assert layers_reading(pd.DataFrame(columns=["run_id", "query_type", "grp", "layer", "n_layers", "mean"])) == ""
+
+
+def test_a_model_without_a_final_norm_is_refused_in_one_line():
+    lm = tiny()
+    eng = Engine(lm)
+    assert eng.norm is final_norm(lm.model) is lm.model.model.norm
+    eng.norm = None  # as for a family whose final norm has another name
+    contexts, queries = prompts()
+    with pytest.raises(ValueError, match="per-layer scores: no final norm found on LlamaForCausalLM"):
+        first_token(eng, contexts, queries, per_layer="chi")
+    assert first_token(eng, contexts, queries)[0].by_layer is None  # plain scoring does not need it
