@@ -5,8 +5,11 @@ Workload (issue 3): SmolLM2-135M on CPU, the demo dataset's `capital` relation, 
 form = 1536 prompts (+ 16 no-context prompts in both paths).
 
     python benchmarks/scoring.py [--entities 16] [--contexts 96] [--model smollm2-135m] [--threads N]
+                                 [--skip-naive] [--repeats R]
 
-Prints prompts/s of both paths, their ratio, and the largest |fast - naive| difference (nats).
+Prints prompts/s of both paths, their ratio, and the largest |fast - naive| difference (nats);
+then the cost of ``--per-layer`` (logit-lens χ, and χ + ψ, of every layer) against the plain
+fast path, each timed R times in turn in the same run (best of R).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ def main(argv=None) -> None:
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    ap.add_argument("--skip-naive", action="store_true", help="only the fast path and its --per-layer cost")
+    ap.add_argument("--repeats", type=int, default=1, help="timings per variant of the --per-layer comparison")
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -72,16 +77,41 @@ def main(argv=None) -> None:
     fast = first_token(engine, contexts, queries, topk=10)
     t_fast = time.perf_counter() - t
 
+    print(f"fast : {t_fast:8.1f} s  {n_prompts / t_fast:8.1f} prompts/s  "
+          f"({engine.tokens_computed} tokens through the model, {engine.forward_calls} forward calls)")
+    if not args.skip_naive:
+        naive_comparison(lm, contexts, queries, fast, t_fast)
+    per_layer_comparison(lm, contexts, queries, args.batch_size, args.repeats)
+
+
+def naive_comparison(lm, contexts, queries, fast, t_fast: float) -> None:
+    n_prompts = len(contexts) * len(queries)
     t = time.perf_counter()
     naive = naive_first_token(lm.model, lm.tokenizer, contexts, queries, batch_size=32)
     t_naive = time.perf_counter() - t
 
     diff_psi = max(float(np.max(np.abs(f.persuasion - n["persuasion"]))) for f, n in zip(fast, naive))
     diff_chi = max(abs(f.susceptibility - n["susceptibility"]) for f, n in zip(fast, naive))
-    print(f"fast : {t_fast:8.1f} s  {n_prompts / t_fast:8.1f} prompts/s  "
-          f"({engine.tokens_computed} tokens through the model, {engine.forward_calls} forward calls)")
     print(f"naive: {t_naive:8.1f} s  {n_prompts / t_naive:8.1f} prompts/s")
     print(f"speed-up: {t_naive / t_fast:.2f}x   max |fast - naive|: psi {diff_psi:.2e} nats, chi {diff_chi:.2e} nats")
+
+
+
+def per_layer_comparison(lm, contexts, queries, batch_size: int, repeats: int) -> None:
+    """The plain fast path against --per-layer chi and psi, timed in turn (best of ``repeats``)."""
+    best = {None: float("inf"), "chi": float("inf"), "psi": float("inf")}
+    out = {}
+    for _ in range(max(1, repeats)):
+        for mode in best:
+            t = time.perf_counter()
+            out[mode] = first_token(Engine(lm, batch_size=batch_size), contexts, queries, topk=10, per_layer=mode)
+            best[mode] = min(best[mode], time.perf_counter() - t)
+    n_layers = len(out["chi"][0].by_layer["susceptibility"])
+    exact = all(r.by_layer["susceptibility"][-1] == p.susceptibility for r, p in zip(out["psi"], out[None]))
+    base = best[None]
+    print(f"per-layer ({n_layers} layers incl. embeddings, best of {max(1, repeats)}): plain {base:.1f} s, "
+          f"--per-layer {best['chi']:.1f} s (x{best['chi'] / base:.2f}), "
+          f"--per-layer psi {best['psi']:.1f} s (x{best['psi'] / base:.2f}); last layer == final chi: {exact}")
 
 
 if __name__ == "__main__":

@@ -169,6 +169,10 @@ def make_yago_like(wh, n_relations=4, n_entities=8, per_type=1, models=("m-small
                             cols["context_id"].append(c_ids)
                             cols["persuasion"].append(psi)
                 _scores(wh, run_id, {k: np.concatenate(v) for k, v in cols.items()}, rng, generations)
+                # per-layer χ (as `score --per-layer`): 5 layers growing to the final χ
+                wh.execute("""INSERT INTO susceptibility_layer SELECT run_id, query_form_id, fact_id, l,
+                                     susceptibility * l / 4.0, mixture_entropy, mean_conditional_entropy
+                              FROM susceptibility, range(5) t(l) WHERE run_id = ?""", [run_id])
     return {"run_ids": run_ids, "relations": [f"rel{r}" for r in range(n_relations)], "dataset_id": did}
 
 

@@ -11,7 +11,7 @@ from ctxprior.queries.analyses import analyze
 from ctxprior.schema import open_warehouse
 
 EXPECTED = ["fig2_answer_groups", "fig3_mr_bins", "fig4_reliability", "fig5_summary", "fig8_real_fake",
-            "fig9_frequency", "fig10_friend_enemy", "fig11_gender"]
+            "fig9_frequency", "fig10_friend_enemy", "fig11_gender", "fig_layers_real_fake"]
 
 
 def test_figures_cli_writes_png_and_csv(analyzed_warehouse, run_cli, tmp_path):

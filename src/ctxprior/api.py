@@ -245,7 +245,7 @@ class Warehouse:
               store_topk: int = 0, prior_topk: int = 10, shard_size: int | None = None, seed: int = 0,
               prompt_format: str = "raw", resume: int | None = None, fresh: bool = False, executor: str = "local",
               workers: int | None = None, address: str | None = None, gpus_per_worker: float | None = None,
-              shard_dir: str | None = None, progress: bool = True,
+              shard_dir: str | None = None, progress: bool = True, per_layer: str | bool | None = None,
               log: Callable[[str], None] | None = _stderr) -> Run:
         """Score a sample: ψ per (query form, entity, context), χ per (query form, entity).
 
@@ -254,8 +254,9 @@ class Warehouse:
         unfinished run (``resume=RUN`` names one; ``fresh=True`` starts anew). Ctrl-C (or
         ``ctxprior runs cancel``) keeps the finished units. ``executor="ray"`` computes units on
         Ray workers. ``prompt_format="chat"`` wraps each prompt in the model's chat template
-        ([Chat models](scoring.md#chat-models)). Options are those of ``ctxprior score``
-        ([Scoring](scoring.md#options)).
+        ([Chat models](scoring.md#chat-models)); ``per_layer="chi"`` (or True) / ``"psi"`` adds the
+        logit-lens scores of every layer ([Per-layer scores](scoring.md#per-layer-scores)).
+        Options are those of ``ctxprior score`` ([Scoring](scoring.md#options)).
         """
         from .scoring.executors import executor_factory
         from .scoring.models import LoadedModel
@@ -267,7 +268,8 @@ class Warehouse:
         config = ScoreConfig(estimator=estimator, query_types=tuple(query_types),
                              relations=tuple(relations) if relations else None, prior_topk=prior_topk,
                              store_topk=store_topk, memorization=memorization, max_new_tokens=max_new_tokens,
-                             query_forms_per_type=query_forms_per_type, prompt_format=prompt_format)
+                             query_forms_per_type=query_forms_per_type, prompt_format=prompt_format,
+                             per_layer=_per_layer(per_layer))
         lm = model if isinstance(model, LoadedModel) else None
         if resume is not None and device == "auto" and dtype == "auto":
             from .scoring.runs import stored_device_dtype
@@ -397,9 +399,21 @@ def _sigterm_interrupts():
         signal.signal(signal.SIGTERM, old)
 
 
+def _per_layer(value: str | bool | None) -> str | None:
+    """``per_layer`` of score / quick: None/False, True or "chi" (χ per layer), "psi" (χ and ψ)."""
+    if value in (None, False, ""):
+        return None
+    if value is True:
+        return "chi"
+    if value not in ("chi", "psi"):
+        raise UserError(f"--per-layer {value}: use chi or psi")
+    return value
+
+
 def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[str], *, tokenizer: Any = None,
           device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-          batch_size: int | None = None, prompt_format: str = "raw") -> pd.DataFrame:
+          batch_size: int | None = None, prompt_format: str = "raw",
+          per_layer: str | bool | None = None) -> pd.DataFrame:
     """Persuasion and susceptibility in memory, no warehouse (the authors' quick-start use).
 
     ``model``: an alias / Hugging Face id / folder, a model from :func:`ctxprior.load_model`, or a
@@ -407,7 +421,10 @@ def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[st
     an ``{entity}`` placeholder; each context is prepended as is (end it with ``"\\n"``);
     ``prompt_format="chat"`` puts context + query in the user turn of the model's chat template.
     Returns one row per (entity, context): ``entity, context, persuasion, susceptibility`` (nats;
-    ``susceptibility`` repeats per entity); ``df.attrs["model"]`` names the model.
+    ``susceptibility`` repeats per entity); ``df.attrs["model"]`` names the model. With
+    ``per_layer`` ("chi" or True: χ; "psi": χ and ψ) every row is repeated per ``layer`` of the
+    logit lens (0 = embeddings; the last layer holds the values without it), one row per (entity,
+    layer) for "chi".
 
     >>> df = ctxprior.quick("smollm2-135m", "Q: What is the capital of {entity}?\\nA:",
     ...                     ["France"], ["The capital of France is Rome.\\n", "The capital of France is Oslo.\\n"])
@@ -420,11 +437,22 @@ def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[st
         raise UserError("query: the template needs an {entity} placeholder")
     if prompt_format not in ("raw", "chat"):
         raise UserError(f"prompt_format {prompt_format}: use raw or chat")
+    per_layer = _per_layer(per_layer)
     out = quick_scores(_as_model(model, tokenizer, device, dtype, quantization), query, list(entities),
-                       list(contexts), batch_size=batch_size, prompt_format=prompt_format)
-    rows = [(e["entity"], c, p, e["susceptibility"])
-            for e in out["entities"] for c, p in zip(contexts, e["persuasion"])]
-    df = pd.DataFrame(rows, columns=["entity", "context", "persuasion", "susceptibility"])
+                       list(contexts), batch_size=batch_size, prompt_format=prompt_format,
+                       per_layer=per_layer)
+    if per_layer == "chi":
+        rows = [(e["entity"], layer, chi) for e in out["entities"] for layer, chi in enumerate(e["layers"])]
+        df = pd.DataFrame(rows, columns=["entity", "layer", "susceptibility"])
+    elif per_layer == "psi":
+        rows = [(e["entity"], c, layer, p, chi) for e in out["entities"]
+                for layer, (chi, psis) in enumerate(zip(e["layers"], e["layer_persuasion"]))
+                for c, p in zip(contexts, psis)]
+        df = pd.DataFrame(rows, columns=["entity", "context", "layer", "persuasion", "susceptibility"])
+    else:
+        rows = [(e["entity"], c, p, e["susceptibility"])
+                for e in out["entities"] for c, p in zip(contexts, e["persuasion"])]
+        df = pd.DataFrame(rows, columns=["entity", "context", "persuasion", "susceptibility"])
     df.attrs["model"] = out["model"]
     return df
 

@@ -112,7 +112,7 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
 @click.option("--runs", multiple=True, metavar="IDS",
               help="Publish only these runs (comma-separated). Default: every run with status done.")
 @click.option("--include-distributions", is_flag=True,
-              help="Also publish the heavy per-prompt distribution tables (prompt_topk).")
+              help="Also publish the heavy per-prompt tables (prompt_topk, persuasion_layer).")
 @click.option("--dry-run", "dry_run", type=click.Path(file_okay=False), metavar="DIR",
               help="Write exactly what would be uploaded into DIR and upload nothing.")
 @click.option("--token-env", metavar="VAR",

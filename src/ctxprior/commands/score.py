@@ -32,6 +32,14 @@ def _quant(load_in_8bit: bool, load_in_4bit: bool) -> str | None:
     return "8bit" if load_in_8bit else "4bit" if load_in_4bit else None
 
 
+def per_layer_option(f):
+    return click.option(
+        "--per-layer", "per_layer", type=click.Choice(["chi", "psi"]), is_flag=False, flag_value="chi",
+        default=None, help="Also score every layer with the logit lens (final norm + output head on the "
+                           "residual stream at the last position): --per-layer = χ per layer, "
+                           "--per-layer psi = χ and ψ per layer (layers x the persuasion rows).")(f)
+
+
 def model_options(f):
     for opt in reversed([
         click.option("--model", "model", default="smollm2-135m", show_default=True, help=MODEL_HELP),
@@ -74,6 +82,7 @@ def model_options(f):
               help="Keep the top-K answers with probabilities for every prompt (table prompt_topk).")
 @click.option("--prior-topk", type=int, default=10, show_default=True, metavar="K",
               help="Top-K answers of the no-context prompt to keep (table prior_topk).")
+@per_layer_option
 @click.option("--shard-size", type=int, default=None,
               help="Entities per work unit (the resume granularity). Default: automatic from memory.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Torch seed, recorded in the run row.")
@@ -85,8 +94,8 @@ def model_options(f):
 @executor_options
 @pass_app
 def score_cmd(app, sample_id, model, device, dtype, load_in_8bit, load_in_4bit, batch_size, prompt_format, query_forms,
-              query_forms_per_type, relations, estimator, memorization, max_new_tokens, store_topk, prior_topk, shard_size, seed,
-              resume, fresh, quiet, **executor) -> None:
+              query_forms_per_type, relations, estimator, memorization, max_new_tokens, store_topk, prior_topk, per_layer,
+              shard_size, seed, resume, fresh, quiet, **executor) -> None:
     """Score a sample with a causal LM: persuasion (KL) per context and susceptibility (MI) per
     entity and query form. Prints the run id alone on the last line."""
     if shard_size is not None and shard_size <= 0:
@@ -102,8 +111,7 @@ def score_cmd(app, sample_id, model, device, dtype, load_in_8bit, load_in_4bit, 
                        relations=relations, estimator=estimator, memorization=memorization,
                        max_new_tokens=max_new_tokens, store_topk=store_topk, prior_topk=prior_topk,
                        shard_size=shard_size, seed=seed, prompt_format=prompt_format, resume=resume,
-                       fresh=fresh, progress=not quiet,
-                       **executor)
+                       fresh=fresh, progress=not quiet, per_layer=per_layer, **executor)
     except KeyboardInterrupt:
         interrupted("rerun the command (or --resume) to continue")
     if not quiet and run.status == "done":
@@ -141,9 +149,10 @@ def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
               help="Contexts, one per line; \\n escapes allowed (a context should end with \\n).")
 @click.option("--estimator", type=click.Choice(["first-token"]), default="first-token", show_default=True,
               help="Estimator (quick supports first-token).")
+@per_layer_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
 def quick_cmd(model, device, dtype, load_in_8bit, load_in_4bit, batch_size, prompt_format, query, entities_file,
-              contexts_file, estimator, as_json) -> None:
+              contexts_file, estimator, per_layer, as_json) -> None:
     """Score entities against a list of contexts without a warehouse: susceptibility per entity
     and persuasion per context (nats)."""
     from ..api import quick
@@ -151,6 +160,10 @@ def quick_cmd(model, device, dtype, load_in_8bit, load_in_4bit, batch_size, prom
     query = query.replace("\\n", "\n").replace("\\t", "\t")
     entities = [e.strip() for e in _read_lines(entities_file, "--entities-file", escapes=False)]
     contexts = _read_lines(contexts_file, "--contexts-file", escapes=True)
+    if per_layer:
+        return _quick_layers(model, query, entities, contexts, per_layer, as_json, device=device, dtype=dtype,
+                             quantization=_quant(load_in_8bit, load_in_4bit), batch_size=_batch(batch_size),
+                             prompt_format=prompt_format)
     df = quick(model, query, entities, contexts, device=device, dtype=dtype,
                quantization=_quant(load_in_8bit, load_in_4bit), batch_size=_batch(batch_size),
                prompt_format=prompt_format)
@@ -165,6 +178,22 @@ def quick_cmd(model, device, dtype, load_in_8bit, load_in_4bit, batch_size, prom
         click.echo(f"{e}\tsusceptibility {chi:.4f}")
         for c, p in zip(contexts, psi):
             click.echo(f"  {p:.4f}\t{c.strip()}")
+
+
+def _quick_layers(model, query, entities, contexts, per_layer, as_json, **kw) -> None:
+    """quick --per-layer: χ (and ψ) per entity and layer, as JSON or one line per layer."""
+    from ..api import quick
+
+    df = quick(model, query, entities, contexts, per_layer=per_layer, **kw)
+    if as_json:
+        cols = ["entity", "layer", "susceptibility"] + (["context", "persuasion"] if per_layer == "psi" else [])
+        click.echo(json.dumps({"model": df.attrs["model"], "rows": df[cols].to_dict(orient="records")}))
+        return
+    for (e, layer), g in df.groupby(["entity", "layer"], sort=False):
+        line = f"{e}\tlayer {layer}\tsusceptibility {g['susceptibility'].iloc[0]:.4f}"
+        if per_layer == "psi":
+            line += "\tpersuasion " + " ".join(f"{p:.4f}" for p in g["persuasion"])
+        click.echo(line)
 
 
 COMMANDS = [score_cmd, quick_cmd]

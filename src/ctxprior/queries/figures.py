@@ -392,8 +392,36 @@ def fig11_gender(wh, run_ids) -> Figure:
     return Figure("fig11_gender", title, df, fig, note)
 
 
+KIND_COLORS = {"real": "#3182bd", "fake": "#e6550d"}
+
+
+def fig_layers_real_fake(wh, run_ids) -> Figure:
+    title = "Susceptibility by layer (logit lens): real vs fake entities"
+    df = query_file(wh, "layers_real_fake.sql", run_ids)
+    rid = _first_run(df)
+    if rid is None:
+        return _empty("fig_layers_real_fake", title, "no per-layer scores (score with --per-layer)")
+    df = df[df["run_id"] == rid]
+    types = [t for t in ("open", "closed") if t in set(df["query_type"])]
+    fig, axes = plt.subplots(1, len(types), figsize=(4.8 * len(types) + 1, 4), sharey=True, squeeze=False)
+    for ax, qt in zip(axes[0], types):
+        for kind, color in KIND_COLORS.items():
+            d = df[(df["query_type"] == qt) & (df["grp"] == kind)].sort_values("layer")
+            if d.empty:
+                continue
+            ax.plot(d["layer"], d["mean"], marker=".", color=color, label=f"{kind} entities (mean)")
+            ax.fill_between(d["layer"], d["q25"], d["q75"], color=color, alpha=0.18, linewidth=0)
+        ax.set_title(f"{qt} queries")
+        ax.set_xlabel(f"layer (0 = embeddings, {int(df['n_layers'].max()) - 1} = output)")
+        ax.legend(fontsize=8, title="band: quartiles", title_fontsize=8)
+    axes[0][0].set_ylabel("susceptibility χ (nats), logit lens")
+    fig.suptitle(f"{title} — {_model(wh, rid)} (run {rid})")
+    _finish(fig)
+    return Figure("fig_layers_real_fake", title, df, fig)
+
+
 FIGURES = [fig2_answer_groups, fig3_mr_bins, fig4_reliability, fig5_summary, fig8_real_fake, fig9_frequency,
-           fig10_friend_enemy, fig11_gender]
+           fig10_friend_enemy, fig11_gender, fig_layers_real_fake]
 
 
 def build_figures(wh, run_ids=None) -> list[Figure]:

@@ -143,6 +143,7 @@ def write_report(wh, out_path, run_ids=None) -> str:
     out += _frequency_section(wh, ids, figs)
     for name, fig in (("friend-enemy", "fig10_friend_enemy"), ("gender", "fig11_gender")):
         out += _pair_section(wh, name, fig, ids, figs)
+    out += _layers_section(wh, ids_list, figs)
     out += _skipped_section(wh, ids)
     out.append("</body></html>")
     return _write_html(out, out_path)
@@ -260,6 +261,39 @@ def _pair_section(wh, name: str, fig: str, ids: str, figs: dict) -> list[str]:
                      ORDER BY ALL""", [name])
     return [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
             f"<p class='reading'>{reading_for(wh, name, ids)}</p>", _fig_block(figs, fig), _table(rows)]
+
+
+def layers_reading(df: pd.DataFrame) -> str:
+    """One line per (run, query type) of ``layers_real_fake.sql`` rows: the final χ of real and fake
+    entities and the first layer where each group's mean χ reaches half its final value."""
+    parts = []
+    for (rid, qt), d in df.groupby(["run_id", "query_type"], sort=True):
+        last = int(d["n_layers"].max()) - 1
+        bits = []
+        for kind in ("real", "fake"):
+            g = d[d["grp"] == kind].sort_values("layer")
+            if g.empty:
+                continue
+            final = float(g["mean"].iloc[-1])
+            half = g.loc[g["mean"] >= 0.5 * final, "layer"]
+            at = f", half of it from layer {int(half.iloc[0])}" if final > 0 and len(half) else ""
+            bits.append(f"{kind} χ = {final:.3g} at the output (layer {last}){at}")
+        if bits:
+            parts.append(f"run {rid} {qt}: " + "; ".join(bits))
+    return "; ".join(parts) + "." if parts else ""
+
+
+def _layers_section(wh, ids_list: list[int], figs: dict) -> list[str]:
+    """Per-layer scores (logit lens): one reading line and the figure, when a run has them."""
+    from .analyses import query_file
+
+    df = query_file(wh, "layers_real_fake.sql", ids_list)
+    if df.empty:
+        return []
+    return ["<h2>Where the context takes over (per-layer χ, logit lens)</h2>",
+            f"<p class='reading'>{html.escape(layers_reading(df))} The lens reads each layer's residual "
+            "stream through the final norm and output head, an approximation for the inner layers.</p>",
+            _fig_block(figs, "fig_layers_real_fake")]
 
 
 def _skipped_section(wh, ids: str) -> list[str]:

@@ -111,3 +111,34 @@ generation = Table(
     Column("label", Text, nullable=False, comment="ORIGINAL | CONTEXT | OTHER (memorization ratio)"),
     comment="Greedy generations per prompt (--memorization), labelled against the fact's and the context's answers.",
 )
+
+susceptibility_layer = Table(
+    "susceptibility_layer",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), primary_key=True),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
+    Column("layer", Integer, primary_key=True,
+           comment="0 = the embeddings, l = after block l; the last layer is the model's output"),
+    Column("susceptibility", Double, nullable=False,
+           comment="chi(q(e)) read through the logit lens at this layer, nats (the last layer equals susceptibility.susceptibility)"),
+    Column("mixture_entropy", Double, nullable=False, comment="H of the lens's context mixture at this layer, nats"),
+    Column("mean_conditional_entropy", Double, nullable=False, comment="mean_c H(lens p(A|c,q(e))) at this layer, nats"),
+    comment="Optional (--per-layer): susceptibility per layer, a logit-lens approximation (final norm and "
+            "output head applied to the residual stream at the last position).",
+)
+
+persuasion_layer = Table(
+    "persuasion_layer",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), nullable=False),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), nullable=False),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
+    Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
+    Column("layer", Integer, nullable=False, comment="0 = the embeddings, l = after block l"),
+    Column("persuasion", Double, nullable=False,
+           comment="psi(c, q(e)) read through the logit lens at this layer, nats"),
+    comment="Optional (--per-layer psi): persuasion per context and layer (logit lens); "
+            "layers x the persuasion table's rows.",
+    info={"heavy": True},
+)

@@ -25,6 +25,9 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
 - every index array of a call goes to the device in ONE transfer (pinned memory, non-blocking
   on CUDA), and nothing in a batch loop waits for the device: log_softmax runs on the device in
   float64 and results stay there until the caller takes them in one transfer;
+- ``last_logprobs_by_layer`` (``--per-layer``) gathers, in the same forward pass, the residual
+  stream at the last real position of every layer into one device tensor; ``lens`` reads it through
+  the final norm and the head (the logit lens);
 - a CUDA out-of-memory error splits the batch in two and retries (the engine's batch size stays
   halved); rows are written by index, so none is lost or duplicated. ``oom_splits`` counts them.
 """
@@ -156,6 +159,19 @@ class Head:
         return self.exact
 
 
+def final_norm(model):
+    """The norm the model applies to its last hidden state before the output head (Llama, Qwen,
+    Gemma, Mistral, OLMo, Phi-3: ``norm``; GPT-NeoX, OPT: ``final_layer_norm``; GPT-2, Bloom,
+    Falcon: ``ln_f``), or None when none of these names is found."""
+    body = getattr(model, "base_model", model)
+    for owner in (body, getattr(body, "decoder", None)):
+        for name in ("norm", "final_layer_norm", "ln_f", "norm_f"):
+            mod = getattr(owner, name, None) if owner is not None else None
+            if isinstance(mod, torch.nn.Module):
+                return mod
+    return None
+
+
 # ------------------------------------------------------------------ memory
 
 def kv_bytes_per_token(lm: LoadedModel) -> int:
@@ -246,6 +262,7 @@ class Engine:
             self.share_prefix, self.prefix_reuse = ok, ("shared" if ok else why)
             if not ok:
                 print(f"note: {why}", file=sys.stderr)
+        self.norm = final_norm(self.model)
         self.forward_calls = 0
         self.tokens_computed = 0
         self.oom_splits = 0
@@ -320,10 +337,12 @@ class Engine:
         pad = (mask == 0)[:, None, :, None]
         return [(k.masked_fill_(pad, 0), v.masked_fill_(pad, 0)) for k, v in _cache_layers(cache)]
 
-    def _forward_rows(self, rows: _Rows, s: int, e: int, block: "Block | None", keep_cache: bool = False):
+    def _forward_rows(self, rows: _Rows, s: int, e: int, block: "Block | None", keep_cache: bool = False,
+                      hidden: bool = False):
         """One batch of rows: (hidden [B, Ls, hidden] or logits when the head is not exact,
-        the mask, the cache). Its prefix cache is one gather of the block per layer (whole
-        contiguous rows, with the block's room for the batch's new tokens)."""
+        the mask, the cache, and with ``hidden`` the residual stream of every layer -- the
+        model's ``hidden_states``, else None). Its prefix cache is one gather of the block per
+        layer (whole contiguous rows, with the block's room for the batch's new tokens)."""
         from transformers import DynamicCache
 
         ls_w = int(rows.host_ls[s:e].max())
@@ -342,11 +361,11 @@ class Engine:
         use_cache = keep_cache or lp_w > 0
         if self.head.check(self.model, self.device):
             out = self.body(input_ids=ids, attention_mask=mask, position_ids=pos,
-                                        past_key_values=cache, use_cache=use_cache)
-            return out.last_hidden_state, mask, cache
+                            past_key_values=cache, use_cache=use_cache, output_hidden_states=hidden)
+            return out.last_hidden_state, mask, cache, out.hidden_states if hidden else None
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos,
-                         past_key_values=cache, use_cache=use_cache)
-        return out.logits, mask, cache
+                         past_key_values=cache, use_cache=use_cache, output_hidden_states=hidden)
+        return out.logits, mask, cache, out.hidden_states if hidden else None
 
     def _logits(self, states: torch.Tensor) -> torch.Tensor:
         return self.head(states) if self.head.exact else states
@@ -447,23 +466,63 @@ class Engine:
         Returns (table [n_unique, V] float32 on the device, row index per input sequence).
         ``groups``: lists of input indices whose sequences should share a KV prefix.
         """
+        table, row_of, _ = self._last(seqs, groups, progress, layers=False)
+        return table, row_of
+
+    @torch.inference_mode()
+    def last_logprobs_by_layer(self, seqs: Sequence[tuple[int, ...]],
+                               groups: Sequence[Sequence[int]] | None = None,
+                               progress: Callable[[int], None] | None = None
+                               ) -> tuple[torch.Tensor, list[int], torch.Tensor]:
+        """``last_logprobs`` plus the residual stream at each sequence's last real position before
+        every layer but the output: ``hidden [L, n_unique, hidden]`` (model dtype, on the device;
+        entry 0 is the embeddings, entry l the output of block l). The stream after the last block
+        is the final hidden state the table comes from; ``lens`` reads the others."""
+        self.lens_ready()
+        return self._last(seqs, groups, progress, layers=True)
+
+    def _last(self, seqs, groups, progress, layers: bool):
         tok = Tokens.pack(seqs)
         first, row_of = dedupe(tok)
         useqs = [seqs[i] for i in first.tolist()]
         ugroups = [row_of[np.asarray(g, np.int64)].tolist() for g in groups] if groups else None
         vocab = self.model.get_output_embeddings().weight.shape[0]
         table = torch.empty((len(useqs), vocab), dtype=torch.float32, device=self.device)
+        hidden: list[torch.Tensor] = []  # [L, n_unique, hidden], allocated at the first batch
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
-            states, _, _ = self._forward_rows(rows, s, e, block)
-            last = states[torch.arange(e - s, device=self.device), rows.ls[s:e] - 1]   # [B, H|V]
+            states, _, _, hs = self._forward_rows(rows, s, e, block, hidden=layers)
+            at = (torch.arange(e - s, device=self.device), rows.ls[s:e] - 1)
+            last = states[at]                                                          # [B, H|V]
             lp = torch.log_softmax(self._logits(last).to(torch.float64), dim=-1)
             table[rows.out[s:e]] = lp.to(torch.float32)
+            if layers:
+                if not hidden:
+                    hidden.append(last.new_empty((len(hs) - 1, len(useqs), last.shape[-1])))
+                hidden[0][:, rows.out[s:e]] = torch.stack([h[at] for h in hs[:-1]])
             if progress:
                 progress(e - s)
 
         self._each_batch(useqs, ugroups, run)
-        return table, row_of.tolist()
+        if layers and not hidden:  # no sequence at all
+            hidden.append(torch.empty((0, 0, 0), device=self.device))
+        return table, row_of.tolist(), hidden[0] if layers else None
+
+    # -------------------------------------------------------------- logit lens
+    def lens_ready(self) -> None:
+        """Raise ValueError when the logit lens cannot be read exactly like the model's output: no
+        final norm found, or a head the engine cannot apply itself (see ``Head``)."""
+        if self.norm is None:
+            raise ValueError(f"per-layer scores: no final norm found on {type(self.model).__name__} "
+                             "(looked for norm, final_layer_norm, ln_f, norm_f)")
+        if not self.head.check(self.model, self.device):
+            raise ValueError(f"per-layer scores: {type(self.model).__name__}'s output head could not "
+                             "be reproduced from its final hidden state")
+
+    def lens(self, h: torch.Tensor) -> torch.Tensor:
+        """The logit lens: log-probs (float64) of the next token read from residual-stream states
+        ``h [..., hidden]`` through the model's final norm and output head."""
+        return torch.log_softmax(self.head(self.norm(h)).to(torch.float64), dim=-1)
 
     @torch.inference_mode()
     def continuation_logprobs(self, prompts: Sequence[tuple[int, ...]],
@@ -487,7 +546,7 @@ class Engine:
         vocab = self.model.get_output_embeddings().weight.shape[0]
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
-            states, _, _ = self._forward_rows(rows, s, e, block)
+            states, _, _, _ = self._forward_rows(rows, s, e, block)
             lp = torch.log_softmax(self._logits(states).to(torch.float64), dim=-1)   # [B, Ls, V]
             # suffix column j predicts column j + 1; targets are the continuation's tokens
             col = torch.arange(lp.shape[1], device=self.device)[None, :]
@@ -524,7 +583,7 @@ class Engine:
         out = torch.zeros((len(useqs), max_new_tokens), dtype=torch.long, device=self.device)
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
-            states, mask, cache = self._forward_rows(rows, s, e, block, keep_cache=True)
+            states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
             b = e - s
             logits = self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])
             pos = rows.lp[s:e] + rows.ls[s:e]                                  # next position

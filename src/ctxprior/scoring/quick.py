@@ -10,18 +10,24 @@ from .prompts import prompt_format as make_format
 
 def quick_scores(model: str | LoadedModel, query: str, entities: list[str], contexts: list[str], *,
                  device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-                 batch_size: int | None = None, prompt_format: str = "raw") -> dict:
-    """{"model": ..., "entities": [{"entity", "susceptibility", "persuasion": [per context, in order]}]}"""
+                 batch_size: int | None = None, prompt_format: str = "raw", per_layer: str | None = None) -> dict:
+    """{"model": ..., "entities": [{"entity", "susceptibility", "persuasion": [per context, in order]}]};
+    ``per_layer`` adds "layers" (χ per layer) and, for "psi", "layer_persuasion" ([layer][context])."""
     lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
                                                                  quantization=quantization)
     fmt = make_format(lm.tokenizer, prompt_format)
     engine = Engine(lm, batch_size=batch_size)
     queries = [query.replace("{entity}", e) for e in entities]
-    res = first_token(engine, contexts, queries, topk=0, with_prior=False, prompt=fmt)
-    return {"model": lm.model_id,
-            "entities": [{"entity": e, "susceptibility": r.susceptibility,
-                          "persuasion": [float(x) for x in r.persuasion]}
-                         for e, r in zip(entities, res)]}
+    res = first_token(engine, contexts, queries, topk=0, with_prior=False, prompt=fmt, per_layer=per_layer)
+    out = []
+    for e, r in zip(entities, res):
+        d = {"entity": e, "susceptibility": r.susceptibility, "persuasion": [float(x) for x in r.persuasion]}
+        if r.by_layer is not None:
+            d["layers"] = r.by_layer["susceptibility"].tolist()
+            if "persuasion" in r.by_layer:
+                d["layer_persuasion"] = r.by_layer["persuasion"].tolist()
+        out.append(d)
+    return {"model": lm.model_id, "entities": out}
 
 
 def wrap_model(model, tokenizer) -> LoadedModel:

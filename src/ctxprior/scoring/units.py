@@ -21,6 +21,10 @@ from .engine import Engine
 from .estimators import ScoreError, answer_set, closed_candidates, first_token
 from .prompts import PromptFormat, format_for
 
+# every table a unit may write, in the order they are written
+SCORE_TABLES = ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation",
+                "susceptibility_layer", "persuasion_layer")
+
 
 @dataclass
 class ScoreConfig:
@@ -38,9 +42,12 @@ class ScoreConfig:
     prompt_format: str = "raw"  # raw | chat (prompts.py)
     prompt_template: str | None = None  # chat: the rendering of "{context}{query}" (set at run start)
     prompt_template_sha256: str | None = None  # chat: sha256 of the chat template's source
+    per_layer: str | None = None  # logit-lens scores per layer: "chi" (χ), "psi" (χ and ψ), None
 
     def to_json_dict(self) -> dict:
         d = asdict(self)
+        if not self.per_layer:  # runs without it keep the identity they had before the option
+            del d["per_layer"]
         d["query_types"] = list(self.query_types)
         d["relations"] = list(self.relations) if self.relations else None
         return d
@@ -150,7 +157,8 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
     fmt = format_for(engine.lm.tokenizer, config)
     if config.estimator == "first-token":
         res = first_token(engine, ctx_texts, queries, topk=config.prior_topk,
-                          prompt_topk=config.store_topk, progress=progress, prompt=fmt)
+                          prompt_topk=config.store_topk, progress=progress, prompt=fmt,
+                          per_layer=config.per_layer)
     elif config.estimator == "answer-set":
         cands = [_candidates(inp, a) for _, _, a in inp.facts]
         res = answer_set(engine, ctx_texts, queries, cands, topk=config.prior_topk,
@@ -197,7 +205,32 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
     }
     if config.memorization:
         tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
+    if config.per_layer and config.estimator == "first-token":
+        tables.update(_layer_tables(inp, res, ctx_ids))
     return tables
+
+
+def _layer_tables(inp: UnitInput, res, ctx_ids: np.ndarray) -> dict[str, pa.Table]:
+    """susceptibility_layer (and persuasion_layer for --per-layer psi) rows of a unit's facts."""
+    fact_ids = np.array([f for f, _, _ in inp.facts], dtype=np.int32)
+    by = [r.by_layer for r in res]
+    n_layers = len(by[0]["susceptibility"]) if by else 0
+    layer = np.tile(np.arange(n_layers, dtype=np.int32), len(by))
+    n = len(layer)
+    sus = {"run_id": np.full(n, inp.run_id, np.int32), "query_form_id": np.full(n, inp.spec.query_form_id, np.int32),
+           "fact_id": np.repeat(fact_ids, n_layers), "layer": layer}
+    for k in ("susceptibility", "mixture_entropy", "mean_conditional_entropy"):
+        sus[k] = np.concatenate([b[k] for b in by]) if by else np.zeros(0)
+    out = {"susceptibility_layer": pa.table(sus)}
+    if by and "persuasion" in by[0]:
+        nc = len(ctx_ids)
+        m = len(by) * n_layers * nc
+        out["persuasion_layer"] = pa.table({
+            "run_id": np.full(m, inp.run_id, np.int32), "query_form_id": np.full(m, inp.spec.query_form_id, np.int32),
+            "fact_id": np.repeat(fact_ids, n_layers * nc), "context_id": np.tile(ctx_ids, len(by) * n_layers),
+            "layer": np.tile(np.repeat(np.arange(n_layers, dtype=np.int32), nc), len(by)),
+            "persuasion": np.concatenate([b["persuasion"].reshape(-1) for b in by])})
+    return out
 
 
 def _int_table(d: dict) -> pa.Table:

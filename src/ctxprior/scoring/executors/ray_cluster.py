@@ -33,9 +33,9 @@ from typing import Callable, Iterable, Iterator
 from ... import faults
 from .base import ModelSpec, worker_name
 from ..models import LoadedModel
-from ..units import ScoreConfig, UnitInput, UnitResult, run_unit_checked
+from ..units import SCORE_TABLES, ScoreConfig, UnitInput, UnitResult, run_unit_checked
 
-TABLES = ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation")
+TABLES = SCORE_TABLES
 FORWARD_ENV = ("CTXPRIOR_", "HF_", "TRANSFORMERS_")  # env vars handed to workers
 
 

@@ -84,8 +84,10 @@ def load_inputs(wh: Warehouse, sample_id: int, run_id: int, specs: list[UnitSpec
     return out
 
 
-def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int | None = None) -> int:
-    """Entities per unit so that the unit's [prompts x vocab] float32 table fits a memory budget.
+def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int | None = None,
+                    per_layer: bool = False) -> int:
+    """Entities per unit so that the unit's [prompts x vocab] float32 table (and with ``per_layer``
+    the [layers x prompts x hidden] residual stream) fits a memory budget.
 
     A unit computes each (context, query-form head) prefix once, so bigger units share more: on
     CUDA up to 128 entities (a paper relation's 100 in one unit), on the CPU 16."""
@@ -104,5 +106,18 @@ def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int |
         budget = 16 * 2**30
     else:
         budget = 1.5 * 2**30
-    per_entity = max(1, n_contexts + 1) * vocab_size(lm) * 4
+    per_prompt = vocab_size(lm) * 4 + (_layer_bytes(lm) if per_layer else 0)
+    per_entity = max(1, n_contexts + 1) * per_prompt
     return int(max(1, min(cap, budget // per_entity)))
+
+
+def _layer_bytes(lm: LoadedModel) -> int:
+    """Bytes of one prompt's residual stream at its last position, every layer (``--per-layer``);
+    a guess of 32 layers x 4096 x 2 bytes when the driver holds no model (Ray)."""
+    if lm.model is None:
+        return 32 * 4096 * 2
+    cfg = lm.model.config
+    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", 32)
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 4096)
+    return int(layers * hidden * lm.model.dtype.itemsize)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ...schema.warehouse import Warehouse, utcnow
-from ..units import ScoreConfig, UnitResult
+from ..units import SCORE_TABLES, ScoreConfig, UnitResult
 
 RUN_KIND = "persuasion"
 
@@ -50,7 +50,7 @@ def write_unit(wh: Warehouse, run_id: int, res: UnitResult) -> None:
         wh.execute("DELETE FROM run_unit WHERE run_id = ? AND unit_id = ?", [run_id, s.unit_id])
         wh.execute("DELETE FROM run_unit_engine WHERE run_id = ? AND unit_id = ?", [run_id, s.unit_id])
         if res.error is None:
-            for table in ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation"):
+            for table in SCORE_TABLES:
                 t = res.tables.get(table)
                 if t is not None and t.num_rows:
                     wh.insert_arrow(table, t)

@@ -174,6 +174,10 @@ def _validate(wh: Warehouse, req: _Request, batch_size: int | None) -> int:
         raise UserError(f"--query-forms {','.join(config.query_types)}: use open, closed or open,closed")
     if config.query_forms_per_type is not None and config.query_forms_per_type < 1:
         raise UserError(f"--query-forms-per-type {config.query_forms_per_type}: must be at least 1")
+    if config.per_layer not in (None, "chi", "psi"):
+        raise UserError(f"--per-layer {config.per_layer}: use chi or psi")
+    if config.per_layer and config.estimator != "first-token":
+        raise UserError(f"--per-layer: needs --estimator first-token (not {config.estimator})")
     if config.store_topk < 0 or config.prior_topk < 0:
         raise UserError("--store-topk / --prior-topk must be >= 0")
     if batch_size is not None and batch_size <= 0:
@@ -192,7 +196,7 @@ def _choose_shards_and_run(wh: Warehouse, req: _Request, lm: LoadedModel, shard_
     if shard_size is None:
         n_ctx = max(wh.scalar("SELECT max(n) FROM (SELECT count(*) AS n FROM context WHERE sample_id = ? "
                               "GROUP BY relation_id)", [req.sample_id]) or 1, 1)
-        shard_size = auto_shard_size(lm, int(n_ctx), req.config.estimator)
+        shard_size = auto_shard_size(lm, int(n_ctx), req.config.estimator, per_layer=bool(req.config.per_layer))
     req.config = replace(req.config, shard_size=int(shard_size))
     req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
     if not fresh:
