@@ -47,6 +47,19 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture
+def one_torch_thread():
+    """One intra-op torch thread for the test: tiny models are faster that way, and two OpenMP
+    threads on a busy 2-core machine are several times slower. Files with model tests use it as
+    ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture
 def db_path(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")
 

@@ -19,6 +19,8 @@ from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import LoadedModel
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ATOL = 1e-5
 CORPUS = ["The capital of France is Paris.\n", "Definitely, the capital of Germany is Berlin.\n",
           "Q: What is the capital of Spain?\nA:", "Zorblax Quentaria Madrid Lima Cairo"] * 5
@@ -27,14 +29,6 @@ CONTEXTS = ["The capital of France is Rome.\n",
             "Lima.\n", "The capital of Peru is Lima"]  # the last merges with the query's tokens
 QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Spain", "Zorblax"]]
 ANSWERS = [["Paris", "Rome", "Madrid Lima"]] * len(QUERIES)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @functools.lru_cache(maxsize=None)

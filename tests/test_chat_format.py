@@ -28,6 +28,10 @@ from ctxprior.scoring.units import ScoreConfig
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import _last_logprobs, naive_first_token  # noqa: E402
 
+from test_scoring import _Interrupting  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 TEMPLATE = ("{% for m in messages %}{% if loop.first and m['role'] != 'system' %}"
             "{{ '<|im_start|>system\nYou are a helpful assistant<|im_end|>\n' }}{% endif %}"
             "{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}"
@@ -39,14 +43,6 @@ CORPUS = ["The capital of France is Paris.\n", "The capital of Italy is not Rome
 CONTEXTS = ["The capital of France is Rome.\n", "The capital of Spain is Paris.\n",
             "The capital of Italy is not Madrid.\n"]
 QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Spain", "Zorblax"]]
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _tokenizer(template: str | None = TEMPLATE, bos: bool = False):
@@ -219,22 +215,6 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
         assert diff > 1e-6
         assert wh.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id]) == n
     assert seen and all(t.startswith(chat.head) and t.endswith(chat.tail) for t in seen)
-
-
-class _Interrupting:
-    """A LocalExecutor that raises KeyboardInterrupt after n units (a Ctrl-C mid-run)."""
-
-    def __init__(self, inner, n):
-        self.inner, self.n = inner, n
-
-    def run(self, inputs, progress=None):
-        for i, r in enumerate(self.inner.run(inputs, progress)):
-            if i == self.n:
-                raise KeyboardInterrupt
-            yield r
-
-    def close(self):
-        self.inner.close()
 
 
 def test_resume_respects_the_prompt_format(db_path):

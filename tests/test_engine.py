@@ -17,13 +17,7 @@ from ctxprior.scoring.models import LoadedModel
 
 from test_scoring import CONTEXTS, QUERIES, bpe_tokenizer
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @functools.lru_cache(maxsize=None)

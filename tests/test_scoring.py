@@ -25,18 +25,11 @@ from ctxprior.scoring.units import ScoreConfig, label_generation
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 CORPUS = ["The capital of France is Paris.\n", "Definitely, the capital of Germany is Berlin.\n",
           "The capital of Italy is not Rome.\n", "Q: What is the capital of Spain?\nA:",
           "Q: Is the capital of Peru Lima?\nA: Yes No", "Zorblax Quentaria Madrid Lima Cairo"] * 5
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny models: one intra-op thread is faster than two (and robust on a busy machine)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @functools.lru_cache(maxsize=None)

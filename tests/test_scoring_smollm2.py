@@ -17,18 +17,7 @@ from ctxprior.scoring.units import ScoreConfig
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token  # noqa: E402
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """One intra-op thread: on a busy 2-core machine two OpenMP threads are several times slower."""
-    import torch
-
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 
 @functools.lru_cache(maxsize=None)
