@@ -90,6 +90,9 @@ def test_eight_readers_during_a_run(base, tmp_path):
     assert snapshot(db) == base["ref"] and duplicates(db) == 0
 
 
+SLOW_REOPENS = {"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"}
+
+
 def test_runs_cancel_then_resume(base, tmp_path):
     """`ctxprior runs cancel 1` stops a running run (SIGTERM, finished units kept, status
     cancelled); `ctxprior runs resume 1` finishes it with the rows of an uninterrupted run."""
@@ -99,7 +102,9 @@ def test_runs_cancel_then_resume(base, tmp_path):
     from ctxprior.schema import open_warehouse
 
     db = copy_db(base["db"], tmp_path / "w.duckdb")
-    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log")
+    # the writer waits 0.3 s (file released) before each reopen from the third, so the cancel lands mid-run however fast
+    # the engine computes the tiny model's units (they are computed ahead while the driver commits)
+    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log", env=SLOW_REOPENS)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:

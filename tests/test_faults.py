@@ -129,7 +129,9 @@ def test_permission_lost_mid_run(base, tmp_path):
     from ctxprior.schema import open_warehouse
 
     db = copy_db(base["db"], tmp_path / "w.duckdb")
-    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "c.log", no_dac=True)
+    # the writer waits 0.3 s (file released) before each reopen from the third: the chmod lands mid-run
+    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "c.log", no_dac=True,
+                  env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"})
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:
