@@ -70,8 +70,9 @@ def dedupe(tok: Tokens) -> tuple[np.ndarray, np.ndarray]:
     """(index of each distinct sequence's first occurrence, distinct row of every input row)."""
     if len(tok.lengths) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    key = np.column_stack([tok.lengths, tok.ids])
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    key = np.ascontiguousarray(np.column_stack([tok.lengths, tok.ids]))
+    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()  # a row as one value
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")  # distinct rows in order of first appearance
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
@@ -147,6 +148,8 @@ class Head:
     @torch.inference_mode()
     def check(self, model, device) -> bool:
         if self.exact is None:
+            self.exact = getattr(model, "_ctxprior_head_exact", None)
+        if self.exact is None:
             vocab = self.linear.weight.shape[0]
             ids = torch.arange(1, 6, device=device).remainder(vocab).unsqueeze(0)
             try:
@@ -156,6 +159,10 @@ class Head:
                 self.exact = bool(torch.allclose(ours, ref, rtol=1e-4, atol=1e-4 * float(ref.abs().max())))
             except Exception:  # a family without base_model / output embeddings
                 self.exact = False
+            try:
+                model._ctxprior_head_exact = self.exact  # once per loaded model
+            except AttributeError:
+                pass
         return self.exact
 
 
@@ -355,7 +362,7 @@ class Engine:
         pos = lp[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
         if lp_w:
-            cache = _block_cache(block.layers, rows.pidx[s:e], lp_w)
+            cache = _block_cache(block.layers, rows.pidx[s:e], lp_w, keep=keep_cache)
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
         use_cache = keep_cache or lp_w > 0
@@ -438,10 +445,10 @@ class Engine:
                     budget: Callable[[], int] | None = None) -> None:
         """Plan ``seqs`` (prefix groups, see ``group_prefixes``), then ``run(rows, start, end,
         block)`` for every batch; an out-of-memory batch is split in two and retried."""
-        tok = Tokens.pack(seqs)
+        tok = seqs if isinstance(seqs, Tokens) else Tokens.pack(seqs)
         groups = groups if self.share_prefix else None
         lp, gid = group_prefixes(tok, groups, self.min_prefix if min_prefix is None else min_prefix, cap)
-        for pre, rows in self._layout(tok, lp, gid, np.arange(len(seqs))):
+        for pre, rows in self._layout(tok, lp, gid, np.arange(len(tok.lengths))):
             room = int(rows.host_ls.max()) + new_tokens
             block = self._prefix_block(pre, room) if pre is not None else None
             pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
@@ -484,10 +491,10 @@ class Engine:
     def _last(self, seqs, groups, progress, layers: bool):
         tok = Tokens.pack(seqs)
         first, row_of = dedupe(tok)
-        useqs = [seqs[i] for i in first.tolist()]
+        utok = Tokens(tok.ids[first], tok.lengths[first])  # the distinct sequences
         ugroups = [row_of[np.asarray(g, np.int64)].tolist() for g in groups] if groups else None
         vocab = self.model.get_output_embeddings().weight.shape[0]
-        table = torch.empty((len(useqs), vocab), dtype=torch.float32, device=self.device)
+        table = torch.empty((len(first), vocab), dtype=torch.float32, device=self.device)
         hidden: list[torch.Tensor] = []  # [L, n_unique, hidden], allocated at the first batch
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
@@ -498,12 +505,12 @@ class Engine:
             table[rows.out[s:e]] = lp.to(torch.float32)
             if layers:
                 if not hidden:
-                    hidden.append(last.new_empty((len(hs) - 1, len(useqs), last.shape[-1])))
+                    hidden.append(last.new_empty((len(hs) - 1, len(first), last.shape[-1])))
                 hidden[0][:, rows.out[s:e]] = torch.stack([h[at] for h in hs[:-1]])
             if progress:
                 progress(e - s)
 
-        self._each_batch(useqs, ugroups, run)
+        self._each_batch(utok, ugroups, run)
         if layers and not hidden:  # no sequence at all
             hidden.append(torch.empty((0, 0, 0), device=self.device))
         return table, row_of.tolist(), hidden[0] if layers else None
@@ -643,14 +650,16 @@ class Block:
     width: int  # the longest prefix; slots after it are room for a batch's new tokens
 
 
-def _block_cache(layers, pidx: torch.Tensor, filled: int):
-    """A batch's cache: per layer, its rows' prefixes gathered from the block (one index_select
-    of whole contiguous rows) with the room after them that the forward pass fills in place (no
-    concatenation)."""
+def _block_cache(layers, pidx: torch.Tensor, filled: int, keep: bool = False):
+    """A batch's cache over the block: each layer gathers its rows' prefixes (one index_select
+    of whole contiguous rows, room included) when the forward pass reaches it, and the pass writes
+    the rows' own keys into the room in place (no concatenation). Unless ``keep`` (generation goes
+    on), a layer lets go of its gathered copy once its attention has it: one layer's copy at a
+    time instead of every layer's."""
     from transformers import DynamicCache
 
     cache = DynamicCache()
-    cache.layers = [_GatheredLayer(k.index_select(0, pidx), v.index_select(0, pidx), filled) for k, v in layers]
+    cache.layers = [_GatheredLayer(k, v, pidx, filled, keep) for k, v in layers]
     return cache
 
 
@@ -661,26 +670,37 @@ except ImportError:  # pragma: no cover - transformers without cache layers (old
 
 
 class _GatheredLayer(_DynamicLayer):
-    """A cache layer over preallocated key/value buffers ``[B, heads, filled + room, head_dim]``:
-    ``update`` writes the new keys after the ``filled`` ones and returns views of the filled part;
-    past the room it falls back to concatenation."""
+    """One layer of a batch's cache: the block's rows ``pidx`` ``[B, heads, filled + room,
+    head_dim]``, gathered at the first ``update``; ``update`` writes the new keys after the
+    ``filled`` ones and returns views of the filled part (past the room: concatenation)."""
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, filled: int):
+    def __init__(self, block_k: torch.Tensor, block_v: torch.Tensor, pidx: torch.Tensor, filled: int,
+                 keep: bool):
         super().__init__()
-        self.keys, self.values, self.filled = keys, values, filled
-        self.dtype, self.device = keys.dtype, keys.device
+        self._source = (block_k, block_v, pidx)
+        self.keys = self.values = None
+        self.filled, self.keep = filled, keep
+        self.dtype, self.device = block_k.dtype, block_k.device
         self.is_initialized = True
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-        end = self.filled + key_states.shape[-2]
-        if end > self.keys.shape[-2]:
-            self.keys = torch.cat([self.keys[..., :self.filled, :], key_states], dim=-2)
-            self.values = torch.cat([self.values[..., :self.filled, :], value_states], dim=-2)
+        if self._source is not None:
+            block_k, block_v, pidx = self._source
+            self._source = None
+            keys, values = block_k.index_select(0, pidx), block_v.index_select(0, pidx)
         else:
-            self.keys[..., self.filled:end, :] = key_states
-            self.values[..., self.filled:end, :] = value_states
+            keys, values = self.keys, self.values
+        end = self.filled + key_states.shape[-2]
+        if end > keys.shape[-2]:
+            keys = torch.cat([keys[..., :self.filled, :], key_states], dim=-2)
+            values = torch.cat([values[..., :self.filled, :], value_states], dim=-2)
+        else:
+            keys[..., self.filled:end, :] = key_states
+            values[..., self.filled:end, :] = value_states
         self.filled = end
-        return self.keys[..., :end, :], self.values[..., :end, :]
+        if self.keep:
+            self.keys, self.values = keys, values
+        return keys[..., :end, :], values[..., :end, :]
 
     def get_seq_length(self, *args) -> int:
         return self.filled
