@@ -195,16 +195,17 @@ def kv_bytes_per_token(lm: LoadedModel) -> int:
 
 
 def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8) -> int:
-    """Device bytes one batch row costs: its gathered prefix cache and the cache after the
-    forward's concatenation (2 copies, plus the block it was gathered from amortized), the
+    """Device bytes one batch row costs: its gathered prefix cache (one layer at a time while
+    scoring, every layer when generation keeps the cache: counted as every layer), the
     activations of its new tokens, and the last position's logits (model dtype, float32, the
-    float64 log-softmax and its float32 result)."""
+    float64 log-softmax and its float32 result). The prefix block itself is budgeted apart
+    (``block_budget``)."""
     cfg = lm.model.config
     cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
     hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
     inter = getattr(cfg, "intermediate_size", None) or 4 * hidden
     vocab = lm.model.get_output_embeddings().weight.shape[0]
-    kv = 3 * context_tokens * kv_bytes_per_token(lm)
+    kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)
     act = new_tokens * (6 * hidden + 2 * inter) * 4
     return int(kv + act + vocab * (2 + 4 + 8 + 4))
 
