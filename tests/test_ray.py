@@ -181,6 +181,9 @@ def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
                          progress=False, executor_factory=factory, log=logs.append)
         assert s.status == "done"
         assert wh.query("SELECT device, dtype FROM run WHERE run_id = ?", [s.run_id]) == [("cpu", "float32")]
+        # the workers' engine counters reach the driver's record
+        assert wh.query("SELECT count(*), min(device), min(forward_calls) > 0 FROM run_unit_engine WHERE run_id = ?",
+                        [s.run_id]) == [(s.units_total, "cpu", True)]
     assert "device cpu, dtype float32" in logs
 
 

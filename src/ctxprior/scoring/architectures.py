@@ -26,6 +26,7 @@ reasons is in docs/architectures.md.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 # model_type -> (family, transformers class): prefix reuse verified exact (tests/test_architectures.py)
@@ -74,19 +75,44 @@ FLOAT16_OVERFLOW: frozenset[str] = frozenset({"gemma3", "gemma3_text"})
 
 def float16_safe(config: Any) -> bool:
     """False for model families whose activations overflow float16 (see ``FLOAT16_OVERFLOW``)."""
-    types = {getattr(config, "model_type", None), getattr(_text_config(config), "model_type", None)}
+    types = {getattr(config, "model_type", None), getattr(text_config(config), "model_type", None)}
     return not (types & FLOAT16_OVERFLOW)
 
 
-def _text_config(config: Any) -> Any:
+def text_config(config: Any) -> Any:
+    """The language model's config (the text part of a multimodal config)."""
     get = getattr(config, "get_text_config", None)
     return get() if callable(get) else config
+
+
+@dataclass(frozen=True)
+class Dims:
+    """The sizes the engine's memory estimates need, read once from a config."""
+
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int
+
+
+def dims(config: Any) -> Dims:
+    """``Dims`` of a config, under the names the families use (Llama's and GPT-2's)."""
+    cfg = text_config(config)
+    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", 12)
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", 12)
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
+    return Dims(layers=layers, hidden=hidden, heads=heads,
+                kv_heads=getattr(cfg, "num_key_value_heads", None) or heads,
+                head_dim=getattr(cfg, "head_dim", None) or hidden // heads,
+                intermediate=getattr(cfg, "intermediate_size", None) or 4 * hidden)
 
 
 def sliding_window(config: Any) -> int | None:
     """The smallest attention window of any layer (sliding windows), or None when every layer
     attends to the whole prefix."""
-    cfg = _text_config(config)
+    cfg = text_config(config)
     window = getattr(cfg, "sliding_window", None)
     if not window or getattr(cfg, "use_sliding_window", True) is False:
         return None
@@ -105,7 +131,7 @@ def prefix_reuse(model_config: Any, max_len: int | None = None, *,
     that keeps every key (``DynamicCache()`` without a config), so sliding windows of any length
     are exact. When the answer is False, run full prompts (``share_prefix=False``).
     """
-    cfg = _text_config(model_config)
+    cfg = text_config(model_config)
     mtype = getattr(model_config, "model_type", None) or "unknown"
     text_type = getattr(cfg, "model_type", None) or mtype
     if mtype in RECURRENT or text_type in RECURRENT:

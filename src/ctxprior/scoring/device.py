@@ -8,6 +8,7 @@ import glob
 import os
 import shutil
 
+from .architectures import text_config
 from .models import LoadedModel, _locate, resolve_device, resolve_dtype
 
 
@@ -53,12 +54,8 @@ def describe_model(name: str, device: str = "auto", dtype: str = "auto", quantiz
 
     load_from, revision, source = _locate(name)
     where = "cuda" if worker_gpus else (device if device != "auto" else resolve_device("auto"))
-    import torch
-
     dt = str(resolve_dtype(dtype, where)).replace("torch.", "")
-    cfg = AutoConfig.from_pretrained(load_from)
-    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
-    del torch
+    cfg = text_config(AutoConfig.from_pretrained(load_from))
     return LoadedModel(model=None, tokenizer=None, model_id=name, revision=revision, dtype=dt, device=where,
                        quantization=quantization, source_path=source, extra={"vocab": int(cfg.vocab_size)})
 

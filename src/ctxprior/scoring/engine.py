@@ -41,7 +41,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 import torch
+from transformers.cache_utils import DynamicLayer
 
+from .architectures import dims, text_config
 from .models import LoadedModel
 
 OOM = torch.cuda.OutOfMemoryError
@@ -128,7 +130,7 @@ class Head:
     engine asks the model for its logits instead (``exact`` False)."""
 
     def __init__(self, model):
-        cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        cfg = text_config(model.config)
         self.linear = model.get_output_embeddings()
         self.softcap = getattr(cfg, "final_logit_softcapping", None)
         self.scale = getattr(cfg, "logit_scale", None)
@@ -183,15 +185,9 @@ def final_norm(model):
 
 def kv_bytes_per_token(lm: LoadedModel) -> int:
     """Bytes of key/value cache one token occupies across all layers."""
-    cfg = lm.model.config
-    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
-    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", 12)
-    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", 12)
-    kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
-    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
-    head_dim = getattr(cfg, "head_dim", None) or hidden // heads
+    d = dims(lm.model.config)
     elem = torch.finfo(lm.model.dtype).bits // 8 if lm.model.dtype.is_floating_point else 2
-    return int(2 * layers * kv_heads * head_dim * elem)
+    return int(2 * d.layers * d.kv_heads * d.head_dim * elem)
 
 
 def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8) -> int:
@@ -200,13 +196,10 @@ def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8) ->
     activations of its new tokens, and the last position's logits (model dtype, float32, the
     float64 log-softmax and its float32 result). The prefix block itself is budgeted apart
     (``block_budget``)."""
-    cfg = lm.model.config
-    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
-    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
-    inter = getattr(cfg, "intermediate_size", None) or 4 * hidden
+    d = dims(lm.model.config)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
     kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)
-    act = new_tokens * (6 * hidden + 2 * inter) * 4
+    act = new_tokens * (6 * d.hidden + 2 * d.intermediate) * 4
     return int(kv + act + vocab * (2 + 4 + 8 + 4))
 
 
@@ -489,13 +482,19 @@ class Engine:
         self.lens_ready()
         return self._last(seqs, groups, progress, layers=True)
 
-    def _last(self, seqs, groups, progress, layers: bool):
+    @staticmethod
+    def _distinct(seqs, groups):
+        """(the distinct sequences as Tokens, each input's distinct row, the groups over distinct rows)."""
         tok = Tokens.pack(seqs)
         first, row_of = dedupe(tok)
-        utok = Tokens(tok.ids[first], tok.lengths[first])  # the distinct sequences
         ugroups = [row_of[np.asarray(g, np.int64)].tolist() for g in groups] if groups else None
+        return Tokens(tok.ids[first], tok.lengths[first]), row_of, ugroups
+
+    def _last(self, seqs, groups, progress, layers: bool):
+        utok, row_of, ugroups = self._distinct(seqs, groups)
+        n = len(utok.lengths)
         vocab = self.model.get_output_embeddings().weight.shape[0]
-        table = torch.empty((len(first), vocab), dtype=torch.float32, device=self.device)
+        table = torch.empty((n, vocab), dtype=torch.float32, device=self.device)
         hidden: list[torch.Tensor] = []  # [L, n_unique, hidden], allocated at the first batch
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
@@ -506,7 +505,7 @@ class Engine:
             table[rows.out[s:e]] = lp.to(torch.float32)
             if layers:
                 if not hidden:
-                    hidden.append(last.new_empty((len(hs) - 1, len(first), last.shape[-1])))
+                    hidden.append(last.new_empty((len(hs) - 1, n, last.shape[-1])))
                 hidden[0][:, rows.out[s:e]] = torch.stack([h[at] for h in hs[:-1]])
             if progress:
                 progress(e - s)
@@ -584,11 +583,8 @@ class Engine:
         device (no stopping checks, so no syncs), cut at the first end-of-sequence token after
         one transfer. ``groups`` share a KV prefix as in ``last_logprobs``."""
         tok = self.lm.tokenizer
-        t = Tokens.pack(seqs)
-        first, row_of = dedupe(t)
-        useqs = [seqs[i] for i in first.tolist()]
-        ugroups = [row_of[np.asarray(g, np.int64)].tolist() for g in groups] if groups else None
-        out = torch.zeros((len(useqs), max_new_tokens), dtype=torch.long, device=self.device)
+        utok, row_of, ugroups = self._distinct(seqs, groups)
+        out = torch.zeros((len(utok.lengths), max_new_tokens), dtype=torch.long, device=self.device)
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
@@ -612,8 +608,8 @@ class Engine:
                 toks.append(step)
             out[rows.out[s:e]] = torch.stack(toks, dim=1)
 
-        if max_new_tokens > 0 and useqs:
-            self._each_batch(useqs, ugroups, run, new_tokens=max_new_tokens)
+        if max_new_tokens > 0 and len(utok.lengths):
+            self._each_batch(utok, ugroups, run, new_tokens=max_new_tokens)
         ids = out.cpu().tolist()
         stop = _eos_ids(self.lm)
         texts = []
@@ -636,11 +632,7 @@ def _eos_ids(lm: LoadedModel) -> set[int]:
 
 
 def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    if hasattr(cache, "layers"):
-        return [(layer.keys, layer.values) for layer in cache.layers]
-    if hasattr(cache, "key_cache"):  # transformers 4.x DynamicCache
-        return list(zip(cache.key_cache, cache.value_cache))
-    return [(k, v) for k, v in cache]  # legacy tuples
+    return [(layer.keys, layer.values) for layer in cache.layers]
 
 
 @dataclass
@@ -664,13 +656,7 @@ def _block_cache(layers, pidx: torch.Tensor, filled: int, keep: bool = False):
     return cache
 
 
-try:
-    from transformers.cache_utils import DynamicLayer as _DynamicLayer
-except ImportError:  # pragma: no cover - transformers without cache layers (older than the floor)
-    _DynamicLayer = object
-
-
-class _GatheredLayer(_DynamicLayer):
+class _GatheredLayer(DynamicLayer):
     """One layer of a batch's cache: the block's rows ``pidx`` ``[B, heads, filled + room,
     head_dim]``, gathered at the first ``update``; ``update`` writes the new keys after the
     ``filled`` ones and returns views of the filled part (past the room: concatenation)."""

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .engine import Engine
-from .metrics import entropy_torch, kl_torch, scores_torch
+from .metrics import entropy_torch, kl_torch, scores_torch, scores_torch_chunk
 from .prompts import PromptFormat
 
 RAW = PromptFormat()
@@ -138,67 +138,50 @@ def first_token(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
     prior = table[idx[nq * nc:]] if with_prior else None
     results = scores_batch(rows, prior, topk, prompt_topk, _token_labels(engine))
     if per_layer:
-        by_layer = layer_scores(engine, hidden, idx[:nq * nc], rows, psi=per_layer == "psi")
+        inner = layer_scores(engine, hidden, idx[:nq * nc], nq, nc, psi=per_layer == "psi")
         for i, r in enumerate(results):
-            r.by_layer = {k: v[:, i] for k, v in by_layer.items()}
+            r.by_layer = _with_output_layer(inner, r, i)
     return results
 
 
 LAYER_KEYS = ("susceptibility", "mixture_entropy", "mean_conditional_entropy")
 
 
-def _chunk_scores(lp32: torch.Tensor) -> dict[str, torch.Tensor]:
-    """``scores_torch`` for a chunk of queries at once, ``lp32 [queries, contexts, V]``, uniform
-    context weights, in fewer passes over the rows: the mixture as a mean of probabilities, and
-    ψ_c = -H_c - Σ_a p_c(a) log mix(a) (one batched product); float64 throughout."""
-    lp = lp32.to(torch.float64)
-    p = lp.exp()
-    zero = torch.zeros((), dtype=torch.float64, device=lp.device)
-    ent = -torch.where(p > 0, p * lp, zero).sum(-1)                      # [Q, C]
-    mix = p.mean(1)                                                      # [Q, V]
-    log_mix = mix.log()
-    h_mix = -torch.where(mix > 0, mix * log_mix, zero).sum(-1)           # [Q]
-    # where mix(a) = 0 every p_c(a) = 0, so its -inf may be replaced by 0
-    cross = torch.bmm(p, log_mix.nan_to_num(neginf=0.0)[..., None])[..., 0]   # [Q, C]
-    psi = (-ent - cross).clamp_min(0.0)
-    return {"persuasion": psi, "entropy": ent, "susceptibility": psi.mean(1), "mixture_entropy": h_mix,
-            "mean_conditional_entropy": ent.mean(1)}
-
-
 @torch.inference_mode()
-def layer_scores(engine: Engine, hidden: torch.Tensor, idx: torch.Tensor, final: torch.Tensor,
+def layer_scores(engine: Engine, hidden: torch.Tensor, idx: torch.Tensor, nq: int, nc: int,
                  psi: bool = False) -> dict[str, np.ndarray]:
-    """Logit-lens scores of every layer: {key: [layers + 1, queries] (persuasion: [layers + 1,
-    queries, contexts])}. Layer l < L reads ``hidden[l]`` (the stream before block l + 1) through
-    the final norm and head (``Engine.lens``); layer L is the model's output, the rows ``final
-    [queries, contexts, V]`` that the final-layer scores come from, so it equals them exactly.
-    Per layer, queries go in chunks whose log-probs fit ``logits_elements``; the math stays on the
-    device (no host syncs) and comes to the host in one transfer at the end."""
+    """Logit-lens scores of the inner layers: {key: [layers, queries] (persuasion: [layers,
+    queries, contexts])}. Layer l reads ``hidden[l]`` (the stream before block l + 1) through the
+    final norm and head (``Engine.lens``); the output layer is the final scores themselves
+    (``first_token`` appends them). Per layer, queries go in chunks whose log-probs fit
+    ``logits_elements``; the math stays on the device (no host syncs) and comes to the host in one
+    transfer at the end."""
     from .engine import logits_elements
 
-    nq, nc, vocab = final.shape
-    n_layers = hidden.shape[0] + 1
-    out = {k: final.new_empty((n_layers, nq), dtype=torch.float64) for k in LAYER_KEYS}
+    n_layers = hidden.shape[0]
+    vocab = engine.model.get_output_embeddings().weight.shape[0]
+    out = {k: hidden.new_empty((n_layers, nq), dtype=torch.float64) for k in LAYER_KEYS}
     if psi:
-        out["persuasion"] = final.new_empty((n_layers, nq, nc), dtype=torch.float64)
+        out["persuasion"] = hidden.new_empty((n_layers, nq, nc), dtype=torch.float64)
     chunk = max(1, logits_elements(engine.lm) // max(1, 2 * nc * vocab))
     for layer in range(n_layers):
         for q0 in range(0, nq, chunk):
             q1 = min(nq, q0 + chunk)
-            if layer == n_layers - 1:  # the final scores' own code on their own rows: equal exactly
-                for i in range(q0, q1):
-                    sc = scores_torch(final[i])
-                    for k in out:
-                        out[k][layer, i] = sc[k]
-                continue
             # float32 like the final table, so every layer is rounded alike
             lp = engine.lens(hidden[layer, idx[q0 * nc:q1 * nc]]).to(torch.float32).view(q1 - q0, nc, -1)
-            for k, v in _chunk_scores(lp).items():
+            for k, v in scores_torch_chunk(lp).items():
                 if k in out:
                     out[k][layer, q0:q1] = v
     if bool(torch.stack([~torch.isfinite(v).all() for v in out.values()]).any()):
         raise ScoreError("non-finite per-layer score (NaN/inf); refusing to store it")
     return {k: v.cpu().numpy() for k, v in out.items()}
+
+
+def _with_output_layer(inner: dict[str, np.ndarray], r: QueryScores, i: int) -> dict[str, np.ndarray]:
+    """Query i's per-layer scores: the inner layers, then the output layer = its final scores."""
+    final = {"susceptibility": r.susceptibility, "mixture_entropy": r.mixture_entropy,
+             "mean_conditional_entropy": r.mean_conditional_entropy, "persuasion": r.persuasion}
+    return {k: np.concatenate([v[:, i], np.asarray(final[k])[None]]) for k, v in inner.items()}
 
 
 def _token_labels(engine: Engine) -> Callable[[int], str]:

@@ -17,7 +17,9 @@ accumulation: the mixture with logsumexp, zero probabilities contribute exactly 
 
 Two implementations with the same semantics:
 - ``scores_np`` (numpy float64) -- the reference, used by tests and the naive benchmark;
-- ``scores_torch`` (torch, on the tensors' device, float64) -- used by the fast estimator.
+- ``scores_torch`` (torch, on the tensors' device, float64) -- used by the fast estimator;
+  ``scores_torch_chunk`` is the same for a chunk of queries at once (uniform weights), used by
+  the per-layer logit-lens scores.
 """
 
 from __future__ import annotations
@@ -149,6 +151,27 @@ def scores_torch(logp, weights=None):
         "mean_conditional_entropy": (w * ent).sum(),
         "log_mixture": log_mix,
     }
+
+
+def scores_torch_chunk(lp32):
+    """``scores_torch`` for a chunk of queries at once, ``lp32 [queries, contexts, V]``, uniform
+    context weights, in fewer passes over the rows: the mixture as a mean of probabilities, and
+    ψ_c = -H_c - Σ_a p_c(a) log mix(a) (one batched product); float64 throughout. Equal to
+    ``scores_torch`` up to float rounding (the per-layer logit-lens scores use it)."""
+    import torch
+
+    lp = lp32.to(torch.float64)
+    p = lp.exp()
+    zero = torch.zeros((), dtype=torch.float64, device=lp.device)
+    ent = -torch.where(p > 0, p * lp, zero).sum(-1)                      # [Q, C]
+    mix = p.mean(1)                                                      # [Q, V]
+    log_mix = mix.log()
+    h_mix = -torch.where(mix > 0, mix * log_mix, zero).sum(-1)           # [Q]
+    # where mix(a) = 0 every p_c(a) = 0, so its -inf may be replaced by 0
+    cross = torch.bmm(p, log_mix.nan_to_num(neginf=0.0)[..., None])[..., 0]   # [Q, C]
+    psi = (-ent - cross).clamp_min(0.0)
+    return {"persuasion": psi, "entropy": ent, "susceptibility": psi.mean(1), "mixture_entropy": h_mix,
+            "mean_conditional_entropy": ent.mean(1)}
 
 
 def kl_torch(logp, logq):

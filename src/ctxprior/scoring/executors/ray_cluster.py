@@ -73,7 +73,7 @@ class ScoringWorker:
 
         res = run_unit_checked(self.engine, inp, self.config, self.name, progress=tick)
         out = {"unit_id": inp.spec.unit_id, "error": res.error, "seconds": res.seconds,
-               "worker": res.worker, "n_prompts": res.n_prompts, "dir": None, "rows": {}}
+               "worker": res.worker, "n_prompts": res.n_prompts, "engine": res.engine, "dir": None, "rows": {}}
         if res.error is None:
             out["dir"], out["rows"] = write_shard(self.shard_dir, inp.run_id, inp.spec.unit_id, attempt,
                                                   res.tables)
@@ -236,7 +236,7 @@ class RayExecutor:
         tables = read_shard(meta["dir"], meta["rows"]) if meta["error"] is None else {}
         faults.hit("unit.received")
         yield UnitResult(spec=inp.spec, tables=tables, error=meta["error"], seconds=meta["seconds"],
-                         worker=meta["worker"], n_prompts=meta["n_prompts"])
+                         worker=meta["worker"], n_prompts=meta["n_prompts"], engine=meta.get("engine") or {})
         # back here only after the driver committed the unit
         if progress:
             progress(inp.n_prompts)

@@ -116,8 +116,7 @@ def _layer_bytes(lm: LoadedModel) -> int:
     a guess of 32 layers x 4096 x 2 bytes when the driver holds no model (Ray)."""
     if lm.model is None:
         return 32 * 4096 * 2
-    cfg = lm.model.config
-    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
-    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", 32)
-    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 4096)
-    return int(layers * hidden * lm.model.dtype.itemsize)
+    from ..architectures import dims
+
+    d = dims(lm.model.config)
+    return int(d.layers * d.hidden * lm.model.dtype.itemsize)
