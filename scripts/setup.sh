@@ -9,7 +9,8 @@ PY=${PYTHON:-python3}
 python -m pip install -q --upgrade pip
 # torch: a CUDA build when an NVIDIA GPU is present, else the CPU build (scripts/torch-spec.sh says
 # which and why; CTXPRIOR_TORCH=cpu|cuda|skip overrides). The project itself needs torch>=2.4.
-{ read -r torch_req; read -r torch_why; } < <(bash scripts/torch-spec.sh)
+spec="$(bash scripts/torch-spec.sh)" || exit 2  # it said why, in one line
+torch_req="$(sed -n 1p <<< "$spec")"; torch_why="$(sed -n 2p <<< "$spec")"
 echo "setup: installing $torch_why"
 [ -z "$torch_req" ] || python -m pip install -q "$torch_req"
 python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
