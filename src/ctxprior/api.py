@@ -308,7 +308,7 @@ class Warehouse:
         See [Analyses](analyses.md). Returns the stored rows of these runs; ``.attrs["counts"]``
         holds the number of rows each analysis stored.
         """
-        from .queries.analyses import analyze
+        from .queries.driver import analyze
 
         with self.connect(write=True) as store:
             counts = analyze(store, run_ids=list(runs) if runs else None, only=list(only) if only else None,
@@ -320,7 +320,7 @@ class Warehouse:
 
     def summary(self, runs: Sequence[int] | None = None, only: Sequence[str] | None = None) -> list[str]:
         """The short text summary of the stored analyses (what ``ctxprior analyze`` prints)."""
-        from .queries.analyses import summary_lines
+        from .queries.summary import summary_lines
 
         with self.connect() as store:
             return summary_lines(store, list(runs) if runs else None, only=list(only) if only else None)

@@ -38,7 +38,7 @@ def analyze_cmd(app, runs, only, k, alpha, seed, covariates, seen_fakes, quiet):
     friend-enemy and gender case studies; DynamicQA Tables 1-3 for dynamic runs. Analyses whose
     kind of run is missing are skipped with a message. Prints a short summary.
     """
-    from ..queries.analyses import parse_only
+    from ..queries.driver import parse_only
 
     names = parse_only(only)
     wh = app.api(write=True)

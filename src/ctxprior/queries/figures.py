@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .analyses import query_file  # noqa: E402
+from .selection import query_file  # noqa: E402
 
 QT_COLORS = {"open": "#1f77b4", "closed": "#ff7f0e"}
 
@@ -308,12 +308,12 @@ def fig9_frequency(wh, run_ids) -> Figure:
     if not row:
         return _empty("fig9_frequency", title, "no covariate correlations stored (give --covariate)")
     rid, analysis, note = row[0]
-    from .analyses import covariate_values, query_file as qf
+    from .selection import covariate_values
 
     if note and "." in note and not note.startswith("fact."):
         df = covariate_values(wh, note, [rid])
     else:
-        df = qf(wh, "susceptibility_by_fact.sql", [rid])
+        df = query_file(wh, "susceptibility_by_fact.sql", [rid])
         df["covariate"] = df["predicate_degree"].astype(float)
     df = df[df["run_id"] == rid]
     rho = dict(wh.query("SELECT query_type, effect_size FROM analysis_result WHERE run_id = ? AND analysis = ? "

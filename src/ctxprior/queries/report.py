@@ -12,8 +12,10 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__
-from .analyses import COMPARISONS, summary_lines
+from . import registry
 from .figures import build_figures, _runs_with_results
+from .selection import query_file
+from .summary import summary_lines
 
 CSS = """
 body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; max-width: 1100px; margin: 2em auto;
@@ -28,23 +30,6 @@ img { max-width: 100%; border: 1px solid #eee; }
            font-size: .85em; white-space: pre-wrap; }
 .muted { color: #777; font-size: .85em; }
 """
-
-SECTION_TEXT = {
-    "relevance": ("Relevance (§4.3.1)", "Contexts that mention the queried entity (relevant) vs contexts that "
-                  "do not; the hypothesis is that relevant contexts are more persuasive."),
-    "assertive": ("Assertiveness (§4.3.2)", "Assertive contexts (\"Definitely, ...\") vs base contexts; "
-                  "the hypothesis is that assertive contexts are more persuasive."),
-    "negation": ("Negation (§4.3.3)", "Negated contexts (\"... is not ...\") vs base contexts, two-sided: the "
-                 "paper finds differences in both directions."),
-    "familiarity": ("Familiar vs unfamiliar entities (§4.4.1)", "Susceptibility of fake (unfamiliar) vs real "
-                    "(familiar) entities; the hypothesis is that fake entities are more susceptible."),
-    "answer-groups": ("Persuasion by the model's answer (§4.2.2, Fig. 2)", "Contexts after which the model "
-                      "answered with the context's answer vs those after which it kept the original answer."),
-    "friend-enemy": ("Friend–enemy pairs (§5, Fig. 10)", "Susceptibility of friend pairs vs enemy pairs, "
-                     "per query form."),
-    "gender": ("Gender (§5, Fig. 11)", "Susceptibility of masculine vs feminine names, per context collection "
-               "(two-sided): χ of a collection when the run's sample holds only that collection."),
-}
 
 DIRECTION = {"greater": "higher than", "less": "lower than", "two-sided": "different from"}
 
@@ -84,7 +69,7 @@ def _table(df: pd.DataFrame, max_rows: int = 60) -> str:
 
 def reading_for(wh, analysis: str, ids: str) -> str:
     """Plain-language reading of one comparison from its stored rows."""
-    cmp = COMPARISONS[analysis]
+    cmp = registry.get(analysis).comparison
     df = wh.df(f"SELECT * FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})", [analysis])
     if df.empty:
         return "Not run on these runs."
@@ -136,13 +121,16 @@ def write_report(wh, out_path, run_ids=None) -> str:
     out += _runs_section(wh, ids)
     out += _summary_section(wh, ids_list)
     out += _across_models_section(wh, ids, figs)
-    for name in ("relevance", "assertive", "negation", "familiarity", "answer-groups"):
-        out += _comparison_section(wh, name, ids, figs)
+    cmps = [a for a in registry.analyses().values() if a.comparison]  # declared in their .sql files
+    for a in cmps:
+        if a.comparison.stratum == "query_type":
+            out += _comparison_section(wh, a, ids, figs)
     out += _mr_section(wh, ids, figs)
     out += _reliability_section(wh, ids, figs)
     out += _frequency_section(wh, ids, figs)
-    for name, fig in (("friend-enemy", "fig10_friend_enemy"), ("gender", "fig11_gender")):
-        out += _pair_section(wh, name, fig, ids, figs)
+    for a in cmps:
+        if a.comparison.stratum != "query_type":
+            out += _pair_section(wh, a, ids, figs)
     out += _layers_section(wh, ids_list, figs)
     out += _skipped_section(wh, ids)
     out.append("</body></html>")
@@ -199,15 +187,15 @@ def _across_models_section(wh, ids: str, figs: dict) -> list[str]:
             _fig_block(figs, "fig5_summary"), _table(summ, 80)]
 
 
-def _comparison_section(wh, name: str, ids: str, figs: dict) -> list[str]:
+def _comparison_section(wh, a: registry.Analysis, ids: str, figs: dict) -> list[str]:
     """One per-relation comparison (relevance, assertive, ...): text, reading, figure, tests that ran."""
-    title, what = SECTION_TEXT[name]
+    name, title, what = a.name, a.report_title, a.report_text
     rows = wh.df(f"""SELECT run_id, relation, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant,
                             effect_size FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
                             AND skip_reason IS NULL ORDER BY run_id, test, query_type, p""", [name])
     out = [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
            f"<p class='reading'>{reading_for(wh, name, ids)}</p>"]
-    out.append(_fig_block(figs, {"familiarity": "fig8_real_fake", "answer-groups": "fig2_answer_groups"}.get(name, "")))
+    out.append(_fig_block(figs, a.figure or ""))
     out.append(_table(rows, 40))
     return out
 
@@ -253,9 +241,9 @@ def _frequency_section(wh, ids: str, figs: dict) -> list[str]:
     return out
 
 
-def _pair_section(wh, name: str, fig: str, ids: str, figs: dict) -> list[str]:
+def _pair_section(wh, a: registry.Analysis, ids: str, figs: dict) -> list[str]:
     """One comparison per query form (friend-enemy, gender): text, reading, figure, every test row."""
-    title, what = SECTION_TEXT[name]
+    name, title, what, fig = a.name, a.report_title, a.report_text, a.figure
     rows = wh.df(f"""SELECT run_id, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant, effect_size,
                             skip_reason FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
                      ORDER BY ALL""", [name])
@@ -285,8 +273,6 @@ def layers_reading(df: pd.DataFrame) -> str:
 
 def _layers_section(wh, ids_list: list[int], figs: dict) -> list[str]:
     """Per-layer scores (logit lens): one reading line and the figure, when a run has them."""
-    from .analyses import query_file
-
     df = query_file(wh, "layers_real_fake.sql", ids_list)
     if df.empty:
         return []
