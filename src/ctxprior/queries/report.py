@@ -14,7 +14,7 @@ import pandas as pd
 from .. import __version__
 from . import registry
 from .figures import build_figures, _runs_with_results
-from .selection import query_file
+from .selection import query_file, sql
 from .summary import summary_lines
 
 CSS = """
@@ -67,10 +67,11 @@ def _table(df: pd.DataFrame, max_rows: int = 60) -> str:
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>{tail}"
 
 
-def reading_for(wh, analysis: str, ids: str) -> str:
+def reading_for(wh, analysis: str, ids: list[int]) -> str:
     """Plain-language reading of one comparison from its stored rows."""
     cmp = registry.get(analysis).comparison
-    df = wh.df(f"SELECT * FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})", [analysis])
+    df = wh.df("SELECT * FROM analysis_result WHERE analysis = ? AND list_contains(?::INTEGER[], run_id)",
+               [analysis, ids])
     if df.empty:
         return "Not run on these runs."
     parts = []
@@ -114,8 +115,7 @@ def reading_for(wh, analysis: str, ids: str) -> str:
 
 def write_report(wh, out_path, run_ids=None) -> str:
     """Write the HTML report of ``run_ids`` (default: every run with results) to ``out_path``; its path."""
-    ids_list = _runs_with_results(wh, run_ids)
-    ids = ", ".join(map(str, ids_list)) or "NULL"
+    ids = ids_list = _runs_with_results(wh, run_ids)
     figs = {f.name: f for f in build_figures(wh, ids_list)}
     out = _head()
     out += _runs_section(wh, ids)
@@ -158,11 +158,9 @@ def _head() -> list[str]:
             "across relations per run and query type, Cohen's d (pooled SD).</p>"]
 
 
-def _runs_section(wh, ids: str) -> list[str]:
+def _runs_section(wh, ids: list[int]) -> list[str]:
     """The runs table: model, dataset, seed, estimator and precision of each run."""
-    runs = wh.df(f"""SELECT r.run_id, r.model, d.name AS dataset, s.seed, r.estimator, r.dtype, r.quantization, r.status
-                     FROM run r LEFT JOIN sample s USING (sample_id) LEFT JOIN dataset d ON d.dataset_id = s.dataset_id
-                     WHERE r.run_id IN ({ids}) ORDER BY r.run_id""")
+    runs = wh.df(sql("report_runs.sql"), [ids])
     return ["<h2>Runs</h2>", _table(runs)]
 
 
@@ -175,11 +173,9 @@ def _summary_section(wh, ids_list: list[int]) -> list[str]:
     return ["<h2>Summary</h2>", f"<div class='summary'>{html.escape(chr(10).join(lines))}</div>"]
 
 
-def _across_models_section(wh, ids: str, figs: dict) -> list[str]:
+def _across_models_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 5: share of significant relations and mean effect size per model and comparison."""
-    summ = wh.df(f"""SELECT model, run_id, analysis, query_type, test, n_tests, n_significant, share_significant,
-                            mean_effect_size, n_skipped FROM v_analysis_summary WHERE run_id IN ({ids})
-                       AND analysis IN ('relevance', 'familiarity', 'assertive', 'negation') ORDER BY analysis, test, query_type, run_id""")
+    summ = wh.df(sql("report_across_models.sql"), [ids])
     return ["<h2>Across models (Fig. 5)</h2>",
             "<p class='reading'>Share of relations where the comparison is significant after BH, and the mean "
             "effect size, per model. <i>independent</i> is the paper's design; <i>paired</i> / "
@@ -187,12 +183,10 @@ def _across_models_section(wh, ids: str, figs: dict) -> list[str]:
             _fig_block(figs, "fig5_summary"), _table(summ, 80)]
 
 
-def _comparison_section(wh, a: registry.Analysis, ids: str, figs: dict) -> list[str]:
+def _comparison_section(wh, a: registry.Analysis, ids: list[int], figs: dict) -> list[str]:
     """One per-relation comparison (relevance, assertive, ...): text, reading, figure, tests that ran."""
     name, title, what = a.name, a.report_title, a.report_text
-    rows = wh.df(f"""SELECT run_id, relation, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant,
-                            effect_size FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
-                            AND skip_reason IS NULL ORDER BY run_id, test, query_type, p""", [name])
+    rows = wh.df(sql("report_comparison.sql"), [name, ids])
     out = [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
            f"<p class='reading'>{reading_for(wh, name, ids)}</p>"]
     out.append(_fig_block(figs, a.figure or ""))
@@ -200,11 +194,10 @@ def _comparison_section(wh, a: registry.Analysis, ids: str, figs: dict) -> list[
     return out
 
 
-def _mr_section(wh, ids: str, figs: dict) -> list[str]:
+def _mr_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 3: Spearman correlation of the memorization ratio with susceptibility."""
     out = ["<h2>Memorization ratio (Fig. 3)</h2>"]
-    mr = wh.df(f"""SELECT run_id, query_type, effect_size AS spearman_rho, p, n1 AS n FROM analysis_result
-                   WHERE analysis = 'mr' AND run_id IN ({ids}) AND skip_reason IS NULL ORDER BY ALL""")
+    mr = wh.df(sql("report_mr.sql"), [ids])
     if len(mr):
         out.append("<p class='reading'>" + "; ".join(
             f"run {r.run_id} {r.query_type}: Spearman ρ(MR, χ) = {r.spearman_rho:+.2f} (n = {r.n})"
@@ -213,10 +206,9 @@ def _mr_section(wh, ids: str, figs: dict) -> list[str]:
     return out
 
 
-def _reliability_section(wh, ids: str, figs: dict) -> list[str]:
+def _reliability_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 4: variance of each score across seeds and query forms."""
-    rel = wh.df(f"""SELECT model, run_ids, query_type, series, n, n_nan, median, q75, max FROM analysis_distribution
-                    WHERE analysis = 'reliability' AND run_id IN ({ids}) ORDER BY ALL""")
+    rel = wh.df(sql("report_reliability.sql"), [ids])
     return ["<h2>Reliability (Fig. 4)</h2>",
             "<p class='reading'>Variance of each score across seeds (runs of one model on samples drawn with "
             "different seeds) and across the two query forms of a type. Low variance = a reliable measure; the "
@@ -224,12 +216,9 @@ def _reliability_section(wh, ids: str, figs: dict) -> list[str]:
             _fig_block(figs, "fig4_reliability"), _table(rel)]
 
 
-def _frequency_section(wh, ids: str, figs: dict) -> list[str]:
+def _frequency_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 9: correlation of susceptibility with entity frequency, KG degree and other covariates."""
-    sp = wh.df(f"""SELECT run_id, analysis, note AS covariate, relation, query_type, n1 AS n, effect_size AS rho, p,
-                          p_adj, significant FROM analysis_result
-                   WHERE analysis IN ('frequency', 'degree', 'covariate') AND run_id IN ({ids})
-                     AND skip_reason IS NULL ORDER BY run_id, analysis, relation <> '(all)', relation, query_type""")
+    sp = wh.df(sql("report_frequency.sql"), [ids])
     out = ["<h2>Frequency and KG degree (Fig. 9)</h2>"]
     pooled = sp[sp["relation"] == "(all)"]
     if len(pooled):
@@ -241,12 +230,10 @@ def _frequency_section(wh, ids: str, figs: dict) -> list[str]:
     return out
 
 
-def _pair_section(wh, a: registry.Analysis, ids: str, figs: dict) -> list[str]:
+def _pair_section(wh, a: registry.Analysis, ids: list[int], figs: dict) -> list[str]:
     """One comparison per query form (friend-enemy, gender): text, reading, figure, every test row."""
     name, title, what, fig = a.name, a.report_title, a.report_text, a.figure
-    rows = wh.df(f"""SELECT run_id, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant, effect_size,
-                            skip_reason FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
-                     ORDER BY ALL""", [name])
+    rows = wh.df(sql("report_pair.sql"), [name, ids])
     return [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
             f"<p class='reading'>{reading_for(wh, name, ids)}</p>", _fig_block(figs, fig), _table(rows)]
 
@@ -282,12 +269,9 @@ def _layers_section(wh, ids_list: list[int], figs: dict) -> list[str]:
             _fig_block(figs, "fig_layers_real_fake")]
 
 
-def _skipped_section(wh, ids: str) -> list[str]:
+def _skipped_section(wh, ids: list[int]) -> list[str]:
     """The tests that could not run, grouped by analysis, test and reason."""
-    skipped = wh.df(f"""SELECT analysis, test, skip_reason, count(*) AS n_tests,
-                               string_agg(DISTINCT relation, ', ') AS relations
-                        FROM analysis_result WHERE skip_reason IS NOT NULL AND run_id IN ({ids})
-                        GROUP BY ALL ORDER BY ALL""")
+    skipped = wh.df(sql("report_skipped.sql"), [ids])
     return ["<h2>Skipped tests</h2>",
             "<p>Tests that could not run are stored with their reason (never as a silent 0).</p>", _table(skipped)]
 
