@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import UserError
+from ..sqlfiles import read_sql
 
 KEY_COLS = ("dataset", "relation", "entity", "answer")
 _NUMERIC = ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL")
@@ -57,8 +58,7 @@ def auto_covariate(wh, kind: str) -> str | None:
     want = "cooccur" if kind == "frequency" else "degree"
     for name in sorted(names):
         if name.startswith("cov_") and want in name:
-            cols = wh.query("SELECT column_name, data_type FROM information_schema.columns "
-                            "WHERE table_name = ? AND table_schema = 'main' ORDER BY ordinal_position", [name])
+            cols = wh.query(read_sql("ctxprior.covariates", "sql/column_types.sql"), [name])
             num = [c for c, t in cols if c not in KEY_COLS and not c.endswith("_id") and c != "window"
                    and any(x in t.upper() for x in _NUMERIC)]
             pref = [c for c in num if c in ("cooccurrence", "predicate_degree", "degree")]
@@ -71,8 +71,7 @@ def _from_catalog(wh, kind: str, names: set) -> str | None:
     """The covariate catalog's first view of the kind that `auto_covariate` wants, or None."""
     kinds = ["cooccurrence"] if kind == "frequency" else ["kg_degree", "fact_degree"]
     for kd in kinds:
-        for view, vcols in wh.query("SELECT view_name, value_columns FROM covariate WHERE kind = ? "
-                                    "ORDER BY covariate_id", [kd]):
+        for view, vcols in wh.query(read_sql("ctxprior.covariates", "sql/catalog_of_kind.sql"), [kd]):
             cols = [c.strip() for c in (vcols or "").split(",")]
             if view not in names:
                 continue

@@ -300,8 +300,7 @@ def fig9_frequency(wh, run_ids) -> Figure:
         df = query_file(wh, "susceptibility_by_fact.sql", [rid])
         df["covariate"] = df["predicate_degree"].astype(float)
     df = df[df["run_id"] == rid]
-    rho = dict(wh.query("SELECT query_type, effect_size FROM analysis_result WHERE run_id = ? AND analysis = ? "
-                        "AND relation = '(all)'", [rid, analysis]))
+    rho = dict(wh.query(sql("fig9_rho.sql"), [rid, analysis]))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for qt in ("open", "closed"):
         d = df[df["query_type"] == qt]
