@@ -17,7 +17,7 @@ import pandas as pd
 from ..covariates.resolve import resolve_covariate
 from . import registry, stats
 from .registry import Comparison
-from .selection import covariate_values, query_file
+from .selection import covariate_values, query_file, query_sql
 
 ALT_UNIT = {
     "paired": "per-entity difference (group 1 - group 2), query forms averaged; sign-flip permutation",
@@ -137,7 +137,7 @@ def step_comparison(job, name: str) -> None:
             cached = job.cache[cmp.units_from] = query_file(job.wh, cmp.units_from, job.run_ids)
         units = units_from_cells(cached, name)
     else:
-        units = query_file(job.wh, cmp.sql, job.run_ids)
+        units = query_sql(job.wh, cmp.text, job.run_ids)
     note = None
     if "exclude-seen-fakes" in cmp.transforms and job.seen_fakes and not units.empty:
         units, note = exclude_seen_fakes(job.wh, units, job.seen_fakes, job.run_ids)

@@ -18,7 +18,8 @@
   ``stratum`` (the column that splits tests within a relation, default ``query_type``),
   ``family`` (the Benjamini-Hochberg family, default ``run_id, query_type, test``),
   ``units-from`` (another file whose rows ``comparisons.units_from_cells`` turns into this
-  analysis's units), ``transform`` (named steps of ``comparisons.TRANSFORMS``), ``summary``
+  analysis's units), ``transform`` (``exclude-seen-fakes``: without the fake entities seen in
+  the corpus; ``label-mixture``: say when values are ψ against a mixture), ``summary``
   (the summary line's text), ``report-title``, ``report`` (the report section's text),
   ``figure`` (the report figure shown in the section).
 - An analysis that needs Python beyond SQL and a standard comparison registers a step with
@@ -32,7 +33,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Callable
 
@@ -53,7 +54,8 @@ class Comparison:
     stratum: str = "query_type"  # column that splits tests within a relation
     family: tuple = ("run_id", "query_type", "test")  # BH family
     units_from: str | None = None  # e.g. context_cells.sql (one scan for several analyses)
-    transforms: tuple = ()  # names in comparisons.TRANSFORMS, applied in order
+    transforms: tuple = ()  # exclude-seen-fakes, label-mixture (see comparisons.step_comparison)
+    text: str = field(default="", repr=False)  # the SQL of the file (read where it was declared)
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def front_matter(text: str) -> dict[str, str]:
     return out
 
 
-def _comparison(name: str, file: str, meta: dict[str, str]) -> Comparison:
+def _comparison(name: str, file: str, meta: dict[str, str], text: str) -> Comparison:
     m = re.fullmatch(r"(\S+)\s*(>|<|!=)\s*(\S+)", meta["compare"])
     if not m:
         raise ValueError(f"{file}: compare: expected 'A > B', 'A < B' or 'A != B', got {meta['compare']!r}")
@@ -106,20 +108,29 @@ def _comparison(name: str, file: str, meta: dict[str, str]) -> Comparison:
     family = tuple(s.strip() for s in meta.get("family", "run_id, query_type, test").split(","))
     return Comparison(name, file, m.group(1), m.group(3), _OPS[m.group(2)], meta["unit"],
                       None if design == "none" else design, meta.get("stratum", "query_type"), family,
-                      meta.get("units-from"), tuple(meta["transform"].split()) if "transform" in meta else ())
+                      meta.get("units-from"), tuple(meta["transform"].split()) if "transform" in meta else (),
+                      text)
+
+
+def _folders() -> list:
+    """Where analyses are declared: this package (tests add a folder)."""
+    return [resources.files(__package__)]
 
 
 def _declared() -> dict[str, Analysis]:
-    """The comparisons declared in this package's ``*.sql`` front matter."""
+    """The comparisons declared in the ``*.sql`` front matter of ``_folders()``."""
     out = {}
-    for f in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name):
-        if not f.name.endswith(".sql"):
-            continue
-        meta = front_matter(f.read_text(encoding="utf-8"))
+    files = [f for d in _folders() for f in d.iterdir() if f.name.endswith(".sql")]
+    for f in sorted(files, key=lambda p: p.name):
+        text = f.read_text(encoding="utf-8")
+        meta = front_matter(text)
         if "analysis" not in meta:
             continue  # a helper query, not an analysis
         name = meta["analysis"]
-        out[name] = Analysis(name, int(meta["order"]), meta.get("help", ""), comparison=_comparison(name, f.name, meta),
+        if name in out:
+            raise ValueError(f"{f.name}: analysis {name} is declared twice")
+        out[name] = Analysis(name, int(meta["order"]), meta.get("help", ""),
+                             comparison=_comparison(name, f.name, meta, text),
                              summary=meta.get("summary"), report_title=meta.get("report-title"),
                              report_text=meta.get("report"), figure=meta.get("figure"))
     return out

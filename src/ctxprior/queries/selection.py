@@ -26,9 +26,14 @@ def set_runs(wh, run_ids) -> None:
 
 def query_file(wh, name: str, run_ids=None) -> pd.DataFrame:
     """Run the named SQL file of this package on `run_ids` and return its rows."""
+    return query_sql(wh, read_sql("ctxprior.queries", name), run_ids)
+
+
+def query_sql(wh, text: str, run_ids=None) -> pd.DataFrame:
+    """Run an analysis query (it reads ``analysis_runs``) on `run_ids` and return its rows."""
     set_runs(wh, run_ids)
     try:
-        return wh.df(read_sql("ctxprior.queries", name))
+        return wh.df(text)
     finally:
         set_runs(wh, None)
 
