@@ -56,7 +56,8 @@ def test_every_analysis_is_declared_once_in_run_order():
 
 
 def test_front_matter_is_the_leading_key_lines_only():
-    meta = registry.front_matter("-- analysis: x\n-- report: one\n-- Note: not a key\n-- unit: after the block\n"
+    meta = registry.front_matter("-- analysis: x\n-- report: one\n-- Note: not a key\n"
+                                 "-- unit: after the block\n"
                                  "SELECT 1")
     assert meta == {"analysis": "x", "report": "one"}
     meta = registry.front_matter("-- analysis: x\n-- report: one\n-- report: two\nSELECT 1")

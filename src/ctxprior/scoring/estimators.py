@@ -293,11 +293,13 @@ def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
     return list(dict.fromkeys(base))
 
 
-def _run_first_token(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None, **kw) -> list[QueryScores]:
+def _run_first_token(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None,
+                     **kw) -> list[QueryScores]:
     return first_token(engine, unit.contexts, unit.queries, per_layer=per_layer, **kw)
 
 
-def _run_answer_set(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None, **kw) -> list[QueryScores]:
+def _run_answer_set(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None,
+                    **kw) -> list[QueryScores]:
     cands = [answer_candidates(unit, a) for a in unit.answers]
     return answer_set(engine, unit.contexts, unit.queries, cands, **kw)
 

@@ -10,7 +10,8 @@ from ..selection import query_file
 from .spearman import spearman_rows
 
 
-@register_analysis("mr", order=60, help="memorization ratio vs susceptibility: MR bins and Spearman rho (Fig. 3)")
+@register_analysis("mr", order=60,
+                   help="memorization ratio vs susceptibility: MR bins and Spearman rho (Fig. 3)")
 def step_mr(job, name: str) -> None:
     r, d = mr_frames(job.wh, job.run_ids)
     job.results.extend([r] if len(r) else [])

@@ -12,7 +12,8 @@ from ..selection import covariate_values, query_file
 
 
 def spearman_rows(df: pd.DataFrame, analysis: str, xcol: str, note: str, unit: str) -> list[dict]:
-    """Rows of Spearman rho(xcol, susceptibility) per run and query type: pooled ('(all)') and per relation."""
+    """Rows of Spearman rho(xcol, susceptibility) per run and query type: pooled ('(all)') and per
+    relation."""
     rows = []
     for (run_id, qt), d in df.groupby(["run_id", "query_type"], sort=True):
         per = [("(all)", None, d)] + [(rel, rid, dd) for (rel, rid), dd in d.groupby(["relation", "relation_id"], sort=True)]
@@ -26,7 +27,7 @@ def spearman_rows(df: pd.DataFrame, analysis: str, xcol: str, note: str, unit: s
 
 
 @register_analysis("frequency", order=80,
-                   help="Spearman rho of chi against training-data frequency (a co-occurrence covariate; Fig. 9)")
+                   help="Spearman rho of chi against training-data frequency (co-occurrence; Fig. 9)")
 @register_analysis("degree", order=90,
                    help="Spearman rho of chi against the KG degree of the entity (Fig. 9)")
 @register_analysis("covariate", order=100, default=False,
