@@ -139,7 +139,7 @@ def main(argv=None) -> None:
     ap.add_argument("--analyze-runs", type=int, help="analyze only the first N runs (default: all)")
     a = ap.parse_args(argv)
 
-    from ctxprior.queries.analyses import analyze
+    from ctxprior.queries.driver import analyze
     from ctxprior.schema import open_warehouse
 
     tmp = None

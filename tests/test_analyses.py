@@ -9,8 +9,11 @@ import pytest
 from analysis_fixtures import ANALYZE_K as K
 from analysis_fixtures import add_dynamic, add_friend_enemy, add_gender, clone_run  # noqa: F401
 from analysis_fixtures import analyzed_warehouse, make_yago_like  # noqa: F401 (fixture)
-from ctxprior.queries import analyses
-from ctxprior.queries.analyses import analyze, query_file, summary_lines
+from ctxprior.queries import comparisons, registry, selection, store
+from ctxprior.queries.driver import analyze
+from ctxprior.queries.selection import query_file
+from ctxprior.queries.summary import summary_lines
+from ctxprior.sqlfiles import read_sql
 from ctxprior.schema import open_warehouse
 
 
@@ -118,7 +121,7 @@ def test_summary_lines(wh):
 
 
 def test_sql_files_run_standalone_on_all_or_chosen_runs(wh):
-    all_runs = wh.df(analyses.read_sql("ctxprior.queries", "relevance.sql"))
+    all_runs = wh.df(read_sql("ctxprior.queries", "relevance.sql"))
     assert set(all_runs["run_id"]) == {1, 2, 3, 4}  # the case-study runs have no YAGO-like facts
     one = query_file(wh, "relevance.sql", [2])
     assert set(one["run_id"]) == {2}
@@ -167,7 +170,7 @@ def test_no_runs_is_a_user_error(tmp_path, run_cli):
 @pytest.mark.parametrize("name", ["relevance", "assertive", "negation"])
 def test_context_cells_give_the_same_units_as_the_readable_files(wh, name):
     cells = query_file(wh, "context_cells.sql")
-    derived = analyses.units_from_cells(cells, name)
+    derived = comparisons.units_from_cells(cells, name)
     direct = query_file(wh, f"{name}.sql")
     cols = ["run_id", "query_form_id", "fact_id", "grp"]
     a = derived.sort_values(cols).reset_index(drop=True)
@@ -195,7 +198,7 @@ def test_tiny_warehouse_runs_every_analysis_without_crashing(tmp_path):
         dict(run_id=1, analysis="mr", relation="(all)", relation_id=None, query_type=qt, test="spearman",
              unit="u", alternative="two-sided", n1=n, p=p, effect_size=r, skip_reason=why)
         for qt, n, p, r, why in (("open", 3, 0.33, -0.87, None), ("closed", 8, None, None, "constant"))])
-    analyses._store(w, [1], ["mr"], [rows], [], 50, 0, 0.05)
+    store.store(w, [1], ["mr"], [rows], [], 50, 0, 0.05)
     got = w.df("SELECT query_type, p, p_adj, significant FROM analysis_result WHERE analysis = 'mr' ORDER BY 1")
     assert got["p"].isna().tolist() == [True, False] and got.loc[1, "p_adj"] == pytest.approx(0.33)
     w.close()
@@ -239,7 +242,7 @@ def _expected(kind: str, only: str | None) -> tuple[int, str | None]:
     return 0, None
 
 
-@pytest.mark.parametrize("only", [None, *analyses.ANALYSES])
+@pytest.mark.parametrize("only", [None, *registry.names()])
 @pytest.mark.parametrize("kind", KINDS)
 def test_only_and_run_kinds(kind_warehouses, tmp_path, run_cli, kind, only):
     import shutil
@@ -405,7 +408,7 @@ def test_gender_says_when_psi_is_against_a_mixture(tmp_path, split):
 def test_precision_note_text(tmp_path):
     w = open_warehouse(str(tmp_path / "p.duckdb"))
     make_yago_like(w, n_relations=2, n_entities=3, models=("a", "b", "c"), generations=False)
-    note = analyses.precision_note
+    note = selection.precision_note
     w.execute("UPDATE run SET dtype = 'float32', quantization = 'none'")
     assert note(w, [1, 2, 3]) is None
     w.execute("UPDATE run SET dtype = 'bfloat16' WHERE run_id = 3")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from analysis_fixtures import add_friend_enemy, add_gender, analyzed_warehouse, make_yago_like  # noqa: F401
-from ctxprior.queries.analyses import analyze
+from ctxprior.queries.driver import analyze
 from ctxprior.schema import open_warehouse
 
 EXPECTED = ["fig2_answer_groups", "fig3_mr_bins", "fig4_reliability", "fig5_summary", "fig8_real_fake",

@@ -30,7 +30,7 @@ import pyarrow as pa
 from .errors import UserError
 from .schema import warehouse as _store
 
-__all__ = ["open", "Warehouse", "Covariates", "Run", "quick", "load_model"]
+__all__ = ["open", "Warehouse", "Covariates", "Run", "quick", "load_model", "analysis_names"]
 
 
 def _stderr(msg: str) -> None:
@@ -302,13 +302,12 @@ class Warehouse:
                 log: Callable[[str], None] | None = _stderr) -> pd.DataFrame:
         """Run the paper's analyses on ``runs`` (default: every finished run), store and return them.
 
-        ``only``: analysis names (``relevance``, ``assertive``, ``negation``, ``familiarity``,
-        ``answer-groups``, ``mr``, ``reliability``, ``frequency``, ``degree``, ``covariate``,
-        ``friend-enemy``, ``gender``, ``dynamicqa``); ``covariates``: ``"cov_name.column"`` specs.
+        ``only``: analysis names (``ctxprior.api.analysis_names()``: ``relevance``, ``assertive``, ...,
+        ``dynamicqa``); ``covariates``: ``"cov_name.column"`` specs.
         See [Analyses](analyses.md). Returns the stored rows of these runs; ``.attrs["counts"]``
         holds the number of rows each analysis stored.
         """
-        from .queries.analyses import analyze
+        from .queries.driver import analyze
 
         with self.connect(write=True) as store:
             counts = analyze(store, run_ids=list(runs) if runs else None, only=list(only) if only else None,
@@ -320,7 +319,7 @@ class Warehouse:
 
     def summary(self, runs: Sequence[int] | None = None, only: Sequence[str] | None = None) -> list[str]:
         """The short text summary of the stored analyses (what ``ctxprior analyze`` prints)."""
-        from .queries.analyses import summary_lines
+        from .queries.summary import summary_lines
 
         with self.connect() as store:
             return summary_lines(store, list(runs) if runs else None, only=list(only) if only else None)
@@ -338,6 +337,14 @@ class Warehouse:
 
         with self.connect() as store:
             return write_report(store, str(out), list(runs) if runs else None)
+
+
+def analysis_names() -> tuple[str, ...]:
+    """Every analysis ``Warehouse.analyze(only=...)`` accepts, in run order (the registry of
+    ``ctxprior.queries``: each analysis declared in its own file)."""
+    from .queries.registry import names
+
+    return names()
 
 
 class Covariates:

@@ -6,16 +6,23 @@ import click
 
 from .app import pass_app
 
-_ANALYSES_HELP = ("relevance,assertive,negation,familiarity,answer-groups,mr,reliability,frequency,degree,"
-                  "covariate,friend-enemy,gender,dynamicqa")
+
+class _OnlyOption(click.Option):
+    """--only: its help names the registry's analyses, looked up when shown (not at start-up)."""
+
+    def get_help_record(self, ctx):
+        from ..api import analysis_names
+
+        self.help = (f"Comma-separated analyses to run. Choices: {','.join(analysis_names())}. "
+                     "Default: all but covariate (which runs when --covariate is given).")
+        return super().get_help_record(ctx)
 
 
 @click.command("analyze")
 @click.option("--run", "runs", type=int, multiple=True, metavar="RUN_ID",
               help="Run to analyze (repeatable): persuasion runs go to the persuasion analyses, dynamic runs to "
                    "dynamicqa. Default: every finished persuasion run and every dynamic run with scores.")
-@click.option("--only", metavar="A,B,...", help=f"Comma-separated analyses to run. Choices: {_ANALYSES_HELP}. "
-              "Default: all but covariate (which runs when --covariate is given).")
+@click.option("--only", cls=_OnlyOption, metavar="A,B,...", help="Comma-separated analyses to run.")
 @click.option("--permutations", "k", type=int, default=10_000, show_default=True,
               help="Permutations per test (k).")
 @click.option("--alpha", type=float, default=0.05, show_default=True,
@@ -38,7 +45,7 @@ def analyze_cmd(app, runs, only, k, alpha, seed, covariates, seen_fakes, quiet):
     friend-enemy and gender case studies; DynamicQA Tables 1-3 for dynamic runs. Analyses whose
     kind of run is missing are skipped with a message. Prints a short summary.
     """
-    from ..queries.analyses import parse_only
+    from ..queries.driver import parse_only
 
     names = parse_only(only)
     wh = app.api(write=True)

@@ -1,6 +1,10 @@
-"""Queries: the paper's analyses as named SQL files plus the statistics SQL lacks (``stats``),
-the driver ``analyses``, ``figures``, ``report``. The DynamicQA analyses are in
-``ctxprior.dynamicqa.analyses``; ``analyses`` calls them for dynamic runs.
+"""Queries: the paper's analyses as named SQL files plus the statistics SQL lacks (``stats``).
 
-May import: ``schema``, ``dynamicqa`` (its analysis step), ``errors``, ``sqlfiles``. Not ``api``/``cli``.
+``registry`` knows every analysis (declared in the front matter of its ``.sql`` file, or a step
+module in ``steps/``); ``driver`` runs them (``analyze``), ``comparisons`` holds the group tests,
+``store`` writes the rows, ``summary`` prints them; ``figures`` and ``report`` draw them. The
+DynamicQA analyses are in ``ctxprior.dynamicqa.analyses``; ``steps/dynamicqa.py`` calls them.
+
+May import: ``schema``, ``dynamicqa`` (its analysis step), ``covariates`` (``resolve``), ``errors``,
+``sqlfiles``. Not ``api``/``cli``.
 """

@@ -1,3 +1,14 @@
+-- analysis: answer-groups
+-- order: 50
+-- help: psi of contexts the model followed (CONTEXT) vs those it resisted (ORIGINAL) (§4.2.2, Fig. 2)
+-- compare: CONTEXT > ORIGINAL
+-- design: paired
+-- unit: mean psi per (entity, query form, answer group)
+-- summary: context-agreeing answers have higher persuasion
+-- report-title: Persuasion by the model's answer (§4.2.2, Fig. 2)
+-- report: Contexts after which the model answered with the context's answer vs those after which it
+-- report: kept the original answer.
+-- figure: fig2_answer_groups
 -- Persuasion by answer group (paper §4.2.2, Fig. 2): contexts whose greedy generation agrees
 -- with the context (CONTEXT), with the original answer (ORIGINAL) or neither (OTHER).
 -- One row per (run, query form, fact, answer group): the mean persuasion ψ of those contexts.

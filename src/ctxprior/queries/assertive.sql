@@ -1,3 +1,14 @@
+-- analysis: assertive
+-- order: 20
+-- help: assertive vs base contexts: is psi higher for assertive contexts (§4.3.2)
+-- compare: assertive > base
+-- design: paired
+-- unit: mean psi per (entity, query form, context type)
+-- units-from: context_cells.sql
+-- summary: assertive contexts more persuasive than base
+-- report-title: Assertiveness (§4.3.2)
+-- report: Assertive contexts ("Definitely, ...") vs base contexts; the hypothesis is that assertive
+-- report: contexts are more persuasive.
 -- Assertive vs base contexts (paper §4.3.2, Fig. 5, App. E.2).
 -- One row per (run, query form, queried fact, context type): the mean persuasion ψ of the
 -- assertive contexts and of the base contexts for that query (all contexts of the sample, relevant or not).

@@ -1,3 +1,15 @@
+-- analysis: familiarity
+-- order: 40
+-- help: fake vs real entities: is chi higher for unfamiliar entities (§4.4.1, Fig. 8)
+-- compare: fake > real
+-- design: entity_mean
+-- unit: chi per (entity, query form)
+-- transform: exclude-seen-fakes
+-- summary: fake entities more susceptible than real
+-- report-title: Familiar vs unfamiliar entities (§4.4.1)
+-- report: Susceptibility of fake (unfamiliar) vs real (familiar) entities; the hypothesis is that fake
+-- report: entities are more susceptible.
+-- figure: fig8_real_fake
 -- Real (familiar) vs fake (unfamiliar) entities (paper §4.4.1, Fig. 5 ●, Fig. 8, App. F.1).
 -- One row per (run, query form, fact): the susceptibility χ, grouped by the entity's kind.
 -- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).

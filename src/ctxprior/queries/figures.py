@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .analyses import query_file  # noqa: E402
+from .selection import covariate_values, query_file, sql  # noqa: E402
 
 QT_COLORS = {"open": "#1f77b4", "closed": "#ff7f0e"}
 
@@ -38,8 +38,7 @@ class Figure:
 def _runs_with_results(wh, run_ids):
     if run_ids:
         return sorted({int(r) for r in run_ids})
-    ids = [r[0] for r in wh.query("SELECT DISTINCT run_id FROM analysis_result UNION "
-                                  "SELECT DISTINCT run_id FROM analysis_distribution ORDER BY 1")]
+    ids = [r[0] for r in wh.query(sql("runs_with_results.sql"))]
     return ids or [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' ORDER BY 1")]
 
 
@@ -196,9 +195,7 @@ def fig3_mr_bins(wh, run_ids) -> Figure:
 
 def fig4_reliability(wh, run_ids) -> Figure:
     title = "Fig. 4: reliability (variance across seeds and query forms)"
-    ids = ", ".join(map(str, run_ids))
-    df = wh.df(f"SELECT * EXCLUDE (created_at) FROM analysis_distribution WHERE analysis = 'reliability' "
-               f"AND run_id IN ({ids}) ORDER BY run_id, query_type, series")
+    df = wh.df(sql("fig4_reliability.sql"), [list(run_ids)])
     if df.empty:
         return _empty("fig4_reliability", title, "no reliability rows (run `ctxprior analyze --only reliability`)")
     rid = int(df["run_id"].iloc[0])
@@ -244,12 +241,7 @@ FIG5_ANALYSES = [("relevance", "relevant > irrelevant", "v"), ("familiarity", "f
 
 def fig5_summary(wh, run_ids) -> Figure:
     title = "Fig. 5: share of relations significant and mean effect size, per model"
-    ids = ", ".join(map(str, run_ids))
-    df = wh.df(f"""SELECT run_id, model, analysis, query_type, n_tests, n_skipped, n_significant,
-                          share_significant, mean_effect_size
-                   FROM v_analysis_summary WHERE run_id IN ({ids}) AND test = 'independent'
-                     AND analysis IN ('relevance', 'familiarity', 'assertive', 'negation')
-                   ORDER BY run_id, analysis, query_type""")
+    df = wh.df(sql("fig5_summary.sql"), [list(run_ids)])
     if df.empty:
         return _empty("fig5_summary", title, "no group comparisons stored (run `ctxprior analyze`)")
     df["model_run"] = [_wrap(f"{m} (run {r})", 24) for m, r in zip(df["model"], df["run_id"])]
@@ -276,10 +268,7 @@ def fig5_summary(wh, run_ids) -> Figure:
 
 def fig8_real_fake(wh, run_ids) -> Figure:
     title = "Fig. 8: susceptibility of real vs fake entities (strongest relation)"
-    ids = ", ".join(map(str, run_ids))
-    best = wh.query(f"""SELECT run_id, relation, query_type FROM analysis_result
-                        WHERE analysis = 'familiarity' AND test = 'independent' AND skip_reason IS NULL
-                          AND run_id IN ({ids}) ORDER BY run_id, effect_size DESC LIMIT 1""")
+    best = wh.query(sql("fig8_strongest_relation.sql"), [list(run_ids)])
     if not best:
         return _empty("fig8_real_fake", title, "no real-vs-fake tests stored")
     rid, rel, qt = best[0]
@@ -301,23 +290,17 @@ def fig8_real_fake(wh, run_ids) -> Figure:
 
 def fig9_frequency(wh, run_ids) -> Figure:
     title = "Fig. 9: susceptibility vs training-data frequency / KG degree"
-    ids = ", ".join(map(str, run_ids))
-    row = wh.query(f"""SELECT run_id, analysis, note FROM analysis_result
-                       WHERE analysis IN ('frequency', 'degree', 'covariate') AND relation = '(all)'
-                         AND run_id IN ({ids}) ORDER BY analysis = 'frequency' DESC, analysis, run_id LIMIT 1""")
+    row = wh.query(sql("fig9_covariate_run.sql"), [list(run_ids)])
     if not row:
         return _empty("fig9_frequency", title, "no covariate correlations stored (give --covariate)")
     rid, analysis, note = row[0]
-    from .analyses import covariate_values, query_file as qf
-
     if note and "." in note and not note.startswith("fact."):
         df = covariate_values(wh, note, [rid])
     else:
-        df = qf(wh, "susceptibility_by_fact.sql", [rid])
+        df = query_file(wh, "susceptibility_by_fact.sql", [rid])
         df["covariate"] = df["predicate_degree"].astype(float)
     df = df[df["run_id"] == rid]
-    rho = dict(wh.query("SELECT query_type, effect_size FROM analysis_result WHERE run_id = ? AND analysis = ? "
-                        "AND relation = '(all)'", [rid, analysis]))
+    rho = dict(wh.query(sql("fig9_rho.sql"), [rid, analysis]))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for qt in ("open", "closed"):
         d = df[df["query_type"] == qt]

@@ -1,3 +1,17 @@
+-- analysis: gender
+-- order: 120
+-- help: masculine vs feminine names, per context collection, two-sided (§5, Fig. 11)
+-- compare: masculine != feminine
+-- design: entity_mean
+-- unit: mean psi per (name, query form) over the collection's contexts
+-- stratum: context_type
+-- family: run_id, test
+-- transform: label-mixture
+-- summary: masculine vs feminine names differ
+-- report-title: Gender (§5, Fig. 11)
+-- report: Susceptibility of masculine vs feminine names, per context collection (two-sided): χ of a
+-- report: collection when the run's sample holds only that collection.
+-- figure: fig11_gender
 -- Gender case study (paper §5, Fig. 11, App. G.2): for each name (entity_class feminine |
 -- masculine), query form and context collection (context_type feminine_stereotype,
 -- masculine_stereotype, feminine_swapped, masculine_swapped), the mean persuasion ψ over the

@@ -1,3 +1,14 @@
+-- analysis: negation
+-- order: 30
+-- help: negation vs base contexts, two-sided (§4.3.3)
+-- compare: negation != base
+-- design: paired
+-- unit: mean psi per (entity, query form, context type)
+-- units-from: context_cells.sql
+-- summary: negation differs from base (two-sided)
+-- report-title: Negation (§4.3.3)
+-- report: Negated contexts ("... is not ...") vs base contexts, two-sided: the paper finds differences
+-- report: in both directions.
 -- Negation vs base contexts (paper §4.3.3, Fig. 5, App. E.3).
 -- One row per (run, query form, queried fact, context type): the mean persuasion ψ of the
 -- negation contexts and of the base contexts for that query (all contexts of the sample, relevant or not).

@@ -1,3 +1,14 @@
+-- analysis: relevance
+-- order: 10
+-- help: relevant vs irrelevant contexts: is psi higher when the context mentions the entity (§4.3.1)
+-- compare: relevant > irrelevant
+-- design: paired
+-- unit: mean psi per (entity, query form) over relevant / irrelevant contexts
+-- units-from: context_cells.sql
+-- summary: relevant contexts more persuasive
+-- report-title: Relevance (§4.3.1)
+-- report: Contexts that mention the queried entity (relevant) vs contexts that do not; the hypothesis
+-- report: is that relevant contexts are more persuasive.
 -- Relevant vs irrelevant contexts (paper §4.3.1, Fig. 5 ▼, App. E.1).
 -- One row per (run, query form, queried fact, group): the mean persuasion ψ over the contexts
 -- that mention the queried entity (relevant) and over those that do not (irrelevant).

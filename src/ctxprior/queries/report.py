@@ -12,8 +12,10 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__
-from .analyses import COMPARISONS, summary_lines
+from . import registry
 from .figures import build_figures, _runs_with_results
+from .selection import query_file, sql
+from .summary import summary_lines
 
 CSS = """
 body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; max-width: 1100px; margin: 2em auto;
@@ -28,23 +30,6 @@ img { max-width: 100%; border: 1px solid #eee; }
            font-size: .85em; white-space: pre-wrap; }
 .muted { color: #777; font-size: .85em; }
 """
-
-SECTION_TEXT = {
-    "relevance": ("Relevance (§4.3.1)", "Contexts that mention the queried entity (relevant) vs contexts that "
-                  "do not; the hypothesis is that relevant contexts are more persuasive."),
-    "assertive": ("Assertiveness (§4.3.2)", "Assertive contexts (\"Definitely, ...\") vs base contexts; "
-                  "the hypothesis is that assertive contexts are more persuasive."),
-    "negation": ("Negation (§4.3.3)", "Negated contexts (\"... is not ...\") vs base contexts, two-sided: the "
-                 "paper finds differences in both directions."),
-    "familiarity": ("Familiar vs unfamiliar entities (§4.4.1)", "Susceptibility of fake (unfamiliar) vs real "
-                    "(familiar) entities; the hypothesis is that fake entities are more susceptible."),
-    "answer-groups": ("Persuasion by the model's answer (§4.2.2, Fig. 2)", "Contexts after which the model "
-                      "answered with the context's answer vs those after which it kept the original answer."),
-    "friend-enemy": ("Friend–enemy pairs (§5, Fig. 10)", "Susceptibility of friend pairs vs enemy pairs, "
-                     "per query form."),
-    "gender": ("Gender (§5, Fig. 11)", "Susceptibility of masculine vs feminine names, per context collection "
-               "(two-sided): χ of a collection when the run's sample holds only that collection."),
-}
 
 DIRECTION = {"greater": "higher than", "less": "lower than", "two-sided": "different from"}
 
@@ -82,10 +67,11 @@ def _table(df: pd.DataFrame, max_rows: int = 60) -> str:
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>{tail}"
 
 
-def reading_for(wh, analysis: str, ids: str) -> str:
+def reading_for(wh, analysis: str, ids: list[int]) -> str:
     """Plain-language reading of one comparison from its stored rows."""
-    cmp = COMPARISONS[analysis]
-    df = wh.df(f"SELECT * FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})", [analysis])
+    cmp = registry.get(analysis).comparison
+    df = wh.df("SELECT * FROM analysis_result WHERE analysis = ? AND list_contains(?::INTEGER[], run_id)",
+               [analysis, ids])
     if df.empty:
         return "Not run on these runs."
     parts = []
@@ -129,20 +115,22 @@ def reading_for(wh, analysis: str, ids: str) -> str:
 
 def write_report(wh, out_path, run_ids=None) -> str:
     """Write the HTML report of ``run_ids`` (default: every run with results) to ``out_path``; its path."""
-    ids_list = _runs_with_results(wh, run_ids)
-    ids = ", ".join(map(str, ids_list)) or "NULL"
+    ids = ids_list = _runs_with_results(wh, run_ids)
     figs = {f.name: f for f in build_figures(wh, ids_list)}
     out = _head()
     out += _runs_section(wh, ids)
     out += _summary_section(wh, ids_list)
     out += _across_models_section(wh, ids, figs)
-    for name in ("relevance", "assertive", "negation", "familiarity", "answer-groups"):
-        out += _comparison_section(wh, name, ids, figs)
+    cmps = [a for a in registry.analyses().values() if a.comparison]  # declared in their .sql files
+    for a in cmps:
+        if a.comparison.stratum == "query_type":
+            out += _comparison_section(wh, a, ids, figs)
     out += _mr_section(wh, ids, figs)
     out += _reliability_section(wh, ids, figs)
     out += _frequency_section(wh, ids, figs)
-    for name, fig in (("friend-enemy", "fig10_friend_enemy"), ("gender", "fig11_gender")):
-        out += _pair_section(wh, name, fig, ids, figs)
+    for a in cmps:
+        if a.comparison.stratum != "query_type":
+            out += _pair_section(wh, a, ids, figs)
     out += _layers_section(wh, ids_list, figs)
     out += _skipped_section(wh, ids)
     out.append("</body></html>")
@@ -170,11 +158,9 @@ def _head() -> list[str]:
             "across relations per run and query type, Cohen's d (pooled SD).</p>"]
 
 
-def _runs_section(wh, ids: str) -> list[str]:
+def _runs_section(wh, ids: list[int]) -> list[str]:
     """The runs table: model, dataset, seed, estimator and precision of each run."""
-    runs = wh.df(f"""SELECT r.run_id, r.model, d.name AS dataset, s.seed, r.estimator, r.dtype, r.quantization, r.status
-                     FROM run r LEFT JOIN sample s USING (sample_id) LEFT JOIN dataset d ON d.dataset_id = s.dataset_id
-                     WHERE r.run_id IN ({ids}) ORDER BY r.run_id""")
+    runs = wh.df(sql("report_runs.sql"), [ids])
     return ["<h2>Runs</h2>", _table(runs)]
 
 
@@ -187,11 +173,9 @@ def _summary_section(wh, ids_list: list[int]) -> list[str]:
     return ["<h2>Summary</h2>", f"<div class='summary'>{html.escape(chr(10).join(lines))}</div>"]
 
 
-def _across_models_section(wh, ids: str, figs: dict) -> list[str]:
+def _across_models_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 5: share of significant relations and mean effect size per model and comparison."""
-    summ = wh.df(f"""SELECT model, run_id, analysis, query_type, test, n_tests, n_significant, share_significant,
-                            mean_effect_size, n_skipped FROM v_analysis_summary WHERE run_id IN ({ids})
-                       AND analysis IN ('relevance', 'familiarity', 'assertive', 'negation') ORDER BY analysis, test, query_type, run_id""")
+    summ = wh.df(sql("report_across_models.sql"), [ids])
     return ["<h2>Across models (Fig. 5)</h2>",
             "<p class='reading'>Share of relations where the comparison is significant after BH, and the mean "
             "effect size, per model. <i>independent</i> is the paper's design; <i>paired</i> / "
@@ -199,24 +183,21 @@ def _across_models_section(wh, ids: str, figs: dict) -> list[str]:
             _fig_block(figs, "fig5_summary"), _table(summ, 80)]
 
 
-def _comparison_section(wh, name: str, ids: str, figs: dict) -> list[str]:
+def _comparison_section(wh, a: registry.Analysis, ids: list[int], figs: dict) -> list[str]:
     """One per-relation comparison (relevance, assertive, ...): text, reading, figure, tests that ran."""
-    title, what = SECTION_TEXT[name]
-    rows = wh.df(f"""SELECT run_id, relation, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant,
-                            effect_size FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
-                            AND skip_reason IS NULL ORDER BY run_id, test, query_type, p""", [name])
+    name, title, what = a.name, a.report_title, a.report_text
+    rows = wh.df(sql("report_comparison.sql"), [name, ids])
     out = [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
            f"<p class='reading'>{reading_for(wh, name, ids)}</p>"]
-    out.append(_fig_block(figs, {"familiarity": "fig8_real_fake", "answer-groups": "fig2_answer_groups"}.get(name, "")))
+    out.append(_fig_block(figs, a.figure or ""))
     out.append(_table(rows, 40))
     return out
 
 
-def _mr_section(wh, ids: str, figs: dict) -> list[str]:
+def _mr_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 3: Spearman correlation of the memorization ratio with susceptibility."""
     out = ["<h2>Memorization ratio (Fig. 3)</h2>"]
-    mr = wh.df(f"""SELECT run_id, query_type, effect_size AS spearman_rho, p, n1 AS n FROM analysis_result
-                   WHERE analysis = 'mr' AND run_id IN ({ids}) AND skip_reason IS NULL ORDER BY ALL""")
+    mr = wh.df(sql("report_mr.sql"), [ids])
     if len(mr):
         out.append("<p class='reading'>" + "; ".join(
             f"run {r.run_id} {r.query_type}: Spearman ρ(MR, χ) = {r.spearman_rho:+.2f} (n = {r.n})"
@@ -225,10 +206,9 @@ def _mr_section(wh, ids: str, figs: dict) -> list[str]:
     return out
 
 
-def _reliability_section(wh, ids: str, figs: dict) -> list[str]:
+def _reliability_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 4: variance of each score across seeds and query forms."""
-    rel = wh.df(f"""SELECT model, run_ids, query_type, series, n, n_nan, median, q75, max FROM analysis_distribution
-                    WHERE analysis = 'reliability' AND run_id IN ({ids}) ORDER BY ALL""")
+    rel = wh.df(sql("report_reliability.sql"), [ids])
     return ["<h2>Reliability (Fig. 4)</h2>",
             "<p class='reading'>Variance of each score across seeds (runs of one model on samples drawn with "
             "different seeds) and across the two query forms of a type. Low variance = a reliable measure; the "
@@ -236,12 +216,9 @@ def _reliability_section(wh, ids: str, figs: dict) -> list[str]:
             _fig_block(figs, "fig4_reliability"), _table(rel)]
 
 
-def _frequency_section(wh, ids: str, figs: dict) -> list[str]:
+def _frequency_section(wh, ids: list[int], figs: dict) -> list[str]:
     """Fig. 9: correlation of susceptibility with entity frequency, KG degree and other covariates."""
-    sp = wh.df(f"""SELECT run_id, analysis, note AS covariate, relation, query_type, n1 AS n, effect_size AS rho, p,
-                          p_adj, significant FROM analysis_result
-                   WHERE analysis IN ('frequency', 'degree', 'covariate') AND run_id IN ({ids})
-                     AND skip_reason IS NULL ORDER BY run_id, analysis, relation <> '(all)', relation, query_type""")
+    sp = wh.df(sql("report_frequency.sql"), [ids])
     out = ["<h2>Frequency and KG degree (Fig. 9)</h2>"]
     pooled = sp[sp["relation"] == "(all)"]
     if len(pooled):
@@ -253,12 +230,10 @@ def _frequency_section(wh, ids: str, figs: dict) -> list[str]:
     return out
 
 
-def _pair_section(wh, name: str, fig: str, ids: str, figs: dict) -> list[str]:
+def _pair_section(wh, a: registry.Analysis, ids: list[int], figs: dict) -> list[str]:
     """One comparison per query form (friend-enemy, gender): text, reading, figure, every test row."""
-    title, what = SECTION_TEXT[name]
-    rows = wh.df(f"""SELECT run_id, query_type, test, n1, n2, mean1, mean2, t, p, p_adj, significant, effect_size,
-                            skip_reason FROM analysis_result WHERE analysis = ? AND run_id IN ({ids})
-                     ORDER BY ALL""", [name])
+    name, title, what, fig = a.name, a.report_title, a.report_text, a.figure
+    rows = wh.df(sql("report_pair.sql"), [name, ids])
     return [f"<h2>{html.escape(title)}</h2>", f"<p>{html.escape(what)}</p>",
             f"<p class='reading'>{reading_for(wh, name, ids)}</p>", _fig_block(figs, fig), _table(rows)]
 
@@ -285,8 +260,6 @@ def layers_reading(df: pd.DataFrame) -> str:
 
 def _layers_section(wh, ids_list: list[int], figs: dict) -> list[str]:
     """Per-layer scores (logit lens): one reading line and the figure, when a run has them."""
-    from .analyses import query_file
-
     df = query_file(wh, "layers_real_fake.sql", ids_list)
     if df.empty:
         return []
@@ -296,12 +269,9 @@ def _layers_section(wh, ids_list: list[int], figs: dict) -> list[str]:
             _fig_block(figs, "fig_layers_real_fake")]
 
 
-def _skipped_section(wh, ids: str) -> list[str]:
+def _skipped_section(wh, ids: list[int]) -> list[str]:
     """The tests that could not run, grouped by analysis, test and reason."""
-    skipped = wh.df(f"""SELECT analysis, test, skip_reason, count(*) AS n_tests,
-                               string_agg(DISTINCT relation, ', ') AS relations
-                        FROM analysis_result WHERE skip_reason IS NOT NULL AND run_id IN ({ids})
-                        GROUP BY ALL ORDER BY ALL""")
+    skipped = wh.df(sql("report_skipped.sql"), [ids])
     return ["<h2>Skipped tests</h2>",
             "<p>Tests that could not run are stored with their reason (never as a silent 0).</p>", _table(skipped)]
 

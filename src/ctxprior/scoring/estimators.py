@@ -5,6 +5,10 @@
 - ``answer_set``: A ranges over a set of candidate answer strings, each scored in full (teacher
   forcing, sum of token log-probs), normalized over the set.
 
+``ESTIMATORS`` (at the end) is the registry: one ``Estimator`` entry per ``--estimator`` name,
+with the call a unit makes and what the estimator supports; the unit's dispatch
+(``units.compute_unit``), the run's checks and the shard size read it.
+
 Every query is scored against every context (the same contexts for every entity); the prompt is
 ``context + query`` as one string, rendered by a ``PromptFormat`` (``prompts.py``: raw, or the user
 turn of the model's chat template). The no-context prompt ``query`` alone gives the prior entropy,
@@ -25,8 +29,6 @@ from .metrics import entropy_torch, kl_torch, scores_torch, scores_torch_chunk
 from .prompts import PromptFormat
 
 RAW = PromptFormat()
-
-ESTIMATORS = ("first-token", "answer-set")
 
 
 class ScoreError(RuntimeError):
@@ -255,3 +257,54 @@ def closed_candidates() -> list[str]:
 
 def log_n(n: int) -> float:
     return math.log(n) if n > 0 else 0.0
+
+
+# -- the registry -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UnitTexts:
+    """What a unit gives an estimator: the context texts and answers, one query text per fact,
+    each fact's original answer, and the query type."""
+    contexts: Sequence[str]
+    context_answers: Sequence[str | None]
+    queries: Sequence[str]
+    answers: Sequence[str | None]
+    query_type: str
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """One ``--estimator``: ``run(engine, unit, *, topk, prompt_topk, progress, prompt, per_layer)``
+    scores a unit's queries; ``per_layer``: it can add the logit-lens scores of every layer;
+    ``vocab_table``: a unit holds a [prompts x vocab] table (the shard size follows free memory),
+    else units hold at most 8 entities."""
+    name: str
+    run: Callable[..., list[QueryScores]]
+    per_layer: bool = False
+    vocab_table: bool = False
+
+
+def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
+    """The answer set of one query: Yes/No for closed queries, the original answer, the answers the
+    contexts state (deduplicated, order kept)."""
+    stated = [a for a in unit.context_answers if a]
+    base = ([answer] if answer else []) + stated
+    if unit.query_type == "closed":
+        base = closed_candidates() + base
+    return list(dict.fromkeys(base))
+
+
+def _run_first_token(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None,
+                     **kw) -> list[QueryScores]:
+    return first_token(engine, unit.contexts, unit.queries, per_layer=per_layer, **kw)
+
+
+def _run_answer_set(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None,
+                    **kw) -> list[QueryScores]:
+    cands = [answer_candidates(unit, a) for a in unit.answers]
+    return answer_set(engine, unit.contexts, unit.queries, cands, **kw)
+
+
+ESTIMATORS: dict[str, Estimator] = {e.name: e for e in (
+    Estimator("first-token", _run_first_token, per_layer=True, vocab_table=True),
+    Estimator("answer-set", _run_answer_set),
+)}

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .engine import Engine
-from .estimators import ScoreError, answer_set, closed_candidates, first_token
+from .estimators import ESTIMATORS, ScoreError, UnitTexts
 from .prompts import PromptFormat, format_for
 
 # every table a unit may write, in the order they are written
@@ -140,14 +140,6 @@ def label_generation(text: str, query_type: str, true_answer: str | None,
 
 # ------------------------------------------------------------------ computing a unit
 
-def _candidates(inp: UnitInput, answer: str | None) -> list[str]:
-    stated = [a for _, _, a in inp.contexts if a]
-    base = ([answer] if answer else []) + stated
-    if inp.query_type == "closed":
-        base = closed_candidates() + base
-    return list(dict.fromkeys(base))
-
-
 def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
                  progress: Callable[[int], None] | None = None) -> dict[str, pa.Table]:
     """Scores of one unit as Arrow tables (persuasion, susceptibility, prior_topk, prompt_topk,
@@ -155,16 +147,13 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
     ctx_texts = [t for _, t, _ in inp.contexts]
     queries = [query_text(inp, e, a) for _, e, a in inp.facts]
     fmt = format_for(engine.lm.tokenizer, config)
-    if config.estimator == "first-token":
-        res = first_token(engine, ctx_texts, queries, topk=config.prior_topk,
-                          prompt_topk=config.store_topk, progress=progress, prompt=fmt,
-                          per_layer=config.per_layer)
-    elif config.estimator == "answer-set":
-        cands = [_candidates(inp, a) for _, _, a in inp.facts]
-        res = answer_set(engine, ctx_texts, queries, cands, topk=config.prior_topk,
-                         prompt_topk=config.store_topk, progress=progress, prompt=fmt)
-    else:
+    est = ESTIMATORS.get(config.estimator)
+    if est is None:
         raise ValueError(f"unknown estimator {config.estimator}")
+    texts = UnitTexts(ctx_texts, [a for _, _, a in inp.contexts], queries, [a for _, _, a in inp.facts],
+                      inp.query_type)
+    res = est.run(engine, texts, topk=config.prior_topk, prompt_topk=config.store_topk, progress=progress,
+                  prompt=fmt, per_layer=config.per_layer)
 
     run_id, qf = inp.run_id, inp.spec.query_form_id
     nc = len(inp.contexts)
@@ -205,7 +194,7 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
     }
     if config.memorization:
         tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
-    if config.per_layer and config.estimator == "first-token":
+    if config.per_layer and est.per_layer:
         tables.update(_layer_tables(inp, res, ctx_ids))
     return tables
 

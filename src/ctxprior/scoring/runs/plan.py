@@ -92,10 +92,11 @@ def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int |
     A unit computes each (context, query-form head) prefix once, so bigger units share more: on
     CUDA up to 128 entities (a paper relation's 100 in one unit), on the CPU 16."""
     from ..device import vocab_size
+    from ..estimators import ESTIMATORS
 
     cuda = lm.device.startswith("cuda")
     cap = cap or (128 if cuda else 16)
-    if estimator != "first-token":
+    if not getattr(ESTIMATORS.get(estimator), "vocab_table", False):  # no [prompts x vocab] table
         return min(cap, 8)
     if cuda and lm.model is not None:
         import torch

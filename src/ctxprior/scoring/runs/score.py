@@ -176,8 +176,9 @@ def _validate(wh: Warehouse, req: _Request, batch_size: int | None) -> int:
         raise UserError(f"--query-forms-per-type {config.query_forms_per_type}: must be at least 1")
     if config.per_layer not in (None, "chi", "psi"):
         raise UserError(f"--per-layer {config.per_layer}: use chi or psi")
-    if config.per_layer and config.estimator != "first-token":
-        raise UserError(f"--per-layer: needs --estimator first-token (not {config.estimator})")
+    if config.per_layer and not ESTIMATORS[config.estimator].per_layer:
+        able = " or ".join(n for n, e in ESTIMATORS.items() if e.per_layer)
+        raise UserError(f"--per-layer: needs --estimator {able} (not {config.estimator})")
     if config.store_topk < 0 or config.prior_topk < 0:
         raise UserError("--store-topk / --prior-topk must be >= 0")
     if batch_size is not None and batch_size <= 0:
