@@ -167,6 +167,8 @@ class Warehouse:
 
         >>> wh.query("SELECT 1 AS one").rows
         [(1,)]
+
+        Command: ``ctxprior sql``.
         """
         from .sqlshell import run_read_only
 
@@ -175,7 +177,10 @@ class Warehouse:
         return Rows(cols, rows)
 
     def info(self) -> str:
-        """The overview ``ctxprior info`` prints: datasets, samples, runs, schema version."""
+        """The overview ``ctxprior info`` prints: datasets, samples, runs, schema version.
+
+        Command: ``ctxprior info``.
+        """
         from .info import warehouse_info
 
         with self.connect() as store:
@@ -189,7 +194,10 @@ class Warehouse:
             return store.df(read_sql("ctxprior.ingest", "sql/info.sql"))
 
     def samples(self) -> pd.DataFrame:
-        """One row per sample: id, dataset, design, seed, relations, entities, contexts."""
+        """One row per sample: id, dataset, design, seed, relations, entities, contexts.
+
+        Command: ``ctxprior sample``.
+        """
         return self.sql("""SELECT s.sample_id, d.name AS dataset, s.design, s.seed,
                 (SELECT count(DISTINCT relation_id) FROM sample_fact f WHERE f.sample_id = s.sample_id) AS relations,
                 (SELECT count(*) FROM sample_fact f WHERE f.sample_id = s.sample_id) AS entities,
@@ -228,9 +236,13 @@ class Warehouse:
                       require_label: str = "both", answer_choice: str = "random",
                       progress: bool | None = None) -> dict:
         """Build dataset ``name`` from knowledge-graph triple files (N-Triples, one-line Turtle, TSV;
-        plain or gzip) and a relations file (YAML); see [Datasets](datasets.md). The warehouse is
-        not held while the triples are read. Returns a report; each of its ``files`` has ``lines``,
-        the text naming its first malformed lines."""
+        plain or gzip) and a relations file (YAML); see [Build a dataset from a knowledge
+        graph](datasets.md#build-a-dataset-from-a-knowledge-graph). The warehouse is not held while the
+        triples are read. Returns a report; each of its ``files`` has ``lines``, the text naming its
+        first malformed lines.
+
+        Command: ``ctxprior build-dataset``.
+        """
         from .ingest.kg_build import BuildOptions, build_dataset, line_list
 
         self._need_write()
@@ -245,7 +257,10 @@ class Warehouse:
         return rep
 
     def ingest_demo(self, only: Sequence[str] | None = None) -> list[dict]:
-        """Load the bundled demo datasets (demo, friend_enemy, gender); a no-op when present."""
+        """Load the bundled demo datasets (demo, friend_enemy, gender); a no-op when present.
+
+        Command: ``ctxprior ingest demo``.
+        """
         from .ingest.demo import ingest_demo
 
         with self.connect(write=True) as store:
@@ -255,7 +270,10 @@ class Warehouse:
                         sha256: str | None = None) -> dict:
         """Load the authors' ``yago_qec.json`` from a path, ``hf://datasets/OWNER/REPO[@REV]/FILE`` or an
         http(s) URL (downloaded into the Hugging Face cache; ``sha256`` verifies it). Validated
-        completely before anything is written; the result says what was loaded and from where."""
+        completely before anything is written; the result says what was loaded and from where.
+
+        Command: ``ctxprior ingest yago-qec``.
+        """
         from .ingest.yago_qec import load_yago_qec, write_yago_qec
 
         builder = load_yago_qec(str(source), name=name, relations=relations or None, sha256=sha256)
@@ -266,7 +284,10 @@ class Warehouse:
     def ingest_dynamicqa(self, folder: str | Path | None = None, name: str = "dynamicqa",
                          revision: str | None = None) -> dict:
         """Load DynamicQA from ``folder`` (the release CSVs), or without it from the Hub
-        (``copenlu/dynamicqa`` at a pinned ``revision``, cached)."""
+        (``copenlu/dynamicqa`` at a pinned ``revision``, cached).
+
+        Command: ``ctxprior ingest dynamicqa``.
+        """
         from .dynamicqa.ingest import ingest_dynamicqa, load_dynamicqa
 
         path, origin, parsed = load_dynamicqa(folder, revision)
@@ -288,8 +309,11 @@ class Warehouse:
                        prompt_style: str = "relation", timeout: float = 120.0, retries: int = 4,
                        allow_partial: bool = False, chat: Any = None) -> Any:
         """Generate ``n`` fake entities for ``relation`` with a chat model (local, or ``openai:MODEL``
-        at ``base_url``) and store them with their provenance; see [Fake entities](fakes.md).
-        The warehouse is free for other writers while the model writes. Returns a ``FakesResult``."""
+        at ``base_url``) and store them with their provenance; see [Fake entities](datasets.md#fake-entities).
+        The warehouse is free for other writers while the model writes. Returns a ``FakesResult``.
+
+        Command: ``ctxprior fakes generate``.
+        """
         from .fakes import generate_fakes
 
         with self.connect(write=True, brief=True) as store:
@@ -301,7 +325,10 @@ class Warehouse:
     def add_fakes(self, path: str | Path, dataset: str, relation: str, *, n: int | None = None,
                   entity_class: str | None = None) -> Any:
         """Add your own fake names from a file (one per line, a list, a JSON array, or a CSV with a
-        ``name`` column), screened like generated ones. Returns a ``FakesResult``."""
+        ``name`` column), screened like generated ones. Returns a ``FakesResult``.
+
+        Command: ``ctxprior fakes add``.
+        """
         from .fakes import add_fakes
 
         with self.connect(write=True) as store:
@@ -309,7 +336,10 @@ class Warehouse:
 
     def fakes(self, dataset: str, relation: str | None = None) -> Rows:
         """A dataset's fakes: counts per relation by source, or (with ``relation``) each fake with
-        the real entity whose answer it borrows and where it came from."""
+        the real entity whose answer it borrows and where it came from.
+
+        Command: ``ctxprior fakes list``.
+        """
         from .fakes import fakes_summary, list_fakes
 
         with self.connect() as store:
@@ -336,6 +366,8 @@ class Warehouse:
         seeded choice of that many templates per context type).
 
         >>> sid = ctxprior.open("demo.duckdb", write=True).sample("demo", relations=["capital"], entities=2, contexts=6)
+
+        Command: ``ctxprior sample``.
         """
         from .ingest.sampling import draw_sample
 
@@ -418,6 +450,8 @@ class Warehouse:
         takes (``""``: the default set); ``covariates``: ``"cov_name.column"`` specs.
         See [Analyses](analyses.md). Returns the stored rows of these runs; ``.attrs["counts"]``
         holds the number of rows each analysis stored.
+
+        Command: ``ctxprior analyze``.
         """
         from .queries.analyses import analyze, parse_only
 
@@ -433,7 +467,10 @@ class Warehouse:
 
     def summary(self, runs: Sequence[int] | None = None, only: str | Sequence[str] | None = None) -> list[str]:
         """The short text summary of the stored analyses (what ``ctxprior analyze`` prints);
-        ``only`` as in :meth:`analyze`."""
+        ``only`` as in :meth:`analyze`.
+
+        Command: ``ctxprior analyze``.
+        """
         from .queries.analyses import parse_only, summary_lines
 
         if isinstance(only, str):
@@ -442,14 +479,20 @@ class Warehouse:
             return summary_lines(store, list(runs) if runs else None, only=list(only) if only else None)
 
     def figures(self, out: str | Path, runs: Sequence[int] | None = None) -> list[tuple[str, str | None, str]]:
-        """Write the paper's figures (PNG + the CSV behind each) to folder ``out``."""
+        """Write the paper's figures (PNG + the CSV behind each) to folder ``out``.
+
+        Command: ``ctxprior figures``.
+        """
         from .queries.figures import write_figures
 
         with self.connect() as store:
             return write_figures(store, str(out), list(runs) if runs else None)
 
     def report(self, out: str | Path = "report.html", runs: Sequence[int] | None = None) -> str:
-        """Write the self-contained HTML report; returns its path."""
+        """Write the self-contained HTML report; returns its path.
+
+        Command: ``ctxprior report``.
+        """
         from .queries.report import write_report
 
         with self.connect() as store:
@@ -460,7 +503,10 @@ class Warehouse:
              log: Callable[[str], None] | None = _stderr) -> dict:
         """The main job (``ctxprior demo``): ingest the bundled demo datasets, sample, score, count
         co-occurrences, analyze, and write the figures and the report into ``out``, logging each
-        step. Returns the sample and run ids and the output paths."""
+        step. Returns the sample and run ids and the output paths.
+
+        Command: ``ctxprior demo``.
+        """
         from .pipeline import DEMO_RELATIONS, run_demo
 
         self._need_write()
@@ -474,7 +520,10 @@ class Warehouse:
                        overwrite: bool = False) -> dict:
         """Write every table (or these ``tables`` / ``views``; ``views=["all"]``: every view) as Parquet
         under ``directory`` with ``manifest.json``; ``runs``: only these runs' rows. Names and ids may
-        also come as comma-separated strings (``"1,3"``). Returns the manifest; see [Publishing](publishing.md)."""
+        also come as comma-separated strings (``"1,3"``). Returns the manifest; see [Publishing](publishing.md).
+
+        Command: ``ctxprior export parquet``.
+        """
         from .publish.parquet import export_parquet, parse_names, parse_runs, select
 
         t, v, r = parse_names(tables), parse_names(views), parse_runs(runs)
@@ -487,7 +536,10 @@ class Warehouse:
     def import_parquet(self, directory: str | Path, *, mode: str = "fail") -> dict[str, int]:
         """Load a folder written by :meth:`export_parquet` or :meth:`publish` (every file's sha256 is
         checked before the warehouse is opened). ``mode``: ``fail`` (the warehouse must have no rows),
-        ``merge`` or ``replace``. Returns the rows added per table."""
+        ``merge`` or ``replace``. Returns the rows added per table.
+
+        Command: ``ctxprior import parquet``.
+        """
         from .publish.parquet import check_folder, import_parquet
 
         check_folder(directory)
@@ -502,7 +554,10 @@ class Warehouse:
         """Publish the warehouse as the Hugging Face dataset ``repo_id`` (one commit, none when the Hub
         has identical files); with ``dry_run``: write what would be uploaded into that folder and upload
         nothing (``overwrite``: replace an earlier dry run). Returns a ``PublishResult`` (its ``url`` is
-        empty for a dry run); see [Publishing](publishing.md)."""
+        empty for a dry run); see [Publishing](publishing.md).
+
+        Command: ``ctxprior publish``.
+        """
         from .publish.card import missing_meanings
         from .publish.hub import PublishResult, build_dataset_dir, publish
         from .publish.parquet import parse_runs
@@ -523,7 +578,10 @@ class Warehouse:
              token_env: str | None = None) -> tuple[Path, dict[str, int]]:
         """Load a published ctxprior dataset (a local folder, or ``OWNER/NAME`` on the Hub at
         ``revision``) into the warehouse; ``mode`` as in :meth:`import_parquet`. Returns the folder
-        read and the rows added per table."""
+        read and the rows added per table.
+
+        Command: ``ctxprior pull``.
+        """
         from .publish.hub import pull
 
         return pull(lambda: self.connect(write=True), str(source), mode=mode, revision=revision,
@@ -541,7 +599,10 @@ class Covariates:
 
     def list(self) -> pd.DataFrame:
         """The covariate catalog, one row per covariate (what ``ctxprior covariates list`` shows, plus
-        ``description``); an empty frame when there are none."""
+        ``description``); an empty frame when there are none.
+
+        Command: ``ctxprior covariates list``.
+        """
         from .covariates.catalog import list_covariates
 
         with self._wh.connect() as store:
@@ -555,6 +616,8 @@ class Covariates:
 
         ``on``: its key columns among dataset, relation, entity, answer; ``match``: compare entity /
         answer values with the warehouse's names (``name``) or URIs (``uri``).
+
+        Command: ``ctxprior covariates add``.
         """
         from .covariates.user import add_user_table
 
@@ -565,7 +628,10 @@ class Covariates:
 
     def cooccurrence(self, corpus: Sequence[str | Path] | str | Path, *, name: str, window: int = 50,
                      dataset: str | None = None, **options):
-        """Count entity–answer co-occurrences in a corpus (App. F.2); see [Covariates](covariates.md)."""
+        """Count entity–answer co-occurrences in a corpus (App. F.2); see [Covariates](covariates.md).
+
+        Command: ``ctxprior covariates cooccurrence``.
+        """
         from .covariates.cooccurrence import cooccurrence
 
         files = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
@@ -573,7 +639,10 @@ class Covariates:
             return cooccurrence(store, [str(f) for f in files], name, window=window, dataset=dataset, **options)
 
     def kg_degree(self, triples: Sequence[str | Path] | str | Path, *, name: str, dataset: str | None = None, **options) -> dict:
-        """Relation-specific KG degree δ(e, q) and total degree from triple files (App. F.3)."""
+        """Relation-specific KG degree δ(e, q) and total degree from triple files (App. F.3).
+
+        Command: ``ctxprior covariates kg-degree``.
+        """
         from .covariates.kg_degree import kg_degree
 
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
@@ -583,7 +652,10 @@ class Covariates:
 
 def migrate(path: str | Path | None = None) -> list[str]:
     """Upgrade the warehouse at ``path`` (default as :func:`open`) made by an older ctxprior to this
-    version's schema, after a backup; returns what was done, one line each."""
+    version's schema, after a backup; returns what was done, one line each.
+
+    Command: ``ctxprior migrate``.
+    """
     import os
 
     from .schema.migrations import migrate as _migrate
@@ -642,6 +714,8 @@ def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[st
     ...                     ["France"], ["The capital of France is Rome.\\n", "The capital of France is Oslo.\\n"])
     >>> list(df.columns)
     ['entity', 'context', 'persuasion', 'susceptibility']
+
+    Command: ``ctxprior quick``.
     """
     from .scoring.quick import quick_scores
 
