@@ -515,8 +515,8 @@ class Warehouse:
                         relations=None if all_relations else DEMO_RELATIONS)
 
     # -- export, import, publish -----------------------------------------------------------
-    def export_parquet(self, directory: str | Path, *, tables: Sequence[str] | None = None,
-                       views: Sequence[str] | None = None, runs: Sequence[int | str] | None = None,
+    def export_parquet(self, directory: str | Path, *, tables: str | Sequence[str] | None = None,
+                       views: str | Sequence[str] | None = None, runs: str | Sequence[int | str] | None = None,
                        overwrite: bool = False) -> dict:
         """Write every table (or these ``tables`` / ``views``; ``views=["all"]``: every view) as Parquet
         under ``directory`` with ``manifest.json``; ``runs``: only these runs' rows. Names and ids may
@@ -526,7 +526,7 @@ class Warehouse:
         """
         from .publish.parquet import export_parquet, parse_names, parse_runs, select
 
-        t, v, r = parse_names(tables), parse_names(views), parse_runs(runs)
+        t, v, r = parse_names(_listed(tables)), parse_names(_listed(views)), parse_runs(_listed(runs))
         with self.connect() as store:
             if v == ["all"]:
                 v = store.view_names()
@@ -547,7 +547,7 @@ class Warehouse:
             return import_parquet(store, directory, mode=mode, verify=False)
 
     def publish(self, repo_id: str, *, dry_run: str | Path | None = None, private: bool = False,
-                runs: Sequence[int | str] | None = None, include_distributions: bool = False,
+                runs: str | Sequence[int | str] | None = None, include_distributions: bool = False,
                 token_env: str | None = None, license: str | None = None, citation: str | None = None,
                 message: str | None = None, overwrite: bool = False,
                 log: Callable[[str], None] | None = _stderr) -> Any:
@@ -562,7 +562,7 @@ class Warehouse:
         from .publish.hub import PublishResult, build_dataset_dir, publish
         from .publish.parquet import parse_runs
 
-        r = parse_runs(runs)
+        r = parse_runs(_listed(runs))
         with self.connect() as store:
             if dry_run:
                 manifest = build_dataset_dir(store, dry_run, repo_id, runs=r,
@@ -648,6 +648,11 @@ class Covariates:
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
         with self._wh.connect(write=True) as store:
             return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
+
+
+def _listed(values: Any) -> Any:
+    """A comma-separated string as a one-item list (``"1,3"`` -> ``["1,3"]``), as click passes options."""
+    return [values] if isinstance(values, str) else values
 
 
 def migrate(path: str | Path | None = None) -> list[str]:
