@@ -251,7 +251,8 @@ class Warehouse:
                             answer_choice=answer_choice)
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
         rep = build_dataset(self._open_store, [str(f) for f in files], str(relations), name,
-                            labels=[str(f) for f in labels], options=opts, progress=progress, db_path=self.path)
+                            labels=[str(f) for f in labels], options=opts, progress=progress,
+                            db_path=self.path)
         for f in rep["files"]:
             f["lines"] = line_list(f)
         return rep
@@ -465,7 +466,8 @@ class Warehouse:
         out.attrs["counts"] = counts  # {analysis: rows stored}
         return out
 
-    def summary(self, runs: Sequence[int] | None = None, only: str | Sequence[str] | None = None) -> list[str]:
+    def summary(self, runs: Sequence[int] | None = None,
+                only: str | Sequence[str] | None = None) -> list[str]:
         """The short text summary of the stored analyses (what ``ctxprior analyze`` prints);
         ``only`` as in :meth:`analyze`.
 
@@ -516,11 +518,12 @@ class Warehouse:
 
     # -- export, import, publish -----------------------------------------------------------
     def export_parquet(self, directory: str | Path, *, tables: str | Sequence[str] | None = None,
-                       views: str | Sequence[str] | None = None, runs: str | Sequence[int | str] | None = None,
-                       overwrite: bool = False) -> dict:
+                       views: str | Sequence[str] | None = None,
+                       runs: str | Sequence[int | str] | None = None, overwrite: bool = False) -> dict:
         """Write every table (or these ``tables`` / ``views``; ``views=["all"]``: every view) as Parquet
         under ``directory`` with ``manifest.json``; ``runs``: only these runs' rows. Names and ids may
-        also come as comma-separated strings (``"1,3"``). Returns the manifest; see [Publishing](publishing.md).
+        also come as comma-separated strings (``"1,3"``). Returns the manifest; see
+        [Publishing](publishing.md).
 
         Command: ``ctxprior export parquet``.
         """
@@ -570,9 +573,9 @@ class Warehouse:
                                              license=license, citation=citation, overwrite=overwrite)
                 return PublishResult(repo_id, "", False, None, manifest=manifest,
                                      missing_meanings=missing_meanings(manifest))
-            return publish(store, repo_id, private=private, runs=r, include_distributions=include_distributions,
-                           token_env=token_env, license=license, citation=citation, message=message,
-                           echo=log or (lambda m: None))
+            return publish(store, repo_id, private=private, runs=r,
+                           include_distributions=include_distributions, token_env=token_env,
+                           license=license, citation=citation, message=message, echo=log or (lambda m: None))
 
     def pull(self, source: str | Path, *, mode: str = "fail", revision: str | None = None,
              token_env: str | None = None) -> tuple[Path, dict[str, int]]:

@@ -112,8 +112,9 @@ def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, tok
     the warehouse, and manifest.json. One commit; none when the Hub already has identical files.
     """
     res = app.api().publish(repo_id, dry_run=dry_run, private=private, runs=runs,
-                            include_distributions=include_distributions, token_env=token_env, license=license_,
-                            citation=citation, message=message, overwrite=overwrite, log=click.echo)
+                            include_distributions=include_distributions, token_env=token_env,
+                            license=license_, citation=citation, message=message, overwrite=overwrite,
+                            log=click.echo)
     if dry_run:
         n = sum(len(e["files"]) for e in res.manifest["tables"])
         click.echo(f"dry run: wrote README.md, manifest.json and {n} Parquet file(s) to {dry_run}")
