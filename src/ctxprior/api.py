@@ -88,7 +88,10 @@ class Rows:
 
 
 class Warehouse:
-    """One ctxprior warehouse file. Create it with :func:`ctxprior.open`."""
+    """One ctxprior warehouse file. Create it with :func:`ctxprior.open`.
+
+    ``Warehouse(path, check=False)`` opens a read-only warehouse first on its first call rather than
+    at once (the command line, so that a command's own input errors come first)."""
 
     def __init__(self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0,
                  check: bool = True):
