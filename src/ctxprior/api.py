@@ -30,7 +30,8 @@ import pyarrow as pa
 from .errors import UserError
 from .schema import warehouse as _store
 
-__all__ = ["open", "Warehouse", "Covariates", "Run", "quick", "load_model", "analysis_names"]
+__all__ = ["open", "Warehouse", "Covariates", "Run", "Rows", "quick", "load_model", "migrate",
+           "analysis_names"]
 
 
 def _stderr(msg: str) -> None:
@@ -70,17 +71,39 @@ class Run:
         return self.prompts / self.seconds if self.seconds > 0 else 0.0
 
 
-class Warehouse:
-    """One ctxprior warehouse file. Create it with :func:`ctxprior.open`."""
+@dataclass
+class Rows:
+    """Column names and rows as DuckDB returned them (:meth:`Warehouse.query`, :meth:`Warehouse.fakes`)."""
 
-    def __init__(self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0):
+    columns: list[str]
+    rows: list[tuple]
+
+    def format(self, fmt: str = "table", max_rows: int | None = None) -> str:
+        """As ``ctxprior sql`` prints them: ``table`` (at most ``max_rows`` rows), ``csv`` or ``json``."""
+        from .sqlshell import format_rows
+
+        return format_rows(self.columns, self.rows, fmt, max_rows)
+
+    def to_pandas(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+class Warehouse:
+    """One ctxprior warehouse file. Create it with :func:`ctxprior.open`.
+
+    ``Warehouse(path, check=False)`` opens a read-only warehouse first on its first call rather than
+    at once (the command line, so that a command's own input errors come first)."""
+
+    def __init__(self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0,
+                 check: bool = True):
         self.path = str(path or _store.default_db_path())
         self.writable = write
         self.wait = wait
         # a read-only warehouse is checked now (missing file, not a warehouse, schema of another
         # version); a writable one on its first call, so a missing file is created only once that
-        # call's input is valid, and a scoring run opens it as a brief writer from the start
-        if not write:
+        # call's input is valid, and a scoring run opens it as a brief writer from the start.
+        # check=False (the command line): a read-only one too, so a command's own input errors come first
+        if not write and check:
             with self.connect():
                 pass
         self.covariates = Covariates(self)
@@ -104,6 +127,17 @@ class Warehouse:
             yield store
         finally:
             store.close()
+
+    def _need_write(self) -> None:
+        if not self.writable:
+            raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")
+
+    def _open_store(self, read_only: bool = False, create: bool = True) -> _store.Warehouse:
+        """The low-level store, opened (the caller closes it); for library functions that open
+        the warehouse themselves, when they are ready to (``build_dataset``)."""
+        if not read_only:
+            self._need_write()
+        return _store.open_warehouse(self.path, read_only=read_only, create=create, wait=self.wait)
 
     # -- reading ---------------------------------------------------------------------------
     def sql(self, query: str, params: Sequence[Any] | None = None, *,
@@ -129,8 +163,28 @@ class Warehouse:
         with self.connect() as store:
             return read_only_query(store, query, params, allow_read, arrow=True)
 
+    def query(self, query: str, variables: dict[str, str] | None = None, *,
+              allow_read: str | Path | Sequence[str | Path] = ()) -> Rows:
+        """Run read-only SQL as ``ctxprior sql`` does: every statement of ``query`` in turn (after
+        ``SET VARIABLE name = value`` for each of ``variables``, values as JSON text such as ``"[1,2]"``,
+        read with ``getvariable('name')``); the columns and rows of the last one.
+
+        >>> wh.query("SELECT 1 AS one").rows
+        [(1,)]
+
+        Command: ``ctxprior sql``.
+        """
+        from .sqlshell import run_read_only
+
+        with self.connect() as store:
+            cols, rows = run_read_only(store, query, variables, allow_read)
+        return Rows(cols, rows)
+
     def info(self) -> str:
-        """The overview ``ctxprior info`` prints: datasets, samples, runs, schema version."""
+        """The overview ``ctxprior info`` prints: datasets, samples, runs, schema version.
+
+        Command: ``ctxprior info``.
+        """
         from .info import warehouse_info
 
         with self.connect() as store:
@@ -144,7 +198,10 @@ class Warehouse:
             return store.df(read_sql("ctxprior.ingest", "sql/info.sql"))
 
     def samples(self) -> pd.DataFrame:
-        """One row per sample: id, dataset, design, seed, relations, entities, contexts."""
+        """One row per sample: id, dataset, design, seed, relations, entities, contexts.
+
+        Command: ``ctxprior sample``.
+        """
         return self.sql("""SELECT s.sample_id, d.name AS dataset, s.design, s.seed,
                 (SELECT count(DISTINCT relation_id) FROM sample_fact f WHERE f.sample_id = s.sample_id) AS relations,
                 (SELECT count(*) FROM sample_fact f WHERE f.sample_id = s.sample_id) AS entities,
@@ -177,8 +234,38 @@ class Warehouse:
                         "ORDER BY run_id, analysis, relation, query_type, test", params)
 
     # -- datasets and samples --------------------------------------------------------------
+    def build_dataset(self, triples: Sequence[str | Path] | str | Path, relations: str | Path, name: str, *,
+                      labels: Sequence[str | Path] = (), lang: str = "en", entities_per_relation: int = 1000,
+                      seed: int = 0, fmt: str = "auto", max_malformed: float = 0.001,
+                      require_label: str = "both", answer_choice: str = "random",
+                      progress: bool | None = None) -> dict:
+        """Build dataset ``name`` from knowledge-graph triple files (N-Triples, one-line Turtle, TSV;
+        plain or gzip) and a relations file (YAML); see [Build a dataset from a knowledge
+        graph](datasets.md#build-a-dataset-from-a-knowledge-graph). The warehouse is not held while the
+        triples are read. Returns a report; each of its ``files`` has ``lines``, the text naming its
+        first malformed lines.
+
+        Command: ``ctxprior build-dataset``.
+        """
+        from .ingest.kg_build import BuildOptions, build_dataset, line_list
+
+        self._need_write()
+        opts = BuildOptions(lang=lang, entities_per_relation=entities_per_relation, seed=seed, fmt=fmt,
+                            max_malformed=max_malformed, require_label=require_label,
+                            answer_choice=answer_choice)
+        files = [triples] if isinstance(triples, (str, Path)) else list(triples)
+        rep = build_dataset(self._open_store, [str(f) for f in files], str(relations), name,
+                            labels=[str(f) for f in labels], options=opts, progress=progress,
+                            db_path=self.path)
+        for f in rep["files"]:
+            f["lines"] = line_list(f)
+        return rep
+
     def ingest_demo(self, only: Sequence[str] | None = None) -> list[dict]:
-        """Load the bundled demo datasets (demo, friend_enemy, gender); a no-op when present."""
+        """Load the bundled demo datasets (demo, friend_enemy, gender); a no-op when present.
+
+        Command: ``ctxprior ingest demo``.
+        """
         from .ingest.demo import ingest_demo
 
         with self.connect(write=True) as store:
@@ -188,7 +275,10 @@ class Warehouse:
                         sha256: str | None = None) -> dict:
         """Load the authors' ``yago_qec.json`` from a path, ``hf://datasets/OWNER/REPO[@REV]/FILE`` or an
         http(s) URL (downloaded into the Hugging Face cache; ``sha256`` verifies it). Validated
-        completely before anything is written; the result says what was loaded and from where."""
+        completely before anything is written; the result says what was loaded and from where.
+
+        Command: ``ctxprior ingest yago-qec``.
+        """
         from .ingest.yago_qec import load_yago_qec, write_yago_qec
 
         builder = load_yago_qec(str(source), name=name, relations=relations or None, sha256=sha256)
@@ -199,12 +289,67 @@ class Warehouse:
     def ingest_dynamicqa(self, folder: str | Path | None = None, name: str = "dynamicqa",
                          revision: str | None = None) -> dict:
         """Load DynamicQA from ``folder`` (the release CSVs), or without it from the Hub
-        (``copenlu/dynamicqa`` at a pinned ``revision``, cached)."""
+        (``copenlu/dynamicqa`` at a pinned ``revision``, cached).
+
+        Command: ``ctxprior ingest dynamicqa``.
+        """
         from .dynamicqa.ingest import ingest_dynamicqa, load_dynamicqa
 
         path, origin, parsed = load_dynamicqa(folder, revision)
         with self.connect(write=True) as store:
             return {**ingest_dynamicqa(store, path, name=name, origin=origin, parsed=parsed), "source": origin}
+
+    def write_demo_corpus(self, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
+        """Write the demo's small generated corpus (one ``.jsonl.zst`` file) to ``path``, from the
+        demo dataset's facts (for a co-occurrence covariate); returns its counts."""
+        from .ingest.demo import write_demo_corpus
+
+        with self.connect() as store:
+            return write_demo_corpus(store, path, seed=seed, n_documents=n_documents)
+
+    # -- fake entities ---------------------------------------------------------------------
+    def generate_fakes(self, dataset: str, relation: str, *, n: int = 50, model: str = "smollm2-135m",
+                       base_url: str | None = None, api_key_env: str | None = None, seed: int = 0,
+                       temperature: float = 1.0, top_p: float = 1.0, max_rounds: int = 10,
+                       prompt_style: str = "relation", timeout: float = 120.0, retries: int = 4,
+                       allow_partial: bool = False, chat: Any = None) -> Any:
+        """Generate ``n`` fake entities for ``relation`` with a chat model (local, or ``openai:MODEL``
+        at ``base_url``) and store them with their provenance; see [Fake entities](datasets.md#fake-entities).
+        The warehouse is free for other writers while the model writes. Returns a ``FakesResult``.
+
+        Command: ``ctxprior fakes generate``.
+        """
+        from .fakes import generate_fakes
+
+        with self.connect(write=True, brief=True) as store:
+            return generate_fakes(store, dataset, relation, n=n, model=model, base_url=base_url,
+                                  api_key_env=api_key_env, seed=seed, temperature=temperature, top_p=top_p,
+                                  max_rounds=max_rounds, prompt_style=prompt_style, timeout=timeout,
+                                  retries=retries, allow_partial=allow_partial, chat=chat)
+
+    def add_fakes(self, path: str | Path, dataset: str, relation: str, *, n: int | None = None,
+                  entity_class: str | None = None) -> Any:
+        """Add your own fake names from a file (one per line, a list, a JSON array, or a CSV with a
+        ``name`` column), screened like generated ones. Returns a ``FakesResult``.
+
+        Command: ``ctxprior fakes add``.
+        """
+        from .fakes import add_fakes
+
+        with self.connect(write=True) as store:
+            return add_fakes(store, path, dataset, relation, n=n, entity_class=entity_class)
+
+    def fakes(self, dataset: str, relation: str | None = None) -> Rows:
+        """A dataset's fakes: counts per relation by source, or (with ``relation``) each fake with
+        the real entity whose answer it borrows and where it came from.
+
+        Command: ``ctxprior fakes list``.
+        """
+        from .fakes import fakes_summary, list_fakes
+
+        with self.connect() as store:
+            cols, rows = list_fakes(store, dataset, relation) if relation else fakes_summary(store, dataset)
+        return Rows(cols, rows)
 
     def sample(self, dataset: str, *, entities: int | None = 100, contexts: int | None = 600,
                context_types: Sequence[str] = ("base", "assertive", "negation"), seed: int = 11,
@@ -226,6 +371,8 @@ class Warehouse:
         seeded choice of that many templates per context type).
 
         >>> sid = ctxprior.open("demo.duckdb", write=True).sample("demo", relations=["capital"], entities=2, contexts=6)
+
+        Command: ``ctxprior sample``.
         """
         from .ingest.sampling import draw_sample
 
@@ -296,19 +443,24 @@ class Warehouse:
         return cancel_run(self.path, run, timeout=timeout, wait=self.wait, log=log)
 
     # -- analyses --------------------------------------------------------------------------
-    def analyze(self, runs: Sequence[int] | None = None, *, only: Sequence[str] | None = None,
+    def analyze(self, runs: Sequence[int] | None = None, *, only: str | Sequence[str] | None = None,
                 permutations: int = 10_000, alpha: float = 0.05, seed: int = 0,
                 covariates: Sequence[str] = (), seen_fakes: str | None = None,
                 log: Callable[[str], None] | None = _stderr) -> pd.DataFrame:
         """Run the paper's analyses on ``runs`` (default: every finished run), store and return them.
 
         ``only``: analysis names (``ctxprior.api.analysis_names()``: ``relevance``, ``assertive``, ...,
-        ``dynamicqa``); ``covariates``: ``"cov_name.column"`` specs.
+        ``dynamicqa``), or one comma-separated string of them as ``--only`` takes (``""``: the
+        default set); ``covariates``: ``"cov_name.column"`` specs.
         See [Analyses](analyses.md). Returns the stored rows of these runs; ``.attrs["counts"]``
         holds the number of rows each analysis stored.
-        """
-        from .queries.driver import analyze
 
+        Command: ``ctxprior analyze``.
+        """
+        from .queries.driver import analyze, parse_only
+
+        if isinstance(only, str):
+            only = parse_only(only)
         with self.connect(write=True) as store:
             counts = analyze(store, run_ids=list(runs) if runs else None, only=list(only) if only else None,
                              k=permutations, alpha=alpha, seed=seed, covariates=list(covariates),
@@ -317,26 +469,133 @@ class Warehouse:
         out.attrs["counts"] = counts  # {analysis: rows stored}
         return out
 
-    def summary(self, runs: Sequence[int] | None = None, only: Sequence[str] | None = None) -> list[str]:
-        """The short text summary of the stored analyses (what ``ctxprior analyze`` prints)."""
+    def summary(self, runs: Sequence[int] | None = None,
+                only: str | Sequence[str] | None = None) -> list[str]:
+        """The short text summary of the stored analyses (what ``ctxprior analyze`` prints);
+        ``only`` as in :meth:`analyze`.
+
+        Command: ``ctxprior analyze``.
+        """
+        from .queries.driver import parse_only
         from .queries.summary import summary_lines
 
+        if isinstance(only, str):
+            only = parse_only(only)
         with self.connect() as store:
             return summary_lines(store, list(runs) if runs else None, only=list(only) if only else None)
 
     def figures(self, out: str | Path, runs: Sequence[int] | None = None) -> list[tuple[str, str | None, str]]:
-        """Write the paper's figures (PNG + the CSV behind each) to folder ``out``."""
+        """Write the paper's figures (PNG + the CSV behind each) to folder ``out``.
+
+        Command: ``ctxprior figures``.
+        """
         from .queries.figures import write_figures
 
         with self.connect() as store:
             return write_figures(store, str(out), list(runs) if runs else None)
 
     def report(self, out: str | Path = "report.html", runs: Sequence[int] | None = None) -> str:
-        """Write the self-contained HTML report; returns its path."""
+        """Write the self-contained HTML report; returns its path.
+
+        Command: ``ctxprior report``.
+        """
         from .queries.report import write_report
 
         with self.connect() as store:
             return write_report(store, str(out), list(runs) if runs else None)
+
+    def demo(self, out: str | Path = "demo-output", *, entities: int = 4, contexts: int = 12, seed: int = 11,
+             model: str = "smollm2-135m", permutations: int = 10_000, all_relations: bool = False,
+             log: Callable[[str], None] | None = _stderr) -> dict:
+        """The main job (``ctxprior demo``): ingest the bundled demo datasets, sample, score, count
+        co-occurrences, analyze, and write the figures and the report into ``out``, logging each
+        step. Returns the sample and run ids and the output paths.
+
+        Command: ``ctxprior demo``.
+        """
+        from .pipeline import DEMO_RELATIONS, run_demo
+
+        self._need_write()
+        return run_demo(self, log or (lambda m: None), entities=entities, contexts=contexts, seed=seed,
+                        model=model, permutations=permutations, out=out,
+                        relations=None if all_relations else DEMO_RELATIONS)
+
+    # -- export, import, publish -----------------------------------------------------------
+    def export_parquet(self, directory: str | Path, *, tables: str | Sequence[str] | None = None,
+                       views: str | Sequence[str] | None = None,
+                       runs: str | Sequence[int | str] | None = None, overwrite: bool = False) -> dict:
+        """Write every table (or these ``tables`` / ``views``; ``views=["all"]``: every view) as Parquet
+        under ``directory`` with ``manifest.json``; ``runs``: only these runs' rows. Names and ids may
+        also come as comma-separated strings (``"1,3"``). Returns the manifest; see
+        [Publishing](publishing.md).
+
+        Command: ``ctxprior export parquet``.
+        """
+        from .publish.parquet import export_parquet, parse_names, parse_runs, select
+
+        t, v, r = parse_names(_listed(tables)), parse_names(_listed(views)), parse_runs(_listed(runs))
+        with self.connect() as store:
+            if v == ["all"]:
+                v = store.view_names()
+            sel = select(store, tables=t if (t or v) else None, views=v, runs=r)
+            return export_parquet(store, directory, sel, overwrite=overwrite)
+
+    def import_parquet(self, directory: str | Path, *, mode: str = "fail") -> dict[str, int]:
+        """Load a folder written by :meth:`export_parquet` or :meth:`publish` (every file's sha256 is
+        checked before the warehouse is opened). ``mode``: ``fail`` (the warehouse must have no rows),
+        ``merge`` or ``replace``. Returns the rows added per table.
+
+        Command: ``ctxprior import parquet``.
+        """
+        from .publish.parquet import check_folder, import_parquet
+
+        check_folder(directory)
+        with self.connect(write=True) as store:
+            return import_parquet(store, directory, mode=mode, verify=False)
+
+    def publish(self, repo_id: str, *, dry_run: str | Path | None = None, private: bool = False,
+                runs: str | Sequence[int | str] | None = None, include_distributions: bool = False,
+                token_env: str | None = None, license: str | None = None, citation: str | None = None,
+                message: str | None = None, overwrite: bool = False,
+                log: Callable[[str], None] | None = _stderr) -> Any:
+        """Publish the warehouse as the Hugging Face dataset ``repo_id`` (one commit, none when the Hub
+        has identical files); with ``dry_run``: write what would be uploaded into that folder and upload
+        nothing (``overwrite``: replace an earlier dry run). Returns a ``PublishResult`` (its ``url`` is
+        empty for a dry run); see [Publishing](publishing.md).
+
+        Command: ``ctxprior publish``.
+        """
+        from .publish.card import missing_meanings
+        from .publish.hub import PublishResult, build_dataset_dir, publish
+        from .publish.parquet import parse_runs
+
+        r = parse_runs(_listed(runs))
+        with self.connect() as store:
+            if dry_run:
+                manifest = build_dataset_dir(store, dry_run, repo_id, runs=r,
+                                             include_distributions=include_distributions,
+                                             license=license, citation=citation, overwrite=overwrite)
+                return PublishResult(repo_id, "", False, None, manifest=manifest,
+                                     missing_meanings=missing_meanings(manifest))
+            return publish(store, repo_id, private=private, runs=r,
+                           include_distributions=include_distributions, token_env=token_env,
+                           license=license, citation=citation, message=message, echo=log or (lambda m: None))
+
+    def pull(self, source: str | Path, *, mode: str = "fail", revision: str | None = None,
+             token_env: str | None = None) -> tuple[Path, dict[str, int]]:
+        """Load a published ctxprior dataset (a local folder, or ``OWNER/NAME`` on the Hub at
+        ``revision``) into the warehouse; ``mode`` as in :meth:`import_parquet`. Returns the folder
+        read and the rows added per table.
+
+        Command: ``ctxprior pull``.
+        """
+        from .publish.hub import pull
+
+        return pull(lambda: self.connect(write=True), str(source), mode=mode, revision=revision,
+                    token_env=token_env)
+
+    # --- runs and DynamicQA (B) ---
+    # --- end B ---
 
 
 def analysis_names() -> tuple[str, ...]:
@@ -354,8 +613,17 @@ class Covariates:
         self._wh = wh
 
     def list(self) -> pd.DataFrame:
-        """The covariate catalog (view ``v_covariate``)."""
-        return self._wh.sql("SELECT * FROM v_covariate ORDER BY 1")
+        """The covariate catalog, one row per covariate (what ``ctxprior covariates list`` shows, plus
+        ``description``); an empty frame when there are none.
+
+        Command: ``ctxprior covariates list``.
+        """
+        from .covariates.catalog import list_covariates
+
+        with self._wh.connect() as store:
+            if "covariate" not in store.table_names():
+                return pd.DataFrame()
+            return list_covariates(store)
 
     def add(self, data: pd.DataFrame | pa.Table | str | Path, *, on: Sequence[str] | str, name: str,
             match: str = "name", replace: bool = False, description: str | None = None) -> dict:
@@ -363,6 +631,8 @@ class Covariates:
 
         ``on``: its key columns among dataset, relation, entity, answer; ``match``: compare entity /
         answer values with the warehouse's names (``name``) or URIs (``uri``).
+
+        Command: ``ctxprior covariates add``.
         """
         from .covariates.user import add_user_table
 
@@ -373,7 +643,10 @@ class Covariates:
 
     def cooccurrence(self, corpus: Sequence[str | Path] | str | Path, *, name: str, window: int = 50,
                      dataset: str | None = None, **options):
-        """Count entity–answer co-occurrences in a corpus (App. F.2); see [Covariates](covariates.md)."""
+        """Count entity–answer co-occurrences in a corpus (App. F.2); see [Covariates](covariates.md).
+
+        Command: ``ctxprior covariates cooccurrence``.
+        """
         from .covariates.cooccurrence import cooccurrence
 
         files = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
@@ -381,12 +654,36 @@ class Covariates:
             return cooccurrence(store, [str(f) for f in files], name, window=window, dataset=dataset, **options)
 
     def kg_degree(self, triples: Sequence[str | Path] | str | Path, *, name: str, dataset: str | None = None, **options) -> dict:
-        """Relation-specific KG degree δ(e, q) and total degree from triple files (App. F.3)."""
+        """Relation-specific KG degree δ(e, q) and total degree from triple files (App. F.3).
+
+        Command: ``ctxprior covariates kg-degree``.
+        """
         from .covariates.kg_degree import kg_degree
 
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
         with self._wh.connect(write=True) as store:
             return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
+
+
+def _listed(values: Any) -> Any:
+    """A comma-separated string as a one-item list (``"1,3"`` -> ``["1,3"]``), as click passes options."""
+    return [values] if isinstance(values, str) else values
+
+
+def migrate(path: str | Path | None = None) -> list[str]:
+    """Upgrade the warehouse at ``path`` (default as :func:`open`) made by an older ctxprior to this
+    version's schema, after a backup; returns what was done, one line each.
+
+    Command: ``ctxprior migrate``.
+    """
+    import os
+
+    from .schema.migrations import migrate as _migrate
+
+    path = str(path or _store.default_db_path())
+    if not os.path.exists(path):
+        raise UserError(f"no warehouse at {path}")
+    return _migrate(path)
 
 
 @contextmanager
@@ -437,6 +734,8 @@ def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[st
     ...                     ["France"], ["The capital of France is Rome.\\n", "The capital of France is Oslo.\\n"])
     >>> list(df.columns)
     ['entity', 'context', 'persuasion', 'susceptibility']
+
+    Command: ``ctxprior quick``.
     """
     from .scoring.quick import quick_scores
 
@@ -595,7 +894,7 @@ def _checked(fn: Callable) -> Callable:
 def _check_all() -> None:
     """Wrap the public functions and the public methods of Warehouse and Covariates."""
     g = globals()
-    for name in ("open", "quick", "load_model"):
+    for name in ("open", "quick", "load_model", "migrate"):
         g[name] = _checked(g[name])
     for cls in (Warehouse, Covariates):
         for name, fn in list(vars(cls).items()):

@@ -4,27 +4,28 @@ Every analysis the tool offers runs once: the paper's design on the demo relatio
 assertive, negation, real vs fake, reliability across query forms), memorization ratios and answer
 groups on a few entities, a co-occurrence covariate from a small generated corpus (frequency), and
 the friend–enemy and gender case studies; then the figures and the HTML report.
+
+It drives the Python API alone: ``ctxprior.api.Warehouse.demo`` hands it the warehouse, and it
+imports nothing of ctxprior.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 
 # five of the demo's nine relations: the main job stays a few minutes on 2 CPU cores
 DEMO_RELATIONS = ("capital", "officialLanguage", "author", "director", "flowsInto")
 
 
-def run_demo(db: str, echo: Callable[[str], None], entities: int = 4, contexts: int = 12,
+def run_demo(wh: Any, echo: Callable[[str], None], entities: int = 4, contexts: int = 12,
              seed: int = 11, model: str = "smollm2-135m", permutations: int = 10_000,
              friend_enemy: int = 8, out: str | Path = "demo-output",
              relations: tuple[str, ...] | None = DEMO_RELATIONS) -> dict:
     """Ingest the demo datasets, draw samples, score them, count co-occurrences, analyze, and write
-    the figures and the report into ``out``. Returns the sample and run ids and the output paths."""
-    import ctxprior
-
-    wh = ctxprior.open(db, write=True)
+    the figures and the report into ``out`` (``wh``: a writable ``ctxprior.api.Warehouse``).
+    Returns the sample and run ids and the output paths."""
     out = Path(out)
     samples = _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relations)
     runs = _score(wh, echo, samples, model)
@@ -89,10 +90,7 @@ def _summarize_top(wh, echo, run_id: int) -> None:
 
 def _cooccurrence(wh, echo, out: Path) -> None:
     """[4/6] a co-occurrence covariate from a small generated corpus (the frequency analysis)."""
-    from .ingest.demo import write_demo_corpus
-
-    with wh.connect() as store:
-        info = write_demo_corpus(store, out / "corpus" / "demo.jsonl.zst")
+    info = wh.write_demo_corpus(out / "corpus" / "demo.jsonl.zst")
     rep = wh.covariates.cooccurrence(str(out / "corpus"), name="demo_cooc", dataset="demo", workers=1,
                                      progress=False)
     echo(f"[4/6] covariate cov_demo_cooc: entity-answer co-occurrences in {info['documents']} generated "

@@ -45,16 +45,13 @@ def analyze_cmd(app, runs, only, k, alpha, seed, covariates, seen_fakes, quiet):
     friend-enemy and gender case studies; DynamicQA Tables 1-3 for dynamic runs. Analyses whose
     kind of run is missing are skipped with a message. Prints a short summary.
     """
-    from ..queries.driver import parse_only
-
-    names = parse_only(only)
     wh = app.api(write=True)
-    counts = wh.analyze(runs, only=names, permutations=k, alpha=alpha, seed=seed, covariates=covariates,
+    counts = wh.analyze(runs, only=only or "", permutations=k, alpha=alpha, seed=seed, covariates=covariates,
                         seen_fakes=seen_fakes).attrs["counts"]
     stored = sum(v for v in counts.values() if v > 0)
     click.echo(f"stored {stored} analysis rows ({', '.join(f'{a} {n}' for a, n in counts.items() if n >= 0)})")
     if not quiet:
-        for line in wh.summary(runs, only=names):
+        for line in wh.summary(runs, only=only or ""):
             click.echo(line)
 
 

@@ -12,16 +12,17 @@ class AppContext:
     db: str
     wait: float
 
-    def open(self, read_only: bool = False, create: bool = True):
-        from ..schema import open_warehouse
-
-        return open_warehouse(self.db, read_only=read_only, create=create, wait=self.wait)
-
     def api(self, write: bool = False):
-        """The Python API's Warehouse for --db / --wait (read-only unless write=True)."""
+        """The Python API's Warehouse for --db / --wait (read-only unless write=True). Opened by its
+        first call, so a command's own input errors come before a missing warehouse's."""
         from .. import api
 
-        return api.open(self.db, write=write, wait=self.wait)
+        return api.Warehouse(self.db, write=write, wait=self.wait, check=False)
+
+    def open(self, read_only: bool = False):
+        """The low-level store, through the API (``with app.open() as store:``), for commands that
+        call a library function with it; a command should call one API method instead."""
+        return self.api(write=not read_only).connect(write=not read_only)
 
 
 pass_app = click.make_pass_decorator(AppContext)

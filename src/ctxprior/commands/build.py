@@ -41,12 +41,10 @@ def build_dataset_cmd(app, triples, name, relations, labels, lang, entities_per_
     """Build dataset NAME from TRIPLES (N-Triples, one-line Turtle or TSV files or folders, plain or
     gzip, any size): the top entities by KG degree for each relation of --relations, with answers,
     names, degrees, query forms and context templates, like an ingested yago_qec.json."""
-    from ..ingest.kg_build import BuildOptions, build_dataset, line_list
-
-    opts = BuildOptions(lang=lang, entities_per_relation=entities_per_relation, seed=seed, fmt=fmt,
-                        max_malformed=max_malformed, require_label=require_label,
-                        answer_choice=answer_choice)
-    rep = build_dataset(app.open, list(triples), relations, name, labels=list(labels), options=opts, db_path=app.db)
+    rep = app.api(write=True).build_dataset(list(triples), relations, name, labels=list(labels), lang=lang,
+                                            entities_per_relation=entities_per_relation, seed=seed, fmt=fmt,
+                                            max_malformed=max_malformed, require_label=require_label,
+                                            answer_choice=answer_choice)
     click.echo(f"built dataset '{rep['dataset']}': {rep['relations']} relations, {rep['facts']} facts, "
                f"{rep['entities']} entities, {rep['answers']} answers, {rep['query_forms']} query forms, "
                f"{rep['context_templates']} context templates")
@@ -56,7 +54,7 @@ def build_dataset_cmd(app, triples, name, relations, labels, lang, entities_per_
     for f in rep["files"]:
         if f["n_malformed"]:
             click.echo(f"skipped {f['n_malformed']} malformed line(s) in {os.path.basename(f['path'])} "
-                       f"({line_list(f)})")
+                       f"({f['lines']})")
     if rep.get("n_unusable_names"):
         click.echo(f"left out {rep['n_unusable_names']} chosen fact(s) whose entity or answer has no usable name "
                    "(blank, over 100 characters, or a control character)")

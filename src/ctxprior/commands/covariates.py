@@ -37,14 +37,12 @@ def cooccurrence_cmd(app, corpus, name, window, dataset, executor, workers, addr
     """Count, for every fact, how often its entity and answer occur within WINDOW words of each
     other in CORPUS (.jsonl, .jsonl.zst, .jsonl.gz or .txt files, or folders of them), and each
     name's own frequency. Resumable: a rerun skips shards already counted under NAME."""
-    from ..covariates.cooccurrence import cooccurrence
     from ..errors import UserError
 
-    with app.open() as wh:
-        rep = cooccurrence(wh, list(corpus), name=name, window=window, dataset=dataset, executor=executor,
-                           workers=workers, address=address, ignore_case=ignore_case,
-                           punctuation=punctuation, text_field=text_field, restart=restart,
-                           description=description)
+    rep = app.api(write=True).covariates.cooccurrence(
+        list(corpus), name=name, window=window, dataset=dataset, executor=executor, workers=workers,
+        address=address, ignore_case=ignore_case, punctuation=punctuation, text_field=text_field,
+        restart=restart, description=description)
     mb = rep.bytes_text / 1e6
     click.echo(f"{rep.view}: {rep.n_facts} facts, {rep.n_names} names, {rep.n_pairs} entity-answer pairs "
                f"({rep.pairs_seen} rows with co-occurrence > 0)")
@@ -78,11 +76,8 @@ def cooccurrence_cmd(app, corpus, name, window, dataset, executor, workers, addr
 def kg_degree_cmd(app, triples, name, fmt, dataset, replace, description) -> None:
     """Relation-dependent KG degree delta(e,q) = |{a:(e,q,a)} U {a:(a,q,e)}| of every warehouse
     entity (by URI) and its total degree, computed by DuckDB over TRIPLES (optionally .gz)."""
-    from ..covariates.kg_degree import kg_degree
-
-    with app.open() as wh:
-        rep = kg_degree(wh, list(triples), name=name, fmt=fmt, dataset=dataset, replace=replace,
-                        description=description)
+    rep = app.api(write=True).covariates.kg_degree(list(triples), name=name, fmt=fmt, dataset=dataset,
+                                                   replace=replace, description=description)
     click.echo(f"{rep['view']}: read {rep['n_triples']} triples from {rep['n_files']} file(s); "
                f"{rep['n_entities_found']} of {rep['n_entity_uris']} entity URIs found, "
                f"{rep['n_facts_with_degree']} of {rep['n_facts']} facts have a relation degree")
@@ -105,10 +100,8 @@ def kg_degree_cmd(app, triples, name, fmt, dataset, replace, description) -> Non
 @pass_app
 def add_cmd(app, file, name, on, match, replace, description, show_unmatched) -> None:
     """Load a user table (CSV or Parquet) keyed by warehouse names or URIs as covariate NAME."""
-    from ..covariates.user import add_user_table
-
-    with app.open() as wh:
-        rep = add_user_table(wh, file, name=name, on=on, match=match, replace=replace, description=description)
+    rep = app.api(write=True).covariates.add(file, on=on, name=name, match=match, replace=replace,
+                                             description=description)
     if rep.get("unchanged"):
         click.echo(f"{rep['view']}: already added from the same file (sha256 {rep['sha256'][:12]}); nothing to do")
         return
@@ -126,13 +119,7 @@ def add_cmd(app, file, name, on, match, replace, description, show_unmatched) ->
 @pass_app
 def list_cmd(app) -> None:
     """Show the covariate catalog."""
-    from ..covariates.catalog import list_covariates
-
-    with app.open(read_only=True) as wh:
-        if "covariate" not in wh.table_names():
-            click.echo("no covariates yet")
-            return
-        df = list_covariates(wh)
+    df = app.api().covariates.list()
     if df.empty:
         click.echo("no covariates yet")
         return

@@ -20,10 +20,8 @@ from .app import pass_app
 def demo_cmd(app, entities, all_relations, contexts, permutations, seed, model, out) -> None:
     """Run the whole pipeline on the bundled demo: ingest, sample, score (with memorization on a few
     entities), co-occurrence covariate, every analysis, figures and the HTML report."""
-    from ..pipeline import DEMO_RELATIONS, run_demo
-
-    run_demo(app.db, click.echo, entities=entities, contexts=contexts, seed=seed, model=model,
-             permutations=permutations, out=out, relations=None if all_relations else DEMO_RELATIONS)
+    app.api(write=True).demo(out, entities=entities, contexts=contexts, seed=seed, model=model,
+                             permutations=permutations, all_relations=all_relations, log=click.echo)
 
 
 COMMANDS = [demo_cmd]

@@ -27,12 +27,6 @@ def _report(res) -> None:
                + (f", {res.calls} model call(s)" if res.calls else "") + f"); rejected: {rej}")
 
 
-def _open_brief(app):
-    from ..schema import open_warehouse
-
-    return open_warehouse(app.db, wait=app.wait, brief=True)
-
-
 @fakes.command("generate")
 @click.option("--dataset", required=True, help="Dataset name (see `ctxprior info`).")
 @click.option("--relation", required=True, help="Relation (short name or full id).")
@@ -67,13 +61,10 @@ def generate_cmd(app, dataset, relation, n, model, base_url, api_key_env, seed, 
                  prompt_style, max_rounds, allow_partial, timeout, retries) -> None:
     """Generate fake entities for RELATION with a chat model and store them with their provenance
     (model, revision, prompts, raw answers, seed, sampling parameters)."""
-    from ..fakes import generate_fakes
-
-    with _open_brief(app) as wh:
-        res = generate_fakes(wh, dataset, relation, n=n, model=model, base_url=base_url,
-                             api_key_env=api_key_env, seed=seed, temperature=temperature, top_p=top_p,
-                             max_rounds=max_rounds, prompt_style=prompt_style, timeout=timeout,
-                             retries=retries, allow_partial=allow_partial)
+    res = app.api(write=True).generate_fakes(dataset, relation, n=n, model=model, base_url=base_url,
+                                             api_key_env=api_key_env, seed=seed, temperature=temperature,
+                                             top_p=top_p, max_rounds=max_rounds, prompt_style=prompt_style,
+                                             timeout=timeout, retries=retries, allow_partial=allow_partial)
     _report(res)
 
 
@@ -89,10 +80,7 @@ def generate_cmd(app, dataset, relation, n, model, base_url, api_key_env, seed, 
 def add_cmd(app, path, dataset, relation, n, entity_class) -> None:
     """Add your own fake names from PATH: one per line (numbered / bulleted lists and JSON arrays
     work too) or a CSV with a 'name' column. Screened like generated ones; rerunning is a no-op."""
-    from ..fakes import add_fakes
-
-    with app.open() as wh:
-        res = add_fakes(wh, path, dataset, relation, n=n, entity_class=entity_class)
+    res = app.api(write=True).add_fakes(path, dataset, relation, n=n, entity_class=entity_class)
     _report(res)
 
 
@@ -106,12 +94,7 @@ def add_cmd(app, path, dataset, relation, n, entity_class) -> None:
 def list_cmd(app, dataset, relation, fmt) -> None:
     """Fakes of a dataset: per relation (counts by source), or one relation's fakes with the real
     entity whose answer each borrows and where each came from."""
-    from ..fakes import fakes_summary, list_fakes
-    from ..sqlshell import format_rows
-
-    with app.open(read_only=True) as wh:
-        cols, rows = list_fakes(wh, dataset, relation) if relation else fakes_summary(wh, dataset)
-    click.echo(format_rows(cols, rows, fmt))
+    click.echo(app.api().fakes(dataset, relation).format(fmt))
 
 
 COMMANDS = [fakes]

@@ -58,10 +58,7 @@ def ingest_dynamicqa_cmd(app, directory: str | None, name: str, revision: str | 
 def ingest_demo_cmd(app, only: tuple[str, ...]) -> None:
     """Load the bundled demo datasets: `demo` (real facts + fake entities), `friend_enemy`
     (Table 1 pairs) and `gender` (App. G.2.1 lists). Already-loaded ones are skipped."""
-    from ..ingest.demo import ingest_demo
-
-    with app.open() as wh:
-        stats = ingest_demo(wh, list(only) or None)
+    stats = app.api(write=True).ingest_demo(list(only) or None)
     if not stats:
         click.echo("demo datasets already present; nothing to do")
     for s in stats:

@@ -60,17 +60,7 @@ def export_parquet_cmd(app, directory, tables, views, runs, overwrite) -> None:
     The manifest records the schema and ctxprior versions, the runs included, every column's type,
     and each file's row count and sha256. `ctxprior import parquet DIRECTORY` rebuilds the warehouse.
     """
-    from ..publish.parquet import export_parquet, parse_names, parse_runs, select
-
-    t, v, r = parse_names(tables), parse_names(views), parse_runs(runs)
-    wh = app.open(read_only=True)
-    try:
-        if v == ["all"]:
-            v = wh.view_names()
-        sel = select(wh, tables=t if (t or v) else None, views=v, runs=r)
-        manifest = export_parquet(wh, directory, sel, overwrite=overwrite)
-    finally:
-        wh.close()
+    manifest = app.api().export_parquet(directory, tables=tables, views=views, runs=runs, overwrite=overwrite)
     n = sum(len(e["files"]) for e in manifest["tables"])
     click.echo(f"exported {len(manifest['tables'])} table(s)/view(s), {n} file(s) to {directory}")
     _print_counts(manifest)
@@ -92,15 +82,7 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
     Every file's sha256 is checked against manifest.json first. The warehouse (--db) must have no
     rows unless --merge or --replace is given; everything is loaded in one transaction.
     """
-    from ..publish.parquet import check_folder, import_parquet
-
-    mode = _mode(merge, replace)
-    check_folder(directory)  # manifest + every sha256, before the warehouse is opened or created
-    wh = app.open()
-    try:
-        added = import_parquet(wh, directory, mode=mode, verify=False)
-    finally:
-        wh.close()
+    added = app.api(write=True).import_parquet(directory, mode=_mode(merge, replace))
     click.echo(f"imported {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} "
                f"table(s) of {app.db}")
     _print_added(added)
@@ -129,30 +111,18 @@ def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, tok
     One config per table and readable view (Parquet under data/<config>/), a dataset card built from
     the warehouse, and manifest.json. One commit; none when the Hub already has identical files.
     """
-    from ..publish.card import missing_meanings
-    from ..publish.hub import build_dataset_dir, publish
-    from ..publish.parquet import parse_runs
-
-    r = parse_runs(runs)
-    wh = app.open(read_only=True)
-    try:
-        if dry_run:
-            manifest = build_dataset_dir(wh, dry_run, repo_id, runs=r,
-                                         include_distributions=include_distributions,
-                                         license=license_, citation=citation, overwrite=overwrite)
-            n = sum(len(e["files"]) for e in manifest["tables"])
-            click.echo(f"dry run: wrote README.md, manifest.json and {n} Parquet file(s) to {dry_run}")
-            _print_counts(manifest)
-            missing = missing_meanings(manifest)
-        else:
-            res = publish(wh, repo_id, private=private, runs=r, include_distributions=include_distributions,
-                          token_env=token_env, license=license_, citation=citation, message=message,
-                          echo=click.echo)
-            _print_counts(res.manifest)
-            missing = res.missing_meanings
-            click.echo(f"https://huggingface.co/datasets/{repo_id}" if not res.url else res.url)
-    finally:
-        wh.close()
+    res = app.api().publish(repo_id, dry_run=dry_run, private=private, runs=runs,
+                            include_distributions=include_distributions, token_env=token_env,
+                            license=license_, citation=citation, message=message, overwrite=overwrite,
+                            log=click.echo)
+    if dry_run:
+        n = sum(len(e["files"]) for e in res.manifest["tables"])
+        click.echo(f"dry run: wrote README.md, manifest.json and {n} Parquet file(s) to {dry_run}")
+        _print_counts(res.manifest)
+    else:
+        _print_counts(res.manifest)
+        click.echo(f"https://huggingface.co/datasets/{repo_id}" if not res.url else res.url)
+    missing = res.missing_meanings
     if missing:
         click.echo(f"note: {len(missing)} column(s) have no meaning in the card: {', '.join(missing[:8])}"
                    + (" ..." if len(missing) > 8 else ""), err=True)
@@ -167,17 +137,8 @@ def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, tok
 @pass_app
 def pull_cmd(app, source, revision, token_env, merge, replace) -> None:
     """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the warehouse."""
-    from ..publish.hub import resolve_source
-    from ..publish.parquet import check_folder, import_parquet
-
-    mode = _mode(merge, replace)
-    folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching --db
-    check_folder(folder)
-    wh = app.open()
-    try:
-        added = import_parquet(wh, folder, mode=mode, verify=False)
-    finally:
-        wh.close()
+    folder, added = app.api(write=True).pull(source, mode=_mode(merge, replace), revision=revision,
+                                             token_env=token_env)
     click.echo(f"pulled {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} table(s) "
                f"of {app.db} from {folder}")
     _print_added(added)

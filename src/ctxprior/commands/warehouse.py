@@ -28,8 +28,6 @@ def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
 
     Example: ctxprior sql "SELECT relation, count(*) FROM v_entity GROUP BY 1"
     """
-    from ..sqlshell import format_rows, run_read_only
-
     if bool(query) == bool(file):
         raise UserError("give either a QUERY argument or --file FILE")
     if file:
@@ -42,29 +40,23 @@ def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
             raise UserError(f"--var {v}: expected NAME=VALUE")
         k, val = v.split("=", 1)
         vars_[k.strip()] = val
-    with app.open(read_only=True) as wh:
-        cols, rows = run_read_only(wh, query, vars_, allow_read)
-    click.echo(format_rows(cols, rows, fmt, max_rows if fmt == "table" else None))
+    rows = app.api().query(query, vars_, allow_read=allow_read)
+    click.echo(rows.format(fmt, max_rows if fmt == "table" else None))
 
 
 @click.command("info")
 @pass_app
 def info_cmd(app) -> None:
     """Show what the warehouse holds: datasets, relations, entities by kind, samples, runs."""
-    from ..info import warehouse_info
-
-    with app.open(read_only=True) as wh:
-        click.echo(warehouse_info(wh))
+    click.echo(app.api().info())
 
 
 @click.command("migrate")
 @pass_app
 def migrate_cmd(app) -> None:
     """Upgrade a warehouse made by an older ctxprior to this version's schema (backs it up first)."""
-    from ..schema.migrations import migrate
+    from ..api import migrate
 
-    if not os.path.exists(app.db):
-        raise UserError(f"no warehouse at {app.db}")
     for line in migrate(app.db):
         click.echo(line)
 

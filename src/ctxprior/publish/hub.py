@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 from .. import __version__
 from ..digest import sha256_file
@@ -33,6 +33,7 @@ from .card import LICENSE_RE, build_card, missing_meanings
 from .parquet import (
     MANIFEST,
     ROWS_PER_FILE,
+    check_folder,
     export_parquet,
     heavy_tables,
     import_parquet,
@@ -291,8 +292,12 @@ def resolve_source(source: str, *, revision: str | None = None, token_env: str |
     return folder
 
 
-def pull(wh: Warehouse, source: str, *, mode: str = "fail", revision: str | None = None,
-         token_env: str | None = None) -> tuple[Path, dict[str, int]]:
-    """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into ``wh``."""
-    folder = resolve_source(source, revision=revision, token_env=token_env)
-    return folder, import_parquet(wh, folder, mode=mode)
+def pull(open_wh: Callable[[], ContextManager[Warehouse]], source: str, *, mode: str = "fail",
+         revision: str | None = None, token_env: str | None = None) -> tuple[Path, dict[str, int]]:
+    """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the
+    warehouse that ``open_wh()`` opens: only once the source is found and every file's sha256
+    checked, so a bad source leaves the warehouse untouched (and uncreated)."""
+    folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching the warehouse
+    check_folder(folder)
+    with open_wh() as wh:
+        return folder, import_parquet(wh, folder, mode=mode, verify=False)
