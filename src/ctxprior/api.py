@@ -339,6 +339,9 @@ class Warehouse:
         with self.connect() as store:
             return write_report(store, str(out), list(runs) if runs else None)
 
+    # --- runs and DynamicQA (B) ---
+    # --- end B ---
+
 
 class Covariates:
     """``wh.covariates``: tables keyed by entity / answer / relation, joinable as ``cov_<name>`` views."""
