@@ -31,8 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import socket
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
@@ -40,8 +38,8 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .. import __version__
 from ..errors import UserError
+from ..schema import runs
 from ..scoring.prompts import render_chat
 from .sample import make_sample, parse_partitions, resolve_dataset, select_facts
 from ..schema.warehouse import Warehouse, utcnow
@@ -55,6 +53,7 @@ CP_TOKENS = ("generated", "answer")
 LABEL_RULES = ("rouge", "alias")
 # options added after the first dynamic runs, with the rule those runs used (resume keeps them)
 LEGACY_OPTIONS = {"se_form": "sum", "cp_tokens": "answer", "labels": "alias", "kl_zeros": "inf"}
+RUN_KIND = "dynamic"
 
 
 @dataclass
@@ -462,8 +461,7 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
              "model_id": lm.model_id, "model_revision": lm.revision}
     key = _config_key(cfg, extra)
     if resume is None:
-        old = wh.scalar("SELECT max(run_id) FROM run WHERE kind = 'dynamic' AND status <> 'done' AND config_json = ?",
-                        [key])
+        old = runs.find_resumable(wh, RUN_KIND, lambda cfg: cfg == key)
         if old is not None:
             resume = int(old)
             echo(f"continuing unfinished run {resume} (same configuration)")
@@ -478,7 +476,7 @@ def _stored_config(wh: Warehouse, resume: int) -> DynamicConfig:
     row = wh.query("SELECT kind, config_json, status FROM run WHERE run_id = ?", [resume])
     if not row:
         raise UserError(f"--resume {resume}: no such run in {wh.path}")
-    if row[0][0] != "dynamic":
+    if row[0][0] != RUN_KIND:
         raise UserError(f"--resume {resume}: run {resume} is a {row[0][0]} run, not a dynamic one")
     stored = {**LEGACY_OPTIONS, **json.loads(row[0][1])}
     return DynamicConfig(**{k: stored[k] for k in DynamicConfig.__dataclass_fields__ if k in stored})
@@ -502,20 +500,12 @@ def _open_run(wh: Warehouse, cfg: DynamicConfig, key: str, lm, ds_id: int, sampl
               resume: int | None) -> int:
     """Insert the dynamic run row (status running), or mark run ``resume`` running again."""
     if resume is not None:
-        wh.execute("UPDATE run SET status = 'running', error = NULL, ended_at = NULL, host = ?, pid = ? "
-                   "WHERE run_id = ?", [socket.gethostname(), os.getpid(), resume])
+        runs.reopen_run(wh, resume)
         return resume
-    run_id = wh.next_id("run", "run_id")
-    with wh.transaction():
-        wh.insert_arrow("run", pa.Table.from_pylist([{
-            "run_id": run_id, "kind": "dynamic", "sample_id": sample_id, "dataset_id": ds_id,
-            "model": cfg.model, "model_revision": lm.revision, "dtype": lm.dtype,
-            "quantization": lm.quantization or "none", "device": lm.device, "estimator": "sampled",
-            "batch_size": 3 * cfg.samples, "seed": cfg.seed, "config_json": key,
-            "ctxprior_version": __version__, "host": socket.gethostname(), "pid": os.getpid(),
-            "status": "running", "error": None, "units_total": n_facts, "units_done": 0,
-            "prompts_done": 0, "started_at": utcnow(), "ended_at": None}]))
-    return run_id
+    return runs.start_run(
+        wh, RUN_KIND, sample_id=sample_id, dataset_id=ds_id, model=cfg.model, model_revision=lm.revision,
+        dtype=lm.dtype, quantization=lm.quantization or "none", device=lm.device, estimator="sampled",
+        batch_size=3 * cfg.samples, seed=cfg.seed, config_json=key, units_total=n_facts)
 
 
 def _score_facts(wh: Warehouse, run_id: int, facts: list[int], lm, equivalence: sem.Equivalence,
@@ -528,20 +518,14 @@ def _score_facts(wh: Warehouse, run_id: int, facts: list[int], lm, equivalence: 
     todo = [f for f in facts if f not in done]
     rows = _fact_rows(todo, wh) if todo else []
     n_this = 0
-    try:
+    with runs.closing(wh, run_id, record_crash=True) as out:
         for fact in tqdm(rows, desc=f"run {run_id}", unit="fact", disable=None if progress else True,
                          initial=len(done), total=len(facts)):
             if max_facts is not None and n_this >= max_facts:
+                out.status = "running"
                 return
             t0 = time.perf_counter()
             gen, dist, scores = score_fact(lm, equivalence, fact, cfg, chat)
             _write_fact(wh, run_id, fact["fact_id"], gen, dist, scores, time.perf_counter() - t0)
             n_this += 1
-    except KeyboardInterrupt:
-        wh.execute("UPDATE run SET status = 'cancelled', ended_at = ? WHERE run_id = ?", [utcnow(), run_id])
-        raise
-    except Exception as e:
-        wh.execute("UPDATE run SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
-                   [f"{type(e).__name__}: {e}"[:2000], utcnow(), run_id])
-        raise
-    wh.execute("UPDATE run SET status = 'done', ended_at = ? WHERE run_id = ?", [utcnow(), run_id])
+        out.status = "done"
