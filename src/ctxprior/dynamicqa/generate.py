@@ -43,6 +43,7 @@ from ..schema import runs
 from ..scoring.prompts import render_chat
 from .sample import make_sample, parse_partitions, resolve_dataset, select_facts
 from ..schema.warehouse import Warehouse, utcnow
+from ..sqlfiles import read_sql
 from . import semantic as sem
 
 CONDITIONS = ("none", "original", "counter")
@@ -431,12 +432,46 @@ def _write_fact(wh: Warehouse, run_id: int, fact_id: int, gen, dist, scores, sec
                    "prompts_done = coalesce(prompts_done, 0) + ? WHERE run_id = ?", [run_id, len(gen), run_id])
 
 
+@dataclass
+class DynamicRun:
+    """A dynamic run after a call of ``run_dynamic``: its units are facts, its prompts the answers
+    generated in this call (sampled and greedy)."""
+    id: int
+    status: str
+    units_total: int
+    units_done: int
+    prompts: int
+    seconds: float
+    mean_cp: float | None
+    mean_se_with_context: float | None
+    units_failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def prompts_per_second(self) -> float:
+        return self.prompts / self.seconds if self.seconds > 0 else 0.0
+
+
+def run_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | None = None,
+                progress: bool = True, echo=None) -> DynamicRun:
+    """``score_dynamic`` (a new run, the unfinished one with the same configuration, or run
+    ``resume`` with its stored configuration) and its summary."""
+    t0 = time.perf_counter()
+    opened: dict = {}
+    rid = score_dynamic(wh, cfg, resume=resume, progress=progress, echo=echo, opened=opened)
+    status, done, total, prompts, cp, se, error = wh.query(read_sql("ctxprior.dynamicqa", "sql/run_summary.sql"),
+                                                           [rid])[0]
+    return DynamicRun(rid, status, int(total or 0), int(done or 0), int(prompts) - opened.get("prompts", 0),
+                      time.perf_counter() - t0, cp, se, errors=[error] if error else [])
+
+
 def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | None = None, lm=None,
                   equivalence: sem.Equivalence | None = None, progress: bool = True,
-                  max_facts: int | None = None, echo=None) -> int:
+                  max_facts: int | None = None, echo=None, opened: dict | None = None) -> int:
     """Run (or resume) a dynamic run; returns its run_id. ``lm``/``equivalence`` may be injected (tests).
 
     max_facts: stop after this many facts in this call (leaves the run 'running'; for tests/resume).
+    opened: filled with the run's answers generated before this call (``prompts``).
     """
     echo = echo or (lambda s: None)
     cfg = _stored_config(wh, resume) if resume is not None else cfg
@@ -467,6 +502,8 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
             echo(f"continuing unfinished run {resume} (same configuration)")
     sample_id = make_sample(wh, cfg.dataset, cfg.partitions, cfg.limit)
     run_id = _open_run(wh, cfg, key, lm, ds_id, sample_id, len(facts), resume)
+    if opened is not None:
+        opened["prompts"] = int(wh.scalar("SELECT coalesce(prompts_done, 0) FROM run WHERE run_id = ?", [run_id]))
     _score_facts(wh, run_id, facts, lm, equivalence, cfg, chat, progress, max_facts)
     return run_id
 
