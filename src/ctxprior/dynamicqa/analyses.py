@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
+from ..schema.runs import default_runs
 from ..schema.warehouse import Warehouse, utcnow
 from ..sqlfiles import read_sql
 from .semantic import LIKELIHOOD_SHIFT
@@ -36,7 +37,7 @@ def dynamic_runs(wh: Warehouse, run_ids: Iterable[int] | None = None) -> list[in
             if known[r] != "dynamic":
                 raise UserError(f"--run {r}: a {known[r]} run; DynamicQA analyses need `score-dynamic` runs")
         return ids
-    ids = [r[0] for r in wh.query("SELECT DISTINCT run_id FROM dynamicqa_score ORDER BY 1")]
+    ids = default_runs(wh, "dynamic")
     if not ids:
         raise UserError(f"no dynamic runs with scores in {wh.path}; run `ctxprior score-dynamic` first")
     return ids

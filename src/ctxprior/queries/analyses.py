@@ -122,10 +122,9 @@ def plan_runs(wh, run_ids=None) -> RunPlan:
         ids = sorted({int(r) for r in run_ids})
         kinds = _check_exist(wh, ids)
         return RunPlan([r for r in ids if kinds[r] == "persuasion"], [r for r in ids if kinds[r] == "dynamic"])
-    pers = [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' AND kind = 'persuasion' ORDER BY 1")]
-    dyn = [r[0] for r in wh.query("SELECT DISTINCT s.run_id FROM dynamicqa_score s JOIN run r USING (run_id) "
-                                  "WHERE r.kind = 'dynamic' ORDER BY 1")]
-    return RunPlan(pers, dyn)
+    from ..schema.runs import default_runs
+
+    return RunPlan(default_runs(wh, "persuasion"), default_runs(wh, "dynamic"))
 
 
 def check_plan(plan: RunPlan, names, given: bool) -> None:
