@@ -101,10 +101,10 @@ def analyze_dynamicqa(wh: Warehouse, run_ids: Iterable[int] | None = None) -> st
 
 def stored_report(wh: Warehouse, run_ids: list[int]) -> str:
     """Tables 1-3 of these runs as stored by `analyze_dynamicqa` (what `ctxprior analyze` prints)."""
-    ids = ", ".join(str(int(r)) for r in run_ids) or "NULL"
-    summ = wh.df(f"""SELECT * FROM dynamicqa_summary WHERE run_id IN ({ids}) ORDER BY run_id,
-                     CASE partition WHEN 'static' THEN 0 WHEN 'temporal' THEN 1 ELSE 2 END""")
-    reg = wh.df(f"SELECT * FROM dynamicqa_regression WHERE run_id IN ({ids}) ORDER BY run_id, rowid")
+    ids = [int(r) for r in run_ids]
+    summ = wh.df(read_sql(PKG, "sql/stored_summary.sql"), [ids])
+    reg = wh.df("SELECT * FROM dynamicqa_regression WHERE run_id IN (SELECT unnest(?::INTEGER[])) "
+                "ORDER BY run_id, rowid", [ids])
     return format_report(summ, reg, {})
 
 

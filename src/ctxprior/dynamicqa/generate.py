@@ -55,6 +55,7 @@ LABEL_RULES = ("rouge", "alias")
 # options added after the first dynamic runs, with the rule those runs used (resume keeps them)
 LEGACY_OPTIONS = {"se_form": "sum", "cp_tokens": "answer", "labels": "alias", "kl_zeros": "inf"}
 RUN_KIND = "dynamic"
+PKG = "ctxprior.dynamicqa"
 
 
 @dataclass
@@ -119,11 +120,7 @@ def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence
     cols = [c[0] for c in wh.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description] if row else []
     if row:
         return dict(zip(cols, row[0]))
-    facts = wh.query("""
-        SELECT v.fact_id, v.question, v.object, v.replace_name,
-               list(al.alias ORDER BY al.ordinal) AS aliases
-        FROM v_dynamicqa_fact v LEFT JOIN dynamicqa_alias al USING (fact_id)
-        WHERE v.dataset_id = ? GROUP BY ALL ORDER BY v.fact_id""", [ds_id])
+    facts = wh.query(read_sql(PKG, "sql/calibration_facts.sql"), [ds_id])
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(facts))[:n_facts]
     pos: list[tuple[int, str, str, str]] = []
@@ -291,12 +288,7 @@ def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], 
 # ---- per-fact scoring -------------------------------------------------------------------------
 
 def _fact_rows(facts: list[int], wh: Warehouse) -> list[dict]:
-    rows = wh.query("""
-        SELECT v.fact_id, v.partition, v.id, v.subject, v.object, v.replace_name, v.question,
-               df.context_template, list(al.alias ORDER BY al.ordinal) AS aliases
-        FROM v_dynamicqa_fact v JOIN dynamicqa_fact df USING (fact_id)
-        LEFT JOIN dynamicqa_alias al USING (fact_id)
-        WHERE v.fact_id IN (SELECT unnest(?::INTEGER[])) GROUP BY ALL""", [facts])
+    rows = wh.query(read_sql(PKG, "sql/fact_rows.sql"), [facts])
     keys = ("fact_id", "partition", "id", "subject", "object", "replace_name", "question", "template", "aliases")
     by_id = {r[0]: dict(zip(keys, r)) for r in rows}
     return [by_id[f] for f in facts]
@@ -459,7 +451,7 @@ def run_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | N
     t0 = time.perf_counter()
     opened: dict = {}
     rid = score_dynamic(wh, cfg, resume=resume, progress=progress, echo=echo, opened=opened)
-    status, done, total, prompts, cp, se, error = wh.query(read_sql("ctxprior.dynamicqa", "sql/run_summary.sql"),
+    status, done, total, prompts, cp, se, error = wh.query(read_sql(PKG, "sql/run_summary.sql"),
                                                            [rid])[0]
     return DynamicRun(rid, status, int(total or 0), int(done or 0), int(prompts) - opened.get("prompts", 0),
                       time.perf_counter() - t0, cp, se, errors=[error] if error else [])

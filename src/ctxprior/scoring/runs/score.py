@@ -17,6 +17,7 @@ from typing import Callable
 from ...errors import UserError
 from ...schema import runs
 from ...schema.warehouse import Warehouse
+from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import ESTIMATORS
 from ..executors import Executor, LocalExecutor, ModelSpec
@@ -184,8 +185,7 @@ def _choose_shards_and_run(wh: Warehouse, req: _Request, lm: LoadedModel, shard_
     """A new request: fix the shard size (automatic from the memory budget unless given), then
     continue the newest unfinished run with the same identity unless ``fresh``."""
     if shard_size is None:
-        n_ctx = max(wh.scalar("SELECT max(n) FROM (SELECT count(*) AS n FROM context WHERE sample_id = ? "
-                              "GROUP BY relation_id)", [req.sample_id]) or 1, 1)
+        n_ctx = max(wh.scalar(read_sql("ctxprior.scoring.runs", "sql/most_contexts.sql"), [req.sample_id]) or 1, 1)
         shard_size = auto_shard_size(lm, int(n_ctx), req.config.estimator, per_layer=bool(req.config.per_layer))
     req.config = replace(req.config, shard_size=int(shard_size))
     req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
