@@ -17,8 +17,6 @@ For long read sessions, ``duckdb.connect(path, read_only=True)`` sees every view
 
 from __future__ import annotations
 
-import signal
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ import pyarrow as pa
 
 from .errors import UserError
 from .schema import warehouse as _store
+from .schema.runs import sigterm_interrupts as _sigterm_interrupts
 
 __all__ = ["open", "Warehouse", "Covariates", "Run", "quick", "load_model"]
 
@@ -395,14 +394,13 @@ class Warehouse:
         ``ctxprior runs cancel`` keeps the finished facts. Returns a ``DynamicRun``: ``id``,
         ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
         from .dynamicqa.generate import DynamicConfig, run_dynamic
-        from .schema.runs import sigterm_interrupts
 
         cfg = DynamicConfig(dataset=dataset, partitions=partitions, limit=limit, model=model, samples=samples,
                             temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
                             threshold=threshold, chat_template=chat_template, seed=seed, device=device,
                             se_form=se_form, cp_tokens=cp_tokens, labels=labels, kl_zeros=kl_zeros)
         cfg.validate()
-        with self.connect(write=True, brief=True) as store, sigterm_interrupts():
+        with self.connect(write=True, brief=True) as store, _sigterm_interrupts():
             return run_dynamic(store, None if resume is not None else cfg, resume=resume, progress=progress,
                                echo=log or (lambda m: None))
 
@@ -457,23 +455,6 @@ class Covariates:
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
         with self._wh.connect(write=True) as store:
             return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
-
-
-@contextmanager
-def _sigterm_interrupts():
-    """While a run scores, SIGTERM (``ctxprior runs cancel``) stops it like Ctrl-C."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def _per_layer(value: str | bool | None) -> str | None:
