@@ -150,3 +150,9 @@ def test_runs_lists_both_kinds(base, tmp_path):
     assert runs[["run_id", "kind", "status"]].values.tolist() == [[1, "dynamic", "done"], [2, "persuasion", "done"]]
     res = _cli("--db", db, "runs")
     assert re.search(r"\n\s+1\s+dynamic\s+done\s+9/9\s.*\n\s+2\s+persuasion\s+done\s+0/4\s", res.stdout), res.stdout
+    # analyze-dynamic's default runs: the dynamic runs with scores (not the finished persuasion run 2)
+    res = _cli("--db", db, "analyze-dynamic")
+    assert res.exit_code == 0 and res.stdout.startswith("run 1 (") and "run 2" not in res.stdout, res.output
+    # sample-dynamic through the API: the existing identical sample is reused
+    res = _cli("--db", db, "sample-dynamic", "--limit", "3")
+    assert res.stdout == "sample 1: dataset 'dynamicqa', 9 facts, 18 contexts (original + counter per fact)\n1\n"
