@@ -46,7 +46,7 @@ def dynamic_runs(wh: Warehouse, run_ids: Iterable[int] | None = None) -> list[in
 def summary(wh: Warehouse, run_ids: list[int]) -> pd.DataFrame:
     """Tables 1-2 per run and partition; the se_mc_* columns on the paper's scale (+ the shift)."""
     with wh.session():
-        wh.execute(f"SET VARIABLE se_shift = {float(LIKELIHOOD_SHIFT)!r}")
+        wh.execute("SET VARIABLE se_shift = ?", [float(LIKELIHOOD_SHIFT)])
         return wh.df(read_sql(PKG, "sql/summary.sql"), [run_ids])
 
 
