@@ -353,8 +353,8 @@ class Warehouse:
             kind = run_kind(store, run)
         if kind == "dynamic":
             if executor != "local":
-                raise UserError(f"--executor {executor}: run {run} is a dynamic run; it resumes in this process "
-                                "(--executor local)")
+                raise UserError(f"--executor {executor}: run {run} is a dynamic run; it resumes in "
+                                "this process (--executor local)")
             return self.score_dynamic(resume=run, progress=progress, log=log)
         return self.score(resume=run, executor=executor, workers=workers, address=address,
                           gpus_per_worker=gpus_per_worker, shard_dir=shard_dir, progress=progress, log=log)
@@ -383,8 +383,9 @@ class Warehouse:
 
     def score_dynamic(self, *, dataset: str = "dynamicqa", partitions: str | Sequence[str] | None = None,
                       limit: int | None = None, model: str = "smollm2-135m", samples: int = 10,
-                      temperature: float = 0.5, max_new_tokens: int = 20, equivalence: str = "embedding:minilm",
-                      threshold: float | None = None, chat_template: str = "auto", seed: int = 0,
+                      temperature: float = 0.5, max_new_tokens: int = 20,
+                      equivalence: str = "embedding:minilm", threshold: float | None = None,
+                      chat_template: str = "auto", seed: int = 0,
                       device: str = "auto", se_form: str = "sum", cp_tokens: str = "generated",
                       labels: str = "rouge", kl_zeros: str = "inf", resume: int | None = None,
                       progress: bool = True, log: Callable[[str], None] | None = _stderr):

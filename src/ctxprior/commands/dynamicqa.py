@@ -69,13 +69,15 @@ def score_dynamic_cmd(app, dataset, partition, limit, model, samples, temperatur
     try:
         run = app.api(write=True).score_dynamic(
             dataset=dataset, partitions=partition, limit=limit, model=model, samples=samples,
-            temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence, threshold=threshold,
-            chat_template=chat_template, seed=seed, device=device, se_form=se_form, cp_tokens=cp_tokens,
-            labels=labels, kl_zeros=kl_zeros, resume=resume, log=lambda m: click.echo(m, err=True))
+            temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
+            threshold=threshold, chat_template=chat_template, seed=seed, device=device, se_form=se_form,
+            cp_tokens=cp_tokens, labels=labels, kl_zeros=kl_zeros, resume=resume,
+            log=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         interrupted("rerun the command (or `ctxprior runs resume RUN`) to continue")
-    click.echo(f"run {run.id}: {run.status}, {run.units_done}/{run.units_total} facts; mean CP {run.mean_cp or 0:.3f} "
-               f"nats, mean SE with context {run.mean_se_with_context or 0:.3f} nats")
+    click.echo(f"run {run.id}: {run.status}, {run.units_done}/{run.units_total} facts; "
+               f"mean CP {run.mean_cp or 0:.3f} nats, "
+               f"mean SE with context {run.mean_se_with_context or 0:.3f} nats")
     click.echo(str(run.id))
 
 

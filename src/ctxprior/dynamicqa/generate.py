@@ -495,7 +495,8 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
     sample_id = make_sample(wh, cfg.dataset, cfg.partitions, cfg.limit)
     run_id = _open_run(wh, cfg, key, lm, ds_id, sample_id, len(facts), resume)
     if opened is not None:
-        opened["prompts"] = int(wh.scalar("SELECT coalesce(prompts_done, 0) FROM run WHERE run_id = ?", [run_id]))
+        opened["prompts"] = int(wh.scalar("SELECT coalesce(prompts_done, 0) FROM run WHERE run_id = ?",
+                                          [run_id]))
     _score_facts(wh, run_id, facts, lm, equivalence, cfg, chat, progress, max_facts)
     return run_id
 

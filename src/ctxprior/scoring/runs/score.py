@@ -185,7 +185,8 @@ def _choose_shards_and_run(wh: Warehouse, req: _Request, lm: LoadedModel, shard_
     """A new request: fix the shard size (automatic from the memory budget unless given), then
     continue the newest unfinished run with the same identity unless ``fresh``."""
     if shard_size is None:
-        n_ctx = max(wh.scalar(read_sql("ctxprior.scoring.runs", "sql/most_contexts.sql"), [req.sample_id]) or 1, 1)
+        n_ctx = wh.scalar(read_sql("ctxprior.scoring.runs", "sql/most_contexts.sql"), [req.sample_id])
+        n_ctx = max(n_ctx or 1, 1)
         shard_size = auto_shard_size(lm, int(n_ctx), req.config.estimator, per_layer=bool(req.config.per_layer))
     req.config = replace(req.config, shard_size=int(shard_size))
     req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
@@ -241,7 +242,8 @@ def _execute(wh: Warehouse, run_id: int, units: list[UnitSpec], inputs: list[Uni
                     out.n_failed += 1
                     out.errors.append(f"unit {res.spec.unit_id}: {res.error}")
                     log(f"unit {res.spec.unit_id} failed: {res.error}")
-            all_done = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])
+            all_done = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'",
+                                 [run_id])
             out.status = "done" if all_done == len(units) else "failed"
         finally:
             if bar is not None:
