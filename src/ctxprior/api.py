@@ -361,8 +361,8 @@ class Warehouse:
 
     def cancel_run(self, run: int, *, timeout: float = 60.0,
                    log: Callable[[str], None] | None = _stderr) -> tuple[str | None, str]:
-        """:meth:`cancel` for any kind of run, returning (status before, status after): a run that
-        was already done or cancelled is left as it is (``ctxprior runs cancel``)."""
+        """:meth:`cancel` (any kind of run), returning (status before, status after): a run that was
+        already done or cancelled is left as it is (what ``ctxprior runs cancel`` prints)."""
         runs = self.runs()
         before = runs.set_index("run_id")["status"].get(run) if len(runs) else None
         if before in ("done", "cancelled"):
