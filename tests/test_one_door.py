@@ -11,8 +11,6 @@ import pytest
 
 COMMANDS = Path(__file__).resolve().parents[1] / "src" / "ctxprior" / "commands"
 ALLOWED = {"ctxprior.api", "ctxprior.errors"}
-# B's branch routes these through API methods of its own; the lead removes this after merging it
-B_MODULES = {"runs.py", "score.py", "dynamicqa.py"}
 
 
 def _imported(path: Path) -> set[str]:
@@ -37,10 +35,7 @@ def _outside(name: str) -> bool:
                 or name == "ctxprior.commands" or name.startswith("ctxprior.commands."))
 
 
-@pytest.mark.parametrize("module", [
-    pytest.param(p.name, marks=pytest.mark.xfail(strict=False, reason="B's branch routes these"))
-    if p.name in B_MODULES else p.name
-    for p in sorted(COMMANDS.glob("*.py"))])
+@pytest.mark.parametrize("module", [p.name for p in sorted(COMMANDS.glob("*.py"))])
 def test_commands_import_only_app_api_and_errors(module):
     bad = sorted(n for n in _imported(COMMANDS / module) if _outside(n))
     assert not bad, f"commands/{module} imports {bad}; call a ctxprior.api method instead"

@@ -17,8 +17,6 @@ For long read sessions, ``duckdb.connect(path, read_only=True)`` sees every view
 
 from __future__ import annotations
 
-import signal
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ import pyarrow as pa
 
 from .errors import UserError
 from .schema import warehouse as _store
+from .schema.runs import sigterm_interrupts as _sigterm_interrupts
 
 __all__ = ["open", "Warehouse", "Covariates", "Run", "Rows", "quick", "load_model", "migrate",
            "analysis_names"]
@@ -595,6 +594,80 @@ class Warehouse:
                     token_env=token_env)
 
     # --- runs and DynamicQA (B) ---
+    def resume(self, run: int, *, executor: str = "local", workers: int | None = None,
+               address: str | None = None, gpus_per_worker: float | None = None, shard_dir: str | None = None,
+               progress: bool = True, log: Callable[[str], None] | None = _stderr):
+        """Continue run ``run`` of any kind (persuasion or dynamic) with its stored model and options,
+        after a crash, kill or cancel; ends with exactly the rows of an uninterrupted run
+        (``ctxprior runs resume``). The executor options apply to persuasion runs (a dynamic run
+        computes in this process). Returns a :class:`Run` (a ``DynamicRun`` for a dynamic run: the
+        same fields, its units are facts)."""
+        from .schema.runs import run_kind
+
+        with self.connect() as store:
+            kind = run_kind(store, run)
+        if kind == "dynamic":
+            if executor != "local":
+                raise UserError(f"--executor {executor}: run {run} is a dynamic run; it resumes in "
+                                "this process (--executor local)")
+            return self.score_dynamic(resume=run, progress=progress, log=log)
+        return self.score(resume=run, executor=executor, workers=workers, address=address,
+                          gpus_per_worker=gpus_per_worker, shard_dir=shard_dir, progress=progress, log=log)
+
+    def cancel_run(self, run: int, *, timeout: float = 60.0,
+                   log: Callable[[str], None] | None = _stderr) -> tuple[str | None, str]:
+        """:meth:`cancel` (any kind of run), returning (status before, status after): a run that was
+        already done or cancelled is left as it is (what ``ctxprior runs cancel`` prints)."""
+        runs = self.runs()
+        before = runs.set_index("run_id")["status"].get(run) if len(runs) else None
+        if before in ("done", "cancelled"):
+            return before, before
+        return before, self.cancel(run, timeout=timeout, log=log)
+
+    def sample_dynamic(self, dataset: str = "dynamicqa", partitions: str | Sequence[str] | None = None,
+                       limit: int | None = None) -> dict:
+        """A sample of DynamicQA facts for :meth:`score` (the first ``limit`` facts per partition,
+        their original and counter-memory snippets as contexts); an identical existing sample is
+        reused. Returns ``{"sample_id", "facts", "contexts"}`` (``ctxprior sample-dynamic``)."""
+        from .dynamicqa.sample import make_sample, sample_counts
+
+        with self.connect(write=True) as store:
+            sid = make_sample(store, dataset, partitions, limit)
+            n_facts, n_contexts = sample_counts(store, sid)
+        return {"sample_id": sid, "facts": n_facts, "contexts": n_contexts}
+
+    def score_dynamic(self, *, dataset: str = "dynamicqa", partitions: str | Sequence[str] | None = None,
+                      limit: int | None = None, model: str = "smollm2-135m", samples: int = 10,
+                      temperature: float = 0.5, max_new_tokens: int = 20,
+                      equivalence: str = "embedding:minilm", threshold: float | None = None,
+                      chat_template: str = "auto", seed: int = 0,
+                      device: str = "auto", se_form: str = "sum", cp_tokens: str = "generated",
+                      labels: str = "rouge", kl_zeros: str = "inf", resume: int | None = None,
+                      progress: bool = True, log: Callable[[str], None] | None = _stderr):
+        """Sampled answers, semantic entropy and Coherent Persuasion for DynamicQA facts
+        (``ctxprior score-dynamic``; options as there). Rerunning the same call continues an
+        unfinished run (``resume=RUN`` continues run RUN with its stored options); Ctrl-C or
+        ``ctxprior runs cancel`` keeps the finished facts. Returns a ``DynamicRun``: ``id``,
+        ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
+        from .dynamicqa.generate import DynamicConfig, run_dynamic
+
+        cfg = DynamicConfig(dataset=dataset, partitions=partitions, limit=limit, model=model, samples=samples,
+                            temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
+                            threshold=threshold, chat_template=chat_template, seed=seed, device=device,
+                            se_form=se_form, cp_tokens=cp_tokens, labels=labels, kl_zeros=kl_zeros)
+        cfg.validate()
+        with self.connect(write=True, brief=True) as store, _sigterm_interrupts():
+            return run_dynamic(store, None if resume is not None else cfg, resume=resume, progress=progress,
+                               echo=log or (lambda m: None))
+
+    def analyze_dynamic(self, runs: Sequence[int] | None = None) -> str:
+        """DynamicQA Tables 1-3 analogues per run (default: every dynamic run with scores), stored in
+        ``dynamicqa_summary`` / ``dynamicqa_regression``; returns the printed text
+        (``ctxprior analyze-dynamic``)."""
+        from .dynamicqa.analyses import analyze_dynamicqa
+
+        with self.connect(write=True) as store:
+            return analyze_dynamicqa(store, list(runs) if runs else None)
     # --- end B ---
 
 
@@ -684,23 +757,6 @@ def migrate(path: str | Path | None = None) -> list[str]:
     if not os.path.exists(path):
         raise UserError(f"no warehouse at {path}")
     return _migrate(path)
-
-
-@contextmanager
-def _sigterm_interrupts():
-    """While a run scores, SIGTERM (``ctxprior runs cancel``) stops it like Ctrl-C."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def _per_layer(value: str | bool | None) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from .app import pass_app
+from .runs import interrupted
 
 
 @click.command("sample-dynamic")
@@ -17,14 +18,10 @@ from .app import pass_app
 def sample_dynamic_cmd(app, dataset: str, partition: str, limit: int | None) -> None:
     """Store a sample for `ctxprior score --sample S`: the chosen facts with their original and
     counter-memory snippets as contexts. Reuses an identical existing sample. Prints the id last."""
-    from ..dynamicqa.sample import make_sample
-
-    with app.open() as wh:
-        sid = make_sample(wh, dataset, partition, limit)
-        n_f, n_c = wh.query("SELECT (SELECT count(*) FROM sample_fact WHERE sample_id = ?), "
-                            "(SELECT count(*) FROM context WHERE sample_id = ?)", [sid, sid])[0]
-    click.echo(f"sample {sid}: dataset '{dataset}', {n_f} facts, {n_c} contexts (original + counter per fact)")
-    click.echo(str(sid))
+    s = app.api(write=True).sample_dynamic(dataset, partition, limit)
+    click.echo(f"sample {s['sample_id']}: dataset '{dataset}', {s['facts']} facts, {s['contexts']} contexts "
+               "(original + counter per fact)")
+    click.echo(str(s["sample_id"]))
 
 
 
@@ -69,22 +66,19 @@ def score_dynamic_cmd(app, dataset, partition, limit, model, samples, temperatur
     """Sample answers to each fact's question alone, with its original context and with its
     counter-memory context; store texts, log-probs, semantic clusters, semantic entropy, CP,
     accuracy and persuaded/stubborn labels. Prints the run id alone on the last line."""
-    from ..dynamicqa.generate import DynamicConfig, score_dynamic
-
-    cfg = DynamicConfig(dataset=dataset, partitions=partition, limit=limit, model=model, samples=samples,
-                        temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
-                        threshold=threshold, chat_template=chat_template, seed=seed, device=device,
-                        se_form=se_form, cp_tokens=cp_tokens, labels=labels, kl_zeros=kl_zeros)
-    cfg.validate()
-    with app.open() as wh:
-        rid = score_dynamic(wh, None if resume is not None else cfg, resume=resume,
-                            echo=lambda s: click.echo(s, err=True))
-        st = wh.query("SELECT status, units_done, units_total FROM run WHERE run_id = ?", [rid])[0]
-        s = wh.query("SELECT count(*), avg(cp), avg(semantic_entropy) FROM dynamicqa_score "
-                     "WHERE run_id = ? AND condition <> 'none'", [rid])[0]
-    click.echo(f"run {rid}: {st[0]}, {st[1]}/{st[2]} facts; mean CP {s[1] or 0:.3f} nats, "
-               f"mean SE with context {s[2] or 0:.3f} nats")
-    click.echo(str(rid))
+    try:
+        run = app.api(write=True).score_dynamic(
+            dataset=dataset, partitions=partition, limit=limit, model=model, samples=samples,
+            temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
+            threshold=threshold, chat_template=chat_template, seed=seed, device=device, se_form=se_form,
+            cp_tokens=cp_tokens, labels=labels, kl_zeros=kl_zeros, resume=resume,
+            log=lambda m: click.echo(m, err=True))
+    except KeyboardInterrupt:
+        interrupted("rerun the command (or `ctxprior runs resume RUN`) to continue")
+    click.echo(f"run {run.id}: {run.status}, {run.units_done}/{run.units_total} facts; "
+               f"mean CP {run.mean_cp or 0:.3f} nats, "
+               f"mean SE with context {run.mean_se_with_context or 0:.3f} nats")
+    click.echo(str(run.id))
 
 
 
@@ -97,10 +91,7 @@ def analyze_dynamic_cmd(app, runs: tuple[int, ...]) -> None:
     without context, mean semantic entropy and CP per partition, and the OLS of CP on z-scored
     num_edits, s_pop, o_pop and SE without / with context. Stored in dynamicqa_summary and
     dynamicqa_regression, and printed."""
-    from ..dynamicqa.analyses import analyze_dynamicqa
-
-    with app.open() as wh:
-        click.echo(analyze_dynamicqa(wh, list(runs) or None))
+    click.echo(app.api(write=True).analyze_dynamic(list(runs) or None))
 
 
 COMMANDS = [sample_dynamic_cmd, score_dynamic_cmd, analyze_dynamic_cmd]

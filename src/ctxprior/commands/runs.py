@@ -56,8 +56,9 @@ def interrupted(hint: str):
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON lines.")
 @click.pass_context
 def runs_group(ctx, as_json) -> None:
-    """List scoring runs (status, units done/total, prompts/s, errors); `runs resume R`,
-    `runs cancel R`. A run whose process died shows as `stopped`."""
+    """List runs of every kind, persuasion (`score`) and dynamic (`score-dynamic`): status, units
+    done/total, prompts/s, errors; `runs resume R`, `runs cancel R` take any run. A run whose
+    process died shows as `stopped`."""
     if ctx.invoked_subcommand is not None:
         return
     import json
@@ -88,10 +89,11 @@ def runs_group(ctx, as_json) -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @pass_app
 def resume_cmd(app, run_id, quiet, **executor) -> None:
-    """Continue run RUN_ID after a crash, kill or cancel (its stored model and options are used);
-    ends with exactly the rows of an uninterrupted run. Prints the run id on the last line."""
+    """Continue run RUN_ID (persuasion or dynamic) after a crash, kill or cancel (its stored model
+    and options are used); ends with exactly the rows of an uninterrupted run. Prints the run id on
+    the last line."""
     try:
-        run = app.api(write=True).score(resume=run_id, progress=not quiet, **executor)
+        run = app.api(write=True).resume(run_id, progress=not quiet, **executor)
     except KeyboardInterrupt:
         interrupted("`ctxprior runs resume` continues")
     echo_run(run, "rerun to retry the failed units")
@@ -103,14 +105,14 @@ def resume_cmd(app, run_id, quiet, **executor) -> None:
               help="Seconds to wait for a running run to stop after the interrupt.")
 @pass_app
 def cancel_cmd(app, run_id, timeout) -> None:
-    """Stop run RUN_ID: interrupt its process (SIGTERM, when it runs on this host; finished units
-    are kept) and mark it cancelled. `ctxprior runs resume RUN_ID` continues it later."""
-    wh = app.api(write=True)
-    before = wh.runs().set_index("run_id")["status"].get(run_id)
+    """Stop run RUN_ID (persuasion or dynamic): interrupt its process (SIGTERM, when it runs on this
+    host; finished units are kept) and mark it cancelled. `ctxprior runs resume RUN_ID` continues it
+    later."""
+    before, status = app.api(write=True).cancel_run(run_id, timeout=timeout,
+                                                    log=lambda m: click.echo(m, err=True))
     if before in ("done", "cancelled"):
         click.echo(f"run {run_id} is already {before}")
         return
-    status = wh.cancel(run_id, timeout=timeout, log=lambda m: click.echo(m, err=True))
     click.echo(f"run {run_id}: {status}")
 
 

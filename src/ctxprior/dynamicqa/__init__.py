@@ -5,7 +5,9 @@
 - ``sample``: original and counter-memory snippets as a sample, so ``ctxprior score`` gives
   first-token / answer-set KL on the same facts (``ctxprior sample-dynamic``);
 - ``generate``: sampled answers per fact and condition, their clusters, semantic entropy,
-  Coherent Persuasion, accuracy, persuaded / stubborn (``ctxprior score-dynamic``);
+  Coherent Persuasion, accuracy, persuaded / stubborn (``ctxprior score-dynamic``); a run's unit
+  is a fact, its row's life cycle (start, resume, cancel, close, SIGTERM) the one persuasion runs
+  use (``schema.runs``), so ``ctxprior runs resume / cancel`` take dynamic runs too;
 - ``semantic``: the equivalence tests (MiniLM embeddings, NLI), clusters, SE and CP formulas;
 - ``analyses`` + ``sql/``: Tables 1-3 analogues (``ctxprior analyze-dynamic``).
 Tables: ``schema/dynamicqa.py``; commands: ``commands/dynamicqa.py``; guide: docs/dynamicqa.md.

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
+from ..schema.runs import default_runs
 from ..schema.warehouse import Warehouse, utcnow
 from ..sqlfiles import read_sql
 from .semantic import LIKELIHOOD_SHIFT
@@ -36,7 +37,7 @@ def dynamic_runs(wh: Warehouse, run_ids: Iterable[int] | None = None) -> list[in
             if known[r] != "dynamic":
                 raise UserError(f"--run {r}: a {known[r]} run; DynamicQA analyses need `score-dynamic` runs")
         return ids
-    ids = [r[0] for r in wh.query("SELECT DISTINCT run_id FROM dynamicqa_score ORDER BY 1")]
+    ids = default_runs(wh, "dynamic")
     if not ids:
         raise UserError(f"no dynamic runs with scores in {wh.path}; run `ctxprior score-dynamic` first")
     return ids
@@ -45,7 +46,7 @@ def dynamic_runs(wh: Warehouse, run_ids: Iterable[int] | None = None) -> list[in
 def summary(wh: Warehouse, run_ids: list[int]) -> pd.DataFrame:
     """Tables 1-2 per run and partition; the se_mc_* columns on the paper's scale (+ the shift)."""
     with wh.session():
-        wh.execute(f"SET VARIABLE se_shift = {float(LIKELIHOOD_SHIFT)!r}")
+        wh.execute("SET VARIABLE se_shift = ?", [float(LIKELIHOOD_SHIFT)])
         return wh.df(read_sql(PKG, "sql/summary.sql"), [run_ids])
 
 
@@ -100,10 +101,10 @@ def analyze_dynamicqa(wh: Warehouse, run_ids: Iterable[int] | None = None) -> st
 
 def stored_report(wh: Warehouse, run_ids: list[int]) -> str:
     """Tables 1-3 of these runs as stored by `analyze_dynamicqa` (what `ctxprior analyze` prints)."""
-    ids = ", ".join(str(int(r)) for r in run_ids) or "NULL"
-    summ = wh.df(f"""SELECT * FROM dynamicqa_summary WHERE run_id IN ({ids}) ORDER BY run_id,
-                     CASE partition WHEN 'static' THEN 0 WHEN 'temporal' THEN 1 ELSE 2 END""")
-    reg = wh.df(f"SELECT * FROM dynamicqa_regression WHERE run_id IN ({ids}) ORDER BY run_id, rowid")
+    ids = [int(r) for r in run_ids]
+    summ = wh.df(read_sql(PKG, "sql/stored_summary.sql"), [ids])
+    reg = wh.df("SELECT * FROM dynamicqa_regression WHERE run_id IN (SELECT unnest(?::INTEGER[])) "
+                "ORDER BY run_id, rowid", [ids])
     return format_report(summ, reg, {})
 
 

@@ -31,8 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import socket
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
@@ -40,11 +38,12 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .. import __version__
 from ..errors import UserError
+from ..schema import runs
 from ..scoring.prompts import render_chat
 from .sample import make_sample, parse_partitions, resolve_dataset, select_facts
 from ..schema.warehouse import Warehouse, utcnow
+from ..sqlfiles import read_sql
 from . import semantic as sem
 
 CONDITIONS = ("none", "original", "counter")
@@ -55,6 +54,8 @@ CP_TOKENS = ("generated", "answer")
 LABEL_RULES = ("rouge", "alias")
 # options added after the first dynamic runs, with the rule those runs used (resume keeps them)
 LEGACY_OPTIONS = {"se_form": "sum", "cp_tokens": "answer", "labels": "alias", "kl_zeros": "inf"}
+RUN_KIND = "dynamic"
+PKG = "ctxprior.dynamicqa"
 
 
 @dataclass
@@ -119,11 +120,7 @@ def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence
     cols = [c[0] for c in wh.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description] if row else []
     if row:
         return dict(zip(cols, row[0]))
-    facts = wh.query("""
-        SELECT v.fact_id, v.question, v.object, v.replace_name,
-               list(al.alias ORDER BY al.ordinal) AS aliases
-        FROM v_dynamicqa_fact v LEFT JOIN dynamicqa_alias al USING (fact_id)
-        WHERE v.dataset_id = ? GROUP BY ALL ORDER BY v.fact_id""", [ds_id])
+    facts = wh.query(read_sql(PKG, "sql/calibration_facts.sql"), [ds_id])
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(facts))[:n_facts]
     pos: list[tuple[int, str, str, str]] = []
@@ -291,12 +288,7 @@ def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], 
 # ---- per-fact scoring -------------------------------------------------------------------------
 
 def _fact_rows(facts: list[int], wh: Warehouse) -> list[dict]:
-    rows = wh.query("""
-        SELECT v.fact_id, v.partition, v.id, v.subject, v.object, v.replace_name, v.question,
-               df.context_template, list(al.alias ORDER BY al.ordinal) AS aliases
-        FROM v_dynamicqa_fact v JOIN dynamicqa_fact df USING (fact_id)
-        LEFT JOIN dynamicqa_alias al USING (fact_id)
-        WHERE v.fact_id IN (SELECT unnest(?::INTEGER[])) GROUP BY ALL""", [facts])
+    rows = wh.query(read_sql(PKG, "sql/fact_rows.sql"), [facts])
     keys = ("fact_id", "partition", "id", "subject", "object", "replace_name", "question", "template", "aliases")
     by_id = {r[0]: dict(zip(keys, r)) for r in rows}
     return [by_id[f] for f in facts]
@@ -432,12 +424,46 @@ def _write_fact(wh: Warehouse, run_id: int, fact_id: int, gen, dist, scores, sec
                    "prompts_done = coalesce(prompts_done, 0) + ? WHERE run_id = ?", [run_id, len(gen), run_id])
 
 
+@dataclass
+class DynamicRun:
+    """A dynamic run after a call of ``run_dynamic``: its units are facts, its prompts the answers
+    generated in this call (sampled and greedy)."""
+    id: int
+    status: str
+    units_total: int
+    units_done: int
+    prompts: int
+    seconds: float
+    mean_cp: float | None
+    mean_se_with_context: float | None
+    units_failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def prompts_per_second(self) -> float:
+        return self.prompts / self.seconds if self.seconds > 0 else 0.0
+
+
+def run_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | None = None,
+                progress: bool = True, echo=None) -> DynamicRun:
+    """``score_dynamic`` (a new run, the unfinished one with the same configuration, or run
+    ``resume`` with its stored configuration) and its summary."""
+    t0 = time.perf_counter()
+    opened: dict = {}
+    rid = score_dynamic(wh, cfg, resume=resume, progress=progress, echo=echo, opened=opened)
+    status, done, total, prompts, cp, se, error = wh.query(read_sql(PKG, "sql/run_summary.sql"),
+                                                           [rid])[0]
+    return DynamicRun(rid, status, int(total or 0), int(done or 0), int(prompts) - opened.get("prompts", 0),
+                      time.perf_counter() - t0, cp, se, errors=[error] if error else [])
+
+
 def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | None = None, lm=None,
                   equivalence: sem.Equivalence | None = None, progress: bool = True,
-                  max_facts: int | None = None, echo=None) -> int:
+                  max_facts: int | None = None, echo=None, opened: dict | None = None) -> int:
     """Run (or resume) a dynamic run; returns its run_id. ``lm``/``equivalence`` may be injected (tests).
 
     max_facts: stop after this many facts in this call (leaves the run 'running'; for tests/resume).
+    opened: filled with the run's answers generated before this call (``prompts``).
     """
     echo = echo or (lambda s: None)
     cfg = _stored_config(wh, resume) if resume is not None else cfg
@@ -462,13 +488,15 @@ def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int |
              "model_id": lm.model_id, "model_revision": lm.revision}
     key = _config_key(cfg, extra)
     if resume is None:
-        old = wh.scalar("SELECT max(run_id) FROM run WHERE kind = 'dynamic' AND status <> 'done' AND config_json = ?",
-                        [key])
+        old = runs.find_resumable(wh, RUN_KIND, lambda cfg: cfg == key)
         if old is not None:
             resume = int(old)
             echo(f"continuing unfinished run {resume} (same configuration)")
     sample_id = make_sample(wh, cfg.dataset, cfg.partitions, cfg.limit)
     run_id = _open_run(wh, cfg, key, lm, ds_id, sample_id, len(facts), resume)
+    if opened is not None:
+        opened["prompts"] = int(wh.scalar("SELECT coalesce(prompts_done, 0) FROM run WHERE run_id = ?",
+                                          [run_id]))
     _score_facts(wh, run_id, facts, lm, equivalence, cfg, chat, progress, max_facts)
     return run_id
 
@@ -478,7 +506,7 @@ def _stored_config(wh: Warehouse, resume: int) -> DynamicConfig:
     row = wh.query("SELECT kind, config_json, status FROM run WHERE run_id = ?", [resume])
     if not row:
         raise UserError(f"--resume {resume}: no such run in {wh.path}")
-    if row[0][0] != "dynamic":
+    if row[0][0] != RUN_KIND:
         raise UserError(f"--resume {resume}: run {resume} is a {row[0][0]} run, not a dynamic one")
     stored = {**LEGACY_OPTIONS, **json.loads(row[0][1])}
     return DynamicConfig(**{k: stored[k] for k in DynamicConfig.__dataclass_fields__ if k in stored})
@@ -502,20 +530,12 @@ def _open_run(wh: Warehouse, cfg: DynamicConfig, key: str, lm, ds_id: int, sampl
               resume: int | None) -> int:
     """Insert the dynamic run row (status running), or mark run ``resume`` running again."""
     if resume is not None:
-        wh.execute("UPDATE run SET status = 'running', error = NULL, ended_at = NULL, host = ?, pid = ? "
-                   "WHERE run_id = ?", [socket.gethostname(), os.getpid(), resume])
+        runs.reopen_run(wh, resume)
         return resume
-    run_id = wh.next_id("run", "run_id")
-    with wh.transaction():
-        wh.insert_arrow("run", pa.Table.from_pylist([{
-            "run_id": run_id, "kind": "dynamic", "sample_id": sample_id, "dataset_id": ds_id,
-            "model": cfg.model, "model_revision": lm.revision, "dtype": lm.dtype,
-            "quantization": lm.quantization or "none", "device": lm.device, "estimator": "sampled",
-            "batch_size": 3 * cfg.samples, "seed": cfg.seed, "config_json": key,
-            "ctxprior_version": __version__, "host": socket.gethostname(), "pid": os.getpid(),
-            "status": "running", "error": None, "units_total": n_facts, "units_done": 0,
-            "prompts_done": 0, "started_at": utcnow(), "ended_at": None}]))
-    return run_id
+    return runs.start_run(
+        wh, RUN_KIND, sample_id=sample_id, dataset_id=ds_id, model=cfg.model, model_revision=lm.revision,
+        dtype=lm.dtype, quantization=lm.quantization or "none", device=lm.device, estimator="sampled",
+        batch_size=3 * cfg.samples, seed=cfg.seed, config_json=key, units_total=n_facts)
 
 
 def _score_facts(wh: Warehouse, run_id: int, facts: list[int], lm, equivalence: sem.Equivalence,
@@ -528,20 +548,14 @@ def _score_facts(wh: Warehouse, run_id: int, facts: list[int], lm, equivalence: 
     todo = [f for f in facts if f not in done]
     rows = _fact_rows(todo, wh) if todo else []
     n_this = 0
-    try:
+    with runs.closing(wh, run_id, record_crash=True) as out:
         for fact in tqdm(rows, desc=f"run {run_id}", unit="fact", disable=None if progress else True,
                          initial=len(done), total=len(facts)):
             if max_facts is not None and n_this >= max_facts:
+                out.status = "running"
                 return
             t0 = time.perf_counter()
             gen, dist, scores = score_fact(lm, equivalence, fact, cfg, chat)
             _write_fact(wh, run_id, fact["fact_id"], gen, dist, scores, time.perf_counter() - t0)
             n_this += 1
-    except KeyboardInterrupt:
-        wh.execute("UPDATE run SET status = 'cancelled', ended_at = ? WHERE run_id = ?", [utcnow(), run_id])
-        raise
-    except Exception as e:
-        wh.execute("UPDATE run SET status = 'failed', error = ?, ended_at = ? WHERE run_id = ?",
-                   [f"{type(e).__name__}: {e}"[:2000], utcnow(), run_id])
-        raise
-    wh.execute("UPDATE run SET status = 'done', ended_at = ? WHERE run_id = ?", [utcnow(), run_id])
+        out.status = "done"

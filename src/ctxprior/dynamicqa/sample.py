@@ -88,6 +88,12 @@ def make_sample(wh: Warehouse, dataset: str = "dynamicqa", partitions: str | Seq
     return sample_id
 
 
+def sample_counts(wh: Warehouse, sample_id: int) -> tuple[int, int]:
+    """(facts, contexts) of sample ``sample_id``."""
+    n_f, n_c = wh.query(read_sql("ctxprior.dynamicqa", "sql/sample_counts.sql"), [sample_id, sample_id])[0]
+    return int(n_f), int(n_c)
+
+
 def _sample_rows(wh: Warehouse, fact_ids: list[int], sample_id: int, ctx: int) -> tuple[dict, dict, dict]:
     """Column lists of ``sample_fact``, ``context`` (each fact's original snippet rendered with obj,
     its counter snippet with replace_name) and ``dynamicqa_context``; context ids from ``ctx``."""

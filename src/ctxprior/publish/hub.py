@@ -28,6 +28,7 @@ from typing import Any, Callable, ContextManager
 from .. import __version__
 from ..digest import sha256_file
 from ..errors import UserError
+from ..schema.runs import default_runs
 from ..schema.warehouse import Warehouse
 from .card import LICENSE_RE, build_card, missing_meanings
 from .parquet import (
@@ -108,12 +109,6 @@ def read_citation(citation: str | None) -> str | None:
         except OSError:
             pass
     return citation
-
-
-def default_runs(wh: Warehouse) -> list[int]:
-    if "run" not in wh.table_names():
-        return []
-    return [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' ORDER BY run_id")]
 
 
 def build_dataset_dir(wh: Warehouse, out_dir: str | os.PathLike, repo_id: str, *,

@@ -38,8 +38,9 @@ class Figure:
 def _runs_with_results(wh, run_ids):
     if run_ids:
         return sorted({int(r) for r in run_ids})
-    ids = [r[0] for r in wh.query(sql("runs_with_results.sql"))]
-    return ids or [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' ORDER BY 1")]
+    from ..schema.runs import default_runs
+
+    return default_runs(wh, with_results=True)
 
 
 def _model(wh, run_id) -> str:

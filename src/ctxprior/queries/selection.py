@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..covariates.resolve import join_covariate
 from ..errors import UserError
+from ..schema.runs import default_runs
 from ..sqlfiles import read_sql
 from . import registry
 
@@ -71,9 +72,7 @@ def plan_runs(wh, run_ids=None) -> RunPlan:
         ids = sorted({int(r) for r in run_ids})
         kinds = _check_exist(wh, ids)
         return RunPlan([r for r in ids if kinds[r] == "persuasion"], [r for r in ids if kinds[r] == "dynamic"])
-    pers = [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' AND kind = 'persuasion' ORDER BY 1")]
-    dyn = [r[0] for r in wh.query(sql("dynamic_runs_with_scores.sql"))]
-    return RunPlan(pers, dyn)
+    return RunPlan(default_runs(wh, "persuasion"), default_runs(wh, "dynamic"))
 
 
 def check_plan(plan: RunPlan, names, given: bool) -> None:

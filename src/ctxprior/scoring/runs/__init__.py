@@ -1,4 +1,6 @@
-"""How a run is scheduled, committed and resumed (persuasion runs: ψ and χ over a sample).
+"""How a persuasion run (ψ and χ over a sample) is scheduled, committed and resumed. The run row's
+life cycle (start, resume lookup, close, cancel, SIGTERM) is ``schema.runs``, shared with DynamicQA
+runs.
 
 - ``score``: ``score_sample`` — resolve, validate, load, open the run row, skip done units,
   execute, commit, close (the module docstring lists the steps);
@@ -7,7 +9,7 @@
   and its ``run_unit`` row in ONE transaction — the only writer of score rows. Killing the process
   loses at most the unit in flight; rerunning the command (or ``--resume RUN``) continues and ends
   with exactly the rows an uninterrupted run writes;
-- ``manage``: ``list_runs``, ``stored_device_dtype``, ``cancel_run``.
+- ``manage``: ``stored_device_dtype`` (and ``list_runs``, ``cancel_run`` from ``schema.runs``).
 
 May import: ``scoring`` (units, executors, models, estimators), ``schema``, ``errors``.
 """

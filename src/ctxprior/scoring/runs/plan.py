@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from ...errors import UserError
 from ...schema.warehouse import Warehouse
+from ...sqlfiles import read_sql
 from ..models import LoadedModel
 from ..units import ScoreConfig, UnitInput, UnitSpec
+
+PKG = "ctxprior.scoring.runs"
 
 
 def sample_row(wh: Warehouse, sample_id: int):
@@ -21,9 +24,7 @@ def sample_row(wh: Warehouse, sample_id: int):
 
 def _relations(wh: Warehouse, sample_id: int, wanted) -> list[int]:
     """Relation ids of the sample in position order, or the ``wanted`` ones (by name or short name)."""
-    rows = wh.query("""SELECT DISTINCT r.relation_id, r.name, r.short_name, r.position
-                       FROM context c JOIN relation r USING (relation_id)
-                       WHERE c.sample_id = ? ORDER BY r.position, r.relation_id""", [sample_id])
+    rows = wh.query(read_sql(PKG, "sql/relations.sql"), [sample_id])
     if not wanted:
         return [r[0] for r in rows]
     out = []
@@ -66,15 +67,9 @@ def plan_units(wh: Warehouse, sample_id: int, config: ScoreConfig) -> list[UnitS
 def load_inputs(wh: Warehouse, sample_id: int, run_id: int, specs: list[UnitSpec]) -> list[UnitInput]:
     """Each unit's template, facts and contexts, read in three queries."""
     forms = {r[0]: (r[1], r[2]) for r in wh.query("SELECT query_form_id, template, query_type FROM query_form")}
-    facts = {r[0]: (r[0], r[1], r[2]) for r in wh.query(
-        """SELECT f.fact_id, e.name, a.name FROM sample_fact sf JOIN fact f USING (fact_id)
-           JOIN entity e ON e.entity_id = f.entity_id LEFT JOIN answer a ON a.answer_id = f.answer_id
-           WHERE sf.sample_id = ?""", [sample_id])}
+    facts = {r[0]: (r[0], r[1], r[2]) for r in wh.query(read_sql(PKG, "sql/unit_facts.sql"), [sample_id])}
     ctx: dict[int, list] = {}
-    for rel, cid, text, ans in wh.query(
-            """SELECT c.relation_id, c.context_id, c.text, a.name FROM context c
-               LEFT JOIN answer a ON a.answer_id = c.answer_id
-               WHERE c.sample_id = ? ORDER BY c.relation_id, c.ordinal""", [sample_id]):
+    for rel, cid, text, ans in wh.query(read_sql(PKG, "sql/unit_contexts.sql"), [sample_id]):
         ctx.setdefault(rel, []).append((cid, text, ans))
     out = []
     for s in specs:

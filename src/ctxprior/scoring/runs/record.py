@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from ...schema import runs
 from ...schema.warehouse import Warehouse, utcnow
 from ..units import SCORE_TABLES, ScoreConfig, UnitResult
 
@@ -19,15 +20,8 @@ def run_identity(model: str, dtype: str, quantization: str | None, config: Score
 
 def find_resumable(wh: Warehouse, sample_id: int, identity: dict) -> int | None:
     """The newest unfinished run of this sample with the same model and options, if any."""
-    for run_id, cfg in wh.query(
-            "SELECT run_id, config_json FROM run WHERE kind = ? AND sample_id = ? AND status <> 'done' "
-            "ORDER BY run_id DESC", [RUN_KIND, sample_id]):
-        try:
-            if json.loads(cfg).get("identity") == identity:
-                return run_id
-        except (TypeError, ValueError):
-            continue
-    return None
+    return runs.find_resumable(wh, RUN_KIND, lambda cfg: json.loads(cfg).get("identity") == identity,
+                               sample_id=sample_id)
 
 
 def refresh_counts(wh: Warehouse, run_id: int) -> tuple[int, int]:

@@ -10,15 +10,14 @@ its ``run_unit`` row in one transaction (``record.write_unit``) -> close the run
 from __future__ import annotations
 
 import json
-import os
-import socket
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ... import __version__
 from ...errors import UserError
-from ...schema.warehouse import Warehouse, utcnow
+from ...schema import runs
+from ...schema.warehouse import Warehouse
+from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import ESTIMATORS
 from ..executors import Executor, LocalExecutor, ModelSpec
@@ -54,14 +53,6 @@ class _Request:
     resume: int | None = None
     resumed: bool = False
     identity: dict | None = None
-
-
-@dataclass
-class _Outcome:
-    status: str = "failed"
-    n_done: int = 0
-    n_failed: int = 0
-    errors: list[str] = field(default_factory=list)
 
 
 def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135m", *,
@@ -195,8 +186,8 @@ def _choose_shards_and_run(wh: Warehouse, req: _Request, lm: LoadedModel, shard_
     """A new request: fix the shard size (automatic from the memory budget unless given), then
     continue the newest unfinished run with the same identity unless ``fresh``."""
     if shard_size is None:
-        n_ctx = max(wh.scalar("SELECT max(n) FROM (SELECT count(*) AS n FROM context WHERE sample_id = ? "
-                              "GROUP BY relation_id)", [req.sample_id]) or 1, 1)
+        n_ctx = wh.scalar(read_sql("ctxprior.scoring.runs", "sql/most_contexts.sql"), [req.sample_id])
+        n_ctx = max(n_ctx or 1, 1)
         shard_size = auto_shard_size(lm, int(n_ctx), req.config.estimator, per_layer=bool(req.config.per_layer))
     req.config = replace(req.config, shard_size=int(shard_size))
     req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
@@ -214,23 +205,17 @@ def _open_run(wh: Warehouse, req: _Request, lm: LoadedModel, units: list[UnitSpe
                            "seed": seed, "shard_size": req.config.shard_size}, sort_keys=True)
     with wh.transaction():
         if req.resume is None:
-            run_id = wh.next_id("run", "run_id")
-            wh.insert_arrow("run", {
-                "run_id": [run_id], "kind": [RUN_KIND], "sample_id": [req.sample_id], "dataset_id": [dataset_id],
-                "model": [req.model], "model_revision": [lm.revision], "dtype": [lm.dtype],
-                "quantization": [lm.quantization or "none"], "device": [lm.device],
-                "estimator": [req.config.estimator], "batch_size": [batch_size], "seed": [seed],
-                "config_json": [cfg_json], "ctxprior_version": [__version__],
-                "host": [socket.gethostname()], "pid": [os.getpid()], "status": ["running"],
-                "units_total": [len(units)], "units_done": [0], "prompts_done": [0], "started_at": [utcnow()]})
-            return run_id
+            return runs.start_run(
+                wh, RUN_KIND, sample_id=req.sample_id, dataset_id=dataset_id, model=req.model,
+                model_revision=lm.revision, dtype=lm.dtype, quantization=lm.quantization or "none",
+                device=lm.device, estimator=req.config.estimator, batch_size=batch_size, seed=seed,
+                config_json=cfg_json, units_total=len(units))
         run_id = req.resume
         old_rev = wh.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id])
         if old_rev and lm.revision and old_rev != lm.revision:
             raise UserError(f"--resume {run_id}: the model's weights changed ({old_rev[:19]}... -> "
                             f"{lm.revision[:19]}...); start a new run instead")
-        wh.execute("UPDATE run SET status = 'running', host = ?, pid = ?, ended_at = NULL, error = NULL, "
-                   "units_total = ? WHERE run_id = ?", [socket.gethostname(), os.getpid(), len(units), run_id])
+        runs.reopen_run(wh, run_id, units_total=len(units))
     return run_id
 
 
@@ -245,40 +230,24 @@ def _progress_bar(progress: bool, total: int, run_id: int):
 
 
 def _execute(wh: Warehouse, run_id: int, units: list[UnitSpec], inputs: list[UnitInput], executor: Executor,
-             bar, log) -> _Outcome:
+             bar, log) -> runs.RunOutcome:
     """Commit each unit as the executor yields it; always close the executor and the run row
     (done when every unit is done, cancelled on Ctrl-C / SIGTERM, else failed)."""
-    out = _Outcome()
-    try:
-        for res in executor.run(inputs, progress=bar.update if bar else None):
-            write_unit(wh, run_id, res)
-            if res.error is None:
-                out.n_done += 1
-            else:
-                out.n_failed += 1
-                out.errors.append(f"unit {res.spec.unit_id}: {res.error}")
-                log(f"unit {res.spec.unit_id} failed: {res.error}")
-        all_done = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])
-        out.status = "done" if all_done == len(units) else "failed"
-    except KeyboardInterrupt:
-        out.status = "cancelled"
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
-        executor.close()
-        _close_run(wh, run_id, out)
+    with runs.closing(wh, run_id, recount=refresh_counts) as out:
+        try:
+            for res in executor.run(inputs, progress=bar.update if bar else None):
+                write_unit(wh, run_id, res)
+                if res.error is None:
+                    out.n_done += 1
+                else:
+                    out.n_failed += 1
+                    out.errors.append(f"unit {res.spec.unit_id}: {res.error}")
+                    log(f"unit {res.spec.unit_id} failed: {res.error}")
+            all_done = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'",
+                                 [run_id])
+            out.status = "done" if all_done == len(units) else "failed"
+        finally:
+            if bar is not None:
+                bar.close()
+            executor.close()
     return out
-
-
-def _close_run(wh: Warehouse, run_id: int, out: _Outcome) -> None:
-    """Final counts, status, end time and (unless done) the joined unit errors; never raises
-    (the warehouse may be the thing that failed)."""
-    try:
-        with wh.transaction():
-            refresh_counts(wh, run_id)
-            wh.execute("UPDATE run SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
-                       [out.status, utcnow(), ("; ".join(out.errors)[:2000] or None) if out.status != "done" else None,
-                        run_id])
-    except Exception:
-        pass

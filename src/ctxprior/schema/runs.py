@@ -1,0 +1,247 @@
+"""A run's life cycle, one for every kind of run: persuasion runs (``ctxprior score``, whose unit
+is a shard of entities, ``run_unit``) and DynamicQA runs (``ctxprior score-dynamic``, whose unit
+is a fact, ``dynamicqa_fact_done``).
+
+- ``start_run``: insert the ``run`` row (status running, this host and PID); its id;
+- ``find_resumable``: the newest unfinished run of a kind whose stored options match;
+- ``reopen_run``: mark a resumed run running again (this host and PID, no end time, no error);
+- ``closing``: the block in which a run computes its units and commits each with its own marker
+  in one transaction (the kind's commit); at its end the row is closed: the status the block set
+  (``running`` leaves the run open), ``cancelled`` on Ctrl-C or SIGTERM (inside
+  ``sigterm_interrupts``), ``failed`` on an error;
+- ``close_run``: final status, end time and error; never raises;
+- ``cancel_run``: from another process: SIGTERM the run's process on this host, wait, mark the
+  run cancelled (``ctxprior runs cancel``);
+- ``list_runs``, ``run_kind``, and ``default_runs``: which runs an analysis, figure, report or
+  publication uses when none are given (the one definition).
+
+It lives in ``schema`` (layer 1) because it is the ``run`` table's life cycle and knows no model
+or unit, and because every layer-2 package that starts runs or chooses them (scoring, dynamicqa,
+queries, publish) may import ``schema`` and nothing else in common.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from .. import __version__
+from ..errors import UserError
+from ..sqlfiles import read_sql
+from .warehouse import Warehouse, _pid_alive, utcnow
+
+KINDS = ("persuasion", "dynamic")
+
+
+# -- a run from start to close ----------------------------------------------------------------
+
+def start_run(wh: Warehouse, kind: str, **columns: Any) -> int:
+    """Insert a new run row of ``kind`` with ``columns`` (model, sample_id, config_json, ...), status
+    running, on this host and PID, nothing done yet; returns its run_id."""
+    with wh.transaction():
+        run_id = wh.next_id("run", "run_id")
+        wh.insert_arrow("run", {
+            "run_id": [run_id], "kind": [kind], **{k: [v] for k, v in columns.items()},
+            "ctxprior_version": [__version__], "host": [socket.gethostname()], "pid": [os.getpid()],
+            "status": ["running"], "units_done": [0], "prompts_done": [0], "started_at": [utcnow()]})
+    return run_id
+
+
+def find_resumable(wh: Warehouse, kind: str, matches: Callable[[str], bool],
+                   sample_id: int | None = None) -> int | None:
+    """The newest unfinished run of ``kind`` (of ``sample_id`` when given) whose stored
+    ``config_json`` ``matches``; None when there is none."""
+    for run_id, cfg in wh.query(
+            "SELECT run_id, config_json FROM run WHERE kind = ? AND (? IS NULL OR sample_id = ?) "
+            "AND status <> 'done' ORDER BY run_id DESC", [kind, sample_id, sample_id]):
+        try:
+            if matches(cfg):
+                return run_id
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def reopen_run(wh: Warehouse, run_id: int, units_total: int | None = None) -> None:
+    """Mark run ``run_id`` running again on this host and PID (a resume); ``units_total`` when
+    the plan was counted again."""
+    wh.execute("UPDATE run SET status = 'running', host = ?, pid = ?, ended_at = NULL, error = NULL, "
+               "units_total = coalesce(?, units_total) WHERE run_id = ?",
+               [socket.gethostname(), os.getpid(), units_total, run_id])
+
+
+@dataclass
+class RunOutcome:
+    """What the units of one call did; ``status`` is the run's status at the end of ``closing``."""
+    status: str = "failed"
+    n_done: int = 0
+    n_failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def closing(wh: Warehouse, run_id: int, *, recount: Callable[[Warehouse, int], Any] | None = None,
+            record_crash: bool = False) -> Iterator[RunOutcome]:
+    """The block that computes and commits a run's units; the run row is closed when it ends.
+
+    The block sets ``outcome.status`` (``done``, ``failed``, or ``running`` to leave the run open).
+    Ctrl-C or SIGTERM (``sigterm_interrupts``) -> ``cancelled``; an exception -> ``failed`` (with
+    ``record_crash``, its ``Type: message`` is the run's error). ``recount``: refresh the run's
+    counts in the closing transaction."""
+    out = RunOutcome()
+    try:
+        yield out
+    except KeyboardInterrupt:
+        out.status = "cancelled"
+        raise
+    except Exception as e:
+        out.status = "failed"
+        if record_crash:
+            out.errors.append(f"{type(e).__name__}: {e}")
+        raise
+    finally:
+        if out.status != "running":
+            close_run(wh, run_id, out.status, out.errors, recount)
+
+
+def close_run(wh: Warehouse, run_id: int, status: str, errors: list[str] = (),
+              recount: Callable[[Warehouse, int], Any] | None = None) -> None:
+    """Final counts (``recount``), status, end time and, unless done, the joined errors; never
+    raises (the warehouse may be the thing that failed)."""
+    try:
+        with wh.transaction():
+            if recount is not None:
+                recount(wh, run_id)
+            wh.execute("UPDATE run SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
+                       [status, utcnow(), ("; ".join(errors)[:2000] or None) if status != "done" else None,
+                        run_id])
+    except Exception:
+        pass
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """While a run computes, SIGTERM (``ctxprior runs cancel``) stops it like Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+# -- runs from outside ------------------------------------------------------------------------
+
+def run_kind(wh: Warehouse, run_id: int) -> str:
+    """The kind of run ``run_id`` (persuasion or dynamic); UserError when there is no such run."""
+    kind = wh.scalar("SELECT kind FROM run WHERE run_id = ?", [run_id])
+    if kind is None:
+        raise UserError(f"run {run_id}: no such run in {wh.path}; see `ctxprior runs`")
+    return kind
+
+
+def default_runs(wh: Warehouse, kind: str | None = None, with_results: bool = False) -> list[int]:
+    """The runs used when none are given, in run_id order.
+
+    - ``kind="persuasion"``: the finished persuasion runs (``analyze``; the SQL view
+      ``analysis_runs`` applies the same rule when no run_ids are set);
+    - ``kind="dynamic"``: the dynamic runs with scores, finished or not (``analyze``,
+      ``analyze-dynamic``);
+    - ``kind=None``: every finished run (``publish``);
+    - ``with_results``: the runs with stored analysis rows, else every finished run (figures, report).
+    """
+    if "run" not in wh.table_names():
+        return []
+    if with_results:
+        ids = [r[0] for r in wh.query(read_sql("ctxprior.schema", "sql/runs_with_results.sql"))]
+        if ids:
+            return ids
+    if kind == "dynamic":
+        return [r[0] for r in wh.query(read_sql("ctxprior.schema", "sql/dynamic_runs_with_scores.sql"))]
+    return [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' AND (? IS NULL OR kind = ?) "
+                                   "ORDER BY run_id", [kind, kind])]
+
+
+def _alive_here(host: str | None, pid: int | None) -> bool | None:
+    if not pid or host != socket.gethostname():
+        return None
+    return _pid_alive(int(pid))
+
+
+def list_runs(wh: Warehouse, run_id: int | None = None) -> list[dict]:
+    """Runs of every kind with status, units done/total, failed units, prompts/s and the first error."""
+    rows = wh.query(read_sql("ctxprior.schema", "sql/list_runs.sql"), [run_id, run_id])
+    out = []
+    now = None
+    for (rid, kind, model, sample, status, done, total, prompts, start, end, host, pid, err, nfail,
+         ferr, last) in rows:
+        if now is None:
+            now = utcnow()
+        stop = end or (now if status == "running" else last) or now
+        secs = max((stop - start).total_seconds(), 1e-9) if start else None
+        alive = _alive_here(host, pid)
+        shown = status
+        if status == "running" and alive is False:
+            shown = "stopped"  # its process is gone (killed / crashed): resume it
+        out.append({"run_id": rid, "kind": kind, "model": model, "sample_id": sample, "status": shown,
+                    "units_done": done or 0, "units_total": total or 0, "units_failed": int(nfail or 0),
+                    "prompts": int(prompts or 0),
+                    "prompts_per_s": (prompts or 0) / secs if secs else None,
+                    "host": host, "pid": pid, "error": err or ferr})
+    return out
+
+
+def cancel_run(path: str, run_id: int, timeout: float = 60.0, wait: float = 0.0,
+               log: Callable[[str], None] | None = None) -> str:
+    """Stop run ``run_id`` (any kind): SIGTERM its process when it runs on this host (finished units
+    are kept), wait for it to stop, mark it cancelled. Returns the run's status afterwards."""
+    import time
+
+    from .warehouse import open_warehouse
+
+    log = log or (lambda m: None)
+    with open_warehouse(path, read_only=True, wait=wait) as wh:
+        info = list_runs(wh, run_id)
+    if not info:
+        raise UserError(f"run {run_id}: no such run in {path}; see `ctxprior runs`")
+    r = info[0]
+    if r["status"] in ("done", "cancelled"):
+        return r["status"]
+    alive = _alive_here(r["host"], r["pid"])
+    if r["status"] == "running" and alive is None:
+        raise UserError(f"run {run_id} runs on host {r['host']} (PID {r['pid']}); interrupt it there "
+                        "(Ctrl-C), then cancel it here")
+    if alive:
+        os.kill(int(r["pid"]), signal.SIGTERM)
+        log(f"sent SIGTERM to PID {r['pid']}; waiting for it to stop")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _alive_here(r["host"], r["pid"]):
+            time.sleep(0.2)
+        if _alive_here(r["host"], r["pid"]):
+            raise UserError(f"run {run_id}: PID {r['pid']} did not stop within {timeout:g} s; "
+                            "try again or kill it (finished units are kept)")
+    with open_warehouse(path, wait=max(wait, 30.0)) as wh:
+        with wh.transaction():
+            wh.execute("UPDATE run SET status = 'cancelled', ended_at = coalesce(ended_at, ?) "
+                       "WHERE run_id = ? AND status <> 'done'", [utcnow(), run_id])
+        return wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
+
+
+def stored_config(wh: Warehouse, run_id: int) -> dict:
+    """The options run ``run_id`` was started with (its ``config_json``)."""
+    row = wh.query("SELECT config_json FROM run WHERE run_id = ?", [run_id])
+    if not row:
+        raise UserError(f"run {run_id}: no such run in {wh.path}; see `ctxprior runs`")
+    return json.loads(row[0][0] or "{}")
