@@ -1,17 +1,47 @@
-"""Imports point down the layers (cli/commands -> api -> ingest/scoring/queries/covariates/publish
--> schema), with no circles, and the installed package imports no test or benchmark harness."""
+"""Imports point down the layers, a package imports only what its row names, there are no circles,
+and the installed package imports no test or benchmark harness.
+
+The rules live in one place: the table "Packages and what each may import" in
+docs/architecture.md. This test reads it (``layer_table``); the package docstrings link to it."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
-LAYER = {"errors": 0, "sqlfiles": 0, "faults": 0, "digest": 0, "schema": 1,
-         "ingest": 2, "scoring": 2, "queries": 2, "covariates": 2, "publish": 2, "info": 2, "sqlshell": 2,
-         "fakes": 2, "dynamicqa": 2,
-         "api": 3, "pipeline": 4, "cli": 5, "commands": 5, "__main__": 6, "__init__": 6}
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "ctxprior"
+PAGE = ROOT / "docs" / "architecture.md"
+TABLE_TITLE = "## Packages and what each may import"
+
+
+def layer_table(page: Path = PAGE) -> tuple[dict[str, int], dict[str, set[str] | None]]:
+    """(layer of each top-level module or package, what each may import) read from the page's table.
+
+    A row is ``| layer | `pkg/`, `mod.py` | holds | may import |``. The last cell is either a list
+    of backticked names (plus layer 0, always allowed from layer 1 up) or words without backticks
+    ("everything below", "layers 0–2", "nothing of ctxprior"): then only the layer order applies.
+    """
+    text = page.read_text()
+    section = text[text.index(TABLE_TITLE):]
+    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    layer: dict[str, int] = {}
+    may: dict[str, set[str] | None] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].isdigit():
+            continue
+        names = [n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[1])]
+        allowed = {n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[3])}
+        for n in names:
+            layer[n] = int(cells[0])
+            may[n] = allowed or None
+    return layer, may
+
+
+LAYER, MAY_IMPORT = layer_table()
 
 
 def _edges():
@@ -25,6 +55,8 @@ def _edges():
                 base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
                 mod = base + (node.module.split(".") if node.module else [])
                 tgt = (mod[0] if mod else node.names[0].name).removesuffix(".py")
+                if not mod and tgt not in LAYER:
+                    tgt = "__init__"  # `from .. import name`: the root package itself
                 if tgt != top:
                     edges[top].add(tgt)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -33,6 +65,8 @@ def _edges():
                     assert not n.split(".")[0] in ("tests", "benchmarks", "loadtest", "scale_helpers"), (f, n)
                     if n.startswith("ctxprior.") and n.split(".")[1] != top:
                         edges[top].add(n.split(".")[1])
+                    elif n == "ctxprior" and top != "__init__":
+                        edges[top].add("__init__")
     return edges
 
 
@@ -63,8 +97,8 @@ def test_imports_point_down_and_have_no_circles():
 
 
 def _module_edges() -> dict[str, set[str]]:
-    """module -> modules of ctxprior it imports (lazy imports inside functions included); the
-    root package is left out (modules take only ``__version__`` from it)."""
+    """module -> modules of ctxprior it imports (lazy imports inside functions included), the root
+    package ``ctxprior`` included."""
     mods = {}
     for f in SRC.rglob("*.py"):
         parts = list(f.relative_to(SRC.parent).with_suffix("").parts)
@@ -85,7 +119,7 @@ def _module_edges() -> dict[str, set[str]]:
                 out.update(f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod for a in node.names)
             elif isinstance(node, ast.Import):
                 out.update(a.name for a in node.names if a.name in mods)
-        edges[m] = {t for t in out if t in mods and t not in (m, "ctxprior")}
+        edges[m] = {t for t in out if t in mods and t != m}
     return edges
 
 
@@ -106,16 +140,30 @@ def test_no_module_import_circles():
         visit(n, [])
 
 
-# docs/architecture.md, "Packages and what each may import": the layer-2 packages and the
-# pipeline may import only what their row names (plus layer 0)
-MAY_IMPORT = {"ingest": {"schema", "covariates"}, "scoring": {"schema"},
-              "dynamicqa": {"schema", "ingest", "scoring"}, "queries": {"schema", "dynamicqa"},
-              "covariates": {"schema"}, "fakes": {"schema", "ingest", "scoring"}, "publish": {"schema"},
-              "info": {"schema", "sqlshell"}, "sqlshell": {"schema"}, "pipeline": {"api", "ingest"}}
+def test_the_table_is_read():
+    """The page's table parses into every layer and the rows that restrict imports."""
+    assert set(LAYER.values()) == set(range(7)), LAYER
+    assert LAYER["version"] == 0 and LAYER["schema"] == 1 and LAYER["api"] == 3
+    assert MAY_IMPORT["schema"] is None and MAY_IMPORT["ingest"] == {"schema", "covariates"}
+    assert all(n in LAYER for allowed in MAY_IMPORT.values() for n in allowed or ()), MAY_IMPORT
 
 
 def test_packages_import_only_what_the_architecture_page_names():
     edges = _edges()
-    base = {t for t, layer in LAYER.items() if layer == 0} | {"__version__"}
-    extra = {p: sorted(edges.get(p, set()) - allowed - base) for p, allowed in MAY_IMPORT.items()}
+    base = {t for t, layer in LAYER.items() if layer == 0}
+    extra = {p: sorted(edges.get(p, set()) - (allowed or set()) - (base if LAYER[p] > 0 else set()))
+             for p, allowed in MAY_IMPORT.items() if allowed is not None or LAYER[p] == 0}
     assert not any(extra.values()), f"imports the architecture page does not list: {extra}"
+
+
+def test_no_module_imports_the_root_package():
+    """``ctxprior/__init__.py`` is the top layer (it re-exports the API); ``__version__`` comes from
+    the layer-0 ``version`` module."""
+    edges = _edges()
+    assert not [a for a, bs in edges.items() if "__init__" in bs], dict(edges)
+
+
+def test_package_docstrings_link_to_the_rules_instead_of_restating_them():
+    for f in sorted(SRC.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(f.read_text())) or ""
+        assert "may import" not in doc.lower(), f"{f}: the rule lives in docs/architecture.md; link to it"

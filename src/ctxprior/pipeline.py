@@ -22,9 +22,9 @@ def run_demo(db: str, echo: Callable[[str], None], entities: int = 4, contexts: 
              relations: tuple[str, ...] | None = DEMO_RELATIONS) -> dict:
     """Ingest the demo datasets, draw samples, score them, count co-occurrences, analyze, and write
     the figures and the report into ``out``. Returns the sample and run ids and the output paths."""
-    import ctxprior
+    from . import api
 
-    wh = ctxprior.open(db, write=True)
+    wh = api.open(db, write=True)
     out = Path(out)
     samples = _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relations)
     runs = _score(wh, echo, samples, model)

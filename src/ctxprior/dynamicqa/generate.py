@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..scoring.prompts import render_chat
 from .sample import make_sample, parse_partitions, resolve_dataset, select_facts

@@ -2,5 +2,5 @@
 the driver ``analyses``, ``figures``, ``report``. The DynamicQA analyses are in
 ``ctxprior.dynamicqa.analyses``; ``analyses`` calls them for dynamic runs.
 
-May import: ``schema``, ``dynamicqa`` (its analysis step), ``errors``, ``sqlfiles``. Not ``api``/``cli``.
+Import rules: the package table in docs/architecture.md.
 """

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ... import __version__
+from ...version import __version__
 from ...errors import UserError
 from ...schema.warehouse import Warehouse, utcnow
 from ..device import cpu_fallback_warning, describe_model, device_line
