@@ -178,12 +178,12 @@ def measure(db, limit, out, threshold):
                 samp, sampn = sampled[ci][0].text, sampled[0][0].text
                 def labels(x, xn, rule):
                     if rule == "rouge":
-                        m = sem.rouge_match(x, ctx_ans)
-                        return dict(match=m, persuaded=m and not sem.rouge_match(xn, ctx_ans),
+                        m = sem.rouge_match(x, ctx_ans)  # noqa: B023
+                        return dict(match=m, persuaded=m and not sem.rouge_match(xn, ctx_ans),  # noqa: B023
                                     persuaded_code=m, stubborn=(not m) and sem.rouge_match(x, xn, True))
-                    m = sem.contains_answer(x, al)
-                    return dict(match=m, persuaded=m and not sem.contains_answer(xn, al), persuaded_code=m,
-                                stubborn=(not m) and bool(eqm.equivalent(q, [x, xn])[0, 1]))
+                    m = sem.contains_answer(x, al)  # noqa: B023
+                    return dict(match=m, persuaded=m and not sem.contains_answer(xn, al), persuaded_code=m,  # noqa: B023
+                                stubborn=(not m) and bool(eqm.equivalent(q, [x, xn])[0, 1]))  # noqa: B023
                 c["labels_rouge"] = labels(g, gn, "rouge")
                 c["labels_alias"] = labels(g, gn, "alias")
                 c["labels_rouge_sampled"] = labels(samp, sampn, "rouge")
@@ -247,7 +247,7 @@ def summarize(path):
     for p in ("static", "temporal", "disputable"):
         sel = [v for r, _, v in ctx if r["partition"] == p]
         if sel:
-            pct = lambda key, lab: round(100 * sum(v[key][lab] for v in sel) / len(sel))  # noqa: E731
+            pct = lambda key, lab: round(100 * sum(v[key][lab] for v in sel) / len(sel))  # noqa: E731, B023
             print(f"  {p} (%, rouge / alias): persuaded {pct('labels_rouge', 'persuaded')} / {pct('labels_alias', 'persuaded')}"
                   f", stubborn {pct('labels_rouge', 'stubborn')} / {pct('labels_alias', 'stubborn')}"
                   f", accuracy with context {pct('labels_rouge', 'match')} / {pct('labels_alias', 'match')}")
