@@ -17,16 +17,17 @@ PAGE = ROOT / "docs" / "architecture.md"
 TABLE_TITLE = "## Packages and what each may import"
 
 
-def layer_table(page: Path = PAGE) -> tuple[dict[str, int], dict[str, set[str] | None]]:
+def layer_table(text: str | None = None) -> tuple[dict[str, int], dict[str, set[str] | None]]:
     """(layer of each top-level module or package, what each may import) read from the page's table.
 
-    A row is ``| layer | `pkg/`, `mod.py` | holds | may import |``. The last cell is either a list
-    of backticked names (plus layer 0, always allowed from layer 1 up) or words without backticks
-    ("everything below", "layers 0–2", "nothing of ctxprior"): then only the layer order applies.
+    A row is ``| layer | `pkg/`, `mod.py` | holds | may import |``. The last cell reads:
+    "everything below" or "layers 0–2" (and maybe more names): the layer order alone (None);
+    "nothing of ctxprior" or "layer 0": only layer 0 (an empty set); otherwise the backticked
+    packages it names (layer 0 is always allowed from layer 1 up).
     """
-    text = page.read_text()
-    section = text[text.index(TABLE_TITLE):]
-    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    text = PAGE.read_text() if text is None else text
+    section = text[text.index(TABLE_TITLE) + len(TABLE_TITLE):]
+    section = section.split("\n## ", 1)[0]
     layer: dict[str, int] = {}
     may: dict[str, set[str] | None] = {}
     for line in section.splitlines():
@@ -34,10 +35,15 @@ def layer_table(page: Path = PAGE) -> tuple[dict[str, int], dict[str, set[str] |
         if len(cells) != 4 or not cells[0].isdigit():
             continue
         names = [n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[1])]
-        allowed = {n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[3])}
+        allowed: set[str] | None = {n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[3])}
+        words = re.sub(r"`[^`]*`", "", cells[3]).lower()
+        if "everything below" in words or re.search(r"layers 0[–-]", words):
+            allowed = None
+        elif "nothing" in words or "layer 0" in words:
+            allowed = set()
         for n in names:
             layer[n] = int(cells[0])
-            may[n] = allowed or None
+            may[n] = allowed
     return layer, may
 
 
@@ -144,7 +150,7 @@ def test_the_table_is_read():
     """The page's table parses into every layer and the rows that restrict imports."""
     assert set(LAYER.values()) == set(range(7)), LAYER
     assert LAYER["version"] == 0 and LAYER["schema"] == 1 and LAYER["api"] == 3
-    assert MAY_IMPORT["schema"] is None and MAY_IMPORT["ingest"] == {"schema", "covariates"}
+    assert MAY_IMPORT["schema"] == set() and MAY_IMPORT["ingest"] == {"schema", "covariates"}
     assert all(n in LAYER for allowed in MAY_IMPORT.values() for n in allowed or ()), MAY_IMPORT
 
 
