@@ -61,6 +61,7 @@ NORMALISE: list[tuple[str, str]] = [
     (r"[\d.,]+ ?(prompts|units|docs|documents|lines|triples|MB|rows|facts|tokens)/s\b", "<rate>"),  # rates
     (r"\([\d.,]+ ?[kMG]?B/s\)", "(<rate>)"),
     (r"\b(pid|host) [\w.-]+", r"\1 <x>"),
+    (r"\S*/shared/data/", "<shared>/data/"),  # where ../shared lies on this machine
     (r"[ \t]+", " "),  # table column widths follow the widest value
     (r"-{2,}", "--"),
 ]
@@ -136,7 +137,9 @@ def parse_page(text: str) -> tuple[dict[str, str] | None, list[Block]]:
             j = i + 1
             while not re.match(rf"^{re.escape(indent)}```\s*$", lines[j]):
                 j += 1
-            body_lines = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1:j]]
+            body_lines = [
+                ln[len(indent) :] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1 : j]
+            ]
             blocks.append(Block(i, j, indent, parse_steps(body_lines), pending_setup, pending_skip))
             pending_setup, pending_skip = [], None
             i = j
@@ -158,16 +161,16 @@ def matches(expected: list[str], actual: list[str]) -> bool:
     if len(parts) == 1:
         return parts[0] == act
     head, *middle, tail = parts
-    if act[:len(head)] != head or len(act) < len(head) + len(tail):
+    if act[: len(head)] != head or len(act) < len(head) + len(tail):
         return False
-    rest = act[len(head):len(act) - len(tail)]
-    if act[len(act) - len(tail):] != tail:
+    rest = act[len(head) : len(act) - len(tail)]
+    if act[len(act) - len(tail) :] != tail:
         return False
     for part in middle:  # each in order, anywhere after the previous one
-        at = next((k for k in range(len(rest) - len(part) + 1) if rest[k:k + len(part)] == part), None)
+        at = next((k for k in range(len(rest) - len(part) + 1) if rest[k : k + len(part)] == part), None)
         if at is None:
             return False
-        rest = rest[at + len(part):]
+        rest = rest[at + len(part) :]
     return True
 
 
@@ -189,7 +192,7 @@ def updated(expected: list[str], actual: list[str]) -> list[str]:
         return actual
     head, tail = len(parts[0]), len(parts[-1])
     indent = re.match(r"\s*", next(ln for ln in expected if ln.strip() == "...")).group(0)
-    return actual[:head] + [indent + "..."] + (actual[len(actual) - tail:] if tail else [])
+    return actual[:head] + [indent + "..."] + (actual[len(actual) - tail :] if tail else [])
 
 
 class Session:
@@ -209,10 +212,15 @@ class Session:
         env = dict(os.environ)
         for var in ("CTXPRIOR_DB", "HF_TOKEN", "OPENAI_API_KEY", "HF_ENDPOINT"):
             env.pop(var, None)
-        env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])),
-                   PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
-                   HF_HOME=str(self.work / "hf"), TZ="UTC", COLUMNS="200", PYTHONHASHSEED="0",
-                   CTXPRIOR_SHARED=str(self.tmp / "shared"))
+        env.update(
+            PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")])),
+            PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+            HF_HOME=str(self.work / "hf"),
+            TZ="UTC",
+            COLUMNS="200",
+            PYTHONHASHSEED="0",
+            CTXPRIOR_SHARED=str(self.tmp / "shared"),
+        )
         self.env = env
 
     def run(self, cmd: str) -> list[str]:
@@ -220,8 +228,14 @@ class Session:
             self.exports.append(cmd)
         script = "\n".join([*self.exports, cmd])
         try:
-            p = subprocess.run(["bash", "-c", script], cwd=self.work, env=self.env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=self.timeout)
+            p = subprocess.run(
+                ["bash", "-c", script],
+                cwd=self.work,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=self.timeout,
+            )
             raw = p.stdout
         except subprocess.TimeoutExpired as e:
             raw = (e.stdout or b"") + f"\n[docs-examples: timed out after {self.timeout} s]\n".encode()
@@ -276,12 +290,20 @@ def run_page(path: Path, update: bool, log=print) -> list[str]:
                 if matches(step.out, actual):
                     new_body += step.out
                     continue
-                diffs.append("".join(difflib.unified_diff(
-                    [ln + "\n" for ln in step.out], [ln + "\n" for ln in actual],
-                    f"{path.name}:{block.start + 1} (page): $ {step.cmd[0][:80]}", "(now)")))
+                diffs.append(
+                    "".join(
+                        difflib.unified_diff(
+                            [ln + "\n" for ln in step.out],
+                            [ln + "\n" for ln in actual],
+                            f"{path.name}:{block.start + 1} (page): $ {step.cmd[0][:80]}",
+                            "(now)",
+                        )
+                    )
+                )
                 new_body += updated(step.out, actual)
-            replacements.append((block.start + 1, block.end,
-                                 [(block.indent + ln) if ln else ln for ln in new_body]))
+            replacements.append(
+                (block.start + 1, block.end, [(block.indent + ln) if ln else ln for ln in new_body])
+            )
     finally:
         session.close()
     if update and diffs:

@@ -31,7 +31,9 @@ def _pages():
 @pytest.mark.parametrize("page", list(_pages()))
 def test_docs_examples_have_not_drifted(page):
     diffs = docs_examples.run_page(page, update=False, log=lambda s: None)
-    assert not diffs, f"{page.name}: examples drifted; rerun scripts/docs_examples.py --update\n" + "\n".join(diffs)
+    assert not diffs, f"{page.name}: examples drifted; rerun scripts/docs_examples.py --update\n" + "\n".join(
+        diffs
+    )
 
 
 PAGE = """# A page
@@ -77,6 +79,7 @@ def test_update_rewrites_only_drifted_outputs_and_is_idempotent(tmp_path):
     assert len(diffs) == 2, diffs  # the `cat n.txt` (3, not 4) and the echo; the timing is normalised
     text = page.read_text()
     assert text == PAGE.replace("  $ cat n.txt\n  4\n", "  $ cat n.txt\n  3\n").replace(
-        '  lines"\n  stale\n', '  lines"\n  two\n  lines\n')
+        '  lines"\n  stale\n', '  lines"\n  two\n  lines\n'
+    )
     assert docs_examples.run_page(page, update=True, log=lambda s: None) == []
     assert page.read_text() == text

@@ -26,7 +26,7 @@ def layer_table(text: str | None = None) -> tuple[dict[str, int], dict[str, set[
     packages it names (layer 0 is always allowed from layer 1 up).
     """
     text = PAGE.read_text() if text is None else text
-    section = text[text.index(TABLE_TITLE) + len(TABLE_TITLE):]
+    section = text[text.index(TABLE_TITLE) + len(TABLE_TITLE) :]
     section = section.split("\n## ", 1)[0]
     layer: dict[str, int] = {}
     may: dict[str, set[str] | None] = {}
@@ -35,7 +35,9 @@ def layer_table(text: str | None = None) -> tuple[dict[str, int], dict[str, set[
         if len(cells) != 4 or not cells[0].isdigit():
             continue
         names = [n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[1])]
-        allowed: set[str] | None = {n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[3])}
+        allowed: set[str] | None = {
+            n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[3])
+        }
         words = re.sub(r"`[^`]*`", "", cells[3]).lower()
         if "everything below" in words or re.search(r"layers 0[–-]", words):
             allowed = None
@@ -58,7 +60,7 @@ def _edges():
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level:
                 base = list(rel[:-1])
-                base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
                 mod = base + (node.module.split(".") if node.module else [])
                 tgt = (mod[0] if mod else node.names[0].name).removesuffix(".py")
                 if not mod and tgt not in LAYER:
@@ -68,7 +70,7 @@ def _edges():
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 for n in names:
-                    assert not n.split(".")[0] in ("tests", "benchmarks", "loadtest", "scale_helpers"), (f, n)
+                    assert n.split(".")[0] not in ("tests", "benchmarks", "loadtest", "scale_helpers"), (f, n)
                     if n.startswith("ctxprior.") and n.split(".")[1] != top:
                         edges[top].add(n.split(".")[1])
                     elif n == "ctxprior" and top != "__init__":
@@ -116,7 +118,7 @@ def _module_edges() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    base = base_pkg[:len(base_pkg) - (node.level - 1)]
+                    base = base_pkg[: len(base_pkg) - (node.level - 1)]
                     mod = ".".join(base + (node.module.split(".") if node.module else []))
                 elif node.module and node.module.startswith("ctxprior"):
                     mod = node.module
@@ -135,7 +137,7 @@ def test_no_module_import_circles():
     done: set[str] = set()
 
     def visit(n, path):
-        assert n not in path, f"import circle: {' -> '.join(path[path.index(n):] + [n])}"
+        assert n not in path, f"import circle: {' -> '.join(path[path.index(n) :] + [n])}"
         if n in done:
             return
         for m in sorted(edges[n]):
@@ -157,8 +159,11 @@ def test_the_table_is_read():
 def test_packages_import_only_what_the_architecture_page_names():
     edges = _edges()
     base = {t for t, layer in LAYER.items() if layer == 0}
-    extra = {p: sorted(edges.get(p, set()) - (allowed or set()) - (base if LAYER[p] > 0 else set()))
-             for p, allowed in MAY_IMPORT.items() if allowed is not None or LAYER[p] == 0}
+    extra = {
+        p: sorted(edges.get(p, set()) - (allowed or set()) - (base if LAYER[p] > 0 else set()))
+        for p, allowed in MAY_IMPORT.items()
+        if allowed is not None or LAYER[p] == 0
+    }
     assert not any(extra.values()), f"imports the architecture page does not list: {extra}"
 
 
