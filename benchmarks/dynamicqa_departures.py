@@ -176,14 +176,14 @@ def measure(db, limit, out, threshold):
                 al = (fact["aliases"] or [fact["object"]]) if cond == "original" else [fact["replace_name"]]
                 g, gn = greedy[ci].text, greedy[0].text
                 samp, sampn = sampled[ci][0].text, sampled[0][0].text
-                def labels(x, xn, rule):
+                def labels(x, xn, rule, ctx_ans=ctx_ans, al=al, q=q):  # bound now: called in this iteration
                     if rule == "rouge":
-                        m = sem.rouge_match(x, ctx_ans)  # noqa: B023
-                        return dict(match=m, persuaded=m and not sem.rouge_match(xn, ctx_ans),  # noqa: B023
+                        m = sem.rouge_match(x, ctx_ans)
+                        return dict(match=m, persuaded=m and not sem.rouge_match(xn, ctx_ans),
                                     persuaded_code=m, stubborn=(not m) and sem.rouge_match(x, xn, True))
-                    m = sem.contains_answer(x, al)  # noqa: B023
-                    return dict(match=m, persuaded=m and not sem.contains_answer(xn, al), persuaded_code=m,  # noqa: B023
-                                stubborn=(not m) and bool(eqm.equivalent(q, [x, xn])[0, 1]))  # noqa: B023
+                    m = sem.contains_answer(x, al)
+                    return dict(match=m, persuaded=m and not sem.contains_answer(xn, al), persuaded_code=m,
+                                stubborn=(not m) and bool(eqm.equivalent(q, [x, xn])[0, 1]))
                 c["labels_rouge"] = labels(g, gn, "rouge")
                 c["labels_alias"] = labels(g, gn, "alias")
                 c["labels_rouge_sampled"] = labels(samp, sampn, "rouge")
