@@ -50,7 +50,9 @@ WORK_NAME = "/tmp/docrun"  # the working folder as the pages show it
 # Each line is first cut to what follows its last carriage return (what a terminal shows).
 REWRITE: list[tuple[str, str]] = [
     (r"(?m)^( - leaked .*| - \.\.\. skipped remainder.*|nanobind: .*|See https://nanobind.*)\n?", ""),
-    (r"(?m)^.*\d+%\|.*\| *[\d.]+[kMG]?/[\d.?]+[kMG]? \[.*\]\s*\n?", ""),  # progress bars on stderr
+    # progress bars on stderr (tqdm: "Loading: 100%|███| 272/272 [00:00<00:00, ...it/s]",
+    # "Generating train split: 16 examples [00:00, 1035.41 examples/s]")
+    (r"(?m)^.*\[\d+:\d\d(<[\d:?]+)?, [^\]]*/s\]\s*\n?", ""),
     (r"^\n+", ""),
 ]
 
@@ -155,9 +157,12 @@ def normalise(lines: list[str]) -> list[str]:
 
 
 def matches(expected: list[str], actual: list[str]) -> bool:
-    """``expected`` (from the page; a line ``...`` stands for any lines) against ``actual``."""
-    parts = _split_ellipsis(normalise(expected))
-    act = normalise(actual)
+    """``expected`` (from the page; a line ``...`` stands for any lines, a line ending with ``, ...``
+    for any line that starts the same) against ``actual``."""
+    exp = normalise(expected)
+    cut = {e[: -len(", ...")] for e in exp if e.endswith(", ...") and e.strip() != "..."}
+    parts = _split_ellipsis(exp)
+    act = [next((c + ", ..." for c in cut if a.startswith(c + ", ")), a) for a in normalise(actual)]
     if len(parts) == 1:
         return parts[0] == act
     head, *middle, tail = parts
@@ -185,14 +190,40 @@ def _split_ellipsis(lines: list[str]) -> list[list[str]]:
 
 
 def updated(expected: list[str], actual: list[str]) -> list[str]:
-    """The page's new output: the fresh lines, keeping the page's ``...`` elision (its head and tail
-    lengths) when it had one."""
+    """The page's new output: the fresh lines, keeping the page's elisions. With ``...`` lines, the
+    head and the tail keep their lengths, and a line the page shows in between is kept (with its
+    fresh values) when a fresh line starts with the same two words; a line the page ends with
+    ``, ...`` keeps as many comma-separated items."""
     parts = _split_ellipsis(expected)
-    if len(parts) == 1 or len(actual) <= len(parts[0]) + len(parts[-1]):
-        return actual
-    head, tail = len(parts[0]), len(parts[-1])
+    if len(parts) == 1:
+        return [_cut_like(e, a) for e, a in zip(expected, actual)] + actual[len(expected) :]
     indent = re.match(r"\s*", next(ln for ln in expected if ln.strip() == "...")).group(0)
-    return actual[:head] + [indent + "..."] + (actual[len(actual) - tail :] if tail else [])
+    head, *middle, tail = parts
+    if len(actual) <= len(head) + len(tail):
+        return actual
+    out = [_cut_like(e, a) for e, a in zip(head, actual)]
+    rest = actual[len(head) : len(actual) - len(tail)]
+    for part in middle:
+        found = []
+        for line in part:
+            key = line.split()[:2]
+            at = next((k for k, a in enumerate(rest) if a.split()[:2] == key), None)
+            if at is not None:
+                found.append(_cut_like(line, rest[at]))
+                rest = rest[at + 1 :]
+        out += [indent + "...", *found] if found else []
+    out.append(indent + "...")
+    tail_lines = actual[len(actual) - len(tail) :] if tail else []
+    return out + [_cut_like(e, a) for e, a in zip(tail, tail_lines)]
+
+
+def _cut_like(page_line: str, fresh: str) -> str:
+    """``fresh`` cut after as many ", "-separated items as ``page_line`` shows before its ", ..."."""
+    if not page_line.endswith(", ...") or page_line.startswith("..."):
+        return fresh
+    items = page_line[: -len(", ...")].count(", ") + 1
+    pieces = fresh.split(", ")
+    return fresh if len(pieces) <= items else ", ".join(pieces[:items]) + ", ..."
 
 
 class Session:
