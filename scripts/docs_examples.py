@@ -271,13 +271,31 @@ class Session:
         except subprocess.TimeoutExpired as e:
             raw = (e.stdout or b"") + f"\n[docs-examples: timed out after {self.timeout} s]\n".encode()
         text = "\n".join(ln.rsplit("\r", 1)[-1] for ln in raw.decode(errors="replace").split("\n"))
-        text = text.replace(str(self.work), WORK_NAME).replace(str(self.tmp), str(Path(WORK_NAME).parent))
+        if str(self.tmp) in text:
+            text = text.replace(str(self.work), WORK_NAME).replace(str(self.tmp), str(Path(WORK_NAME).parent))
+            text = "\n".join(_fit_last_column(text.split("\n")))
         for pattern, repl in REWRITE:
             text = re.sub(pattern, repl, text)
         return text.rstrip("\n").split("\n") if text.strip() else []
 
     def close(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _fit_last_column(lines: list[str]) -> list[str]:
+    """A table's last column is as wide as its widest value again once the paths in it got shorter."""
+    lines = list(lines)
+    for i, line in enumerate(lines):
+        if i == 0 or not re.fullmatch(r"-+(  -+)*", line):
+            continue
+        start = line.rfind(" ") + 1
+        rows = [lines[i - 1]]
+        for row in lines[i + 1 :]:
+            if not row or re.fullmatch(r"\(\d+ rows?\)", row):
+                break
+            rows.append(row)
+        lines[i] = line[:start] + "-" * max(1, *(len(r) - start for r in rows))
+    return lines
 
 
 def _cat_input(step: Step, work: Path) -> bool:
