@@ -64,7 +64,7 @@ NORMALISE: list[tuple[str, str]] = [
     (r"\([\d.,]+ ?[kMG]?B/s\)", "(<rate>)"),
     (r"\b(pid|host) [\w.-]+", r"\1 <x>"),
     (r"\S*/shared/data/", "<shared>/data/"),  # where ../shared lies on this machine
-    (r"(?m)^(\d+ +)\d+\.\d( +(static|temporal|disputable) )", r"\1<s>\2"),  # seconds per DynamicQA fact
+    (r"(?m)^(\d+ +)\d+(\.\d)?( +(static|temporal|disputable) )", r"\1<s>\3"),  # seconds per DynamicQA fact
     (r"[ \t]+", " "),  # table column widths follow the widest value
     (r"-{2,}", "--"),
 ]
