@@ -8,6 +8,7 @@ and review the diff."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -29,7 +30,14 @@ def _pages():
 
 
 @pytest.mark.parametrize("page", list(_pages()))
-def test_docs_examples_have_not_drifted(page):
+def test_docs_examples_have_not_drifted(page, request):
+    shared = Path(os.environ.get("CTXPRIOR_SHARED", ROOT.parent / "shared"))
+    if request.node.get_closest_marker("shared_data") and not (shared / "data").is_dir():
+        pytest.fail(
+            f"{page.name} runs on the real data under {shared / 'data'}, which is not there "
+            "(scripts/test.sh deselects shared_data tests then)",
+            pytrace=False,
+        )
     diffs = docs_examples.run_page(page, update=False, log=lambda s: None)
     assert not diffs, f"{page.name}: examples drifted; rerun scripts/docs_examples.py --update\n" + "\n".join(
         diffs
