@@ -176,7 +176,7 @@ def measure(db, limit, out, threshold):
                 al = (fact["aliases"] or [fact["object"]]) if cond == "original" else [fact["replace_name"]]
                 g, gn = greedy[ci].text, greedy[0].text
                 samp, sampn = sampled[ci][0].text, sampled[0][0].text
-                def labels(x, xn, rule):
+                def labels(x, xn, rule, ctx_ans=ctx_ans, al=al, q=q):  # bound now: called in this iteration
                     if rule == "rouge":
                         m = sem.rouge_match(x, ctx_ans)
                         return dict(match=m, persuaded=m and not sem.rouge_match(xn, ctx_ans),
@@ -247,7 +247,7 @@ def summarize(path):
     for p in ("static", "temporal", "disputable"):
         sel = [v for r, _, v in ctx if r["partition"] == p]
         if sel:
-            pct = lambda key, lab: round(100 * sum(v[key][lab] for v in sel) / len(sel))  # noqa: E731
+            pct = lambda key, lab: round(100 * sum(v[key][lab] for v in sel) / len(sel))  # noqa: E731, B023
             print(f"  {p} (%, rouge / alias): persuaded {pct('labels_rouge', 'persuaded')} / {pct('labels_alias', 'persuaded')}"
                   f", stubborn {pct('labels_rouge', 'stubborn')} / {pct('labels_alias', 'stubborn')}"
                   f", accuracy with context {pct('labels_rouge', 'match')} / {pct('labels_alias', 'match')}")

@@ -201,7 +201,7 @@ def _relation(distinct, rel, k, seed, lang, best, by_label, degree, types, requi
             named = lit or a in best
             lrank = 0 if not lit or a.lower().endswith('"@' + lang) else (
                 2 if re.search(r'"@[A-Za-z0-9-]+$', a) else 1)
-            return (not named, -(degree[a]) if a in degree and not lit else 1, lrank, md5(f"{seed} {e} {a}"))
+            return (not named, -(degree[a]) if a in degree and not lit else 1, lrank, md5(f"{seed} {e} {a}"))  # noqa: B023
         a = min(pairs[e], key=akey) if answer_choice == "degree" else min(pairs[e], key=lambda a: md5(f"{seed} {e} {a}"))
         names = by_label.get(best[e], {e}) if e in best else {e}
         out.append({"position": pos, "entity": e, "entity_label": best.get(e), "total_degree": degree[e],

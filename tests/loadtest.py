@@ -97,7 +97,10 @@ def check_answers(paths: list[str], reference: dict[int, tuple[int, float]]) -> 
                 bad.append({"row": row, "want_n": want_n, "want_s": want_s})
             states.add(len(units))
     lat.sort()
-    pct = (lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan"))
+
+    def pct(q):
+        return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
+
     return {"queries": n_ok, "errors": n_err, "error_samples": errors[:3], "inconsistent": bad[:3],
             "n_inconsistent": len(bad), "states_seen": sorted(states), "p50": pct(0.5), "p95": pct(0.95)}
 

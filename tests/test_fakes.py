@@ -465,9 +465,8 @@ def test_store_rechecks_the_relation_after_generating(db_path, nofakes, tmp_path
                 add_fakes(wh2, other, "nofakes", "capital")
             return numbered(["Zalovia", "Quellara"])
 
-    with open_warehouse(db_path) as wh:
-        with pytest.raises(UserError, match="changed while the fakes were made"):
-            generate_fakes(wh, "nofakes", "capital", n=2, chat=Racing())
+    with open_warehouse(db_path) as wh, pytest.raises(UserError, match="changed while the fakes were made"):
+        generate_fakes(wh, "nofakes", "capital", n=2, chat=Racing())
     assert [r[1] for r in fake_rows(db_path)] == ["Velmoria"]
 
 

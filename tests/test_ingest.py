@@ -76,7 +76,7 @@ def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file_any):
     with open_warehouse(db_path, read_only=True) as wh:
         rels = wh.query("SELECT name FROM relation ORDER BY position")
         assert [r[0] for r in rels] == list(data)
-        rel0 = list(data)[0]
+        rel0 = next(iter(data))
         d0 = data[rel0]
         n = len(d0["entities"])
         rows = wh.df("SELECT * FROM v_entity WHERE relation_uri = ? ORDER BY entity_kind DESC, position", [rel0])

@@ -1,17 +1,55 @@
-"""Imports point down the layers (cli/commands -> api -> ingest/scoring/queries/covariates/publish
--> schema), with no circles, and the installed package imports no test or benchmark harness."""
+"""Imports point down the layers, a package imports only what its row names, there are no circles,
+and the installed package imports no test or benchmark harness.
+
+The rules live in one place: the table "Packages and what each may import" in
+docs/architecture.md. This test reads it (``layer_table``); the package docstrings link to it."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
-LAYER = {"errors": 0, "sqlfiles": 0, "faults": 0, "digest": 0, "schema": 1,
-         "ingest": 2, "scoring": 2, "queries": 2, "covariates": 2, "publish": 2, "info": 2, "sqlshell": 2,
-         "fakes": 2, "dynamicqa": 2,
-         "api": 3, "pipeline": 3, "cli": 5, "commands": 5, "__main__": 6, "__init__": 6}
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "ctxprior"
+PAGE = ROOT / "docs" / "architecture.md"
+TABLE_TITLE = "## Packages and what each may import"
+
+
+def layer_table(text: str | None = None) -> tuple[dict[str, int], dict[str, set[str] | None]]:
+    """(layer of each top-level module or package, what each may import) read from the page's table.
+
+    A row is ``| layer | `pkg/`, `mod.py` | holds | may import |``. The last cell reads:
+    "everything below" or "layers 0–2" (and maybe more names): the layer order alone (None);
+    "nothing of ctxprior" or "layer 0": only layer 0 (an empty set); otherwise the backticked
+    packages it names (layer 0 is always allowed from layer 1 up).
+    """
+    text = PAGE.read_text() if text is None else text
+    section = text[text.index(TABLE_TITLE) + len(TABLE_TITLE) :]
+    section = section.split("\n## ", 1)[0]
+    layer: dict[str, int] = {}
+    may: dict[str, set[str] | None] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].isdigit():
+            continue
+        names = [n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[1])]
+        allowed: set[str] | None = {
+            n.removesuffix(".py").rstrip("/") for n in re.findall(r"`([^`]+)`", cells[3])
+        }
+        words = re.sub(r"`[^`]*`", "", cells[3]).lower()
+        if "everything below" in words or re.search(r"layers 0[–-]", words):
+            allowed = None
+        elif "nothing" in words or "layer 0" in words:
+            allowed = set()
+        for n in names:
+            layer[n] = int(cells[0])
+            may[n] = allowed
+    return layer, may
+
+
+LAYER, MAY_IMPORT = layer_table()
 
 
 def _edges():
@@ -22,17 +60,21 @@ def _edges():
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level:
                 base = list(rel[:-1])
-                base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
                 mod = base + (node.module.split(".") if node.module else [])
                 tgt = (mod[0] if mod else node.names[0].name).removesuffix(".py")
+                if not mod and tgt not in LAYER:
+                    tgt = "__init__"  # `from .. import name`: the root package itself
                 if tgt != top:
                     edges[top].add(tgt)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 for n in names:
-                    assert not n.split(".")[0] in ("tests", "benchmarks", "loadtest", "scale_helpers"), (f, n)
+                    assert n.split(".")[0] not in ("tests", "benchmarks", "loadtest", "scale_helpers"), (f, n)
                     if n.startswith("ctxprior.") and n.split(".")[1] != top:
                         edges[top].add(n.split(".")[1])
+                    elif n == "ctxprior" and top != "__init__":
+                        edges[top].add("__init__")
     return edges
 
 
@@ -63,8 +105,8 @@ def test_imports_point_down_and_have_no_circles():
 
 
 def _module_edges() -> dict[str, set[str]]:
-    """module -> modules of ctxprior it imports (lazy imports inside functions included); the
-    root package is left out (modules take only ``__version__`` from it)."""
+    """module -> modules of ctxprior it imports (lazy imports inside functions included), the root
+    package ``ctxprior`` included."""
     mods = {}
     for f in SRC.rglob("*.py"):
         parts = list(f.relative_to(SRC.parent).with_suffix("").parts)
@@ -76,7 +118,7 @@ def _module_edges() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    base = base_pkg[:len(base_pkg) - (node.level - 1)]
+                    base = base_pkg[: len(base_pkg) - (node.level - 1)]
                     mod = ".".join(base + (node.module.split(".") if node.module else []))
                 elif node.module and node.module.startswith("ctxprior"):
                     mod = node.module
@@ -85,7 +127,7 @@ def _module_edges() -> dict[str, set[str]]:
                 out.update(f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod for a in node.names)
             elif isinstance(node, ast.Import):
                 out.update(a.name for a in node.names if a.name in mods)
-        edges[m] = {t for t in out if t in mods and t not in (m, "ctxprior")}
+        edges[m] = {t for t in out if t in mods and t != m}
     return edges
 
 
@@ -95,7 +137,7 @@ def test_no_module_import_circles():
     done: set[str] = set()
 
     def visit(n, path):
-        assert n not in path, f"import circle: {' -> '.join(path[path.index(n):] + [n])}"
+        assert n not in path, f"import circle: {' -> '.join(path[path.index(n) :] + [n])}"
         if n in done:
             return
         for m in sorted(edges[n]):
@@ -106,16 +148,33 @@ def test_no_module_import_circles():
         visit(n, [])
 
 
-# docs/architecture.md, "Packages and what each may import": the layer-2 packages and the
-# pipeline may import only what their row names (plus layer 0)
-MAY_IMPORT = {"ingest": {"schema", "covariates"}, "scoring": {"schema"},
-              "dynamicqa": {"schema", "ingest", "scoring"}, "queries": {"schema", "dynamicqa", "covariates"},
-              "covariates": {"schema"}, "fakes": {"schema", "ingest", "scoring"}, "publish": {"schema"},
-              "info": {"schema", "sqlshell"}, "sqlshell": {"schema"}, "pipeline": set()}
+def test_the_table_is_read():
+    """The page's table parses into every layer and the rows that restrict imports."""
+    assert set(LAYER.values()) == set(range(6)), LAYER
+    assert LAYER["version"] == 0 and LAYER["schema"] == 1 and LAYER["api"] == 3
+    assert MAY_IMPORT["schema"] == set() and MAY_IMPORT["ingest"] == {"schema", "covariates"}
+    assert all(n in LAYER for allowed in MAY_IMPORT.values() for n in allowed or ()), MAY_IMPORT
 
 
 def test_packages_import_only_what_the_architecture_page_names():
     edges = _edges()
-    base = {t for t, layer in LAYER.items() if layer == 0} | {"__version__"}
-    extra = {p: sorted(edges.get(p, set()) - allowed - base) for p, allowed in MAY_IMPORT.items()}
+    base = {t for t, layer in LAYER.items() if layer == 0}
+    extra = {
+        p: sorted(edges.get(p, set()) - (allowed or set()) - (base if LAYER[p] > 0 else set()))
+        for p, allowed in MAY_IMPORT.items()
+        if allowed is not None or LAYER[p] == 0
+    }
     assert not any(extra.values()), f"imports the architecture page does not list: {extra}"
+
+
+def test_no_module_imports_the_root_package():
+    """``ctxprior/__init__.py`` is the top layer (it re-exports the API); ``__version__`` comes from
+    the layer-0 ``version`` module."""
+    edges = _edges()
+    assert not [a for a, bs in edges.items() if "__init__" in bs], dict(edges)
+
+
+def test_package_docstrings_link_to_the_rules_instead_of_restating_them():
+    for f in sorted(SRC.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(f.read_text())) or ""
+        assert "may import" not in doc.lower(), f"{f}: the rule lives in docs/architecture.md; link to it"

@@ -168,7 +168,7 @@ def test_sampling_errors_leave_warehouse_unchanged(yago_db, kwargs, msg):
 def test_unknown_dataset(yago_db):
     db, _ = yago_db
     with open_warehouse(db) as wh:
-        with pytest.raises(UserError, match="unknown dataset 'nope'.*yago_qec"):
+        with pytest.raises(UserError, match=r"unknown dataset 'nope'.*yago_qec"):
             draw_sample(wh, "nope")
 
 

@@ -9,7 +9,7 @@ The Python API (see ``ctxprior.api``)::
                         ["France"], ["The capital of France is Rome.\\n"])
 """
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _LAZY = ("open", "quick", "load_model", "Warehouse", "Run", "Covariates")
 __all__ = [*_LAZY, "__version__"]

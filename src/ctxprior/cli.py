@@ -11,7 +11,7 @@ import pkgutil
 import sys
 import click
 
-from . import __version__
+from .version import __version__
 from .errors import UserError
 from .commands.app import AppContext
 from .schema.warehouse import DB_ENV, DEFAULT_DB

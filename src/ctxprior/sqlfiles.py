@@ -17,11 +17,11 @@ def split_statements(text: str) -> list[str]:
         cur.append(line)
         if line.rstrip().endswith(";"):
             stmt = "\n".join(cur).strip()
-            if stmt.strip(";").strip() and not all(l.strip().startswith("--") or not l.strip() for l in cur):
+            if stmt.strip(";").strip() and not all(ln.strip().startswith("--") or not ln.strip() for ln in cur):
                 out.append(stmt)
             cur = []
     rest = "\n".join(cur).strip()
-    if rest and not all(l.strip().startswith("--") or not l.strip() for l in cur):
+    if rest and not all(ln.strip().startswith("--") or not ln.strip() for ln in cur):
         out.append(rest)
     return out
 

@@ -1,6 +1,6 @@
 """Covariates: corpus co-occurrence counts, KG degrees, and user tables keyed by warehouse keys.
 
-May import: ``schema``, ``errors``, ``digest``, ``sqlfiles``. Not ``api``/``cli``.
+Import rules: the package table in docs/architecture.md.
 
 Each covariate has a row in the `covariate` catalog and a view ``cov_<name>`` with the warehouse's
 readable keys (dataset, relation, entity, answer). Modules:

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..schema.warehouse import utcnow
 

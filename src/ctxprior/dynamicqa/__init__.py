@@ -12,6 +12,5 @@
 - ``analyses`` + ``sql/``: Tables 1-3 analogues (``ctxprior analyze-dynamic``).
 Tables: ``schema/dynamicqa.py``; commands: ``commands/dynamicqa.py``; guide: docs/dynamicqa.md.
 
-May import: ``schema``, ``ingest`` (builder, sampling, sources), ``scoring`` (model loading),
-``errors``, ``digest``, ``sqlfiles``. Not ``api``/``cli``.
+Import rules: the package table in docs/architecture.md.
 """

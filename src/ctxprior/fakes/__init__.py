@@ -17,9 +17,9 @@ an ``entity`` of kind ``fake`` and a ``fact`` at the position of the real entity
 borrows (placement rule: ``plan``), plus provenance in ``fake_generation`` /
 ``fake_generation_fact``. Everything is validated, then written in one transaction.
 
-May import: ``schema``, ``ingest`` (relation names), ``scoring`` (model loading), ``errors``, ``digest``,
-``sqlfiles``. Not ``api``/``cli``. Modules: ``make`` (the functions above), ``screen``, ``parse``,
-``plan`` (where a fake goes), ``prompts``, ``llm`` (local or OpenAI-compatible chat).
+Import rules: the package table in docs/architecture.md. Modules: ``make`` (the functions
+above), ``screen``, ``parse``, ``plan`` (where a fake goes), ``prompts``, ``llm`` (local or
+OpenAI-compatible chat).
 """
 
 from .make import add_fakes, fakes_summary, generate_fakes, list_fakes, read_names_file

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import __version__
+from ..version import __version__
 from ..digest import sha256_file
 from ..errors import UserError
 from ..schema.warehouse import utcnow

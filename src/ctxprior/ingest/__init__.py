@@ -3,5 +3,5 @@
 fully before one transaction through ``builder.DatasetBuilder``; ``sources`` resolves paths,
 ``hf://`` and URLs; ``sampling`` draws the paper's sample design.
 
-May import: ``schema``, ``errors``, ``digest``, ``sqlfiles``, ``covariates`` (catalog). Not ``api``/``cli``.
+Import rules: the package table in docs/architecture.md.
 """

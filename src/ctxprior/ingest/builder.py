@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..schema.warehouse import Warehouse, utcnow
 

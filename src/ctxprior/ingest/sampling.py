@@ -38,7 +38,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..schema.warehouse import Warehouse, utcnow
 from ..sqlfiles import read_sql

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from .. import __version__
+from ..version import __version__
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
-from .. import __version__
+from ..version import __version__
 from ..digest import sha256_file
 from ..errors import UserError
 from ..schema.runs import default_runs

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 import duckdb
 from tqdm import tqdm
 
-from .. import __version__
+from ..version import __version__
 from ..digest import sha256_file
 from ..errors import UserError
 from ..sqlfiles import path_sql

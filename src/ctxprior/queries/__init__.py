@@ -5,6 +5,5 @@ module in ``steps/``); ``driver`` runs them (``analyze``), ``comparisons`` holds
 ``store`` writes the rows, ``summary`` prints them; ``figures`` and ``report`` draw them. The
 DynamicQA analyses are in ``ctxprior.dynamicqa.analyses``; ``steps/dynamicqa.py`` calls them.
 
-May import: ``schema``, ``dynamicqa`` (its analysis step), ``covariates`` (``resolve``), ``errors``,
-``sqlfiles``. Not ``api``/``cli``.
+Import rules: the package table in docs/architecture.md.
 """

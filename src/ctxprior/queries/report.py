@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__
+from ..version import __version__
 from . import registry
 from .figures import build_figures, _runs_with_results
 from .selection import query_file, sql

@@ -4,7 +4,7 @@ Every module in this package that defines tables on ``base.metadata`` is importe
 new area adds tables by adding a module (no central list to edit). Views live in
 ``schema/views/*.sql`` and are (re)created in file-name order when those files changed.
 
-The bottom layer: may import only ``errors``, ``sqlfiles``, ``faults`` and ``digest``.
+Layer 1, above only layer 0. Import rules: the package table in docs/architecture.md.
 """
 
 import importlib

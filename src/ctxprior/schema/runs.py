@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..sqlfiles import read_sql
 from .warehouse import Warehouse, _pid_alive, utcnow

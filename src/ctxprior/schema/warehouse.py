@@ -40,7 +40,7 @@ import pyarrow as pa
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.expression import ClauseElement
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..sqlfiles import split_statements
 from .base import metadata

@@ -8,6 +8,6 @@
 - ``executors/``: where units are computed (``local``, ``ray_cluster``);
 - ``quick``: scores for a few prompts without a warehouse.
 
-May import: ``schema``, ``errors``, ``digest``, ``faults``. Not ``api``/``cli``. DynamicQA's sampled
-generations and semantic entropy live in ``ctxprior.dynamicqa``.
+DynamicQA's sampled generations and semantic entropy live in ``ctxprior.dynamicqa``.
+Import rules: the package table in docs/architecture.md.
 """
