@@ -386,10 +386,13 @@ class Warehouse:
             "SELECT table_name FROM information_schema.tables WHERE table_schema='main' "
             "AND table_type='BASE TABLE' ORDER BY 1")]
 
-    def view_names(self) -> list[str]:
-        return [r[0] for r in self.query(
+    def view_names(self, staging: bool = False) -> list[str]:
+        """The views, without the internal staging views (``stg_*``, views/05_staging.sql) unless
+        ``staging``: they are not exported or published."""
+        names = [r[0] for r in self.query(
             "SELECT table_name FROM information_schema.tables WHERE table_schema='main' "
             "AND table_type='VIEW' ORDER BY 1")]
+        return names if staging else [v for v in names if not v.startswith("stg_")]
 
     # -- schema --------------------------------------------------------------------
     def schema_version(self) -> int | None:
