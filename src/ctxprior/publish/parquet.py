@@ -35,7 +35,7 @@ from tqdm import tqdm
 from .. import __version__
 from ..digest import sha256_file
 from ..errors import UserError
-from ..sqlfiles import path_sql
+from ..sqlfiles import path_sql, read_sql
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse, utcnow
 
@@ -76,9 +76,7 @@ class Selection:
 def all_columns(wh: Warehouse) -> dict[str, list[dict[str, str]]]:
     """table/view -> [{name, type}] in column order, types as DuckDB spells them (one query)."""
     out: dict[str, list[dict[str, str]]] = {}
-    for t, n, ty in wh.query(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name='main' "
-            "AND database_name=current_database() ORDER BY table_name, column_index"):
+    for t, n, ty in wh.query(read_sql("ctxprior.publish", "sql/all_columns.sql")):
         out.setdefault(t, []).append({"name": n, "type": ty})
     return out
 
