@@ -416,6 +416,5 @@ def _finish(wh, cid: int, name: str, paths: list[str], rep: Report) -> None:
     seen = wh.scalar(f"SELECT count(*) FROM {ident(catalog.view_name(name))} WHERE cooccurrence > 0")
     rep.pairs_seen = int(seen or 0)
     with wh.transaction():
-        wh.execute("UPDATE covariate SET status = ?, source_sha256 = ?, n_matched = ?, updated_at = ? "
-                   "WHERE covariate_id = ?", ["complete" if complete else "partial", digest,
-                                              rep.pairs_seen, utcnow(), cid])
+        wh.execute(read_sql(SQL, "sql/cooccurrence_finish.sql"),
+                   ["complete" if complete else "partial", digest, rep.pairs_seen, utcnow(), cid])

@@ -130,7 +130,8 @@ def view_sql(cid: int, dataset_id: int | None) -> str:
 
 def _summary(wh, cid, name, did, files, n_triples, unchanged: bool = False) -> dict:
     v = catalog.view_name(name)
-    n_facts, n_deg = wh.execute(f"SELECT count(*), count(*) FILTER (WHERE degree > 0) FROM {ident(v)}").fetchone()
+    n_facts, n_deg = wh.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE degree > 0) FROM {ident(v)}").fetchone()
     n_uris = wh.scalar("SELECT count(DISTINCT uri) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)",
                        [did, did])
     found = wh.scalar("SELECT count(*) FROM kg_entity_degree WHERE covariate_id = ?", [cid])

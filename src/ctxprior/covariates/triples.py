@@ -180,8 +180,8 @@ class TripleFiles:
 
     def malformed_lines(self, limit: int = 5) -> list[tuple[str, int]]:
         """(file, line number) of the first ``limit`` malformed lines (one more pass, order-preserving)."""
-        rows = self.run(f"SELECT filename, line_no FROM ({self.sql(line_numbers=True)}) WHERE s IS NULL LIMIT ?",
-                        params=[int(limit)]).fetchall()
+        malformed = f"SELECT filename, line_no FROM ({self.sql(line_numbers=True)}) WHERE s IS NULL LIMIT ?"
+        rows = self.run(malformed, params=[int(limit)]).fetchall()
         return [(f, int(n)) for f, n in rows]
 
     def rejected(self) -> dict[str, list[tuple[int, str]]]:
@@ -189,8 +189,7 @@ class TripleFiles:
         read as text: INVALID ENCODING (not UTF-8), LINE SIZE OVER MAXIMUM, ... (filled once that
         statement is finished: fetch all of its result first)."""
         try:
-            rows = self.con.execute("SELECT s.file_path, e.line, e.error_type FROM reject_errors e "
-                                    "JOIN reject_scans s USING (scan_id, file_id) ORDER BY 1, 2").fetchall()
+            rows = self.con.execute(read_sql(SQL, "sql/rejected_lines.sql")).fetchall()
         except Exception:  # noqa: BLE001 -- no reject tables: nothing was rejected
             return {}
         out: dict[str, list[tuple[int, str]]] = {}

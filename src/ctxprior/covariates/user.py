@@ -177,8 +177,7 @@ def _match_keys(con, path: str, keys: list[str], match: str, n_rows: int) -> tup
     via the temp table ``_cov_keys``; fails when no row matches."""
     keysel = ", ".join(f"CAST({ident(k)} AS VARCHAR) AS k_{k}" for k in keys)
     cond = " AND ".join(_condition(k, match) for k in keys)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _cov_keys AS "
-                f"SELECT row_number() OVER () AS rid, {keysel} FROM _cov_user")
+    con.execute(body(read_sql(SQL, "sql/user_keys.sql")).format(keys=keysel))
     matched = con.execute(body(read_sql(SQL, "sql/user_keys_matched.sql")).format(cond=cond)).fetchone()[0]
     unmatched_rows = con.execute(body(read_sql(SQL, "sql/user_keys_unmatched.sql")).format(
         keys=", ".join(f"k_{k}" for k in keys), cond=cond)).fetchall()

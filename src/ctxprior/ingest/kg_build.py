@@ -40,11 +40,11 @@ from typing import Any, Callable
 from urllib.parse import unquote
 
 from ..errors import UserError
-from ..sqlfiles import read_sql, split_statements
+from ..sqlfiles import literal, read_sql, split_statements
 from ..digest import sha256_file
 from .builder import DatasetBuilder
 from .kg_relations import RelationsFile, read_relations
-from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_str, true_line
+from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, true_line
 
 LABEL_PREDICATES = (DEFAULT_PREFIXES["rdfs"] + "label", DEFAULT_PREFIXES["skos"] + "prefLabel",
                     DEFAULT_PREFIXES["schema"] + "name")
@@ -185,9 +185,9 @@ def read_kg(triples: list[str], labels: list[str] | tuple[str, ...], spec: Relat
 def _read(con, tmp: str, triples: list[str], labels: list[str] | tuple[str, ...], spec: RelationsFile,
           opts: BuildOptions, hasher: _Hasher | None, progress: bool | None) -> KgRows:
     """The body of ``read_kg`` on the temporary database ``con`` in folder ``tmp``."""
-    con.execute(f"SET temp_directory = {sql_str(os.path.join(tmp, 'spill'))}; "
-                "SET enable_progress_bar = true; SET enable_progress_bar_print = false; "
-                "SET preserve_insertion_order = true")  # line numbers = row_number() in file order
+    con.execute(f"SET temp_directory = {literal(os.path.join(tmp, 'spill'))}")
+    for stmt in split_statements(read_sql(PKG, "sql/kg_session.sql")):
+        con.execute(stmt)
     tf = TripleFiles(con, list(triples), opts.fmt)
     lf = TripleFiles(con, list(labels), opts.fmt) if labels else None
     both = set(tf.files) & set(lf.files if lf else [])

@@ -19,7 +19,8 @@ FROM (SELECT filename, line_no, s, p, o,
                   WHEN p IN (SELECT p FROM _kgb_label_pred) AND starts_with(o, '"')
                        AND (ends_with(lower(o), $lang_tag) OR regexp_full_match(o, '".*"(\^\^\S+)?'))
                        THEN 'label'
-                  WHEN NOT $labels_only AND p = $rdf_type AND o IN (SELECT class FROM _kgb_rel_class) THEN 'type'
+                  WHEN NOT $labels_only AND p = $rdf_type AND o IN (SELECT class FROM _kgb_rel_class)
+                       THEN 'type'
                   ELSE 'other' END AS kind
       FROM ({triples}))
 GROUP BY ALL

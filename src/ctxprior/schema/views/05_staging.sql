@@ -1,12 +1,12 @@
 -- Staging views (dbt-style `stg_*`): each join chain of the warehouse written once. The readable
 -- views (v_*) and the analysis SQL files that only pick rows (queries/*.sql, dynamicqa/sql/*.sql)
 -- build on these instead of repeating the joins. The files that sum or average floats keep their
--- own joins: DuckDB adds the rows of a group in the order its join plan delivers them, so a
--- different join tree changes the last bit of a stored mean (docs/warehouse.md). The score
--- views below join in the order the v_* views always did, so the plans over them are unchanged. Internal: `view_names()` leaves them out, so they are not
--- exported or published; their columns may change with the code that reads them.
--- in_case_study: the fact belongs to a case-study dataset (friend_enemy, gender), which the
--- general analyses leave out (`WHERE NOT in_case_study`).
+-- own joins: DuckDB adds the rows of a group in the order its join plan delivers them, so another
+-- join tree changes the last bit of a stored mean (docs/warehouse.md). The score views below join
+-- in the order the v_* views always did, so the plans over them are unchanged.
+-- Internal: `view_names()` leaves them out, so they are not exported or published; their columns
+-- may change with the code that reads them. in_case_study: the fact belongs to a case-study
+-- dataset (friend_enemy, gender), which the general analyses leave out.
 
 -- One row per fact: its relation, dataset, entity and answer (NULL when the dataset has none).
 CREATE OR REPLACE VIEW stg_fact AS
