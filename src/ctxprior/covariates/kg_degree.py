@@ -123,9 +123,8 @@ def _insert_degrees(wh, cid: int) -> None:
 
 
 def view_sql(cid: int, dataset_id: int | None) -> str:
-    did = None if dataset_id is None else int(dataset_id)
-    return body(read_sql(SQL, "sql/kg_degree_view.sql")).format(covariate_id=literal(int(cid)),
-                                                                dataset_id=literal(did))
+    where = "" if dataset_id is None else "WHERE v.dataset_id = " + literal(int(dataset_id))
+    return body(read_sql(SQL, "sql/kg_degree_view.sql")).format(covariate_id=literal(int(cid)), where=where)
 
 
 def _summary(wh, cid, name, did, files, n_triples, unchanged: bool = False) -> dict:
