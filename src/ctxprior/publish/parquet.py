@@ -36,7 +36,7 @@ from tqdm import tqdm
 from .. import __version__
 from ..digest import sha256_file
 from ..errors import UserError
-from ..sqlfiles import body, ident, path_sql, read_sql
+from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse, utcnow
 
@@ -56,10 +56,6 @@ def heavy_tables() -> set[str]:
 
 
 SQL = "ctxprior.publish"
-
-
-def _lit(text: str) -> str:
-    return "'" + str(text).replace("'", "''") + "'"
 
 
 # -- what to export -------------------------------------------------------------------------------
@@ -278,7 +274,7 @@ def _write_files(wh: Warehouse, out: Path, name: str, cols: list[dict[str, str]]
         query = f"{src} ORDER BY {order}"
         if n_files > 1:
             query += f" LIMIT {rows_per_file} OFFSET {i * rows_per_file}"
-        wh.execute(f"COPY ({query}) TO {_lit(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
+        wh.execute(f"COPY ({query}) TO {literal(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
         part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
         files.append({"path": rel, "rows": part_rows, "bytes": (out / rel).stat().st_size,
                       "sha256": sha256_file(out / rel)})
