@@ -164,9 +164,10 @@ class TripleFiles:
         parts = []
         for fmt, files in sorted(self.by_format.items()):
             name = "sql/triples_tsv.sql" if fmt == "tsv" else "sql/triples_rdf.sql"
-            parts.append("SELECT *, " + str(fmt != "tsv").lower() + " AS rdf FROM (" + read_sql(SQL, name).format(
+            raw = read_sql(SQL, name).format(
                 keep=keep, lines=lines_sql(files, line_numbers), prefix_re=sql_str(PREFIX_RE),
-                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE)) + ")")
+                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE))
+            parts.append("SELECT *, " + str(fmt != "tsv").lower() + " AS rdf FROM (" + raw + ")")
         return "\nUNION ALL\n".join(f"({p})" for p in parts)
 
     def sql(self, line_numbers: bool = False) -> str:
