@@ -17,11 +17,7 @@ def warehouse_info(wh: Warehouse) -> str:
     rows = cur.fetchall()
     lines.append("")
     lines.append(format_rows(cols, rows) if rows else "no datasets yet: `ctxprior ingest demo` or `ctxprior ingest yago-qec FILE`")
-    samples = wh.query("SELECT s.sample_id, d.name, s.design, s.seed, "
-                       "(SELECT count(DISTINCT relation_id) FROM sample_fact f WHERE f.sample_id = s.sample_id), "
-                       "(SELECT count(*) FROM sample_fact f WHERE f.sample_id = s.sample_id), "
-                       "(SELECT count(*) FROM context c WHERE c.sample_id = s.sample_id) "
-                       "FROM sample s JOIN dataset d USING (dataset_id) ORDER BY 1")
+    samples = wh.query(read_sql("ctxprior.ingest", "sql/info_samples.sql"))
     lines.append("")
     if samples:
         lines.append(format_rows(["sample", "dataset", "design", "seed", "relations", "entities", "contexts"], samples))

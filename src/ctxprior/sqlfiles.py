@@ -33,3 +33,29 @@ def path_sql(path: str) -> str:
     import re
 
     return "'" + re.sub(r"([*?\[])", r"[\1]", str(path)).replace("'", "''") + "'"
+
+
+def ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier (``"a""b"``), for the places where DuckDB takes no
+    parameter: table, view and column names. The only way names are formatted into our SQL."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def literal(value: int | float | str | None) -> str:
+    """``value`` as a SQL literal, for the statements that take no parameter (CREATE VIEW bodies,
+    SET): None as NULL, an int or float as written by ``repr`` (checked to be one), a string quoted."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"not a SQL literal: {value!r}")
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def body(text: str) -> str:
+    """``text`` without its leading comment block: the SQL a view body or a template keeps."""
+    lines = text.splitlines()
+    while lines and (lines[0].startswith("--") or not lines[0].strip()):
+        lines.pop(0)
+    return "\n".join(lines)

@@ -9,9 +9,13 @@ from typing import Any
 from ..version import __version__
 from ..errors import UserError
 from ..schema.warehouse import utcnow
+from ..sqlfiles import body, ident, literal, read_sql
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,58}$")
 KINDS = ("cooccurrence", "kg_degree", "fact_degree", "user")
+
+
+SQL = "ctxprior.covariates"
 
 
 def check_name(name: str) -> str:
@@ -68,23 +72,18 @@ def upsert(wh, *, name: str, kind: str, dataset_id: int | None, key_columns: lis
         wh.insert_arrow("covariate", {k: [v] for k, v in
                                       dict(covariate_id=cid, name=name, added_at=now, **values).items()})
         return cid
-    sets = ", ".join(f'"{k}" = ?' for k in values)
+    sets = ", ".join(f"{ident(k)} = ?" for k in values)
     wh.execute(f"UPDATE covariate SET {sets} WHERE covariate_id = ?", [*values.values(), row["covariate_id"]])
     return int(row["covariate_id"])
 
 
 def create_view(wh, name: str, select_sql: str) -> None:
-    wh.execute(f'CREATE OR REPLACE VIEW "{view_name(name)}" AS\n{select_sql}')
+    wh.execute(f"CREATE OR REPLACE VIEW {ident(view_name(name))} AS\n{select_sql}")
 
 
 def list_covariates(wh):
     """The catalog as a DataFrame (readable columns)."""
-    return wh.df("""
-        SELECT c.name, c.kind, coalesce(d.name, '(all)') AS dataset, c.view_name, c.key_columns, c.value_columns,
-               c.status, c.n_rows, c.n_matched, c.source_path, left(c.source_sha256, 12) AS sha256,
-               c.description, strftime(c.added_at, '%Y-%m-%d %H:%M:%S') AS added_at
-        FROM covariate c LEFT JOIN dataset d USING (dataset_id)
-        ORDER BY c.covariate_id""")
+    return wh.df(read_sql(SQL, "sql/list_covariates.sql"))
 
 
 # -- degrees stored on fact rows by the yago_qec ingest ---------------------------------------------
@@ -111,9 +110,7 @@ def register_fact_degrees(wh, dataset_id: int) -> str | None:
                      [dataset_id]).fetchone()
     if row is None:
         return None
-    n = wh.scalar(f"""SELECT count(*) FROM fact f JOIN relation r USING (relation_id)
-                      WHERE r.dataset_id = ? AND ({' OR '.join(f'f.{c} IS NOT NULL' for c in FACT_DEGREE_COLUMNS)})""",
-                  [dataset_id])
+    n = wh.scalar(read_sql(SQL, "sql/fact_degree_count.sql"), [dataset_id])
     if not n:
         return None
     n_facts = wh.scalar("SELECT count(*) FROM fact f JOIN relation r USING (relation_id) WHERE r.dataset_id = ?",
@@ -130,10 +127,6 @@ def register_fact_degrees(wh, dataset_id: int) -> str | None:
                "(entity_uri_to_predicate_degree = delta(e,q), entity_uri_to_degree, "
                "entity_namesake_to_degree, entity_namesake_to_num_uris)",
                n_rows=int(n_facts), n_matched=int(n))
-        create_view(wh, name, f"""
-SELECT dataset, relation, entity, entity_kind, answer,
-       predicate_degree, uri_degree, namesake_degree, namesake_num_uris,
-       entity_uri, relation_uri, fact_id, relation_id, entity_id, answer_id
-FROM v_entity
-WHERE dataset_id = {int(dataset_id)}""")
+        create_view(wh, name, body(read_sql(SQL, "sql/fact_degree_view.sql")).format(
+            dataset_id=literal(int(dataset_id))))
     return name

@@ -20,11 +20,14 @@ import numpy as np
 
 from ..errors import UserError
 from ..schema.warehouse import utcnow
+from ..sqlfiles import body, ident, literal, read_sql
 from . import catalog
 from .corpus import ShardStats, _one_line, check_shard, find_shards
 from .counting import CountSpec
 from .worker import _init_worker, _pool_task, _ray_task, count_shard
 from .text import check_punctuation, normalize
+
+SQL = "ctxprior.covariates"
 
 KEY_COLUMNS = ["dataset", "relation", "entity", "answer"]
 VALUE_COLUMNS = ["cooccurrence", "entity_count", "answer_count", "window"]
@@ -41,13 +44,7 @@ class Plan:
 
 def plan(wh, dataset_id: int | None, window: int, ignore_case: bool, punctuation: str,
          text_field: str = "text") -> Plan:
-    rows = wh.query("""
-        SELECT f.fact_id, e.name, a.name
-        FROM fact f JOIN relation r USING (relation_id)
-        JOIN entity e ON e.entity_id = f.entity_id
-        LEFT JOIN answer a ON a.answer_id = f.answer_id
-        WHERE ? IS NULL OR r.dataset_id = ?
-        ORDER BY f.fact_id""", [dataset_id, dataset_id])
+    rows = wh.query(read_sql(SQL, "sql/cooccurrence_facts.sql"), [dataset_id, dataset_id])
     if not rows:
         raise UserError("the dataset has no facts to count; ingest a dataset with entities and answers first")
     norm: dict[str, str] = {}
@@ -176,29 +173,8 @@ def run_ray(spec: CountSpec, paths: list[str], workers: int, address: str | None
 
 # -- storing -------------------------------------------------------------------------------------
 def view_sql(cid: int, window: int) -> str:
-    return f"""WITH pc AS (SELECT pair_id, sum("count") AS n FROM cooccurrence_pair_count
-            WHERE covariate_id = {cid} GROUP BY pair_id),
-     nc AS (SELECT name_id, sum("count") AS n FROM cooccurrence_name_count
-            WHERE covariate_id = {cid} GROUP BY name_id)
-SELECT DISTINCT
-       d.name       AS dataset,
-       r.short_name AS relation,
-       e.name       AS entity,
-       a.name       AS answer,
-       (CASE WHEN cf.pair_id IS NOT NULL THEN coalesce(pc.n, 0) END)::BIGINT        AS cooccurrence,
-       (CASE WHEN cf.entity_name_id IS NOT NULL THEN coalesce(ne.n, 0) END)::BIGINT AS entity_count,
-       (CASE WHEN cf.answer_name_id IS NOT NULL THEN coalesce(na.n, 0) END)::BIGINT AS answer_count,
-       {int(window)} AS "window"
-FROM cooccurrence_fact cf
-JOIN fact f ON f.fact_id = cf.fact_id
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = r.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-LEFT JOIN answer a ON a.answer_id = f.answer_id
-LEFT JOIN pc ON pc.pair_id = cf.pair_id
-LEFT JOIN nc ne ON ne.name_id = cf.entity_name_id
-LEFT JOIN nc na ON na.name_id = cf.answer_name_id
-WHERE cf.covariate_id = {cid}"""
+    return body(read_sql(SQL, "sql/cooccurrence_view.sql")).format(covariate_id=literal(int(cid)),
+                                                                   window=literal(int(window)))
 
 
 def _store_plan(wh, cid: int, pl: Plan) -> None:
@@ -417,7 +393,7 @@ def _begin(wh, name, did, params, corpus, existing, restart, description, window
             cid0 = existing["covariate_id"]
             for t in ("cooccurrence_name", "cooccurrence_pair", "cooccurrence_fact", "cooccurrence_shard",
                       "cooccurrence_pair_count", "cooccurrence_name_count"):
-                wh.execute(f"DELETE FROM {t} WHERE covariate_id = ?", [cid0])
+                wh.execute(f"DELETE FROM {ident(t)} WHERE covariate_id = ?", [cid0])
         cid = catalog.upsert(wh, name=name, kind="cooccurrence", dataset_id=did, key_columns=KEY_COLUMNS,
                              value_columns=VALUE_COLUMNS, params=params, status="partial",
                              source_path=" ".join(corpus),
@@ -437,9 +413,8 @@ def _finish(wh, cid: int, name: str, paths: list[str], rep: Report) -> None:
         "SELECT path, sha256 FROM cooccurrence_shard WHERE covariate_id = ?", [cid])}
     complete = all(p in counted for p in paths)
     digest = hashlib.sha256("\n".join(sorted(counted.values())).encode()).hexdigest() if counted else None
-    seen = wh.scalar(f'SELECT count(*) FROM "{catalog.view_name(name)}" WHERE cooccurrence > 0')
+    seen = wh.scalar(f"SELECT count(*) FROM {ident(catalog.view_name(name))} WHERE cooccurrence > 0")
     rep.pairs_seen = int(seen or 0)
     with wh.transaction():
-        wh.execute("UPDATE covariate SET status = ?, source_sha256 = ?, n_matched = ?, updated_at = ? "
-                   "WHERE covariate_id = ?", ["complete" if complete else "partial", digest,
-                                              rep.pairs_seen, utcnow(), cid])
+        wh.execute(read_sql(SQL, "sql/cooccurrence_finish.sql"),
+                   ["complete" if complete else "partial", digest, rep.pairs_seen, utcnow(), cid])

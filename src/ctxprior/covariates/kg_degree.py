@@ -20,7 +20,9 @@ from ..errors import UserError
 from .triples import DEFAULT_PREFIXES, TripleFiles  # noqa: F401  (DEFAULT_PREFIXES: re-exported)
 from . import catalog
 from ..digest import sha256_file
+from ..sqlfiles import body, ident, literal, read_sql
 
+SQL = "ctxprior.covariates"
 KEY_COLUMNS = ["dataset", "relation", "entity", "answer"]
 VALUE_COLUMNS = ["degree", "total_degree"]
 
@@ -51,7 +53,7 @@ def kg_degree(wh, triples: list[str], name: str, fmt: str = "auto", dataset: str
     rep["n_unparsed_lines"] = n_bad
     rep["format"] = fmt_
     for t in ("_kg_t", "_kg_uri"):
-        wh.con.execute(f"DROP TABLE IF EXISTS {t}")
+        wh.con.execute(f"DROP TABLE IF EXISTS {ident(t)}")
     return rep
 
 
@@ -82,16 +84,13 @@ def _check_entity_uris(wh, did: int | None) -> None:
 def _load_triples(con, tf: TripleFiles, did: int | None) -> tuple[int, int]:
     """Temp tables ``_kg_uri`` (the entity URIs) and ``_kg_t`` (the distinct triples touching one);
     returns the number of lines read and of lines that did not parse."""
-    con.execute("CREATE OR REPLACE TEMP TABLE _kg_uri AS SELECT DISTINCT uri FROM entity "
-                "WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)", [did, did])
+    con.execute(read_sql(SQL, "sql/kg_entity_uris.sql"), [did, did])
     parsed = tf.sql()
     # fetchall, not fetchone: DuckDB fills its reject tables when the statement is finished
     n_lines, n_bad = tf.run(f"SELECT count(*), count(*) FILTER (WHERE s IS NULL) FROM ({parsed})").fetchall()[0]
     n_rejected = sum(len(v) for v in tf.rejected().values())  # lines that are not UTF-8 text, ...
     n_lines, n_bad = n_lines + n_rejected, n_bad + n_rejected
-    tf.run(f"""CREATE OR REPLACE TEMP TABLE _kg_t AS
-        SELECT DISTINCT s, p, o FROM ({parsed})
-        WHERE s IS NOT NULL AND (s IN (SELECT uri FROM _kg_uri) OR o IN (SELECT uri FROM _kg_uri))""")
+    tf.run(body(read_sql(SQL, "sql/kg_triples_touching.sql")).format(parsed=parsed))
     return n_lines, n_bad
 
 
@@ -119,36 +118,19 @@ def _store(wh, name: str, did: int | None, existing: dict | None, params: dict, 
 
 def _insert_degrees(wh, cid: int) -> None:
     """delta(e, q) into ``kg_degree`` and each entity's total degree into ``kg_entity_degree``, from ``_kg_t``."""
-    wh.execute(f"""INSERT INTO kg_degree
-        SELECT {cid}, e, p, count(*) FROM (
-          SELECT s AS e, p, o AS a FROM _kg_t WHERE s IN (SELECT uri FROM _kg_uri)
-          UNION
-          SELECT o AS e, p, s AS a FROM _kg_t WHERE o IN (SELECT uri FROM _kg_uri))
-        GROUP BY e, p""")
-    wh.execute(f"""INSERT INTO kg_entity_degree
-        SELECT {cid}, e, count(*), count(DISTINCT p) FROM (
-          SELECT s, p, o, s AS e FROM _kg_t WHERE s IN (SELECT uri FROM _kg_uri)
-          UNION
-          SELECT s, p, o, o AS e FROM _kg_t WHERE o IN (SELECT uri FROM _kg_uri))
-        GROUP BY e""")
+    wh.execute(read_sql(SQL, "sql/kg_degree_insert.sql"), [cid])
+    wh.execute(read_sql(SQL, "sql/kg_entity_degree_insert.sql"), [cid])
 
 
 def view_sql(cid: int, dataset_id: int | None) -> str:
-    where = f"WHERE v.dataset_id = {int(dataset_id)}" if dataset_id is not None else ""
-    return f"""SELECT v.dataset, v.relation, v.entity, v.entity_kind, v.answer,
-       (CASE WHEN ked.entity_uri IS NOT NULL THEN coalesce(kd.degree, 0) END)::BIGINT AS degree,
-       ked.total_degree,
-       v.entity_uri, v.relation_uri, v.fact_id, v.relation_id, v.entity_id, v.answer_id
-FROM v_entity v
-LEFT JOIN kg_entity_degree ked ON ked.covariate_id = {cid} AND ked.entity_uri = v.entity_uri
-LEFT JOIN kg_degree kd ON kd.covariate_id = {cid} AND kd.entity_uri = v.entity_uri
-      AND kd.relation_uri = regexp_replace(v.relation_uri, '^reverse-', '')
-{where}"""
+    where = "" if dataset_id is None else "WHERE v.dataset_id = " + literal(int(dataset_id))
+    return body(read_sql(SQL, "sql/kg_degree_view.sql")).format(covariate_id=literal(int(cid)), where=where)
 
 
 def _summary(wh, cid, name, did, files, n_triples, unchanged: bool = False) -> dict:
     v = catalog.view_name(name)
-    n_facts, n_deg = wh.execute(f'SELECT count(*), count(*) FILTER (WHERE degree > 0) FROM "{v}"').fetchone()
+    n_facts, n_deg = wh.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE degree > 0) FROM {ident(v)}").fetchone()
     n_uris = wh.scalar("SELECT count(DISTINCT uri) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)",
                        [did, did])
     found = wh.scalar("SELECT count(*) FROM kg_entity_degree WHERE covariate_id = ?", [cid])

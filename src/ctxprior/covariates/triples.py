@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UserError
-from ..sqlfiles import path_sql, read_sql
+from ..sqlfiles import body, ident, path_sql, read_sql
 
 DEFAULT_PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
@@ -38,6 +38,7 @@ DEFAULT_PREFIXES = {
 }
 RDF_TYPE = DEFAULT_PREFIXES["rdf"] + "type"
 FORMATS = ("nt", "ttl", "tsv")
+SQL = "ctxprior.covariates"
 _EXTENSIONS = {".nt": "nt", ".ttl": "ttl", ".turtle": "ttl", ".tsv": "tsv", ".tab": "tsv"}
 
 # one RDF term: <iri> | _:blank | "literal"(@lang|^^type)? | prefixed:name / bare token
@@ -147,9 +148,8 @@ class TripleFiles:
         found: dict[str, str] = {}
         ttl = self.by_format.get("ttl")
         if ttl:
-            rows = self.run(f"""SELECT DISTINCT x.p, x.i FROM (
-                SELECT regexp_extract(line, {sql_str(PREFIX_RE)}, ['p', 'i']) AS x FROM {lines_sql(ttl)}
-                WHERE NOT starts_with(line, '<') AND regexp_matches(line, {sql_str(PREFIX_RE)})) ORDER BY 1, 2""", ttl).fetchall()
+            rows = self.run(body(read_sql(SQL, "sql/ttl_prefixes.sql")).format(
+                prefix_re=sql_str(PREFIX_RE), lines=lines_sql(ttl)), ttl).fetchall()
             for p, i in rows:
                 if p in found and found[p] != i:
                     raise UserError(f"{ttl[0]}: prefix '{p}:' is defined twice (<{found[p]}> and <{i}>); "
@@ -164,9 +164,10 @@ class TripleFiles:
         parts = []
         for fmt, files in sorted(self.by_format.items()):
             name = "sql/triples_tsv.sql" if fmt == "tsv" else "sql/triples_rdf.sql"
-            parts.append("SELECT *, " + str(fmt != "tsv").lower() + " AS rdf FROM (" + read_sql("ctxprior.covariates", name).format(
+            raw = read_sql(SQL, name).format(
                 keep=keep, lines=lines_sql(files, line_numbers), prefix_re=sql_str(PREFIX_RE),
-                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE)) + ")")
+                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE))
+            parts.append("SELECT *, " + str(fmt != "tsv").lower() + " AS rdf FROM (" + raw + ")")
         return "\nUNION ALL\n".join(f"({p})" for p in parts)
 
     def sql(self, line_numbers: bool = False) -> str:
@@ -174,18 +175,14 @@ class TripleFiles:
         which in N-Triples / Turtle includes a line with a prefixed name of an undeclared prefix
         (a TSV term with an unknown prefix is kept as written)."""
         keep = "filename, line_no" if line_numbers else "filename"
-        bad = "rdf AND (s_ IS NULL OR p_ IS NULL OR o_ IS NULL)"
-        return f"""SELECT {keep}, CASE WHEN {bad} THEN NULL ELSE coalesce(s_, s) END AS s,
-                   CASE WHEN {bad} THEN NULL ELSE coalesce(p_, p) END AS p,
-                   CASE WHEN {bad} THEN NULL ELSE coalesce(o_, o) END AS o
-                   FROM (SELECT *, {expand_sql('s', self.prefixes)} AS s_, {expand_sql('p', self.prefixes)} AS p_,
-                                {expand_sql('o', self.prefixes)} AS o_
-                         FROM ({self.raw_sql(line_numbers)}))"""
+        return body(read_sql(SQL, "sql/triples_expand.sql")).format(
+            keep=keep, s_=expand_sql("s", self.prefixes), p_=expand_sql("p", self.prefixes),
+            o_=expand_sql("o", self.prefixes), raw=self.raw_sql(line_numbers))
 
     def malformed_lines(self, limit: int = 5) -> list[tuple[str, int]]:
         """(file, line number) of the first ``limit`` malformed lines (one more pass, order-preserving)."""
-        rows = self.run(f"SELECT filename, line_no FROM ({self.sql(line_numbers=True)}) "
-                        f"WHERE s IS NULL LIMIT {int(limit)}").fetchall()
+        malformed = f"SELECT filename, line_no FROM ({self.sql(line_numbers=True)}) WHERE s IS NULL LIMIT ?"
+        rows = self.run(malformed, params=[int(limit)]).fetchall()
         return [(f, int(n)) for f, n in rows]
 
     def rejected(self) -> dict[str, list[tuple[int, str]]]:
@@ -193,8 +190,7 @@ class TripleFiles:
         read as text: INVALID ENCODING (not UTF-8), LINE SIZE OVER MAXIMUM, ... (filled once that
         statement is finished: fetch all of its result first)."""
         try:
-            rows = self.con.execute("SELECT s.file_path, e.line, e.error_type FROM reject_errors e "
-                                    "JOIN reject_scans s USING (scan_id, file_id) ORDER BY 1, 2").fetchall()
+            rows = self.con.execute(read_sql(SQL, "sql/rejected_lines.sql")).fetchall()
         except Exception:  # noqa: BLE001 -- no reject tables: nothing was rejected
             return {}
         out: dict[str, list[tuple[int, str]]] = {}
@@ -209,7 +205,7 @@ class TripleFiles:
         for t in ("reject_errors", "reject_scans"):  # DuckDB appends to them: keep this statement's only
             if self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
                                 [t]).fetchone()[0]:
-                self.con.execute(f"DELETE FROM temp.{t}")
+                self.con.execute(f"DELETE FROM temp.{ident(t)}")
         try:
             return self.con.execute(sql, params or [])
         except (duckdb.IOException, duckdb.InvalidInputException) as e:

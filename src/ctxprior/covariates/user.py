@@ -13,15 +13,12 @@ import os
 from ..errors import UserError
 from . import catalog
 from ..digest import sha256_file
-from ..sqlfiles import path_sql
+from ..sqlfiles import body, ident, path_sql, read_sql
 
+SQL = "ctxprior.covariates"
 KEYS = ("dataset", "relation", "entity", "answer")
 RESERVED = {"dataset", "relation", "entity", "entity_kind", "answer", "fact_id", "relation_id",
             "entity_id", "answer_id"}
-
-
-def _q(ident: str) -> str:
-    return '"' + ident.replace('"', '""') + '"'
 
 
 def _reader(path: str) -> str:
@@ -164,8 +161,8 @@ def _check_rows(con, path: str, keys: list[str]) -> tuple[int, int]:
     n_rows = con.execute("SELECT count(*) FROM _cov_user").fetchone()[0]
     if not n_rows:
         raise UserError(f"{path}: the table has no rows")
-    kl = ", ".join(_q(k) for k in keys)
-    any_null = " OR ".join(f"{_q(k)} IS NULL" for k in keys)
+    kl = ", ".join(ident(k) for k in keys)
+    any_null = " OR ".join(f"{ident(k)} IS NULL" for k in keys)
     nulls = con.execute(f"SELECT count(*) FROM _cov_user WHERE {any_null}").fetchone()[0]
     dups = con.execute(f"SELECT {kl}, count(*) FROM _cov_user GROUP BY ALL HAVING count(*) > 1 LIMIT 3").fetchall()
     if dups:
@@ -178,15 +175,12 @@ def _check_rows(con, path: str, keys: list[str]) -> tuple[int, int]:
 def _match_keys(con, path: str, keys: list[str], match: str, n_rows: int) -> tuple[int, list[tuple]]:
     """The number of rows whose keys match a warehouse fact, and the keys of the others (in file order)
     via the temp table ``_cov_keys``; fails when no row matches."""
-    keysel = ", ".join(f"CAST({_q(k)} AS VARCHAR) AS k_{k}" for k in keys)
+    keysel = ", ".join(f"CAST({ident(k)} AS VARCHAR) AS k_{k}" for k in keys)
     cond = " AND ".join(_condition(k, match) for k in keys)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE _cov_keys AS "
-                f"SELECT row_number() OVER () AS rid, {keysel} FROM _cov_user")
-    matched = con.execute(f"""SELECT count(*) FROM _cov_keys u
-                              WHERE EXISTS (SELECT 1 FROM v_entity v WHERE {cond})""").fetchone()[0]
-    unmatched_rows = con.execute(f"""SELECT {', '.join(f'k_{k}' for k in keys)} FROM _cov_keys u
-                                     WHERE NOT EXISTS (SELECT 1 FROM v_entity v WHERE {cond})
-                                     ORDER BY rid""").fetchall()
+    con.execute(body(read_sql(SQL, "sql/user_keys.sql")).format(keys=keysel))
+    matched = con.execute(body(read_sql(SQL, "sql/user_keys_matched.sql")).format(cond=cond)).fetchone()[0]
+    unmatched_rows = con.execute(body(read_sql(SQL, "sql/user_keys_unmatched.sql")).format(
+        keys=", ".join(f"k_{k}" for k in keys), cond=cond)).fetchall()
     if not matched:
         raise UserError(f"{path}: none of its {n_rows} rows matches a warehouse {'/'.join(keys)} by "
                         f"{match}; check --on and --match (name|uri)")
@@ -198,24 +192,21 @@ def _store(wh, name: str, keys: list[str], values: list[str], match: str, source
     """One transaction: ``_cov_user`` as ``covdata_<name>``, the catalog row, the view; returns the view's rows."""
     table = f"covdata_{name}"
     with wh.transaction():
-        wh.execute(f"DROP VIEW IF EXISTS {_q(catalog.view_name(name))}")
-        wh.execute(f"DROP TABLE IF EXISTS {_q(table)}")
-        wh.execute(f"CREATE TABLE {_q(table)} AS SELECT * FROM _cov_user")
+        wh.execute(f"DROP VIEW IF EXISTS {ident(catalog.view_name(name))}")
+        wh.execute(f"DROP TABLE IF EXISTS {ident(table)}")
+        wh.execute(f"CREATE TABLE {ident(table)} AS SELECT * FROM _cov_user")
         catalog.upsert(wh, name=name, kind="user", dataset_id=None, key_columns=keys, value_columns=values,
                        params={"match": match, "on": keys}, source_path=source_path,
                        source_sha256=sha, description=description, n_rows=int(n_rows),
                        n_matched=int(matched), data_table=table)
         catalog.create_view(wh, name, _view_sql(table, keys, values, match))
-        n_facts = wh.scalar(f"SELECT count(*) FROM {_q(catalog.view_name(name))}")
+        n_facts = wh.scalar(f"SELECT count(*) FROM {ident(catalog.view_name(name))}")
     return n_facts
 
 
 def _view_sql(table: str, keys: list[str], values: list[str], match: str) -> str:
     """The view's SELECT: each matching fact's readable keys, the table's value columns, the ids."""
     view_cond = " AND ".join(
-        _condition(k, match).replace(f"u.k_{k}", f"CAST(u.{_q(k)} AS VARCHAR)") for k in keys)
-    return f"""SELECT v.dataset, v.relation, v.entity, v.entity_kind, v.answer,
-       {', '.join('u.' + _q(c) for c in values)},
-       v.fact_id, v.relation_id, v.entity_id, v.answer_id
-FROM {_q(table)} u
-JOIN v_entity v ON {view_cond}"""
+        _condition(k, match).replace(f"u.k_{k}", f"CAST(u.{ident(k)} AS VARCHAR)") for k in keys)
+    return body(read_sql(SQL, "sql/user_view.sql")).format(
+        values=", ".join("u." + ident(c) for c in values), table=ident(table), cond=view_cond)

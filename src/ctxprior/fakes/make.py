@@ -195,8 +195,7 @@ def _nothing_added(wh, plan: RelationPlan, path, raw_names: list[str], screen: S
     """A rerun (the same file already added to this relation, or every name already one of its
     fakes) is a no-op; anything else that adds nothing is an error."""
     summary = screen.summary()
-    done = wh.query("SELECT generation_id FROM fake_generation WHERE relation_id = ? AND source_sha256 = ? "
-                    "ORDER BY generation_id LIMIT 1", [plan.relation_id, sha256_file(path)])
+    done = wh.query(read_sql(SQL, "sql/done_generation.sql"), [plan.relation_id, sha256_file(path)])
     if raw_names and (done or set(summary) == {"existing_fake"}):
         since = f" (fake_generation {done[0][0]})" if done else ""
         return FakesResult(None, plan.dataset, plan.relation, len(raw_names), rejected=summary,

@@ -130,11 +130,8 @@ def plan_relation(wh, dataset: str, relation: str) -> RelationPlan:
     for f in ranked:
         if f["entity_class"]:
             real_by_class.setdefault(f["entity_class"], []).append(f["entity"])
-    classes = [(c, float(x)) for c, x in wh.query(
-        "SELECT class_name, fraction FROM relation_class WHERE relation_id = ? AND role = 'entity' "
-        "AND fraction > 0 ORDER BY fraction DESC, class_name", [rid])]
-    forms = wh.query("SELECT template FROM query_form WHERE relation_id = ? "
-                     "ORDER BY query_type = 'open' DESC, ordinal LIMIT 1", [rid])
+    classes = [(c, float(x)) for c, x in wh.query(read_sql(SQL, "sql/entity_classes.sql"), [rid])]
+    forms = wh.query(read_sql(SQL, "sql/first_query_form.sql"), [rid])
     return RelationPlan(ds_id, dataset, rid, short, slots, classes, forms[0][0] if forms else None,
                         real_by_class, _known_names(wh, ds_id, rid))
 

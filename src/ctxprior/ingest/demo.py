@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..digest import sha256_file
+from ..sqlfiles import read_sql
 from .builder import DatasetBuilder
 from .yago_qec import _Check, parse_yago_qec, read_json_file
 
@@ -127,10 +128,8 @@ def write_demo_corpus(wh, path: str | Path, seed: int = 0, n_documents: int = 30
     import numpy as np
     import zstandard
 
-    facts = wh.query("""SELECT entity, answer FROM v_entity WHERE dataset = 'demo' AND entity_kind = 'real'
-                        AND answer IS NOT NULL ORDER BY relation, position""")
-    fakes = [r[0] for r in wh.query("SELECT entity FROM v_entity WHERE dataset = 'demo' AND entity_kind = 'fake' "
-                                    "ORDER BY relation, position LIMIT 2")]
+    facts = wh.query(read_sql("ctxprior.ingest", "sql/demo_corpus_facts.sql"))
+    fakes = [r[0] for r in wh.query(read_sql("ctxprior.ingest", "sql/demo_corpus_fakes.sql"))]
     rng = np.random.default_rng(seed)
     weights = 1.0 / np.arange(1, len(facts) + 1) ** 1.1  # Zipf-like: a few facts very common
     weights = weights[rng.permutation(len(facts))]

@@ -40,11 +40,11 @@ from typing import Any, Callable
 from urllib.parse import unquote
 
 from ..errors import UserError
-from ..sqlfiles import read_sql, split_statements
+from ..sqlfiles import literal, read_sql, split_statements
 from ..digest import sha256_file
 from .builder import DatasetBuilder
 from .kg_relations import RelationsFile, read_relations
-from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, sql_str, true_line
+from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, true_line
 
 LABEL_PREDICATES = (DEFAULT_PREFIXES["rdfs"] + "label", DEFAULT_PREFIXES["skos"] + "prefLabel",
                     DEFAULT_PREFIXES["schema"] + "name")
@@ -185,9 +185,9 @@ def read_kg(triples: list[str], labels: list[str] | tuple[str, ...], spec: Relat
 def _read(con, tmp: str, triples: list[str], labels: list[str] | tuple[str, ...], spec: RelationsFile,
           opts: BuildOptions, hasher: _Hasher | None, progress: bool | None) -> KgRows:
     """The body of ``read_kg`` on the temporary database ``con`` in folder ``tmp``."""
-    con.execute(f"SET temp_directory = {sql_str(os.path.join(tmp, 'spill'))}; "
-                "SET enable_progress_bar = true; SET enable_progress_bar_print = false; "
-                "SET preserve_insertion_order = true")  # line numbers = row_number() in file order
+    con.execute(f"SET temp_directory = {literal(os.path.join(tmp, 'spill'))}")
+    for stmt in split_statements(read_sql(PKG, "sql/kg_session.sql")):
+        con.execute(stmt)
     tf = TripleFiles(con, list(triples), opts.fmt)
     lf = TripleFiles(con, list(labels), opts.fmt) if labels else None
     both = set(tf.files) & set(lf.files if lf else [])
@@ -296,9 +296,8 @@ def _signals_stop(con):
 
 def _setup(con, spec: RelationsFile, opts: BuildOptions) -> None:
     """Temp tables describing the relations, their class filters and the label predicates."""
-    con.execute("CREATE TEMP TABLE _kgb_rel (rid INTEGER, predicate VARCHAR, reverse BOOLEAN)")
-    con.execute("CREATE TEMP TABLE _kgb_rel_class (rid INTEGER, role VARCHAR, class VARCHAR, ordinal INTEGER)")
-    con.execute("CREATE TEMP TABLE _kgb_label_pred (p VARCHAR, rank INTEGER)")
+    for stmt in split_statements(read_sql(PKG, "sql/kg_setup.sql")):
+        con.execute(stmt)
     con.executemany("INSERT INTO _kgb_rel VALUES (?, ?, ?)",
                     [[i, r.predicate, r.reverse] for i, r in enumerate(spec.relations)])
     rows = [[i, role, c, j] for i, r in enumerate(spec.relations)
@@ -308,28 +307,16 @@ def _setup(con, spec: RelationsFile, opts: BuildOptions) -> None:
     con.executemany("INSERT INTO _kgb_label_pred VALUES (?, ?)", [[p, i] for i, p in enumerate(opts.label_predicates)])
 
 
-def _in_list(values) -> str:
-    return "(" + ", ".join(sql_str(v) for v in sorted(set(values))) + ")"
-
-
 def _pass1(con, tf: TripleFiles, lf: TripleFiles | None, spec: RelationsFile, opts: BuildOptions,
            progress: bool | None) -> list[dict]:
     """Keep edges, labels and class triples in _kgb_pick; return per-file line counts."""
-    preds = {r.predicate for r in spec.relations}
-    classes = {c for r in spec.relations for c in (*r.subject_classes, *r.object_classes)}
-    is_label = (f"p IN {_in_list(opts.label_predicates)} AND starts_with(o, '\"') AND "
-                f"(ends_with(lower(o), {sql_str(chr(34) + '@' + opts.lang)}) OR regexp_full_match(o, '\".*\"(\\^\\^\\S+)?'))")
-    is_edge = f"p IN {_in_list(preds)}"
-    is_type = f"p = {sql_str(RDF_TYPE)} AND o IN {_in_list(classes)}" if classes else "false"
-    con.execute("CREATE TEMP TABLE _kgb_pick (kind VARCHAR, filename VARCHAR, s VARCHAR, p VARCHAR, o VARCHAR, "
-                "n BIGINT, bad_lines BIGINT[])")
     rejected: dict[str, list[tuple[int, str]]] = {}
-    for role, files, edge, typ in (("triples", tf, is_edge, is_type), ("labels", lf, "false", "false")):
+    for role, files in (("triples", tf), ("labels", lf)):
         if files is None:
             continue
-        sql = read_sql(PKG, "sql/kg_pick.sql").format(triples=files.sql(line_numbers=True), is_edge=edge,
-                                                      is_label=is_label, is_type=typ)
-        _run(con, files, f"INSERT INTO _kgb_pick {sql}", f"pass 1: reading {role}", progress)
+        sql = read_sql(PKG, "sql/kg_pick.sql").format(triples=files.sql(line_numbers=True))
+        params = {"labels_only": role == "labels", "lang_tag": '"@' + opts.lang, "rdf_type": RDF_TYPE}
+        _run(con, files, f"INSERT INTO _kgb_pick {sql}", f"pass 1: reading {role}", progress, params)
         rejected.update(files.rejected())
     out = []
     for role, files in (("triples", tf), ("labels", lf)):
@@ -342,9 +329,7 @@ def _pass1(con, tf: TripleFiles, lf: TripleFiles | None, spec: RelationsFile, op
 def _file_stats(con, path: str, role: str, files: TripleFiles, rejected: list[tuple[int, str]]) -> dict:
     """Lines and malformed lines of one file; a line DuckDB could not read as text (``rejected``:
     not UTF-8, ...) is a malformed line too, and the line numbers count it."""
-    n, bad, lines = con.execute(
-        "SELECT coalesce(sum(n), 0), coalesce(sum(n) FILTER (WHERE kind = 'bad'), 0), "
-        "flatten(list(bad_lines) FILTER (WHERE kind = 'bad')) FROM _kgb_pick WHERE filename = ?", [path]).fetchone()
+    n, bad, lines = con.execute(read_sql(PKG, "sql/kg_file_stats.sql"), [path]).fetchone()
     fmt = next(k for k, v in files.by_format.items() if path in v)
     rej = sorted(line for line, _ in rejected)
     first = sorted([*rej, *(true_line(int(x), rej) for x in (lines or []))])[:5]
@@ -383,10 +368,8 @@ def _prepare(con, spec: RelationsFile, files: list[dict], opts: BuildOptions) ->
     sql = read_sql(PKG, "sql/kg_prepare.sql").format(rdf_type=RDF_TYPE, lang=opts.lang)
     for stmt in split_statements(sql):
         con.execute(stmt)
-    counts = dict(((rid, kind), n) for rid, kind, n in con.execute("""
-        SELECT r.rid, 'triples', count(e.p) FROM _kgb_rel r LEFT JOIN _kgb_edge e ON e.p = r.predicate GROUP BY 1
-        UNION ALL SELECT rid, 'pairs', count(*) FROM _kgb_pair GROUP BY 1
-        UNION ALL SELECT rid, 'entities', count(DISTINCT entity) FROM _kgb_pair GROUP BY 1""").fetchall())
+    counts = dict(((rid, kind), n) for rid, kind, n in con.execute(
+        read_sql(PKG, "sql/kg_relation_counts.sql")).fetchall())
     n_triples = sum(f["n_lines"] - f["n_malformed"] for f in files if f["role"] == "triples")
     out = []
     for i, r in enumerate(spec.relations):
@@ -410,7 +393,7 @@ def _pass2(con, tf: TripleFiles, progress: bool | None) -> None:
     _run(con, tf, f"CREATE TEMP TABLE _kgb_deg AS {sql}", "pass 2: counting degrees", progress)
 
 
-def _run(con, files: TripleFiles, sql: str, desc: str, progress: bool | None) -> None:
+def _run(con, files: TripleFiles, sql: str, desc: str, progress: bool | None, params=None) -> None:
     """Execute a long statement with a tqdm bar on stderr fed by DuckDB's query progress."""
     from tqdm import tqdm
 
@@ -428,7 +411,7 @@ def _run(con, files: TripleFiles, sql: str, desc: str, progress: bool | None) ->
     th = threading.Thread(target=poll, daemon=True)
     th.start()
     try:
-        files.run(sql)
+        files.run(sql, params=params)
         bar.n = 100
     finally:
         done.set()

@@ -288,10 +288,7 @@ def _load_facts_and_templates(wh: Warehouse, rel_ids: list[int]) -> tuple[
         f = dict(zip(cols, row))
         facts_by_rel[f["relation_id"]].append(f)
     templates: dict[int, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
-    for rid, tid, ctype, tpl in wh.query(
-            "SELECT relation_id, context_template_id, context_type, template FROM context_template "
-            "WHERE relation_id IN (SELECT unnest(?::INTEGER[])) ORDER BY relation_id, context_type, ordinal",
-            [rel_ids]):
+    for rid, tid, ctype, tpl in wh.query(read_sql("ctxprior.ingest", "sql/sample_templates.sql"), [rel_ids]):
         templates[rid][ctype].append((tid, tpl))
     return facts_by_rel, templates
 

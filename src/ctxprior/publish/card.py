@@ -16,6 +16,7 @@ import yaml
 from ..version import __version__
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse
+from ..sqlfiles import body, ident, read_sql
 
 # Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS.
 VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
@@ -152,6 +153,8 @@ CITATION_DU2024 = """@inproceedings{du2024context,
   year      = {2024}
 }"""
 
+SQL = "ctxprior.publish"
+
 METHOD_TEXT = """\
 Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Models* (§3, App. A-B):
 
@@ -193,7 +196,8 @@ def _pk_meaning(column: str) -> str | None:
 
 
 def _view_sources() -> dict[str, list[str]]:
-    """view -> tables its SQL mentions (from the view files, in file order)."""
+    """view -> tables its SQL mentions, directly or through the staging views (``stg_*``) it reads
+    (from the view files, in file order)."""
     from ..schema.warehouse import view_scripts
 
     out: dict[str, list[str]] = {}
@@ -203,6 +207,9 @@ def _view_sources() -> dict[str, list[str]]:
                              text, re.S | re.I):
             body = m.group(2)
             out[m.group(1)] = [n for n in names if re.search(rf"\b{re.escape(n)}\b", body)]
+            for stg in re.findall(r"\bstg_\w+\b", body):  # a staging view's tables count as the view's
+                have = {*out[m.group(1)], *out.get(stg, [])}
+                out[m.group(1)] = [n for n in names if n in have]
     return out
 
 
@@ -288,14 +295,12 @@ def _md(text: Any) -> str:
 def _runs_rows(wh: Warehouse, run_ids: list[int] | None) -> list[dict[str, Any]]:
     if not run_ids or "run" not in wh.table_names():
         return []
-    cols = [r[0] for r in wh.query(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema='main' "
-        "AND table_name='run' ORDER BY ordinal_position")]
+    cols = [r[0] for r in wh.query(read_sql(SQL, "sql/run_columns.sql"))]
     want = [c for c in ("run_id", "kind", "model", "model_revision", "dtype", "quantization", "estimator",
                         "sample_id", "seed", "status", "ctxprior_version", "started_at", "ended_at")
             if c in cols]
-    ids = ", ".join(str(int(r)) for r in run_ids)
-    rows = wh.query(f"SELECT {', '.join(want)} FROM run WHERE run_id IN ({ids}) ORDER BY run_id")
+    rows = wh.query(body(read_sql(SQL, "sql/card_runs.sql")).format(columns=", ".join(map(ident, want))),
+                    [[int(r) for r in run_ids]])
     return [dict(zip(want, r)) for r in rows]
 
 

@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import duckdb
+import pyarrow as pa
 from tqdm import tqdm
 
 from ..version import __version__
 from ..digest import sha256_file
 from ..errors import UserError
-from ..sqlfiles import path_sql
+from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse, utcnow
 
@@ -54,12 +55,7 @@ def heavy_tables() -> set[str]:
     return set(HEAVY_TABLES) | {t.name for t in metadata.tables.values() if t.info.get("heavy")}
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _lit(text: str) -> str:
-    return "'" + str(text).replace("'", "''") + "'"
+SQL = "ctxprior.publish"
 
 
 # -- what to export -------------------------------------------------------------------------------
@@ -76,9 +72,7 @@ class Selection:
 def all_columns(wh: Warehouse) -> dict[str, list[dict[str, str]]]:
     """table/view -> [{name, type}] in column order, types as DuckDB spells them (one query)."""
     out: dict[str, list[dict[str, str]]] = {}
-    for t, n, ty in wh.query(
-            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name='main' "
-            "AND database_name=current_database() ORDER BY table_name, column_index"):
+    for t, n, ty in wh.query(read_sql(SQL, "sql/all_columns.sql")):
         out.setdefault(t, []).append({"name": n, "type": ty})
     return out
 
@@ -171,19 +165,19 @@ def _order_by(wh: Warehouse, name: str, cols: list[dict[str, str]]) -> str:
     if t is not None and len(t.primary_key.columns) > 0:
         pk = [c.name for c in t.primary_key.columns]
         if all(any(c["name"] == p for c in cols) for p in pk):
-            return ", ".join(_q(p) for p in pk)
+            return ", ".join(ident(p) for p in pk)
     return "ALL"
 
 
 def _source_sql(name: str, cols: list[dict[str, str]], runs: list[int] | None) -> str:
     if any(c["type"] in AS_TEXT for c in cols):
-        sel = ", ".join(f"CAST({_q(c['name'])} AS VARCHAR) AS {_q(c['name'])}" if c["type"] in AS_TEXT
-                        else _q(c["name"]) for c in cols)
+        sel = ", ".join(f"CAST({ident(c['name'])} AS VARCHAR) AS {ident(c['name'])}" if c["type"] in AS_TEXT
+                        else ident(c["name"]) for c in cols)
     else:
         sel = "*"
-    sql = f"SELECT {sel} FROM {_q(name)}"
+    sql = f"SELECT {sel} FROM {ident(name)}"
     if runs is not None and any(c["name"] == "run_id" for c in cols):
-        sql += f" WHERE run_id IN ({', '.join(str(int(r)) for r in runs) or 'NULL'})"
+        sql += " WHERE run_id IN (SELECT run_id FROM _export_runs)"  # registered by export_parquet
     return sql
 
 
@@ -203,8 +197,14 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
     """
     out = Path(out_dir)
     _prepare_out_dir(out, overwrite)
-    entries, skipped = _export_items(wh, out, selection, skip_empty, rows_per_file)
-    manifest = _manifest_head(wh, selection, stamp_time, skipped, extra)
+    with wh.session():  # one connection: the run list is registered on it, not formatted into SQL
+        runs = [] if selection.runs is None else [int(r) for r in selection.runs]
+        wh.con.register("_export_runs", pa.table({"run_id": pa.array(runs, pa.int64())}))
+        try:
+            entries, skipped = _export_items(wh, out, selection, skip_empty, rows_per_file)
+            manifest = _manifest_head(wh, selection, stamp_time, skipped, extra)
+        finally:
+            wh.con.unregister("_export_runs")
     manifest["tables"] = entries
     write_manifest(out, manifest)
     return manifest
@@ -274,7 +274,7 @@ def _write_files(wh: Warehouse, out: Path, name: str, cols: list[dict[str, str]]
         query = f"{src} ORDER BY {order}"
         if n_files > 1:
             query += f" LIMIT {rows_per_file} OFFSET {i * rows_per_file}"
-        wh.execute(f"COPY ({query}) TO {_lit(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
+        wh.execute(f"COPY ({query}) TO {literal(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
         part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
         files.append({"path": rel, "rows": part_rows, "bytes": (out / rel).stat().st_size,
                       "sha256": sha256_file(out / rel)})
@@ -380,7 +380,7 @@ def check_folder(folder: str | os.PathLike, verify: bool = True) -> dict[str, An
 
 
 def _row_count_user_tables(wh: Warehouse) -> dict[str, int]:
-    return {t: int(wh.scalar(f"SELECT count(*) FROM {_q(t)}")) for t in wh.table_names() if t != "meta"}
+    return {t: int(wh.scalar(f"SELECT count(*) FROM {ident(t)}")) for t in wh.table_names() if t != "meta"}
 
 
 def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail",
@@ -440,7 +440,7 @@ def _load(wh: Warehouse, folder: Path, tables: list[dict], mode: str, have: set[
         if mode == "replace":
             for t in wh.table_names():
                 if t != "meta":
-                    wh.execute(f"DELETE FROM {_q(t)}")
+                    wh.execute(f"DELETE FROM {ident(t)}")
         for e in tables:
             name = e["name"]
             files = [str(folder / f["path"]) for f in e.get("files", [])]
@@ -452,9 +452,9 @@ def _load(wh: Warehouse, folder: Path, tables: list[dict], mode: str, have: set[
                                        [list(r) for r in rows if r[0] != "schema_version"])
                 continue
             if name not in have:
-                coldefs = ", ".join(f"{_q(c['name'])} {_safe_type(c['type'], name, folder)}"
+                coldefs = ", ".join(f"{ident(c['name'])} {_safe_type(c['type'], name, folder)}"
                                     for c in e["columns"])
-                wh.execute(f"CREATE TABLE {_q(name)} ({coldefs})")
+                wh.execute(f"CREATE TABLE {ident(name)} ({coldefs})")
                 have.add(name)
                 columns[name] = all_columns(wh)[name]
             if not files:
@@ -486,28 +486,29 @@ def _files_sql(files: list[str]) -> str:
 def _insert(wh: Warehouse, name: str, entry: dict, files: list[str], types: dict[str, str], merge: bool,
             folder: Path) -> int:
     cols = [c["name"] for c in entry["columns"]]
-    collist = ", ".join(_q(c) for c in cols)
-    casts = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in cols)
+    collist = ", ".join(ident(c) for c in cols)
+    casts = ", ".join(f"CAST({ident(c)} AS {types[c]}) AS {ident(c)}" for c in cols)
     src = f"SELECT {casts} FROM read_parquet({_files_sql(files)})"
-    before = int(wh.scalar(f"SELECT count(*) FROM {_q(name)}"))
+    before = int(wh.scalar(f"SELECT count(*) FROM {ident(name)}"))
     if not merge:
-        wh.execute(f"INSERT INTO {_q(name)} ({collist}) {src}")
+        wh.execute(f"INSERT INTO {ident(name)} ({collist}) {src}")
     else:
         t = metadata.tables.get(name)
         pk = [c.name for c in t.primary_key.columns] if t is not None else []
         if pk and all(p in cols for p in pk):
-            on = " AND ".join(f"s.{_q(p)} = t.{_q(p)}" for p in pk)
-            differ = " OR ".join(f"s.{_q(c)} IS DISTINCT FROM t.{_q(c)}" for c in cols if c not in pk)
+            on = " AND ".join(f"s.{ident(p)} = t.{ident(p)}" for p in pk)
+            differ = " OR ".join(f"s.{ident(c)} IS DISTINCT FROM t.{ident(c)}" for c in cols if c not in pk)
             if differ:
-                n = int(wh.scalar(f"SELECT count(*) FROM ({src}) s JOIN {_q(name)} t ON {on} WHERE {differ}"))
+                clash = f"SELECT count(*) FROM ({src}) s JOIN {ident(name)} t ON {on} WHERE {differ}"
+                n = int(wh.scalar(clash))
                 if n:
                     raise UserError(
                         f"{folder}: {n} rows of table {name} have the ids of different rows already in "
                         f"{wh.path}; the two warehouses were built independently and cannot be merged by "
                         "id, import into a new --db file instead")
-            wh.execute(f"INSERT INTO {_q(name)} ({collist}) SELECT * FROM ({src}) s "
-                       f"WHERE NOT EXISTS (SELECT 1 FROM {_q(name)} t WHERE {on})")
+            wh.execute(body(read_sql(SQL, "sql/import_by_key.sql")).format(
+                table=ident(name), columns=collist, src=src, on=on))
         else:
-            wh.execute(f"INSERT INTO {_q(name)} ({collist}) "
-                       f"SELECT * FROM ({src}) EXCEPT ALL SELECT {collist} FROM {_q(name)}")
-    return int(wh.scalar(f"SELECT count(*) FROM {_q(name)}")) - before
+            wh.execute(body(read_sql(SQL, "sql/import_rows.sql")).format(table=ident(name), columns=collist,
+                                                                         src=src))
+    return int(wh.scalar(f"SELECT count(*) FROM {ident(name)}")) - before

@@ -13,20 +13,14 @@
 -- Real (familiar) vs fake (unfamiliar) entities (paper §4.4.1, Fig. 5 ●, Fig. 8, App. F.1).
 -- One row per (run, query form, fact): the susceptibility χ, grouped by the entity's kind.
 -- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).
-SELECT s.run_id, f.relation_id, r.short_name AS relation, q.query_type,
-       s.query_form_id, q.name AS query_form, s.fact_id, f.entity_id, e.name AS entity,
-       f.entity_kind AS grp,
+SELECT s.run_id, s.relation_id, s.relation, s.query_type,
+       s.query_form_id, s.query_form, s.fact_id, s.entity_id, s.entity,
+       s.entity_kind AS grp,
        s.susceptibility AS value,
        1 AS n_rows,
        CASE WHEN isnan(s.susceptibility) THEN 1 ELSE 0 END AS n_nan,
-       d.name AS dataset, a.name AS answer
-FROM susceptibility s
-JOIN fact f ON f.fact_id = s.fact_id
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = r.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-LEFT JOIN answer a ON a.answer_id = f.answer_id
-JOIN query_form q ON q.query_form_id = s.query_form_id
+       s.dataset, s.answer
+FROM stg_susceptibility s
 WHERE s.run_id IN (SELECT run_id FROM analysis_runs)
-  AND d.source_format NOT IN ('friend_enemy', 'gender')
-ORDER BY s.run_id, f.relation_id, s.query_form_id, s.fact_id;
+  AND NOT s.in_case_study
+ORDER BY s.run_id, s.relation_id, s.query_form_id, s.fact_id;

@@ -42,7 +42,7 @@ from sqlalchemy.sql.expression import ClauseElement
 
 from ..version import __version__
 from ..errors import UserError
-from ..sqlfiles import split_statements
+from ..sqlfiles import ident, literal, read_sql, split_statements
 from .base import metadata
 
 DB_ENV = "CTXPRIOR_DB"
@@ -282,7 +282,7 @@ class Warehouse:
             try:
                 yield self
             finally:
-                self.con.execute(f"SET threads = {int(old)}")
+                self.con.execute(f"SET threads = {literal(int(old))}")
 
     def __enter__(self) -> "Warehouse":
         return self
@@ -361,7 +361,7 @@ class Warehouse:
             self.con.execute(stmt)
 
     def next_id(self, table: str, column: str) -> int:
-        return int(self.scalar(f'SELECT coalesce(max("{column}"), 0) + 1 FROM "{table}"'))
+        return int(self.scalar(f"SELECT coalesce(max({ident(column)}), 0) + 1 FROM {ident(table)}"))
 
     def insert_arrow(self, table: str, data: Any, or_ignore: bool = False) -> int:
         """Bulk insert an Arrow table / pandas DataFrame / dict of columns, matched by column name."""
@@ -382,14 +382,16 @@ class Warehouse:
         return n
 
     def table_names(self) -> list[str]:
-        return [r[0] for r in self.query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema='main' "
-            "AND table_type='BASE TABLE' ORDER BY 1")]
+        return self._names("BASE TABLE")
 
-    def view_names(self) -> list[str]:
-        return [r[0] for r in self.query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema='main' "
-            "AND table_type='VIEW' ORDER BY 1")]
+    def _names(self, kind: str) -> list[str]:
+        return [r[0] for r in self.query(read_sql("ctxprior.schema", "sql/names.sql"), [kind])]
+
+    def view_names(self, staging: bool = False) -> list[str]:
+        """The views, without the internal staging views (``stg_*``, views/05_staging.sql) unless
+        ``staging``: they are not exported or published."""
+        names = self._names("VIEW")
+        return names if staging else [v for v in names if not v.startswith("stg_")]
 
     # -- schema --------------------------------------------------------------------
     def schema_version(self) -> int | None:

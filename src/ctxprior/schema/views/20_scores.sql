@@ -2,58 +2,16 @@
 -- substring matching ("Paris" is inside "Paris Hilton").
 
 CREATE OR REPLACE VIEW v_persuasion AS
-SELECT p.run_id,
-       rn.model,
-       d.name          AS dataset,
-       r.short_name    AS relation,
-       q.name          AS query_form,
-       q.query_type,
-       e.name          AS entity,
-       f.entity_kind,
-       a.name          AS answer,
-       c.text          AS context,
-       c.context_type,
-       (c.entity_id IS NOT DISTINCT FROM f.entity_id) AS is_relevant,
-       ca.name         AS context_answer,
-       p.persuasion,
-       p.entropy,
-       p.query_form_id, p.fact_id, p.context_id, f.relation_id, f.entity_id, rn.sample_id
-FROM persuasion p
-JOIN run rn USING (run_id)
-JOIN query_form q USING (query_form_id)
-JOIN fact f USING (fact_id)
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = r.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-LEFT JOIN answer a ON a.answer_id = f.answer_id
-JOIN context c ON c.context_id = p.context_id
-LEFT JOIN answer ca ON ca.answer_id = c.answer_id;
+SELECT run_id, model, dataset, relation, query_form, query_type, entity, entity_kind, answer,
+       context, context_type, is_relevant, context_answer, persuasion, entropy,
+       query_form_id, fact_id, context_id, relation_id, entity_id, sample_id
+FROM stg_persuasion;
 
 CREATE OR REPLACE VIEW v_susceptibility AS
-SELECT s.run_id,
-       rn.model,
-       d.name          AS dataset,
-       r.short_name    AS relation,
-       q.name          AS query_form,
-       q.query_type,
-       e.name          AS entity,
-       f.entity_kind,
-       e.entity_class,
-       a.name          AS answer,
-       s.susceptibility,
-       s.n_contexts,
-       s.mixture_entropy,
-       s.mean_conditional_entropy,
-       s.prior_entropy,
-       s.query_form_id, s.fact_id, f.relation_id, f.entity_id, rn.sample_id
-FROM susceptibility s
-JOIN run rn USING (run_id)
-JOIN query_form q USING (query_form_id)
-JOIN fact f USING (fact_id)
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = r.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-LEFT JOIN answer a ON a.answer_id = f.answer_id;
+SELECT run_id, model, dataset, relation, query_form, query_type, entity, entity_kind, entity_class,
+       answer, susceptibility, n_contexts, mixture_entropy, mean_conditional_entropy, prior_entropy,
+       query_form_id, fact_id, relation_id, entity_id, sample_id
+FROM stg_susceptibility;
 
 -- Entity-independent persuasion kappa(c, q) = sum_e p(q(e)|c) psi(c, q(e)) (App. B), uniform
 -- weights over the sample's queried facts: a mean over facts.
@@ -90,13 +48,7 @@ GROUP BY run_id, relation_id, query_form_id;
 -- code, which labels every sampled context).
 CREATE OR REPLACE VIEW v_memorization AS
 WITH g AS (
-    SELECT g.run_id, g.query_form_id, g.fact_id, g.label,
-           coalesce(lower(trim(ca.name)) <> lower(trim(fa.name)), false) AS conflict
-    FROM generation g
-    JOIN context c ON c.context_id = g.context_id
-    JOIN fact f ON f.fact_id = g.fact_id
-    LEFT JOIN answer ca ON ca.answer_id = c.answer_id
-    LEFT JOIN answer fa ON fa.answer_id = f.answer_id
+    SELECT run_id, query_form_id, fact_id, label, conflict FROM stg_generation
 )
 SELECT run_id, query_form_id, fact_id,
        count(*) FILTER (WHERE conflict AND label = 'ORIGINAL') AS n_original,

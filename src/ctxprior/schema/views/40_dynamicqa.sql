@@ -2,30 +2,14 @@
 
 -- One row per DynamicQA fact (key: dataset, partition, id).
 CREATE OR REPLACE VIEW v_dynamicqa_fact AS
-SELECT d.name                AS dataset,
-       df.partition,
-       df.source_id          AS id,
-       e.name                AS subject,
-       coalesce(df.relation_label, r.short_name) AS relation,
-       a.name                AS object,
-       ca.name               AS replace_name,
-       df.num_edits,
-       df.s_pop,
-       df.o_pop,
-       df.question,
-       df.context,
-       df.s_pop_new, df.o_pop_new, df.replace_quality, df.dir_info,
-       df.subject_qid, df.relation_qid, df.object_qid, df.mask_count, df.mask_kind,
-       df.fact_id, f.relation_id, f.entity_id, f.answer_id, df.counter_answer_id, d.dataset_id
-FROM dynamicqa_fact df
-JOIN fact f USING (fact_id)
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = df.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-JOIN answer a ON a.answer_id = f.answer_id
-JOIN answer ca ON ca.answer_id = df.counter_answer_id;
+SELECT dataset, partition, id, subject, relation, object, replace_name, num_edits, s_pop, o_pop,
+       question, context, s_pop_new, o_pop_new, replace_quality, dir_info,
+       subject_qid, relation_qid, object_qid, mask_count, mask_kind,
+       fact_id, relation_id, entity_id, answer_id, counter_answer_id, dataset_id
+FROM stg_dynamicqa_fact;
 
--- Per (run, fact, condition) scores of dynamic runs, with the fact's covariates.
+-- Per (run, fact, condition) scores of dynamic runs, with the fact's covariates. (The same rows
+-- as stg_dynamicqa_score; written out here so the dataset card keeps its column meanings.)
 CREATE OR REPLACE VIEW v_dynamicqa_score AS
 SELECT s.run_id,
        rn.model,

@@ -1,0 +1,176 @@
+-- Staging views (dbt-style `stg_*`): each join chain of the warehouse written once. The readable
+-- views (v_*) and the analysis SQL files that only pick rows (queries/*.sql, dynamicqa/sql/*.sql)
+-- build on these instead of repeating the joins. The files that sum or average floats keep their
+-- own joins: DuckDB adds the rows of a group in the order its join plan delivers them, so another
+-- join tree changes the last bit of a stored mean (docs/warehouse.md). The score views below join
+-- in the order the v_* views always did, so the plans over them are unchanged.
+-- Internal: `view_names()` leaves them out, so they are not exported or published; their columns
+-- may change with the code that reads them. in_case_study: the fact belongs to a case-study
+-- dataset (friend_enemy, gender), which the general analyses leave out.
+
+-- One row per fact: its relation, dataset, entity and answer (NULL when the dataset has none).
+CREATE OR REPLACE VIEW stg_fact AS
+SELECT f.fact_id, f.relation_id, f.entity_id, f.answer_id, r.dataset_id,
+       d.name            AS dataset,
+       d.source_format,
+       d.source_format IN ('friend_enemy', 'gender') AS in_case_study,
+       r.short_name      AS relation,
+       r.name            AS relation_uri,
+       e.name            AS entity,
+       f.entity_kind,
+       e.entity_class,
+       e.uri             AS entity_uri,
+       a.name            AS answer,
+       a.uri             AS answer_uri,
+       f.uri_degree, f.namesake_degree, f.namesake_num_uris, f.predicate_degree,
+       f.label, f.category, f.position
+FROM fact f
+JOIN relation r USING (relation_id)
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+LEFT JOIN answer a ON a.answer_id = f.answer_id;
+
+-- One row per context of a sample: the sample's seed, the relation, the entity the context
+-- mentions and the answer it states (both NULL when it has none).
+CREATE OR REPLACE VIEW stg_context AS
+SELECT c.context_id, c.sample_id, c.relation_id, c.entity_id, c.answer_id, c.context_template_id,
+       s.seed,
+       d.name         AS dataset,
+       r.short_name   AS relation,
+       e.name         AS entity,
+       e.kind         AS entity_kind,
+       a.name         AS answer,
+       c.context_type,
+       c.text         AS context,
+       c.ordinal
+FROM context c
+JOIN sample s USING (sample_id)
+JOIN relation r ON r.relation_id = c.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+LEFT JOIN entity e ON e.entity_id = c.entity_id
+LEFT JOIN answer a ON a.answer_id = c.answer_id;
+
+-- One row per persuasion score ψ(c, q(e)): the run, the query form, the queried fact (the labels
+-- of stg_fact) and the context. is_relevant: the context mentions the queried entity (by stored
+-- entity id, never by substring).
+CREATE OR REPLACE VIEW stg_persuasion AS
+SELECT p.run_id, rn.model, rn.estimator, rn.sample_id,
+       p.query_form_id, q.name AS query_form, q.query_type,
+       p.fact_id, fa.relation_id, fa.entity_id, fa.answer_id, r.dataset_id,
+       d.name          AS dataset,
+       d.source_format,
+       d.source_format IN ('friend_enemy', 'gender') AS in_case_study,
+       r.short_name    AS relation,
+       e.name          AS entity,
+       fa.entity_kind,
+       e.entity_class,
+       a.name          AS answer,
+       fa.label, fa.category,
+       p.context_id,
+       c.text          AS context,
+       c.context_type,
+       c.sample_id     AS context_sample_id,
+       c.relation_id   AS context_relation_id,
+       c.entity_id     AS context_entity_id,
+       c.answer_id     AS context_answer_id,
+       ca.name         AS context_answer,
+       (c.entity_id IS NOT DISTINCT FROM fa.entity_id) AS is_relevant,
+       p.persuasion,
+       p.entropy
+FROM persuasion p
+JOIN run rn USING (run_id)
+JOIN query_form q USING (query_form_id)
+JOIN fact fa USING (fact_id)
+JOIN relation r ON r.relation_id = fa.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = fa.entity_id
+LEFT JOIN answer a ON a.answer_id = fa.answer_id
+JOIN context c ON c.context_id = p.context_id
+LEFT JOIN answer ca ON ca.answer_id = c.answer_id;
+
+-- One row per susceptibility score χ(q(e)): the run, the query form and the fact's labels.
+CREATE OR REPLACE VIEW stg_susceptibility AS
+SELECT s.run_id, rn.model, rn.sample_id,
+       s.query_form_id, q.name AS query_form, q.query_type,
+       s.fact_id, fa.relation_id, fa.entity_id, fa.answer_id, r.dataset_id,
+       d.name          AS dataset,
+       d.source_format,
+       d.source_format IN ('friend_enemy', 'gender') AS in_case_study,
+       r.short_name    AS relation,
+       r.name          AS relation_uri,
+       e.name          AS entity,
+       fa.entity_kind,
+       e.entity_class,
+       a.name          AS answer,
+       fa.label, fa.category, fa.uri_degree, fa.predicate_degree,
+       s.susceptibility,
+       s.n_contexts,
+       s.mixture_entropy,
+       s.mean_conditional_entropy,
+       s.prior_entropy
+FROM susceptibility s
+JOIN run rn USING (run_id)
+JOIN query_form q USING (query_form_id)
+JOIN fact fa USING (fact_id)
+JOIN relation r ON r.relation_id = fa.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = fa.entity_id
+LEFT JOIN answer a ON a.answer_id = fa.answer_id;
+
+-- One row per generation (`score --memorization`): its label, the fact's answer and the answer
+-- the context states; conflict: they differ (case-insensitively, by name; false when either is
+-- missing).
+CREATE OR REPLACE VIEW stg_generation AS
+SELECT g.run_id, g.query_form_id, g.fact_id, g.context_id, g.label,
+       fa.name AS answer,
+       ca.name AS context_answer,
+       coalesce(lower(trim(ca.name)) <> lower(trim(fa.name)), false) AS conflict
+FROM generation g
+JOIN context c ON c.context_id = g.context_id
+JOIN fact f ON f.fact_id = g.fact_id
+LEFT JOIN answer ca ON ca.answer_id = c.answer_id
+LEFT JOIN answer fa ON fa.answer_id = f.answer_id;
+
+-- One row per DynamicQA fact (key: dataset, partition, id), in the source's terms.
+CREATE OR REPLACE VIEW stg_dynamicqa_fact AS
+SELECT d.name                AS dataset,
+       df.partition,
+       df.source_id          AS id,
+       e.name                AS subject,
+       coalesce(df.relation_label, r.short_name) AS relation,
+       a.name                AS object,
+       ca.name               AS replace_name,
+       df.num_edits,
+       df.s_pop,
+       df.o_pop,
+       df.question,
+       df.context,
+       df.s_pop_new, df.o_pop_new, df.replace_quality, df.dir_info,
+       df.subject_qid, df.relation_qid, df.object_qid, df.mask_count, df.mask_kind,
+       df.fact_id, f.relation_id, f.entity_id, f.answer_id, df.counter_answer_id, d.dataset_id
+FROM dynamicqa_fact df
+JOIN fact f USING (fact_id)
+JOIN relation r ON r.relation_id = f.relation_id
+JOIN dataset d ON d.dataset_id = df.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+JOIN answer a ON a.answer_id = f.answer_id
+JOIN answer ca ON ca.answer_id = df.counter_answer_id;
+
+-- One row per (dynamic run, fact, condition) score, with the fact's DynamicQA labels.
+CREATE OR REPLACE VIEW stg_dynamicqa_score AS
+SELECT s.run_id, rn.model,
+       v.dataset, v.partition, v.id, v.subject, v.relation, v.object, v.replace_name,
+       s.condition, s.context_answer,
+       s.n_samples, s.n_clusters, s.semantic_entropy, s.semantic_entropy_mc, s.cp,
+       s.greedy_answer, s.greedy_matches_gold, s.greedy_matches_context, s.sample_accuracy,
+       s.persuaded, s.stubborn,
+       v.num_edits, v.s_pop, v.o_pop, v.question,
+       s.fact_id
+FROM dynamicqa_score s
+JOIN run rn USING (run_id)
+JOIN stg_dynamicqa_fact v USING (fact_id);
+
+-- One row per query form of a relation.
+CREATE OR REPLACE VIEW stg_query_form AS
+SELECT query_form_id, relation_id, name AS query_form, query_type, ordinal, template
+FROM query_form;

@@ -1,0 +1,73 @@
+"""The staging SQL layer (schema/views/05_staging.sql) and the quoting helpers of ctxprior.sqlfiles."""
+
+from __future__ import annotations
+
+import pytest
+from analysis_fixtures import add_dynamic, add_friend_enemy, add_gender, make_yago_like
+
+from ctxprior.schema import open_warehouse
+from ctxprior.sqlfiles import body, ident, literal
+
+STAGING = ["stg_context", "stg_dynamicqa_fact", "stg_dynamicqa_score", "stg_fact", "stg_generation",
+           "stg_persuasion", "stg_query_form", "stg_susceptibility"]
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    w = open_warehouse(str(tmp_path_factory.mktemp("staging") / "wh.duckdb"))
+    make_yago_like(w, n_relations=2, n_entities=4)
+    add_friend_enemy(w, n_pairs=4)
+    add_gender(w, n_names=2)
+    add_dynamic(w, n_facts=3)
+    yield w
+    w.close()
+
+
+def test_staging_views_exist_but_are_not_listed_for_export(wh):
+    assert wh.view_names(staging=True) == sorted([*wh.view_names(), *STAGING])
+    assert not [v for v in wh.view_names() if v.startswith("stg_")]
+
+
+def test_one_row_per_score(wh):
+    for stg, table in (("stg_persuasion", "persuasion"), ("stg_susceptibility", "susceptibility"),
+                       ("stg_generation", "generation"), ("stg_context", "context"), ("stg_fact", "fact"),
+                       ("stg_dynamicqa_score", "dynamicqa_score")):
+        assert wh.scalar(f"SELECT count(*) FROM {stg}") == wh.scalar(f"SELECT count(*) FROM {table}") > 0, stg
+
+
+def test_readable_views_are_projections_of_staging(wh):
+    """v_persuasion / v_susceptibility / v_entity hold exactly the staging rows (same values)."""
+    cols = "run_id, query_form_id, fact_id, context_id, relation, entity, answer, context_answer, is_relevant"
+    a = wh.query(f"SELECT {cols}, persuasion FROM v_persuasion ORDER BY ALL")
+    b = wh.query(f"SELECT {cols}, persuasion FROM stg_persuasion ORDER BY ALL")
+    assert a == b
+    a = wh.query("SELECT fact_id, dataset, relation, entity, entity_kind, answer FROM v_entity ORDER BY ALL")
+    b = wh.query("SELECT fact_id, dataset, relation, entity, entity_kind, answer FROM stg_fact ORDER BY ALL")
+    assert a == b
+
+
+def test_case_study_flag(wh):
+    rows = dict(wh.query("SELECT source_format, bool_and(in_case_study) FROM stg_fact GROUP BY ALL"))
+    assert rows["friend_enemy"] is True and rows["gender"] is True
+    assert rows["demo"] is False and rows["dynamicqa"] is False
+    assert wh.scalar("SELECT count(*) FROM stg_persuasion WHERE in_case_study IS NULL") == 0
+
+
+def test_relevance_comes_from_entity_ids(wh):
+    n_bad = wh.scalar("SELECT count(*) FROM stg_persuasion "
+                      "WHERE is_relevant <> (context_entity_id IS NOT DISTINCT FROM entity_id)")
+    assert n_bad == 0
+
+
+def test_ident_and_literal_quote():
+    assert ident('cov_a"b') == '"cov_a""b"'
+    assert literal("it's") == "'it''s'"
+    assert literal(3) == "3" and literal(None) == "NULL"
+    with pytest.raises(TypeError):
+        literal(True)
+    with pytest.raises(TypeError):
+        literal([1, 2])
+
+
+def test_body_drops_the_leading_comment_block():
+    assert body("-- a\n-- b\n\nSELECT 1\n-- c\nFROM t") == "SELECT 1\n-- c\nFROM t"
