@@ -117,7 +117,17 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
 
     base = estimators.ESTIMATORS["first-token"]
     monkeypatch.setitem(estimators.ESTIMATORS, "first-token-again",
-                        estimators.Estimator("first-token-again", base.run, per_layer=True, vocab_table=True))
+                        estimators.Estimator("first-token-again", base.run, per_layer=True, vocab_table=True,
+                                             help="the same again"))
+    # the CLI's choices and help come from the same entry
+    from click.testing import CliRunner
+
+    from ctxprior.cli import cli
+
+    shown = CliRunner().invoke(cli, ["score", "--help"]).output
+    assert "first-token-again: the same again." in " ".join(shown.split())
+    bad = CliRunner().invoke(cli, ["--db", str(db_path), "score", "--estimator", "nope"])
+    assert bad.exit_code == 2 and "'first-token', 'answer-set', 'first-token-again'" in bad.output
     sid = _demo(db_path, entities=2, contexts=6)
     with open_warehouse(db_path) as wh:
         for est in ("first-token", "first-token-again"):

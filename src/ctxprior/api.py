@@ -30,7 +30,7 @@ from .schema import warehouse as _store
 from .schema.runs import sigterm_interrupts as _sigterm_interrupts
 
 __all__ = ["open", "Warehouse", "Covariates", "Run", "Rows", "quick", "load_model", "migrate",
-           "analysis_names"]
+           "analysis_names", "estimators"]
 
 
 def _stderr(msg: str) -> None:
@@ -677,6 +677,14 @@ def analysis_names() -> tuple[str, ...]:
     from .queries.registry import names
 
     return names()
+
+
+def estimators() -> dict[str, str]:
+    """Every ``estimator`` :meth:`Warehouse.score` accepts, with its one-line description (the
+    registry ``ctxprior.scoring.estimators.ESTIMATORS``: one entry per estimator)."""
+    from .scoring.estimators import ESTIMATORS
+
+    return {name: e.help for name, e in ESTIMATORS.items()}
 
 
 class Covariates:

@@ -59,6 +59,34 @@ def model_options(f):
     return f
 
 
+class _EstimatorChoice(click.Choice):
+    """The estimator registry's names (``ctxprior.api.estimators()``), looked up when used, so the
+    CLI starts without importing torch."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property
+    def choices(self):
+        from ..api import estimators
+
+        return tuple(estimators())
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
+
+
+class _EstimatorOption(click.Option):
+    """--estimator: its help lists each registered estimator's line, looked up when shown."""
+
+    def get_help_record(self, ctx):
+        from ..api import estimators
+
+        self.help = "; ".join(f"{name}: {text}" for name, text in estimators().items()) + "."
+        return super().get_help_record(ctx)
+
+
 @click.command("score")
 @click.option("--sample", "sample_id", type=int, default=None, help="Sample id to score (see `ctxprior info`).")
 @model_options
@@ -68,11 +96,8 @@ def model_options(f):
               help="Score only the first N query forms of each type (e.g. a few of the gender study's 20).")
 @click.option("--relation", "relations", multiple=True, metavar="R",
               help="Only this relation (short name or full id); repeatable. Default: all in the sample.")
-@click.option("--estimator", type=click.Choice(["first-token", "answer-set"]), default="first-token",
-              show_default=True,
-              help="first-token: next-token distribution over the vocabulary (the paper); answer-set: "
-                   "full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
-                   "scored by teacher forcing and normalized over the set.")
+@click.option("--estimator", cls=_EstimatorOption, type=_EstimatorChoice(), default="first-token",
+              show_default=True, help="How the distributions are estimated (the estimator registry).")
 @click.option("--memorization", is_flag=True,
               help="Also store a greedy generation per prompt labelled ORIGINAL/CONTEXT/OTHER "
                    "(memorization ratio in view v_memorization).")

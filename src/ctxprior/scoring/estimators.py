@@ -276,11 +276,12 @@ class Estimator:
     """One ``--estimator``: ``run(engine, unit, *, topk, prompt_topk, progress, prompt, per_layer)``
     scores a unit's queries; ``per_layer``: it can add the logit-lens scores of every layer;
     ``vocab_table``: a unit holds a [prompts x vocab] table (the shard size follows free memory),
-    else units hold at most 8 entities."""
+    else units hold at most 8 entities; ``help``: its line in ``ctxprior score --help``."""
     name: str
     run: Callable[..., list[QueryScores]]
     per_layer: bool = False
     vocab_table: bool = False
+    help: str = ""
 
 
 def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
@@ -305,6 +306,9 @@ def _run_answer_set(engine: Engine, unit: UnitTexts, *, per_layer: str | None = 
 
 
 ESTIMATORS: dict[str, Estimator] = {e.name: e for e in (
-    Estimator("first-token", _run_first_token, per_layer=True, vocab_table=True),
-    Estimator("answer-set", _run_answer_set),
+    Estimator("first-token", _run_first_token, per_layer=True, vocab_table=True,
+              help="next-token distribution over the vocabulary (the paper)"),
+    Estimator("answer-set", _run_answer_set,
+              help="full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
+                   "scored by teacher forcing and normalized over the set"),
 )}
