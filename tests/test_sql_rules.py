@@ -8,7 +8,8 @@
     with ``.format``), or one of the names in ``ALLOWED`` below. Values go as parameters.
 
 An SQL string is a literal that starts with an SQL verb (the detection of
-benchmarks/structure_counts.py, help texts and prose left out).
+benchmarks/structure_counts.py, help texts and prose left out), or an f-string passed straight
+to ``execute``/``query``/``df``/``scalar``/``arrow``/``sql`` (e.g. ``f"{verb} {ident(t)} ..."``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ ALLOWED = {
     "_safe_type": "publish/parquet: a column type from a manifest, checked to be a plain type name",
     "types": "publish/parquet._insert: the table's own column types, from the DuckDB catalog",
     "_condition": "covariates/user: the join condition of one of the fixed key names (dataset, relation, ...)",
-    "expand_sql": "covariates/triples: a CASE over the column s, p or o and literal()-quoted prefixes",
 }
 
 
@@ -62,12 +62,21 @@ def _skipped(tree: ast.AST) -> set[int]:
     return out
 
 
+RUNS_SQL = {"execute", "query", "df", "scalar", "arrow", "sql"}
+
+
 def sql_literals(tree: ast.AST):
     """(node, text) of every SQL string literal in ``tree``."""
     skip = _skipped(tree)
+    passed = {id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) in RUNS_SQL
+              and n.args and isinstance(n.args[0], ast.JoinedStr)}
     for node in ast.walk(tree):
-        if id(node) not in skip and (text := _sql_text(node)) is not None:
+        if id(node) in skip:
+            continue
+        if (text := _sql_text(node)) is not None:
             yield node, text
+        elif id(node) in passed:
+            yield node, "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
 
 
 def _name(node: ast.AST) -> str | None:
@@ -293,6 +302,7 @@ def f(wh, run_id, table, ids):
     tpl = body(read_sql("p", "x.sql")).format(cols=ok)
     wh.execute(f"CREATE VIEW {ident(table)} AS {tpl}")
     wh.execute(f"SET threads = {literal(4)}")
+    wh.execute(f'{verb} "{table}" SELECT 1')
 '''
     tree = ast.parse(src)
     found = list(sql_literals(tree))
@@ -300,6 +310,6 @@ def f(wh, run_id, table, ids):
     scope = _Scope(tree.body[0], tree)
     flagged = [n.lineno for n, _ in found if isinstance(n, ast.JoinedStr) and not all(
         sql_text_ok(v.value, scope) for v in n.values if isinstance(v, ast.FormattedValue))]
-    assert flagged == [5, 6, 7]
+    assert flagged == [5, 6, 7, 13]
     help_text = 'opt(help="SET VARIABLE NAME = VALUE before the query")\nx = "COMMIT returned, before it"'
     assert list(sql_literals(ast.parse(help_text))) == []

@@ -106,12 +106,8 @@ def expand_sql(col: str, prefixes: dict[str, str]) -> str:
     """SQL expression: the raw RDF term in ``col`` expanded (see the module docstring); NULL for
     a prefixed name whose prefix is not in ``prefixes``."""
     cases = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in sorted(prefixes.items()))
-    return f"""(CASE
-      WHEN starts_with({col}, '<') AND ends_with({col}, '>') THEN substr({col}, 2, length({col}) - 2)
-      WHEN {col} = 'a' THEN {literal(RDF_TYPE)}
-      WHEN starts_with({col}, '"') OR starts_with({col}, '_:') OR NOT contains({col}, ':') THEN {col}
-      ELSE (CASE split_part({col}, ':', 1) {cases} END) || substr({col}, strpos({col}, ':') + 1)
-    END)"""
+    return body(read_sql(SQL, "sql/expand_term.sql")).format(col=ident(col), cases=cases,
+                                                             rdf_type=literal(RDF_TYPE))
 
 
 class TripleFiles:
