@@ -23,7 +23,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
 SQL = re.compile(r"^\s*\(?\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|COPY|ATTACH|DETACH|PRAGMA|"
                  r"SET|BEGIN|COMMIT|ROLLBACK|CHECKPOINT|DESCRIBE|EXPORT|IMPORT|INSTALL|LOAD|TRUNCATE|"
                  r"FROM|VALUES)\s")
-PROSE = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|CHECKPOINT)\s+(?!TRANSACTION\b)[a-z]")  # "COMMIT returned, ..."
+PROSE = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|CHECKPOINT)\s+(?!TRANSACTION\b)[a-z]")  # "COMMIT returned"
 
 QUOTING = {"ident", "literal", "path_sql"}  # sqlfiles: the only ways a name or a literal enters SQL text
 # Functions and parameters whose value is SQL text, not a value, each with why:
@@ -33,7 +33,7 @@ ALLOWED = {
     "src": "publish/parquet: a parameter holding the SELECT of an export, built by _source_sql",
     "_safe_type": "publish/parquet: a column type from a manifest, checked to be a plain type name",
     "types": "publish/parquet._insert: the table's own column types, from the DuckDB catalog",
-    "_condition": "covariates/user: the join condition of one of the fixed key names (dataset, relation, ...)",
+    "_condition": "covariates/user: the join condition of one of the fixed key names (dataset, entity, ...)",
 }
 
 
@@ -98,8 +98,8 @@ class _Scope:
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
-        self.module = {t.id: [node.value] for node in getattr(tree, "body", []) if isinstance(node, ast.Assign)
-                       for t in node.targets if isinstance(t, ast.Name)}  # module constants
+        self.module = {t.id: [node.value] for node in getattr(tree, "body", [])  # module constants
+                       if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
         root = fn or tree
         if fn is not None:
             self.params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}

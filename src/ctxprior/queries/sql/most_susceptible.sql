@@ -1,4 +1,4 @@
--- The ? (entity, query form) rows of run ? by susceptibility, {direction} (api.most_susceptible).
+-- Run ?'s first ? (entity, query form) rows by susceptibility {direction} (api.most_susceptible).
 SELECT relation, query_form, entity, entity_kind, susceptibility
-                            FROM v_susceptibility WHERE run_id = ?
-                            ORDER BY susceptibility {direction} LIMIT ?
+FROM v_susceptibility WHERE run_id = ?
+ORDER BY susceptibility {direction} LIMIT ?
