@@ -4,7 +4,8 @@
 
 - inline SQL: string literals in Python (plain or f-strings) that start with an SQL verb; lines
   they span, how many span more than one line, and how many are f-strings (values or names
-  formatted into SQL);
+  formatted into SQL); docstrings, ``help=`` texts and prose that starts with a transaction verb
+  ("COMMIT returned, ...") are not SQL;
 - functions over 60 lines (``def`` to end);
 - leaf CLI commands, and how many of them import nothing of ctxprior but ``api``, ``errors`` and
   their own ``commands`` package.
@@ -21,6 +22,7 @@ from pathlib import Path
 SQL = re.compile(r"^\s*\(?\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|COPY|ATTACH|DETACH|PRAGMA|"
                  r"SET|BEGIN|COMMIT|ROLLBACK|CHECKPOINT|DESCRIBE|EXPORT|IMPORT|INSTALL|LOAD|TRUNCATE|"
                  r"FROM|VALUES)\s")
+PROSE = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|CHECKPOINT)\s+(?!TRANSACTION\b)[a-z]")
 
 
 def _text(node: ast.AST) -> str | None:
@@ -37,11 +39,13 @@ def inline_sql(src: Path, verbose: bool = False) -> dict:
         tree = ast.parse(f.read_text())
         inner = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
         inner |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
+        inner |= {id(n) for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "help"
+                  for n in ast.walk(node.value)}  # click help texts
         for node in ast.walk(tree):
             if id(node) in inner:
                 continue
             s = _text(node)
-            if s is None or not SQL.match(s) or len(s.split()) < 3:
+            if s is None or not SQL.match(s) or PROSE.match(s) or len(s.split()) < 3:
                 continue
             span = node.end_lineno - node.lineno + 1
             n += 1

@@ -201,11 +201,9 @@ class Warehouse:
 
         Command: ``ctxprior sample``.
         """
-        return self.sql("""SELECT s.sample_id, d.name AS dataset, s.design, s.seed,
-                (SELECT count(DISTINCT relation_id) FROM sample_fact f WHERE f.sample_id = s.sample_id) AS relations,
-                (SELECT count(*) FROM sample_fact f WHERE f.sample_id = s.sample_id) AS entities,
-                (SELECT count(*) FROM context c WHERE c.sample_id = s.sample_id) AS contexts
-            FROM sample s JOIN dataset d USING (dataset_id) ORDER BY 1""")
+        from .sqlfiles import read_sql
+
+        return self.sql(read_sql("ctxprior.ingest", "sql/samples.sql"))
 
     def runs(self) -> pd.DataFrame:
         """One row per run: kind, model, status, units done/total, prompts/s, first error."""
@@ -216,21 +214,17 @@ class Warehouse:
 
     def most_susceptible(self, run: int, n: int = 5, least: bool = False) -> pd.DataFrame:
         """The ``n`` (entity, query form) rows of a run with the highest χ (``least=True``: lowest)."""
-        return self.sql(f"""SELECT relation, query_form, entity, entity_kind, susceptibility
-                            FROM v_susceptibility WHERE run_id = ?
-                            ORDER BY susceptibility {'ASC' if least else 'DESC'} LIMIT ?""", [int(run), int(n)])
+        from .sqlfiles import body, read_sql
+
+        top = body(read_sql("ctxprior.queries", "sql/most_susceptible.sql"))
+        return self.sql(top.format(direction="ASC" if least else "DESC"), [int(run), int(n)])
 
     def results(self, runs: Sequence[int] | None = None, analysis: str | None = None) -> pd.DataFrame:
         """Stored analysis rows (table ``analysis_result``), optionally for some runs / one analysis."""
-        where, params = ["TRUE"], []
-        if runs:
-            where.append(f"run_id IN ({', '.join('?' * len(runs))})")
-            params += [int(r) for r in runs]
-        if analysis:
-            where.append("analysis = ?")
-            params.append(analysis)
-        return self.sql(f"SELECT * FROM analysis_result WHERE {' AND '.join(where)} "
-                        "ORDER BY run_id, analysis, relation, query_type, test", params)
+        from .sqlfiles import read_sql
+
+        params = [[int(r) for r in runs] if runs else None, analysis or None]
+        return self.sql(read_sql("ctxprior.queries", "sql/stored_results.sql"), params)
 
     # -- datasets and samples --------------------------------------------------------------
     def build_dataset(self, triples: Sequence[str | Path] | str | Path, relations: str | Path, name: str, *,

@@ -25,6 +25,7 @@ import duckdb
 
 from .errors import UserError
 from .schema.warehouse import Warehouse
+from .sqlfiles import ident, literal
 
 ALLOWED = "only SELECT / WITH / EXPLAIN [ANALYZE] SELECT / SET VARIABLE"
 # the statement head that opens a parenthesised SELECT (not EXPLAIN's option list)
@@ -104,7 +105,7 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> list:
 
 
 def _sql_list(values: Iterable[str]) -> str:
-    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+    return "[" + ", ".join(literal(str(v)) for v in values) + "]"
 
 
 def restrict(con: duckdb.DuckDBPyConnection, allow_read: Iterable[str | os.PathLike] = ()) -> None:
@@ -164,11 +165,9 @@ def _literal(value: str) -> str:
         return "[" + ", ".join(_literal(json.dumps(x)) for x in v) + "]"
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if v is None:
-        return "NULL"
-    return "'" + str(v).replace("'", "''") + "'"
+    if isinstance(v, (int, float)) or v is None:
+        return literal(v)
+    return literal(str(v))
 
 
 def run_read_only(wh: Warehouse, sql: str, variables: dict[str, str] | None = None,
@@ -178,7 +177,7 @@ def run_read_only(wh: Warehouse, sql: str, variables: dict[str, str] | None = No
     for name, value in (variables or {}).items():
         if not name.isidentifier():
             raise UserError(f"--var {name}: not a valid variable name")
-        wh.con.execute(f"SET VARIABLE {name} = {_literal(value)}")
+        wh.con.execute(f"SET VARIABLE {ident(name)} = {_literal(value)}")
     stmts = check_read_only(wh.con, sql)
     cur = None
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import UserError
-from ..sqlfiles import read_sql
+from ..sqlfiles import body, ident, read_sql
 
 KEY_COLS = ("dataset", "relation", "entity", "answer")
 _NUMERIC = ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL")
@@ -99,18 +99,19 @@ def join_covariate(wh, chi: pd.DataFrame, spec: str) -> pd.DataFrame:
     ``resolve_covariate`` (checked names, quoted), never values."""
     view, col, keys = resolve_covariate(wh, spec)
     other = [k_ for k_ in keys if k_ != "relation"]
-    cov_sql = f'SELECT {", ".join(keys)}, avg("{col}")::DOUBLE AS v FROM "{view}" GROUP BY ALL'
+    avg = f"avg({ident(col)})::DOUBLE AS v"
+    cov_sql = f"SELECT {', '.join(map(ident, keys))}, {avg} FROM {ident(view)} GROUP BY ALL"
     joins, values = [], []
     rel_cols = ["relation", "relation_uri"] if "relation" in keys else [None]
     for i, rc in enumerate(rel_cols):
-        conds = [f"c{i}.{k_} IS NOT DISTINCT FROM s.{k_}" for k_ in other]
+        conds = [f"c{i}.{ident(k_)} IS NOT DISTINCT FROM s.{ident(k_)}" for k_ in other]
         if rc:
-            conds.append(f"c{i}.relation = s.{rc}")
+            conds.append(f"c{i}.relation = s.{ident(rc)}")
         joins.append(f"LEFT JOIN cov c{i} ON {' AND '.join(conds)}")
         values.append(f"c{i}.v")
     wh.con.register("_chi", chi)
     try:
-        return wh.df(f"WITH cov AS ({cov_sql}) SELECT s.*, coalesce({', '.join(values)}) AS covariate "
-                     f"FROM _chi s {' '.join(joins)}")
+        joined = body(read_sql("ctxprior.covariates", "sql/join_covariate.sql"))
+        return wh.df(joined.format(cov=cov_sql, values=", ".join(values), joins=" ".join(joins)))
     finally:
         wh.con.unregister("_chi")

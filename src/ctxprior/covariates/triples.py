@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UserError
-from ..sqlfiles import body, ident, path_sql, read_sql
+from ..sqlfiles import body, ident, literal, path_sql, read_sql
 
 DEFAULT_PREFIXES = {
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
@@ -47,11 +47,6 @@ LITERAL_RE = r'"(?:[^"\\]|\\.)*"(?:@[A-Za-z0-9-]+|\^\^[^\s]+)?'
 # a line's body (trailing white space and one final '.' removed) holding exactly three terms
 BODY_RE = r"^\s*" + TERM_RE + r"\s+" + TERM_RE + r"\s+" + TERM_RE + r"\s*$"
 PREFIX_RE = r"^\s*@?[Pp][Rr][Ee][Ff][Ii][Xx]\s+([A-Za-z0-9_.-]*):\s*<([^>]*)>"
-
-
-def sql_str(s: str) -> str:
-    """A SQL string literal."""
-    return "'" + s.replace("'", "''") + "'"
 
 
 def format_of(path: str) -> str:
@@ -110,13 +105,9 @@ def true_line(row_number: int, rejected: list[int]) -> int:
 def expand_sql(col: str, prefixes: dict[str, str]) -> str:
     """SQL expression: the raw RDF term in ``col`` expanded (see the module docstring); NULL for
     a prefixed name whose prefix is not in ``prefixes``."""
-    cases = " ".join(f"WHEN {sql_str(k)} THEN {sql_str(v)}" for k, v in sorted(prefixes.items()))
-    return f"""(CASE
-      WHEN starts_with({col}, '<') AND ends_with({col}, '>') THEN substr({col}, 2, length({col}) - 2)
-      WHEN {col} = 'a' THEN {sql_str(RDF_TYPE)}
-      WHEN starts_with({col}, '"') OR starts_with({col}, '_:') OR NOT contains({col}, ':') THEN {col}
-      ELSE (CASE split_part({col}, ':', 1) {cases} END) || substr({col}, strpos({col}, ':') + 1)
-    END)"""
+    cases = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in sorted(prefixes.items()))
+    return body(read_sql(SQL, "sql/expand_term.sql")).format(col=ident(col), cases=cases,
+                                                             rdf_type=literal(RDF_TYPE))
 
 
 class TripleFiles:
@@ -149,7 +140,7 @@ class TripleFiles:
         ttl = self.by_format.get("ttl")
         if ttl:
             rows = self.run(body(read_sql(SQL, "sql/ttl_prefixes.sql")).format(
-                prefix_re=sql_str(PREFIX_RE), lines=lines_sql(ttl)), ttl).fetchall()
+                prefix_re=literal(PREFIX_RE), lines=lines_sql(ttl)), ttl).fetchall()
             for p, i in rows:
                 if p in found and found[p] != i:
                     raise UserError(f"{ttl[0]}: prefix '{p}:' is defined twice (<{found[p]}> and <{i}>); "
@@ -165,9 +156,10 @@ class TripleFiles:
         for fmt, files in sorted(self.by_format.items()):
             name = "sql/triples_tsv.sql" if fmt == "tsv" else "sql/triples_rdf.sql"
             raw = read_sql(SQL, name).format(
-                keep=keep, lines=lines_sql(files, line_numbers), prefix_re=sql_str(PREFIX_RE),
-                literal_re=sql_str(LITERAL_RE), body_re=sql_str(BODY_RE))
-            parts.append("SELECT *, " + str(fmt != "tsv").lower() + " AS rdf FROM (" + raw + ")")
+                keep=keep, lines=lines_sql(files, line_numbers), prefix_re=literal(PREFIX_RE),
+                literal_re=literal(LITERAL_RE), body_re=literal(BODY_RE))
+            rdf = "true" if fmt != "tsv" else "false"
+            parts.append("SELECT *, " + rdf + " AS rdf FROM (" + raw + ")")
         return "\nUNION ALL\n".join(f"({p})" for p in parts)
 
     def sql(self, line_numbers: bool = False) -> str:

@@ -175,12 +175,12 @@ def _check_rows(con, path: str, keys: list[str]) -> tuple[int, int]:
 def _match_keys(con, path: str, keys: list[str], match: str, n_rows: int) -> tuple[int, list[tuple]]:
     """The number of rows whose keys match a warehouse fact, and the keys of the others (in file order)
     via the temp table ``_cov_keys``; fails when no row matches."""
-    keysel = ", ".join(f"CAST({ident(k)} AS VARCHAR) AS k_{k}" for k in keys)
+    keysel = ", ".join(f"CAST({ident(k)} AS VARCHAR) AS {ident('k_' + k)}" for k in keys)
     cond = " AND ".join(_condition(k, match) for k in keys)
     con.execute(body(read_sql(SQL, "sql/user_keys.sql")).format(keys=keysel))
     matched = con.execute(body(read_sql(SQL, "sql/user_keys_matched.sql")).format(cond=cond)).fetchone()[0]
     unmatched_rows = con.execute(body(read_sql(SQL, "sql/user_keys_unmatched.sql")).format(
-        keys=", ".join(f"k_{k}" for k in keys), cond=cond)).fetchall()
+        keys=", ".join(ident("k_" + k) for k in keys), cond=cond)).fetchall()
     if not matched:
         raise UserError(f"{path}: none of its {n_rows} rows matches a warehouse {'/'.join(keys)} by "
                         f"{match}; check --on and --match (name|uri)")

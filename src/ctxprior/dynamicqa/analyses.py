@@ -103,8 +103,7 @@ def stored_report(wh: Warehouse, run_ids: list[int]) -> str:
     """Tables 1-3 of these runs as stored by `analyze_dynamicqa` (what `ctxprior analyze` prints)."""
     ids = [int(r) for r in run_ids]
     summ = wh.df(read_sql(PKG, "sql/stored_summary.sql"), [ids])
-    reg = wh.df("SELECT * FROM dynamicqa_regression WHERE run_id IN (SELECT unnest(?::INTEGER[])) "
-                "ORDER BY run_id, rowid", [ids])
+    reg = wh.df(read_sql(PKG, "sql/stored_regression.sql"), [ids])
     return format_report(summ, reg, {})
 
 

@@ -115,8 +115,7 @@ def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence
     maximizing balanced accuracy on one half is reported with its accuracy on the other.
     """
     ds_id = resolve_dataset(wh, dataset)
-    row = wh.query("SELECT * FROM dynamicqa_calibration WHERE dataset_id = ? AND encoder = ? AND seed = ? "
-                   "ORDER BY calibration_id DESC LIMIT 1", [ds_id, equivalence.encoder, seed])
+    row = wh.query(read_sql(PKG, "sql/calibration_latest.sql"), [ds_id, equivalence.encoder, seed])
     cols = [c[0] for c in wh.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description] if row else []
     if row:
         return dict(zip(cols, row[0]))
@@ -420,8 +419,7 @@ def _write_fact(wh: Warehouse, run_id: int, fact_id: int, gen, dist, scores, sec
                                                         "persuaded": pa.bool_(), "stubborn": pa.bool_()}))
         wh.insert_arrow("dynamicqa_fact_done", {"run_id": pa.array([run_id], i32), "fact_id": pa.array([fact_id], i32),
                                                 "seconds": [seconds], "finished_at": pa.array([utcnow()], pa.timestamp("us"))})
-        wh.execute("UPDATE run SET units_done = (SELECT count(*) FROM dynamicqa_fact_done WHERE run_id = ?), "
-                   "prompts_done = coalesce(prompts_done, 0) + ? WHERE run_id = ?", [run_id, len(gen), run_id])
+        wh.execute(read_sql(PKG, "sql/fact_done_counts.sql"), [run_id, len(gen), run_id])
 
 
 @dataclass

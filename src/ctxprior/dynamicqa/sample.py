@@ -71,8 +71,7 @@ def make_sample(wh: Warehouse, dataset: str = "dynamicqa", partitions: str | Seq
               "contexts": "original (obj) and counter (replace_name) snippet per fact"}
     pj = json.dumps(params, sort_keys=True)
     if reuse:
-        old = wh.scalar("SELECT min(sample_id) FROM sample WHERE dataset_id = ? AND design = 'dynamicqa' "
-                        "AND params_json = ?", [ds_id, pj])
+        old = wh.scalar(read_sql("ctxprior.dynamicqa", "sql/reuse_sample.sql"), [ds_id, pj])
         if old is not None:
             return int(old)
     fact_ids = select_facts(wh, ds_id, parts, limit)

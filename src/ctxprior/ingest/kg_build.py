@@ -365,7 +365,8 @@ def line_list(f: dict) -> str:
 
 def _prepare(con, spec: RelationsFile, files: list[dict], opts: BuildOptions) -> list[dict]:
     """Edges, labels, classes, pairs and the IRIs of pass 2; refuse a relation without pairs."""
-    sql = read_sql(PKG, "sql/kg_prepare.sql").format(rdf_type=RDF_TYPE, lang=opts.lang)
+    sql = read_sql(PKG, "sql/kg_prepare.sql").format(rdf_type=literal(RDF_TYPE),
+                                                      lang_tag=literal('"@' + opts.lang))
     for stmt in split_statements(sql):
         con.execute(stmt)
     counts = dict(((rid, kind), n) for rid, kind, n in con.execute(
@@ -389,7 +390,7 @@ def _prepare(con, spec: RelationsFile, files: list[dict], opts: BuildOptions) ->
 
 
 def _pass2(con, tf: TripleFiles, progress: bool | None) -> None:
-    sql = read_sql(PKG, "sql/kg_degrees.sql").format(triples=tf.sql(), rdf_type=RDF_TYPE)
+    sql = read_sql(PKG, "sql/kg_degrees.sql").format(triples=tf.sql(), rdf_type=literal(RDF_TYPE))
     _run(con, tf, f"CREATE TEMP TABLE _kgb_deg AS {sql}", "pass 2: counting degrees", progress)
 
 
@@ -421,9 +422,10 @@ def _run(con, files: TripleFiles, sql: str, desc: str, progress: bool | None, pa
 
 def _select(con, opts: BuildOptions) -> tuple[list[dict], list[tuple[int, str, str, float]]]:
     """The chosen facts (one dict per fact, in relation and rank order) and the class fractions."""
-    con.execute(read_sql(PKG, "sql/kg_select.sql").format(k=int(opts.entities_per_relation), seed=int(opts.seed),
-                                                          lang=opts.lang, require_label=opts.require_label,
-                                                          answer_choice=opts.answer_choice))
+    con.execute(read_sql(PKG, "sql/kg_select.sql").format(
+        k=literal(int(opts.entities_per_relation)), seed=literal(f"{int(opts.seed)} "),
+        lang_tag=literal('"@' + opts.lang), require_label=literal(opts.require_label),
+        answer_choice=literal(opts.answer_choice)))
     cur = con.execute("SELECT * FROM _kgb_chosen ORDER BY rid, position")
     cols = [d[0] for d in cur.description]
     facts = [dict(zip(cols, row)) for row in cur.fetchall()]

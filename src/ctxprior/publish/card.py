@@ -16,7 +16,7 @@ import yaml
 from ..version import __version__
 from ..schema.base import metadata
 from ..schema.warehouse import Warehouse
-from ..sqlfiles import body, ident, read_sql
+from ..sqlfiles import body, ident, literal, read_sql
 
 # Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS.
 VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
@@ -408,11 +408,11 @@ def _card_loading(repo_id: str, published: list[dict[str, Any]]) -> list[str]:
     out = ["## Loading", "", "With 🤗 `datasets`:", "", "```python", "from datasets import load_dataset", "",
            f'ds = load_dataset("{repo_id}", "{ex}", split="train")', "print(ds)", "```", "",
            "With DuckDB (reads the Parquet files over `hf://`):", "", "```sql",
-           f"SELECT * FROM 'hf://datasets/{repo_id}/data/{ex}/*.parquet' LIMIT 10;"]
+           f"SELECT * FROM {literal(f'hf://datasets/{repo_id}/data/{ex}/*.parquet')} LIMIT 10;"]
     if any(e["name"] == "v_susceptibility" for e in published):
         out += ["", "-- mean susceptibility per model and entity kind",
                 "SELECT model, entity_kind, avg(susceptibility) AS mean_chi, count(*) AS n",
-                f"FROM 'hf://datasets/{repo_id}/data/v_susceptibility/*.parquet'",
+                f"FROM {literal(f'hf://datasets/{repo_id}/data/v_susceptibility/*.parquet')}",
                 "GROUP BY ALL ORDER BY ALL;"]
     out += ["```", "", "Back into a ctxprior warehouse (ids and types preserved):", "", "```bash",
             f"ctxprior --db scores.duckdb pull {repo_id}", "```", "",

@@ -273,7 +273,7 @@ def _write_files(wh: Warehouse, out: Path, name: str, cols: list[dict[str, str]]
         rel = f"{DATA_DIR}/{name}/{name}-{i:05d}-of-{n_files:05d}.parquet"
         query = f"{src} ORDER BY {order}"
         if n_files > 1:
-            query += f" LIMIT {rows_per_file} OFFSET {i * rows_per_file}"
+            query += f" LIMIT {literal(int(rows_per_file))} OFFSET {literal(int(i * rows_per_file))}"
         wh.execute(f"COPY ({query}) TO {literal(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
         part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
         files.append({"path": rel, "rows": part_rows, "bytes": (out / rel).stat().st_size,

@@ -57,9 +57,8 @@ def find_resumable(wh: Warehouse, kind: str, matches: Callable[[str], bool],
                    sample_id: int | None = None) -> int | None:
     """The newest unfinished run of ``kind`` (of ``sample_id`` when given) whose stored
     ``config_json`` ``matches``; None when there is none."""
-    for run_id, cfg in wh.query(
-            "SELECT run_id, config_json FROM run WHERE kind = ? AND (? IS NULL OR sample_id = ?) "
-            "AND status <> 'done' ORDER BY run_id DESC", [kind, sample_id, sample_id]):
+    resumable = read_sql("ctxprior.schema", "sql/resumable_runs.sql")
+    for run_id, cfg in wh.query(resumable, [kind, sample_id, sample_id]):
         try:
             if matches(cfg):
                 return run_id
@@ -71,8 +70,7 @@ def find_resumable(wh: Warehouse, kind: str, matches: Callable[[str], bool],
 def reopen_run(wh: Warehouse, run_id: int, units_total: int | None = None) -> None:
     """Mark run ``run_id`` running again on this host and PID (a resume); ``units_total`` when
     the plan was counted again."""
-    wh.execute("UPDATE run SET status = 'running', host = ?, pid = ?, ended_at = NULL, error = NULL, "
-               "units_total = coalesce(?, units_total) WHERE run_id = ?",
+    wh.execute(read_sql("ctxprior.schema", "sql/reopen_run.sql"),
                [socket.gethostname(), os.getpid(), units_total, run_id])
 
 
@@ -170,8 +168,7 @@ def default_runs(wh: Warehouse, kind: str | None = None, with_results: bool = Fa
             return ids
     if kind == "dynamic":
         return [r[0] for r in wh.query(read_sql("ctxprior.schema", "sql/dynamic_runs_with_scores.sql"))]
-    return [r[0] for r in wh.query("SELECT run_id FROM run WHERE status = 'done' AND (? IS NULL OR kind = ?) "
-                                   "ORDER BY run_id", [kind, kind])]
+    return [r[0] for r in wh.query(read_sql("ctxprior.schema", "sql/done_runs.sql"), [kind, kind])]
 
 
 def _alive_here(host: str | None, pid: int | None) -> bool | None:
@@ -234,8 +231,7 @@ def cancel_run(path: str, run_id: int, timeout: float = 60.0, wait: float = 0.0,
                             "try again or kill it (finished units are kept)")
     with open_warehouse(path, wait=max(wait, 30.0)) as wh:
         with wh.transaction():
-            wh.execute("UPDATE run SET status = 'cancelled', ended_at = coalesce(ended_at, ?) "
-                       "WHERE run_id = ? AND status <> 'done'", [utcnow(), run_id])
+            wh.execute(read_sql("ctxprior.schema", "sql/cancel_run.sql"), [utcnow(), run_id])
         return wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
 
 

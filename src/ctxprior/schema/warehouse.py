@@ -376,7 +376,7 @@ class Warehouse:
             con.register(name, data)
             try:
                 verb = "INSERT OR IGNORE INTO" if or_ignore else "INSERT INTO"
-                con.execute(f'{verb} "{table}" BY NAME SELECT * FROM "{name}"')
+                con.execute(f"{verb} {ident(table)} BY NAME SELECT * FROM {ident(name)}")
             finally:
                 con.unregister(name)
         return n

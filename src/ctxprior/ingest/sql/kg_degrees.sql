@@ -8,7 +8,7 @@
 -- without an entity-side class filter.
 SELECT e, count(*) AS total_degree, list(DISTINCT t) FILTER (WHERE t IS NOT NULL) AS types FROM (
     SELECT unnest([CASE WHEN sx THEN s END, CASE WHEN ox AND o <> s THEN o END]) AS e,
-           unnest([CASE WHEN sx AND p = '{rdf_type}' AND NOT starts_with(o, '"') THEN o END, NULL]) AS t FROM (
+           unnest([CASE WHEN sx AND p = {rdf_type} AND NOT starts_with(o, '"') THEN o END, NULL]) AS t FROM (
         SELECT DISTINCT s, p, o, sx, ox FROM (
             SELECT s, p, o, s IN (SELECT e FROM _kgb_x) AS sx, o IN (SELECT e FROM _kgb_x) AS ox
             FROM ({triples})

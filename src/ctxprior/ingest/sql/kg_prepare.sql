@@ -18,7 +18,7 @@ SELECT DISTINCT s, p, o FROM _kgb_pick WHERE kind = 'edge';
 
 CREATE OR REPLACE TEMP TABLE _kgb_type AS
 SELECT DISTINCT s, o AS class FROM _kgb_pick
-WHERE kind IN ('edge', 'type') AND p = '{rdf_type}' AND o IN (SELECT class FROM _kgb_rel_class);
+WHERE kind IN ('edge', 'type') AND p = {rdf_type} AND o IN (SELECT class FROM _kgb_rel_class);
 
 -- labels: lexical form still escaped as in the file; pred_rank = order of the label predicates,
 -- lang_rank 0 = the chosen language, 1 = no language tag; a label that is not a usable name is
@@ -26,7 +26,7 @@ WHERE kind IN ('edge', 'type') AND p = '{rdf_type}' AND o IN (SELECT class FROM 
 CREATE OR REPLACE TEMP TABLE _kgb_label AS
 SELECT * FROM (
     SELECT DISTINCT s AS e, regexp_extract(o, '^"(.*)"', 1) AS label, l.rank AS pred_rank,
-           CASE WHEN ends_with(lower(o), '"@{lang}') THEN 0 ELSE 1 END AS lang_rank
+           CASE WHEN ends_with(lower(o), {lang_tag}) THEN 0 ELSE 1 END AS lang_rank
     FROM _kgb_pick k JOIN _kgb_label_pred l USING (p)
     WHERE k.kind = 'label')
 WHERE _kgb_name_ok(label);

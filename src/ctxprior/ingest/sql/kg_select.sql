@@ -21,7 +21,7 @@ best_label AS (
 ),
 pair AS (
     SELECT p.* FROM _kgb_pair p
-    WHERE CASE '{require_label}'
+    WHERE CASE {require_label}
               WHEN 'none' THEN true
               WHEN 'entity' THEN p.entity IN (SELECT e FROM best_label)
               ELSE p.entity IN (SELECT e FROM best_label)
@@ -30,7 +30,7 @@ pair AS (
 ranked AS (
     SELECT c.rid, c.entity, coalesce(g.total_degree, 0) AS total_degree, d.delta,
            row_number() OVER (PARTITION BY c.rid ORDER BY coalesce(g.total_degree, 0) DESC, d.delta DESC,
-                                                        md5('{seed} ' || c.entity)) - 1 AS position
+                                                        md5({seed} || c.entity)) - 1 AS position
     FROM (SELECT DISTINCT rid, entity FROM pair) c
     JOIN delta d ON d.rid = c.rid AND d.e = c.entity
     LEFT JOIN _kgb_deg g ON g.e = c.entity
@@ -40,13 +40,13 @@ answer AS (
     SELECT p.rid, p.entity, p.answer, starts_with(p.answer, '"') AS is_literal, bl.label AS answer_label,
            row_number() OVER (
                PARTITION BY p.rid, p.entity
-               ORDER BY CASE WHEN '{answer_choice}' = 'degree'
+               ORDER BY CASE WHEN {answer_choice} = 'degree'
                              THEN (starts_with(p.answer, '"') OR bl.label IS NOT NULL) END DESC,
-                        CASE WHEN '{answer_choice}' = 'degree' THEN g.total_degree END DESC NULLS LAST,
-                        CASE WHEN '{answer_choice}' <> 'degree' OR NOT starts_with(p.answer, '"') THEN 0
-                             WHEN ends_with(lower(p.answer), '"@{lang}') THEN 0
+                        CASE WHEN {answer_choice} = 'degree' THEN g.total_degree END DESC NULLS LAST,
+                        CASE WHEN {answer_choice} <> 'degree' OR NOT starts_with(p.answer, '"') THEN 0
+                             WHEN ends_with(lower(p.answer), {lang_tag}) THEN 0
                              WHEN regexp_matches(p.answer, '"@[A-Za-z0-9-]+$') THEN 2 ELSE 1 END,
-                        md5('{seed} ' || p.entity || ' ' || p.answer)) AS rk
+                        md5({seed} || p.entity || ' ' || p.answer)) AS rk
     FROM pair p
     JOIN chosen c ON c.rid = p.rid AND c.entity = p.entity
     LEFT JOIN best_label bl ON bl.e = p.answer

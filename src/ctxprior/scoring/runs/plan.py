@@ -41,8 +41,7 @@ def plan_units(wh: Warehouse, sample_id: int, config: ScoreConfig) -> list[UnitS
     """Deterministic unit list: relation (by position) x query form (type, ordinal) x shard."""
     rels = _relations(wh, sample_id, config.relations)
     units: list[UnitSpec] = []
-    qf_rows = wh.query("SELECT relation_id, query_form_id, query_type FROM query_form "
-                       "ORDER BY relation_id, query_type DESC, ordinal")  # open before closed
+    qf_rows = wh.query(read_sql(PKG, "sql/query_forms.sql"))  # open before closed
     forms: dict[int, list[int]] = {}
     per_type: dict[tuple[int, str], int] = {}
     for rel, qf, qt in qf_rows:
@@ -51,8 +50,7 @@ def plan_units(wh: Warehouse, sample_id: int, config: ScoreConfig) -> list[UnitS
             if config.query_forms_per_type is None or per_type[rel, qt] <= config.query_forms_per_type:
                 forms.setdefault(rel, []).append(qf)
     facts: dict[int, list[int]] = {}
-    for rel, fid in wh.query("SELECT relation_id, fact_id FROM sample_fact WHERE sample_id = ? "
-                             "ORDER BY relation_id, ordinal, fact_id", [sample_id]):
+    for rel, fid in wh.query(read_sql(PKG, "sql/sample_facts.sql"), [sample_id]):
         facts.setdefault(rel, []).append(fid)
     size = max(1, int(config.shard_size))
     for rel in rels:

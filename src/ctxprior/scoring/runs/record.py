@@ -7,6 +7,7 @@ import json
 
 from ...schema import runs
 from ...schema.warehouse import Warehouse, utcnow
+from ...sqlfiles import read_sql
 from ..units import SCORE_TABLES, ScoreConfig, UnitResult
 
 RUN_KIND = "persuasion"
@@ -26,8 +27,7 @@ def find_resumable(wh: Warehouse, sample_id: int, identity: dict) -> int | None:
 
 def refresh_counts(wh: Warehouse, run_id: int) -> tuple[int, int]:
     """Recount the run's done units and prompts from ``run_unit`` into the ``run`` row."""
-    done, prompts = wh.query("SELECT count(*), coalesce(sum(n_prompts), 0) FROM run_unit "
-                             "WHERE run_id = ? AND status = 'done'", [run_id])[0]
+    done, prompts = wh.query(read_sql("ctxprior.scoring.runs", "sql/unit_counts.sql"), [run_id])[0]
     wh.execute("UPDATE run SET units_done = ?, prompts_done = ? WHERE run_id = ?", [done, prompts, run_id])
     return int(done), int(prompts)
 

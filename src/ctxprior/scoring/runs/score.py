@@ -129,8 +129,7 @@ def _resolve_prompt_format(req: _Request, lm: LoadedModel) -> None:
 
 def _resolve_resume(wh: Warehouse, req: _Request, resume: int, log) -> RunSummary | None:
     """Take run ``resume``'s sample, model and options into ``req``; a finished run -> its summary."""
-    row = wh.query("SELECT run_id, kind, sample_id, status, config_json, model_revision FROM run "
-                   "WHERE run_id = ?", [resume])
+    row = wh.query(read_sql("ctxprior.scoring.runs", "sql/run_row.sql"), [resume])
     if not row:
         raise UserError(f"--resume {resume}: no such run in {wh.path}")
     _, kind, r_sample, status, cfg_json, _ = row[0]

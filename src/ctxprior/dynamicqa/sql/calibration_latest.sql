@@ -1,0 +1,3 @@
+-- The newest stored calibration of dataset ?, encoder ?, seed ?.
+SELECT * FROM dynamicqa_calibration WHERE dataset_id = ? AND encoder = ? AND seed = ?
+ORDER BY calibration_id DESC LIMIT 1
