@@ -109,7 +109,7 @@ def join_covariate(wh, chi: pd.DataFrame, spec: str) -> pd.DataFrame:
             conds.append(f"c{i}.relation = s.{ident(rc)}")
         joins.append(f"LEFT JOIN cov c{i} ON {' AND '.join(conds)}")
         values.append(f"c{i}.v")
-    wh.con.register("_chi", chi)
+    wh.con.register("_chi", chi.assign(_row=range(len(chi))))  # a hash join's rows come in any order
     try:
         joined = body(read_sql("ctxprior.covariates", "sql/join_covariate.sql"))
         return wh.df(joined.format(cov=cov_sql, values=", ".join(values), joins=" ".join(joins)))

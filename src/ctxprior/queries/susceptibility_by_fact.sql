@@ -16,4 +16,4 @@ JOIN query_form q ON q.query_form_id = s.query_form_id
 WHERE s.run_id IN (SELECT run_id FROM analysis_runs)
   AND d.source_format NOT IN ('friend_enemy', 'gender')
 GROUP BY ALL
-ORDER BY s.run_id, f.relation_id, s.fact_id;
+ORDER BY s.run_id, f.relation_id, s.fact_id, q.query_type;
