@@ -20,7 +20,9 @@ from conftest import ROOT
 
 def _leaf_commands(group: click.Group, prefix: str = "ctxprior") -> list[str]:
     out = []
-    for name, cmd in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # a group may make its commands when asked (ingest)
+        cmd = group.get_command(ctx, name)
         leaf = not isinstance(cmd, click.Group)
         out += [f"{prefix} {name}"] if leaf else _leaf_commands(cmd, f"{prefix} {name}")
         if isinstance(cmd, click.Group) and cmd.invoke_without_command:

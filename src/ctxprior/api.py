@@ -30,7 +30,7 @@ from .schema import warehouse as _store
 from .schema.runs import sigterm_interrupts as _sigterm_interrupts
 
 __all__ = ["open", "Warehouse", "Covariates", "Run", "Rows", "quick", "load_model", "migrate",
-           "analysis_names", "estimators"]
+           "analysis_names", "estimators", "ingest_sources"]
 
 
 def _stderr(msg: str) -> None:
@@ -254,43 +254,42 @@ class Warehouse:
             f["lines"] = line_list(f)
         return rep
 
+    def ingest(self, source: str, *args: Any, **params: Any) -> Any:
+        """Load a dataset with the data source ``source`` (``"yago-qec"``, ``"dynamicqa"``, ``"demo"``:
+        :func:`ingest_sources`); ``args`` and ``params`` are its parameters, as the command's
+        arguments and options (``wh.ingest("yago-qec", "yago_qec.json", relations=["capital"])``).
+        What needs no warehouse (download, validation) is done before it is opened; the dataset is
+        written in one transaction. Returns what was loaded (for ``demo``, one dict per dataset).
+
+        Command: ``ctxprior ingest SOURCE``.
+        """
+        src = ingest_sources().get(source)
+        if src is None:
+            raise UserError(f"unknown data source '{source}'; choose from {', '.join(ingest_sources())}")
+        params = src.bind(args, params)
+        params = src.prepare(**params) if src.prepare else params
+        with self.connect(write=True) as store:
+            return src.load(store, **params)
+
     def ingest_demo(self, only: Sequence[str] | None = None) -> list[dict]:
         """Load the bundled demo datasets (demo, friend_enemy, gender); a no-op when present.
-
-        Command: ``ctxprior ingest demo``.
-        """
-        from .ingest.demo import ingest_demo
-
-        with self.connect(write=True) as store:
-            return ingest_demo(store, list(only) if only else None)
+        The same as ``wh.ingest("demo", only=only)``."""
+        return self.ingest("demo", only=only)
 
     def ingest_yago_qec(self, source: str | Path, name: str = "yago_qec", relations: Sequence[str] | None = None,
                         sha256: str | None = None) -> dict:
         """Load the authors' ``yago_qec.json`` from a path, ``hf://datasets/OWNER/REPO[@REV]/FILE`` or an
         http(s) URL (downloaded into the Hugging Face cache; ``sha256`` verifies it). Validated
         completely before anything is written; the result says what was loaded and from where.
-
-        Command: ``ctxprior ingest yago-qec``.
-        """
-        from .ingest.yago_qec import load_yago_qec, write_yago_qec
-
-        builder = load_yago_qec(str(source), name=name, relations=relations or None, sha256=sha256)
-        with self.connect(write=True) as store:
-            out = write_yago_qec(store, builder)
-        return {**out, "source": builder.source_path, "sha256": builder.source_sha256}
+        The same as ``wh.ingest("yago-qec", source, ...)``."""
+        return self.ingest("yago-qec", source, name=name, relations=relations, sha256=sha256)
 
     def ingest_dynamicqa(self, folder: str | Path | None = None, name: str = "dynamicqa",
                          revision: str | None = None) -> dict:
         """Load DynamicQA from ``folder`` (the release CSVs), or without it from the Hub
-        (``copenlu/dynamicqa`` at a pinned ``revision``, cached).
-
-        Command: ``ctxprior ingest dynamicqa``.
-        """
-        from .dynamicqa.ingest import ingest_dynamicqa, load_dynamicqa
-
-        path, origin, parsed = load_dynamicqa(folder, revision)
-        with self.connect(write=True) as store:
-            return {**ingest_dynamicqa(store, path, name=name, origin=origin, parsed=parsed), "source": origin}
+        (``copenlu/dynamicqa`` at a pinned ``revision``, cached). The same as
+        ``wh.ingest("dynamicqa", folder, ...)``."""
+        return self.ingest("dynamicqa", folder, name=name, revision=revision)
 
     def write_demo_corpus(self, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
         """Write the demo's small generated corpus (one ``.jsonl.zst`` file) to ``path``, from the
@@ -671,6 +670,32 @@ def analysis_names() -> tuple[str, ...]:
     from .queries.registry import names
 
     return names()
+
+
+def ingest_sources() -> dict[str, Any]:
+    """Every data source :meth:`Warehouse.ingest` (and ``ctxprior ingest``) knows, by name: the
+    registry ``ctxprior.ingest.registry.SOURCES``, one declaration per source beside its loader.
+    The declaring modules are found, not listed: every module of ``ingest/`` and each library
+    package's ``ingest.py``."""
+    import importlib
+    from importlib import resources
+
+    from .ingest.registry import SOURCES
+
+    global _SOURCES_FOUND
+    if not _SOURCES_FOUND:
+        root = resources.files(__package__)
+        names = [f"ingest.{f.name[:-3]}" for f in (root / "ingest").iterdir()
+                 if f.name.endswith(".py") and not f.name.startswith("_")]
+        names += [f"{d.name}.ingest" for d in root.iterdir()
+                  if d.name not in ("ingest", "commands") and (d / "ingest.py").is_file()]
+        for name in sorted(names):
+            importlib.import_module(f"{__package__}.{name}")
+        _SOURCES_FOUND = True
+    return dict(sorted(SOURCES.items()))
+
+
+_SOURCES_FOUND = False
 
 
 def estimators() -> dict[str, str]:

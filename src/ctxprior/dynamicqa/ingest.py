@@ -44,6 +44,7 @@ import pyarrow as pa
 from ..digest import sha256_file
 from ..errors import UserError
 from ..ingest.builder import DatasetBuilder
+from ..ingest.registry import IngestSource, Param, ingest_source
 from ..schema.warehouse import Warehouse
 
 PARTITIONS = ("static", "temporal", "disputable")
@@ -376,6 +377,41 @@ def ingest_dynamicqa(wh: Warehouse, directory: str | Path, name: str = "dynamicq
     return {**{k: written[k] for k in ("dataset_id", "dataset", "facts", "relations", "entities", "answers")},
             "aliases": n_aliases, "query_forms": written["query_forms"],
             "context_templates": written["context_templates"], **{f"{p}_facts": counts[p] for p in PARTITIONS}}
+
+
+def _prepare_source(directory=None, name: str = "dynamicqa", revision: str | None = None) -> dict:
+    """Downloaded (without ``directory``) and validated before the warehouse is opened."""
+    path, origin, parsed = load_dynamicqa(directory, revision)
+    return {"path": path, "name": name, "origin": origin, "parsed": parsed}
+
+
+def _load_source(wh: Warehouse, path: Path, name: str, origin: str, parsed: tuple) -> dict[str, Any]:
+    return {**ingest_dynamicqa(wh, path, name=name, origin=origin, parsed=parsed), "source": origin}
+
+
+def _source_lines(s: dict[str, Any]) -> list[str]:
+    return [f"ingested dataset '{s['dataset']}': {s['facts']} facts (static {s['static_facts']}, "
+            f"temporal {s['temporal_facts']}, disputable {s['disputable_facts']}), "
+            f"{s['relations']} relations, {s['entities']} entities, {s['answers']} answers, "
+            f"{s['aliases']} aliases, {s['query_forms']} query forms, "
+            f"{s['context_templates']} context templates",
+            f"source: {s['source']}"]
+
+
+SOURCE = ingest_source(IngestSource(
+    name="dynamicqa",
+    help="Load DynamicQA from DIRECTORY (Static_final.csv, Temporal_final.csv, Disputable_final.csv as in "
+         "the GitHub release, or static.csv, temporal.csv, disputable.csv as on the Hub); without DIRECTORY, "
+         "download copenlu/dynamicqa from the Hugging Face Hub at a pinned revision (cached). Loads facts, "
+         "aliases, replacement objects, edit counts, popularity, questions and masked contexts.",
+    params=(
+        Param("directory", required=False, directory=True),
+        Param("name", "--name", "Dataset name in the warehouse.", default="dynamicqa"),
+        Param("revision", "--revision", "Without DIRECTORY: the Hub revision (commit, branch or tag) of "
+              "copenlu/dynamicqa to download. Default: the pinned commit recorded in "
+              "ctxprior.dynamicqa.ingest.HUB_REVISION.", metavar="REV"),
+    ),
+    prepare=_prepare_source, load=_load_source, lines=_source_lines))
 
 
 def _relations(parts: dict[str, list[Row]], qtpl: dict[str, str]) -> tuple[dict[str, dict], dict[str, list[Row]]]:

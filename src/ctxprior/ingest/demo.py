@@ -23,6 +23,7 @@ from ..errors import UserError
 from ..digest import sha256_file
 from ..sqlfiles import read_sql
 from .builder import DatasetBuilder
+from .registry import IngestSource, Param, ingest_source
 from .yago_qec import _Check, parse_yago_qec, read_json_file
 
 DEMO_FILES = {"demo": "demo_yago.json", "friend_enemy": "friend_enemy.json", "gender": "gender.json"}
@@ -116,6 +117,22 @@ def ingest_demo(wh, only: list[str] | None = None) -> list[dict[str, Any]]:
             out.append(b.write(wh))
     return out
 
+
+
+def _source_lines(stats: list[dict[str, Any]]) -> list[str]:
+    lines = [] if stats else ["demo datasets already present; nothing to do"]
+    return lines + [f"ingested dataset '{s['dataset']}': {s['relations']} relations, {s['facts']} facts, "
+                    f"{s['entities']} entities, {s['query_forms']} query forms, "
+                    f"{s['context_templates']} context templates" for s in stats]
+
+
+SOURCE = ingest_source(IngestSource(
+    name="demo",
+    help="Load the bundled demo datasets: `demo` (real facts + fake entities), `friend_enemy` "
+         "(Table 1 pairs) and `gender` (App. G.2.1 lists). Already-loaded ones are skipped.",
+    params=(Param("only", "--only", "Load only this bundled dataset; repeatable. Default: all three.",
+                  multiple=True, choices=tuple(DEMO_FILES)),),
+    load=lambda wh, only=(): ingest_demo(wh, list(only) if only else None), lines=_source_lines))
 
 def write_demo_corpus(wh, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
     """A small generated corpus (one ``.jsonl.zst`` file in the Pile's format) for the demo's

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 from ..errors import UserError
 from ..digest import sha256_file
 from .builder import DatasetBuilder, RelationRows, short_relation_name
+from .registry import IngestSource, Param, ingest_source
 from .sources import discard_download, resolve_file
 
 DEGREE_KEYS = {
@@ -305,3 +306,35 @@ def _register_degrees(wh, dataset_id: int) -> None:
     except ImportError:
         return
     register_fact_degrees(wh, dataset_id)
+
+
+def _prepare_source(path, name: str = "yago_qec", relations=(), sha256: str | None = None) -> dict:
+    """Fetched and validated before the warehouse is opened (``load_yago_qec``)."""
+    return {"builder": load_yago_qec(str(path), name=name, relations=relations or None, sha256=sha256)}
+
+
+def _load_source(wh, builder: DatasetBuilder) -> dict[str, Any]:
+    return {**write_yago_qec(wh, builder), "source": builder.source_path, "sha256": builder.source_sha256}
+
+
+def _source_lines(s: dict[str, Any]) -> list[str]:
+    return [f"ingested dataset '{s['dataset']}': {s['relations']} relations, {s['facts']} facts, "
+            f"{s['entities']} entities, {s['answers']} answers, {s['query_forms']} query forms, "
+            f"{s['context_templates']} context templates",
+            f"source: {s['source']} (sha256 {s['sha256']})"]
+
+
+SOURCE = ingest_source(IngestSource(
+    name="yago-qec",
+    help="Load the paper authors' yago_qec.json (relations, real + GPT-4 fake entities, query forms, "
+         "context templates, URIs, class fractions and degrees) from a local file, a Hub dataset file or "
+         "an http(s) URL (downloaded into the Hugging Face cache; its sha256 is recorded).",
+    params=(
+        Param("path", metavar="PATH|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
+        Param("name", "--name", "Dataset name in the warehouse.", default="yago_qec"),
+        Param("relations", "--relation", "Load only this relation (full id or short name, e.g. capital); "
+              "repeatable.", metavar="R", multiple=True),
+        Param("sha256", "--sha256", "Expected sha256 of the file; a different file is refused before "
+              "anything is written.", metavar="HEX"),
+    ),
+    prepare=_prepare_source, load=_load_source, lines=_source_lines))

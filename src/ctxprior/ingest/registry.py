@@ -1,0 +1,92 @@
+"""The data sources ``ctxprior ingest`` knows, each declared in one place: beside its loader.
+
+A source is one :class:`IngestSource` passed to :func:`ingest_source` at the top level of the
+module that holds its loader (``ingest/yago_qec.py``, ``ingest/demo.py``,
+``dynamicqa/ingest.py``)::
+
+    SOURCE = ingest_source(IngestSource(
+        name="my-source", help="Load ... (the command's help).",
+        params=(Param("path", metavar="PATH"), Param("name", "--name", "Dataset name.", default="mine")),
+        load=_load, lines=_lines))
+
+- ``params``: the arguments and options, as plain data (no click here): a :class:`Param` without
+  ``option`` is a positional argument; the loader's keywords are the params' names.
+- ``prepare(**params) -> dict`` (optional): what needs no warehouse (fetch, parse, validate),
+  run before the warehouse is opened; its dict is the loader's keywords. Without it the loader
+  gets the params.
+- ``load(store, **keywords) -> result``: writes the dataset (one transaction) through the
+  low-level store and returns what was loaded.
+- ``lines(result) -> list[str]``: what ``ctxprior ingest <name>`` prints.
+
+The API (``ctxprior.api.ingest_sources()``, ``Warehouse.ingest``) imports the modules that
+declare sources; ``commands/ingest.py`` makes one subcommand per source from these declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument (``option`` None) or option (``option="--relation"``) of a source; ``name`` is
+    the loader's keyword. ``multiple``: repeatable (a tuple); ``choices``: the allowed values;
+    ``directory``: an argument naming a folder (an existing file is refused); ``required``: an
+    argument's (options are optional)."""
+
+    name: str
+    option: str | None = None
+    help: str | None = None
+    default: Any = None
+    metavar: str | None = None
+    multiple: bool = False
+    choices: tuple[str, ...] = ()
+    directory: bool = False
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class IngestSource:
+    """A data source: its command's name and help, its params, and its loader (module docstring)."""
+
+    name: str
+    help: str
+    params: tuple[Param, ...]
+    load: Callable[..., Any]
+    lines: Callable[[Any], list[str]]
+    prepare: Callable[..., dict] | None = None
+
+    def bind(self, args: Sequence[Any], params: dict[str, Any]) -> dict[str, Any]:
+        """The params by name: ``args`` in the order declared, then ``params``, then defaults
+        (``()`` for a repeatable one)."""
+        names = [p.name for p in self.params]
+        if len(args) > len(names):
+            raise TypeError(f"ingest {self.name!r} takes {len(names)} parameters ({', '.join(names)})")
+        unknown = sorted(set(params) - set(names))
+        if unknown:
+            raise TypeError(f"ingest {self.name!r} has no parameter {unknown[0]!r}; "
+                            f"it takes {', '.join(names)}")
+        bound = dict(zip(names, args))
+        twice = sorted(set(bound) & set(params))
+        if twice:
+            raise TypeError(f"ingest {self.name!r}: {twice[0]!r} given twice")
+        bound.update(params)
+        for p in self.params:
+            if p.name not in bound:
+                if p.option is None and p.required:
+                    raise TypeError(f"ingest {self.name!r}: missing {p.name!r}")
+                bound[p.name] = () if p.multiple and p.default is None else p.default
+        return bound
+
+
+SOURCES: dict[str, IngestSource] = {}
+
+
+def ingest_source(source: IngestSource) -> IngestSource:
+    """Register ``source`` (a name already taken is a mistake in the code, not the user's)."""
+    if source.name in SOURCES and SOURCES[source.name] is not source:
+        raise ValueError(f"ingest source {source.name!r} is declared twice")
+    SOURCES[source.name] = source
+    return source
