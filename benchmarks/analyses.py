@@ -36,7 +36,9 @@ def build(wh, n_rel: int, n_models: int) -> None:
     con = wh.con
     t0 = time.perf_counter()
     with wh.transaction():
-        con.execute("""INSERT INTO dataset VALUES (1, 'bench', 'yago_qec', NULL, NULL, NULL, 'bench', now()::TIMESTAMP)""")
+        con.execute(
+            """INSERT INTO dataset VALUES (1, 'bench', 'yago_qec', NULL, NULL, NULL, 'bench', now()::TIMESTAMP)"""
+        )
         con.execute(f"""INSERT INTO relation SELECT r + 1, 1, 'http://schema.org/rel' || r, 'rel' || r, false, r
                         FROM range({n_rel}) t(r)""")
         # entity e of relation r: id r*100 + e + 1; e < 50 real, else fake (borrowing answer e - 50)
@@ -56,7 +58,9 @@ def build(wh, n_rel: int, n_models: int) -> None:
                         FROM range({n_rel}) a(r), range({N_QF}) b(q)""")
         con.execute(f"""INSERT INTO context_template SELECT r * 3 + t + 1, r + 1, ['base', 'assertive', 'negation'][t + 1], 0, 'x'
                         FROM range({n_rel}) a(r), range(3) b(t)""")
-        con.execute("""INSERT INTO sample VALUES (1, 1, 'paper', 11, 100, 600, 'base,assertive,negation', '{}', 'bench', now()::TIMESTAMP)""")
+        con.execute(
+            """INSERT INTO sample VALUES (1, 1, 'paper', 11, 100, 600, 'base,assertive,negation', '{}', 'bench', now()::TIMESTAMP)"""
+        )
         # context o of relation r mentions entity o // 6; type (o % 6) // 2
         con.execute(f"""INSERT INTO context SELECT r * {N_CTX} + o + 1, 1, r + 1, o, r * 3 + (o % 6) // 2 + 1,
                                ['base', 'assertive', 'negation'][(o % 6) // 2 + 1], r * {N_ENT} + o // 6 + 1,
@@ -89,7 +93,9 @@ def build(wh, n_rel: int, n_models: int) -> None:
                 SELECT run_id, query_form_id, fact_id, context_id, '',
                        CASE WHEN persuasion > 0.9 THEN 'CONTEXT' WHEN persuasion < 0.3 THEN 'ORIGINAL' ELSE 'OTHER' END
                 FROM persuasion WHERE run_id = {run_id}""")
-        print(f"  model {m}: 30M persuasion + generation rows in {time.perf_counter() - t0:.1f} s", flush=True)
+        print(
+            f"  model {m}: 30M persuasion + generation rows in {time.perf_counter() - t0:.1f} s", flush=True
+        )
 
 
 def naive(wh, run_id: int, n_rel: int, k: int) -> tuple[float, int]:
@@ -120,10 +126,22 @@ def naive(wh, run_id: int, n_rel: int, k: int) -> tuple[float, int]:
         u = d.groupby(["fact_id", "relevant"])["persuasion"].mean().reset_index()
         ttest(u.loc[u.relevant, "persuasion"], u.loc[~u.relevant, "persuasion"], "greater")
         u = d.groupby(["fact_id", "context_type"])["persuasion"].mean().reset_index()
-        ttest(u.loc[u.context_type == "assertive", "persuasion"], u.loc[u.context_type == "base", "persuasion"], "greater")
-        ttest(u.loc[u.context_type == "negation", "persuasion"], u.loc[u.context_type == "base", "persuasion"], "two-sided")
+        ttest(
+            u.loc[u.context_type == "assertive", "persuasion"],
+            u.loc[u.context_type == "base", "persuasion"],
+            "greater",
+        )
+        ttest(
+            u.loc[u.context_type == "negation", "persuasion"],
+            u.loc[u.context_type == "base", "persuasion"],
+            "two-sided",
+        )
         c = chi[(chi.relation_id == rel) & (chi.query_type == qt)]
-        ttest(c.loc[c.entity_kind == "fake", "susceptibility"], c.loc[c.entity_kind == "real", "susceptibility"], "greater")
+        ttest(
+            c.loc[c.entity_kind == "fake", "susceptibility"],
+            c.loc[c.entity_kind == "real", "susceptibility"],
+            "greater",
+        )
         tests += 4
     return time.perf_counter() - t0, tests
 
@@ -134,13 +152,15 @@ def main(argv=None) -> None:
     ap.add_argument("--relations", type=int, default=125)
     ap.add_argument("--k", type=int, default=10_000)
     ap.add_argument("--naive-relations", type=int, default=3)
-    ap.add_argument("--db", help="warehouse path (default: a temp file); an existing benchmark file is reused")
+    ap.add_argument(
+        "--db", help="warehouse path (default: a temp file); an existing benchmark file is reused"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temp warehouse")
     ap.add_argument("--analyze-runs", type=int, help="analyze only the first N runs (default: all)")
     a = ap.parse_args(argv)
 
     from ctxprior.queries.driver import analyze
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
     tmp = None
     path = a.db
@@ -148,10 +168,13 @@ def main(argv=None) -> None:
         tmp = tempfile.mkdtemp(prefix="ctxprior-bench-")
         path = os.path.join(tmp, "bench.duckdb")
     fresh = not os.path.exists(path)
-    wh = open_warehouse(path)
+    wh = open_store(path)
     if fresh:
-        print(f"building {a.models} models x {a.relations} relations x {N_QF} query forms x {N_ENT} entities x "
-              f"{N_CTX} contexts in {path}", flush=True)
+        print(
+            f"building {a.models} models x {a.relations} relations x {N_QF} query forms x {N_ENT} entities x "
+            f"{N_CTX} contexts in {path}",
+            flush=True,
+        )
         t0 = time.perf_counter()
         build(wh, a.relations, a.models)
         print(f"built in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -159,7 +182,16 @@ def main(argv=None) -> None:
     n_rows = wh.scalar("SELECT count(*) FROM persuasion")
     print(f"warehouse: {n_runs} runs, {n_rows:,} persuasion rows", flush=True)
 
-    only = ["relevance", "assertive", "negation", "familiarity", "answer-groups", "mr", "reliability", "degree"]
+    only = [
+        "relevance",
+        "assertive",
+        "negation",
+        "familiarity",
+        "answer-groups",
+        "mr",
+        "reliability",
+        "degree",
+    ]
     run_ids = [r[0] for r in wh.query("SELECT run_id FROM run ORDER BY 1")][: a.analyze_runs or None]
     n_runs = len(run_ids)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -170,25 +202,34 @@ def main(argv=None) -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} during the run", flush=True)
     ids = ", ".join(map(str, run_ids))
-    n_perm = wh.scalar(f"SELECT count(*) FROM analysis_result WHERE k IS NOT NULL AND skip_reason IS NULL "
-                       f"AND run_id IN ({ids})")
+    n_perm = wh.scalar(
+        f"SELECT count(*) FROM analysis_result WHERE k IS NOT NULL AND skip_reason IS NULL "
+        f"AND run_id IN ({ids})"
+    )
     n_all = wh.scalar(f"SELECT count(*) FROM analysis_result WHERE run_id IN ({ids})")
     per_model = total / n_runs
-    print(f"suite (k={a.k}): {total:.1f} s wall, {cpu:.1f} s CPU (all threads) for {n_runs} models = "
-          f"{per_model:.1f} s wall per model; {n_perm} permutation tests, {n_all} result rows", flush=True)
+    print(
+        f"suite (k={a.k}): {total:.1f} s wall, {cpu:.1f} s CPU (all threads) for {n_runs} models = "
+        f"{per_model:.1f} s wall per model; {n_perm} permutation tests, {n_all} result rows",
+        flush=True,
+    )
 
     c1 = time.process_time()
     secs, tests = naive(wh, 1, a.naive_relations, a.k)
     naive_cpu = time.process_time() - c1
     per_test = secs / tests
     naive_total = per_test * n_perm
-    print(f"naive loop: {secs:.1f} s for {tests} tests on {a.naive_relations} relations of one model "
-          f"({per_test:.3f} s/test) -> extrapolated {naive_total:.0f} s for the suite's {n_perm} tests "
-          f"({naive_total / n_runs:.0f} s per model)")
+    print(
+        f"naive loop: {secs:.1f} s for {tests} tests on {a.naive_relations} relations of one model "
+        f"({per_test:.3f} s/test) -> extrapolated {naive_total:.0f} s for the suite's {n_perm} tests "
+        f"({naive_total / n_runs:.0f} s per model)"
+    )
     naive_cpu_total = naive_cpu / tests * n_perm
     print(f"naive CPU: {naive_cpu:.1f} s -> extrapolated {naive_cpu_total:.0f} s CPU")
-    print(f"ratio naive / batched: {naive_total / total:.1f}x wall, {naive_cpu_total / cpu:.1f}x CPU "
-          f"(target: < 120 s per model, >= 10x)")
+    print(
+        f"ratio naive / batched: {naive_total / total:.1f}x wall, {naive_cpu_total / cpu:.1f}x CPU "
+        f"(target: < 120 s per model, >= 10x)"
+    )
     wh.close()
     if tmp and not a.keep:
         import shutil

@@ -31,9 +31,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 import kg_reference as ref  # noqa: E402
+
 from ctxprior.ingest.kg_build import BuildOptions, build_dataset, literal_value, local_name, unescape  # noqa: E402
 from ctxprior.ingest.kg_relations import read_relations  # noqa: E402
-from ctxprior.schema import open_warehouse  # noqa: E402
+from ctxprior.schema import open_store  # noqa: E402
 
 Y = "http://yago-knowledge.org/resource/"
 LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"
@@ -83,18 +84,28 @@ def run_build(folder: str, triples: str, relations: str, name: str, k: int) -> t
     if os.path.exists(db):
         os.remove(db)
     t, c = time.perf_counter(), time.process_time()
-    rep = build_dataset(lambda **o: open_warehouse(db, **o), [triples], relations, name,
-                        options=BuildOptions(entities_per_relation=k), progress=False, db_path=db)
+    rep = build_dataset(
+        lambda **o: open_store(db, **o),
+        [triples],
+        relations,
+        name,
+        options=BuildOptions(entities_per_relation=k),
+        progress=False,
+        db_path=db,
+    )
     return time.perf_counter() - t, time.process_time() - c, {**rep, "db": db}
 
 
 def warehouse_facts(db: str) -> list[tuple]:
-    with open_warehouse(db, read_only=True) as wh:
-        return [tuple(r) for r in wh.query("""
+    with open_store(db, read_only=True) as wh:
+        return [
+            tuple(r)
+            for r in wh.query("""
             SELECT r.position, f.position, e.uri, e.name, a.uri, a.name, f.uri_degree, f.predicate_degree,
                    f.namesake_degree, f.namesake_num_uris
             FROM fact f JOIN relation r USING (relation_id) JOIN entity e USING (entity_id) JOIN answer a USING (answer_id)
-            ORDER BY r.position, f.position""")]
+            ORDER BY r.position, f.position""")
+        ]
 
 
 def reference_facts(triples: str, relations: str, k: int) -> list[tuple]:
@@ -105,10 +116,27 @@ def reference_facts(triples: str, relations: str, k: int) -> list[tuple]:
         for f in facts:
             lit = f["answer"].startswith('"')
             ename = unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])
-            aname = literal_value(f["answer"]) if lit else (
-                unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"]))
-            out.append((i, f["position"], f["entity"], ename, None if lit else f["answer"], aname, f["total_degree"],
-                        f["delta"], f["namesake_degree"], f["namesake_num_uris"]))
+            aname = (
+                literal_value(f["answer"])
+                if lit
+                else (
+                    unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"])
+                )
+            )
+            out.append(
+                (
+                    i,
+                    f["position"],
+                    f["entity"],
+                    ename,
+                    None if lit else f["answer"],
+                    aname,
+                    f["total_degree"],
+                    f["delta"],
+                    f["namesake_degree"],
+                    f["namesake_num_uris"],
+                )
+            )
     return out
 
 
@@ -116,7 +144,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--triples", type=int, default=5_000_000, help="triples in the generated graph")
     ap.add_argument("--entities", type=int, default=500_000, help="distinct entities")
-    ap.add_argument("--naive-triples", type=int, default=1_000_000, help="triples the naive Python build reads")
+    ap.add_argument(
+        "--naive-triples", type=int, default=1_000_000, help="triples the naive Python build reads"
+    )
     ap.add_argument("--entities-per-relation", type=int, default=1000, help="as in build-dataset")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     a = ap.parse_args()
@@ -131,28 +161,36 @@ def main() -> None:
         with open(nt, "rb") as src, gzip.open(gz, "wb", compresslevel=6) as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
         generate(naive, a.naive_triples, a.entities)
-        print(f"generated {a.triples:,} triples ({os.path.getsize(nt) / 1e6:,.0f} MB plain, "
-              f"{os.path.getsize(gz) / 1e6:,.0f} MB gzip) in {time.perf_counter() - t:.0f} s; "
-              f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"generated {a.triples:,} triples ({os.path.getsize(nt) / 1e6:,.0f} MB plain, "
+            f"{os.path.getsize(gz) / 1e6:,.0f} MB gzip) in {time.perf_counter() - t:.0f} s; "
+            f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f}"
+        )
         speeds, cpu_speeds = {}, {}
         for label, path in (("plain", nt), ("gzip", gz)):
             secs, cpu, rep = run_build(folder, path, rel, f"kg_{label}", a.entities_per_relation)
             speeds[label], cpu_speeds[label] = a.triples / secs, a.triples / cpu
-            print(f"build-dataset, {label:5s}: {secs:6.1f} s = {speeds[label]:>9,.0f} triples/s wall, "
-                  f"{cpu_speeds[label]:>9,.0f} per CPU-second (pass 1 {rep['seconds_pass1']:.1f} s, "
-                  f"pass 2 {rep['seconds_pass2']:.1f} s; {rep['facts']:,} facts)")
+            print(
+                f"build-dataset, {label:5s}: {secs:6.1f} s = {speeds[label]:>9,.0f} triples/s wall, "
+                f"{cpu_speeds[label]:>9,.0f} per CPU-second (pass 1 {rep['seconds_pass1']:.1f} s, "
+                f"pass 2 {rep['seconds_pass2']:.1f} s; {rep['facts']:,} facts)"
+            )
         secs_db, _, rep = run_build(folder, naive, rel, "kg_slice", a.entities_per_relation)
         t, c = time.perf_counter(), time.process_time()
         want = reference_facts(naive, rel, a.entities_per_relation)
         secs_py, cpu_py = time.perf_counter() - t, time.process_time() - c
         same = warehouse_facts(rep["db"]) == want
         py, cpu_rate = a.naive_triples / secs_py, a.naive_triples / cpu_py
-        print(f"naive Python (re + dicts, one core) on {a.naive_triples:,} triples: {secs_py:6.1f} s = {py:>9,.0f} "
-              f"triples/s wall, {cpu_rate:>9,.0f} per CPU-second; DuckDB on the same slice: {secs_db:.1f} s; "
-              f"same {len(want):,} facts: {'yes' if same else 'NO'}")
-        print(f"ratio build-dataset / naive Python, wall: {speeds['plain'] / py:.1f}x (plain), "
-              f"{speeds['gzip'] / py:.1f}x (gzip); per CPU-second: {cpu_speeds['plain'] / cpu_rate:.1f}x (plain), "
-              f"{cpu_speeds['gzip'] / cpu_rate:.1f}x (gzip); load average now {os.getloadavg()[0]:.1f}")
+        print(
+            f"naive Python (re + dicts, one core) on {a.naive_triples:,} triples: {secs_py:6.1f} s = {py:>9,.0f} "
+            f"triples/s wall, {cpu_rate:>9,.0f} per CPU-second; DuckDB on the same slice: {secs_db:.1f} s; "
+            f"same {len(want):,} facts: {'yes' if same else 'NO'}"
+        )
+        print(
+            f"ratio build-dataset / naive Python, wall: {speeds['plain'] / py:.1f}x (plain), "
+            f"{speeds['gzip'] / py:.1f}x (gzip); per CPU-second: {cpu_speeds['plain'] / cpu_rate:.1f}x (plain), "
+            f"{cpu_speeds['gzip'] / cpu_rate:.1f}x (gzip); load average now {os.getloadavg()[0]:.1f}"
+        )
         if not same:
             sys.exit(1)
     finally:

@@ -32,10 +32,10 @@ import zstandard
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
-from ctxprior.covariates.cooccurrence import cooccurrence, plan  # noqa: E402
-from ctxprior.covariates.counting import Counter  # noqa: E402
-from ctxprior.covariates.text import words  # noqa: E402
-from ctxprior.schema import open_warehouse  # noqa: E402
+from ctxprior.covariates.cooccurrence import cooccurrence, plan
+from ctxprior.covariates.counting import Counter
+from ctxprior.covariates.text import words
+from ctxprior.schema import open_store
 
 PILE_BYTES = 825 * 2**30
 
@@ -104,21 +104,59 @@ def generate(folder: str, mb: float, shards: int, facts, seed: int = 0) -> tuple
 def build_warehouse(db: str, facts) -> None:
     import pandas as pd
 
-    with open_warehouse(db) as wh, wh.transaction():
-        wh.insert_arrow("dataset", {"dataset_id": [1], "name": ["bench"], "source_format": ["demo"],
-                                    "ctxprior_version": ["bench"], "created_at": [datetime(2024, 1, 1)]})
-        wh.insert_arrow("relation", {"relation_id": [1], "dataset_id": [1], "name": ["http://x/r"],
-                                     "short_name": ["r"], "is_reverse": [False], "position": [0]})
+    with open_store(db) as wh, wh.transaction():
+        wh.insert_arrow(
+            "dataset",
+            {
+                "dataset_id": [1],
+                "name": ["bench"],
+                "source_format": ["demo"],
+                "ctxprior_version": ["bench"],
+                "created_at": [datetime(2024, 1, 1)],
+            },
+        )
+        wh.insert_arrow(
+            "relation",
+            {
+                "relation_id": [1],
+                "dataset_id": [1],
+                "name": ["http://x/r"],
+                "short_name": ["r"],
+                "is_reverse": [False],
+                "position": [0],
+            },
+        )
         ans = sorted({a for _, a in facts})
         aid = {a: i + 1 for i, a in enumerate(ans)}
-        wh.insert_arrow("answer", pd.DataFrame({"answer_id": list(aid.values()), "dataset_id": 1, "name": ans}))
+        wh.insert_arrow(
+            "answer", pd.DataFrame({"answer_id": list(aid.values()), "dataset_id": 1, "name": ans})
+        )
         n = len(facts)
-        wh.insert_arrow("entity", pd.DataFrame({"entity_id": range(1, n + 1), "dataset_id": 1,
-                                                "name": [e for e, _ in facts], "kind": "real",
-                                                "uri": [f"u{i}" for i in range(n)]}))
-        wh.insert_arrow("fact", pd.DataFrame({"fact_id": range(1, n + 1), "relation_id": 1, "position": range(n),
-                                              "entity_id": range(1, n + 1),
-                                              "answer_id": [aid[a] for _, a in facts], "entity_kind": "real"}))
+        wh.insert_arrow(
+            "entity",
+            pd.DataFrame(
+                {
+                    "entity_id": range(1, n + 1),
+                    "dataset_id": 1,
+                    "name": [e for e, _ in facts],
+                    "kind": "real",
+                    "uri": [f"u{i}" for i in range(n)],
+                }
+            ),
+        )
+        wh.insert_arrow(
+            "fact",
+            pd.DataFrame(
+                {
+                    "fact_id": range(1, n + 1),
+                    "relation_id": 1,
+                    "position": range(n),
+                    "entity_id": range(1, n + 1),
+                    "answer_id": [aid[a] for _, a in facts],
+                    "entity_kind": "real",
+                }
+            ),
+        )
 
 
 def naive_counts(docs: list[str], spec) -> tuple[np.ndarray, np.ndarray]:
@@ -168,11 +206,13 @@ def main() -> None:
         facts = make_names(rng, args.facts)
         t = time.perf_counter()
         paths, nbytes, pool = generate(folder, args.mb, args.shards, facts)
-        print(f"generated {nbytes / 1e6:.0f} MB of JSON lines in {len(paths)} zstd shards "
-              f"({sum(os.path.getsize(p) for p in paths) / 1e6:.0f} MB compressed) in {time.perf_counter() - t:.0f} s")
+        print(
+            f"generated {nbytes / 1e6:.0f} MB of JSON lines in {len(paths)} zstd shards "
+            f"({sum(os.path.getsize(p) for p in paths) / 1e6:.0f} MB compressed) in {time.perf_counter() - t:.0f} s"
+        )
         db = os.path.join(folder, "bench.duckdb")
         build_warehouse(db, facts)
-        with open_warehouse(db) as wh:
+        with open_store(db) as wh:
             pl = plan(wh, None, 50, False, "delete")
             print(f"{len(facts)} facts -> {len(pl.spec.names)} distinct names, {len(pl.spec.pairs)} pairs")
             rep = cooccurrence(wh, paths, name="bench", workers=args.workers, progress=False)
@@ -181,11 +221,15 @@ def main() -> None:
         cores = min(args.workers, len(paths))
         per_core_cpu = mb / rep.cpu_seconds
         per_core_wall = mb / (rep.seconds * cores)
-        print(f"ctxprior: {mb:.0f} MB, {rep.n_documents} documents, {rep.n_words} words in {rep.seconds:.1f} s "
-              f"wall with {cores} worker processes = {mb / rep.seconds:.1f} MB/s "
-              f"({top} co-occurrences found)")
-        print(f"  per core: {per_core_cpu:.1f} MB/s per CPU-second of the workers; "
-              f"{per_core_wall:.1f} MB/s per core from wall time")
+        print(
+            f"ctxprior: {mb:.0f} MB, {rep.n_documents} documents, {rep.n_words} words in {rep.seconds:.1f} s "
+            f"wall with {cores} worker processes = {mb / rep.seconds:.1f} MB/s "
+            f"({top} co-occurrences found)"
+        )
+        print(
+            f"  per core: {per_core_cpu:.1f} MB/s per CPU-second of the workers; "
+            f"{per_core_wall:.1f} MB/s per core from wall time"
+        )
 
         # naive, on a slice of the same documents, one core
         slice_docs, size = [], 0
@@ -201,21 +245,30 @@ def main() -> None:
         t, c = time.perf_counter(), time.process_time()
         ctr.add_texts(slice_docs)
         fast_cpu = time.process_time() - c
-        assert np.array_equal(nc, ctr.counts.name_counts) and np.array_equal(pc, ctr.counts.pair_counts), \
+        assert np.array_equal(nc, ctr.counts.name_counts) and np.array_equal(pc, ctr.counts.pair_counts), (
             "naive and ctxprior counts differ"
+        )
         naive_rate = size / 1e6 / naive_cpu
-        print(f"naive per-document Python: {size / 1e6:.2f} MB slice in {naive_cpu:.1f} CPU s = "
-              f"{naive_rate:.3f} MB/s per core (same counts as ctxprior on the slice: yes)")
-        print(f"ratio: {per_core_cpu / naive_rate:.0f}x the naive approach per core "
-              f"(counting engine alone on the slice: {size / 1e6 / max(fast_cpu, 1e-9):.1f} MB/s)")
+        print(
+            f"naive per-document Python: {size / 1e6:.2f} MB slice in {naive_cpu:.1f} CPU s = "
+            f"{naive_rate:.3f} MB/s per core (same counts as ctxprior on the slice: yes)"
+        )
+        print(
+            f"ratio: {per_core_cpu / naive_rate:.0f}x the naive approach per core "
+            f"(counting engine alone on the slice: {size / 1e6 / max(fast_cpu, 1e-9):.1f} MB/s)"
+        )
         t100 = PILE_BYTES / (per_core_cpu * 1e6 * 100) / 60
         t30 = PILE_BYTES / (per_core_cpu * 1e6 * 30) / 60
-        print(f"estimate: the 825 GiB Pile (uncompressed JSON) on a 100-core Ray cluster at {per_core_cpu:.1f} MB/s "
-              f"per core: {t100:.0f} min with >= 100 shard files (one task per file; split the Pile's 30 files), "
-              f"{t30:.0f} min with its 30 files as they are (30 tasks busy); assumes the workers read "
-              f"{PILE_BYTES / (t100 * 60) / 1e9 / 3:.1f} GB/s of zstd input in aggregate")
-        print(f"targets: >= 20 MB/s per core: {'met' if per_core_cpu >= 20 else 'NOT met'}; "
-              f">= 20x naive: {'met' if per_core_cpu / naive_rate >= 20 else 'NOT met'}")
+        print(
+            f"estimate: the 825 GiB Pile (uncompressed JSON) on a 100-core Ray cluster at {per_core_cpu:.1f} MB/s "
+            f"per core: {t100:.0f} min with >= 100 shard files (one task per file; split the Pile's 30 files), "
+            f"{t30:.0f} min with its 30 files as they are (30 tasks busy); assumes the workers read "
+            f"{PILE_BYTES / (t100 * 60) / 1e9 / 3:.1f} GB/s of zstd input in aggregate"
+        )
+        print(
+            f"targets: >= 20 MB/s per core: {'met' if per_core_cpu >= 20 else 'NOT met'}; "
+            f">= 20x naive: {'met' if per_core_cpu / naive_rate >= 20 else 'NOT met'}"
+        )
     finally:
         if args.keep:
             print(f"kept {folder}")

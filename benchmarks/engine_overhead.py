@@ -25,21 +25,23 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import engine_v1  # noqa: E402
+import engine_v1
 
-from ctxprior.scoring.engine import Engine  # noqa: E402
-from ctxprior.scoring.estimators import scores_batch  # noqa: E402
-from ctxprior.scoring.models import LoadedModel  # noqa: E402
+from ctxprior.scoring.engine import Engine
+from ctxprior.scoring.estimators import scores_batch
+from ctxprior.scoring.models import LoadedModel
 
 
 def yago_unit(n_contexts: int, n_entities: int, vocab: int, seed: int = 0):
     """(context token ids, query token ids): a unit's prompts are every context + every query."""
     rng = np.random.default_rng(seed)
     newline, head, tail = 10, [20, 21, 22, 23, 24, 25], [30, 31, 32]
-    contexts = [tuple(rng.integers(40, vocab, rng.integers(7, 24)).tolist()) + (newline,)
-                for _ in range(n_contexts)]
-    queries = [tuple(head + rng.integers(40, vocab, rng.integers(1, 5)).tolist() + tail)
-               for _ in range(n_entities)]
+    contexts = [
+        tuple(rng.integers(40, vocab, rng.integers(7, 24)).tolist()) + (newline,) for _ in range(n_contexts)
+    ]
+    queries = [
+        tuple(head + rng.integers(40, vocab, rng.integers(1, 5)).tolist() + tail) for _ in range(n_entities)
+    ]
     return contexts, queries
 
 
@@ -47,11 +49,23 @@ def random_llama(layers: int, hidden: int, vocab: int) -> LoadedModel:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
-                      num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                      max_position_embeddings=1024)
-    return LoadedModel(model=LlamaForCausalLM(cfg).eval(), tokenizer=None, model_id="random-llama",
-                       revision=None, dtype="float32", device="cpu")
+    cfg = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+    )
+    return LoadedModel(
+        model=LlamaForCausalLM(cfg).eval(),
+        tokenizer=None,
+        model_id="random-llama",
+        revision=None,
+        dtype="float32",
+        device="cpu",
+    )
 
 
 class ForwardTimer:
@@ -81,8 +95,8 @@ def run_new(lm, contexts, queries, batch_size):
     seqs, groups = unit_seqs(contexts, queries)
     nc, nq = len(contexts), len(queries)
     table, row_of = eng.last_logprobs(seqs, groups)
-    idx, = eng.to_device(np.asarray(row_of))
-    res = scores_batch(table[idx[:nq * nc]].view(nq, nc, -1), table[idx[nq * nc:]], 10, 0, str)
+    (idx,) = eng.to_device(np.asarray(row_of))
+    res = scores_batch(table[idx[: nq * nc]].view(nq, nc, -1), table[idx[nq * nc :]], 10, 0, str)
     return eng, np.stack([r.persuasion for r in res]), np.array([r.susceptibility for r in res])
 
 
@@ -119,9 +133,11 @@ def main(argv=None) -> None:
     timer = ForwardTimer(lm.model.base_model)
     contexts, queries = yago_unit(args.contexts, args.entities, args.vocab)
     n = len(contexts) * len(queries)
-    print(f"random Llama: {args.layers} layers, hidden {args.hidden}, vocab {args.vocab}; CPU, "
-          f"{torch.get_num_threads()} threads; {len(contexts)} contexts x {len(queries)} entities = {n} prompts "
-          f"(+{len(queries)} no-context), batch size {args.batch_size}")
+    print(
+        f"random Llama: {args.layers} layers, hidden {args.hidden}, vocab {args.vocab}; CPU, "
+        f"{torch.get_num_threads()} threads; {len(contexts)} contexts x {len(queries)} entities = {n} prompts "
+        f"(+{len(queries)} no-context), batch size {args.batch_size}"
+    )
     with torch.inference_mode():
         measure(run_new, lm, timer, contexts[:20], queries[:4], args.batch_size)  # warm-up
         measure(run_old, lm, timer, contexts[:20], queries[:4], args.batch_size)
@@ -133,14 +149,20 @@ def main(argv=None) -> None:
                     best[name] = m
     for name, m in best.items():
         own = (m["wall"] - m["forward"]) / n * 1e6
-        print(f"{name:>6}: wall {m['wall']:7.2f} s  forward {m['forward']:7.2f} s  own {own:7.1f} µs/prompt  "
-              f"{m['calls']:4d} forward calls  {n / m['wall']:8.0f} prompts/s")
+        print(
+            f"{name:>6}: wall {m['wall']:7.2f} s  forward {m['forward']:7.2f} s  own {own:7.1f} µs/prompt  "
+            f"{m['calls']:4d} forward calls  {n / m['wall']:8.0f} prompts/s"
+        )
     b, w = best["before"], best["now"]
     own_b, own_w = b["wall"] - b["forward"], w["wall"] - w["forward"]
-    print(f"ratios (before / now): own work {own_b / own_w:.1f}x less, forward calls "
-          f"{b['calls'] / w['calls']:.1f}x fewer, wall {b['wall'] / w['wall']:.2f}x faster")
-    print(f"max |now - before|: psi {np.max(np.abs(w['psi'] - b['psi'])):.1e} nats, "
-          f"chi {np.max(np.abs(w['chi'] - b['chi'])):.1e} nats")
+    print(
+        f"ratios (before / now): own work {own_b / own_w:.1f}x less, forward calls "
+        f"{b['calls'] / w['calls']:.1f}x fewer, wall {b['wall'] / w['wall']:.2f}x faster"
+    )
+    print(
+        f"max |now - before|: psi {np.max(np.abs(w['psi'] - b['psi'])):.1e} nats, "
+        f"chi {np.max(np.abs(w['chi'] - b['chi'])):.1e} nats"
+    )
 
 
 if __name__ == "__main__":

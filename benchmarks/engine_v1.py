@@ -23,7 +23,7 @@ Tricks (all exact up to float rounding):
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -61,8 +61,14 @@ def auto_batch_size(lm: LoadedModel) -> int:
 class Engine:
     """Runs a loaded model over token-id sequences; see the module docstring."""
 
-    def __init__(self, lm: LoadedModel, batch_size: int | None = None, share_prefix: bool = True,
-                 min_prefix: int = 2, prefix_chunk: int = 64):
+    def __init__(
+        self,
+        lm: LoadedModel,
+        batch_size: int | None = None,
+        share_prefix: bool = True,
+        min_prefix: int = 2,
+        prefix_chunk: int = 64,
+    ):
         self.lm = lm
         self.model = lm.model
         self.device = torch.device(lm.device)
@@ -88,22 +94,28 @@ class Engine:
             by_len[len(p)].append(p)
         for length, group in by_len.items():
             for i in range(0, len(group), self.batch_size):
-                chunk = group[i:i + self.batch_size]
+                chunk = group[i : i + self.batch_size]
                 ids = torch.tensor(chunk, dtype=torch.long, device=self.device)
                 attn = torch.ones_like(ids)
                 pos = torch.arange(length, device=self.device).unsqueeze(0).expand_as(ids)
                 self.forward_calls += 1
                 self.tokens_computed += ids.numel()
-                res = self.model(input_ids=ids, attention_mask=attn, position_ids=pos,
-                                 use_cache=True, logits_to_keep=1)
+                res = self.model(
+                    input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1
+                )
                 layers = _cache_layers(res.past_key_values)
                 for j, p in enumerate(chunk):
                     out[p] = [(k[j], v[j]) for k, v in layers]
         return out
 
     @torch.inference_mode()
-    def _run_rows(self, items: list[tuple[tuple[int, ...], tuple[int, ...]]], kv: dict,
-                  emit: Callable[[list[int], torch.Tensor], None], positions: str = "last") -> None:
+    def _run_rows(
+        self,
+        items: list[tuple[tuple[int, ...], tuple[int, ...]]],
+        kv: dict,
+        emit: Callable[[list[int], torch.Tensor], None],
+        positions: str = "last",
+    ) -> None:
         """items = [(prefix, suffix)]; emit(item indices, float32 logits [B, S, V] or [B, V]).
 
         Items are grouped by suffix length (no padding of the tokens being computed); prefixes of
@@ -118,7 +130,7 @@ class Engine:
             idx = sorted(idx, key=lambda i: len(items[i][0]))
             width = max(self.batch_size, min(8 * self.batch_size, (self.batch_size * 32) // max(ls, 1)))
             for s in range(0, len(idx), width):
-                chunk = idx[s:s + width]
+                chunk = idx[s : s + width]
                 ids = torch.tensor([items[i][1] for i in chunk], dtype=torch.long, device=self.device)
                 b = ids.shape[0]
                 lps = [len(items[i][0]) for i in chunk]
@@ -136,19 +148,25 @@ class Engine:
                             lp = lps[j]
                             if lp:
                                 pk, pv = kv[items[i][0]][li]
-                                k[j, :, maxlp - lp:] = pk
-                                v[j, :, maxlp - lp:] = pv
+                                k[j, :, maxlp - lp :] = pk
+                                v[j, :, maxlp - lp :] = pv
                         layers.append((k, v))
                     for j, lp in enumerate(lps):
-                        attn[j, :maxlp - lp] = 0
+                        attn[j, : maxlp - lp] = 0
                     past = _make_cache(layers)
-                pos = (torch.tensor(lps, device=self.device).unsqueeze(1)
-                       + torch.arange(ls, device=self.device).unsqueeze(0))
+                pos = torch.tensor(lps, device=self.device).unsqueeze(1) + torch.arange(
+                    ls, device=self.device
+                ).unsqueeze(0)
                 self.forward_calls += 1
                 self.tokens_computed += ids.numel()
-                res = self.model(input_ids=ids, attention_mask=attn, position_ids=pos,
-                                 past_key_values=past, use_cache=past is not None,
-                                 logits_to_keep=1 if positions == "last" else 0)
+                res = self.model(
+                    input_ids=ids,
+                    attention_mask=attn,
+                    position_ids=pos,
+                    past_key_values=past,
+                    use_cache=past is not None,
+                    logits_to_keep=1 if positions == "last" else 0,
+                )
                 logits = res.logits
                 emit(chunk, logits[:, -1, :] if positions == "last" else logits)
 
@@ -171,13 +189,16 @@ class Engine:
                 if lcp >= self.min_prefix:
                     for i in g:
                         prefix_of.setdefault(i, first[:lcp])
-        return [(prefix_of.get(i, ()), seqs[i][len(prefix_of.get(i, ())):]) for i in range(len(seqs))]
+        return [(prefix_of.get(i, ()), seqs[i][len(prefix_of.get(i, ())) :]) for i in range(len(seqs))]
 
     # -------------------------------------------------------------- public API
     @torch.inference_mode()
-    def last_logprobs(self, seqs: Sequence[tuple[int, ...]],
-                      groups: Sequence[Sequence[int]] | None = None,
-                      progress: Callable[[int], None] | None = None) -> tuple[torch.Tensor, list[int]]:
+    def last_logprobs(
+        self,
+        seqs: Sequence[tuple[int, ...]],
+        groups: Sequence[Sequence[int]] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[torch.Tensor, list[int]]:
         """Next-token log-probs after each sequence.
 
         Returns (table [n_unique, V] float32 on the device, row index per input sequence).
@@ -209,7 +230,7 @@ class Engine:
             items = [plan[i] for i in idx]
             self._run_rows(items, {}, lambda c, lg: emit([idx[j] for j in c], lg))
         for s in range(0, len(prefixes), self.prefix_chunk):
-            chunk = prefixes[s:s + self.prefix_chunk]
+            chunk = prefixes[s : s + self.prefix_chunk]
             kv = self._prefix_kv(chunk)
             idx = [i for p in chunk for i in by_prefix[p]]
             items = [plan[i] for i in idx]
@@ -218,9 +239,12 @@ class Engine:
         return table, row_of
 
     @torch.inference_mode()
-    def continuation_logprobs(self, prompts: Sequence[tuple[int, ...]],
-                              continuations: Sequence[Sequence[tuple[int, ...]]],
-                              progress: Callable[[int], None] | None = None) -> list[list[float]]:
+    def continuation_logprobs(
+        self,
+        prompts: Sequence[tuple[int, ...]],
+        continuations: Sequence[Sequence[tuple[int, ...]]],
+        progress: Callable[[int], None] | None = None,
+    ) -> list[list[float]]:
         """Sum of token log-probs of each continuation after its prompt (teacher forcing).
 
         ``continuations[i]`` are token-id tuples scored after ``prompts[i]``. The prompt minus its
@@ -253,13 +277,14 @@ class Engine:
                     out[i][jj] = float(val)
                 if progress:
                     progress(len(chunk))
+
             return emit
 
         if () in by_prefix:
             idx = by_prefix[()]
             self._run_rows([items[k] for k in idx], {}, emit_for(idx), positions="all")
         for s in range(0, len(prefixes), self.prefix_chunk):
-            chunk = prefixes[s:s + self.prefix_chunk]
+            chunk = prefixes[s : s + self.prefix_chunk]
             kv = self._prefix_kv(chunk)
             idx = [k for p in chunk for k in by_prefix[p]]
             self._run_rows([items[k] for k in idx], kv, emit_for(idx), positions="all")
@@ -280,12 +305,19 @@ class Engine:
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         for length, idx in sorted(by_len.items()):
             for s in range(0, len(idx), self.batch_size):
-                chunk = idx[s:s + self.batch_size]
+                chunk = idx[s : s + self.batch_size]
                 ids = torch.tensor([useqs[i] for i in chunk], dtype=torch.long, device=self.device)
-                out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
-                                          max_new_tokens=max_new_tokens, do_sample=False,
-                                          num_beams=1, pad_token_id=pad, temperature=None,
-                                          top_p=None, top_k=None)
+                out = self.model.generate(
+                    input_ids=ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    num_beams=1,
+                    pad_token_id=pad,
+                    temperature=None,
+                    top_p=None,
+                    top_k=None,
+                )
                 self.forward_calls += max_new_tokens
                 for j, i in enumerate(chunk):
                     texts[i] = tok.decode(out[j, length:], skip_special_tokens=True)

@@ -38,12 +38,12 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine_overhead import yago_unit  # noqa: E402
+from engine_overhead import yago_unit
 
-from ctxprior.scoring.engine import Engine  # noqa: E402
-from ctxprior.scoring.estimators import scores_batch  # noqa: E402
-from ctxprior.scoring.metrics import scores_np  # noqa: E402
-from ctxprior.scoring.models import LoadedModel  # noqa: E402
+from ctxprior.scoring.engine import Engine
+from ctxprior.scoring.estimators import scores_batch
+from ctxprior.scoring.metrics import scores_np
+from ctxprior.scoring.models import LoadedModel
 
 PYTHIA = {  # hidden, layers, heads (intermediate = 4 x hidden, vocab 50304, rotary_pct 0.25)
     "410m": (1024, 24, 16),
@@ -60,9 +60,17 @@ def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) ->
 
     hidden, layers, heads = PYTHIA[shape]
     vocab = 512 if shape == "smoke" else 50304
-    cfg = GPTNeoXConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=4 * hidden,
-                        num_hidden_layers=layers, num_attention_heads=heads, rotary_pct=0.25,
-                        max_position_embeddings=2048, use_parallel_residual=True, tie_word_embeddings=False)
+    cfg = GPTNeoXConfig(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=4 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        rotary_pct=0.25,
+        max_position_embeddings=2048,
+        use_parallel_residual=True,
+        tie_word_embeddings=False,
+    )
     torch.manual_seed(0)
     if quant8:
         import tempfile
@@ -74,19 +82,29 @@ def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) ->
         folder = tempfile.mkdtemp(prefix="pythia-12b-")
         model.save_pretrained(folder)
         del model
-        model = AutoModelForCausalLM.from_pretrained(folder, quantization_config=BitsAndBytesConfig(load_in_8bit=True),
-                                                     device_map={"": 0})
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, quantization_config=BitsAndBytesConfig(load_in_8bit=True), device_map={"": 0}
+        )
         dt = "int8"
     else:
         with torch.device(device):
             model = GPTNeoXForCausalLM(cfg).to(dtype)
         dt = str(dtype).replace("torch.", "")
-    return LoadedModel(model=model.eval(), tokenizer=None, model_id=f"pythia-{shape}-random", revision=None,
-                       dtype=dt, device=device, quantization="8bit" if quant8 else None)
+    return LoadedModel(
+        model=model.eval(),
+        tokenizer=None,
+        model_id=f"pythia-{shape}-random",
+        revision=None,
+        dtype=dt,
+        device=device,
+        quantization="8bit" if quant8 else None,
+    )
 
 
 def non_embedding_params(model) -> int:
-    emb = {id(p) for m in (model.get_input_embeddings(), model.get_output_embeddings()) for p in m.parameters()}
+    emb = {
+        id(p) for m in (model.get_input_embeddings(), model.get_output_embeddings()) for p in m.parameters()
+    }
     return sum(p.numel() for p in model.parameters() if id(p) not in emb)
 
 
@@ -113,7 +131,7 @@ def measured_peak(dtype: torch.dtype, device: str) -> float:
     for _ in range(reps):
         a @ b
     sync(device)
-    return 2 * n ** 3 * reps / (time.perf_counter() - t)
+    return 2 * n**3 * reps / (time.perf_counter() - t)
 
 
 def sync(device: str) -> None:
@@ -134,8 +152,8 @@ def engine_run(lm: LoadedModel, seqs, groups, nc: int, nq: int, batch_size=None)
     sync(lm.device)
     t = time.perf_counter()
     table, row_of = eng.last_logprobs(seqs, groups)
-    idx, = eng.to_device(np.asarray(row_of))
-    res = scores_batch(table[idx[:nq * nc]].view(nq, nc, -1), table[idx[nq * nc:]], 10, 0, str)
+    (idx,) = eng.to_device(np.asarray(row_of))
+    res = scores_batch(table[idx[: nq * nc]].view(nq, nc, -1), table[idx[nq * nc :]], 10, 0, str)
     sync(lm.device)
     return eng, res, time.perf_counter() - t
 
@@ -151,14 +169,24 @@ def naive_run(lm: LoadedModel, contexts, queries, batch_size: int = 32) -> tuple
     for q in queries:
         rows = []
         for s in range(0, len(contexts), batch_size):
-            enc = [c + q for c in contexts[s:s + batch_size]]
+            enc = [c + q for c in contexts[s : s + batch_size]]
             w = max(map(len, enc))
             ids = torch.tensor([[0] * (w - len(e)) + list(e) for e in enc], device=dev)
             mask = torch.tensor([[0] * (w - len(e)) + [1] * len(e) for e in enc], device=dev)
             pos = (mask.cumsum(-1) - 1).clamp_min(0)
-            last = lm.model(input_ids=ids, attention_mask=mask, position_ids=pos).logits[:, -1].float().cpu().numpy()
+            last = (
+                lm.model(input_ids=ids, attention_mask=mask, position_ids=pos)
+                .logits[:, -1]
+                .float()
+                .cpu()
+                .numpy()
+            )
             x = last.astype(np.float64)
-            rows.append(x - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)) - x.max(-1, keepdims=True))
+            rows.append(
+                x
+                - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True))
+                - x.max(-1, keepdims=True)
+            )
             n += len(enc)
         scores_np(np.concatenate(rows))
     return n, time.perf_counter() - t
@@ -184,19 +212,34 @@ def throughput(args, shape: str, dtype_name: str, out: list) -> None:
     assert all(np.isfinite(r.susceptibility) for r in res)
     n_prompts, n_tokens, uniq = len(seqs), sum(map(len, seqs)), unique_tokens(seqs)
     floor = 2 * params * uniq / args.peak
-    naive_n, naive_s = naive_run(lm, contexts, queries[:args.naive_entities])
-    row = {"shape": shape, "dtype": lm.dtype, "prompts": n_prompts, "seconds": round(secs, 3),
-           "prompts_per_s": round(n_prompts / secs), "tokens_per_s": round(n_tokens / secs),
-           "unique_tokens": uniq, "floor_fraction": round(floor / secs, 3),
-           "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 1) if device.startswith("cuda") else None,
-           "batch_size": eng.batch_size, "token_budget": eng.token_budget, "oom_splits": eng.oom_splits,
-           "forward_calls": eng.forward_calls, "naive_prompts_per_s": round(naive_n / naive_s, 1),
-           "vs_naive": round((n_prompts / secs) / (naive_n / naive_s), 1)}
+    naive_n, naive_s = naive_run(lm, contexts, queries[: args.naive_entities])
+    row = {
+        "shape": shape,
+        "dtype": lm.dtype,
+        "prompts": n_prompts,
+        "seconds": round(secs, 3),
+        "prompts_per_s": round(n_prompts / secs),
+        "tokens_per_s": round(n_tokens / secs),
+        "unique_tokens": uniq,
+        "floor_fraction": round(floor / secs, 3),
+        "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 1)
+        if device.startswith("cuda")
+        else None,
+        "batch_size": eng.batch_size,
+        "token_budget": eng.token_budget,
+        "oom_splits": eng.oom_splits,
+        "forward_calls": eng.forward_calls,
+        "naive_prompts_per_s": round(naive_n / naive_s, 1),
+        "vs_naive": round((n_prompts / secs) / (naive_n / naive_s), 1),
+    }
     out.append(row)
-    print(f"{shape:>5} {lm.dtype:>8}: {row['prompts_per_s']:>8} prompts/s {row['tokens_per_s']:>9} tokens/s  "
-          f"floor {row['floor_fraction']:6.1%}  peak {row['peak_mem_gib']} GiB  batch {eng.batch_size} "
-          f"(budget {eng.token_budget} tokens, {eng.oom_splits} OOM splits, {eng.forward_calls} forwards)  "
-          f"naive {row['naive_prompts_per_s']} prompts/s -> {row['vs_naive']}x", flush=True)
+    print(
+        f"{shape:>5} {lm.dtype:>8}: {row['prompts_per_s']:>8} prompts/s {row['tokens_per_s']:>9} tokens/s  "
+        f"floor {row['floor_fraction']:6.1%}  peak {row['peak_mem_gib']} GiB  batch {eng.batch_size} "
+        f"(budget {eng.token_budget} tokens, {eng.oom_splits} OOM splits, {eng.forward_calls} forwards)  "
+        f"naive {row['naive_prompts_per_s']} prompts/s -> {row['vs_naive']}x",
+        flush=True,
+    )
     del lm, eng, res
     if device.startswith("cuda"):
         torch.cuda.empty_cache()
@@ -207,8 +250,16 @@ def precision(args, out: list) -> None:
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
     torch.manual_seed(1)
-    cfg = GPTNeoXConfig(vocab_size=2048, hidden_size=256, intermediate_size=1024, num_hidden_layers=4,
-                        num_attention_heads=8, rotary_pct=0.25, max_position_embeddings=512, tie_word_embeddings=False)
+    cfg = GPTNeoXConfig(
+        vocab_size=2048,
+        hidden_size=256,
+        intermediate_size=1024,
+        num_hidden_layers=4,
+        num_attention_heads=8,
+        rotary_pct=0.25,
+        max_position_embeddings=512,
+        tie_word_embeddings=False,
+    )
     base = GPTNeoXForCausalLM(cfg).eval()
     with torch.no_grad():
         base.get_output_embeddings().weight.mul_(12.0)  # peaked next-token distributions, as a trained LM's
@@ -218,22 +269,35 @@ def precision(args, out: list) -> None:
     def scores(device, dtype):
         model = GPTNeoXForCausalLM(cfg).eval()
         model.load_state_dict(base.state_dict())
-        lm = LoadedModel(model=model.to(device=device, dtype=dtype), tokenizer=None, model_id="peaked", revision=None,
-                         dtype=str(dtype), device=device)
+        lm = LoadedModel(
+            model=model.to(device=device, dtype=dtype),
+            tokenizer=None,
+            model_id="peaked",
+            revision=None,
+            dtype=str(dtype),
+            device=device,
+        )
         _, res, _ = engine_run(lm, seqs, groups, nc, nq)
         return np.stack([r.persuasion for r in res]), np.array([r.susceptibility for r in res])
 
     ref_psi, ref_chi = scores("cpu", torch.float32)
-    print(f"precision (peaked random GPT-NeoX, {nq} entities x {nc} contexts; median chi {np.median(ref_chi):.3f} nats):")
+    print(
+        f"precision (peaked random GPT-NeoX, {nq} entities x {nc} contexts; median chi {np.median(ref_chi):.3f} nats):"
+    )
     for name in ("float32", "bfloat16", "float16"):
         psi, chi = scores(args.device, getattr(torch, name))
-        row = {"precision_dtype": name, "psi_max_abs": float(np.max(np.abs(psi - ref_psi))),
-               "psi_median_abs": float(np.median(np.abs(psi - ref_psi))),
-               "chi_max_abs": float(np.max(np.abs(chi - ref_chi))),
-               "chi_median_rel": float(np.median(np.abs(chi - ref_chi) / np.maximum(ref_chi, 1e-12)))}
+        row = {
+            "precision_dtype": name,
+            "psi_max_abs": float(np.max(np.abs(psi - ref_psi))),
+            "psi_median_abs": float(np.median(np.abs(psi - ref_psi))),
+            "chi_max_abs": float(np.max(np.abs(chi - ref_chi))),
+            "chi_median_rel": float(np.median(np.abs(chi - ref_chi) / np.maximum(ref_chi, 1e-12))),
+        }
         out.append(row)
-        print(f"  {args.device} {name:>8} vs cpu float32: psi max {row['psi_max_abs']:.2e} median "
-              f"{row['psi_median_abs']:.2e}; chi max {row['chi_max_abs']:.2e} median rel {row['chi_median_rel']:.2%}")
+        print(
+            f"  {args.device} {name:>8} vs cpu float32: psi max {row['psi_max_abs']:.2e} median "
+            f"{row['psi_median_abs']:.2e}; chi max {row['chi_max_abs']:.2e} median rel {row['chi_median_rel']:.2%}"
+        )
 
 
 def main(argv=None) -> None:
@@ -243,15 +307,25 @@ def main(argv=None) -> None:
     ap.add_argument("--quant8", action="store_true", help="also the 12b shape in 8-bit (bitsandbytes)")
     ap.add_argument("--contexts", type=int, default=600)
     ap.add_argument("--entities", type=int, default=100)
-    ap.add_argument("--naive-entities", type=int, default=2, help="entities the naive scorer runs (its prompts/s)")
+    ap.add_argument(
+        "--naive-entities", type=int, default=2, help="entities the naive scorer runs (its prompts/s)"
+    )
     ap.add_argument("--batch-size", type=int, default=None, help="default: the engine's automatic choice")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--peak", type=float, default=None, help="FLOP/s of the floor (default: a matmul measured now)")
+    ap.add_argument(
+        "--peak", type=float, default=None, help="FLOP/s of the floor (default: a matmul measured now)"
+    )
     ap.add_argument("--smoke", action="store_true", help="a tiny shape on the CPU, a few prompts")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.shapes, args.dtypes, args.contexts, args.entities, args.naive_entities = "smoke", "float32", 12, 3, 1
+        args.shapes, args.dtypes, args.contexts, args.entities, args.naive_entities = (
+            "smoke",
+            "float32",
+            12,
+            3,
+            1,
+        )
         args.device = "cpu"
     shapes = args.shapes.split(",") + (["12b"] if args.quant8 else [])
     dtypes = args.dtypes.split(",")
@@ -261,16 +335,22 @@ def main(argv=None) -> None:
     nominal = next((v for k, v in NOMINAL_PEAK.items() if k in name), None)
     import transformers
 
-    print(f"{name}; torch {torch.__version__}, transformers {transformers.__version__}; peak (matmul now) "
-          f"{args.peak / 1e12:.0f} TFLOP/s" + (f", nominal {nominal / 1e12:.0f}" if nominal else "")
-          + f"; unit: {args.contexts} contexts x {args.entities} entities", flush=True)
+    print(
+        f"{name}; torch {torch.__version__}, transformers {transformers.__version__}; peak (matmul now) "
+        f"{args.peak / 1e12:.0f} TFLOP/s"
+        + (f", nominal {nominal / 1e12:.0f}" if nominal else "")
+        + f"; unit: {args.contexts} contexts x {args.entities} entities",
+        flush=True,
+    )
     out: list = []
     for shape in shapes:
-        for dt in (["float16"] if shape == "12b" else dtypes):
+        for dt in ["float16"] if shape == "12b" else dtypes:
             throughput(args, shape, dt, out)
     precision(args, out)
     if args.json:
-        Path(args.json).write_text(json.dumps({"device": name, "torch": torch.__version__, "rows": out}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"device": name, "torch": torch.__version__, "rows": out}, indent=1)
+        )
 
 
 if __name__ == "__main__":

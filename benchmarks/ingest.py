@@ -24,22 +24,34 @@ def make_file(path: str, n_rel: int, n_facts: int, seed: int = 0) -> int:
     rnd = random.Random(seed)
     data = {}
     for r in range(n_rel):
-        rel = f"http://schema.org/rel{r}" if r % 2 == 0 else f"reverse-http://yago-knowledge.org/resource/rel{r}"
+        rel = (
+            f"http://schema.org/rel{r}"
+            if r % 2 == 0
+            else f"reverse-http://yago-knowledge.org/resource/rel{r}"
+        )
         n_ans = max(5, n_facts // 4)
         ents = [f"Entity {r}-{i}" for i in range(n_facts)]
         answers = [f"Answer {r}-{rnd.randrange(n_ans)}" for _ in range(n_facts)]
         data[rel] = {
-            "query_forms": {"open": [f"Q: What is the rel{r} of {{entity}}?\nA:", f"The rel{r} of {{entity}} is"],
-                            "closed": [f"Q: Is {{answer}} the rel{r} of {{entity}}?\nA:",
-                                       f"Q: Does {{entity}} have rel{r} {{answer}}?\nA:"]},
-            "entities": ents, "answers": answers,
+            "query_forms": {
+                "open": [f"Q: What is the rel{r} of {{entity}}?\nA:", f"The rel{r} of {{entity}} is"],
+                "closed": [
+                    f"Q: Is {{answer}} the rel{r} of {{entity}}?\nA:",
+                    f"Q: Does {{entity}} have rel{r} {{answer}}?\nA:",
+                ],
+            },
+            "entities": ents,
+            "answers": answers,
             "entity_uris": [f"http://yago-knowledge.org/resource/E{r}_{i}" for i in range(n_facts)],
             "answer_uris": [f"http://yago-knowledge.org/resource/{a.replace(' ', '_')}" for a in answers],
             "gpt_fake_entities": [f"Fake {r}-{i}" for i in range(n_facts)],
-            "context_templates": {"base": f"The rel{r} of {{entity}} is {{answer}}.\n",
-                                  "assertive": f"Definitely, the rel{r} of {{entity}} is {{answer}}.\n",
-                                  "negation": f"The rel{r} of {{entity}} is not {{answer}}.\n"},
-            "entity_types": {"Thing": 1.0}, "answer_types": {"Thing": 1.0},
+            "context_templates": {
+                "base": f"The rel{r} of {{entity}} is {{answer}}.\n",
+                "assertive": f"Definitely, the rel{r} of {{entity}} is {{answer}}.\n",
+                "negation": f"The rel{r} of {{entity}} is not {{answer}}.\n",
+            },
+            "entity_types": {"Thing": 1.0},
+            "answer_types": {"Thing": 1.0},
             "entity_uri_to_degree": [rnd.randrange(1, 10_000) for _ in range(n_facts)],
             "entity_namesake_to_degree": [rnd.randrange(1, 10_000) for _ in range(n_facts)],
             "entity_namesake_to_num_uris": [1] * n_facts,
@@ -53,17 +65,30 @@ def make_file(path: str, n_rel: int, n_facts: int, seed: int = 0) -> int:
 def fast(path: str, db: str, n_entities: int, n_contexts: int) -> tuple[float, float, int]:
     from ctxprior.ingest.sampling import draw_sample
     from ctxprior.ingest.yago_qec import ingest_yago_qec
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         t0 = time.perf_counter()
         ingest_yago_qec(wh, path)
         t1 = time.perf_counter()
         draw_sample(wh, "yago_qec", n_entities=n_entities, n_contexts=n_contexts, seed=11)
         t2 = time.perf_counter()
-        rows = sum(wh.scalar(f'SELECT count(*) FROM "{t}"') for t in
-                   ("dataset", "relation", "relation_class", "entity", "answer", "fact", "query_form",
-                    "context_template", "sample", "sample_fact", "context"))
+        rows = sum(
+            wh.scalar(f'SELECT count(*) FROM "{t}"')
+            for t in (
+                "dataset",
+                "relation",
+                "relation_class",
+                "entity",
+                "answer",
+                "fact",
+                "query_form",
+                "context_template",
+                "sample",
+                "sample_fact",
+                "context",
+            )
+        )
     return t1 - t0, t2 - t1, rows
 
 
@@ -73,10 +98,10 @@ def naive(db_fast: str, db_naive: str, n_rows: int) -> tuple[float, int]:
     from sqlalchemy import create_engine, insert
     from sqlalchemy.orm import Session
 
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
     from ctxprior.schema.base import metadata
 
-    open_warehouse(db_naive).close()  # same schema, empty
+    open_store(db_naive).close()  # same schema, empty
     src = duckdb.connect(db_fast, read_only=True)
     plan = []
     for t in ("entity", "fact", "context"):
@@ -113,12 +138,16 @@ def main() -> None:
         t_ing, t_smp, rows = fast(path, os.path.join(d, "fast.duckdb"), a.entities, a.contexts)
         total = t_ing + t_smp
         fast_rps = rows / total
-        print(f"fast: ingest {t_ing:.2f} s + sample {t_smp:.2f} s = {total:.2f} s for {rows:,} rows "
-              f"-> {fast_rps:,.0f} rows/s  (target: < 30 s)")
+        print(
+            f"fast: ingest {t_ing:.2f} s + sample {t_smp:.2f} s = {total:.2f} s for {rows:,} rows "
+            f"-> {fast_rps:,.0f} rows/s  (target: < 30 s)"
+        )
         dt, n = naive(os.path.join(d, "fast.duckdb"), os.path.join(d, "naive.duckdb"), a.naive_rows)
         naive_rps = n / dt
-        print(f"naive row-by-row SQLAlchemy insert: {n:,} rows in {dt:.2f} s -> {naive_rps:,.0f} rows/s "
-              f"(full size would take ~{rows / naive_rps / 60:.0f} min)")
+        print(
+            f"naive row-by-row SQLAlchemy insert: {n:,} rows in {dt:.2f} s -> {naive_rps:,.0f} rows/s "
+            f"(full size would take ~{rows / naive_rps / 60:.0f} min)"
+        )
         print(f"ratio fast/naive: {fast_rps / naive_rps:.0f}x  (target: >= 20x)")
 
 

@@ -25,8 +25,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 
 def _score(db: str, tiny: str, log: Path) -> float:
-    cmd = [sys.executable, "-m", "ctxprior", "--db", db, "score", "--sample", "1", "--query-forms", "open",
-           "--shard-size", "1", "--quiet", "--model", tiny]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ctxprior",
+        "--db",
+        db,
+        "score",
+        "--sample",
+        "1",
+        "--query-forms",
+        "open",
+        "--shard-size",
+        "1",
+        "--quiet",
+        "--model",
+        tiny,
+    ]
     with open(log, "w") as f:
         p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT)
     return p
@@ -51,8 +66,12 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxprior-load-"))
     try:
-        base = make_demo_db(tmp / "base.duckdb", relations=tuple(args.relations.split(",")),
-                            entities=args.entities, contexts=args.contexts)
+        base = make_demo_db(
+            tmp / "base.duckdb",
+            relations=tuple(args.relations.split(",")),
+            entities=args.entities,
+            contexts=args.contexts,
+        )
         tiny = make_tiny_folder(tmp / "tiny")
         # baseline: the writer alone
         alone = str(tmp / "alone.duckdb")
@@ -90,12 +109,16 @@ def main() -> None:
         assert w.returncode == 0, (tmp / "busy.log").read_text()
         r_alone, r_busy = _rate(tmp / "alone.log"), _rate(tmp / "busy.log")
         print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; {len(ref)} units")
-        print(f"readers, no writer:          {idle['queries'] / t_idle:7.1f} queries/s "
-              f"(p50 {idle['p50'] * 1e3:.0f} ms, p95 {idle['p95'] * 1e3:.0f} ms)")
-        print(f"{args.readers} readers during the run:  {res['queries'] / t_busy:7.1f} queries/s "
-              f"(p50 {res['p50'] * 1e3:.0f} ms, p95 {res['p95'] * 1e3:.0f} ms), {res['queries']} queries, "
-              f"{res['errors']} errors, {res['n_inconsistent']} inconsistent, committed states seen "
-              f"{res['states_seen']}")
+        print(
+            f"readers, no writer:          {idle['queries'] / t_idle:7.1f} queries/s "
+            f"(p50 {idle['p50'] * 1e3:.0f} ms, p95 {idle['p95'] * 1e3:.0f} ms)"
+        )
+        print(
+            f"{args.readers} readers during the run:  {res['queries'] / t_busy:7.1f} queries/s "
+            f"(p50 {res['p50'] * 1e3:.0f} ms, p95 {res['p95'] * 1e3:.0f} ms), {res['queries']} queries, "
+            f"{res['errors']} errors, {res['n_inconsistent']} inconsistent, committed states seen "
+            f"{res['states_seen']}"
+        )
         print(f"writer alone:        {r_alone:7.1f} prompts/s")
         print(f"writer with readers: {r_busy:7.1f} prompts/s  (ratio {r_busy / r_alone:.2f})")
         if res["errors"] or res["n_inconsistent"]:

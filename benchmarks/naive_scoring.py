@@ -30,7 +30,7 @@ def _last_logprobs(model, tokenizer, texts: list[str], batch_size: int = 32) -> 
     rows = []
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     for s in range(0, len(texts), batch_size):
-        enc = [tokenizer(t)["input_ids"] for t in texts[s:s + batch_size]]
+        enc = [tokenizer(t)["input_ids"] for t in texts[s : s + batch_size]]
         n = max(len(e) for e in enc)
         ids = torch.tensor([[pad] * (n - len(e)) + e for e in enc], device=device)
         mask = torch.tensor([[0] * (n - len(e)) + [1] * len(e) for e in enc], device=device)
@@ -41,16 +41,21 @@ def _last_logprobs(model, tokenizer, texts: list[str], batch_size: int = 32) -> 
     return np.concatenate(rows)
 
 
-def naive_first_token(model, tokenizer, contexts: list[str], queries: list[str],
-                      batch_size: int = 32, with_prior: bool = True) -> list[dict]:
+def naive_first_token(
+    model, tokenizer, contexts: list[str], queries: list[str], batch_size: int = 32, with_prior: bool = True
+) -> list[dict]:
     """Per query: persuasion [n_contexts], susceptibility, entropies, prior entropy and KL."""
     out = []
     for q in queries:
         logp = _last_logprobs(model, tokenizer, [c + q for c in contexts], batch_size)
         s = scores_np(logp, keep_mixture=True)
-        r = {"persuasion": s.persuasion, "entropy": s.entropy, "susceptibility": s.susceptibility,
-             "mixture_entropy": s.mixture_entropy,
-             "mean_conditional_entropy": s.mean_conditional_entropy}
+        r = {
+            "persuasion": s.persuasion,
+            "entropy": s.entropy,
+            "susceptibility": s.susceptibility,
+            "mixture_entropy": s.mixture_entropy,
+            "mean_conditional_entropy": s.mean_conditional_entropy,
+        }
         if with_prior:
             prior = _last_logprobs(model, tokenizer, [q], 1)[0]
             r["prior_entropy"] = float(entropy_np(prior))
@@ -63,6 +68,10 @@ if __name__ == "__main__":  # tiny smoke run
     from ctxprior.scoring.models import load_model
 
     lm = load_model("smollm2-135m", device="cpu")
-    res = naive_first_token(lm.model, lm.tokenizer, ["The capital of France is Rome.\n"],
-                            ["Q: What is the capital of France?\nA:"])
+    res = naive_first_token(
+        lm.model,
+        lm.tokenizer,
+        ["The capital of France is Rome.\n"],
+        ["Q: What is the capital of France?\nA:"],
+    )
     print(res[0]["susceptibility"], res[0]["persuasion"])

@@ -29,11 +29,15 @@ def workload(entities: int, contexts: int):
     sid = wh.sample("demo", relations=["capital"], entities=entities, contexts=contexts, seed=11)
     ctx = wh.sql("SELECT context, entity FROM v_context WHERE sample_id = ? ORDER BY ordinal", [sid])
     ents = wh.sql("SELECT entity, answer FROM v_sample_entity WHERE sample_id = ? ORDER BY ordinal", [sid])
-    forms = wh.sql("SELECT q.query_type, q.template FROM query_form q JOIN relation r USING (relation_id) "
-                   "JOIN dataset d USING (dataset_id) WHERE d.name = 'demo' AND r.short_name = 'capital' "
-                   "ORDER BY q.query_type DESC, q.ordinal")
-    queries = [(qt, [t.replace("{entity}", e).replace("{answer}", a or "") for e, a in ents.itertuples(index=False)])
-               for qt, t in forms.itertuples(index=False)]
+    forms = wh.sql(
+        "SELECT q.query_type, q.template FROM query_form q JOIN relation r USING (relation_id) "
+        "JOIN dataset d USING (dataset_id) WHERE d.name = 'demo' AND r.short_name = 'capital' "
+        "ORDER BY q.query_type DESC, q.ordinal"
+    )
+    queries = [
+        (qt, [t.replace("{entity}", e).replace("{answer}", a or "") for e, a in ents.itertuples(index=False)])
+        for qt, t in forms.itertuples(index=False)
+    ]
     return list(ctx["context"]), list(ctx["entity"]), list(ents["entity"]), queries
 
 
@@ -48,15 +52,21 @@ def score(dtype: str, contexts, queries):
     psi, chi = [], []
     for qt, qs in queries:
         res = first_token(engine, contexts, qs, topk=0, with_prior=False)
-        psi.append(np.stack([r.persuasion for r in res]))   # [entities, contexts]
+        psi.append(np.stack([r.persuasion for r in res]))  # [entities, contexts]
         chi.append(np.array([r.susceptibility for r in res]))  # [entities]
-    return np.stack(psi), np.stack(chi), time.perf_counter() - t0  # [forms, entities, contexts], [forms, entities]
+    return (
+        np.stack(psi),
+        np.stack(chi),
+        time.perf_counter() - t0,
+    )  # [forms, entities, contexts], [forms, entities]
 
 
 def describe(name: str, dev: np.ndarray, ref: np.ndarray) -> str:
     rel = dev / np.maximum(np.abs(ref), 1e-12)
-    return (f"{name:<26} max |Δ| {np.max(np.abs(dev)):.2e}  median |Δ| {np.median(np.abs(dev)):.2e}  "
-            f"median |Δ|/value {np.median(np.abs(rel)):.1%}  (median value {np.median(ref):.3g} nats)")
+    return (
+        f"{name:<26} max |Δ| {np.max(np.abs(dev)):.2e}  median |Δ| {np.median(np.abs(dev)):.2e}  "
+        f"median |Δ|/value {np.median(np.abs(rel)):.1%}  (median value {np.median(ref):.3g} nats)"
+    )
 
 
 def main() -> None:
@@ -71,8 +81,10 @@ def main() -> None:
     contexts, ctx_entity, entities, queries = workload(args.entities, args.contexts)
     relevant = np.array([[ce == e for ce in ctx_entity] for e in entities])  # [entities, contexts]
     n = len(queries) * len(entities) * len(contexts)
-    print(f"SmolLM2-135M on the CPU; {len(entities)} entities (half fake) x {len(contexts)} contexts x "
-          f"{len(queries)} query forms = {n} prompts; {relevant.sum() * len(queries)} relevant psi values")
+    print(
+        f"SmolLM2-135M on the CPU; {len(entities)} entities (half fake) x {len(contexts)} contexts x "
+        f"{len(queries)} query forms = {n} prompts; {relevant.sum() * len(queries)} relevant psi values"
+    )
     ref_psi, ref_chi, t = score("float32", contexts, queries)
     print(f"float32: {t:.1f} s")
     for dtype in ("bfloat16", "float16"):
@@ -84,10 +96,15 @@ def main() -> None:
         print("  " + describe("psi, irrelevant contexts", d_psi[~mask], ref_psi[~mask]))
         print("  " + describe("chi", d_chi, ref_chi))
         # does the precision change the paper's relevant-vs-irrelevant comparison?
-        flips = np.mean(np.sign(psi[mask].mean() - psi[~mask].mean()) != np.sign(ref_psi[mask].mean() - ref_psi[~mask].mean()))
+        flips = np.mean(
+            np.sign(psi[mask].mean() - psi[~mask].mean())
+            != np.sign(ref_psi[mask].mean() - ref_psi[~mask].mean())
+        )
         order = np.mean(np.argsort(chi, axis=1) == np.argsort(ref_chi, axis=1))
-        print(f"  chi ranking of entities per query form unchanged at {order:.0%} of positions; "
-              f"relevant > irrelevant sign flipped: {bool(flips)}")
+        print(
+            f"  chi ranking of entities per query form unchanged at {order:.0%} of positions; "
+            f"relevant > irrelevant sign flipped: {bool(flips)}"
+        )
 
 
 if __name__ == "__main__":

@@ -48,24 +48,33 @@ def main() -> None:
 
     import ray
     import torch
+    from scale_helpers import make_demo_db, make_tiny_folder, snapshot
 
-    from ctxprior.schema import open_warehouse
-    from ctxprior.scoring.models import load_model
+    from ctxprior.schema import open_store
     from ctxprior.scoring.executors.ray_cluster import RayExecutor, wait_actors
+    from ctxprior.scoring.models import load_model
     from ctxprior.scoring.runs import score_sample
     from ctxprior.scoring.units import ScoreConfig
-    from scale_helpers import make_demo_db, make_tiny_folder, snapshot
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxprior-scale-"))
     try:
-        base = make_demo_db(tmp / "base.duckdb", relations=tuple(args.relations.split(",")),
-                            entities=args.entities, contexts=args.contexts)
+        base = make_demo_db(
+            tmp / "base.duckdb",
+            relations=tuple(args.relations.split(",")),
+            entities=args.entities,
+            contexts=args.contexts,
+        )
         tiny = make_tiny_folder(tmp / "tiny")
         lm = load_model(tiny)
         ncpu = os.cpu_count() or 1
         counts = [int(x) for x in args.workers.split(",")]
-        ray.init(num_cpus=max(counts + [ncpu]), include_dashboard=False, _node_ip_address="127.0.0.1",
-                 log_to_driver=False, logging_level="ERROR")
+        ray.init(
+            num_cpus=max(counts + [ncpu]),
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            logging_level="ERROR",
+        )
         config = ScoreConfig(query_types=("open",))
 
         def run(name: str, workers: int | None):
@@ -73,21 +82,41 @@ def main() -> None:
             shutil.copyfile(base, db)
             factory = None
             if workers:
+
                 def factory(lm_, c, b):
-                    ex = RayExecutor(lm_, c, b, shard_dir=str(tmp / "shards"), workers=workers,
-                                     threads=max(1, ncpu // workers), log=lambda m: None)
+                    ex = RayExecutor(
+                        lm_,
+                        c,
+                        b,
+                        shard_dir=str(tmp / "shards"),
+                        workers=workers,
+                        threads=max(1, ncpu // workers),
+                        log=lambda m: None,
+                    )
                     wait_actors(ex)  # model loaded in every worker before the clock starts
                     return ex
-            with open_warehouse(db, brief=True) as wh:
-                s = score_sample(wh, 1, tiny, lm=lm, shard_size=args.shard_size, config=config,
-                                 progress=False, log=lambda m: None, executor_factory=factory)
+
+            with open_store(db, brief=True) as wh:
+                s = score_sample(
+                    wh,
+                    1,
+                    tiny,
+                    lm=lm,
+                    shard_size=args.shard_size,
+                    config=config,
+                    progress=False,
+                    log=lambda m: None,
+                    executor_factory=factory,
+                )
             assert s.status == "done", s.errors
             return s.prompts / s.seconds, snapshot(db, s.run_id), s
 
         torch.set_num_threads(ncpu)
         local_rate, ref, s = run("local", None)
-        print(f"workload: {s.units_total} units, {s.prompts} prompts (tiny llama, SmolLM2 vocabulary), "
-              f"{ncpu} CPUs, load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"workload: {s.units_total} units, {s.prompts} prompts (tiny llama, SmolLM2 vocabulary), "
+            f"{ncpu} CPUs, load average {os.getloadavg()[0]:.1f}"
+        )
         print(f"local executor (baseline): {local_rate:8.1f} prompts/s")
         print(f"{'workers':>7}  {'prompts/s':>9}  {'speed-up':>8}  {'efficiency':>10}  {'vs local':>8}")
         one = None
@@ -96,9 +125,11 @@ def main() -> None:
             rate, snap, _ = run(f"ray{w}", w)
             same = "rows identical" if snap == ref else _diff(snap, ref)
             one = one or rate
-            print(f"{w:>7}  {rate:>9.1f}  {rate / one:>8.2f}  {rate / one / w:>10.2f}  {rate / local_rate:>8.2f}"
-                  f"  {same}"
-                  f"  [{time.perf_counter() - t:.0f} s incl. start-up]")
+            print(
+                f"{w:>7}  {rate:>9.1f}  {rate / one:>8.2f}  {rate / one / w:>10.2f}  {rate / local_rate:>8.2f}"
+                f"  {same}"
+                f"  [{time.perf_counter() - t:.0f} s incl. start-up]"
+            )
         ray.shutdown()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

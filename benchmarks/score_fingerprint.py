@@ -17,13 +17,42 @@ import hashlib
 
 import duckdb
 
-INPUTS = ("relation", "entity", "answer", "fact", "query_form", "context_template", "sample", "sample_fact",
-          "context")
-TABLES = INPUTS + ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation", "analysis_result",
-          "dynamicqa_generation", "dynamicqa_token_dist", "dynamicqa_score", "dynamicqa_summary",
-          "dynamicqa_regression")
-VOLATILE = {"started_at", "finished_at", "created_at", "updated_at", "host", "pid", "ctxprior_version",
-            "elapsed_s", "seconds", "committed_at"}
+INPUTS = (
+    "relation",
+    "entity",
+    "answer",
+    "fact",
+    "query_form",
+    "context_template",
+    "sample",
+    "sample_fact",
+    "context",
+)
+TABLES = INPUTS + (
+    "persuasion",
+    "susceptibility",
+    "prior_topk",
+    "prompt_topk",
+    "generation",
+    "analysis_result",
+    "dynamicqa_generation",
+    "dynamicqa_token_dist",
+    "dynamicqa_score",
+    "dynamicqa_summary",
+    "dynamicqa_regression",
+)
+VOLATILE = {
+    "started_at",
+    "finished_at",
+    "created_at",
+    "updated_at",
+    "host",
+    "pid",
+    "ctxprior_version",
+    "elapsed_s",
+    "seconds",
+    "committed_at",
+}
 
 
 def fingerprint(db: str) -> dict[str, tuple[int, str]]:

@@ -19,9 +19,11 @@ import re
 import sys
 from pathlib import Path
 
-SQL = re.compile(r"^\s*\(?\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|COPY|ATTACH|DETACH|PRAGMA|"
-                 r"SET|BEGIN|COMMIT|ROLLBACK|CHECKPOINT|DESCRIBE|EXPORT|IMPORT|INSTALL|LOAD|TRUNCATE|"
-                 r"FROM|VALUES)\s")
+SQL = re.compile(
+    r"^\s*\(?\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|COPY|ATTACH|DETACH|PRAGMA|"
+    r"SET|BEGIN|COMMIT|ROLLBACK|CHECKPOINT|DESCRIBE|EXPORT|IMPORT|INSTALL|LOAD|TRUNCATE|"
+    r"FROM|VALUES)\s"
+)
 PROSE = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|CHECKPOINT)\s+(?!TRANSACTION\b)[a-z]")
 
 
@@ -39,8 +41,12 @@ def inline_sql(src: Path, verbose: bool = False) -> dict:
         tree = ast.parse(f.read_text())
         inner = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
         inner |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # docstrings
-        inner |= {id(n) for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "help"
-                  for n in ast.walk(node.value)}  # click help texts
+        inner |= {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.keyword) and node.arg == "help"
+            for n in ast.walk(node.value)
+        }  # click help texts
         for node in ast.walk(tree):
             if id(node) in inner:
                 continue
@@ -54,9 +60,15 @@ def inline_sql(src: Path, verbose: bool = False) -> dict:
             fstr += isinstance(node, ast.JoinedStr)
             if verbose:
                 kind = "f" if isinstance(node, ast.JoinedStr) else " "
-                print(f"  sql {kind} {span:3d}  {f.relative_to(src)}:{node.lineno}  {' '.join(s.split())[:70]}")
-    return {"inline SQL strings": n, "inline SQL lines": lines, "multi-line SQL strings": multi,
-            "f-string SQL strings": fstr}
+                print(
+                    f"  sql {kind} {span:3d}  {f.relative_to(src)}:{node.lineno}  {' '.join(s.split())[:70]}"
+                )
+    return {
+        "inline SQL strings": n,
+        "inline SQL lines": lines,
+        "multi-line SQL strings": multi,
+        "f-string SQL strings": fstr,
+    }
 
 
 def long_functions(src: Path, limit: int = 60, verbose: bool = False) -> int:
@@ -73,8 +85,10 @@ def long_functions(src: Path, limit: int = 60, verbose: bool = False) -> int:
 
 
 def _is_command(fn: ast.FunctionDef) -> bool:
-    return any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "command"
-               for d in fn.decorator_list)
+    return any(
+        isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "command"
+        for d in fn.decorator_list
+    )
 
 
 def _ctx_imports(nodes) -> set[str]:
@@ -96,14 +110,20 @@ def commands(src: Path, verbose: bool = False) -> tuple[int, int]:
             if isinstance(fn, ast.FunctionDef) and _is_command(fn):
                 total += 1
                 mods = top | _ctx_imports(ast.walk(fn))
-                bad = sorted(m for m in mods if m not in ok_mods and not m.startswith(".") or
-                             (m.startswith("..") and m not in ok_mods))
+                bad = sorted(
+                    m
+                    for m in mods
+                    if (m not in ok_mods and not m.startswith("."))
+                    or (m.startswith("..") and m not in ok_mods)
+                )
                 src_text = ast.get_source_segment(f.read_text(), fn) or ""
                 uses_api = "api" in src_text
                 good = not bad and uses_api
                 through += good
                 if verbose and not good:
-                    print(f"  cmd  {f.name}:{fn.name} imports {bad or '-'}{'' if uses_api else ' (no api call)'}")
+                    print(
+                        f"  cmd  {f.name}:{fn.name} imports {bad or '-'}{'' if uses_api else ' (no api call)'}"
+                    )
     return total, through
 
 

@@ -24,10 +24,15 @@ from typing import Any
 
 
 def completion(text: str, model: str = "mock-model") -> dict[str, Any]:
-    return {"id": "chatcmpl-mock", "object": "chat.completion", "created": 0, "model": model,
-            "system_fingerprint": "fp_mock",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return {
+        "id": "chatcmpl-mock",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "system_fingerprint": "fp_mock",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
 
 
 class ChatMock:
@@ -72,8 +77,11 @@ class ChatMock:
                 elif kind == "ok":
                     self._send(200, json.dumps(completion(action[1])).encode())
                 elif kind == "status":
-                    self._send(action[1], json.dumps({"error": {"message": f"mock status {action[1]}"}}).encode(),
-                               {"Retry-After": "0"})
+                    self._send(
+                        action[1],
+                        json.dumps({"error": {"message": f"mock status {action[1]}"}}).encode(),
+                        {"Retry-After": "0"},
+                    )
                 elif kind == "sleep":
                     time.sleep(action[1])
                     self._send(200, json.dumps(completion(action[2])).encode())
@@ -103,7 +111,7 @@ class ChatMock:
         self.server.shutdown()
         self.server.server_close()
 
-    def __enter__(self) -> "ChatMock":
+    def __enter__(self) -> ChatMock:
         return self
 
     def __exit__(self, *exc) -> None:

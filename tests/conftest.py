@@ -25,24 +25,33 @@ def shared_data_present() -> bool:
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "browser: renders a page in headless chromium (scripts/test.sh "
-                                       "deselects it when chromium is missing)")
+    config.addinivalue_line(
+        "markers",
+        "browser: renders a page in headless chromium (scripts/test.sh "
+        "deselects it when chromium is missing)",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(config, items):
     """A test that uses ``shared_dir`` is a ``shared_data`` test even if its marker was forgotten."""
     for item in items:
-        if "shared_dir" in getattr(item, "fixturenames", ()) and item.get_closest_marker("shared_data") is None:
+        if (
+            "shared_dir" in getattr(item, "fixturenames", ())
+            and item.get_closest_marker("shared_data") is None
+        ):
             item.add_marker(pytest.mark.shared_data)
 
 
 @pytest.fixture
 def shared_dir() -> Path:
     if not shared_data_present():
-        pytest.fail(f"this test reads the real data under {SHARED / 'data'}, which is not there: put ../shared "
-                    "next to the project or set CTXPRIOR_SHARED=DIR, or deselect it with -m 'not shared_data' "
-                    "(scripts/test.sh does that when the data is absent)", pytrace=False)
+        pytest.fail(
+            f"this test reads the real data under {SHARED / 'data'}, which is not there: put ../shared "
+            "next to the project or set CTXPRIOR_SHARED=DIR, or deselect it with -m 'not shared_data' "
+            "(scripts/test.sh does that when the data is absent)",
+            pytrace=False,
+        )
     return SHARED
 
 
@@ -72,8 +81,9 @@ def run_cli(db_path):
     runner = CliRunner()
 
     def _run(*args, db: str | None = None, input: str | None = None):
-        return runner.invoke(cli, ["--db", db or db_path, *map(str, args)], input=input,
-                             catch_exceptions=False)
+        return runner.invoke(
+            cli, ["--db", db or db_path, *map(str, args)], input=input, catch_exceptions=False
+        )
 
     return _run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import zstandard
 
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
 YAGO = "http://yago-knowledge.org/resource/"
 
@@ -30,35 +30,76 @@ FACTS = [
 def build_warehouse(db_path: str, facts=FACTS, dataset: str = "toy", wh=None) -> None:
     """Insert dataset / relation / entity / answer / fact rows for ``facts``."""
     own = wh is None
-    wh = wh or open_warehouse(db_path)
+    wh = wh or open_store(db_path)
     try:
         with wh.transaction():
             did = wh.next_id("dataset", "dataset_id")
-            wh.insert_arrow("dataset", {"dataset_id": [did], "name": [dataset], "source_format": ["demo"],
-                                        "ctxprior_version": ["test"], "created_at": [datetime(2024, 1, 1)]})
+            wh.insert_arrow(
+                "dataset",
+                {
+                    "dataset_id": [did],
+                    "name": [dataset],
+                    "source_format": ["demo"],
+                    "ctxprior_version": ["test"],
+                    "created_at": [datetime(2024, 1, 1)],
+                },
+            )
             rel_ids, ent_ids, ans_ids = {}, {}, {}
-            r0, e0, a0, f0 = (wh.next_id(t, c) for t, c in [("relation", "relation_id"), ("entity", "entity_id"),
-                                                              ("answer", "answer_id"), ("fact", "fact_id")])
+            r0, e0, a0, f0 = (
+                wh.next_id(t, c)
+                for t, c in [
+                    ("relation", "relation_id"),
+                    ("entity", "entity_id"),
+                    ("answer", "answer_id"),
+                    ("fact", "fact_id"),
+                ]
+            )
             rows = {"relation": [], "entity": [], "answer": [], "fact": []}
             for i, (rel, ent, ans, kind, uri) in enumerate(facts):
                 if rel not in rel_ids:
                     rel_ids[rel] = r0 + len(rel_ids)
                     base = rel.removeprefix("reverse-")
-                    rows["relation"].append({"relation_id": rel_ids[rel], "dataset_id": did,
-                                             "name": ("reverse-" if rel.startswith("reverse-") else "") + YAGO + base,
-                                             "short_name": rel, "is_reverse": rel.startswith("reverse-"),
-                                             "position": len(rel_ids)})
+                    rows["relation"].append(
+                        {
+                            "relation_id": rel_ids[rel],
+                            "dataset_id": did,
+                            "name": ("reverse-" if rel.startswith("reverse-") else "") + YAGO + base,
+                            "short_name": rel,
+                            "is_reverse": rel.startswith("reverse-"),
+                            "position": len(rel_ids),
+                        }
+                    )
                 if (ent, kind, uri) not in ent_ids:
                     ent_ids[(ent, kind, uri)] = e0 + len(ent_ids)
-                    rows["entity"].append({"entity_id": ent_ids[(ent, kind, uri)], "dataset_id": did, "name": ent,
-                                           "kind": kind, "uri": uri})
+                    rows["entity"].append(
+                        {
+                            "entity_id": ent_ids[(ent, kind, uri)],
+                            "dataset_id": did,
+                            "name": ent,
+                            "kind": kind,
+                            "uri": uri,
+                        }
+                    )
                 if ans is not None and ans not in ans_ids:
                     ans_ids[ans] = a0 + len(ans_ids)
-                    rows["answer"].append({"answer_id": ans_ids[ans], "dataset_id": did, "name": ans,
-                                           "uri": YAGO + ans.replace(" ", "_")})
-                rows["fact"].append({"fact_id": f0 + i, "relation_id": rel_ids[rel], "position": i,
-                                     "entity_id": ent_ids[(ent, kind, uri)],
-                                     "answer_id": ans_ids.get(ans), "entity_kind": kind})
+                    rows["answer"].append(
+                        {
+                            "answer_id": ans_ids[ans],
+                            "dataset_id": did,
+                            "name": ans,
+                            "uri": YAGO + ans.replace(" ", "_"),
+                        }
+                    )
+                rows["fact"].append(
+                    {
+                        "fact_id": f0 + i,
+                        "relation_id": rel_ids[rel],
+                        "position": i,
+                        "entity_id": ent_ids[(ent, kind, uri)],
+                        "answer_id": ans_ids.get(ans),
+                        "entity_kind": kind,
+                    }
+                )
             import pandas as pd
 
             for t in ("relation", "entity", "answer", "fact"):
@@ -88,7 +129,7 @@ def _words(text: str, ignore_case: bool, punctuation: str) -> list[str]:
     import unicodedata
 
     out = []
-    for ch in (text.lower() if ignore_case else text):
+    for ch in text.lower() if ignore_case else text:
         if ch.isspace():
             out.append(" ")
         elif ch in string.punctuation or unicodedata.category(ch).startswith("P"):
@@ -100,11 +141,17 @@ def _words(text: str, ignore_case: bool, punctuation: str) -> list[str]:
 
 def _occurrences(doc: list[str], name: list[str]) -> list[tuple[int, int]]:
     m = len(name)
-    return [(i, i + m - 1) for i in range(len(doc) - m + 1) if doc[i:i + m] == name]
+    return [(i, i + m - 1) for i in range(len(doc) - m + 1) if doc[i : i + m] == name]
 
 
-def oracle(docs: list[str], entity: str, answer: str, window: int, ignore_case: bool = False,
-           punctuation: str = "delete") -> tuple[int, int, int]:
+def oracle(
+    docs: list[str],
+    entity: str,
+    answer: str,
+    window: int,
+    ignore_case: bool = False,
+    punctuation: str = "delete",
+) -> tuple[int, int, int]:
     """(cooccurrence, entity_count, answer_count) by brute force over word lists."""
     e = _words(entity, ignore_case, punctuation)
     a = _words(answer, ignore_case, punctuation)

@@ -125,8 +125,13 @@ class HubMock:
 
             def _handle(self, method: str) -> None:
                 u = urlsplit(self.path)
-                req = Request(method, unquote(u.path), parse_qs(u.query),
-                              {k.lower(): v for k, v in self.headers.items()}, self._body())
+                req = Request(
+                    method,
+                    unquote(u.path),
+                    parse_qs(u.query),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self._body(),
+                )
                 with mock.lock:
                     mock.requests.append(req)
                     status, headers, body = mock.route(req)
@@ -167,8 +172,11 @@ class HubMock:
 
     # -- helpers for tests -----------------------------------------------------------------------
     def calls(self, method: str | None = None, pattern: str | None = None) -> list[Request]:
-        return [r for r in self.requests if (method is None or r.method == method)
-                and (pattern is None or re.search(pattern, r.path))]
+        return [
+            r
+            for r in self.requests
+            if (method is None or r.method == method) and (pattern is None or re.search(pattern, r.path))
+        ]
 
     def commits(self, repo_id: str) -> list[dict]:
         return self.repos[repo_id].commits if repo_id in self.repos else []
@@ -180,8 +188,14 @@ class HubMock:
     def _data(self, f: RepoFile) -> bytes:
         return f.data if f.data is not None else self.lfs[f.lfs_sha256]
 
-    def add_dataset(self, repo_id: str, files: dict[str, bytes], oid: str | None = None,
-                    summary: str = "upload data", private: bool = False) -> str:
+    def add_dataset(
+        self,
+        repo_id: str,
+        files: dict[str, bytes],
+        oid: str | None = None,
+        summary: str = "upload data",
+        private: bool = False,
+    ) -> str:
         """Publish ``files`` in one commit (creating the repo if needed), as if uploaded; return the
         commit oid (``oid`` when given, e.g. a real revision a command pins). *.parquet and files
         over 10 MB are stored as LFS objects, like the Hub does."""
@@ -256,15 +270,26 @@ class HubMock:
         body = req.json()
         if body.get("type") != "dataset":
             return self._err(400, "mock hub only hosts datasets")
-        repo_id = f"{body['organization']}/{body['name']}" if body.get("organization") else f"user/{body['name']}"
+        repo_id = (
+            f"{body['organization']}/{body['name']}" if body.get("organization") else f"user/{body['name']}"
+        )
         url = f"{self.url}/datasets/{repo_id}"
         if repo_id in self.repos:
-            return 409, {"X-Error-Message": "You already created this dataset repo"}, {
-                "error": "You already created this dataset repo", "url": url}
+            return (
+                409,
+                {"X-Error-Message": "You already created this dataset repo"},
+                {"error": "You already created this dataset repo", "url": url},
+            )
         repo = Repo(repo_id, private=body.get("visibility") == "private" or bool(body.get("private")))
         repo.files[".gitattributes"] = RepoFile(GITATTRIBUTES, None, len(GITATTRIBUTES))
-        repo.record({"oid": hashlib.sha1(f"init {repo_id}".encode()).hexdigest(),
-                     "summary": "initial commit", "description": "", "paths": [".gitattributes"]})
+        repo.record(
+            {
+                "oid": hashlib.sha1(f"init {repo_id}".encode()).hexdigest(),
+                "summary": "initial commit",
+                "description": "",
+                "paths": [".gitattributes"],
+            }
+        )
         self.repos[repo_id] = repo
         return 200, {}, {"url": url, "name": repo_id, "id": repo_id}
 
@@ -303,13 +328,24 @@ class HubMock:
                 else:
                     s["blobId"] = git_blob_sha1(f.data)
             siblings.append(s)
-        return 200, {}, {"id": repo_id, "_id": repo_id, "private": repo.private, "sha": sha,
-                         "siblings": siblings, "tags": []}
+        return (
+            200,
+            {},
+            {
+                "id": repo_id,
+                "_id": repo_id,
+                "private": repo.private,
+                "sha": sha,
+                "siblings": siblings,
+                "tags": [],
+            },
+        )
 
     @staticmethod
     def _pointer(f: RepoFile) -> bytes:
-        return (f"version https://git-lfs.github.com/spec/v1\noid sha256:{f.lfs_sha256}\n"
-                f"size {f.size}\n").encode()
+        return (
+            f"version https://git-lfs.github.com/spec/v1\noid sha256:{f.lfs_sha256}\nsize {f.size}\n"
+        ).encode()
 
     def _tree(self, repo_id: str, rev: str, path: str, req: Request):
         repo = self._repo(repo_id, req)
@@ -343,8 +379,14 @@ class HubMock:
             oid = None
             if cur is not None:
                 oid = cur.lfs_sha256 if cur.lfs_sha256 else git_blob_sha1(cur.data)
-            out.append({"path": f["path"], "uploadMode": "lfs" if lfs else "regular",
-                        "shouldIgnore": False, "oid": oid})
+            out.append(
+                {
+                    "path": f["path"],
+                    "uploadMode": "lfs" if lfs else "regular",
+                    "shouldIgnore": False,
+                    "oid": oid,
+                }
+            )
         return 200, {}, {"files": out, "commitOid": repo.head}
 
     def _lfs_batch(self, repo_id: str, req: Request):
@@ -357,8 +399,10 @@ class HubMock:
         for o in body["objects"]:
             item: dict[str, Any] = {"oid": o["oid"], "size": o["size"]}
             if o["oid"] not in self.lfs:
-                item["actions"] = {"upload": {"href": f"{self.url}/__lfs/{o['oid']}"},
-                                   "verify": {"href": f"{self.url}/__lfs_verify/{o['oid']}"}}
+                item["actions"] = {
+                    "upload": {"href": f"{self.url}/__lfs/{o['oid']}"},
+                    "verify": {"href": f"{self.url}/__lfs_verify/{o['oid']}"},
+                }
             objs.append(item)
         return 200, {"Content-Type": "application/vnd.git-lfs+json"}, {"transfer": "basic", "objects": objs}
 
@@ -403,10 +447,24 @@ class HubMock:
             paths.append((k, v["path"]))
         oid = hashlib.sha1(f"{repo.head}{len(repo.commits)}{header['summary']}".encode()).hexdigest()
         repo.files = files
-        repo.record({"oid": oid, "summary": header["summary"],
-                     "description": header.get("description", ""), "paths": paths})
-        return 200, {}, {"commitUrl": f"{self.url}/datasets/{repo_id}/commit/{oid}", "commitOid": oid,
-                         "pullRequestUrl": None, "success": True}
+        repo.record(
+            {
+                "oid": oid,
+                "summary": header["summary"],
+                "description": header.get("description", ""),
+                "paths": paths,
+            }
+        )
+        return (
+            200,
+            {},
+            {
+                "commitUrl": f"{self.url}/datasets/{repo_id}/commit/{oid}",
+                "commitOid": oid,
+                "pullRequestUrl": None,
+                "success": True,
+            },
+        )
 
     def _resolve(self, repo_id: str, rev: str, path: str, req: Request):
         repo = self._repo(repo_id, req)
@@ -420,13 +478,17 @@ class HubMock:
             return self._err(404, "Entry not found", "EntryNotFound")
         data = self._data(f)
         etag = f.lfs_sha256 or git_blob_sha1(f.data)
-        h = {"X-Repo-Commit": snap[0], "ETag": f'"{etag}"', "Content-Length": str(len(data)),
-             "Content-Type": "application/octet-stream", "Accept-Ranges": "bytes"}
+        h = {
+            "X-Repo-Commit": snap[0],
+            "ETag": f'"{etag}"',
+            "Content-Length": str(len(data)),
+            "Content-Type": "application/octet-stream",
+            "Accept-Ranges": "bytes",
+        }
         if f.lfs_sha256:
             h["X-Linked-Etag"] = f'"{etag}"'
             h["X-Linked-Size"] = str(len(data))
         return 200, h, data
-
 
 
 # Variables that switch the Hugging Face libraries offline (common on offline GPU clusters). A
@@ -446,10 +508,14 @@ def go_online(monkeypatch) -> None:
 
 def subprocess_env(**extra: str) -> dict[str, str]:
     """This process's environment for a child, without Hugging Face variables or offline switches."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("HF_", "HUGGING")) and k not in OFFLINE_VARS and k != "CTXPRIOR_DB"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("HF_", "HUGGING")) and k not in OFFLINE_VARS and k != "CTXPRIOR_DB"
+    }
     env.update(extra)
     return env
+
 
 class StaticServer:
     """A folder served over plain HTTP on 127.0.0.1 (``python -m http.server`` in a thread).

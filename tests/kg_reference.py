@@ -17,17 +17,27 @@ WS = "[ \\t\\n\\f\\r]"  # RE2's \s (DuckDB), spelled out: Python's \s is wider
 NWS = "[^ \\t\\n\\f\\r]"
 TERM = f'(<[^>]*>|_:{NWS}+|"(?:[^"\\\\]|\\\\.)*"(?:@[A-Za-z0-9-]+|\\^\\^{NWS}+)?|[^ \\t\\n\\f\\r"<]+)'
 BODY = re.compile(f"^{WS}*{TERM}{WS}+{TERM}{WS}+{TERM}{WS}*$")
-PREFIX = re.compile(r"^[ \t\n\f\r]*@?[Pp][Rr][Ee][Ff][Ii][Xx][ \t\n\f\r]+([A-Za-z0-9_.-]*):[ \t\n\f\r]*<([^>]*)>")
+PREFIX = re.compile(
+    r"^[ \t\n\f\r]*@?[Pp][Rr][Ee][Ff][Ii][Xx][ \t\n\f\r]+([A-Za-z0-9_.-]*):[ \t\n\f\r]*<([^>]*)>"
+)
 SKIP = re.compile(r"^[ \t\r]*(#|$)")  # blank line or comment
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 RDF_TYPE = RDF + "type"
-LABEL_PREDICATES = ("http://www.w3.org/2000/01/rdf-schema#label", "http://www.w3.org/2004/02/skos/core#prefLabel",
-                    "http://schema.org/name")
+LABEL_PREDICATES = (
+    "http://www.w3.org/2000/01/rdf-schema#label",
+    "http://www.w3.org/2004/02/skos/core#prefLabel",
+    "http://schema.org/name",
+)
 DEFAULTS = {
-    "rdf": RDF, "rdfs": "http://www.w3.org/2000/01/rdf-schema#", "xsd": "http://www.w3.org/2001/XMLSchema#",
-    "owl": "http://www.w3.org/2002/07/owl#", "skos": "http://www.w3.org/2004/02/skos/core#",
-    "schema": "http://schema.org/", "yago": "http://yago-knowledge.org/resource/",
-    "wd": "http://www.wikidata.org/entity/", "wdt": "http://www.wikidata.org/prop/direct/",
+    "rdf": RDF,
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "schema": "http://schema.org/",
+    "yago": "http://yago-knowledge.org/resource/",
+    "wd": "http://www.wikidata.org/entity/",
+    "wdt": "http://www.wikidata.org/prop/direct/",
 }
 
 
@@ -125,11 +135,19 @@ def local_name(iri: str) -> str:
     cut = max(tail.rfind("/"), tail.rfind("#"))
     if cut < 0:
         cut = tail.rfind(":")
-    return unquote(tail[cut + 1:]).replace("_", " ").strip() or iri
+    return unquote(tail[cut + 1 :]).replace("_", " ").strip() or iri
 
 
-def build(triples_files, relations, k=1000, seed=0, lang="en", labels_files=(), require_label="both",
-          answer_choice="random"):
+def build(
+    triples_files,
+    relations,
+    k=1000,
+    seed=0,
+    lang="en",
+    labels_files=(),
+    require_label="both",
+    answer_choice="random",
+):
     """relations: [(predicate, reverse, subject_classes, object_classes)]. Returns one list of fact
     dicts per relation, in rank order (raw, still escaped labels; names by local_name)."""
     triples, _ = read(list(triples_files))
@@ -137,9 +155,14 @@ def build(triples_files, relations, k=1000, seed=0, lang="en", labels_files=(), 
     distinct = set(triples)
     labels = defaultdict(set)  # e -> {(pred_rank, lang_rank, lexical)}
     for s, p, o in [*distinct, *label_triples]:
-        if p in LABEL_PREDICATES and o.startswith('"') and (
-                o.lower().endswith('"@' + lang) or re.fullmatch(r'".*"(\^\^[^ \t\n\f\r]+)?', o)):
-            labels[s].add((LABEL_PREDICATES.index(p), 0 if o.lower().endswith('"@' + lang) else 1, lexical(o)))
+        if (
+            p in LABEL_PREDICATES
+            and o.startswith('"')
+            and (o.lower().endswith('"@' + lang) or re.fullmatch(r'".*"(\^\^[^ \t\n\f\r]+)?', o))
+        ):
+            labels[s].add(
+                (LABEL_PREDICATES.index(p), 0 if o.lower().endswith('"@' + lang) else 1, lexical(o))
+            )
     best = {e: min(v)[2] for e, v in labels.items()}
     by_label = defaultdict(set)
     for e, v in labels.items():
@@ -154,8 +177,10 @@ def build(triples_files, relations, k=1000, seed=0, lang="en", labels_files=(), 
     for s, p, o in distinct:
         if p == RDF_TYPE:
             types[s].add(o)
-    return [_relation(distinct, rel, k, seed, lang, best, by_label, degree, types, require_label, answer_choice)
-            for rel in relations]
+    return [
+        _relation(distinct, rel, k, seed, lang, best, by_label, degree, types, require_label, answer_choice)
+        for rel in relations
+    ]
 
 
 def _allowed(e, a, best, require_label):
@@ -173,7 +198,7 @@ def _relation(distinct, rel, k, seed, lang, best, by_label, degree, types, requi
         e, a = (o, s) if reverse else (s, o)
         if not is_iri(e) or a.startswith("_:"):
             continue
-        if scls and not (types[s] & set(scls)) or ocls and not (types[o] & set(ocls)):
+        if (scls and not (types[s] & set(scls))) or (ocls and not (types[o] & set(ocls))):
             continue
         if _allowed(e, a, best, require_label):
             pairs[e].add(a)
@@ -195,18 +220,37 @@ def _relation(distinct, rel, k, seed, lang, best, by_label, degree, types, requi
         if ecls:
             return next((c for c in ecls if c in types[e]), None)
         return min(types[e], key=lambda c: (-counts[c], c)) if types[e] else None
+
     for pos, e in enumerate(chosen):
+
         def akey(a):
             lit = a.startswith('"')
             named = lit or a in best
-            lrank = 0 if not lit or a.lower().endswith('"@' + lang) else (
-                2 if re.search(r'"@[A-Za-z0-9-]+$', a) else 1)
+            lrank = (
+                0
+                if not lit or a.lower().endswith('"@' + lang)
+                else (2 if re.search(r'"@[A-Za-z0-9-]+$', a) else 1)
+            )
             return (not named, -(degree[a]) if a in degree and not lit else 1, lrank, md5(f"{seed} {e} {a}"))  # noqa: B023
-        a = min(pairs[e], key=akey) if answer_choice == "degree" else min(pairs[e], key=lambda a: md5(f"{seed} {e} {a}"))
+
+        a = (
+            min(pairs[e], key=akey)
+            if answer_choice == "degree"
+            else min(pairs[e], key=lambda a: md5(f"{seed} {e} {a}"))
+        )
         names = by_label.get(best[e], {e}) if e in best else {e}
-        out.append({"position": pos, "entity": e, "entity_label": best.get(e), "total_degree": degree[e],
-                    "delta": len(nb[e]), "namesake_num_uris": len(names),
-                    "namesake_degree": sum(degree.get(n, 0) for n in names),
-                    "answer": a, "answer_label": None if a.startswith('"') else best.get(a),
-                    "entity_class": entity_class(e)})
+        out.append(
+            {
+                "position": pos,
+                "entity": e,
+                "entity_label": best.get(e),
+                "total_degree": degree[e],
+                "delta": len(nb[e]),
+                "namesake_num_uris": len(names),
+                "namesake_degree": sum(degree.get(n, 0) for n in names),
+                "answer": a,
+                "answer_label": None if a.startswith('"') else best.get(a),
+                "entity_class": entity_class(e),
+            }
+        )
     return out

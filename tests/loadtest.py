@@ -26,8 +26,9 @@ FROM v_persuasion WHERE run_id = {run}
 """
 
 
-def reader(db: str, out_path: str, stop_file: str, max_seconds: float, run_id: int = 1,
-           wait: float = 0.0) -> None:
+def reader(
+    db: str, out_path: str, stop_file: str, max_seconds: float, run_id: int = 1, wait: float = 0.0
+) -> None:
     """Loop `ctxprior sql QUERY --format json` until ``stop_file`` exists; JSON lines to out_path."""
     from ctxprior.cli import cli
     from ctxprior.errors import UserError
@@ -40,13 +41,16 @@ def reader(db: str, out_path: str, stop_file: str, max_seconds: float, run_id: i
             t0 = time.perf_counter()
             try:
                 with contextlib.redirect_stdout(buf):
-                    cli.main(args=["--db", db, "--wait", str(wait), "sql", q, "--format", "json"],
-                             prog_name="ctxprior", standalone_mode=False)
+                    cli.main(
+                        args=["--db", db, "--wait", str(wait), "sql", q, "--format", "json"],
+                        prog_name="ctxprior",
+                        standalone_mode=False,
+                    )
                 rows = json.loads(buf.getvalue())
                 rec = {"ok": True, "row": rows[0] if rows else None}
             except UserError as e:
                 rec = {"ok": False, "error": str(e)}
-            except Exception as e:  # noqa: BLE001 - recorded and failed by the checker
+            except Exception as e:
                 rec = {"ok": False, "error": f"{type(e).__name__}: {e}"}
             rec["seconds"] = time.perf_counter() - t0
             out.write(json.dumps(rec) + "\n")
@@ -55,17 +59,21 @@ def reader(db: str, out_path: str, stop_file: str, max_seconds: float, run_id: i
 
 def unit_reference(db: str, run_id: int = 1) -> dict[int, tuple[int, float]]:
     """{unit_id: (persuasion rows, sum of persuasion)} of a finished run, via its unit plan."""
-    from ctxprior.schema import open_warehouse
-
+    from ctxprior.schema import open_store
     from ctxprior.scoring.runs import plan_units
     from ctxprior.scoring.units import ScoreConfig
 
-    with open_warehouse(db, read_only=True, wait=60) as wh:
+    with open_store(db, read_only=True, wait=60) as wh:
         sample, cfg = wh.query("SELECT sample_id, config_json FROM run WHERE run_id = ?", [run_id])[0]
         config = ScoreConfig.from_json_dict(json.loads(cfg)["identity"]["score"])
-        per = {(qf, f): (n, s) for qf, f, n, s in wh.query(
-            "SELECT query_form_id, fact_id, count(*), sum(persuasion) FROM persuasion WHERE run_id = ? "
-            "GROUP BY ALL", [run_id])}
+        per = {
+            (qf, f): (n, s)
+            for qf, f, n, s in wh.query(
+                "SELECT query_form_id, fact_id, count(*), sum(persuasion) FROM persuasion WHERE run_id = ? "
+                "GROUP BY ALL",
+                [run_id],
+            )
+        }
         units = plan_units(wh, sample, config)
     out = {}
     for u in units:
@@ -92,8 +100,11 @@ def check_answers(paths: list[str], reference: dict[int, tuple[int, float]]) -> 
             units = [int(u) for u in row["units"].split(",")] if row["units"] else []
             want_n = sum(reference[u][0] for u in units)
             want_s = sum(reference[u][1] for u in units)
-            if not (row["units_done"] in (None, len(units)) and row["n"] == want_n
-                    and abs(row["s"] - want_s) <= 1e-9 * max(1.0, abs(want_s))):
+            if not (
+                row["units_done"] in (None, len(units))
+                and row["n"] == want_n
+                and abs(row["s"] - want_s) <= 1e-9 * max(1.0, abs(want_s))
+            ):
                 bad.append({"row": row, "want_n": want_n, "want_s": want_s})
             states.add(len(units))
     lat.sort()
@@ -101,21 +112,29 @@ def check_answers(paths: list[str], reference: dict[int, tuple[int, float]]) -> 
     def pct(q):
         return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
 
-    return {"queries": n_ok, "errors": n_err, "error_samples": errors[:3], "inconsistent": bad[:3],
-            "n_inconsistent": len(bad), "states_seen": sorted(states), "p50": pct(0.5), "p95": pct(0.95)}
+    return {
+        "queries": n_ok,
+        "errors": n_err,
+        "error_samples": errors[:3],
+        "inconsistent": bad[:3],
+        "n_inconsistent": len(bad),
+        "states_seen": sorted(states),
+        "p50": pct(0.5),
+        "p95": pct(0.95),
+    }
 
 
 def wait_for_run(db: str, run_id: int = 1, timeout: float = 300.0, proc=None) -> bool:
     """Block until run ``run_id`` exists (the writer finished starting up, scoring begins)."""
     from ctxprior.errors import UserError
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and (proc.poll() if hasattr(proc, "poll") else (not proc.is_alive())):
             return False
         try:
-            with open_warehouse(db, read_only=True, wait=5) as wh:
+            with open_store(db, read_only=True, wait=5) as wh:
                 if wh.scalar("SELECT count(*) FROM run WHERE run_id = ?", [run_id]):
                     return True
         except UserError:

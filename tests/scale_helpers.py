@@ -9,7 +9,7 @@ from pathlib import Path
 SCORE_TABLES = {
     "persuasion": "query_form_id, fact_id, context_id, persuasion, entropy",
     "susceptibility": "query_form_id, fact_id, susceptibility, mixture_entropy, mean_conditional_entropy, "
-                      "n_contexts, prior_entropy, prior_kl",
+    "n_contexts, prior_entropy, prior_kl",
     "prior_topk": "query_form_id, fact_id, rank, token_id, token, prob",
 }
 
@@ -52,8 +52,21 @@ def make_demo_db(dest: Path, relations=("capital",), entities: int = 4, contexts
     res = r.invoke(cli, [*args, "ingest", "demo"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     rel = [x for rv in relations for x in ("--relation", rv)]
-    res = r.invoke(cli, [*args, "sample", "--dataset", "demo", *rel, "--entities", str(entities),
-                         "--contexts", str(contexts)], catch_exceptions=False)
+    res = r.invoke(
+        cli,
+        [
+            *args,
+            "sample",
+            "--dataset",
+            "demo",
+            *rel,
+            "--entities",
+            str(entities),
+            "--contexts",
+            str(contexts),
+        ],
+        catch_exceptions=False,
+    )
     assert res.exit_code == 0, res.output
     return str(dest)
 
@@ -65,13 +78,15 @@ def copy_db(src: str, dest: Path) -> str:
 
 def snapshot(db: str, run_id: int | None = None) -> dict:
     """Score rows of a run (run_id left out so two runs compare), sorted, plus run_unit facts."""
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(db, read_only=True, wait=30) as wh:
+    with open_store(db, read_only=True, wait=30) as wh:
         if run_id is None:
             run_id = wh.scalar("SELECT max(run_id) FROM run")
-        out = {t: wh.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
-               for t, cols in SCORE_TABLES.items()}
+        out = {
+            t: wh.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
+            for t, cols in SCORE_TABLES.items()
+        }
         out["units"] = wh.query("SELECT unit_id, status FROM run_unit WHERE run_id = ? ORDER BY 1", [run_id])
         out["status"] = wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
     return out
@@ -79,22 +94,26 @@ def snapshot(db: str, run_id: int | None = None) -> dict:
 
 def duplicates(db: str) -> int:
     """Score rows that appear more than once for the same key (must be 0)."""
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(db, read_only=True, wait=30) as wh:
-        return int(wh.scalar(
-            """SELECT (SELECT count(*) FROM (SELECT run_id, query_form_id, fact_id, context_id, count(*) n
+    with open_store(db, read_only=True, wait=30) as wh:
+        return int(
+            wh.scalar(
+                """SELECT (SELECT count(*) FROM (SELECT run_id, query_form_id, fact_id, context_id, count(*) n
                                              FROM persuasion GROUP BY ALL HAVING n > 1))
                     + (SELECT count(*) FROM (SELECT run_id, query_form_id, fact_id, count(*) n
                                              FROM susceptibility GROUP BY ALL HAVING n > 1))
                     + (SELECT count(*) FROM (SELECT run_id, unit_id, count(*) n
-                                             FROM run_unit GROUP BY ALL HAVING n > 1))"""))
+                                             FROM run_unit GROUP BY ALL HAVING n > 1))"""
+            )
+        )
 
 
 # ------------------------------------------------------------------ child processes
 # Crash tests run the real CLI in forked children of a forkserver that imported torch,
 # transformers and ctxprior once (no per-child 10-30 s import); a child is a separate process
 # that can be SIGKILLed, resource-limited, or stripped of root's file-permission override.
+
 
 def _drop_dac_override() -> None:
     """Remove CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH: this root process now obeys file modes."""
@@ -106,8 +125,11 @@ def _drop_dac_override() -> None:
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
     class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
+        _fields_ = [
+            ("effective", ctypes.c_uint32),
+            ("permitted", ctypes.c_uint32),
+            ("inheritable", ctypes.c_uint32),
+        ]
 
     h, d = Hdr(0x20080522, 0), (Data * 2)()
     if libc.capget(ctypes.byref(h), d) != 0:
@@ -119,8 +141,9 @@ def _drop_dac_override() -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
-def cli_child(argv: list[str], env: dict, out_path: str, fsize: int | None = None,
-              no_dac: bool = False) -> None:
+def cli_child(
+    argv: list[str], env: dict, out_path: str, fsize: int | None = None, no_dac: bool = False
+) -> None:
     """Child body: env, limits, stdout/stderr to a file, then the real `ctxprior` entry point."""
     import os
     import resource
@@ -149,14 +172,23 @@ def forkserver():
     global _CTX
     if _CTX is None:
         _CTX = mp.get_context("forkserver")
-        _CTX.set_forkserver_preload(["torch", "transformers", "ctxprior.cli", "ctxprior.scoring.runs",
-                                     "ctxprior.scoring.engine", "scale_helpers"])
+        _CTX.set_forkserver_preload(
+            [
+                "torch",
+                "transformers",
+                "ctxprior.cli",
+                "ctxprior.scoring.runs",
+                "ctxprior.scoring.engine",
+                "scale_helpers",
+            ]
+        )
     return _CTX
 
 
 def start_cli(argv, out_path, env=None, **kw):
-    p = forkserver().Process(target=cli_child, args=(list(map(str, argv)), dict(env or {}), str(out_path)),
-                             kwargs=kw)
+    p = forkserver().Process(
+        target=cli_child, args=(list(map(str, argv)), dict(env or {}), str(out_path)), kwargs=kw
+    )
     p.start()
     return p
 

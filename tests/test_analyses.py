@@ -5,21 +5,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-
 from analysis_fixtures import ANALYZE_K as K
-from analysis_fixtures import add_dynamic, add_friend_enemy, add_gender, clone_run  # noqa: F401
-from analysis_fixtures import analyzed_warehouse, make_yago_like  # noqa: F401 (fixture)
-from ctxprior.queries import comparisons, registry, selection, store
+from analysis_fixtures import (  # noqa: F401  # noqa: F401 (fixture)
+    add_dynamic,
+    add_friend_enemy,
+    add_gender,
+    analyzed_warehouse,
+    clone_run,
+    make_yago_like,
+)
+
+from ctxprior.queries import comparisons, registry, selection, storage
 from ctxprior.queries.driver import analyze
 from ctxprior.queries.selection import query_file
 from ctxprior.queries.summary import summary_lines
+from ctxprior.schema import open_store
 from ctxprior.sqlfiles import read_sql
-from ctxprior.schema import open_warehouse
 
 
 @pytest.fixture
 def wh(analyzed_warehouse):
-    w = open_warehouse(analyzed_warehouse, read_only=True)
+    w = open_store(analyzed_warehouse, read_only=True)
     yield w
     w.close()
 
@@ -58,7 +64,7 @@ def test_units_and_sizes_follow_the_method(wh):
     assert (ind["n1"], ind["n2"]) == (32, 32)
     assert "(entity, query form)" in ind["unit"]
     paired = rel[rel["test"] == "paired"].iloc[0]
-    assert (paired["n1"], paired["n2"]) == (16, 16) and paired["mean2"] is None or np.isnan(paired["mean2"])
+    assert ((paired["n1"], paired["n2"]) == (16, 16) and paired["mean2"] is None) or np.isnan(paired["mean2"])
 
 
 def test_nan_and_constant_relations_are_skipped_with_reasons(wh):
@@ -94,10 +100,16 @@ def test_mr_bins_and_reliability_distributions(wh):
     d = wh.df("SELECT * FROM analysis_distribution WHERE analysis = 'mr' AND run_id = 1")
     assert sorted(d["bin"].unique()) == [0, 1, 2, 3, 4]
     for _, g in d.groupby("query_type"):
-        assert g["share"].sum() + (g["n_nan"].sum() / max(1, g["n"].sum() + g["n_nan"].sum())) == pytest.approx(1.0, abs=0.05)
+        assert g["share"].sum() + (
+            g["n_nan"].sum() / max(1, g["n"].sum() + g["n_nan"].sum())
+        ) == pytest.approx(1.0, abs=0.05)
     rel = wh.df("SELECT * FROM analysis_distribution WHERE analysis = 'reliability' AND run_id = 1")
-    assert set(rel["series"]) == {"susceptibility across seeds", "persuasion across seeds",
-                                  "susceptibility across query forms", "persuasion across query forms"}
+    assert set(rel["series"]) == {
+        "susceptibility across seeds",
+        "persuasion across seeds",
+        "susceptibility across query forms",
+        "persuasion across query forms",
+    }
     assert set(rel["run_ids"]) == {"1,3"}  # same model, seeds 11 and 12
     assert (rel["n_nan"] > 0).any() and rel["median"].notna().all()
 
@@ -131,7 +143,7 @@ def test_sql_files_run_standalone_on_all_or_chosen_runs(wh):
 
 
 def test_rerun_replaces_rows_and_is_deterministic(tmp_path):
-    w = open_warehouse(str(tmp_path / "w.duckdb"))
+    w = open_store(str(tmp_path / "w.duckdb"))
     make_yago_like(w, n_relations=2, n_entities=5, generations=False)
     analyze(w, only=["relevance"], k=100, seed=3, log=lambda m: None)
     first = w.df("SELECT relation, query_type, test, p FROM analysis_result ORDER BY ALL")
@@ -147,16 +159,19 @@ def test_rerun_replaces_rows_and_is_deterministic(tmp_path):
 
 def test_cli_analyze_and_user_errors(tmp_path, run_cli):
     db = str(tmp_path / "c.duckdb")
-    w = open_warehouse(db)
+    w = open_store(db)
     make_yago_like(w, n_relations=2, n_entities=5)
     w.close()
     r = run_cli("analyze", "--only", "relevance,familiarity", "--permutations", "100", db=db)
     assert r.exit_code == 0, r.output
     assert "relevant contexts more persuasive" in r.output
-    for args, msg in ((["--run", "42"], "--run 42: no such run"), (["--only", "nope"], "--only nope"),
-                      (["--covariate", "cov_x.y"], "no table or view named cov_x"),
-                      (["--covariate", "fact"], "expected VIEW.COLUMN"),
-                      (["--alpha", "2"], "--alpha")):
+    for args, msg in (
+        (["--run", "42"], "--run 42: no such run"),
+        (["--only", "nope"], "--only nope"),
+        (["--covariate", "cov_x.y"], "no table or view named cov_x"),
+        (["--covariate", "fact"], "expected VIEW.COLUMN"),
+        (["--alpha", "2"], "--alpha"),
+    ):
         r = run_cli("analyze", *args, db=db)
         assert r.exit_code == 2, (args, r.output)
         assert msg in r.output
@@ -177,12 +192,14 @@ def test_context_cells_give_the_same_units_as_the_readable_files(wh, name):
     b = direct.sort_values(cols).reset_index(drop=True)
     assert len(a) == len(b)
     assert (a[cols].to_numpy() == b[cols].to_numpy()).all()
-    np.testing.assert_allclose(a["value"].to_numpy(float), b["value"].to_numpy(float), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(
+        a["value"].to_numpy(float), b["value"].to_numpy(float), rtol=1e-12, equal_nan=True
+    )
 
 
 def test_tiny_warehouse_runs_every_analysis_without_crashing(tmp_path):
     # 1 relation, 2 + 2 entities, one with constant scores: tiny groups, Spearman with few points
-    w = open_warehouse(str(tmp_path / "tiny.duckdb"))
+    w = open_store(str(tmp_path / "tiny.duckdb"))
     make_yago_like(w, n_relations=2, n_entities=2, constant_relation=1, rng_seed=5)
     analyze(w, k=50, log=lambda m: None)
     df = w.df("SELECT * FROM analysis_result")
@@ -194,12 +211,29 @@ def test_tiny_warehouse_runs_every_analysis_without_crashing(tmp_path):
     assert len(summary_lines(w)) >= 2
     # a pooled Spearman row that ran next to one that was skipped (object-typed p column): this
     # crashed _store on a real SmolLM2 run before the numeric columns were coerced
-    rows = pd.DataFrame([
-        dict(run_id=1, analysis="mr", relation="(all)", relation_id=None, query_type=qt, test="spearman",
-             unit="u", alternative="two-sided", n1=n, p=p, effect_size=r, skip_reason=why)
-        for qt, n, p, r, why in (("open", 3, 0.33, -0.87, None), ("closed", 8, None, None, "constant"))])
-    store.store(w, [1], ["mr"], [rows], [], 50, 0, 0.05)
-    got = w.df("SELECT query_type, p, p_adj, significant FROM analysis_result WHERE analysis = 'mr' ORDER BY 1")
+    rows = pd.DataFrame(
+        [
+            dict(
+                run_id=1,
+                analysis="mr",
+                relation="(all)",
+                relation_id=None,
+                query_type=qt,
+                test="spearman",
+                unit="u",
+                alternative="two-sided",
+                n1=n,
+                p=p,
+                effect_size=r,
+                skip_reason=why,
+            )
+            for qt, n, p, r, why in (("open", 3, 0.33, -0.87, None), ("closed", 8, None, None, "constant"))
+        ]
+    )
+    storage.save_results(w, [1], ["mr"], [rows], [], 50, 0, 0.05)
+    got = w.df(
+        "SELECT query_type, p, p_adj, significant FROM analysis_result WHERE analysis = 'mr' ORDER BY 1"
+    )
     assert got["p"].isna().tolist() == [True, False] and got.loc[1, "p_adj"] == pytest.approx(0.33)
     w.close()
 
@@ -214,7 +248,7 @@ def kind_warehouses(tmp_path_factory):
     out = {}
     for kind in KINDS:
         path = str(tmp_path_factory.mktemp("kinds") / f"{kind}.duckdb")
-        w = open_warehouse(path)
+        w = open_store(path)
         if kind in ("persuasion", "both"):
             make_yago_like(w, n_relations=2, n_entities=3, seeds=(11, 12))
             add_gender(w, n_names=3, n_queries=2, n_contexts=2)
@@ -254,9 +288,11 @@ def test_only_and_run_kinds(kind_warehouses, tmp_path, run_cli, kind, only):
     assert r.exit_code == code, r.output
     if text:
         assert text in r.output
-    w = open_warehouse(db, read_only=True)
-    stored = w.scalar("SELECT (SELECT count(*) FROM analysis_result) + (SELECT count(*) FROM analysis_distribution) "
-                      "+ (SELECT count(*) FROM dynamicqa_summary)")
+    w = open_store(db, read_only=True)
+    stored = w.scalar(
+        "SELECT (SELECT count(*) FROM analysis_result) + (SELECT count(*) FROM analysis_distribution) "
+        "+ (SELECT count(*) FROM dynamicqa_summary)"
+    )
     w.close()
     if code == 2:
         assert r.output.count("\n") == 1 and r.output.startswith("Error: "), r.output  # one line
@@ -277,7 +313,7 @@ def test_run_option_splits_runs_by_kind(kind_warehouses, tmp_path, run_cli):
 
     db = str(tmp_path / "w.duckdb")
     shutil.copy(kind_warehouses["both"], db)
-    w = open_warehouse(db, read_only=True)
+    w = open_store(db, read_only=True)
     dyn = w.scalar("SELECT run_id FROM run WHERE kind = 'dynamic'")
     w.close()
     r = run_cli("analyze", "--run", dyn, "--permutations", "20", db=db)  # default analyses, a dynamic run
@@ -287,7 +323,9 @@ def test_run_option_splits_runs_by_kind(kind_warehouses, tmp_path, run_cli):
     assert r.exit_code == 2 and "--only relevance: no persuasion runs among the given --run" in r.output
     r = run_cli("analyze", "--run", 1, "--only", "dynamicqa", db=db)
     assert r.exit_code == 2 and "--only dynamicqa: no dynamic runs among the given --run" in r.output
-    r = run_cli("analyze", "--run", 1, "--run", dyn, "--only", "relevance,dynamicqa", "--permutations", "20", db=db)
+    r = run_cli(
+        "analyze", "--run", 1, "--run", dyn, "--only", "relevance,dynamicqa", "--permutations", "20", db=db
+    )
     assert r.exit_code == 0, r.output
     assert f"runs: 1 (m-small); dynamic {dyn} (m-dyn)" in r.output
     assert "relevant contexts more persuasive" in r.output and f"DynamicQA run {dyn}" in r.output
@@ -296,7 +334,7 @@ def test_run_option_splits_runs_by_kind(kind_warehouses, tmp_path, run_cli):
 # -- reliability: seed replicates only (issue 11, item 8) ----------------------------------------
 def _replicate_base(tmp_path):
     """Runs 1 (seed 11) and 2 (seed 12) of one model: the replicate pair every case starts from."""
-    w = open_warehouse(str(tmp_path / "rep.duckdb"))
+    w = open_store(str(tmp_path / "rep.duckdb"))
     make_yago_like(w, n_relations=2, n_entities=3, seeds=(11, 12), generations=False)
     return w
 
@@ -332,7 +370,10 @@ def test_reliability_pools_only_seed_replicates(tmp_path, case):
     reps, dist = _reliability(w, log=logs.append)
     assert set(dist["run_ids"]) == {"1,2", str(third)}  # before the fix: {"1,2,3"}
     assert reps[["group_run_id", "run_id", "seed", "counted"]].values.tolist() == [
-        [1, 1, 11, True], [1, 2, 12, True], [third, third, 13, True]]
+        [1, 1, 11, True],
+        [1, 2, 12, True],
+        [third, third, 13, True],
+    ]
     seeds = dist[dist["run_ids"] == str(third)]
     assert not seeds["series"].str.contains("across seeds").any()  # one seed: no across-seed rows
     assert any("form 2 replicate groups (1,2 | 3)" in m for m in logs) or case == "dataset"
@@ -340,9 +381,16 @@ def test_reliability_pools_only_seed_replicates(tmp_path, case):
 
 def test_shard_size_and_the_run_seed_do_not_split_replicates(tmp_path):
     w = _replicate_base(tmp_path)
-    w.execute("""UPDATE run SET config_json = '{"identity": {"score": {"prior_topk": 10, "shard_size": 16}}}'""")
-    clone_run(w, 2, sample={"seed": 13, "params_json": '{"seed": 13}'}, seed=5,
-              config_json='{"identity": {"score": {"prior_topk": 10, "shard_size": 4}}, "device": "cuda"}')
+    w.execute(
+        """UPDATE run SET config_json = '{"identity": {"score": {"prior_topk": 10, "shard_size": 16}}}'"""
+    )
+    clone_run(
+        w,
+        2,
+        sample={"seed": 13, "params_json": '{"seed": 13}'},
+        seed=5,
+        config_json='{"identity": {"score": {"prior_topk": 10, "shard_size": 4}}, "device": "cuda"}',
+    )
     w.execute("""UPDATE sample SET params_json = '{"seed": ' || seed || '}'""")
     reps, dist = _reliability(w)
     assert set(dist["run_ids"]) == {"1,2,3"} and reps["counted"].all()
@@ -385,7 +433,7 @@ def test_replicate_rows_are_replaced_on_rerun(tmp_path):
 # -- gender: ψ against a mixture of collections is labelled (issue 11, item 9) -------------------
 @pytest.mark.parametrize("split", [False, True])
 def test_gender_says_when_psi_is_against_a_mixture(tmp_path, split):
-    w = open_warehouse(str(tmp_path / "g.duckdb"))
+    w = open_store(str(tmp_path / "g.duckdb"))
     runs = add_gender(w, split=split)
     runs = runs if split else [runs]
     analyze(w, only=["gender"], k=50, log=lambda m: None)
@@ -406,40 +454,46 @@ def test_gender_says_when_psi_is_against_a_mixture(tmp_path, split):
 
 # -- precision: a note when the compared runs differ in dtype (issue 11, part) -------------------
 def test_precision_note_text(tmp_path):
-    w = open_warehouse(str(tmp_path / "p.duckdb"))
+    w = open_store(str(tmp_path / "p.duckdb"))
     make_yago_like(w, n_relations=2, n_entities=3, models=("a", "b", "c"), generations=False)
     note = selection.precision_note
     w.execute("UPDATE run SET dtype = 'float32', quantization = 'none'")
     assert note(w, [1, 2, 3]) is None
     w.execute("UPDATE run SET dtype = 'bfloat16' WHERE run_id = 3")
-    assert note(w, [1, 3]) == ("note: runs 1 (float32) and 3 (bfloat16) differ in dtype; ψ of irrelevant contexts "
-                               "is small next to bfloat16 rounding, see docs/scoring.md#precision")
+    assert note(w, [1, 3]) == (
+        "note: runs 1 (float32) and 3 (bfloat16) differ in dtype; ψ of irrelevant contexts "
+        "is small next to bfloat16 rounding, see docs/scoring.md#precision"
+    )
     assert note(w, [1, 2, 3]).startswith("note: runs 1, 2 (float32) and 3 (bfloat16) differ in dtype;")
     w.execute("UPDATE run SET dtype = 'float16', quantization = '8bit' WHERE run_id = 2")
-    assert note(w, [1, 2, 3]).startswith("note: runs 1 (float32), 2 (float16, 8bit) and 3 (bfloat16) differ in "
-                                         "dtype and quantization; ψ of irrelevant contexts is small next to 8bit")
+    assert note(w, [1, 2, 3]).startswith(
+        "note: runs 1 (float32), 2 (float16, 8bit) and 3 (bfloat16) differ in "
+        "dtype and quantization; ψ of irrelevant contexts is small next to 8bit"
+    )
     assert note(w, [1]) is None and note(w, []) is None
 
 
 def test_analyze_prints_the_precision_note(tmp_path, run_cli):
     db = str(tmp_path / "p.duckdb")
-    w = open_warehouse(db)
+    w = open_store(db)
     make_yago_like(w, n_relations=2, n_entities=3, models=("m-small", "m-big"), generations=False)
     w.execute("UPDATE run SET dtype = 'float32'")
     w.close()
     r = run_cli("analyze", "--only", "relevance", "--permutations", "20", db=db)
     assert r.exit_code == 0 and "note:" not in r.output
-    w = open_warehouse(db)
+    w = open_store(db)
     w.execute("UPDATE run SET dtype = 'bfloat16' WHERE run_id = 2")
     w.close()
     r = run_cli("analyze", "--only", "relevance", "--permutations", "20", "--quiet", db=db)
     assert r.exit_code == 0, r.output
     notes = [l for l in r.output.splitlines() if l.startswith("note:")]
-    assert notes == ["note: runs 1 (float32) and 2 (bfloat16) differ in dtype; ψ of irrelevant contexts is small "
-                     "next to bfloat16 rounding, see docs/scoring.md#precision"]
+    assert notes == [
+        "note: runs 1 (float32) and 2 (bfloat16) differ in dtype; ψ of irrelevant contexts is small "
+        "next to bfloat16 rounding, see docs/scoring.md#precision"
+    ]
     r = run_cli("analyze", "--run", 1, "--only", "relevance", "--permutations", "20", db=db)
     assert "note:" not in r.output  # one run: nothing compared
-    w = open_warehouse(db)
+    w = open_store(db)
     add_dynamic(w, dtype="float32")
     w.close()
     r = run_cli("analyze", "--only", "dynamicqa", db=db)
@@ -447,7 +501,7 @@ def test_analyze_prints_the_precision_note(tmp_path, run_cli):
 
 
 def _stored(path) -> list:
-    w = open_warehouse(path, read_only=True)
+    w = open_store(path, read_only=True)
     try:
         rows = []
         for t in ("analysis_result", "analysis_distribution", "analysis_replicate"):
@@ -468,7 +522,7 @@ def test_reanalysis_is_bit_for_bit_reproducible(analyzed_warehouse, tmp_path):
     for i in range(3):
         path = tmp_path / f"again{i}.duckdb"
         shutil.copy(analyzed_warehouse, path)
-        w = open_warehouse(str(path))
+        w = open_store(str(path))
         threads = w.scalar("SELECT current_setting('threads')")
         analyze(w, k=K, log=lambda m: None)
         assert w.scalar("SELECT current_setting('threads')") == threads
@@ -496,20 +550,35 @@ def test_mr_counts_knowledge_conflicts_only(analyzed_warehouse, tmp_path):
 
     db = tmp_path / "mr.duckdb"
     shutil.copy(analyzed_warehouse, db)
-    with open_warehouse(str(db)) as w:
+    with open_store(str(db)) as w:
         run, qf, fact, answer = w.query(
             "SELECT g.run_id, g.query_form_id, g.fact_id, f.answer_id FROM generation g JOIN fact f USING (fact_id) "
-            "WHERE f.answer_id IS NOT NULL ORDER BY 1, 2, 3 LIMIT 1")[0]
-        ctxs = [r[0] for r in w.query("SELECT context_id FROM generation WHERE run_id = ? AND query_form_id = ? "
-                                      "AND fact_id = ? ORDER BY context_id", [run, qf, fact])]
+            "WHERE f.answer_id IS NOT NULL ORDER BY 1, 2, 3 LIMIT 1"
+        )[0]
+        ctxs = [
+            r[0]
+            for r in w.query(
+                "SELECT context_id FROM generation WHERE run_id = ? AND query_form_id = ? "
+                "AND fact_id = ? ORDER BY context_id",
+                [run, qf, fact],
+            )
+        ]
         agree = ctxs[0]
         w.execute("UPDATE context SET answer_id = ? WHERE context_id = ?", [answer, agree])
-        w.execute("UPDATE context SET answer_id = (SELECT min(answer_id) FROM answer WHERE answer_id <> ?) "
-                  "WHERE context_id IN (SELECT unnest(?::BIGINT[]))", [answer, ctxs[1:]])
-        w.execute("UPDATE generation SET label = CASE WHEN context_id = ? THEN 'ORIGINAL' ELSE 'CONTEXT' END "
-                  "WHERE run_id = ? AND query_form_id = ? AND fact_id = ?", [agree, run, qf, fact])
-        m = w.df("SELECT * FROM v_memorization WHERE run_id = ? AND query_form_id = ? AND fact_id = ?",
-                 [run, qf, fact]).iloc[0]
+        w.execute(
+            "UPDATE context SET answer_id = (SELECT min(answer_id) FROM answer WHERE answer_id <> ?) "
+            "WHERE context_id IN (SELECT unnest(?::BIGINT[]))",
+            [answer, ctxs[1:]],
+        )
+        w.execute(
+            "UPDATE generation SET label = CASE WHEN context_id = ? THEN 'ORIGINAL' ELSE 'CONTEXT' END "
+            "WHERE run_id = ? AND query_form_id = ? AND fact_id = ?",
+            [agree, run, qf, fact],
+        )
+        m = w.df(
+            "SELECT * FROM v_memorization WHERE run_id = ? AND query_form_id = ? AND fact_id = ?",
+            [run, qf, fact],
+        ).iloc[0]
     assert m["n_agreeing"] == 1 and m["n_original"] == 0 and m["n_context"] == len(ctxs) - 1
     assert m["memorization_ratio"] == 0.0
     assert m["memorization_ratio_all"] == pytest.approx(1 / len(ctxs))

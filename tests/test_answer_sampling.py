@@ -12,7 +12,7 @@ import pytest
 from ctxprior.errors import UserError
 from ctxprior.ingest.sampling import draw_sample
 from ctxprior.ingest.yago_qec import parse_yago_qec, write_yago_qec
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
 Y = "http://yago-knowledge.org/resource/"
 
@@ -20,15 +20,25 @@ Y = "http://yago-knowledge.org/resource/"
 def _yago_file(path, entities, answers, degrees):
     n = len(entities)
     rel = {
-        "query_forms": {"open": ["Q: Where was {entity} born?\nA:", "{entity} was born in"],
-                        "closed": ["Q: Was {entity} born in {answer}?\nA:", "Q: Is {answer} the birthplace of {entity}?\nA:"]},
-        "context_templates": {"base": "{entity} was born in {answer}.\n",
-                              "assertive": "Definitely, {entity} was born in {answer}.\n",
-                              "negation": "{entity} was not born in {answer}.\n"},
-        "entities": entities, "answers": answers,
-        "entity_uris": [f"{Y}e{i}" for i in range(n)], "answer_uris": [f"{Y}{a.replace(' ', '_')}" for a in answers],
+        "query_forms": {
+            "open": ["Q: Where was {entity} born?\nA:", "{entity} was born in"],
+            "closed": [
+                "Q: Was {entity} born in {answer}?\nA:",
+                "Q: Is {answer} the birthplace of {entity}?\nA:",
+            ],
+        },
+        "context_templates": {
+            "base": "{entity} was born in {answer}.\n",
+            "assertive": "Definitely, {entity} was born in {answer}.\n",
+            "negation": "{entity} was not born in {answer}.\n",
+        },
+        "entities": entities,
+        "answers": answers,
+        "entity_uris": [f"{Y}e{i}" for i in range(n)],
+        "answer_uris": [f"{Y}{a.replace(' ', '_')}" for a in answers],
         "gpt_fake_entities": [f"Fakeperson {i}" for i in range(n)],
-        "entity_types": {"Person": 1.0}, "answer_types": {"City": 1.0},
+        "entity_types": {"Person": 1.0},
+        "answer_types": {"City": 1.0},
         "entity_uri_to_degree": degrees,
     }
     path.write_text(json.dumps({"http://schema.org/birthPlace": rel}))
@@ -37,14 +47,18 @@ def _yago_file(path, entities, answers, degrees):
 
 def _db(tmp_path, entities, answers, degrees):
     db = str(tmp_path / "wh.duckdb")
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         write_yago_qec(wh, parse_yago_qec(_yago_file(tmp_path / "y.json", entities, answers, degrees)))
     return db
 
 
 def _answers(wh, sid):
-    return Counter(r[0] for r in wh.query("SELECT a.name FROM context c JOIN answer a USING (answer_id) "
-                                          "WHERE c.sample_id = ?", [sid]))
+    return Counter(
+        r[0]
+        for r in wh.query(
+            "SELECT a.name FROM context c JOIN answer a USING (answer_id) WHERE c.sample_id = ?", [sid]
+        )
+    )
 
 
 def test_authors_sampling_follows_answer_frequency_without_replacement(tmp_path):
@@ -52,12 +66,15 @@ def test_authors_sampling_follows_answer_frequency_without_replacement(tmp_path)
     ents = [f"Person {i}" for i in range(10)]
     answers = ["London"] * 7 + ["Paris", "Rome", "Oslo"]
     db = _db(tmp_path, ents, answers, list(range(100, 90, -1)))
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         # 4 entities x 24 contexts: each (entity, context type) group holds 8 contexts, 8 distinct
         # positions of the 10-answer list: at most 7 London and at most 1 of each other answer
         sid = draw_sample(wh, "yago_qec", n_entities=4, n_contexts=96, seed=11)
-        groups = wh.query("""SELECT c.entity_id, c.context_type, a.name, count(*) FROM context c
-                             JOIN answer a USING (answer_id) WHERE c.sample_id = ? GROUP BY ALL""", [sid])
+        groups = wh.query(
+            """SELECT c.entity_id, c.context_type, a.name, count(*) FROM context c
+                             JOIN answer a USING (answer_id) WHERE c.sample_id = ? GROUP BY ALL""",
+            [sid],
+        )
         assert all(n <= (7 if name == "London" else 1) for _, _, name, n in groups)
         total = _answers(wh, sid)
         assert sum(total.values()) == 96 and total["London"] >= 12 * 5  # >= 5 of every group's 8
@@ -66,8 +83,12 @@ def test_authors_sampling_follows_answer_frequency_without_replacement(tmp_path)
         dist = draw_sample(wh, "yago_qec", n_entities=4, n_contexts=96, seed=11, answer_sampling="distinct")
         got = _answers(wh, dist)
         assert sum(got.values()) == 96 and got["London"] < 48  # uniform over the 4 distinct answers
-        assert json.loads(wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [dist]))[
-            "answer_sampling"] == "distinct"
+        assert (
+            json.loads(wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [dist]))[
+                "answer_sampling"
+            ]
+            == "distinct"
+        )
         # more contexts of a type per entity than the list has answers: refused, as the authors' code fails
         n_before = wh.scalar("SELECT count(*) FROM sample")
         with pytest.raises(UserError, match="without replacement"):
@@ -80,18 +101,35 @@ def test_namesakes_are_never_both_selected(tmp_path):
     ents = ["John Smith", "John Smith", "Ada Lovelace", "Alan Turing", "Grace Hopper"]
     answers = ["London", "Leeds", "London", "London", "New York City"]
     db = _db(tmp_path, ents, answers, [50, 40, 30, 20, 10])
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         sid = draw_sample(wh, "yago_qec", n_entities=4, n_contexts=12, seed=11)
-        names = [r[0] for r in wh.query("SELECT e.name FROM sample_fact s JOIN fact f USING (fact_id) "
-                                        "JOIN entity e USING (entity_id) WHERE s.sample_id = ? AND e.kind = 'real' "
-                                        "ORDER BY s.ordinal", [sid])]
+        names = [
+            r[0]
+            for r in wh.query(
+                "SELECT e.name FROM sample_fact s JOIN fact f USING (fact_id) "
+                "JOIN entity e USING (entity_id) WHERE s.sample_id = ? AND e.kind = 'real' "
+                "ORDER BY s.ordinal",
+                [sid],
+            )
+        ]
     assert names == ["John Smith", "Ada Lovelace"]
 
 
 def test_cli_option(run_cli, tmp_path, db_path):
     assert run_cli("ingest", "demo").exit_code == 0
-    res = run_cli("sample", "--dataset", "demo", "--relation", "capital", "--entities", "2", "--contexts", "6",
-                  "--answer-sampling", "distinct")
+    res = run_cli(
+        "sample",
+        "--dataset",
+        "demo",
+        "--relation",
+        "capital",
+        "--entities",
+        "2",
+        "--contexts",
+        "6",
+        "--answer-sampling",
+        "distinct",
+    )
     assert res.exit_code == 0, res.output
     res = run_cli("sample", "--dataset", "demo", "--answer-sampling", "sometimes")
     assert res.exit_code == 2
@@ -100,18 +138,42 @@ def test_cli_option(run_cli, tmp_path, db_path):
 def test_case_study_sample_can_be_kept_small(run_cli):
     """--design all with --templates-per-type and a name count balanced over the entity classes,
     scored on the first query forms only (what the demo does for the gender study)."""
-    from ctxprior.schema import open_warehouse
 
     assert run_cli("ingest", "demo", "--only", "gender").exit_code == 0
-    res = run_cli("sample", "--dataset", "gender", "--design", "all", "--entities", "6", "--templates-per-type", "2",
-                  "--context-types", "feminine_stereotype,masculine_stereotype,feminine_swapped,masculine_swapped")
+    res = run_cli(
+        "sample",
+        "--dataset",
+        "gender",
+        "--design",
+        "all",
+        "--entities",
+        "6",
+        "--templates-per-type",
+        "2",
+        "--context-types",
+        "feminine_stereotype,masculine_stereotype,feminine_swapped,masculine_swapped",
+    )
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
-    res = run_cli("sql", f"SELECT entity_class, count(*) AS n FROM v_sample_entity WHERE sample_id = {sid} "
-                  "GROUP BY ALL ORDER BY 1", "--format", "csv")
+    res = run_cli(
+        "sql",
+        f"SELECT entity_class, count(*) AS n FROM v_sample_entity WHERE sample_id = {sid} "
+        "GROUP BY ALL ORDER BY 1",
+        "--format",
+        "csv",
+    )
     assert res.output.strip().splitlines()[1:] == ["feminine,3", "masculine,3"]  # balanced over the classes
-    res = run_cli("sql", f"SELECT context_type, count(*) AS n FROM v_context WHERE sample_id = {sid} GROUP BY ALL", "--format", "csv")
-    assert sorted(res.output.strip().splitlines()[1:]) == ["feminine_stereotype,2", "feminine_swapped,2",
-                                                          "masculine_stereotype,2", "masculine_swapped,2"]
+    res = run_cli(
+        "sql",
+        f"SELECT context_type, count(*) AS n FROM v_context WHERE sample_id = {sid} GROUP BY ALL",
+        "--format",
+        "csv",
+    )
+    assert sorted(res.output.strip().splitlines()[1:]) == [
+        "feminine_stereotype,2",
+        "feminine_swapped,2",
+        "masculine_stereotype,2",
+        "masculine_swapped,2",
+    ]
     res = run_cli("sample", "--dataset", "gender", "--templates-per-type", "2")
     assert res.exit_code == 2 and "--design all" in res.output

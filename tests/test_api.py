@@ -8,10 +8,10 @@ import os
 
 import pandas as pd
 import pytest
+from demo_warehouse import build_scored_demo, tiny_model_folder
 
 import ctxprior
 from ctxprior.errors import UserError
-from demo_warehouse import build_scored_demo, tiny_model_folder
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +49,6 @@ def test_read_only_unless_asked(demo_db):
     assert wh.runs().shape[0] == 1
 
 
-
 def test_sql_reads_files_only_when_allowed(demo_db, tmp_path):
     """Issue 19 D1: Warehouse.sql / arrow refuse EXPLAIN ANALYZE of a COPY and read no file but the
     warehouse unless allow_read names it; the warehouse stays byte for byte unchanged."""
@@ -83,9 +82,11 @@ def test_a_notebook_does_not_hold_the_file(demo_db):
 
     wh = ctxprior.open(demo_db)
     wh.sql("SELECT 1")
-    code = ("from ctxprior.schema import open_warehouse\n"
-            f"with open_warehouse({str(demo_db)!r}) as w:\n"
-            "    with w.transaction(): w.execute(\"INSERT INTO meta VALUES ('probe', 'x')\")\n")
+    code = (
+        "from ctxprior.schema import open_store\n"
+        f"with open_store({str(demo_db)!r}) as w:\n"
+        "    with w.transaction(): w.execute(\"INSERT INTO meta VALUES ('probe', 'x')\")\n"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     assert wh.sql("SELECT value FROM meta WHERE key = 'probe'").value[0] == "x"
@@ -104,8 +105,10 @@ def test_score_analyze_and_covariates_from_python(demo_db):
     assert out["view"] == "cov_freq" and out["n_matched"] == len(names) == 8
     again = wh.covariates.add(freq, on=["entity"], name="freq")  # same content: unchanged
     assert again["unchanged"]
-    joined = wh.sql("SELECT s.entity, c.freq FROM v_susceptibility s JOIN cov_freq c USING (dataset, relation, entity) "
-                    "WHERE s.run_id = 1")
+    joined = wh.sql(
+        "SELECT s.entity, c.freq FROM v_susceptibility s JOIN cov_freq c USING (dataset, relation, entity) "
+        "WHERE s.run_id = 1"
+    )
     assert len(joined) == 2 * 4 * 4 and joined["freq"].notna().all()
     assert "freq" in set(wh.covariates.list()["name"])
 

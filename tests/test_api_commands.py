@@ -8,14 +8,13 @@ import re
 import click
 import pandas as pd
 import pytest
+from conftest import ROOT
 
 import ctxprior
 from ctxprior import api
 from ctxprior.cli import cli
 from ctxprior.errors import UserError
 from ctxprior.schema import SCHEMA_VERSION
-from conftest import ROOT
-
 
 
 def _leaf_commands(group: click.Group, prefix: str = "ctxprior") -> list[str]:

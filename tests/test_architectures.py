@@ -22,16 +22,23 @@ from ctxprior.scoring.models import LoadedModel
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 ATOL = 1e-5
-CORPUS = ["The capital of France is Paris.\n", "Definitely, the capital of Germany is Berlin.\n",
-          "Q: What is the capital of Spain?\nA:", "Zorblax Quentaria Madrid Lima Cairo"] * 5
-CONTEXTS = ["The capital of France is Rome.\n",
-            "Definitely, the capital of Spain is Paris, and that is all there is to it.\n",
-            "Lima.\n", "The capital of Peru is Lima"]  # the last merges with the query's tokens
-QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Spain", "Zorblax"]]
+CORPUS = [
+    "The capital of France is Paris.\n",
+    "Definitely, the capital of Germany is Berlin.\n",
+    "Q: What is the capital of Spain?\nA:",
+    "Zorblax Quentaria Madrid Lima Cairo",
+] * 5
+CONTEXTS = [
+    "The capital of France is Rome.\n",
+    "Definitely, the capital of Spain is Paris, and that is all there is to it.\n",
+    "Lima.\n",
+    "The capital of Peru is Lima",
+]  # the last merges with the query's tokens
+QUERIES = [f"Q: What is the capital of {e}?\nA:" for e in ["France", "Spain", "Zorblax"]]
 ANSWERS = [["Paris", "Rome", "Madrid Lima"]] * len(QUERIES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tokenizer():
     """A small byte-level BPE trained in-test (no download)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -40,15 +47,28 @@ def tokenizer():
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    tk.train_from_iterator(CORPUS, trainers.BpeTrainer(
-        vocab_size=300, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tk.train_from_iterator(
+        CORPUS,
+        trainers.BpeTrainer(
+            vocab_size=300, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
     return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>")
 
 
 def _common(**kw) -> dict:
-    base = dict(vocab_size=len(tokenizer()), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                pad_token_id=0, bos_token_id=0, eos_token_id=0)
+    base = dict(
+        vocab_size=len(tokenizer()),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     base.update(kw)
     return base
 
@@ -67,49 +87,116 @@ FAMILIES = {
     "qwen2": (lambda w: T.Qwen2Config(**_common(), attention_bias=True), T.Qwen2ForCausalLM),
     "qwen3": (lambda w: T.Qwen3Config(**_common(), head_dim=8), T.Qwen3ForCausalLM),
     "gemma": (lambda w: T.GemmaConfig(**_common(), head_dim=8), T.GemmaForCausalLM),
-    "gemma2": (lambda w: T.Gemma2Config(**_common(num_hidden_layers=3), head_dim=8, sliding_window=w or 64,
-                                        layer_types=SW3, attn_logit_softcapping=50.0,
-                                        final_logit_softcapping=30.0), T.Gemma2ForCausalLM),
-    "gemma3_text": (lambda w: T.Gemma3TextConfig(**_common(num_hidden_layers=3), head_dim=8,
-                                                 sliding_window=w or 64, layer_types=SW3),
-                    T.Gemma3ForCausalLM),
+    "gemma2": (
+        lambda w: T.Gemma2Config(
+            **_common(num_hidden_layers=3),
+            head_dim=8,
+            sliding_window=w or 64,
+            layer_types=SW3,
+            attn_logit_softcapping=50.0,
+            final_logit_softcapping=30.0,
+        ),
+        T.Gemma2ForCausalLM,
+    ),
+    "gemma3_text": (
+        lambda w: T.Gemma3TextConfig(
+            **_common(num_hidden_layers=3), head_dim=8, sliding_window=w or 64, layer_types=SW3
+        ),
+        T.Gemma3ForCausalLM,
+    ),
     "phi3": (lambda w: T.Phi3Config(**_common(), sliding_window=w), T.Phi3ForCausalLM),
     "olmo": (lambda w: T.OlmoConfig(**_common()), T.OlmoForCausalLM),
     "olmo2": (lambda w: T.Olmo2Config(**_common()), T.Olmo2ForCausalLM),
-    "olmo3": (lambda w: T.Olmo3Config(**_common(num_hidden_layers=3), sliding_window=w or 64,
-                                      layer_types=SW3), T.Olmo3ForCausalLM),
-    "gpt2": (lambda w: T.GPT2Config(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, n_positions=256,
-                                    bos_token_id=0, eos_token_id=0), T.GPT2LMHeadModel),
-    "bloom": (lambda w: T.BloomConfig(vocab_size=_v(), hidden_size=32, n_layer=2, n_head=4),
-              T.BloomForCausalLM),
-    "mpt": (lambda w: T.MptConfig(vocab_size=_v(), d_model=32, n_layers=2, n_heads=4, max_seq_len=256),
-            T.MptForCausalLM),
-    "falcon": (lambda w: T.FalconConfig(vocab_size=_v(), hidden_size=32, num_hidden_layers=2,
-                                        num_attention_heads=4, alibi=True), T.FalconForCausalLM),
-    "falcon-rotary": (lambda w: T.FalconConfig(vocab_size=_v(), hidden_size=32, num_hidden_layers=2,
-                                               num_attention_heads=4, alibi=False,
-                                               new_decoder_architecture=True, num_kv_heads=2),
-                      T.FalconForCausalLM),
-    "opt": (lambda w: T.OPTConfig(vocab_size=_v(), hidden_size=32, ffn_dim=64, num_hidden_layers=2,
-                                  num_attention_heads=4, max_position_embeddings=256, word_embed_proj_dim=32,
-                                  pad_token_id=1), T.OPTForCausalLM),
-    "gptj": (lambda w: T.GPTJConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4,
-                                    n_positions=256), T.GPTJForCausalLM),
-    "codegen": (lambda w: T.CodeGenConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4,
-                                          n_positions=256), T.CodeGenForCausalLM),
+    "olmo3": (
+        lambda w: T.Olmo3Config(**_common(num_hidden_layers=3), sliding_window=w or 64, layer_types=SW3),
+        T.Olmo3ForCausalLM,
+    ),
+    "gpt2": (
+        lambda w: T.GPT2Config(
+            vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, n_positions=256, bos_token_id=0, eos_token_id=0
+        ),
+        T.GPT2LMHeadModel,
+    ),
+    "bloom": (
+        lambda w: T.BloomConfig(vocab_size=_v(), hidden_size=32, n_layer=2, n_head=4),
+        T.BloomForCausalLM,
+    ),
+    "mpt": (
+        lambda w: T.MptConfig(vocab_size=_v(), d_model=32, n_layers=2, n_heads=4, max_seq_len=256),
+        T.MptForCausalLM,
+    ),
+    "falcon": (
+        lambda w: T.FalconConfig(
+            vocab_size=_v(), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, alibi=True
+        ),
+        T.FalconForCausalLM,
+    ),
+    "falcon-rotary": (
+        lambda w: T.FalconConfig(
+            vocab_size=_v(),
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            alibi=False,
+            new_decoder_architecture=True,
+            num_kv_heads=2,
+        ),
+        T.FalconForCausalLM,
+    ),
+    "opt": (
+        lambda w: T.OPTConfig(
+            vocab_size=_v(),
+            hidden_size=32,
+            ffn_dim=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=256,
+            word_embed_proj_dim=32,
+            pad_token_id=1,
+        ),
+        T.OPTForCausalLM,
+    ),
+    "gptj": (
+        lambda w: T.GPTJConfig(
+            vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=256
+        ),
+        T.GPTJForCausalLM,
+    ),
+    "codegen": (
+        lambda w: T.CodeGenConfig(
+            vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=256
+        ),
+        T.CodeGenForCausalLM,
+    ),
     # GPT-Neo's local layers (here an 8-token window) keep every key in the cache: exact
-    "gpt_neo": (lambda w: T.GPTNeoConfig(vocab_size=_v(), hidden_size=32, num_layers=2, num_heads=4,
-                                         attention_types=[[["global", "local"], 1]], window_size=8,
-                                         max_position_embeddings=256), T.GPTNeoForCausalLM),
-    "gpt_bigcode": (lambda w: T.GPTBigCodeConfig(vocab_size=_v(), n_embd=32, n_layer=2, n_head=4,
-                                                 n_positions=256, multi_query=True), T.GPTBigCodeForCausalLM),
+    "gpt_neo": (
+        lambda w: T.GPTNeoConfig(
+            vocab_size=_v(),
+            hidden_size=32,
+            num_layers=2,
+            num_heads=4,
+            attention_types=[[["global", "local"], 1]],
+            window_size=8,
+            max_position_embeddings=256,
+        ),
+        T.GPTNeoForCausalLM,
+    ),
+    "gpt_bigcode": (
+        lambda w: T.GPTBigCodeConfig(
+            vocab_size=_v(), n_embd=32, n_layer=2, n_head=4, n_positions=256, multi_query=True
+        ),
+        T.GPTBigCodeForCausalLM,
+    ),
     "starcoder2": (lambda w: T.Starcoder2Config(**_common(), sliding_window=w), T.Starcoder2ForCausalLM),
     "phi": (lambda w: T.PhiConfig(**_common(), partial_rotary_factor=0.5), T.PhiForCausalLM),
     "stablelm": (lambda w: T.StableLmConfig(**_common(num_attention_heads=2)), T.StableLmForCausalLM),
     "cohere": (lambda w: T.CohereConfig(**_common()), T.CohereForCausalLM),
     "cohere2": (lambda w: T.Cohere2Config(**_common(), sliding_window=w or 64), T.Cohere2ForCausalLM),
     "granite": (lambda w: T.GraniteConfig(**_common()), T.GraniteForCausalLM),
-    "smollm3": (lambda w: T.SmolLM3Config(**_common(num_hidden_layers=4)), T.SmolLM3ForCausalLM),  # layer 4: NoPE
+    "smollm3": (
+        lambda w: T.SmolLM3Config(**_common(num_hidden_layers=4)),
+        T.SmolLM3ForCausalLM,
+    ),  # layer 4: NoPE
 }
 SLIDING = ["mistral", "phi3", "gemma2", "gemma3_text", "olmo3", "starcoder2", "cohere2"]
 
@@ -118,8 +205,14 @@ def build(name: str, window: int | None = None, seed: int = 0) -> LoadedModel:
     make, cls = FAMILIES[name]
     torch.manual_seed(seed)
     model = cls(make(window)).eval()
-    return LoadedModel(model=model, tokenizer=tokenizer(), model_id=f"tiny-{name}", revision=None,
-                       dtype="float32", device="cpu")
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer(),
+        model_id=f"tiny-{name}",
+        revision=None,
+        dtype="float32",
+        device="cpu",
+    )
 
 
 def prompts() -> list[str]:
@@ -129,8 +222,9 @@ def prompts() -> list[str]:
 @torch.inference_mode()
 def naive_last(lm: LoadedModel, seqs) -> torch.Tensor:
     """Each sequence alone, in full, no cache: next-token log-probs [n, V] (float64)."""
-    return torch.stack([torch.log_softmax(lm.model(input_ids=torch.tensor([s])).logits[0, -1].double(), -1)
-                        for s in seqs])
+    return torch.stack(
+        [torch.log_softmax(lm.model(input_ids=torch.tensor([s])).logits[0, -1].double(), -1) for s in seqs]
+    )
 
 
 @torch.inference_mode()
@@ -142,8 +236,9 @@ def naive_continuation(lm: LoadedModel, prompt, cont) -> float:
 
 def assert_first_token_equal(a, b):
     for x, y in zip(a, b):
-        torch.testing.assert_close(torch.as_tensor(x.persuasion), torch.as_tensor(y.persuasion),
-                                   atol=ATOL, rtol=0)
+        torch.testing.assert_close(
+            torch.as_tensor(x.persuasion), torch.as_tensor(y.persuasion), atol=ATOL, rtol=0
+        )
         assert x.susceptibility == pytest.approx(y.susceptibility, abs=ATOL)
         assert x.prior_entropy == pytest.approx(y.prior_entropy, abs=ATOL)
 
@@ -160,8 +255,10 @@ def shared_engine_matches_single(lm: LoadedModel) -> None:
     torch.testing.assert_close(t1[r1], ref, atol=ATOL, rtol=0)
     torch.testing.assert_close(t2[r2], ref, atol=ATOL, rtol=0)
     assert shared.tokens_computed < single.tokens_computed  # the prefixes were shared
-    assert_first_token_equal(first_token(Engine(lm, batch_size=32), CONTEXTS, QUERIES),
-                             first_token(Engine(lm, batch_size=1, share_prefix=False), CONTEXTS, QUERIES))
+    assert_first_token_equal(
+        first_token(Engine(lm, batch_size=32), CONTEXTS, QUERIES),
+        first_token(Engine(lm, batch_size=1, share_prefix=False), CONTEXTS, QUERIES),
+    )
 
 
 def continuations_match_naive(lm: LoadedModel) -> None:
@@ -254,13 +351,15 @@ def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
 
     from test_scoring import _demo
 
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
     from ctxprior.scoring.runs import score_sample
 
     sid = _demo(db_path)
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         s = score_sample(wh, sid, lm=lm, progress=False, log=lambda m: None)
-        reasons = {r[0] for r in wh.query("SELECT prefix_reuse FROM run_unit_engine WHERE run_id = ?", [s.run_id])}
+        reasons = {
+            r[0] for r in wh.query("SELECT prefix_reuse FROM run_unit_engine WHERE run_id = ?", [s.run_id])
+        }
     assert len(reasons) == 1 and next(iter(reasons)).startswith("mystery: prefix reuse not verified")
 
 
@@ -275,8 +374,10 @@ def left_padded_reuse(lm: LoadedModel, pairs, cache_factory) -> torch.Tensor:
     """The engine's trick written out with transformers alone: each prefix's cache from
     ``cache_factory()``, prefixes left-padded (masked) in one batch, suffixes (equal lengths) run
     on it with positions after each row's own prefix. Next-token log-probs [n, V] (float64)."""
-    caches = [lm.model(input_ids=torch.tensor([p]), use_cache=True, past_key_values=cache_factory()).past_key_values
-              for p, _ in pairs]
+    caches = [
+        lm.model(input_ids=torch.tensor([p]), use_cache=True, past_key_values=cache_factory()).past_key_values
+        for p, _ in pairs
+    ]
     lps = [len(p) for p, _ in pairs]
     maxlp, ls = max(lps), len(pairs[0][1])
     layers = []
@@ -290,10 +391,15 @@ def left_padded_reuse(lm: LoadedModel, pairs, cache_factory) -> torch.Tensor:
         layers.append((torch.cat(ks), torch.cat(vs)))
     attn = torch.ones((len(pairs), maxlp + ls), dtype=torch.long)
     for j, lp in enumerate(lps):
-        attn[j, :maxlp - lp] = 0
+        attn[j, : maxlp - lp] = 0
     pos = torch.tensor(lps).unsqueeze(1) + torch.arange(ls).unsqueeze(0)
-    out = lm.model(input_ids=torch.tensor([s for _, s in pairs]), attention_mask=attn, position_ids=pos,
-                   past_key_values=T.DynamicCache(layers), use_cache=True)
+    out = lm.model(
+        input_ids=torch.tensor([s for _, s in pairs]),
+        attention_mask=attn,
+        position_ids=pos,
+        past_key_values=T.DynamicCache(layers),
+        use_cache=True,
+    )
     return torch.log_softmax(out.logits[:, -1].double(), -1)
 
 
@@ -357,11 +463,16 @@ def test_greedy_with_shared_prefixes_equals_generate(name):
     eng = Engine(lm, batch_size=4)
     seqs = eng.encode(prompts())
     nc, nq = len(CONTEXTS), len(QUERIES)
-    got = eng.greedy(seqs[:nc * nq], 4, groups=[[i * nc + j for i in range(nq)] for j in range(nc)])
+    got = eng.greedy(seqs[: nc * nq], 4, groups=[[i * nc + j for i in range(nq)] for j in range(nc)])
     tok = lm.tokenizer
     with torch.inference_mode():
-        for s, g in zip(seqs[:nc * nq], got):
-            out = lm.model.generate(input_ids=torch.tensor([s]), attention_mask=torch.ones(1, len(s), dtype=torch.long),
-                                    max_new_tokens=4, do_sample=False, pad_token_id=tok.pad_token_id,
-                                    eos_token_id=tok.eos_token_id)
-            assert g == tok.decode(out[0, len(s):], skip_special_tokens=True)
+        for s, g in zip(seqs[: nc * nq], got):
+            out = lm.model.generate(
+                input_ids=torch.tensor([s]),
+                attention_mask=torch.ones(1, len(s), dtype=torch.long),
+                max_new_tokens=4,
+                do_sample=False,
+                pad_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id,
+            )
+            assert g == tok.decode(out[0, len(s) :], skip_special_tokens=True)

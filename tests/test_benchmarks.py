@@ -22,11 +22,17 @@ def test_gpu_benchmark_smoke(tmp_path):
     text = _run("gpu.py", "--smoke", "--json", str(tmp_path / "gpu.json"))
     assert "prompts/s" in text and "floor" in text and "naive" in text and "precision" in text
     rows = json.loads((tmp_path / "gpu.json").read_text())["rows"]
-    assert rows[0]["vs_naive"] > 0 and {r.get("precision_dtype") for r in rows[1:]} == {"float32", "bfloat16", "float16"}
+    assert rows[0]["vs_naive"] > 0 and {r.get("precision_dtype") for r in rows[1:]} == {
+        "float32",
+        "bfloat16",
+        "float16",
+    }
 
 
 def test_engine_overhead_prints_ratios():
-    text = _run("engine_overhead.py", "--contexts", "24", "--entities", "4", "--layers", "2", "--repeats", "1")
+    text = _run(
+        "engine_overhead.py", "--contexts", "24", "--entities", "4", "--layers", "2", "--repeats", "1"
+    )
     assert "ratios (before / now): own work" in text
     psi = float(text.split("max |now - before|: psi ")[1].split()[0])
     assert psi < 1e-5  # the rewrite computes the same scores

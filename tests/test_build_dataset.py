@@ -12,15 +12,15 @@ from importlib import resources
 from pathlib import Path
 
 import duckdb
+import kg_reference as ref
 import pytest
 import yaml
 
-import kg_reference as ref
+from ctxprior.covariates.triples import TripleFiles
 from ctxprior.errors import UserError
 from ctxprior.ingest.kg_build import BuildOptions, build_dataset, literal_value, local_name, unescape
 from ctxprior.ingest.kg_relations import read_relations
-from ctxprior.covariates.triples import TripleFiles
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "kg"
 TRIPLES = FIXTURE / "countries.nt"
@@ -32,13 +32,13 @@ Y = "http://yago-knowledge.org/resource/"
 # -- the triple reader ----------------------------------------------------------------------------
 
 TRICKY = [
-    '<http://a/s> <http://a/p> <http://a/o> .',
+    "<http://a/s> <http://a/p> <http://a/o> .",
     '<http://a/s> <http://a/p> "lit" .',
     '<http://a/s>\t<http://a/p>\t"tab separated"@en\t.',
-    '<http://a/s>  <http://a/p>   <http://a/o>  .',           # doubled separators -> regex path
-    '   <http://a/s> <http://a/p> <http://a/o> .',            # leading white space
-    '<http://a/s> <http://a/p> <http://a/o>.',                 # no space before the dot
-    '<http://a/s> <http://a/p> <http://a/o>',                  # no dot at all
+    "<http://a/s>  <http://a/p>   <http://a/o>  .",  # doubled separators -> regex path
+    "   <http://a/s> <http://a/p> <http://a/o> .",  # leading white space
+    "<http://a/s> <http://a/p> <http://a/o>.",  # no space before the dot
+    "<http://a/s> <http://a/p> <http://a/o>",  # no dot at all
     '<http://a/s> <http://a/p> "ends with a dot."@en .',
     '<http://a/s> <http://a/p> "ends with a dot.".',
     '<http://a/s> <http://a/p> "quote \\" inside" .',
@@ -47,36 +47,55 @@ TRICKY = [
     '<http://a/s> <http://a/p> "a b c"@en-GB .',
     '<http://a/s> <http://a/p> "unterminated .',
     '<http://a/s> <http://a/p> "x" "y" .',
-    '<http://a/s> <http://a/p> <http://a/o> <http://a/extra> .',
-    '<http://a/s> <http://a/p> .',
-    '<http://a/s with space> <http://a/p> <http://a/o> .',   # spaces inside an IRI (the regex allows them)
+    "<http://a/s> <http://a/p> <http://a/o> <http://a/extra> .",
+    "<http://a/s> <http://a/p> .",
+    "<http://a/s with space> <http://a/p> <http://a/o> .",  # spaces inside an IRI (the regex allows them)
     '"literal subject" <http://a/p> <http://a/o> .',
-    '_:b0 <http://a/p> _:b1 .',
-    'yago:France yago:capital yago:Paris .',
-    'yago:France\tyago:capital\tyago:Paris\t.',
-    'yago:France a schema:Country .',
-    'yago:Y yago:p yago:Z.',
-    'unknown:X yago:p bare .',
-    'this is not a triple',
-    '<http://a/s> <http://a/p> <http://a/o> . # trailing comment',
-    '<http://a/s>\t<http://a/p> <http://a/o> .',               # mixed tab and space
+    "_:b0 <http://a/p> _:b1 .",
+    "yago:France yago:capital yago:Paris .",
+    "yago:France\tyago:capital\tyago:Paris\t.",
+    "yago:France a schema:Country .",
+    "yago:Y yago:p yago:Z.",
+    "unknown:X yago:p bare .",
+    "this is not a triple",
+    "<http://a/s> <http://a/p> <http://a/o> . # trailing comment",
+    "<http://a/s>\t<http://a/p> <http://a/o> .",  # mixed tab and space
     '<http://a/s> <http://a/p> "tab\tinside" .',
     '<http://a/s> <http://a/p> "é ü 中文"@zh .',
-    '# a comment',
-    '\t# an indented comment',
-    '   ',
-    '',
-    '@prefix ex: <http://example.org/> .',
-    'PREFIX ex2: <http://example.org/2/>',
-    'ex:A ex2:b ex:C .',
+    "# a comment",
+    "\t# an indented comment",
+    "   ",
+    "",
+    "@prefix ex: <http://example.org/> .",
+    "PREFIX ex2: <http://example.org/2/>",
+    "ex:A ex2:b ex:C .",
 ]
 
 
 def _random_lines(n: int, seed: int = 0) -> list[str]:
     """Lines glued from term-like pieces with random separators (valid and broken ones)."""
     rng = random.Random(seed)
-    pieces = ['<http://x/a>', '<http://x/b c>', '<http://x/d>e>', '"v"', '"v w"@en', '"q\\"q"', '"t"^^xsd:int',
-              '_:n1', 'yago:Q', 'a', 'bare', '"', '<', '.', '"x.".', 'ex:A.', '"@en', '<http://x/é>', '"a\\\\"']
+    pieces = [
+        "<http://x/a>",
+        "<http://x/b c>",
+        "<http://x/d>e>",
+        '"v"',
+        '"v w"@en',
+        '"q\\"q"',
+        '"t"^^xsd:int',
+        "_:n1",
+        "yago:Q",
+        "a",
+        "bare",
+        '"',
+        "<",
+        ".",
+        '"x.".',
+        "ex:A.",
+        '"@en',
+        "<http://x/é>",
+        '"a\\\\"',
+    ]
     seps = [" ", " ", " ", "\t", "  ", " \t"]
     out = []
     for _ in range(n):
@@ -90,7 +109,9 @@ def _random_lines(n: int, seed: int = 0) -> list[str]:
 def _duckdb_parse(path: Path, fmt: str = "auto") -> list:
     con = duckdb.connect()
     tf = TripleFiles(con, [str(path)], fmt)
-    rows = con.execute(f"SELECT line_no, s, p, o FROM ({tf.sql(line_numbers=True)}) ORDER BY line_no").fetchall()
+    rows = con.execute(
+        f"SELECT line_no, s, p, o FROM ({tf.sql(line_numbers=True)}) ORDER BY line_no"
+    ).fetchall()
     con.close()
     return rows
 
@@ -128,15 +149,27 @@ def test_reader_matches_the_regex_reference(tmp_path, suffix):
 
 def test_reader_tsv_and_turtle_prefixes(tmp_path):
     p = tmp_path / "g.tsv"
-    p.write_text(f"{Y}France\t{Y}capital\t{Y}Paris\nyago:France\tyago:capital\tyago:Lyon .\n"
-                 "only\ttwo\n\t\t\n# comment\n<x>\t<y>\t<z>\textra\n")
-    assert _duckdb_parse(p) == _reference_parse(p) == [
-        (1, Y + "France", Y + "capital", Y + "Paris"), (2, Y + "France", Y + "capital", Y + "Lyon"),
-        (3, None, None, None), (6, "x", "y", "z")]
+    p.write_text(
+        f"{Y}France\t{Y}capital\t{Y}Paris\nyago:France\tyago:capital\tyago:Lyon .\n"
+        "only\ttwo\n\t\t\n# comment\n<x>\t<y>\t<z>\textra\n"
+    )
+    assert (
+        _duckdb_parse(p)
+        == _reference_parse(p)
+        == [
+            (1, Y + "France", Y + "capital", Y + "Paris"),
+            (2, Y + "France", Y + "capital", Y + "Lyon"),
+            (3, None, None, None),
+            (6, "x", "y", "z"),
+        ]
+    )
     p = tmp_path / "crlf.nt"
     p.write_bytes(b'<http://a/s> <http://a/p> "x" .\r\n\r\n# c\r\n<http://a/s> <http://a/p> <http://a/o>\r\n')
-    assert _duckdb_parse(p) == _reference_parse(p) == [(1, "http://a/s", "http://a/p", '"x"'),
-                                                       (4, "http://a/s", "http://a/p", "http://a/o")]
+    assert (
+        _duckdb_parse(p)
+        == _reference_parse(p)
+        == [(1, "http://a/s", "http://a/p", '"x"'), (4, "http://a/s", "http://a/p", "http://a/o")]
+    )
     p = tmp_path / "g.ttl"
     p.write_text("yago:A yago:p yago:B .\n@prefix yago: <http://other/> .\n")  # applies to the whole file
     assert _duckdb_parse(p) == [(1, "http://other/A", "http://other/p", "http://other/B")]
@@ -149,7 +182,10 @@ def test_line_numbers_stay_exact_on_a_large_file(tmp_path):
     """Line numbers come from an order-preserving read: check them on a file DuckDB reads in parallel."""
     n = 300_000
     bad = {17, 123_457, n - 3}
-    lines = ("<broken line" if i in bad else f"<http://x/e{i}> <http://x/p> <http://x/o{i % 97}> ." for i in range(1, n + 1))
+    lines = (
+        "<broken line" if i in bad else f"<http://x/e{i}> <http://x/p> <http://x/o{i % 97}> ."
+        for i in range(1, n + 1)
+    )
     p = tmp_path / "big.nt"
     p.write_text("\n".join(lines) + "\n")
     con = duckdb.connect()
@@ -161,7 +197,7 @@ def test_line_numbers_stay_exact_on_a_large_file(tmp_path):
 
 def test_unescape_and_local_names():
     assert unescape(r"Chi\u0219in\u0103u") == "Chișinău"
-    assert unescape(r'say \"hi\"\tnow \\ \U0001F600') == 'say "hi"\tnow \\ \U0001F600'
+    assert unescape(r"say \"hi\"\tnow \\ \U0001F600") == 'say "hi"\tnow \\ \U0001f600'
     assert literal_value('"68000000"^^<http://www.w3.org/2001/XMLSchema#integer>') == "68000000"
     assert literal_value(r'"a \"b\""@en') == 'a "b"'
     assert local_name(Y + "Rio_Negro_(Amazon)") == "Rio Negro (Amazon)"
@@ -172,9 +208,19 @@ def test_unescape_and_local_names():
 
 # -- relations.yaml ------------------------------------------------------------------------------
 
-GOOD = {"relations": [{"predicate": "yago:capital", "name": "capital",
-                       "query_forms": {"open": ["Capital of {entity}:"], "closed": ["Is {answer} the capital of {entity}?"]},
-                       "context_templates": {"base": "The capital of {entity} is {answer}.\n"}}]}
+GOOD = {
+    "relations": [
+        {
+            "predicate": "yago:capital",
+            "name": "capital",
+            "query_forms": {
+                "open": ["Capital of {entity}:"],
+                "closed": ["Is {answer} the capital of {entity}?"],
+            },
+            "context_templates": {"base": "The capital of {entity} is {answer}.\n"},
+        }
+    ]
+}
 
 
 def _with(path_value, value):
@@ -192,17 +238,40 @@ def _with(path_value, value):
 BAD_RELATIONS = [
     (_with(["relations", 0, "predicat"], "yago:x"), "unknown key 'predicat'; did you mean 'predicate'?"),
     (_with(["colour"], "red"), "top level: unknown key 'colour'"),
-    (_with(["relations", 0, "context_templates", "base"], "The capital is {answer}.\n"), "has no {entity} placeholder"),
-    (_with(["relations", 0, "context_templates", "base"], "The capital of {entity}.\n"), "has no {answer} placeholder"),
+    (
+        _with(["relations", 0, "context_templates", "base"], "The capital is {answer}.\n"),
+        "has no {entity} placeholder",
+    ),
+    (
+        _with(["relations", 0, "context_templates", "base"], "The capital of {entity}.\n"),
+        "has no {answer} placeholder",
+    ),
     (_with(["relations", 0, "query_forms", "open"], ["What is the capital?"]), "has no {entity} placeholder"),
-    (_with(["relations", 0, "query_forms", "open"], ["Is {answer} the capital of {entity}?"]),
-     "open templates may only use {entity}"),
-    (_with(["relations", 0, "query_forms", "closed"], ["Capital of {entity}?"]), "has no {answer} placeholder"),
+    (
+        _with(["relations", 0, "query_forms", "open"], ["Is {answer} the capital of {entity}?"]),
+        "open templates may only use {entity}",
+    ),
+    (
+        _with(["relations", 0, "query_forms", "closed"], ["Capital of {entity}?"]),
+        "has no {answer} placeholder",
+    ),
     (_with(["relations", 0, "query_forms", "closed"], KeyError), "missing key 'closed'"),
-    (_with(["relations", 0, "context_templates", "asertive"], "x {entity} {answer}"), "did you mean 'assertive'?"),
-    (_with(["relations", 0, "context_templates"], {"negation": "{entity} is not {answer}"}), "missing key 'base'"),
-    (_with(["relations", 0, "context_templates", "base"], "The capital of {entty} is {answer}"), "uses {entty}"),
-    (_with(["relations", 0, "context_templates", "base"], "The capital of {entity is {answer}"), "broken placeholder"),
+    (
+        _with(["relations", 0, "context_templates", "asertive"], "x {entity} {answer}"),
+        "did you mean 'assertive'?",
+    ),
+    (
+        _with(["relations", 0, "context_templates"], {"negation": "{entity} is not {answer}"}),
+        "missing key 'base'",
+    ),
+    (
+        _with(["relations", 0, "context_templates", "base"], "The capital of {entty} is {answer}"),
+        "uses {entty}",
+    ),
+    (
+        _with(["relations", 0, "context_templates", "base"], "The capital of {entity is {answer}"),
+        "broken placeholder",
+    ),
     (_with(["relations", 0, "predicate"], "nope:capital"), "unknown prefix 'nope:'"),
     (_with(["relations", 0, "reverse"], "yes please"), "expected true or false"),
     (_with(["relations", 0, "subject_class"], []), "non-empty list"),
@@ -222,9 +291,12 @@ def test_relations_file_validation(tmp_path, data, message):
 
 def test_relations_file_syntax_problems(tmp_path):
     p = tmp_path / "r.yaml"
-    for text, message in [("relations: [\n", "not valid YAML: line"),
-                          ("relations: []\nrelations: []\n", "duplicate key 'relations'"),
-                          ("", "is empty"), ("- a\n- b\n", "expected a mapping, got list")]:
+    for text, message in [
+        ("relations: [\n", "not valid YAML: line"),
+        ("relations: []\nrelations: []\n", "duplicate key 'relations'"),
+        ("", "is empty"),
+        ("- a\n- b\n", "expected a mapping, got list"),
+    ]:
         p.write_text(text)
         with pytest.raises(UserError, match=message):
             read_relations(p)
@@ -234,29 +306,49 @@ def test_relations_file_syntax_problems(tmp_path):
 
 def test_bundled_example_is_valid():
     spec = read_relations(EXAMPLE)
-    assert [r.short_name for r in spec.relations] == ["capital", "capital_of", "official_language", "neighbors",
-                                                      "flows_into", "demonym"]
+    assert [r.short_name for r in spec.relations] == [
+        "capital",
+        "capital_of",
+        "official_language",
+        "neighbors",
+        "flows_into",
+        "demonym",
+    ]
     assert spec.relations[1].reverse and spec.relations[1].relation_id == "reverse-" + Y + "capital"
-    assert all({t for t, _, _ in r.context_templates} == {"base", "assertive", "negation"} for r in spec.relations)
+    assert all(
+        {t for t, _, _ in r.context_templates} == {"base", "assertive", "negation"} for r in spec.relations
+    )
 
 
 # -- the build ------------------------------------------------------------------------------------
 
+
 def _build(db: str, name: str = "countries", triples=(TRIPLES,), relations: str = EXAMPLE, **kw):
     labels = kw.pop("labels", ())
     opts = BuildOptions(**kw)
-    return build_dataset(lambda **o: open_warehouse(db, **o), [str(t) for t in triples], relations, name,
-                         labels=[str(x) for x in labels], options=opts, progress=False, db_path=db)
+    return build_dataset(
+        lambda **o: open_store(db, **o),
+        [str(t) for t in triples],
+        relations,
+        name,
+        labels=[str(x) for x in labels],
+        options=opts,
+        progress=False,
+        db_path=db,
+    )
 
 
 def _facts(db: str, name: str) -> dict[str, list[dict]]:
-    with open_warehouse(db, read_only=True) as wh:
-        cur = wh.execute("""
+    with open_store(db, read_only=True) as wh:
+        cur = wh.execute(
+            """
             SELECT r.short_name AS relation, f.position, e.uri AS entity, e.name AS entity_name, a.uri AS answer_uri,
                    a.name AS answer, f.uri_degree, f.predicate_degree, f.namesake_degree, f.namesake_num_uris
             FROM fact f JOIN relation r USING (relation_id) JOIN dataset d USING (dataset_id)
             JOIN entity e USING (entity_id) JOIN answer a USING (answer_id)
-            WHERE d.name = ? ORDER BY r.position, f.position""", [name])
+            WHERE d.name = ? ORDER BY r.position, f.position""",
+            [name],
+        )
         cols = [c[0] for c in cur.description]
         rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     out: dict[str, list[dict]] = {}
@@ -269,33 +361,57 @@ def _reference(spec_path: str, triples=(TRIPLES,), **kw) -> dict[str, list[dict]
     spec = read_relations(spec_path)
     rels = [(r.predicate, r.reverse, r.subject_classes, r.object_classes) for r in spec.relations]
     lang = kw.get("lang", "en")
-    got = ref.build([str(t) for t in triples], rels, k=kw.get("entities_per_relation", 1000), seed=kw.get("seed", 0),
-                    lang=lang, labels_files=[str(x) for x in kw.get("labels", ())],
-                    require_label=kw.get("require_label", "both"), answer_choice=kw.get("answer_choice", "random"))
+    got = ref.build(
+        [str(t) for t in triples],
+        rels,
+        k=kw.get("entities_per_relation", 1000),
+        seed=kw.get("seed", 0),
+        lang=lang,
+        labels_files=[str(x) for x in kw.get("labels", ())],
+        require_label=kw.get("require_label", "both"),
+        answer_choice=kw.get("answer_choice", "random"),
+    )
     out = {}
     for r, facts in zip(spec.relations, got):
-        out[r.short_name] = [{
-            "position": f["position"], "entity": f["entity"],
-            "entity_name": unescape(f["entity_label"]) if f["entity_label"] is not None else ref.local_name(f["entity"]),
-            "answer_uri": None if f["answer"].startswith('"') else f["answer"],
-            "answer": literal_value(f["answer"]) if f["answer"].startswith('"') else (
-                unescape(f["answer_label"]) if f["answer_label"] is not None else ref.local_name(f["answer"])),
-            "uri_degree": f["total_degree"], "predicate_degree": f["delta"],
-            "namesake_degree": f["namesake_degree"], "namesake_num_uris": f["namesake_num_uris"]} for f in facts]
+        out[r.short_name] = [
+            {
+                "position": f["position"],
+                "entity": f["entity"],
+                "entity_name": unescape(f["entity_label"])
+                if f["entity_label"] is not None
+                else ref.local_name(f["entity"]),
+                "answer_uri": None if f["answer"].startswith('"') else f["answer"],
+                "answer": literal_value(f["answer"])
+                if f["answer"].startswith('"')
+                else (
+                    unescape(f["answer_label"])
+                    if f["answer_label"] is not None
+                    else ref.local_name(f["answer"])
+                ),
+                "uri_degree": f["total_degree"],
+                "predicate_degree": f["delta"],
+                "namesake_degree": f["namesake_degree"],
+                "namesake_num_uris": f["namesake_num_uris"],
+            }
+            for f in facts
+        ]
     return out
 
 
-@pytest.mark.parametrize("kw", [
-    {},
-    {"entities_per_relation": 7, "seed": 3},
-    {"entities_per_relation": 7, "seed": 4},
-    {"lang": "de", "labels": (LABELS_DE,), "entities_per_relation": 12, "require_label": "none"},
-    {"lang": "fr", "require_label": "none"},
-    {"require_label": "entity", "entities_per_relation": 30},
-    {"require_label": "none", "answer_choice": "degree"},
-    {"answer_choice": "degree", "seed": 5},
-    {"seed": 5},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"entities_per_relation": 7, "seed": 3},
+        {"entities_per_relation": 7, "seed": 4},
+        {"lang": "de", "labels": (LABELS_DE,), "entities_per_relation": 12, "require_label": "none"},
+        {"lang": "fr", "require_label": "none"},
+        {"require_label": "entity", "entities_per_relation": 30},
+        {"require_label": "none", "answer_choice": "degree"},
+        {"answer_choice": "degree", "seed": 5},
+        {"seed": 5},
+    ],
+)
 def test_build_matches_the_python_reference(db_path, kw):
     _build(db_path, **kw)
     got, want = _facts(db_path, "countries"), _reference(EXAMPLE, **kw)
@@ -310,18 +426,18 @@ def test_build_facts_are_right(db_path, run_cli):
     assert "built dataset 'countries': 6 relations" in r.output and "read 1,768 triples" in r.output
     f = {rel: {x["entity_name"]: x for x in xs} for rel, xs in _facts(db_path, "countries").items()}
     assert f["capital"]["France"]["answer"] == "Paris"
-    assert f["capital"]["Moldova"]["answer"] == "Chișinău"            # \u escapes decoded
+    assert f["capital"]["Moldova"]["answer"] == "Chișinău"  # \u escapes decoded
     assert "Georgia" in f["capital"] and len([x for x in f["capital"] if x == "Georgia"]) == 1
-    assert f["capital"]["Georgia"]["answer"] == "Tbilisi"             # the U.S. state is no schema:Country
-    assert f["capital"]["Georgia"]["namesake_num_uris"] == 2          # ... but it is a namesake
-    assert f["capital_of"]["Paris"]["namesake_num_uris"] == 2         # Paris, Texas
-    assert f["capital_of"]["Monaco"]["answer"] == "Monaco"            # its own capital
+    assert f["capital"]["Georgia"]["answer"] == "Tbilisi"  # the U.S. state is no schema:Country
+    assert f["capital"]["Georgia"]["namesake_num_uris"] == 2  # ... but it is a namesake
+    assert f["capital_of"]["Paris"]["namesake_num_uris"] == 2  # Paris, Texas
+    assert f["capital_of"]["Monaco"]["answer"] == "Monaco"  # its own capital
     assert f["capital_of"]["Monaco"]["predicate_degree"] == 1
-    assert f["flows_into"]["Danube"]["predicate_degree"] == 5         # Black Sea + Inn, Drava, Sava, Tisza
+    assert f["flows_into"]["Danube"]["predicate_degree"] == 5  # Black Sea + Inn, Drava, Sava, Tisza
     assert f["demonym"]["Monaco"]["answer"] == "Monégasque" and f["demonym"]["Monaco"]["answer_uri"] is None
     assert f["official_language"]["Switzerland"]["predicate_degree"] == 4
     assert "Atlanta" not in f["capital_of"]
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         order = wh.query("""SELECT e.name FROM fact f JOIN relation r USING (relation_id) JOIN entity e USING (entity_id)
                             WHERE r.short_name = 'demonym' ORDER BY f.position LIMIT 3""")
         assert [x[0] for x in order] == ["Russia", "Germany", "France"]  # the highest total degrees
@@ -338,8 +454,12 @@ def test_formats_and_gzip_build_the_same_dataset(db_path, tmp_path):
         if line.startswith("#"):
             continue
         s, p, o = line[:-2].split(" ", 2)
-        short = [t.replace("<" + Y, "y:")[:-1] if t.startswith("<" + Y) and "(" not in t and "," not in t
-                 and "." not in t[len(Y) + 1:-1] else t for t in (s, p, o)]
+        short = [
+            t.replace("<" + Y, "y:")[:-1]
+            if t.startswith("<" + Y) and "(" not in t and "," not in t and "." not in t[len(Y) + 1 : -1]
+            else t
+            for t in (s, p, o)
+        ]
         ttl_lines.append("\t".join(short) + "\t.")
         tsv_lines.append("\t".join((s, p, o)))
     ttl = tmp_path / "countries.ttl"
@@ -358,7 +478,7 @@ def test_kg_degree_covariate_agrees_with_the_build(db_path, run_cli):
     _build(db_path)
     r = run_cli("covariates", "kg-degree", TRIPLES, "--name", "kg", "--dataset", "countries")
     assert r.exit_code == 0, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         rows = wh.query("""SELECT c.degree, c.total_degree, f.predicate_degree, f.uri_degree
                            FROM cov_kg c JOIN fact f USING (fact_id)""")
         n_facts = wh.scalar("SELECT count(*) FROM fact")
@@ -369,14 +489,23 @@ def test_kg_degree_covariate_agrees_with_the_build(db_path, run_cli):
 def test_provenance_rows(db_path, tmp_path):
     rel = tmp_path / "rel.yaml"
     shutil.copy(EXAMPLE, rel)
-    _build(db_path, triples=(TRIPLES,), relations=str(rel), labels=(LABELS_DE,), entities_per_relation=5, seed=9)
+    _build(
+        db_path, triples=(TRIPLES,), relations=str(rel), labels=(LABELS_DE,), entities_per_relation=5, seed=9
+    )
     sha = {p: hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (TRIPLES, LABELS_DE, rel)}
-    with open_warehouse(db_path, read_only=True) as wh:
-        src = wh.query("SELECT role, path, format, sha256, size_bytes, n_lines FROM dataset_source ORDER BY ordinal")
-        build = wh.query("SELECT relations_sha256, relations_yaml, params_json, stats_json FROM dataset_build")[0]
+    with open_store(db_path, read_only=True) as wh:
+        src = wh.query(
+            "SELECT role, path, format, sha256, size_bytes, n_lines FROM dataset_source ORDER BY ordinal"
+        )
+        build = wh.query(
+            "SELECT relations_sha256, relations_yaml, params_json, stats_json FROM dataset_build"
+        )[0]
         ds = wh.query("SELECT source_format, source_sha256 FROM dataset")[0]
-    assert [r[:3] for r in src] == [("triples", str(TRIPLES), "nt"), ("labels", str(LABELS_DE), "nt"),
-                                    ("relations", str(rel), "yaml")]
+    assert [r[:3] for r in src] == [
+        ("triples", str(TRIPLES), "nt"),
+        ("labels", str(LABELS_DE), "nt"),
+        ("relations", str(rel), "yaml"),
+    ]
     assert [r[3] for r in src] == [sha[TRIPLES], sha[LABELS_DE], sha[rel]]
     assert src[0][4] == TRIPLES.stat().st_size and src[0][5] == 1768 and src[1][5] == 70
     assert build[0] == sha[rel] and build[1] == rel.read_text()
@@ -388,9 +517,12 @@ def test_provenance_rows(db_path, tmp_path):
 
 # -- bad input: one line, exit 2, warehouse unchanged ----------------------------------------------
 
+
 def _state(db: str):
-    with open_warehouse(db, read_only=True) as wh:
-        return {t: wh.scalar(f"SELECT count(*) FROM {t}") for t in ("dataset", "entity", "fact", "dataset_source")}
+    with open_store(db, read_only=True) as wh:
+        return {
+            t: wh.scalar(f"SELECT count(*) FROM {t}") for t in ("dataset", "entity", "fact", "dataset_source")
+        }
 
 
 @pytest.fixture
@@ -421,18 +553,33 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(base_db, run_cli, tmp_
         ([tmp_path / "missing.nt", "--name", "x"], "missing.nt: no such file or folder"),
         ([TRIPLES, "--name", "x", "--labels", tmp_path / "nolabels.nt"], "nolabels.nt: no such file"),
         ([TRIPLES, "--name", "x", "--labels", TRIPLES], "given both as TRIPLES and as --labels"),
-        ([TRIPLES, "--name", "x", "--relations", tmp_path / "nope.yaml"], "nope.yaml: no such relations file"),
-        ([TRIPLES, "--name", "x", "--relations", _relations_with(tmp_path, predicate="yago:kapital")],
-         "predicate <http://yago-knowledge.org/resource/kapital> is not in the triple files (1768 triples read)"),
-        ([TRIPLES, "--name", "x", "--relations", _relations_with(tmp_path, subject_class="schema:Planet")],
-         "has 68 triples but none whose subject/object have the classes <http://schema.org/Planet>"),
-        ([bad_nt, "--name", "x"], "3 of 1771 lines are not triples (0.17%, more than --max-malformed 0.001): "
-                                  "bad.nt: 3 (lines 11, 12, 13)"),
+        (
+            [TRIPLES, "--name", "x", "--relations", tmp_path / "nope.yaml"],
+            "nope.yaml: no such relations file",
+        ),
+        (
+            [TRIPLES, "--name", "x", "--relations", _relations_with(tmp_path, predicate="yago:kapital")],
+            "predicate <http://yago-knowledge.org/resource/kapital> is not in the triple files (1768 triples read)",
+        ),
+        (
+            [TRIPLES, "--name", "x", "--relations", _relations_with(tmp_path, subject_class="schema:Planet")],
+            "has 68 triples but none whose subject/object have the classes <http://schema.org/Planet>",
+        ),
+        (
+            [bad_nt, "--name", "x"],
+            "3 of 1771 lines are not triples (0.17%, more than --max-malformed 0.001): "
+            "bad.nt: 3 (lines 11, 12, 13)",
+        ),
         ([xml, "--name", "x"], "no line parsed as a nt triple (2 lines, e.g. line 1); check --format"),
         ([TRIPLES, "--name", "x", "--lang", "english!"], "--lang 'english!': expected a language tag"),
-        ([TRIPLES, "--name", "x", "--entities-per-relation", "0"], "--entities-per-relation 0: must be at least 1"),
-        ([TRIPLES, "--name", "x", "--lang", "fr", "--require-label", "entity"],
-         "relations[4] (flows_into): no entity has a label in 'fr' (--require-label entity)"),
+        (
+            [TRIPLES, "--name", "x", "--entities-per-relation", "0"],
+            "--entities-per-relation 0: must be at least 1",
+        ),
+        (
+            [TRIPLES, "--name", "x", "--lang", "fr", "--require-label", "entity"],
+            "relations[4] (flows_into): no entity has a label in 'fr' (--require-label entity)",
+        ),
     ]
     for args, message in cases:
         if "--relations" not in args:
@@ -470,6 +617,7 @@ def test_seed_breaks_ties_deterministically(db_path):
 
 # -- end to end ----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory):
     from scale_helpers import make_tiny_folder
@@ -478,17 +626,38 @@ def tiny_folder(tmp_path_factory):
 
 
 def test_build_sample_score_analyze(db_path, run_cli, tiny_folder):
-    r = run_cli("build-dataset", TRIPLES, "--name", "countries", "--relations", EXAMPLE,
-                "--entities-per-relation", "10")
+    r = run_cli(
+        "build-dataset",
+        TRIPLES,
+        "--name",
+        "countries",
+        "--relations",
+        EXAMPLE,
+        "--entities-per-relation",
+        "10",
+    )
     assert r.exit_code == 0, r.output
-    r = run_cli("sample", "--dataset", "countries", "--relation", "capital", "--relation", "demonym",
-                "--entities", "4", "--contexts", "12")
+    r = run_cli(
+        "sample",
+        "--dataset",
+        "countries",
+        "--relation",
+        "capital",
+        "--relation",
+        "demonym",
+        "--entities",
+        "4",
+        "--contexts",
+        "12",
+    )
     assert r.exit_code == 0, r.output
     sid = int(r.output.strip().splitlines()[-1])
     r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--quiet")
     assert r.exit_code == 0, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM persuasion") == 2 * 4 * 4 * 12  # relations x entities x forms x contexts
+    with open_store(db_path, read_only=True) as wh:
+        assert (
+            wh.scalar("SELECT count(*) FROM persuasion") == 2 * 4 * 4 * 12
+        )  # relations x entities x forms x contexts
         assert wh.scalar("SELECT count(*) FROM susceptibility") == 2 * 4 * 4
         assert wh.scalar("SELECT count(*) FROM persuasion WHERE persuasion IS NULL OR persuasion < 0") == 0
     r = run_cli("analyze", "--permutations", "200", "--quiet")
@@ -497,21 +666,34 @@ def test_build_sample_score_analyze(db_path, run_cli, tiny_folder):
 
 # -- the real YAGO query forms (shared data) -------------------------------------------------------
 
+
 @pytest.mark.shared_data
 def test_build_with_the_papers_query_forms(shared_dir, db_path, tmp_path):
     """A relations file made from the authors' YAGO query forms and derived context templates
     (negation is missing there and is left out) builds on the fixture graph."""
     qf = json.loads((shared_dir / "data/measurelm/yago_query_forms.json").read_text())
     ct = json.loads((shared_dir / "data/measurelm/yago_context_templates.json").read_text())
-    wanted = [Y + "capital", "reverse-" + Y + "capital", "http://schema.org/officialLanguage",
-              "http://schema.org/neighbors", Y + "flowsInto", "http://schema.org/demonym"]
-    rels = [{"predicate": rid, "query_forms": qf[rid],
-             "context_templates": {k: v for k, v in ct[rid].items() if v is not None}} for rid in wanted]
+    wanted = [
+        Y + "capital",
+        "reverse-" + Y + "capital",
+        "http://schema.org/officialLanguage",
+        "http://schema.org/neighbors",
+        Y + "flowsInto",
+        "http://schema.org/demonym",
+    ]
+    rels = [
+        {
+            "predicate": rid,
+            "query_forms": qf[rid],
+            "context_templates": {k: v for k, v in ct[rid].items() if v is not None},
+        }
+        for rid in wanted
+    ]
     p = tmp_path / "yago_relations.yaml"
     p.write_text(yaml.safe_dump({"relations": rels}))
     rep = _build(db_path, "yago_forms", relations=str(p), entities_per_relation=10)
     assert rep["relations"] == 6 and rep["facts"] == 60
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM context_template") == 6 * 5
         names = [r[0] for r in wh.query("SELECT short_name FROM relation ORDER BY position")]
     assert names == ["capital", "reverse-capital", "officialLanguage", "neighbors", "flowsInto", "demonym"]
@@ -522,25 +704,33 @@ def test_duplicates_and_self_loops_count_once(db_path, tmp_path):
     delta = distinct neighbours along the predicate in either direction."""
     p = tmp_path / "g.nt"
     e, cap, lab = f"<{Y}", f"<{Y}capital>", "<http://www.w3.org/2000/01/rdf-schema#label>"
-    p.write_text("\n".join([
-        f"{e}A> {cap} {e}B> .", f"{e}A> {cap} {e}B> .",      # duplicate line
-        f"{e}A> {cap} {e}A> .",                              # self-loop
-        f"{e}C> {cap} {e}A> .",                              # incoming edge of the same predicate
-        f'{e}A> {lab} "Alpha"@en .', f'{e}A> {lab} "Alpha"@en .',
-        f"{e}B> {cap} {e}C> .",
-    ]) + "\n")
+    p.write_text(
+        "\n".join(
+            [
+                f"{e}A> {cap} {e}B> .",
+                f"{e}A> {cap} {e}B> .",  # duplicate line
+                f"{e}A> {cap} {e}A> .",  # self-loop
+                f"{e}C> {cap} {e}A> .",  # incoming edge of the same predicate
+                f'{e}A> {lab} "Alpha"@en .',
+                f'{e}A> {lab} "Alpha"@en .',
+                f"{e}B> {cap} {e}C> .",
+            ]
+        )
+        + "\n"
+    )
     rel = tmp_path / "one.yaml"
     rel.write_text(yaml.safe_dump(GOOD))
     rel = str(rel)
     rep = _build(db_path, "tiny", triples=(p,), relations=rel, entities_per_relation=10, require_label="none")
     f = {x["entity"]: x for x in _facts(db_path, "tiny")["capital"]}
-    assert f[Y + "A"]["uri_degree"] == 4            # A-B, A-A, C-A, label
-    assert f[Y + "A"]["predicate_degree"] == 3      # {B, A} U {A, C}
+    assert f[Y + "A"]["uri_degree"] == 4  # A-B, A-A, C-A, label
+    assert f[Y + "A"]["predicate_degree"] == 3  # {B, A} U {A, C}
     assert f[Y + "A"]["entity_name"] == "Alpha" and f[Y + "B"]["entity_name"] == "B"
     assert f[Y + "B"]["uri_degree"] == 2 and f[Y + "C"]["uri_degree"] == 2
     assert rep["n_triples"] == 7
-    assert _facts(db_path, "tiny") == {k: v for k, v in _reference(rel, triples=(p,), entities_per_relation=10,
-                                                                    require_label="none").items()}
+    assert _facts(db_path, "tiny") == {
+        k: v for k, v in _reference(rel, triples=(p,), entities_per_relation=10, require_label="none").items()
+    }
 
 
 def test_a_failed_build_creates_no_warehouse(tmp_path, run_cli):
@@ -552,6 +742,7 @@ def test_a_failed_build_creates_no_warehouse(tmp_path, run_cli):
 
 
 # -- issue 19: hardening (D4-D8) ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["data[1].nt", "data*.nt", "dat?.nt"])
 def test_glob_characters_in_a_path_name_exactly_that_file(db_path, run_cli, tmp_path, name):
@@ -565,7 +756,7 @@ def test_glob_characters_in_a_path_name_exactly_that_file(db_path, run_cli, tmp_
         (kg / decoy).write_text("\n".join(extra) + "\n")
     r = run_cli("build-dataset", kg / name, "--name", "g", "--relations", EXAMPLE)
     assert r.exit_code == 0, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         src = wh.query("SELECT path, sha256, n_lines FROM dataset_source WHERE role = 'triples'")
     assert src == [(str(kg / name), hashlib.sha256((kg / name).read_bytes()).hexdigest(), 1768)]
     _build(db_path, "ref")
@@ -577,13 +768,23 @@ def test_a_non_utf8_line_is_a_malformed_line(db_path, run_cli, tmp_path):
     lines and later malformed lines counted right) instead of aborting the build."""
     raw = TRIPLES.read_bytes().splitlines()
     p = tmp_path / "latin1.nt"
-    p.write_bytes(b"\n".join(raw[:50] + [b"", b'<http://x/a> <http://x/p> "caf\xe9" .'] + raw[50:100]
-                             + [b"<broken"] + raw[100:]) + b"\n")
+    p.write_bytes(
+        b"\n".join(
+            raw[:50]
+            + [b"", b'<http://x/a> <http://x/p> "caf\xe9" .']
+            + raw[50:100]
+            + [b"<broken"]
+            + raw[100:]
+        )
+        + b"\n"
+    )
     r = run_cli("build-dataset", p, "--name", "c", "--relations", EXAMPLE, "--max-malformed", "0.01")
     assert r.exit_code == 0, r.output
     assert "skipped 2 malformed line(s) in latin1.nt (lines 52, 103; 1 not UTF-8)" in r.output, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
-        assert wh.query("SELECT n_lines, n_malformed FROM dataset_source WHERE role = 'triples'") == [(1770, 2)]
+    with open_store(db_path, read_only=True) as wh:
+        assert wh.query("SELECT n_lines, n_malformed FROM dataset_source WHERE role = 'triples'") == [
+            (1770, 2)
+        ]
     assert _facts(db_path, "c") == (_build(db_path, "ref") and _facts(db_path, "ref"))
     before = hashlib.sha256(Path(db_path).read_bytes()).hexdigest()
     r = run_cli("build-dataset", p, "--name", "d", "--relations", EXAMPLE, "--max-malformed", "0")
@@ -593,7 +794,9 @@ def test_a_non_utf8_line_is_a_malformed_line(db_path, run_cli, tmp_path):
     whole = tmp_path / "all_latin1.nt"
     whole.write_bytes(b'<http://x/a> <http://x/p> "caf\xe9" .\n' * 3)
     r = run_cli("build-dataset", whole, "--name", "e", "--relations", EXAMPLE)
-    assert r.exit_code == 2 and "all_latin1.nt: not UTF-8 text" in r.output and r.output.count("\n") == 1, r.output
+    assert r.exit_code == 2 and "all_latin1.nt: not UTF-8 text" in r.output and r.output.count("\n") == 1, (
+        r.output
+    )
     assert hashlib.sha256(Path(db_path).read_bytes()).hexdigest() == before
 
 
@@ -619,16 +822,25 @@ def test_an_undeclared_prefix_makes_a_malformed_line(db_path, run_cli, tmp_path,
     extra = tmp_path / f"extra{suffix}"
     extra.write_text("@prefix ex: <http://example.org/> .\n" if suffix == ".ttl" else "")
     with extra.open("a") as f:
-        f.write("undeclared:Foo schema:neighbors undeclared:Bar .\n"
-                "ex:Foo schema:neighbors <http://yago-knowledge.org/resource/France> .\n"
-                "<http://x/a> <http://x/p> <http://x/b> .\n")
-    r = run_cli("build-dataset", TRIPLES, extra, "--name", "g", "--relations", EXAMPLE, "--max-malformed", "0.01")
+        f.write(
+            "undeclared:Foo schema:neighbors undeclared:Bar .\n"
+            "ex:Foo schema:neighbors <http://yago-knowledge.org/resource/France> .\n"
+            "<http://x/a> <http://x/p> <http://x/b> .\n"
+        )
+    r = run_cli(
+        "build-dataset", TRIPLES, extra, "--name", "g", "--relations", EXAMPLE, "--max-malformed", "0.01"
+    )
     assert r.exit_code == 0, r.output
     bad = 2 if suffix == ".nt" else 1  # ex: is declared only in the Turtle file
     line = 1 if suffix == ".nt" else 2
-    assert f"skipped {bad} malformed line(s) in extra{suffix} (line{'s' if bad > 1 else ''} {line}" in r.output, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM entity WHERE uri LIKE 'undeclared:%' OR name LIKE '%undeclared%'") == 0
+    assert (
+        f"skipped {bad} malformed line(s) in extra{suffix} (line{'s' if bad > 1 else ''} {line}" in r.output
+    ), r.output
+    with open_store(db_path, read_only=True) as wh:
+        assert (
+            wh.scalar("SELECT count(*) FROM entity WHERE uri LIKE 'undeclared:%' OR name LIKE '%undeclared%'")
+            == 0
+        )
         assert wh.scalar("SELECT count(*) FROM answer WHERE uri LIKE 'undeclared:%'") == 0
         n = wh.scalar("SELECT n_malformed FROM dataset_source WHERE path = ?", [str(extra)])
     assert n == bad
@@ -645,13 +857,22 @@ def test_labels_that_are_not_usable_names_are_skipped(db_path, run_cli, tmp_path
     label = "<http://www.w3.org/2000/01/rdf-schema#label>"
     lines = [l for l in TRIPLES.read_text().splitlines() if label not in l]  # the graph without labels
     countries = sorted({l.split()[0] for l in TRIPLES.read_text().splitlines() if "schema.org/Country>" in l})
-    bad = ['"' + "x" * 101 + '"@en', '"Nul\\u0000Land"@en', '"Tab\\tLand"@en', '"\\u202EdnaL"@en',
-           '"Bidi\u202eLand"@en', '"  "@en', '"Ctl\u0007Land"@en']
+    bad = [
+        '"' + "x" * 101 + '"@en',
+        '"Nul\\u0000Land"@en',
+        '"Tab\\tLand"@en',
+        '"\\u202EdnaL"@en',
+        '"Bidi\u202eLand"@en',
+        '"  "@en',
+        '"Ctl\u0007Land"@en',
+    ]
     extra = [f"{c} {label} {b} ." for c, b in zip(countries, bad)]
-    extra.append(f"{countries[0]} <http://www.w3.org/2004/02/skos/core#prefLabel> \"Goodname\"@en .")
+    extra.append(f'{countries[0]} <http://www.w3.org/2004/02/skos/core#prefLabel> "Goodname"@en .')
     long_iri = "<http://yago-knowledge.org/resource/" + "Z" * 150 + ">"
-    extra += [f"{long_iri} <http://yago-knowledge.org/resource/capital> <http://yago-knowledge.org/resource/Paris> .",
-              f"{long_iri} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://schema.org/Country> ."]
+    extra += [
+        f"{long_iri} <http://yago-knowledge.org/resource/capital> <http://yago-knowledge.org/resource/Paris> .",
+        f"{long_iri} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://schema.org/Country> .",
+    ]
     extra += [f"{long_iri} <http://x/p{i}> <http://x/o{i}> ." for i in range(300)]  # the top entity by degree
     p = tmp_path / "names.nt"
     p.write_text("\n".join(lines + extra) + "\n")
@@ -660,7 +881,7 @@ def test_labels_that_are_not_usable_names_are_skipped(db_path, run_cli, tmp_path
     assert r.exit_code == 0, r.output
     # the long IRI as capital entity and as capital_of answer
     assert "left out 2 chosen fact(s) whose entity or answer has no usable name" in r.output, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         names = [n for (n,) in wh.query("SELECT name FROM entity UNION ALL SELECT name FROM answer")]
         assert wh.scalar("SELECT count(*) FROM entity WHERE uri = ?", [long_iri[1:-1]]) == 0
         assert wh.scalar("SELECT name FROM entity WHERE uri = ?", [countries[0][1:-1]]) == "Goodname"
@@ -685,10 +906,30 @@ def test_a_killed_build_leaves_no_temporary_folder(db_path, tmp_path, monkeypatc
     text = TRIPLES.read_text()
     with big.open("w") as f:
         for i in range(150):  # ~265,000 lines: a build of a few seconds
-            f.write(text.replace("<http://yago-knowledge.org/resource/", f"<http://yago-knowledge.org/resource/r{i}_"))
+            f.write(
+                text.replace(
+                    "<http://yago-knowledge.org/resource/", f"<http://yago-knowledge.org/resource/r{i}_"
+                )
+            )
     env = {**os.environ, "TMPDIR": str(tmpdir), "OMP_NUM_THREADS": "1"}
-    p = subprocess.Popen([sys.executable, "-m", "ctxprior", "--db", db_path, "build-dataset", str(big), "--name", "b",
-                          "--relations", EXAMPLE], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxprior",
+            "--db",
+            db_path,
+            "build-dataset",
+            str(big),
+            "--name",
+            "b",
+            "--relations",
+            EXAMPLE,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 120
     while not list(tmpdir.glob("ctxprior-build-*")) and p.poll() is None and time.time() < deadline:
         time.sleep(0.01)
@@ -715,18 +956,26 @@ def test_entity_classes_come_from_rdf_type_without_class_filters(db_path):
 
     spec = read_relations(EXAMPLE)
     kg = read_kg([str(TRIPLES)], [], spec, BuildOptions(), progress=False)
-    want = ref.build([str(TRIPLES)], [(r.predicate, r.reverse, r.subject_classes, r.object_classes)
-                                      for r in spec.relations])
+    want = ref.build(
+        [str(TRIPLES)],
+        [(r.predicate, r.reverse, r.subject_classes, r.object_classes) for r in spec.relations],
+    )
     for i, r in enumerate(spec.relations):
         got = [f["entity_class"] for f in kg.facts if f["rid"] == i]
         assert got == [f["entity_class"] for f in want[i]], r.short_name
-    by_rel = {spec.relations[rid].short_name: (role, c, frac) for rid, role, c, frac in kg.classes if role == "entity"}
+    by_rel = {
+        spec.relations[rid].short_name: (role, c, frac)
+        for rid, role, c, frac in kg.classes
+        if role == "entity"
+    }
     assert by_rel["flows_into"] == ("entity", "http://schema.org/RiverBodyOfWater", 1.0)  # no filter: derived
     assert by_rel["capital_of"] == ("entity", "http://schema.org/Place", 1.0)  # cities are City and Place
     _build(db_path)
-    with open_warehouse(db_path, read_only=True) as wh:
-        rows = wh.query("SELECT r.short_name, c.class_name FROM relation_class c JOIN relation r USING (relation_id) "
-                        "WHERE c.role = 'entity' ORDER BY 1")
+    with open_store(db_path, read_only=True) as wh:
+        rows = wh.query(
+            "SELECT r.short_name, c.class_name FROM relation_class c JOIN relation r USING (relation_id) "
+            "WHERE c.role = 'entity' ORDER BY 1"
+        )
     assert ("flows_into", "http://schema.org/RiverBodyOfWater") in rows and len(rows) == 6
 
 
@@ -745,15 +994,29 @@ def test_default_build_drops_unlabelled_facts_and_picks_a_random_answer(db_path)
     picks = set()
     for seed in range(6):
         _build(db_path, name=f"s{seed}", seed=seed)
-        picks |= {x["answer"] for x in _facts(db_path, f"s{seed}")["official_language"] if x["entity"] == switz}
+        picks |= {
+            x["answer"] for x in _facts(db_path, f"s{seed}")["official_language"] if x["entity"] == switz
+        }
     assert len(picks) > 1
 
 
 def test_cli_answer_choice_and_require_label(db_path, run_cli):
-    r = run_cli("build-dataset", TRIPLES, "--name", "deg", "--relations", EXAMPLE, "--answer-choice", "degree",
-                "--require-label", "none", "--entities-per-relation", "20")
+    r = run_cli(
+        "build-dataset",
+        TRIPLES,
+        "--name",
+        "deg",
+        "--relations",
+        EXAMPLE,
+        "--answer-choice",
+        "degree",
+        "--require-label",
+        "none",
+        "--entities-per-relation",
+        "20",
+    )
     assert r.exit_code == 0, r.output
     assert "flows_into: 20 of 32 entities (total degree 18..5); 1 named after their IRI" in r.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         params = json.loads(wh.scalar("SELECT params_json FROM dataset_build"))
     assert params["answer_choice"] == "degree" and params["require_label"] == "none"

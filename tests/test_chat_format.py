@@ -14,10 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from ctxprior.errors import UserError
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import LoadedModel, tiny_model
@@ -26,23 +25,31 @@ from ctxprior.scoring.runs import score_sample
 from ctxprior.scoring.units import ScoreConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from naive_scoring import _last_logprobs, naive_first_token  # noqa: E402
-
-from test_scoring import _Interrupting  # noqa: E402
+from naive_scoring import _last_logprobs, naive_first_token
+from test_scoring import _Interrupting
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-TEMPLATE = ("{% for m in messages %}{% if loop.first and m['role'] != 'system' %}"
-            "{{ '<|im_start|>system\nYou are a helpful assistant<|im_end|>\n' }}{% endif %}"
-            "{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}"
-            "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}"
+    "{{ '<|im_start|>system\nYou are a helpful assistant<|im_end|>\n' }}{% endif %}"
+    "{{ '<|im_start|>' + m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
 TRIM = TEMPLATE.replace("m['content']", "(m['content'] | trim)")
-CORPUS = ["The capital of France is Paris.\n", "The capital of Italy is not Rome.\n",
-          "Q: What is the capital of Spain?\nA:", "You are a helpful assistant system user",
-          "Zorblax Quentaria Madrid Lima Cairo"] * 5
-CONTEXTS = ["The capital of France is Rome.\n", "The capital of Spain is Paris.\n",
-            "The capital of Italy is not Madrid.\n"]
-QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Spain", "Zorblax"]]
+CORPUS = [
+    "The capital of France is Paris.\n",
+    "The capital of Italy is not Rome.\n",
+    "Q: What is the capital of Spain?\nA:",
+    "You are a helpful assistant system user",
+    "Zorblax Quentaria Madrid Lima Cairo",
+] * 5
+CONTEXTS = [
+    "The capital of France is Rome.\n",
+    "The capital of Spain is Paris.\n",
+    "The capital of Italy is not Madrid.\n",
+]
+QUERIES = [f"Q: What is the capital of {e}?\nA:" for e in ["France", "Spain", "Zorblax"]]
 
 
 def _tokenizer(template: str | None = TEMPLATE, bos: bool = False):
@@ -53,18 +60,26 @@ def _tokenizer(template: str | None = TEMPLATE, bos: bool = False):
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    tr = trainers.BpeTrainer(vocab_size=400, special_tokens=["<eos>", "<bos>", "<|im_start|>", "<|im_end|>"],
-                             initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tr = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<eos>", "<bos>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tk.train_from_iterator(CORPUS, tr)
     if bos:  # a Llama-style tokenizer: BOS added in front of every encoding
         tk.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", 1)])
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>",
-                                  bos_token="<bos>", additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk,
+        eos_token="<eos>",
+        pad_token="<eos>",
+        bos_token="<bos>",
+        additional_special_tokens=["<|im_start|>", "<|im_end|>"],
+    )
     tok.chat_template = template
     return tok
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny(template: str | None = TEMPLATE) -> LoadedModel:
     return tiny_model(_tokenizer(template), seed=0, arch="llama")
 
@@ -83,8 +98,11 @@ def test_chat_format_renders_context_and_query_as_the_user_turn():
             assert chat(c, q) == render_chat(tok, c + q)
     assert chat.prior(QUERIES[0]) == render_chat(tok, QUERIES[0])
     # no system message given: the template's default system turn stays, before the user turn
-    assert chat.template == ("<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\n"
-                             + PLACEHOLDER + "<|im_end|>\n<|im_start|>assistant\n")
+    assert chat.template == (
+        "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\n"
+        + PLACEHOLDER
+        + "<|im_end|>\n<|im_start|>assistant\n"
+    )
     assert chat.template_sha256 == hashlib.sha256(TEMPLATE.encode()).hexdigest() and chat.slow is None
     with pytest.raises(UserError, match="use raw or chat"):
         prompt_format(tok, "jinja")
@@ -125,8 +143,14 @@ def test_no_chat_template_is_a_user_error():
 def test_chat_scores_equal_one_prompt_at_a_time():
     lm = tiny()
     chat = prompt_format(lm.tokenizer, "chat")
-    naive = naive_first_token(lm.model, lm.tokenizer, [chat.head + c for c in CONTEXTS],
-                              [q + chat.tail for q in QUERIES], batch_size=1, with_prior=False)
+    naive = naive_first_token(
+        lm.model,
+        lm.tokenizer,
+        [chat.head + c for c in CONTEXTS],
+        [q + chat.tail for q in QUERIES],
+        batch_size=1,
+        with_prior=False,
+    )
     for eng in (Engine(lm, batch_size=32), Engine(lm, batch_size=2, share_prefix=False)):
         res = first_token(eng, CONTEXTS, QUERIES, topk=3, prompt=chat)
         for r, n, q in zip(res, naive, QUERIES):
@@ -165,8 +189,13 @@ def test_answer_set_with_chat_format():
     eng = Engine(lm)
     cands = [["Paris", "Rome"]] * len(QUERIES)
     res = answer_set(eng, CONTEXTS, QUERIES, cands, prompt=chat)
-    ref = answer_set(Engine(lm, batch_size=1, share_prefix=False), [chat.head + c for c in CONTEXTS],
-                     [q + chat.tail for q in QUERIES], cands, with_prior=False)
+    ref = answer_set(
+        Engine(lm, batch_size=1, share_prefix=False),
+        [chat.head + c for c in CONTEXTS],
+        [q + chat.tail for q in QUERIES],
+        cands,
+        with_prior=False,
+    )
     for r, n in zip(res, ref):
         np.testing.assert_allclose(r.persuasion, n.persuasion, atol=1e-6)
 
@@ -178,10 +207,17 @@ def _demo(db_path: str, entities: int = 2, contexts: int = 6) -> int:
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
 
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         ingest_demo(wh, only=["demo"])
-        return draw_sample(wh, dataset="demo", relations=["capital"], n_entities=entities,
-                           n_contexts=contexts, context_types=["base", "assertive", "negation"], seed=11)
+        return draw_sample(
+            wh,
+            dataset="demo",
+            relations=["capital"],
+            n_entities=entities,
+            n_contexts=contexts,
+            context_types=["base", "assertive", "negation"],
+            seed=11,
+        )
 
 
 def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path, monkeypatch):
@@ -197,21 +233,33 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
 
     monkeypatch.setattr(Engine, "greedy", spy)
     cfg = ScoreConfig(query_types=("open",), prompt_format="chat", memorization=True, max_new_tokens=2)
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         s = score_sample(wh, sid, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None)
-        r = score_sample(wh, sid, "tiny", lm=lm, config=ScoreConfig(query_types=("open",)), shard_size=1,
-                         progress=False, log=lambda m: None)
+        r = score_sample(
+            wh,
+            sid,
+            "tiny",
+            lm=lm,
+            config=ScoreConfig(query_types=("open",)),
+            shard_size=1,
+            progress=False,
+            log=lambda m: None,
+        )
         assert s.status == r.status == "done" and s.run_id != r.run_id
         ident = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [s.run_id]))["identity"]
-        assert ident["score"]["prompt_format"] == "chat" and ident["score"]["prompt_template"] == chat.template
+        assert (
+            ident["score"]["prompt_format"] == "chat" and ident["score"]["prompt_template"] == chat.template
+        )
         assert ident["score"]["prompt_template_sha256"] == chat.template_sha256
         raw = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [r.run_id]))["identity"]
         assert raw["score"]["prompt_format"] == "raw" and raw["score"]["prompt_template"] is None
         n = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
         assert n == wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [r.run_id]) > 0
-        diff = wh.scalar("SELECT max(abs(a.persuasion - b.persuasion)) FROM persuasion a JOIN persuasion b "
-                         "USING (query_form_id, fact_id, context_id) WHERE a.run_id = ? AND b.run_id = ?",
-                         [s.run_id, r.run_id])
+        diff = wh.scalar(
+            "SELECT max(abs(a.persuasion - b.persuasion)) FROM persuasion a JOIN persuasion b "
+            "USING (query_form_id, fact_id, context_id) WHERE a.run_id = ? AND b.run_id = ?",
+            [s.run_id, r.run_id],
+        )
         assert diff > 1e-6
         assert wh.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id]) == n
     assert seen and all(t.startswith(chat.head) and t.endswith(chat.tail) for t in seen)
@@ -224,10 +272,17 @@ def test_resume_respects_the_prompt_format(db_path):
     lm = tiny()
     cfg = ScoreConfig(query_types=("open",), prompt_format="chat")
     quiet = {"shard_size": 1, "progress": False, "log": lambda m: None}
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         with pytest.raises(KeyboardInterrupt):
-            score_sample(wh, sid, "tiny", lm=lm, config=cfg, **quiet,
-                         executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1))
+            score_sample(
+                wh,
+                sid,
+                "tiny",
+                lm=lm,
+                config=cfg,
+                **quiet,
+                executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1),
+            )
         chat_run = wh.scalar("SELECT max(run_id) FROM run")
         # a raw request does not continue the unfinished chat run
         raw = score_sample(wh, sid, "tiny", lm=lm, config=ScoreConfig(query_types=("open",)), **quiet)
@@ -259,16 +314,42 @@ def test_cli_chat_without_a_template_is_one_line_and_writes_nothing(run_cli, db_
     before = Path(db_path).read_bytes()
     r = run_cli("score", "--sample", sid, "--model", plain_folder, "--prompt-format", "chat", "--quiet")
     assert r.exit_code == 2 and r.output.strip().splitlines()[-1].startswith("Error: --prompt-format chat")
-    assert "no chat template" in r.output and len([ln for ln in r.output.splitlines() if ln.startswith("Error")]) == 1
+    assert (
+        "no chat template" in r.output
+        and len([ln for ln in r.output.splitlines() if ln.startswith("Error")]) == 1
+    )
     assert Path(db_path).read_bytes() == before
     ents, ctxs = tmp_path / "e.txt", tmp_path / "c.txt"
     ents.write_text("France\n")
     ctxs.write_text("The capital of France is Rome.\\n\n")
-    r = run_cli("quick", "--model", plain_folder, "--query", "Q: What is the capital of {entity}?\\nA:",
-                "--entities-file", ents, "--contexts-file", ctxs, "--prompt-format", "chat")
+    r = run_cli(
+        "quick",
+        "--model",
+        plain_folder,
+        "--query",
+        "Q: What is the capital of {entity}?\\nA:",
+        "--entities-file",
+        ents,
+        "--contexts-file",
+        ctxs,
+        "--prompt-format",
+        "chat",
+    )
     assert r.exit_code == 2 and "no chat template" in r.output
-    r = run_cli("quick", "--model", plain_folder, "--query", "Q: {entity}?", "--entities-file", ents,
-                "--contexts-file", ctxs, "--prompt-format", "raw", "--json")
+    r = run_cli(
+        "quick",
+        "--model",
+        plain_folder,
+        "--query",
+        "Q: {entity}?",
+        "--entities-file",
+        ents,
+        "--contexts-file",
+        ctxs,
+        "--prompt-format",
+        "raw",
+        "--json",
+    )
     assert r.exit_code == 0, r.output
 
 
@@ -276,13 +357,21 @@ def test_api_quick_with_a_notebook_model_and_chat_format():
     import ctxprior
 
     lm = tiny()
-    df = ctxprior.quick(lm.model, "Q: What is the capital of {entity}?\nA:", ["France"], CONTEXTS[:2],
-                        tokenizer=lm.tokenizer, prompt_format="chat")
+    df = ctxprior.quick(
+        lm.model,
+        "Q: What is the capital of {entity}?\nA:",
+        ["France"],
+        CONTEXTS[:2],
+        tokenizer=lm.tokenizer,
+        prompt_format="chat",
+    )
     chat = prompt_format(lm.tokenizer, "chat")
     ref = first_token(Engine(lm), CONTEXTS[:2], [QUERIES[0]], prompt=chat, with_prior=False)[0]
     np.testing.assert_allclose(df["persuasion"].to_numpy(), ref.persuasion, atol=1e-9)
     with pytest.raises(UserError, match="prompt_format"):
-        ctxprior.quick(lm.model, "{entity}", ["France"], CONTEXTS[:1], tokenizer=lm.tokenizer, prompt_format="x")
+        ctxprior.quick(
+            lm.model, "{entity}", ["France"], CONTEXTS[:1], tokenizer=lm.tokenizer, prompt_format="x"
+        )
 
 
 # ---------------------------------------------------------------- SmolLM2's real template
@@ -299,20 +388,28 @@ def smol():
 def test_smollm2_chat_template_and_scores(smol):
     chat = prompt_format(smol.tokenizer, "chat")
     assert chat.slow is None
-    assert chat.template == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by "
-                             "Hugging Face<|im_end|>\n<|im_start|>user\n" + PLACEHOLDER
-                             + "<|im_end|>\n<|im_start|>assistant\n")
+    assert chat.template == (
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by "
+        "Hugging Face<|im_end|>\n<|im_start|>user\n" + PLACEHOLDER + "<|im_end|>\n<|im_start|>assistant\n"
+    )
     eng = Engine(smol, batch_size=16)
     res = first_token(eng, CONTEXTS, QUERIES, topk=3, prompt=chat)
-    naive = naive_first_token(smol.model, smol.tokenizer, [chat.head + c for c in CONTEXTS],
-                              [q + chat.tail for q in QUERIES], with_prior=False)
+    naive = naive_first_token(
+        smol.model,
+        smol.tokenizer,
+        [chat.head + c for c in CONTEXTS],
+        [q + chat.tail for q in QUERIES],
+        with_prior=False,
+    )
     for r, n in zip(res, naive):
         np.testing.assert_allclose(r.persuasion, n["persuasion"], atol=1e-4)
     plain = Engine(smol, batch_size=16, share_prefix=False)
     first_token(plain, CONTEXTS, QUERIES, topk=3, prompt=chat)
     # the system turn, user header and context are computed once per context, not once per query
     head_ctx = eng.encode([chat.head + c for c in CONTEXTS])
-    assert plain.tokens_computed - eng.tokens_computed >= sum((len(QUERIES) - 1) * (len(h) - 1) for h in head_ctx)
+    assert plain.tokens_computed - eng.tokens_computed >= sum(
+        (len(QUERIES) - 1) * (len(h) - 1) for h in head_ctx
+    )
     # in the assistant turn, "Paris" is among the top answers of France's no-context prompt
     assert "Paris" in [t for _, t, _ in res[0].prior_topk]
 
@@ -325,8 +422,9 @@ def test_a_driver_without_the_weights_renders_with_the_tokenizer_alone(tmp_path)
     lm = tiny()
     lm.model.save_pretrained(tmp_path)
     lm.tokenizer.save_pretrained(tmp_path)
-    described = LoadedModel(model=None, tokenizer=None, model_id=str(tmp_path), revision=None,
-                            dtype="float32", device="cpu")
+    described = LoadedModel(
+        model=None, tokenizer=None, model_id=str(tmp_path), revision=None, dtype="float32", device="cpu"
+    )
     req = _Request(1, str(tmp_path), "auto", None, ScoreConfig(prompt_format="chat"))
     _resolve_prompt_format(req, described)
     assert req.config.prompt_template == prompt_format(lm.tokenizer, "chat").template

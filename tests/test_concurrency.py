@@ -1,4 +1,4 @@
-"""Several processes on one warehouse while a run writes (issue 8; protocol in schema/warehouse.py).
+"""Several processes on one warehouse while a run writes (issue 8; protocol in schema/store.py).
 
 - a second writer during a run: it fails with "warehouse ... is in use by PID n (command)" when it
   hits a commit (no --wait), or waits its turn (--wait), and the run still ends identical;
@@ -13,11 +13,19 @@ import re
 import time
 
 import pytest
-
-from scale_helpers import SCORE, scored_base, copy_db, duplicates, forkserver, make_demo_db, make_tiny_folder, run_cli_child, \
-    snapshot, start_cli
+from scale_helpers import (
+    SCORE,
+    copy_db,
+    duplicates,
+    forkserver,
+    run_cli_child,
+    scored_base,
+    snapshot,
+    start_cli,
+)
 
 pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
@@ -26,18 +34,21 @@ def base(tmp_path_factory):
 
 def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):
     from ctxprior.errors import UserError
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
     monkeypatch.setenv("CTXPRIOR_BRIEF_GRACE", "0.2")  # do not sit out the driver's commit window
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the driver holds the file for 3 s inside unit 2's transaction (and briefly at every commit)
-    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log",
-                  env={"CTXPRIOR_FAULT": "tx.before_commit@4:sleep=3"})
+    p = start_cli(
+        ["--db", db, *SCORE, "--model", base["tiny"]],
+        tmp_path / "run.log",
+        env={"CTXPRIOR_FAULT": "tx.before_commit@4:sleep=3"},
+    )
     refused, got_in = [], 0
     deadline = time.monotonic() + 300
     while not refused and time.monotonic() < deadline and p.is_alive():
         try:
-            with open_warehouse(db) as wh:  # a second writer, no --wait
+            with open_store(db) as wh:  # a second writer, no --wait
                 with wh.transaction():
                     wh.execute("INSERT INTO meta VALUES (?, 'between commits')", [f"probe-{got_in}"])
                 got_in += 1
@@ -45,16 +56,16 @@ def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):
             refused.append(str(e))
         time.sleep(0.05)
     assert refused, "never saw the driver holding the warehouse"
-    assert re.search(rf"is in use by PID {p.pid} \(.+\); wait for it to finish \(or pass --wait SECONDS\)",
-                     refused[0]), refused[0]
+    assert re.search(
+        rf"is in use by PID {p.pid} \(.+\); wait for it to finish \(or pass --wait SECONDS\)", refused[0]
+    ), refused[0]
     # with --wait it queues behind the driver's commit and then writes
-    with open_warehouse(db, wait=120) as wh:
-        with wh.transaction():
-            wh.execute("INSERT INTO meta VALUES ('probe-wait', 'waited')")
+    with open_store(db, wait=120) as wh, wh.transaction():
+        wh.execute("INSERT INTO meta VALUES ('probe-wait', 'waited')")
     p.join(300)
     assert p.exitcode == 0, (tmp_path / "run.log").read_text()
     assert snapshot(db) == base["ref"] and duplicates(db) == 0
-    with open_warehouse(db, read_only=True) as wh:
+    with open_store(db, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM meta WHERE key LIKE 'probe-%'") == got_in + 1
 
 
@@ -64,8 +75,10 @@ def test_eight_readers_during_a_run(base, tmp_path):
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     stop = tmp_path / "stop"
     ctx = forkserver()
-    readers = [ctx.Process(target=reader, args=(db, str(tmp_path / f"r{i}.jsonl"), str(stop), 30.0))
-               for i in range(8)]
+    readers = [
+        ctx.Process(target=reader, args=(db, str(tmp_path / f"r{i}.jsonl"), str(stop), 30.0))
+        for i in range(8)
+    ]
     writer = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "run.log")
     assert wait_for_run(db, 1, proc=writer)  # start the readers once the run has begun
     t0 = time.perf_counter()
@@ -81,9 +94,11 @@ def test_eight_readers_during_a_run(base, tmp_path):
     writer.join(300)
     assert writer.exitcode == 0, (tmp_path / "run.log").read_text()
     res = check_answers([str(tmp_path / f"r{i}.jsonl") for i in range(8)], unit_reference(base["refdb"]))
-    print(f"\n8 readers during a run: {res['queries']} queries in {elapsed:.1f} s = "
-          f"{res['queries'] / elapsed:.1f} queries/s (p50 {res['p50'] * 1000:.0f} ms, "
-          f"p95 {res['p95'] * 1000:.0f} ms); states seen {res['states_seen']}")
+    print(
+        f"\n8 readers during a run: {res['queries']} queries in {elapsed:.1f} s = "
+        f"{res['queries'] / elapsed:.1f} queries/s (p50 {res['p50'] * 1000:.0f} ms, "
+        f"p95 {res['p95'] * 1000:.0f} ms); states seen {res['states_seen']}"
+    )
     assert res["errors"] == 0, res["error_samples"]
     assert res["n_inconsistent"] == 0, res["inconsistent"]
     assert res["queries"] >= 8 and len(res["states_seen"]) >= 2  # readers saw the run progress
@@ -99,7 +114,7 @@ def test_runs_cancel_then_resume(base, tmp_path):
     from click.testing import CliRunner
 
     from ctxprior.cli import cli
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the writer waits 0.3 s (file released) before each reopen from the third, so the cancel lands mid-run however fast
@@ -108,7 +123,7 @@ def test_runs_cancel_then_resume(base, tmp_path):
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:
-            with open_warehouse(db, read_only=True, wait=5) as wh:
+            with open_store(db, read_only=True, wait=5) as wh:
                 if (wh.scalar("SELECT count(*) FROM run_unit") or 0) >= 1:
                     break
         except Exception:
@@ -118,7 +133,7 @@ def test_runs_cancel_then_resume(base, tmp_path):
     assert res.exit_code == 0, res.output
     p.join(60)
     assert not p.is_alive() and p.exitcode == 130, (tmp_path / "run.log").read_text()
-    with open_warehouse(db, read_only=True) as wh:
+    with open_store(db, read_only=True) as wh:
         status, done = wh.query("SELECT status, units_done FROM run")[0]
     assert status == "cancelled" and done >= 1
     code, out = run_cli_child(["--db", db, "runs", "resume", "1", "--quiet"], tmp_path / "resume.log")

@@ -7,39 +7,43 @@ import random
 import string
 
 import pytest
-
 from covariates_helpers import FACTS, build_warehouse, oracle, write_jsonl
+
 from ctxprior.covariates.counting import CountSpec, count_texts
 from ctxprior.covariates.text import normalize, normalize_batch, words
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
 FILL = " ".join(["filler"] * 49)  # 49 words between two names -> distance 50
 
 # Planted documents: (text, note). Expected counts per fact are checked by hand below and by the oracle.
 DOCS_SHARD1 = [
-    "Paris Hilton was born in New York.",                     # overlap: Paris inside Paris Hilton
-    "Paris, France.",                                          # punctuation; France-Paris distance 1
-    f"France {FILL} Paris",                                   # window edge: distance 50 counts
+    "Paris Hilton was born in New York.",  # overlap: Paris inside Paris Hilton
+    "Paris, France.",  # punctuation; France-Paris distance 1
+    f"France {FILL} Paris",  # window edge: distance 50 counts
 ]
 DOCS_SHARD2 = [
-    f"France {FILL} filler Paris",                            # distance 51: does not count
-    "the U.S. capital is Washington, D.C. indeed",            # punctuation inside names
-    "apple pie in Cupertino",                                 # case: only with --ignore-case
+    f"France {FILL} filler Paris",  # distance 51: does not count
+    "the U.S. capital is Washington, D.C. indeed",  # punctuation inside names
+    "apple pie in Cupertino",  # case: only with --ignore-case
 ]
 DOCS_SHARD3 = [
-    "We flew to France",                                       # ends with France ...
-    "Paris was lovely. New",                                   # ... next doc starts with Paris: no pair
-    "York Hilton Hilton Hilton",                               # New | York across documents: no match
+    "We flew to France",  # ends with France ...
+    "Paris was lovely. New",  # ... next doc starts with Paris: no pair
+    "York Hilton Hilton Hilton",  # New | York across documents: no match
 ]
-TXT_SHARD = "Paris Paris\nFrance\n\nthe PARIS france Paris\n"   # two paragraphs = two documents
+TXT_SHARD = "Paris Paris\nFrance\n\nthe PARIS france Paris\n"  # two paragraphs = two documents
 ALL_DOCS = DOCS_SHARD1 + DOCS_SHARD2 + DOCS_SHARD3 + ["Paris Paris\nFrance", "the PARIS france Paris"]
 
 
 def make_corpus(root):
-    write_jsonl(root / "s1.jsonl.zst", [{"text": d, "meta": {"i": i}} for i, d in enumerate(DOCS_SHARD1)]
-                + ["{not json"])
-    write_jsonl(root / "s2.jsonl.gz", [{"text": DOCS_SHARD2[0]}, {"meta": "no text here"}]
-                + [{"text": d} for d in DOCS_SHARD2[1:]])
+    write_jsonl(
+        root / "s1.jsonl.zst",
+        [{"text": d, "meta": {"i": i}} for i, d in enumerate(DOCS_SHARD1)] + ["{not json"],
+    )
+    write_jsonl(
+        root / "s2.jsonl.gz",
+        [{"text": DOCS_SHARD2[0]}, {"meta": "no text here"}] + [{"text": d} for d in DOCS_SHARD2[1:]],
+    )
     write_jsonl(root / "more" / "s3.jsonl", [{"text": d} for d in DOCS_SHARD3])
     (root / "more" / "s4.txt").write_text(TXT_SHARD)
     (root / "more" / "README.md").write_text("not a corpus file; ignored in folders")
@@ -53,9 +57,11 @@ def toy(db_path, tmp_path):
 
 
 def view_rows(db_path, name):
-    with open_warehouse(db_path, read_only=True) as wh:
-        rows = wh.query(f"SELECT relation, entity, answer, cooccurrence, entity_count, answer_count, \"window\" "
-                        f"FROM cov_{name} ORDER BY relation, entity, answer")
+    with open_store(db_path, read_only=True) as wh:
+        rows = wh.query(
+            f'SELECT relation, entity, answer, cooccurrence, entity_count, answer_count, "window" '
+            f"FROM cov_{name} ORDER BY relation, entity, answer"
+        )
     return {(r[0], r[1], r[2]): r[3:] for r in rows}
 
 
@@ -88,29 +94,65 @@ def test_batch_normalization_equals_per_document(punctuation):
 # -- counting engine vs brute force -------------------------------------------------------------
 def test_counter_equals_bruteforce_oracle():
     rnd = random.Random(3)
-    vocab = ["Paris", "Hilton", "France", "New", "York", "x", "y", "the", "paris", "U.S.", "D.C.", "Washington"]
+    vocab = [
+        "Paris",
+        "Hilton",
+        "France",
+        "New",
+        "York",
+        "x",
+        "y",
+        "the",
+        "paris",
+        "U.S.",
+        "D.C.",
+        "Washington",
+    ]
     names = ["Paris", "Paris Hilton", "France", "New York", "Hilton", "US", "Washington DC", "York New York"]
-    pairs_named = [("Paris", "France"), ("Paris Hilton", "New York"), ("Hilton", "Hilton"), ("US", "Washington DC"),
-                   ("Paris", "Paris Hilton"), ("York New York", "New York"), ("Hilton", "France")]
-    docs = [" ".join(rnd.choice(vocab) + rnd.choice(["", "", ",", "."]) for _ in range(rnd.randint(0, 40)))
-            for _ in range(200)]
+    pairs_named = [
+        ("Paris", "France"),
+        ("Paris Hilton", "New York"),
+        ("Hilton", "Hilton"),
+        ("US", "Washington DC"),
+        ("Paris", "Paris Hilton"),
+        ("York New York", "New York"),
+        ("Hilton", "France"),
+    ]
+    docs = [
+        " ".join(rnd.choice(vocab) + rnd.choice(["", "", ",", "."]) for _ in range(rnd.randint(0, 40)))
+        for _ in range(200)
+    ]
     for window in (1, 3, 7):
         for ic in (False, True):
             ns = sorted({normalize(n, ic) for n in names})
             idx = {n: i for i, n in enumerate(ns)}
-            pairs = sorted({tuple(sorted((idx[normalize(a, ic)], idx[normalize(b, ic)]))) for a, b in pairs_named})
+            pairs = sorted(
+                {tuple(sorted((idx[normalize(a, ic)], idx[normalize(b, ic)]))) for a, b in pairs_named}
+            )
             c = count_texts(CountSpec(ns, pairs, window=window, ignore_case=ic), docs)
             for a, b in pairs_named:
                 p = pairs.index(tuple(sorted((idx[normalize(a, ic)], idx[normalize(b, ic)]))))
                 co, na, nb = oracle(docs, a, b, window, ic)
-                assert (c.pair_counts[p], c.name_counts[idx[normalize(a, ic)]], c.name_counts[idx[normalize(b, ic)]]) \
-                    == (co, na, nb), (a, b, window, ic)
+                assert (
+                    c.pair_counts[p],
+                    c.name_counts[idx[normalize(a, ic)]],
+                    c.name_counts[idx[normalize(b, ic)]],
+                ) == (co, na, nb), (a, b, window, ic)
 
 
 # -- end to end through the CLI -----------------------------------------------------------------
 def test_planted_counts_exact(toy, run_cli, db_path):
-    r = run_cli("covariates", "cooccurrence", toy / "s1.jsonl.zst", toy / "s2.jsonl.gz", toy / "more",
-                "--name", "toy_cooc", "--workers", "1")
+    r = run_cli(
+        "covariates",
+        "cooccurrence",
+        toy / "s1.jsonl.zst",
+        toy / "s2.jsonl.gz",
+        toy / "more",
+        "--name",
+        "toy_cooc",
+        "--workers",
+        "1",
+    )
     assert r.exit_code == 0, r.output
     assert "shards: 4 counted, 0 already counted (skipped), 0 failed, of 4" in r.output
     assert "skipped 1 non-JSON lines and 1 lines without a string 'text' field" in r.output
@@ -120,46 +162,77 @@ def test_planted_counts_exact(toy, run_cli, db_path):
     #   distance 51 (0), across documents (0), "PARIS france Paris" (other case, 0).
     # Paris: Paris Hilton, Paris, (edge) Paris, (51) Paris, Paris was, Paris Paris, ... Paris = 8
     assert v[("capital", "France", "Paris")] == (4, 5, 8, 50)
-    assert v[("reverse-capital", "Paris", "France")] == (4, 8, 5, 50)   # symmetric
+    assert v[("reverse-capital", "Paris", "France")] == (4, 8, 5, 50)  # symmetric
     # Paris Hilton - New York: doc 1 only; "New | York" across documents never matches
     assert v[("birthPlace", "Paris Hilton", "New York")] == (1, 1, 1, 50)
     assert v[("capital", "U.S.", "Washington, D.C.")] == (1, 1, 1, 50)
-    assert v[("headquarters", "Apple", "Cupertino")] == (0, 0, 1, 50)    # case-sensitive by default
-    assert v[("capital", "Zorbania", "Paris")] == (0, 0, 8, 50)         # fake entity never seen
+    assert v[("headquarters", "Apple", "Cupertino")] == (0, 0, 1, 50)  # case-sensitive by default
+    assert v[("capital", "Zorbania", "Paris")] == (0, 0, 8, 50)  # fake entity never seen
     # Hilton-Hilton: "Hilton Hilton Hilton" = 3 unordered pairs; Hilton inside Paris Hilton counts too
     assert v[("capital", "Hilton", "Hilton")] == (3, 4, 4, 50)
-    assert v[("capital", "!!!", "Paris")] == (None, None, 8, 50)        # no words after punctuation removal
+    assert v[("capital", "!!!", "Paris")] == (None, None, 8, 50)  # no words after punctuation removal
     for (rel, ent, ans), (co, ne, na, _) in v.items():
         if co is not None:
             assert (co, ne, na) == oracle(ALL_DOCS, ent, ans, 50), (ent, ans)
-    with open_warehouse(db_path, read_only=True) as wh:
-        cat = wh.query("SELECT kind, status, key_columns, value_columns, n_rows FROM covariate WHERE name='toy_cooc'")
-        assert cat == [("cooccurrence", "complete", "dataset,relation,entity,answer",
-                        "cooccurrence,entity_count,answer_count,window", len(FACTS))]
+    with open_store(db_path, read_only=True) as wh:
+        cat = wh.query(
+            "SELECT kind, status, key_columns, value_columns, n_rows FROM covariate WHERE name='toy_cooc'"
+        )
+        assert cat == [
+            (
+                "cooccurrence",
+                "complete",
+                "dataset,relation,entity,answer",
+                "cooccurrence,entity_count,answer_count,window",
+                len(FACTS),
+            )
+        ]
         assert wh.scalar("SELECT sum(n_bad_json) FROM cooccurrence_shard") == 1
         assert wh.scalar("SELECT sum(n_missing_text) FROM cooccurrence_shard") == 1
         assert wh.scalar("SELECT sum(n_documents) FROM cooccurrence_shard") == len(ALL_DOCS)
         cols = [d[0] for d in wh.execute("SELECT * FROM cov_toy_cooc LIMIT 0").description]
-        assert cols == ["dataset", "relation", "entity", "answer", "cooccurrence", "entity_count",
-                        "answer_count", "window"]
+        assert cols == [
+            "dataset",
+            "relation",
+            "entity",
+            "answer",
+            "cooccurrence",
+            "entity_count",
+            "answer_count",
+            "window",
+        ]
 
 
 def test_ignore_case_window_and_punctuation_options(toy, run_cli, db_path):
-    r = run_cli("covariates", "cooccurrence", toy, "--name", "ci", "--ignore-case", "--window", "1",
-                "--punctuation", "space", "--workers", "1")
+    r = run_cli(
+        "covariates",
+        "cooccurrence",
+        toy,
+        "--name",
+        "ci",
+        "--ignore-case",
+        "--window",
+        "1",
+        "--punctuation",
+        "space",
+        "--workers",
+        "1",
+    )
     assert r.exit_code == 0, r.output
     v = view_rows(db_path, "ci")
     for (rel, ent, ans), (co, ne, na, w) in v.items():
         if co is not None:
             assert (co, ne, na) == oracle(ALL_DOCS, ent, ans, 1, True, "space"), (ent, ans)
     assert v[("headquarters", "Apple", "Cupertino")][:3] == (0, 1, 1)
-    assert v[("capital", "France", "Paris")][0] == 4  # Paris,France | Paris France | PARIS france | france Paris
+    assert (
+        v[("capital", "France", "Paris")][0] == 4
+    )  # Paris,France | Paris France | PARIS france | france Paris
 
 
 def test_resume_skips_counted_shards_and_merges_exactly(toy, run_cli, db_path):
     r = run_cli("covariates", "cooccurrence", toy / "s1.jsonl.zst", "--name", "part", "--workers", "1")
     assert r.exit_code == 0, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT status FROM covariate WHERE name='part'") == "complete"
     r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--workers", "1")
     assert r.exit_code == 0, r.output
@@ -168,13 +241,20 @@ def test_resume_skips_counted_shards_and_merges_exactly(toy, run_cli, db_path):
     assert view_rows(db_path, "part") == view_rows(db_path, "full")
     r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--workers", "1")
     assert "shards: 0 counted, 4 already counted (skipped)" in r.output
-    with open_warehouse(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM cooccurrence_shard WHERE covariate_id = "
-                         "(SELECT covariate_id FROM covariate WHERE name='part')") == 4
+    with open_store(db_path, read_only=True) as wh:
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM cooccurrence_shard WHERE covariate_id = "
+                "(SELECT covariate_id FROM covariate WHERE name='part')"
+            )
+            == 4
+        )
     # other settings under the same name are refused; --restart recounts
     r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--window", "5")
     assert r.exit_code == 2 and "window: 50 -> 5" in r.output
-    r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--window", "5", "--restart", "--workers", "1")
+    r = run_cli(
+        "covariates", "cooccurrence", toy, "--name", "part", "--window", "5", "--restart", "--workers", "1"
+    )
     assert r.exit_code == 0, r.output
     assert all(w == 5 for *_, w in view_rows(db_path, "part").values())
 
@@ -193,17 +273,21 @@ def test_ray_equals_local(toy, run_cli, db_path):
     r = run_cli("covariates", "cooccurrence", toy, "--name", "ray", "--executor", "ray", "--workers", "2")
     assert r.exit_code == 0, r.output
     assert view_rows(db_path, "ray") == view_rows(db_path, "loc")
-    with open_warehouse(db_path, read_only=True) as wh:
-        a = wh.query("SELECT path, sha256, n_documents, n_words FROM cooccurrence_shard s JOIN covariate c "
-                     "USING (covariate_id) WHERE c.name='loc' ORDER BY path")
-        b = wh.query("SELECT path, sha256, n_documents, n_words FROM cooccurrence_shard s JOIN covariate c "
-                     "USING (covariate_id) WHERE c.name='ray' ORDER BY path")
+    with open_store(db_path, read_only=True) as wh:
+        a = wh.query(
+            "SELECT path, sha256, n_documents, n_words FROM cooccurrence_shard s JOIN covariate c "
+            "USING (covariate_id) WHERE c.name='loc' ORDER BY path"
+        )
+        b = wh.query(
+            "SELECT path, sha256, n_documents, n_words FROM cooccurrence_shard s JOIN covariate c "
+            "USING (covariate_id) WHERE c.name='ray' ORDER BY path"
+        )
     assert a == b and len(a) == 4
 
 
 # -- bad input ----------------------------------------------------------------------------------
 def catalog_rows(db_path):
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         return wh.query("SELECT * FROM covariate ORDER BY covariate_id")
 
 
@@ -229,7 +313,7 @@ def test_truncated_shard_fails_that_shard_only(toy, run_cli, db_path, tmp_path, 
     assert r.exit_code == 2
     assert "1 shard(s) failed and were not stored" in r.output and f"trunc.jsonl.{ext}" in r.output
     assert "EOFError" in r.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.query("SELECT status FROM covariate WHERE name='t'") == [("partial",)]
         assert wh.scalar("SELECT count(*) FROM cooccurrence_shard") == 1
 
@@ -244,12 +328,15 @@ def test_missing_text_field_everywhere_is_reported(db_path, run_cli, tmp_path):
     assert view_rows(db_path, "m2")[("capital", "France", "Paris")][:3] == (1, 1, 1)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--window", "0"], "--window 0: must be a positive number of words"),
-    (["--workers", "0"], "--workers 0: must be at least 1"),
-    (["--dataset", "nope"], "--dataset nope: no such dataset; the warehouse has toy"),
-    (["--name", "Bad-Name"], "--name 'Bad-Name': use lower-case letters"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--window", "0"], "--window 0: must be a positive number of words"),
+        (["--workers", "0"], "--workers 0: must be at least 1"),
+        (["--dataset", "nope"], "--dataset nope: no such dataset; the warehouse has toy"),
+        (["--name", "Bad-Name"], "--name 'Bad-Name': use lower-case letters"),
+    ],
+)
 def test_bad_options(toy, run_cli, db_path, args, message):
     before = catalog_rows(db_path)
     base = ["covariates", "cooccurrence", str(toy)]
@@ -279,8 +366,10 @@ def test_empty_warehouse(run_cli, tmp_path):
 def test_view_joins_with_susceptibility_shape(toy, run_cli, db_path):
     """The documented join: USING (dataset, relation, entity, answer) gives one row per fact."""
     run_cli("covariates", "cooccurrence", toy, "--name", "j", "--workers", "1")
-    with open_warehouse(db_path, read_only=True) as wh:
-        n = wh.scalar("SELECT count(*) FROM v_entity v JOIN cov_j c USING (dataset, relation, entity, answer)")
+    with open_store(db_path, read_only=True) as wh:
+        n = wh.scalar(
+            "SELECT count(*) FROM v_entity v JOIN cov_j c USING (dataset, relation, entity, answer)"
+        )
         assert n == len(FACTS)
         assert json.loads(wh.scalar("SELECT params_json FROM covariate WHERE name='j'"))["window"] == 50
 
@@ -308,7 +397,7 @@ def test_pair_enumeration_in_chunks_is_exact(monkeypatch):
 def test_library_call_with_progress_bar(toy, db_path, capsys):
     from ctxprior.covariates.cooccurrence import cooccurrence
 
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         rep = cooccurrence(wh, [str(toy)], name="lib", workers=1, progress=True)
     assert rep.shards_counted == 4 and rep.bytes_text > 0 and rep.bytes_counted > 0
     assert "cooccurrence lib" in capsys.readouterr().err

@@ -6,10 +6,10 @@ import gzip
 
 import pandas as pd
 import pytest
-
 from covariates_helpers import FACTS, YAGO, build_warehouse
+
 from ctxprior.covariates.catalog import register_fact_degrees
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
 Y = f"<{YAGO}"
 NT = f"""{Y}France> {Y}capital> {Y}Paris> .
@@ -48,9 +48,11 @@ def wh_path(db_path):
 
 
 def degrees(db_path, name):
-    with open_warehouse(db_path, read_only=True) as wh:
-        return {(r[0], r[1]): (r[2], r[3]) for r in wh.query(
-            f"SELECT relation, entity, degree, total_degree FROM cov_{name}")}
+    with open_store(db_path, read_only=True) as wh:
+        return {
+            (r[0], r[1]): (r[2], r[3])
+            for r in wh.query(f"SELECT relation, entity, degree, total_degree FROM cov_{name}")
+        }
 
 
 @pytest.mark.parametrize("fname, text", [("g.nt", NT), ("g.nt.gz", NT), ("g.ttl", TTL), ("g.tsv.gz", TSV)])
@@ -68,7 +70,7 @@ def test_kg_degree_formats(wh_path, run_cli, tmp_path, fname, text):
     # reverse-capital uses the same (direction-free) degree: delta(Paris, capital) = |{} U {France}| = 1
     assert d[("reverse-capital", "Paris")][0] == 1
     assert d[("birthPlace", "Paris Hilton")] == (1, 1)
-    assert d[("capital", "Zorbania")] == (None, None)   # fake entity: no URI
+    assert d[("capital", "Zorbania")] == (None, None)  # fake entity: no URI
     assert d[("headquarters", "Apple")] == (None, None)  # URI not in the graph
     total_france = {"g.nt": 5, "g.nt.gz": 5, "g.ttl": 6, "g.tsv.gz": 3}[fname]
     assert d[("capital", "France")][1] == total_france
@@ -83,14 +85,17 @@ def test_kg_degree_is_idempotent_and_replace(wh_path, run_cli, tmp_path):
     r = run_cli("covariates", "kg-degree", p, "--name", "kg")
     assert r.exit_code == 0 and "nothing to do" in r.output
     p2 = tmp_path / "h.nt"
-    p2.write_text(NT.replace(f"{Y}Lyon> {Y}capital> {Y}France> .\n", "").replace(
-        f"{Y}France> {Y}capital> {Y}Lyon> .\n", ""))
+    p2.write_text(
+        NT.replace(f"{Y}Lyon> {Y}capital> {Y}France> .\n", "").replace(
+            f"{Y}France> {Y}capital> {Y}Lyon> .\n", ""
+        )
+    )
     r = run_cli("covariates", "kg-degree", p2, "--name", "kg")
     assert r.exit_code == 2 and "--replace" in r.output
     r = run_cli("covariates", "kg-degree", p2, "--name", "kg", "--replace")
     assert r.exit_code == 0, r.output
     assert degrees(wh_path, "kg")[("capital", "France")] == (1, 3)
-    with open_warehouse(wh_path, read_only=True) as wh:
+    with open_store(wh_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM covariate") == 1
 
 
@@ -107,25 +112,34 @@ def test_kg_degree_bad_input(wh_path, run_cli, tmp_path):
     p.write_bytes(b"not gzip")
     r = run_cli("covariates", "kg-degree", p, "--name", "kg")
     assert r.exit_code == 2 and "cannot read the triples" in r.output
-    with open_warehouse(wh_path, read_only=True) as wh:
+    with open_store(wh_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM covariate") == 0
 
 
 # -- user tables --------------------------------------------------------------------------------
 def test_add_csv_reports_matches_and_unmatched(wh_path, run_cli, tmp_path):
     p = tmp_path / "pop.csv"
-    pd.DataFrame({"entity": ["France", "Paris Hilton", "Atlantis"], "answer": ["Paris", "New York", "Poseidonia"],
-                  "popularity": [0.9, 0.7, 0.1]}).to_csv(p, index=False)
+    pd.DataFrame(
+        {
+            "entity": ["France", "Paris Hilton", "Atlantis"],
+            "answer": ["Paris", "New York", "Poseidonia"],
+            "popularity": [0.9, 0.7, 0.1],
+        }
+    ).to_csv(p, index=False)
     r = run_cli("covariates", "add", p, "--name", "pop", "--on", "entity,answer")
     assert r.exit_code == 0, r.output
     assert "cov_pop: 2 of 3 rows matched warehouse keys (2 facts); value columns: popularity" in r.output
     assert "1 unmatched key(s):" in r.output and "entity='Atlantis', answer='Poseidonia'" in r.output
-    with open_warehouse(wh_path, read_only=True) as wh:
+    with open_store(wh_path, read_only=True) as wh:
         rows = wh.query("SELECT dataset, relation, entity, answer, popularity FROM cov_pop ORDER BY entity")
-        assert rows == [("toy", "capital", "France", "Paris", 0.9),
-                        ("toy", "birthPlace", "Paris Hilton", "New York", 0.7)]
-        cat = wh.query("SELECT kind, key_columns, value_columns, n_rows, n_matched, data_table, length(source_sha256) "
-                       "FROM covariate WHERE name = 'pop'")
+        assert rows == [
+            ("toy", "capital", "France", "Paris", 0.9),
+            ("toy", "birthPlace", "Paris Hilton", "New York", 0.7),
+        ]
+        cat = wh.query(
+            "SELECT kind, key_columns, value_columns, n_rows, n_matched, data_table, length(source_sha256) "
+            "FROM covariate WHERE name = 'pop'"
+        )
         assert cat == [("user", "entity,answer", "popularity", 3, 2, "covdata_pop", 64)]
     r = run_cli("covariates", "add", p, "--name", "pop", "--on", "entity,answer")
     assert r.exit_code == 0 and "nothing to do" in r.output
@@ -133,42 +147,54 @@ def test_add_csv_reports_matches_and_unmatched(wh_path, run_cli, tmp_path):
 
 def test_add_parquet_by_uri_and_relation(wh_path, run_cli, tmp_path):
     p = tmp_path / "deg.parquet"
-    pd.DataFrame({"entity": [YAGO + "France", YAGO + "Paris"], "relation": ["capital", f"reverse-{YAGO}capital"],
-                  "score": [1, 2]}).to_parquet(p)
+    pd.DataFrame(
+        {
+            "entity": [YAGO + "France", YAGO + "Paris"],
+            "relation": ["capital", f"reverse-{YAGO}capital"],
+            "score": [1, 2],
+        }
+    ).to_parquet(p)
     r = run_cli("covariates", "add", p, "--name", "deg", "--on", "entity,relation", "--match", "uri")
     assert r.exit_code == 0, r.output
-    with open_warehouse(wh_path, read_only=True) as wh:
+    with open_store(wh_path, read_only=True) as wh:
         assert wh.query("SELECT relation, entity, score FROM cov_deg ORDER BY score") == [
-            ("capital", "France", 1), ("reverse-capital", "Paris", 2)]
+            ("capital", "France", 1),
+            ("reverse-capital", "Paris", 2),
+        ]
 
 
 def test_add_key_column_absent_is_one_clear_line_and_changes_nothing(wh_path, run_cli, tmp_path):
     p = tmp_path / "x.csv"
     pd.DataFrame({"entity": ["France"], "value": [1]}).to_csv(p, index=False)
-    with open_warehouse(wh_path, read_only=True) as wh:
+    with open_store(wh_path, read_only=True) as wh:
         before = wh.query("SELECT * FROM covariate")
         tables = wh.table_names()
     r = run_cli("covariates", "add", p, "--name", "x", "--on", "entity,answer")
     assert r.exit_code == 2
-    assert r.output == (f"Error: {p}: no column answer (it has entity, value); rename the column or change --on\n")
-    with open_warehouse(wh_path, read_only=True) as wh:
+    assert r.output == (
+        f"Error: {p}: no column answer (it has entity, value); rename the column or change --on\n"
+    )
+    with open_store(wh_path, read_only=True) as wh:
         assert wh.query("SELECT * FROM covariate") == before
         assert wh.table_names() == tables
 
 
-@pytest.mark.parametrize("frame, on, message", [
-    ({"entity": ["France", "France"], "v": [1, 2]}, "entity", "keys (entity) are not unique"),
-    ({"entity": ["France"]}, "entity", "no value columns"),
-    ({"entity": ["Nowhere"], "v": [1]}, "entity", "none of its 1 rows matches"),
-    ({"entity": ["France"], "fact_id": [1]}, "entity", "clashes with the view's key columns"),
-    ({"entity": ["France"], "v": [1]}, "entity,colour", "--on entity,colour: use key columns"),
-])
+@pytest.mark.parametrize(
+    "frame, on, message",
+    [
+        ({"entity": ["France", "France"], "v": [1, 2]}, "entity", "keys (entity) are not unique"),
+        ({"entity": ["France"]}, "entity", "no value columns"),
+        ({"entity": ["Nowhere"], "v": [1]}, "entity", "none of its 1 rows matches"),
+        ({"entity": ["France"], "fact_id": [1]}, "entity", "clashes with the view's key columns"),
+        ({"entity": ["France"], "v": [1]}, "entity,colour", "--on entity,colour: use key columns"),
+    ],
+)
 def test_add_bad_tables(wh_path, run_cli, tmp_path, frame, on, message):
     p = tmp_path / "x.csv"
     pd.DataFrame(frame).to_csv(p, index=False)
     r = run_cli("covariates", "add", p, "--name", "x", "--on", on)
     assert r.exit_code == 2 and message in r.output, r.output
-    with open_warehouse(wh_path, read_only=True) as wh:
+    with open_store(wh_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM covariate") == 0
 
 
@@ -185,14 +211,16 @@ def test_list(wh_path, run_cli, tmp_path):
 
 # -- degrees stored on fact rows ----------------------------------------------------------------
 def test_register_fact_degrees(wh_path):
-    with open_warehouse(wh_path) as wh:
+    with open_store(wh_path) as wh:
         did = wh.scalar("SELECT dataset_id FROM dataset")
-        assert register_fact_degrees(wh, did) is None          # no degrees yet: no-op
+        assert register_fact_degrees(wh, did) is None  # no degrees yet: no-op
         assert wh.scalar("SELECT count(*) FROM covariate") == 0
-        wh.execute("UPDATE fact SET predicate_degree = fact_id * 10, uri_degree = 100 WHERE entity_kind = 'real'")
-        with wh.transaction():                                  # as the ingest calls it
+        wh.execute(
+            "UPDATE fact SET predicate_degree = fact_id * 10, uri_degree = 100 WHERE entity_kind = 'real'"
+        )
+        with wh.transaction():  # as the ingest calls it
             assert register_fact_degrees(wh, did) == "toy_degree"
-        assert register_fact_degrees(wh, did) == "toy_degree"   # idempotent
+        assert register_fact_degrees(wh, did) == "toy_degree"  # idempotent
         assert wh.scalar("SELECT count(*) FROM covariate") == 1
         rows = wh.query("SELECT entity, predicate_degree, uri_degree FROM cov_toy_degree ORDER BY fact_id")
         assert len(rows) == len(FACTS)
@@ -204,14 +232,14 @@ def test_register_fact_degrees(wh_path):
 def test_yago_qec_ingest_registers_degrees_and_cooccurrence_joins(run_cli, db_path, tmp_path):
     """With the lead's yago-qec ingest: degrees become cov_<dataset>_degree; co-occurrence joins
     the readable keys (names repeat in this fixture, the cov view stays one row per key)."""
-    from fixtures.make_yago_qec import make_yago_qec
     from covariates_helpers import write_jsonl
+    from fixtures.make_yago_qec import make_yago_qec
 
     path = tmp_path / "yago_qec.json"
     make_yago_qec(path, n_relations=3, n_facts=12, seed=0, with_degrees=True)
     r = run_cli("ingest", "yago-qec", path)
     assert r.exit_code == 0, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.query("SELECT name, kind FROM covariate") == [("yago_qec_degree", "fact_degree")]
         assert wh.scalar("SELECT count(*) FROM cov_yago_qec_degree WHERE predicate_degree IS NOT NULL") > 0
         ents = wh.query("SELECT entity, answer FROM v_entity WHERE answer IS NOT NULL LIMIT 5")
@@ -219,11 +247,16 @@ def test_yago_qec_ingest_registers_degrees_and_cooccurrence_joins(run_cli, db_pa
     corpus = write_jsonl(tmp_path / "c" / "x.jsonl.zst", docs)
     r = run_cli("covariates", "cooccurrence", corpus, "--name", "yago_cooc", "--workers", "1")
     assert r.exit_code == 0, r.output
-    with open_warehouse(db_path, read_only=True) as wh:
-        n_keys = wh.scalar("SELECT count(*) FROM (SELECT DISTINCT dataset, relation, entity, answer FROM v_entity)")
+    with open_store(db_path, read_only=True) as wh:
+        n_keys = wh.scalar(
+            "SELECT count(*) FROM (SELECT DISTINCT dataset, relation, entity, answer FROM v_entity)"
+        )
         assert wh.scalar("SELECT count(*) FROM cov_yago_cooc") == n_keys
         e, a = ents[0]
-        assert wh.scalar("SELECT max(cooccurrence) FROM cov_yago_cooc WHERE entity = ? AND answer = ?", [e, a]) >= 3
+        assert (
+            wh.scalar("SELECT max(cooccurrence) FROM cov_yago_cooc WHERE entity = ? AND answer = ?", [e, a])
+            >= 3
+        )
 
 
 @pytest.mark.parametrize("name", ["pop[1].csv", "pop*.csv", "p?p.csv"])
@@ -237,7 +270,7 @@ def test_add_reads_exactly_the_named_file_despite_glob_characters(wh_path, run_c
         pd.DataFrame({"entity": ["France"], "popularity": [0.1]}).to_csv(tmp_path / decoy, index=False)
     r = run_cli("covariates", "add", good, "--name", "pop", "--on", "entity")
     assert r.exit_code == 0, r.output
-    with open_warehouse(wh_path, read_only=True) as wh:
+    with open_store(wh_path, read_only=True) as wh:
         assert wh.query("SELECT DISTINCT popularity FROM cov_pop") == [(0.9,)]
         sha = wh.scalar("SELECT source_sha256 FROM covariate WHERE name = 'pop'")
     assert sha == hashlib.sha256(good.read_bytes()).hexdigest()

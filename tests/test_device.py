@@ -16,8 +16,12 @@ def test_score_prints_device_and_dtype(run_cli, db_path, tmp_path, monkeypatch):
     monkeypatch.delenv("CTXPRIOR_ASSUME_GPU", raising=False)
     tiny = make_tiny_folder(tmp_path / "tiny")
     assert run_cli("ingest", "demo").exit_code == 0
-    assert run_cli("sample", "--dataset", "demo", "--relation", "capital", "--entities", "2",
-                   "--contexts", "6").exit_code == 0
+    assert (
+        run_cli(
+            "sample", "--dataset", "demo", "--relation", "capital", "--entities", "2", "--contexts", "6"
+        ).exit_code
+        == 0
+    )
     r = run_cli("score", "--sample", "1", "--model", tiny, "--device", "cpu", "--query-forms", "open")
     assert r.exit_code == 0, r.output
     assert "device cpu, dtype float32" in r.stderr
@@ -47,8 +51,12 @@ def test_score_warns_when_a_gpu_is_visible_but_unused(run_cli, db_path, tmp_path
 
     tiny = make_tiny_folder(tmp_path / "tiny")
     assert run_cli("ingest", "demo").exit_code == 0
-    assert run_cli("sample", "--dataset", "demo", "--relation", "capital", "--entities", "2",
-                   "--contexts", "6").exit_code == 0
+    assert (
+        run_cli(
+            "sample", "--dataset", "demo", "--relation", "capital", "--entities", "2", "--contexts", "6"
+        ).exit_code
+        == 0
+    )
     monkeypatch.setenv("CTXPRIOR_ASSUME_GPU", "1")
     r = run_cli("score", "--sample", "1", "--model", tiny, "--query-forms", "open")
     assert r.exit_code == 0, r.output
@@ -70,7 +78,9 @@ def _spec(path_extra: str | None = None, **env) -> list[str]:
     e = {**os.environ, **env}
     if path_extra:
         e["PATH"] = path_extra + os.pathsep + e["PATH"]
-    out = subprocess.run(["bash", str(ROOT / "scripts" / "torch-spec.sh")], capture_output=True, text=True, env=e)
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "torch-spec.sh")], capture_output=True, text=True, env=e
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.splitlines()
 
@@ -81,7 +91,10 @@ def test_setup_picks_the_torch_build_from_the_gpu(tmp_path):
     smi = fake / "nvidia-smi"
     smi.write_text('#!/bin/sh\necho "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)"\n')
     smi.chmod(0o755)
-    assert _spec(str(fake)) == ["torch>=2.4", "a CUDA build of torch: GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)"]
+    assert _spec(str(fake)) == [
+        "torch>=2.4",
+        "a CUDA build of torch: GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)",
+    ]
     assert _spec(str(fake), CTXPRIOR_TORCH="cpu")[0] == "torch==2.13.0"
     smi.write_text("#!/bin/sh\nexit 9\n")  # a driver that does not answer: CPU
     assert _spec(str(fake))[0] == "torch==2.13.0"

@@ -13,8 +13,13 @@ from conftest import ROOT
 
 def test_docs_site_builds_strict(tmp_path):
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    res = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
-                         cwd=ROOT, capture_output=True, text=True, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert (tmp_path / "site" / "cli" / "index.html").exists()
 

@@ -13,15 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from ctxprior.dynamicqa.ingest import FILES, HUB_FILES, HUB_REPO, HUB_REVISION
-from ctxprior.schema import open_warehouse
-from ctxprior.dynamicqa import semantic as sem
 from fixtures.make_dynamicqa import make_dynamicqa
 from hub_mock import HubMock, StaticServer, go_online
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_ingest import snapshot
+
+from ctxprior.dynamicqa import semantic as sem
+from ctxprior.dynamicqa.ingest import FILES, HUB_FILES, HUB_REPO, HUB_REVISION
+from ctxprior.schema import open_store
 
 
 def dq_dir(shared_dir: Path) -> Path:
@@ -83,6 +83,7 @@ def edge_rows(src: Path) -> dict[str, list[int]]:
 
 # ---- the fixture's format ------------------------------------------------------------------------
 
+
 def _pandas_roundtrip_is_identical(path: Path) -> bool:
     """pandas reads the file and writes back the same bytes (what the authors' code produced)."""
     import pandas as pd
@@ -96,8 +97,11 @@ def _pandas_roundtrip_is_identical(path: Path) -> bool:
 @pytest.mark.parametrize("src", SOURCES)
 def test_files_are_in_the_release_format(src, tmp_path, request):
     """The fixture's files and the real files have the same header, line ends and quoting."""
-    folder = (dq_dir(request.getfixturevalue("shared_dir")) if src == "real"
-              else make_dynamicqa(tmp_path / "dq", n=12).folder)
+    folder = (
+        dq_dir(request.getfixturevalue("shared_dir"))
+        if src == "real"
+        else make_dynamicqa(tmp_path / "dq", n=12).folder
+    )
     from fixtures.make_dynamicqa import DP_COLUMNS, ST_COLUMNS
 
     for part, name in FILES.items():
@@ -111,12 +115,31 @@ def test_files_are_in_the_release_format(src, tmp_path, request):
 
 def test_fixture_has_every_edge_case(tmp_path):
     info = make_dynamicqa(tmp_path / "dq", n=8)
-    assert set(info.edge) == {"newline", "multi_mask", "quotes", "comma", "blank_s_pop_new", "blank_o_pop_new",
-                              "replace_is_obj", "subject_in_template", "shared_id", "obj_punct", "obj_twice",
-                              "dup_index", "obj_substring", "braces", "blank_dir_info", "subject_not_in_question"}
+    assert set(info.edge) == {
+        "newline",
+        "multi_mask",
+        "quotes",
+        "comma",
+        "blank_s_pop_new",
+        "blank_o_pop_new",
+        "replace_is_obj",
+        "subject_in_template",
+        "shared_id",
+        "obj_punct",
+        "obj_twice",
+        "dup_index",
+        "obj_substring",
+        "braces",
+        "blank_dir_info",
+        "subject_not_in_question",
+    }
     st_rows = info.rows["static"]
     assert "\n" in st_rows[1]["context"] and st_rows[2]["context"].count("[ENTITY]") == 2
-    assert st_rows[3]["s_pop_new"] == "" and st_rows[4]["o_pop_new"] == "" and st_rows[4]["replace_name"] == st_rows[4]["obj"]
+    assert (
+        st_rows[3]["s_pop_new"] == ""
+        and st_rows[4]["o_pop_new"] == ""
+        and st_rows[4]["replace_name"] == st_rows[4]["obj"]
+    )
     dp = info.rows["disputable"]
     assert dp[0][""] == dp[3][""] and dp[7]["id"] == st_rows[7]["id"] and dp[6]["dir_info"] == ""
     assert "{" in dp[5]["context"] and dp[2]["context"].count(dp[2]["obj"]) == 2
@@ -125,40 +148,73 @@ def test_fixture_has_every_edge_case(tmp_path):
 
 # ---- ingest ---------------------------------------------------------------------------------
 
+
 @pytest.mark.shared_data
 def test_ingest_real_files(shared_dir, run_cli, db_path):
     res = run_cli("ingest", "dynamicqa", dq_dir(shared_dir))
     assert res.exit_code == 0, res.output
     assert "5689 facts (static 2500, temporal 2495, disputable 694)" in res.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         counts = dict(wh.query("SELECT partition, count(*) FROM v_dynamicqa_fact GROUP BY 1"))
         assert counts == {"static": 2500, "temporal": 2495, "disputable": 694}
         # 108 contexts with embedded newlines (README), kept verbatim
         assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))") == 108
         # blank popularity -> NULL: static 24/1, temporal 14/8
-        nulls = {r[0]: (r[1], r[2]) for r in wh.query(
-            "SELECT partition, count(*) FILTER (WHERE s_pop_new IS NULL), count(*) FILTER (WHERE o_pop_new IS NULL) "
-            "FROM dynamicqa_fact WHERE partition <> 'disputable' GROUP BY 1")}
+        nulls = {
+            r[0]: (r[1], r[2])
+            for r in wh.query(
+                "SELECT partition, count(*) FILTER (WHERE s_pop_new IS NULL), count(*) FILTER (WHERE o_pop_new IS NULL) "
+                "FROM dynamicqa_fact WHERE partition <> 'disputable' GROUP BY 1"
+            )
+        }
         assert nulls == {"static": (24, 1), "temporal": (14, 8)}
         # the stray index is not unique in the disputable file; (partition, id) is the key
-        assert wh.scalar("SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'") == 551
+        assert (
+            wh.scalar("SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'")
+            == 551
+        )
         assert wh.scalar("SELECT count(*) FROM (SELECT DISTINCT partition, id FROM v_dynamicqa_fact)") == 5689
         # three disputable ids also occur in the static file
-        assert wh.scalar("SELECT count(*) FROM (SELECT id FROM v_dynamicqa_fact GROUP BY id HAVING count(*) > 1)") >= 3
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM (SELECT id FROM v_dynamicqa_fact GROUP BY id HAVING count(*) > 1)"
+            )
+            >= 3
+        )
         # aliases: one row per alias, obj always among them
-        assert wh.scalar("SELECT count(*) FROM v_dynamicqa_fact v WHERE NOT EXISTS (SELECT 1 FROM dynamicqa_alias a "
-                         "WHERE a.fact_id = v.fact_id AND a.alias = v.object)") == 0
-        row = wh.query("SELECT subject, relation, object, replace_name, num_edits, s_pop, o_pop, question "
-                       "FROM v_dynamicqa_fact WHERE partition = 'temporal' AND id = 4222362")[0]
-        assert row == ("George Rankin", "occupation", "politician", "judge", 4.0, 142.0, 25692.0,
-                       "What is George Rankin's occupation?")
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM v_dynamicqa_fact v WHERE NOT EXISTS (SELECT 1 FROM dynamicqa_alias a "
+                "WHERE a.fact_id = v.fact_id AND a.alias = v.object)"
+            )
+            == 0
+        )
+        row = wh.query(
+            "SELECT subject, relation, object, replace_name, num_edits, s_pop, o_pop, question "
+            "FROM v_dynamicqa_fact WHERE partition = 'temporal' AND id = 4222362"
+        )[0]
+        assert row == (
+            "George Rankin",
+            "occupation",
+            "politician",
+            "judge",
+            4.0,
+            142.0,
+            25692.0,
+            "What is George Rankin's occupation?",
+        )
         # question templates per relation reproduce every question
         bad = wh.scalar("""SELECT count(*) FROM v_dynamicqa_fact v JOIN query_form q
                            ON q.relation_id = v.relation_id AND q.name = 'open_0'
                            WHERE replace(q.template, '{entity}', v.subject) <> 'Q: ' || v.question || chr(10) || 'A:'
                              AND v.partition <> 'disputable'""")
         assert bad == 0
-        assert wh.scalar("SELECT count(DISTINCT relation_id) FROM v_dynamicqa_fact WHERE partition <> 'disputable'") == 16
+        assert (
+            wh.scalar(
+                "SELECT count(DISTINCT relation_id) FROM v_dynamicqa_fact WHERE partition <> 'disputable'"
+            )
+            == 16
+        )
     # ingesting again under the same name is a user error and changes nothing
     res2 = run_cli("ingest", "dynamicqa", dq_dir(shared_dir))
     assert res2.exit_code == 2 and "already exists" in res2.output
@@ -170,11 +226,18 @@ def _expected_counts(info) -> dict:
     return {
         "facts": {p: len(info.rows[p]) for p in info.rows},
         "newline": sum("\n" in r["context"] for rows in info.rows.values() for r in rows),
-        "nulls": {p: (sum(r["s_pop_new"] == "" for r in info.rows[p]), sum(r["o_pop_new"] == "" for r in info.rows[p]))
-                  for p in ("static", "temporal")},
+        "nulls": {
+            p: (
+                sum(r["s_pop_new"] == "" for r in info.rows[p]),
+                sum(r["o_pop_new"] == "" for r in info.rows[p]),
+            )
+            for p in ("static", "temporal")
+        },
         "dp_index": len({r[""] for r in info.rows["disputable"]}),
         "relations": len({r["prop_id"] for r in st_rows}),
-        "shared_ids": len({r["id"] for r in info.rows["static"]} & {r["id"] for r in info.rows["disputable"]}),
+        "shared_ids": len(
+            {r["id"] for r in info.rows["static"]} & {r["id"] for r in info.rows["disputable"]}
+        ),
     }
 
 
@@ -186,37 +249,82 @@ def test_ingest_fixture_files(tmp_path, run_cli, db_path):
     assert res.exit_code == 0, res.output
     assert "120 facts (static 40, temporal 40, disputable 40)" in res.output
     assert f"source: {info.folder.resolve()}" in res.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert dict(wh.query("SELECT partition, count(*) FROM v_dynamicqa_fact GROUP BY 1")) == exp["facts"]
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))") == exp["newline"] == 2
-        nulls = {r[0]: (r[1], r[2]) for r in wh.query(
-            "SELECT partition, count(*) FILTER (WHERE s_pop_new IS NULL), count(*) FILTER (WHERE o_pop_new IS NULL) "
-            "FROM dynamicqa_fact WHERE partition <> 'disputable' GROUP BY 1")}
+        assert (
+            wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))")
+            == exp["newline"]
+            == 2
+        )
+        nulls = {
+            r[0]: (r[1], r[2])
+            for r in wh.query(
+                "SELECT partition, count(*) FILTER (WHERE s_pop_new IS NULL), count(*) FILTER (WHERE o_pop_new IS NULL) "
+                "FROM dynamicqa_fact WHERE partition <> 'disputable' GROUP BY 1"
+            )
+        }
         assert nulls == exp["nulls"] == {"static": (1, 1), "temporal": (1, 1)}
-        assert wh.scalar("SELECT count(DISTINCT source_index) FROM dynamicqa_fact "
-                         "WHERE partition='disputable'") == exp["dp_index"] == 39
+        assert (
+            wh.scalar("SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'")
+            == exp["dp_index"]
+            == 39
+        )
         assert wh.scalar("SELECT count(*) FROM (SELECT DISTINCT partition, id FROM v_dynamicqa_fact)") == 120
-        assert wh.scalar("SELECT count(*) FROM (SELECT id FROM v_dynamicqa_fact GROUP BY id "
-                         "HAVING count(*) > 1)") == exp["shared_ids"] == 1
-        assert wh.scalar("SELECT count(*) FROM v_dynamicqa_fact v WHERE NOT EXISTS (SELECT 1 FROM dynamicqa_alias a "
-                         "WHERE a.fact_id = v.fact_id AND a.alias = v.object)") == 0
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM (SELECT id FROM v_dynamicqa_fact GROUP BY id HAVING count(*) > 1)"
+            )
+            == exp["shared_ids"]
+            == 1
+        )
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM v_dynamicqa_fact v WHERE NOT EXISTS (SELECT 1 FROM dynamicqa_alias a "
+                "WHERE a.fact_id = v.fact_id AND a.alias = v.object)"
+            )
+            == 0
+        )
         r = info.rows["temporal"][9]
-        row = wh.query("SELECT v.subject, v.relation, v.object, v.replace_name, v.num_edits, v.s_pop, v.o_pop, "
-                       "v.question, df.relation_qid, df.subject_qid, df.object_qid FROM v_dynamicqa_fact v "
-                       "JOIN dynamicqa_fact df USING (fact_id) WHERE v.partition = 'temporal' AND v.id = ?",
-                       [int(r["id"])])[0]
-        assert row == (r["subj"], r["prop"], r["obj"], r["replace_name"], float(r["num_edits"]), float(r["s_pop"]),
-                       float(r["o_pop"]), r["question"], r["prop_id"], r["subj_id"], r["obj_id"])
-        aliases = [a for (a,) in wh.query("SELECT alias FROM dynamicqa_alias JOIN v_dynamicqa_fact USING (fact_id) "
-                                         "WHERE partition = 'temporal' AND id = ? ORDER BY ordinal", [int(r["id"])])]
+        row = wh.query(
+            "SELECT v.subject, v.relation, v.object, v.replace_name, v.num_edits, v.s_pop, v.o_pop, "
+            "v.question, df.relation_qid, df.subject_qid, df.object_qid FROM v_dynamicqa_fact v "
+            "JOIN dynamicqa_fact df USING (fact_id) WHERE v.partition = 'temporal' AND v.id = ?",
+            [int(r["id"])],
+        )[0]
+        assert row == (
+            r["subj"],
+            r["prop"],
+            r["obj"],
+            r["replace_name"],
+            float(r["num_edits"]),
+            float(r["s_pop"]),
+            float(r["o_pop"]),
+            r["question"],
+            r["prop_id"],
+            r["subj_id"],
+            r["obj_id"],
+        )
+        aliases = [
+            a
+            for (a,) in wh.query(
+                "SELECT alias FROM dynamicqa_alias JOIN v_dynamicqa_fact USING (fact_id) "
+                "WHERE partition = 'temporal' AND id = ? ORDER BY ordinal",
+                [int(r["id"])],
+            )
+        ]
         assert aliases == __import__("json").loads(r["possible_answers"])
         bad = wh.scalar("""SELECT count(*) FROM v_dynamicqa_fact v JOIN query_form q
                            ON q.relation_id = v.relation_id AND q.name = 'open_0'
                            WHERE replace(q.template, '{entity}', v.subject) <> 'Q: ' || v.question || chr(10) || 'A:'
                              AND v.partition <> 'disputable'""")
         assert bad == 0
-        assert wh.scalar("SELECT count(DISTINCT relation_id) FROM v_dynamicqa_fact "
-                         "WHERE partition <> 'disputable'") == exp["relations"] == 8
+        assert (
+            wh.scalar(
+                "SELECT count(DISTINCT relation_id) FROM v_dynamicqa_fact WHERE partition <> 'disputable'"
+            )
+            == exp["relations"]
+            == 8
+        )
         files = wh.scalar("SELECT description FROM dataset")
         for p, name in FILES.items():
             assert f"{name} sha256 {hashlib.sha256(info.files[p].read_bytes()).hexdigest()}" in files
@@ -227,20 +335,39 @@ def test_ingest_fixture_files(tmp_path, run_cli, db_path):
 
 
 def _check_edge_case_rows(db_path: str) -> None:
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))") == 2
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE partition='disputable'") == \
-            wh.scalar("SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'") + 1
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE s_pop_new IS NULL AND partition <> 'disputable'") >= 2
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE o_pop_new IS NULL AND partition <> 'disputable'") >= 2
+        assert (
+            wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE partition='disputable'")
+            == wh.scalar(
+                "SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'"
+            )
+            + 1
+        )
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM dynamicqa_fact WHERE s_pop_new IS NULL AND partition <> 'disputable'"
+            )
+            >= 2
+        )
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM dynamicqa_fact WHERE o_pop_new IS NULL AND partition <> 'disputable'"
+            )
+            >= 2
+        )
         # the masked template renders back to the context with obj (static/temporal)
-        for ctx, tpl, obj in wh.query("SELECT v.context, df.context_template, v.object FROM v_dynamicqa_fact v "
-                                      "JOIN dynamicqa_fact df USING (fact_id) WHERE v.partition <> 'disputable'"):
+        for ctx, tpl, obj in wh.query(
+            "SELECT v.context, df.context_template, v.object FROM v_dynamicqa_fact v "
+            "JOIN dynamicqa_fact df USING (fact_id) WHERE v.partition <> 'disputable'"
+        ):
             assert tpl.format(answer=obj) == ctx.replace("[ENTITY]", obj).strip()
         # disputable: obj is swapped in the literal text, with the authors' "This article is about" prefix
-        for ctx, tpl, obj, subj in wh.query("SELECT v.context, df.context_template, v.object, v.subject FROM "
-                                            "v_dynamicqa_fact v JOIN dynamicqa_fact df USING (fact_id) "
-                                            "WHERE v.partition = 'disputable'"):
+        for ctx, tpl, obj, subj in wh.query(
+            "SELECT v.context, df.context_template, v.object, v.subject FROM "
+            "v_dynamicqa_fact v JOIN dynamicqa_fact df USING (fact_id) "
+            "WHERE v.partition = 'disputable'"
+        ):
             assert tpl.format(answer=obj) == f"This article is about {subj}. " + ctx.strip()
 
 
@@ -261,42 +388,68 @@ def test_ingest_edge_case_rows_fixture(tmp_path, run_cli, db_path):
     _check_edge_case_rows(db_path)
     assert run_cli("ingest", "dynamicqa", info.folder).exit_code == 0
     dp = info.rows["disputable"]
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
+
         def fact(part: str, i: int):
-            return wh.query("SELECT mask_count, mask_kind, context_template, source_index FROM dynamicqa_fact df "
-                            "JOIN dataset d USING (dataset_id) WHERE d.name = 'dynamicqa' AND partition = ? "
-                            "AND source_row = ?", [part, i])[0]
-        assert fact("static", 2)[:2] == (2, "entity_token")                     # two masks
-        assert fact("disputable", 2)[:2] == (2, "word_boundary")                # obj twice
-        assert fact("disputable", 4)[:2] == (1, "substring")                    # obj inside a longer word
-        assert fact("disputable", 1)[:2] == (1, "word_boundary")                # obj "kush," with its comma
-        tpl = fact("disputable", 5)[2]                                          # braces in the text
-        assert tpl.format(answer=dp[5]["obj"]) == f"This article is about {dp[5]['subj']}. " + dp[5]["context"]
-        assert fact("disputable", 0)[3] == fact("disputable", 3)[3]             # the repeated stray index
-        assert wh.scalar("SELECT dir_info FROM dynamicqa_fact WHERE partition = 'disputable' AND source_row = 6 "
-                         "AND dataset_id = 2") is None
+            return wh.query(
+                "SELECT mask_count, mask_kind, context_template, source_index FROM dynamicqa_fact df "
+                "JOIN dataset d USING (dataset_id) WHERE d.name = 'dynamicqa' AND partition = ? "
+                "AND source_row = ?",
+                [part, i],
+            )[0]
+
+        assert fact("static", 2)[:2] == (2, "entity_token")  # two masks
+        assert fact("disputable", 2)[:2] == (2, "word_boundary")  # obj twice
+        assert fact("disputable", 4)[:2] == (1, "substring")  # obj inside a longer word
+        assert fact("disputable", 1)[:2] == (1, "word_boundary")  # obj "kush," with its comma
+        tpl = fact("disputable", 5)[2]  # braces in the text
+        assert (
+            tpl.format(answer=dp[5]["obj"]) == f"This article is about {dp[5]['subj']}. " + dp[5]["context"]
+        )
+        assert fact("disputable", 0)[3] == fact("disputable", 3)[3]  # the repeated stray index
+        assert (
+            wh.scalar(
+                "SELECT dir_info FROM dynamicqa_fact WHERE partition = 'disputable' AND source_row = 6 "
+                "AND dataset_id = 2"
+            )
+            is None
+        )
         # "Who was the producer of W?": the subject is also a letter of the template
-        assert wh.scalar("SELECT q.template FROM query_form q JOIN relation r USING (relation_id) "
-                         "WHERE r.name = 'P162' AND q.name = 'open_0' AND r.dataset_id = 2") == \
-            "Q: Who was the producer of {entity}?\nA:"
+        assert (
+            wh.scalar(
+                "SELECT q.template FROM query_form q JOIN relation r USING (relation_id) "
+                "WHERE r.name = 'P162' AND q.name = 'open_0' AND r.dataset_id = 2"
+            )
+            == "Q: Who was the producer of {entity}?\nA:"
+        )
         # a disputable question that does not name the subject keeps its text as the query form
-        assert wh.scalar("SELECT q.template FROM query_form q JOIN relation r USING (relation_id) "
-                         "WHERE r.name = ? AND q.name = 'open_0'", [f"disputable:{dp[6]['id']}"]) == \
-            f"Q: {dp[6]['question']}\nA:"
+        assert (
+            wh.scalar(
+                "SELECT q.template FROM query_form q JOIN relation r USING (relation_id) "
+                "WHERE r.name = ? AND q.name = 'open_0'",
+                [f"disputable:{dp[6]['id']}"],
+            )
+            == f"Q: {dp[6]['question']}\nA:"
+        )
 
 
-@pytest.mark.parametrize("problem, expect", [
-    ("missing", "Temporal_final.csv: missing"),
-    ("bad_number", "Static_final.csv: data row 2"),
-    ("dup_id", "Disputable_final.csv: id"),
-    ("no_mask", "no [ENTITY] mask"),
-    ("bad_json", "possible_answers"),
-    ("bad_header", "not a DynamicQA static file: missing column(s) prop"),
-    ("dup_column", "appear more than once"),
-    ("blank_qid", "column subj_id is blank"),
-    ("short_row", "fields, expected 18"),
-])
-def test_bad_input_is_one_line_and_leaves_warehouse_unchanged(dq_src, tmp_path, run_cli, db_path, problem, expect):
+@pytest.mark.parametrize(
+    "problem, expect",
+    [
+        ("missing", "Temporal_final.csv: missing"),
+        ("bad_number", "Static_final.csv: data row 2"),
+        ("dup_id", "Disputable_final.csv: id"),
+        ("no_mask", "no [ENTITY] mask"),
+        ("bad_json", "possible_answers"),
+        ("bad_header", "not a DynamicQA static file: missing column(s) prop"),
+        ("dup_column", "appear more than once"),
+        ("blank_qid", "column subj_id is blank"),
+        ("short_row", "fields, expected 18"),
+    ],
+)
+def test_bad_input_is_one_line_and_leaves_warehouse_unchanged(
+    dq_src, tmp_path, run_cli, db_path, problem, expect
+):
     d = subset(dq_src, tmp_path / "dq", 4)
 
     def edit(name, fn):
@@ -325,7 +478,7 @@ def test_bad_input_is_one_line_and_leaves_warehouse_unchanged(dq_src, tmp_path, 
         edit("Static_final.csv", lambda r: r[2].__setitem__(5, ""))
     elif problem == "short_row":
         edit("Static_final.csv", lambda r: r[3].pop())
-    with open_warehouse(db_path):
+    with open_store(db_path):
         pass
     before = snapshot(db_path)
     res = run_cli("ingest", "dynamicqa", d)
@@ -342,26 +495,33 @@ def test_sample_dynamic_contexts(dq_src, tmp_path, run_cli, db_path):
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
     assert int(run_cli("sample-dynamic", "--limit", "2").output.strip().splitlines()[-1]) == sid  # reused
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid]) == 6
-        rows = wh.query("""SELECT dc.condition, c.text, v.object, v.replace_name, v.context, v.partition,
+        rows = wh.query(
+            """SELECT dc.condition, c.text, v.object, v.replace_name, v.context, v.partition,
                                   c.answer_id = v.answer_id, c.answer_id = v.counter_answer_id, c.entity_id = v.entity_id
                            FROM dynamicqa_context dc JOIN context c USING (context_id)
-                           JOIN v_dynamicqa_fact v ON v.fact_id = dc.fact_id WHERE dc.sample_id = ?""", [sid])
+                           JOIN v_dynamicqa_fact v ON v.fact_id = dc.fact_id WHERE dc.sample_id = ?""",
+            [sid],
+        )
         assert len(rows) == 12
         for cond, text, obj, rep, ctx, part, is_obj, is_rep, same_entity in rows:
             assert same_entity
             fill = obj if cond == "original" else rep
-            assert (is_obj if cond == "original" else is_rep)
+            assert is_obj if cond == "original" else is_rep
             assert text.endswith("\n") and fill in text
             if part != "disputable":
                 assert text == ctx.replace("[ENTITY]", fill).strip() + "\n"
         # contexts belong to the fact's relation, so the persuasion scorer pairs them with the fact
-        assert wh.scalar("""SELECT count(*) FROM dynamicqa_context dc JOIN context c USING (context_id)
-                            JOIN fact f ON f.fact_id = dc.fact_id WHERE c.relation_id <> f.relation_id""") == 0
+        assert (
+            wh.scalar("""SELECT count(*) FROM dynamicqa_context dc JOIN context c USING (context_id)
+                            JOIN fact f ON f.fact_id = dc.fact_id WHERE c.relation_id <> f.relation_id""")
+            == 0
+        )
 
 
 # ---- from the Hub ---------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def hub_env(monkeypatch, tmp_path):
@@ -382,7 +542,9 @@ def _hub_files(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in HUB_FILES.values()}
 
 
-def test_ingest_dynamicqa_from_the_hub_at_the_pinned_revision(hub_env, tmp_path, run_cli, db_path, monkeypatch):
+def test_ingest_dynamicqa_from_the_hub_at_the_pinned_revision(
+    hub_env, tmp_path, run_cli, db_path, monkeypatch
+):
     pinned = make_dynamicqa(tmp_path / "pinned", n=8, seed=0, layout="hub")
     newer = make_dynamicqa(tmp_path / "newer", n=5, seed=1, layout="hub")
     hub_env.add_dataset(HUB_REPO, _hub_files(pinned.folder), oid=HUB_REVISION)
@@ -393,7 +555,7 @@ def test_ingest_dynamicqa_from_the_hub_at_the_pinned_revision(hub_env, tmp_path,
     assert f"source: hf://datasets/{HUB_REPO}@{HUB_REVISION}" in res.output
     got = {r.path.rsplit("/", 1)[-1] for r in hub_env.calls(pattern=f"/resolve/{HUB_REVISION}/")}
     assert got == set(HUB_FILES.values())
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         src, desc = wh.query("SELECT source_path, description FROM dataset")[0]
         assert src == f"hf://datasets/{HUB_REPO}@{HUB_REVISION}"
         sha = hashlib.sha256(pinned.files["static"].read_bytes()).hexdigest()
@@ -401,8 +563,10 @@ def test_ingest_dynamicqa_from_the_hub_at_the_pinned_revision(hub_env, tmp_path,
         # no stray index column in the Hub layout: source_index is NULL, the rest as in the files
         assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE source_index IS NOT NULL") == 0
         r = pinned.rows["static"][6]
-        assert wh.query("SELECT subject, object FROM v_dynamicqa_fact WHERE partition = 'static' AND id = ?",
-                        [int(r["id"])]) == [(r["subj"], r["obj"])]
+        assert wh.query(
+            "SELECT subject, object FROM v_dynamicqa_fact WHERE partition = 'static' AND id = ?",
+            [int(r["id"])],
+        ) == [(r["subj"], r["obj"])]
     # the cached files are used offline; another revision is another download
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert run_cli("ingest", "dynamicqa", "--name", "again").exit_code == 0
@@ -429,9 +593,11 @@ def test_ingest_dynamicqa_offline_is_one_line(how, hub_env, run_cli, db_path, mo
     assert len(lines) == 1 and lines[0].startswith("Error: "), res.output
     line = lines[0]
     ep = os.environ["HF_ENDPOINT"]
-    assert (f"download static.csv, temporal.csv and disputable.csv from {ep}/datasets/{HUB_REPO}/tree/"
-            f"{HUB_REVISION} into one folder DIR") in line                               # what, from where
-    assert line.endswith("and run `ctxprior ingest dynamicqa DIR`")                     # where it goes
+    assert (
+        f"download static.csv, temporal.csv and disputable.csv from {ep}/datasets/{HUB_REPO}/tree/"
+        f"{HUB_REVISION} into one folder DIR"
+    ) in line  # what, from where
+    assert line.endswith("and run `ctxprior ingest dynamicqa DIR`")  # where it goes
     assert ("HF_HUB_OFFLINE is set" if how == "offline" else "cannot be reached (Connection refused)") in line
     assert snapshot(db_path) == before
     assert not hub_env.requests
@@ -450,33 +616,57 @@ def test_ingest_dynamicqa_hub_errors(hub_env, tmp_path, run_cli):
 def test_hub_layout_and_absent_optional_columns(tmp_path, run_cli, db_path):
     """Columns are matched by name; those whose values may be blank may also be missing (-> NULL),
     a masked disputable context is filled at its masks, and labels name relations without prop_id."""
-    drop = ("s_pop", "o_pop", "s_pop_new", "o_pop_new", "replace_quality", "dir_info", "prop_id", "subj_id",
-            "obj_id", "possible_answers")
+    drop = (
+        "s_pop",
+        "o_pop",
+        "s_pop_new",
+        "o_pop_new",
+        "replace_quality",
+        "dir_info",
+        "prop_id",
+        "subj_id",
+        "obj_id",
+        "possible_answers",
+    )
     info = make_dynamicqa(tmp_path / "dq", n=8, layout="hub", drop=drop, masked_disputable=True)
     assert sorted(p.name for p in info.folder.iterdir()) == sorted(HUB_FILES.values())
     res = run_cli("ingest", "dynamicqa", info.folder)
     assert res.exit_code == 0, res.output
-    with open_warehouse(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE s_pop IS NOT NULL OR o_pop IS NOT NULL "
-                         "OR subject_qid IS NOT NULL OR relation_qid IS NOT NULL OR dir_info IS NOT NULL "
-                         "OR source_index IS NOT NULL") == 0
+    with open_store(db_path, read_only=True) as wh:
+        assert (
+            wh.scalar(
+                "SELECT count(*) FROM dynamicqa_fact WHERE s_pop IS NOT NULL OR o_pop IS NOT NULL "
+                "OR subject_qid IS NOT NULL OR relation_qid IS NOT NULL OR dir_info IS NOT NULL "
+                "OR source_index IS NOT NULL"
+            )
+            == 0
+        )
         assert wh.scalar("SELECT count(*) FROM dynamicqa_alias") == 24  # obj only
-        assert set(r[0] for r in wh.query("SELECT name FROM relation WHERE name NOT LIKE 'disputable:%'")) == \
-            {r["prop"] for p in ("static", "temporal") for r in info.rows[p]}
-        kinds = wh.query("SELECT mask_kind, count(*) FROM dynamicqa_fact WHERE partition = 'disputable' GROUP BY 1")
+        assert set(
+            r[0] for r in wh.query("SELECT name FROM relation WHERE name NOT LIKE 'disputable:%'")
+        ) == {r["prop"] for p in ("static", "temporal") for r in info.rows[p]}
+        kinds = wh.query(
+            "SELECT mask_kind, count(*) FROM dynamicqa_fact WHERE partition = 'disputable' GROUP BY 1"
+        )
         assert kinds == [("entity_token", 8)]
         dp = info.rows["disputable"][2]  # obj twice -> two masks
-        tpl = wh.scalar("SELECT context_template FROM dynamicqa_fact WHERE partition = 'disputable' AND "
-                        "source_row = 2")
-        assert tpl.format(answer="X") == f"This article is about {dp['subj']}. " + dp["context"].replace("[ENTITY]", "X")
+        tpl = wh.scalar(
+            "SELECT context_template FROM dynamicqa_fact WHERE partition = 'disputable' AND source_row = 2"
+        )
+        assert tpl.format(answer="X") == f"This article is about {dp['subj']}. " + dp["context"].replace(
+            "[ENTITY]", "X"
+        )
 
 
 # ---- semantic metrics -----------------------------------------------------------------------
 
+
 def test_semantic_entropy_zero_when_all_agree():
     lps = [-1.0, -2.5, -0.3, -4.0]
     assert sem.semantic_entropy(lps, [0, 0, 0, 0]) == 0.0
-    assert sem.semantic_entropy_mc(lps, [0, 0, 0, 0]) == pytest.approx(-math.log(sum(math.exp(x) for x in lps)))
+    assert sem.semantic_entropy_mc(lps, [0, 0, 0, 0]) == pytest.approx(
+        -math.log(sum(math.exp(x) for x in lps))
+    )
     # two equally likely clusters: ln 2
     assert sem.semantic_entropy([-1.0, -1.0], [0, 1]) == pytest.approx(math.log(2))
     assert sem.semantic_entropy_mc([-1.0, -1.0], [0, 1]) == pytest.approx(1.0)
@@ -538,8 +728,16 @@ def minilm():
 
 def test_embedding_clusters_independent_of_sample_order(minilm):
     q = "What is George Rankin's occupation?"
-    answers = ["politician", "He was a politician.", "judge", "George Rankin was a judge", "soldier",
-               "a politician", "Politician.", "army officer"]
+    answers = [
+        "politician",
+        "He was a politician.",
+        "judge",
+        "George Rankin was a judge",
+        "soldier",
+        "a politician",
+        "Politician.",
+        "army officer",
+    ]
 
     def partition(ans):
         lab = minilm.cluster(q, ans)
@@ -560,15 +758,26 @@ def _tiny_nli(path: Path) -> str:
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(
-        {w for s in ["what is the occupation of george rankin politician judge soldier he was a"] for w in s.split()})
+        {
+            w
+            for s in ["what is the occupation of george rankin politician judge soldier he was a"]
+            for w in s.split()
+        }
+    )
     path.mkdir(parents=True, exist_ok=True)
     (path / "vocab.txt").write_text("\n".join(words) + "\n")
     tok = BertTokenizer(str(path / "vocab.txt"))
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=32, num_labels=3,
-                     id2label={0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"},
-                     label2id={"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2})
+    cfg = BertConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        id2label={0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"},
+        label2id={"CONTRADICTION": 0, "NEUTRAL": 1, "ENTAILMENT": 2},
+    )
     model = BertForSequenceClassification(cfg).eval()
     with torch.no_grad():  # bias towards entailment for some pairs, so clusters are non-trivial
         model.classifier.bias.copy_(torch.tensor([0.0, 0.0, 0.05]))
@@ -616,6 +825,7 @@ def test_contains_answer():
 
 # ---- a dynamic run with a tiny random model -------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_lm():
     from transformers import AutoTokenizer
@@ -628,17 +838,21 @@ def tiny_lm():
 
 
 def _run(db, src, tmp_path, tiny_lm, minilm, **kw):
-    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
     from ctxprior.dynamicqa.generate import DynamicConfig, score_dynamic
+    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
 
     d = tmp_path / "dq"
     if not d.exists():
         subset(src, d, 3)
-    wh = open_warehouse(db)
+    wh = open_store(db)
     if not wh.scalar("SELECT count(*) FROM dataset"):
         ingest_dynamicqa(wh, d)
     cfg = DynamicConfig(limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", seed=7)
-    return wh, cfg, lambda **k: score_dynamic(wh, cfg, lm=tiny_lm, equivalence=minilm, progress=False, **{**kw, **k})
+    return (
+        wh,
+        cfg,
+        lambda **k: score_dynamic(wh, cfg, lm=tiny_lm, equivalence=minilm, progress=False, **{**kw, **k}),
+    )
 
 
 def test_dynamic_run_rows_and_resume(dq_src, tmp_path, tiny_lm, minilm):
@@ -648,28 +862,46 @@ def test_dynamic_run_rows_and_resume(dq_src, tmp_path, tiny_lm, minilm):
     assert wh.scalar("SELECT count(*) FROM dynamicqa_fact_done WHERE run_id = ?", [rid]) == 1
     rid2 = go()  # same configuration: continues the unfinished run
     assert rid2 == rid
-    run = wh.query("SELECT kind, status, units_done, units_total, estimator, sample_id FROM run WHERE run_id = ?", [rid])[0]
+    run = wh.query(
+        "SELECT kind, status, units_done, units_total, estimator, sample_id FROM run WHERE run_id = ?", [rid]
+    )[0]
     assert run[:5] == ("dynamic", "done", 3, 3, "sampled") and run[5] is not None
     assert wh.scalar("SELECT count(*) FROM dynamicqa_score WHERE run_id = ?", [rid]) == 9
     assert wh.scalar("SELECT count(*) FROM dynamicqa_generation WHERE run_id = ?", [rid]) == 3 * 3 * 4
-    assert wh.scalar("SELECT count(*) FROM dynamicqa_generation WHERE sample_index = -1 AND cluster IS NOT NULL") == 0
+    assert (
+        wh.scalar("SELECT count(*) FROM dynamicqa_generation WHERE sample_index = -1 AND cluster IS NOT NULL")
+        == 0
+    )
     assert wh.scalar("SELECT min(cp) FROM dynamicqa_score WHERE condition <> 'none'") >= 0
     assert wh.scalar("SELECT count(*) FROM dynamicqa_score WHERE condition = 'none' AND cp IS NOT NULL") == 0
     assert wh.scalar("SELECT count(*) FROM dynamicqa_score WHERE semantic_entropy < 0") == 0
     # SE is 0 exactly where all samples fall in one cluster
-    assert wh.scalar("SELECT count(*) FROM dynamicqa_score WHERE (n_clusters = 1) <> (semantic_entropy = 0)") == 0
+    assert (
+        wh.scalar("SELECT count(*) FROM dynamicqa_score WHERE (n_clusters = 1) <> (semantic_entropy = 0)")
+        == 0
+    )
     # stored top-k of each sample's mean distribution: k <= 50, mass <= 1, ranks ordered
-    assert wh.scalar("SELECT max(n) FROM (SELECT count(*) n FROM dynamicqa_token_dist "
-                     "GROUP BY fact_id, condition, sample_index) t") == 50
+    assert (
+        wh.scalar(
+            "SELECT max(n) FROM (SELECT count(*) n FROM dynamicqa_token_dist "
+            "GROUP BY fact_id, condition, sample_index) t"
+        )
+        == 50
+    )
     assert wh.scalar("SELECT max(dist_topk_mass) FROM dynamicqa_generation") <= 1 + 1e-9
-    assert wh.scalar("""SELECT count(*) FROM (SELECT fact_id, condition, sample_index, sum(prob) s
+    assert (
+        wh.scalar("""SELECT count(*) FROM (SELECT fact_id, condition, sample_index, sum(prob) s
                         FROM dynamicqa_token_dist GROUP BY ALL) t JOIN dynamicqa_generation g
-                        USING (fact_id, condition, sample_index) WHERE abs(t.s - g.dist_topk_mass) > 1e-9""") == 0
+                        USING (fact_id, condition, sample_index) WHERE abs(t.s - g.dist_topk_mass) > 1e-9""")
+        == 0
+    )
     # a resumed run equals an uninterrupted one (sampling is seeded per fact)
     wh2, _, go2 = _run(str(tmp_path / "b.duckdb"), dq_src, tmp_path, tiny_lm, minilm)
     rid_b = go2()
-    q = ("SELECT fact_id, condition, sample_index, text, round(logprob_sum, 6), cluster FROM dynamicqa_generation "
-         "WHERE run_id = ? ORDER BY ALL")
+    q = (
+        "SELECT fact_id, condition, sample_index, text, round(logprob_sum, 6), cluster FROM dynamicqa_generation "
+        "WHERE run_id = ? ORDER BY ALL"
+    )
     assert wh.query(q, [rid]) == wh2.query(q, [rid_b])
     # analyses
     from ctxprior.dynamicqa.analyses import analyze_dynamicqa
@@ -677,7 +909,10 @@ def test_dynamic_run_rows_and_resume(dq_src, tmp_path, tiny_lm, minilm):
     text = analyze_dynamicqa(wh, [rid])
     assert "static" in text and "disputable" in text
     assert wh.scalar("SELECT count(*) FROM dynamicqa_summary WHERE run_id = ?", [rid]) == 3
-    assert wh.scalar("SELECT accuracy_without_context FROM dynamicqa_summary WHERE partition = 'disputable'") is None
+    assert (
+        wh.scalar("SELECT accuracy_without_context FROM dynamicqa_summary WHERE partition = 'disputable'")
+        is None
+    )
     analyze_dynamicqa(wh, [rid])  # idempotent: replaces its rows
     assert wh.scalar("SELECT count(*) FROM dynamicqa_summary WHERE run_id = ?", [rid]) == 3
     wh.close()
@@ -685,14 +920,21 @@ def test_dynamic_run_rows_and_resume(dq_src, tmp_path, tiny_lm, minilm):
 
 
 def test_score_dynamic_user_errors(dq_src, tmp_path, tiny_lm, minilm):
-    from ctxprior.errors import UserError
     from ctxprior.dynamicqa.generate import DynamicConfig, score_dynamic
+    from ctxprior.errors import UserError
 
     wh, cfg, go = _run(str(tmp_path / "c.duckdb"), dq_src, tmp_path, tiny_lm, minilm)
-    for bad in (dict(partitions="static,fuzzy"), dict(samples=0), dict(temperature=0.0),
-                dict(dataset="nope"), dict(equivalence="cosine")):
+    for bad in (
+        dict(partitions="static,fuzzy"),
+        dict(samples=0),
+        dict(temperature=0.0),
+        dict(dataset="nope"),
+        dict(equivalence="cosine"),
+    ):
         with pytest.raises(UserError):
-            score_dynamic(wh, DynamicConfig(**{**cfg.__dict__, **bad}), lm=tiny_lm, equivalence=minilm, progress=False)
+            score_dynamic(
+                wh, DynamicConfig(**{**cfg.__dict__, **bad}), lm=tiny_lm, equivalence=minilm, progress=False
+            )
     with pytest.raises(UserError, match="no such run"):
         score_dynamic(wh, resume=99, lm=tiny_lm, equivalence=minilm, progress=False)
     assert wh.scalar("SELECT count(*) FROM run") == 0
@@ -700,11 +942,11 @@ def test_score_dynamic_user_errors(dq_src, tmp_path, tiny_lm, minilm):
 
 
 def test_calibration_on_pairs(dq_src, tmp_path, minilm):
-    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
     from ctxprior.dynamicqa.generate import calibrate
+    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
 
     d = subset(dq_src, tmp_path / "dq", 60)
-    with open_warehouse(str(tmp_path / "cal.duckdb")) as wh:
+    with open_store(str(tmp_path / "cal.duckdb")) as wh:
         ingest_dynamicqa(wh, d)
         rec = calibrate(wh, "dynamicqa", minilm, n_facts=180)
         assert rec["n_pos"] > 20 and rec["n_neg"] > 60

@@ -19,6 +19,7 @@ LN = math.log
 
 # ---- KL with exact zeros ----------------------------------------------------------------------
 
+
 def _authors_kl(p: np.ndarray, q: np.ndarray) -> float:
     """robust_persuasion.py calculate_kl_div: rel_entr, then drop inf / nan terms."""
     import scipy.special
@@ -39,7 +40,9 @@ def test_kl_zero_on_the_context_side_is_a_number():
     assert torch.isfinite(kl).all()
     assert float(kl[0, 0]) == pytest.approx(LN(2), abs=1e-15)
     assert sem.coherent_persuasion(_log(p), [0], _log(q), [0]) == pytest.approx(LN(2), abs=1e-15)
-    assert float(sem.kl_matrix(_log(p), _log(q), "drop")[0, 0]) == pytest.approx(_authors_kl(p[0], q[0]), abs=1e-15)
+    assert float(sem.kl_matrix(_log(p), _log(q), "drop")[0, 0]) == pytest.approx(
+        _authors_kl(p[0], q[0]), abs=1e-15
+    )
     # zero on both sides: the term is 0 under both rules
     both = [[0.5, 0.5, 0.0]]
     assert float(sem.kl_matrix(_log(p), _log(both))[0, 0]) == pytest.approx(0.0, abs=1e-15)
@@ -76,6 +79,7 @@ def test_kl_without_zeros_equals_the_authors_on_random_distributions():
 
 # ---- semantic entropy: the authors' per-token mean -------------------------------------------
 
+
 def _authors_se(avg_logliks, labels, shift=5.0):
     """compute_confidence_measure.py get_predictive_entropy_over_concepts for one row, one model."""
     lk = [np.logaddexp.reduce(np.array(avg_logliks)[np.array(labels) == k]) for k in np.unique(labels)]
@@ -95,29 +99,40 @@ def test_se_authors_form_uses_per_token_means():
     assert summed == pytest.approx(-((LN(math.exp(-1) + math.exp(-2)) - 5) + (-6 - 5)) / 2, abs=1e-12)
     assert summed - got > 1.0
     one = [1, 1, 1]
-    assert sem.semantic_entropy_mc(sem.sample_logliks(sums, one, "authors"), labels) == \
-        pytest.approx(sem.semantic_entropy_mc(sums, labels), abs=1e-15)
+    assert sem.semantic_entropy_mc(sem.sample_logliks(sums, one, "authors"), labels) == pytest.approx(
+        sem.semantic_entropy_mc(sums, labels), abs=1e-15
+    )
 
 
 # ---- ROUGE-L F1 (the released code's match), hand-computed ------------------------------------
 
-@pytest.mark.parametrize("pred, target, f1", [
-    ("the cat sat on the mat", "the cat on a mat", 8 / 11),  # LCS 4: 2 * 4 / (6 + 5)
-    ("a journalist", "journalist", 2 / 3),  # LCS 1: 2 * 1 / (2 + 1)
-    ("Herlyn Espinal Martínez is a journalist.", "journalist", 0.25),  # 7 tokens (mart, nez): 2 / 8
-    ("Paris", "paris", 1.0),
-    ("New York City", "York New", 0.4),  # LCS 1 (order matters): 2 / 5
-    ("", "paris", 0.0),
-    ("...", "paris", 0.0),
-    ("Lyon", "Paris", 0.0),
-])
+
+@pytest.mark.parametrize(
+    "pred, target, f1",
+    [
+        ("the cat sat on the mat", "the cat on a mat", 8 / 11),  # LCS 4: 2 * 4 / (6 + 5)
+        ("a journalist", "journalist", 2 / 3),  # LCS 1: 2 * 1 / (2 + 1)
+        ("Herlyn Espinal Martínez is a journalist.", "journalist", 0.25),  # 7 tokens (mart, nez): 2 / 8
+        ("Paris", "paris", 1.0),
+        ("New York City", "York New", 0.4),  # LCS 1 (order matters): 2 / 5
+        ("", "paris", 0.0),
+        ("...", "paris", 0.0),
+        ("Lyon", "Paris", 0.0),
+    ],
+)
 def test_rouge_l_f1_hand_computed(pred, target, f1):
     assert sem.rouge_l_f1(pred, target) == pytest.approx(f1, abs=1e-12)
     assert sem.rouge_l_f1(target, pred) == pytest.approx(f1, abs=1e-12)  # F1 is symmetric
 
 
 def test_rouge_tokens_and_clean_answer_follow_the_released_code():
-    assert sem.rouge_tokens("Herlyn Espinal-Martínez, 1990s!") == ["herlyn", "espinal", "mart", "nez", "1990s"]
+    assert sem.rouge_tokens("Herlyn Espinal-Martínez, 1990s!") == [
+        "herlyn",
+        "espinal",
+        "mart",
+        "nez",
+        "1990s",
+    ]
     assert sem.clean_answer("Assistant: Answer: Paris") == " paris"
     assert sem.clean_answer("answered: yes") == "ed yes"  # every 'answer' and ':' goes, as in clean_str
     assert sem.rouge_match("Answer: Paris", "Paris")
@@ -128,6 +143,7 @@ def test_rouge_tokens_and_clean_answer_follow_the_released_code():
 
 # ---- persuaded / stubborn under both rules ----------------------------------------------------
 
+
 class _Eq:
     """Equivalence stub: equivalent when the normalized texts share a word."""
 
@@ -137,8 +153,13 @@ class _Eq:
 
 
 def _fact():
-    return {"fact_id": 1, "object": "journalist", "replace_name": "literary critic",
-            "aliases": ["journalist", "reporter"], "question": "What is Herlyn Espinal's occupation?"}
+    return {
+        "fact_id": 1,
+        "object": "journalist",
+        "replace_name": "literary critic",
+        "aliases": ["journalist", "reporter"],
+        "question": "What is Herlyn Espinal's occupation?",
+    }
 
 
 def _row(cond, g_text, g_none, rule):
@@ -181,6 +202,7 @@ def test_persuaded_needs_the_no_context_answer_to_differ(rule):
 
 # ---- the per-sample distribution's steps ------------------------------------------------------
 
+
 class _Tok:
     pieces = {0: "Par", 1: "is", 2: "\n", 3: "more", 9: "</s>", 8: ""}
 
@@ -203,11 +225,14 @@ def test_cp_tokens_generated_includes_every_step_up_to_eos():
         assert [a.n_tokens for a in rows] == [2, 1, 5]  # SE's tokens do not change with the rule
         for b, (a, k) in enumerate(zip(rows, steps)):
             assert torch.allclose(a.logdist.exp(), _mean_dist(logits[b, :k]), atol=1e-12), (rule, b)
-            lp = torch.log_softmax(logits[b].double(), -1)[torch.arange(a.n_tokens), seqs[b, :a.n_tokens]].sum()
+            lp = torch.log_softmax(logits[b].double(), -1)[
+                torch.arange(a.n_tokens), seqs[b, : a.n_tokens]
+            ].sum()
             assert a.logprob_sum == pytest.approx(float(lp), abs=1e-12)
 
 
 # ---- defaults, options, resume ----------------------------------------------------------------
+
 
 def test_defaults_follow_the_paper_and_the_released_code():
     cfg = gen.DynamicConfig()
@@ -222,8 +247,12 @@ def test_defaults_follow_the_paper_and_the_released_code():
 
 def test_cli_options_and_their_defaults(run_cli):
     out = run_cli("score-dynamic", "--help").output
-    for opt in ("--se-form [sum|authors]", "--cp-tokens [generated|answer]", "--labels [rouge|alias]",
-                "--kl-zeros [inf|drop]"):
+    for opt in (
+        "--se-form [sum|authors]",
+        "--cp-tokens [generated|answer]",
+        "--labels [rouge|alias]",
+        "--kl-zeros [inf|drop]",
+    ):
         assert opt in out
     res = run_cli("score-dynamic", "--labels", "nli")
     assert res.exit_code == 2
@@ -252,34 +281,47 @@ def test_resuming_a_run_from_before_the_options_keeps_its_rules():
 
 # ---- a run records its rules, and its stored SE follows --se-form ------------------------------
 
-@pytest.mark.parametrize("opts", [{}, dict(se_form="authors", cp_tokens="answer", labels="alias", kl_zeros="drop")])
+
+@pytest.mark.parametrize(
+    "opts", [{}, dict(se_form="authors", cp_tokens="answer", labels="alias", kl_zeros="drop")]
+)
 def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
-    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
-    from ctxprior.schema import open_warehouse
     from fixtures.make_dynamicqa import make_dynamicqa
-    from ctxprior.scoring.models import tiny_model
     from test_dynamicqa import subset
     from transformers import AutoTokenizer
+
+    from ctxprior.dynamicqa.ingest import ingest_dynamicqa
+    from ctxprior.schema import open_store
+    from ctxprior.scoring.models import tiny_model
 
     tok = AutoTokenizer.from_pretrained(sem.resolve_encoder("minilm"))
     tok.eos_token = "[SEP]"
     lm = tiny_model(tok, seed=0, hidden=32)
     d = subset(make_dynamicqa(tmp_path / "full", n=12, seed=0).folder, tmp_path / "dq", 2)
-    with open_warehouse(str(tmp_path / "wh.duckdb")) as wh:
+    with open_store(str(tmp_path / "wh.duckdb")) as wh:
         ingest_dynamicqa(wh, d)
-        cfg = gen.DynamicConfig(limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", **opts)
-        rid = gen.score_dynamic(wh, cfg, lm=lm, equivalence=sem.EmbeddingEquivalence("minilm", 0.89), progress=False)
+        cfg = gen.DynamicConfig(
+            limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", **opts
+        )
+        rid = gen.score_dynamic(
+            wh, cfg, lm=lm, equivalence=sem.EmbeddingEquivalence("minilm", 0.89), progress=False
+        )
         stored = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [rid]))
         want = {**dict(se_form="sum", cp_tokens="generated", labels="rouge", kl_zeros="inf"), **opts}
         assert {k: stored[k] for k in want} == want
-        rows = wh.query("""SELECT s.semantic_entropy_mc, list(g.logprob_sum ORDER BY g.sample_index),
+        rows = wh.query(
+            """SELECT s.semantic_entropy_mc, list(g.logprob_sum ORDER BY g.sample_index),
                                   list(g.n_tokens ORDER BY g.sample_index), list(g.cluster ORDER BY g.sample_index)
                            FROM dynamicqa_score s JOIN dynamicqa_generation g USING (run_id, fact_id, condition)
-                           WHERE s.run_id = ? AND g.sample_index >= 0 GROUP BY ALL""", [rid])
+                           WHERE s.run_id = ? AND g.sample_index >= 0 GROUP BY ALL""",
+            [rid],
+        )
     assert len(rows) == 9
     other = "authors" if want["se_form"] == "sum" else "sum"
     n_differ = 0
     for se_mc, lps, nts, cl in rows:
-        assert se_mc == pytest.approx(sem.semantic_entropy_mc(sem.sample_logliks(lps, nts, want["se_form"]), cl), abs=1e-9)
+        assert se_mc == pytest.approx(
+            sem.semantic_entropy_mc(sem.sample_logliks(lps, nts, want["se_form"]), cl), abs=1e-9
+        )
         n_differ += abs(se_mc - sem.semantic_entropy_mc(sem.sample_logliks(lps, nts, other), cl)) > 1e-6
     assert n_differ > 0  # answers longer than one token: the two forms differ

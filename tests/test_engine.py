@@ -10,17 +10,16 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_scoring import CONTEXTS, QUERIES, bpe_tokenizer
 
 from ctxprior.scoring.engine import Engine, Tokens, dedupe, group_prefixes
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import LoadedModel
 
-from test_scoring import CONTEXTS, QUERIES, bpe_tokenizer
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny_family(family: str, seed: int = 0) -> LoadedModel:
     """A tiny random model of ``family``: GPT-NeoX has partial rotary (rotary_pct 0.25, as
     Pythia), Llama grouped-query attention."""
@@ -29,18 +28,41 @@ def tiny_family(family: str, seed: int = 0) -> LoadedModel:
     tok = bpe_tokenizer()
     torch.manual_seed(seed)
     if family == "gpt_neox":
-        cfg = GPTNeoXConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                            num_attention_heads=4, rotary_pct=0.25, max_position_embeddings=512,
-                            use_parallel_residual=True, pad_token_id=tok.pad_token_id,
-                            eos_token_id=tok.eos_token_id, bos_token_id=tok.eos_token_id)
+        cfg = GPTNeoXConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            rotary_pct=0.25,
+            max_position_embeddings=512,
+            use_parallel_residual=True,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+            bos_token_id=tok.eos_token_id,
+        )
         model = GPTNeoXForCausalLM(cfg)
     else:
-        cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                          pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+        cfg = LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=512,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
         model = LlamaForCausalLM(cfg)
-    return LoadedModel(model=model.eval(), tokenizer=tok, model_id=f"tiny-{family}", revision=None,
-                       dtype="float32", device="cpu")
+    return LoadedModel(
+        model=model.eval(),
+        tokenizer=tok,
+        model_id=f"tiny-{family}",
+        revision=None,
+        dtype="float32",
+        device="cpu",
+    )
 
 
 @torch.inference_mode()
@@ -101,10 +123,18 @@ def test_scores_batched_equal_scores_of_lone_prompts(family):
 def test_continuations_equal_teacher_forcing_one_at_a_time(family):
     lm = tiny_family(family)
     eng = Engine(lm, batch_size=5)
-    prompts_ = eng.encode(["The capital of France is Rome.\nQ: What is the capital of France?\nA:",
-                           "Q: What is the capital of Spain?\nA:", "A"])
-    conts = [[tuple(eng.encode([" Paris"])[0]), tuple(eng.encode([" Par"])[0]), (5, 6, 7)],
-             [(9,), (9, 10)], [(3, 4)]]
+    prompts_ = eng.encode(
+        [
+            "The capital of France is Rome.\nQ: What is the capital of France?\nA:",
+            "Q: What is the capital of Spain?\nA:",
+            "A",
+        ]
+    )
+    conts = [
+        [tuple(eng.encode([" Paris"])[0]), tuple(eng.encode([" Par"])[0]), (5, 6, 7)],
+        [(9,), (9, 10)],
+        [(3, 4)],
+    ]
     got = eng.continuation_logprobs(prompts_, conts)
     with torch.inference_mode():
         for p, cs, g in zip(prompts_, conts, got):
@@ -125,9 +155,14 @@ def test_greedy_equals_generate_one_at_a_time(family):
     got = eng.greedy(seqs, 5, groups=groups)
     tok = lm.tokenizer
     for s, g in zip(seqs, got):
-        out = lm.model.generate(input_ids=torch.tensor([s]), max_new_tokens=5, do_sample=False,
-                                pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
-        assert g == tok.decode(out[0, len(s):], skip_special_tokens=True)
+        out = lm.model.generate(
+            input_ids=torch.tensor([s]),
+            max_new_tokens=5,
+            do_sample=False,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+        assert g == tok.decode(out[0, len(s) :], skip_special_tokens=True)
 
 
 def test_answer_set_batched_equals_batch_of_one():
@@ -190,7 +225,7 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
     cleanly (no rows) and the run says why."""
     from test_scoring import _demo
 
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
     from ctxprior.scoring.executors import LocalExecutor
     from ctxprior.scoring.runs import score_sample
 
@@ -202,7 +237,7 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
         ex.engine.body = _OOMAbove(ex.engine.body, 2)
         return ex
 
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         s = score_sample(wh, sid, lm=lm, executor_factory=factory, progress=False)
         assert s.status == "done"
         splits = wh.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [s.run_id])
@@ -217,8 +252,9 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
             ex.engine.body = _OOMAbove(ex.engine.body, 0)
             return ex
 
-        bad = score_sample(wh, sid, lm=lm, fresh=True, executor_factory=single_row_oom, progress=False,
-                           log=lambda m: None)
+        bad = score_sample(
+            wh, sid, lm=lm, fresh=True, executor_factory=single_row_oom, progress=False, log=lambda m: None
+        )
         assert bad.status == "failed" and "out of memory" in bad.errors[0]
         assert wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [bad.run_id]) == 0
 
@@ -284,7 +320,7 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
 
     from test_scoring import _demo, _rows
 
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
     from ctxprior.scoring import units
     from ctxprior.scoring.runs import score, score_sample
 
@@ -300,12 +336,14 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
         events.append(("commit end", res.spec.unit_id, time.perf_counter()))
 
     def traced_unit(engine, inp, *a, **kw):
-        events.append(("compute start", inp.spec.unit_id, time.perf_counter(), threading.current_thread().name))
+        events.append(
+            ("compute start", inp.spec.unit_id, time.perf_counter(), threading.current_thread().name)
+        )
         return real_unit(engine, inp, *a, **kw)
 
     monkeypatch.setattr(score, "write_unit", slow_write)
     monkeypatch.setattr("ctxprior.scoring.executors.local.run_unit_checked", traced_unit)
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         s = score_sample(wh, sid, lm=lm, shard_size=2, progress=False, log=lambda m: None)
         assert s.status == "done" and s.units_total >= 3
         starts = {e[1]: e[2] for e in events if e[0] == "compute start"}

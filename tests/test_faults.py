@@ -20,11 +20,19 @@ import signal
 import time
 
 import pytest
-
-from scale_helpers import (SCORE, copy_db, scored_base, duplicates, make_demo_db, make_tiny_folder, run_cli_child, snapshot,
-                           start_cli)
+from scale_helpers import (
+    SCORE,
+    copy_db,
+    duplicates,
+    make_tiny_folder,
+    run_cli_child,
+    scored_base,
+    snapshot,
+    start_cli,
+)
 
 pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
@@ -32,9 +40,9 @@ def base(tmp_path_factory):
 
 
 def _state(db):
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(db, read_only=True, wait=30) as wh:
+    with open_store(db, read_only=True, wait=30) as wh:
         runs = wh.query("SELECT run_id, status, units_done, units_total FROM run ORDER BY 1")
         units = wh.scalar("SELECT count(*) FROM run_unit WHERE status = 'done'")
         rows = wh.scalar("SELECT count(*) FROM persuasion")
@@ -109,8 +117,9 @@ def test_sigkill_at_many_points_then_resume(base, tmp_path):
 def test_disk_full_mid_run(base, tmp_path):
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     size = os.path.getsize(db)
-    code, out = run_cli_child(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "c.log",
-                              fsize=size + 600_000)
+    code, out = run_cli_child(
+        ["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "c.log", fsize=size + 600_000
+    )
     lines = [ln for ln in out.splitlines() if ln.startswith("Error:")]
     assert code == 2, out
     assert len(lines) == 1 and "cannot write warehouse" in lines[0] and "intact" in lines[0], out
@@ -126,16 +135,20 @@ def test_disk_full_mid_run(base, tmp_path):
 def test_permission_lost_mid_run(base, tmp_path):
     """Root ignores file modes, so the child drops CAP_DAC_OVERRIDE; the test makes the warehouse
     read-only (chmod 0444) after the run committed its first unit; the next commit fails."""
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the writer waits 0.3 s (file released) before each reopen from the third: the chmod lands mid-run
-    p = start_cli(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "c.log", no_dac=True,
-                  env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"})
+    p = start_cli(
+        ["--db", db, *SCORE, "--model", base["tiny"]],
+        tmp_path / "c.log",
+        no_dac=True,
+        env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"},
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:
-            with open_warehouse(db, read_only=True, wait=5) as wh:
+            with open_store(db, read_only=True, wait=5) as wh:
                 if (wh.scalar("SELECT count(*) FROM run_unit") or 0) >= 1:
                     break
         except Exception:
@@ -163,12 +176,29 @@ def test_broken_model_units_fail_with_reason(base, tmp_path, poison):
 
     bad = make_tiny_folder(tmp_path / f"tiny-{poison}", poison=poison)
     db = copy_db(base["db"], tmp_path / "w.duckdb")
-    res = CliRunner().invoke(cli, ["--db", db, "score", "--sample", "1", "--query-forms", "open",
-                                   "--relation", "capital", "--shard-size", "4", "--model", bad, "--quiet"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            db,
+            "score",
+            "--sample",
+            "1",
+            "--query-forms",
+            "open",
+            "--relation",
+            "capital",
+            "--shard-size",
+            "4",
+            "--model",
+            bad,
+            "--quiet",
+        ],
+    )
     assert res.exit_code == 2
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(db, read_only=True) as wh:
+    with open_store(db, read_only=True) as wh:
         status, err = wh.query("SELECT status, error FROM run")[0]
         units = wh.query("SELECT status, error FROM run_unit")
         n = wh.scalar("SELECT count(*) FROM persuasion") + wh.scalar("SELECT count(*) FROM susceptibility")

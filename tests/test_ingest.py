@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from ctxprior.schema import open_warehouse
 from fixtures.make_yago_qec import make_yago_qec
+
+from ctxprior.schema import open_store
 
 
 @pytest.fixture
@@ -30,8 +30,12 @@ def snapshot(db: str) -> dict:
 
     con = duckdb.connect(db, read_only=True)
     try:
-        tables = [r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_type='BASE TABLE'").fetchall()]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_type='BASE TABLE'"
+            ).fetchall()
+        ]
         return {t: sorted(map(repr, con.execute(f'SELECT * FROM "{t}"').fetchall())) for t in tables}
     finally:
         con.close()
@@ -40,7 +44,9 @@ def snapshot(db: str) -> dict:
 @pytest.fixture(params=[pytest.param("bundled"), pytest.param("real", marks=pytest.mark.shared_data)])
 def yago_file_any(request, tmp_path):
     """The fixture file with the bundled query forms, or with the authors' real ones (../shared)."""
-    measurelm = request.getfixturevalue("shared_dir") / "data" / "measurelm" if request.param == "real" else None
+    measurelm = (
+        request.getfixturevalue("shared_dir") / "data" / "measurelm" if request.param == "real" else None
+    )
     path = tmp_path / "yago_qec.json"
     make_yago_qec(path, n_relations=6, n_facts=40, seed=0, with_degrees=True, templates=measurelm)
     return path
@@ -61,9 +67,15 @@ def test_bundled_query_forms_have_the_real_shape():
     from fixtures.make_yago_qec import QUERY_FORMS, load_templates
 
     qfs, cts, rels = load_templates()
-    assert any(r.startswith("reverse-") for r in rels) and sum(not r.startswith("reverse-") for r in rels) >= 6
+    assert (
+        any(r.startswith("reverse-") for r in rels) and sum(not r.startswith("reverse-") for r in rels) >= 6
+    )
     for r, q in QUERY_FORMS.items():
-        assert q["open"][0].startswith("Q: ") and q["open"][0].endswith("?\nA:") and not q["open"][1].endswith("A:")
+        assert (
+            q["open"][0].startswith("Q: ")
+            and q["open"][0].endswith("?\nA:")
+            and not q["open"][1].endswith("A:")
+        )
         assert len(q["closed"]) == 2 and all("{entity}" in t and "{answer}" in t for t in q["closed"])
         assert cts[r]["base"] == q["open"][1] + " {answer}.\n" and cts[r]["negation"] is None
 
@@ -73,13 +85,15 @@ def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file_any):
     data = json.loads(yago_file.read_text())
     res = run_cli("ingest", "yago-qec", yago_file)
     assert res.exit_code == 0, res.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         rels = wh.query("SELECT name FROM relation ORDER BY position")
         assert [r[0] for r in rels] == list(data)
         rel0 = next(iter(data))
         d0 = data[rel0]
         n = len(d0["entities"])
-        rows = wh.df("SELECT * FROM v_entity WHERE relation_uri = ? ORDER BY entity_kind DESC, position", [rel0])
+        rows = wh.df(
+            "SELECT * FROM v_entity WHERE relation_uri = ? ORDER BY entity_kind DESC, position", [rel0]
+        )
         real = rows[rows.entity_kind == "real"]
         fake = rows[rows.entity_kind == "fake"]
         assert list(real.entity) == d0["entities"]
@@ -94,14 +108,27 @@ def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file_any):
         assert list(fake.entity) == d0["gpt_fake_entities"]
         assert list(fake.answer) == d0["answers"]
         assert len(real) == len(fake) == n
-        qf = wh.query("SELECT query_type, ordinal, template FROM query_form q JOIN relation r USING (relation_id) "
-                      "WHERE r.name = ? ORDER BY query_type DESC, ordinal", [rel0])
+        qf = wh.query(
+            "SELECT query_type, ordinal, template FROM query_form q JOIN relation r USING (relation_id) "
+            "WHERE r.name = ? ORDER BY query_type DESC, ordinal",
+            [rel0],
+        )
         assert [t for _, _, t in qf] == d0["query_forms"]["open"] + d0["query_forms"]["closed"]
-        ct = dict(wh.query("SELECT context_type, template FROM context_template c JOIN relation r USING (relation_id) "
-                           "WHERE r.name = ?", [rel0]))
+        ct = dict(
+            wh.query(
+                "SELECT context_type, template FROM context_template c JOIN relation r USING (relation_id) "
+                "WHERE r.name = ?",
+                [rel0],
+            )
+        )
         assert ct == {k: v for k, v in d0["context_templates"].items() if v is not None}
-        cls = dict(wh.query("SELECT class_name, fraction FROM relation_class c JOIN relation r USING (relation_id) "
-                            "WHERE r.name = ? AND role = 'entity'", [rel0]))
+        cls = dict(
+            wh.query(
+                "SELECT class_name, fraction FROM relation_class c JOIN relation r USING (relation_id) "
+                "WHERE r.name = ? AND role = 'entity'",
+                [rel0],
+            )
+        )
         assert cls == pytest.approx(d0["entity_types"])
         sha, src = wh.query("SELECT source_sha256, source_path FROM dataset")[0]
         assert sha == hashlib.sha256(yago_file.read_bytes()).hexdigest() and src == str(yago_file.resolve())
@@ -110,9 +137,11 @@ def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file_any):
 def test_ingest_only_some_relations_and_name(run_cli, db_path, yago_file):
     data = json.loads(yago_file.read_text())
     first, second = list(data)[:2]
-    res = run_cli("ingest", "yago-qec", yago_file, "--name", "subset", "--relation", first, "--relation", second)
+    res = run_cli(
+        "ingest", "yago-qec", yago_file, "--name", "subset", "--relation", first, "--relation", second
+    )
     assert res.exit_code == 0, res.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT name FROM dataset") == "subset"
         assert [r[0] for r in wh.query("SELECT name FROM relation ORDER BY position")] == [first, second]
 
@@ -123,12 +152,14 @@ def test_ids_are_stable(tmp_path, yago_file):
     snaps = []
     for i in range(2):
         db = str(tmp_path / f"w{i}.duckdb")
-        with open_warehouse(db) as wh:
+        with open_store(db) as wh:
             ingest_yago_qec(wh, yago_file)
         s = snapshot(db)
         s.pop("meta")
         s["dataset"] = [r.split("datetime")[0] for r in s["dataset"]]  # created_at differs
-        s["covariate"] = [r.split("datetime")[0] for r in s.get("covariate", [])]  # added_at/updated_at differ
+        s["covariate"] = [
+            r.split("datetime")[0] for r in s.get("covariate", [])
+        ]  # added_at/updated_at differ
         snaps.append(s)
     assert snaps[0] == snaps[1]
 
@@ -136,10 +167,12 @@ def test_ids_are_stable(tmp_path, yago_file):
 def test_demo_ingest_has_paper_case_studies(run_cli, db_path):
     res = run_cli("ingest", "demo")
     assert res.exit_code == 0, res.output
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         names = [r[0] for r in wh.query("SELECT name FROM dataset ORDER BY dataset_id")]
         assert names == ["demo", "friend_enemy", "gender"]
-        n_rel = wh.scalar("SELECT count(*) FROM relation JOIN dataset USING (dataset_id) WHERE dataset.name='demo'")
+        n_rel = wh.scalar(
+            "SELECT count(*) FROM relation JOIN dataset USING (dataset_id) WHERE dataset.name='demo'"
+        )
         assert n_rel >= 6
         # every demo relation: 2 open + 2 closed query forms, base/assertive/negation templates, fakes
         per_rel = wh.query("""
@@ -187,9 +220,11 @@ BAD_CASES = {
     "wrong_type": lambda f: _mutate(f, lambda d: d[next(iter(d))].__setitem__("entities", "not a list")),
     "entity_not_str": lambda f: _mutate(f, lambda d: d[next(iter(d))]["entities"].__setitem__(0, 5)),
     "no_entity_placeholder": lambda f: _mutate(
-        f, lambda d: d[next(iter(d))]["query_forms"]["open"].__setitem__(0, "Q: What is it?\nA:")),
+        f, lambda d: d[next(iter(d))]["query_forms"]["open"].__setitem__(0, "Q: What is it?\nA:")
+    ),
     "context_without_entity": lambda f: _mutate(
-        f, lambda d: d[next(iter(d))]["context_templates"].__setitem__("base", "It is {answer}.\n")),
+        f, lambda d: d[next(iter(d))]["context_templates"].__setitem__("base", "It is {answer}.\n")
+    ),
     "unequal_lengths": lambda f: _mutate(f, lambda d: d[next(iter(d))]["answers"].pop()),
     "unequal_degrees": lambda f: _mutate(f, lambda d: d[next(iter(d))]["entity_uri_to_degree"].pop()),
     "top_level_list": lambda f: _write(f, "[1, 2, 3]"),
@@ -230,8 +265,11 @@ def test_real_subprocess_cli(tmp_path, yago_file):
     exe = [sys.executable, "-m", "ctxprior", "--db", db]
     r = subprocess.run(exe + ["ingest", "yago-qec", str(yago_file)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run(exe + ["sample", "--dataset", "yago_qec", "--entities", "4", "--contexts", "12"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        exe + ["sample", "--dataset", "yago_qec", "--entities", "4", "--contexts", "12"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "1"
     r = subprocess.run(exe + ["sql", "DROP TABLE fact"], capture_output=True, text=True)
@@ -239,6 +277,7 @@ def test_real_subprocess_cli(tmp_path, yago_file):
 
 
 # ---- sources: the Hub (hf://datasets/...) and URLs -------------------------------------------------
+
 
 @pytest.fixture
 def hf_env(monkeypatch, tmp_path):
@@ -293,7 +332,7 @@ def test_ingest_from_url_is_cached_and_recorded(hf_env, web, yago_file, run_cli,
     assert f"source: {url} (sha256 {sha})" in res.output
     cached = list((hf_env / "assets" / "ctxprior" / "urls").glob("*/yago_qec.json"))
     assert len(cached) == 1 and cached[0].read_bytes() == yago_file.read_bytes()
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.query("SELECT source_path, source_sha256 FROM dataset") == [(url, sha)]
     web.close()  # the second time comes from the cache
     res = run_cli("ingest", "yago-qec", url, "--name", "again")
@@ -307,8 +346,13 @@ def test_sha256_mismatch_is_refused_before_writing(hf_env, web, yago_file, run_c
     wrong = "0" * 64
     for spec in (f"{web.url}/yago_qec.json", str(yago_file)):
         line = one_line_error(run_cli("ingest", "yago-qec", spec, "--sha256", wrong))
-        assert f"{spec}: sha256 is {hashlib.sha256(yago_file.read_bytes()).hexdigest()} but --sha256 expects {wrong}" in line
-    assert "64 hexadecimal digits" in one_line_error(run_cli("ingest", "yago-qec", yago_file, "--sha256", "abc"))
+        assert (
+            f"{spec}: sha256 is {hashlib.sha256(yago_file.read_bytes()).hexdigest()} but --sha256 expects {wrong}"
+            in line
+        )
+    assert "64 hexadecimal digits" in one_line_error(
+        run_cli("ingest", "yago-qec", yago_file, "--sha256", "abc")
+    )
     assert snapshot(db_path) == before
 
 
@@ -329,7 +373,6 @@ def test_url_errors_are_one_line(hf_env, web, run_cli, db_path, monkeypatch):
     assert "HF_HUB_OFFLINE is set" in line and "pass the local path instead" in line
     assert snapshot(db_path) == before
     assert not list((hf_env / "assets").rglob("*.part"))
-
 
 
 def test_a_truncated_download_is_never_cached(hf_env, web, yago_file, run_cli, db_path, monkeypatch):
@@ -372,18 +415,33 @@ def test_ingest_from_the_hub_records_the_commit(hub, tmp_path, yago_file, run_cl
     head = hub.add_dataset("lab/yago", {"data/yago_qec.json": other.read_bytes()}, summary="smaller file")
     res = run_cli("ingest", "yago-qec", "hf://datasets/lab/yago/data/yago_qec.json", "--name", "latest")
     assert res.exit_code == 0, res.output
-    res = run_cli("ingest", "yago-qec", f"hf://datasets/lab/yago@{first}/data/yago_qec.json", "--name", "pinned",
-                  "--relation", "reverse-memberOf")
+    res = run_cli(
+        "ingest",
+        "yago-qec",
+        f"hf://datasets/lab/yago@{first}/data/yago_qec.json",
+        "--name",
+        "pinned",
+        "--relation",
+        "reverse-memberOf",
+    )
     assert res.exit_code == 0, res.output
-    with open_warehouse(db_path, read_only=True) as wh:
-        rows = dict((n, (p, s)) for n, p, s in wh.query("SELECT name, source_path, source_sha256 FROM dataset"))
-        assert rows["latest"] == (f"hf://datasets/lab/yago@{head}/data/yago_qec.json",
-                                  hashlib.sha256(other.read_bytes()).hexdigest())
-        assert rows["pinned"] == (f"hf://datasets/lab/yago@{first}/data/yago_qec.json",
-                                  hashlib.sha256(yago_file.read_bytes()).hexdigest())
+    with open_store(db_path, read_only=True) as wh:
+        rows = dict(
+            (n, (p, s)) for n, p, s in wh.query("SELECT name, source_path, source_sha256 FROM dataset")
+        )
+        assert rows["latest"] == (
+            f"hf://datasets/lab/yago@{head}/data/yago_qec.json",
+            hashlib.sha256(other.read_bytes()).hexdigest(),
+        )
+        assert rows["pinned"] == (
+            f"hf://datasets/lab/yago@{first}/data/yago_qec.json",
+            hashlib.sha256(yago_file.read_bytes()).hexdigest(),
+        )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a pinned commit in the cache needs no network
     n = len(hub.requests)
-    res = run_cli("ingest", "yago-qec", f"hf://datasets/lab/yago@{first}/data/yago_qec.json", "--name", "offline")
+    res = run_cli(
+        "ingest", "yago-qec", f"hf://datasets/lab/yago@{first}/data/yago_qec.json", "--name", "offline"
+    )
     assert res.exit_code == 0, res.output
     assert len(hub.requests) == n
 
@@ -392,16 +450,20 @@ def test_hub_errors_are_one_line(hub, yago_file, run_cli, db_path, monkeypatch):
     hub.add_dataset("lab/yago", {"yago_qec.json": yago_file.read_bytes()})
     assert run_cli("ingest", "demo", "--only", "friend_enemy").exit_code == 0
     before = snapshot(db_path)
-    cases = {"hf://datasets/lab/nope/yago_qec.json": "no dataset repository lab/nope",
-             "hf://datasets/lab/yago@v9/yago_qec.json": "has no revision 'v9'",
-             "hf://datasets/lab/yago/missing.json": "has no file missing.json at revision main",
-             "hf://models/lab/yago/yago_qec.json": "not a Hub file path",
-             "hf://datasets/lab/yago": "not a Hub file path"}
+    cases = {
+        "hf://datasets/lab/nope/yago_qec.json": "no dataset repository lab/nope",
+        "hf://datasets/lab/yago@v9/yago_qec.json": "has no revision 'v9'",
+        "hf://datasets/lab/yago/missing.json": "has no file missing.json at revision main",
+        "hf://models/lab/yago/yago_qec.json": "not a Hub file path",
+        "hf://datasets/lab/yago": "not a Hub file path",
+    }
     for spec, expect in cases.items():
         assert expect in one_line_error(run_cli("ingest", "yago-qec", spec)), spec
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     line = one_line_error(run_cli("ingest", "yago-qec", "hf://datasets/lab/yago/yago_qec.json"))
-    assert "HF_HUB_OFFLINE is set" in line and f"{hub.url}/datasets/lab/yago/resolve/main/yago_qec.json" in line
+    assert (
+        "HF_HUB_OFFLINE is set" in line and f"{hub.url}/datasets/lab/yago/resolve/main/yago_qec.json" in line
+    )
     assert "pass the local path instead" in line
     assert snapshot(db_path) == before
 
@@ -411,8 +473,24 @@ def test_hub_and_url_tests_ignore_the_shells_offline_switches(tmp_path):
     GPU clusters), the Hub and URL tests still pass: each sets the environment it needs."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     tests = Path(__file__).resolve().parent
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests / "test_ingest.py"),
-                          "-k", "test_ingest_from_url_is_cached_and_recorded or test_ingest_from_the_hub_records_the_commit",
-                          "--basetemp", str(tmp_path / "t")],
-                         cwd=tests.parent, env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(tests / "test_ingest.py"),
+            "-k",
+            "test_ingest_from_url_is_cached_and_recorded or test_ingest_from_the_hub_records_the_commit",
+            "--basetemp",
+            str(tmp_path / "t"),
+        ],
+        cwd=tests.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0 and "2 passed" in res.stdout, res.stdout[-3000:] + res.stderr[-2000:]

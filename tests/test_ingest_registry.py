@@ -21,18 +21,29 @@ def _pairs_source() -> IngestSource:
         rel = b.add_relation(relation)
         for pos, pair in enumerate(pairs):
             entity, _, answer = pair.partition("=")
-            rel.facts.append({"entity": b.entity(entity, "real"), "answer": b.answer(answer),
-                              "kind": "real", "position": pos})
+            rel.facts.append(
+                {
+                    "entity": b.entity(entity, "real"),
+                    "answer": b.answer(answer),
+                    "kind": "real",
+                    "position": pos,
+                }
+            )
         rel.query_forms.append(("open", 0, "{entity} likes"))
         with wh.transaction():
             return b.write(wh)
 
     return IngestSource(
-        name="pairs", help="Load ENTITY=ANSWER pairs as one relation (a test's source).",
-        params=(Param("pairs", metavar="ENTITY=ANSWER...", multiple=True),
-                Param("name", "--name", "Dataset name in the warehouse.", default="pairs"),
-                Param("relation", "--relation", "The relation's name.", metavar="R", default="likes")),
-        load=load, lines=lambda s: [f"ingested dataset '{s['dataset']}': {s['facts']} facts"])
+        name="pairs",
+        help="Load ENTITY=ANSWER pairs as one relation (a test's source).",
+        params=(
+            Param("pairs", metavar="ENTITY=ANSWER...", multiple=True),
+            Param("name", "--name", "Dataset name in the warehouse.", default="pairs"),
+            Param("relation", "--relation", "The relation's name.", metavar="R", default="likes"),
+        ),
+        load=load,
+        lines=lambda s: [f"ingested dataset '{s['dataset']}': {s['facts']} facts"],
+    )
 
 
 @pytest.fixture
@@ -46,8 +57,10 @@ def test_the_three_sources_are_declared_beside_their_loaders():
     sources = api.ingest_sources()
     assert list(sources) == ["demo", "dynamicqa", "yago-qec"]
     assert {n: s.load.__module__ for n, s in sources.items()} == {
-        "demo": "ctxprior.ingest.demo", "dynamicqa": "ctxprior.dynamicqa.ingest",
-        "yago-qec": "ctxprior.ingest.yago_qec"}
+        "demo": "ctxprior.ingest.demo",
+        "dynamicqa": "ctxprior.dynamicqa.ingest",
+        "yago-qec": "ctxprior.ingest.yago_qec",
+    }
 
 
 def test_a_new_source_is_one_declaration(pairs, run_cli, db_path):

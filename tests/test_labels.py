@@ -27,12 +27,25 @@ def test_only_the_first_nonblank_line_counts():
     assert label_generation("\nMaybe\nYes", "closed", "Paris", "Rome") == "OTHER"
 
 
-@given(pre=WS, post=WS, true=ANSWERS, ctx=ANSWERS, tail=st.sampled_from(["", ".", ", of course", " is the answer"]))
+@given(
+    pre=WS,
+    post=WS,
+    true=ANSWERS,
+    ctx=ANSWERS,
+    tail=st.sampled_from(["", ".", ", of course", " is the answer"]),
+)
 def test_whitespace_around_an_open_answer_never_changes_the_label(pre, post, true, ctx, tail):
     body = f"{true}{tail}"
-    assert label_generation(pre + body + post, "open", true, ctx) == label_generation(body, "open", true, ctx) == "ORIGINAL"
-    if ctx.casefold() != true.casefold() and not true.casefold().startswith(ctx.casefold()) \
-            and not ctx.casefold().startswith(true.casefold()):
+    assert (
+        label_generation(pre + body + post, "open", true, ctx)
+        == label_generation(body, "open", true, ctx)
+        == "ORIGINAL"
+    )
+    if (
+        ctx.casefold() != true.casefold()
+        and not true.casefold().startswith(ctx.casefold())
+        and not ctx.casefold().startswith(true.casefold())
+    ):
         body = f"{ctx}{tail}"
         assert label_generation(pre + body + post, "open", true, ctx) == "CONTEXT"
 

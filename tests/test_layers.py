@@ -132,7 +132,7 @@ def _module_edges() -> dict[str, set[str]]:
 
 
 def test_no_module_import_circles():
-    """Not even between two modules of one package (e.g. schema.warehouse <-> schema.migrations)."""
+    """Not even between two modules of one package (e.g. schema.store <-> schema.migrations)."""
     edges = _module_edges()
     done: set[str] = set()
 

@@ -33,23 +33,25 @@ def test_reference_identity():
 
 
 def test_reference_two_contexts():
-    s = scores_from_probs([[.7, .2, .1], [.1, .8, .1]], [.5, .5])
+    s = scores_from_probs([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]], [0.5, 0.5])
     assert s.susceptibility == pytest.approx(0.222923186, abs=1e-9)
     np.testing.assert_allclose(s.persuasion, [0.208472908, 0.237373468], atol=1e-9)
 
 
 def test_reference_duplicated_context():
-    s = scores_from_probs([[.9, .1], [.2, .8]], [2 / 3, 1 / 3])
+    s = scores_from_probs([[0.9, 0.1], [0.2, 0.8]], [2 / 3, 1 / 3])
     assert s.susceptibility == pytest.approx(0.252991378, abs=1e-9)
     # the same thing as a duplicated row with uniform weights
-    s2 = scores_from_probs([[.9, .1], [.9, .1], [.2, .8]])
+    s2 = scores_from_probs([[0.9, 0.1], [0.9, 0.1], [0.2, 0.8]])
     assert s2.susceptibility == pytest.approx(0.252991378, abs=1e-9)
 
 
 def test_reference_vectors_torch():
-    for probs, w, chi in [(np.eye(4), None, math.log(4)),
-                          ([[.7, .2, .1], [.1, .8, .1]], [.5, .5], 0.222923186),
-                          ([[.9, .1], [.2, .8]], [2 / 3, 1 / 3], 0.252991378)]:
+    for probs, w, chi in [
+        (np.eye(4), None, math.log(4)),
+        ([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]], [0.5, 0.5], 0.222923186),
+        ([[0.9, 0.1], [0.2, 0.8]], [2 / 3, 1 / 3], 0.252991378),
+    ]:
         with np.errstate(divide="ignore"):
             lp = torch.log(torch.tensor(probs, dtype=torch.float64))
         out = scores_torch(lp, w)
@@ -65,12 +67,15 @@ def test_memorization_ratio():
 
 # ---------------------------------------------------------------- properties
 
+
 def prob_matrices(min_rows=1, max_rows=6, min_cols=2, max_cols=8):
     return st.integers(min_rows, max_rows).flatmap(
         lambda n: st.integers(min_cols, max_cols).flatmap(
-            lambda v: arrays(np.float64, (n, v),
-                             elements=st.one_of(st.just(0.0), st.floats(1e-6, 1.0)))
-            .filter(lambda a: (a.sum(axis=1) > 0).all())))
+            lambda v: arrays(
+                np.float64, (n, v), elements=st.one_of(st.just(0.0), st.floats(1e-6, 1.0))
+            ).filter(lambda a: (a.sum(axis=1) > 0).all())
+        )
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -93,7 +98,7 @@ def test_properties(p):
 @given(prob_matrices(max_rows=4), st.integers(0, 3))
 def test_duplicates_weigh_twice(p, k):
     k = k % p.shape[0]
-    dup = np.vstack([p, p[k:k + 1]])
+    dup = np.vstack([p, p[k : k + 1]])
     w = np.ones(p.shape[0])
     w[k] = 2
     a = scores_from_probs(dup)
@@ -131,7 +136,7 @@ def test_single_context_has_zero_susceptibility():
 
 def test_bad_weights():
     with pytest.raises(ValueError):
-        scores_np(np.log(np.full((2, 2), .5)), [1, -1])
+        scores_np(np.log(np.full((2, 2), 0.5)), [1, -1])
 
 
 @settings(max_examples=100, deadline=None)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-
 from conftest import ROOT
 from demo_warehouse import build_scored_demo
 
@@ -18,7 +15,9 @@ def test_quickstart_notebook_runs(tmp_path, monkeypatch):
     db = build_scored_demo(tmp_path)
     monkeypatch.setenv("CTXPRIOR_DB", str(db))
     nb = nbformat.read(ROOT / "examples" / "quickstart.ipynb", as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")

@@ -21,7 +21,7 @@ def _imported(path: Path) -> set[str]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:  # relative to ctxprior.commands
-                base = ["ctxprior", "commands"][:3 - node.level]
+                base = ["ctxprior", "commands"][: 3 - node.level]
                 mod = ".".join(base + (node.module.split(".") if node.module else []))
             else:
                 mod = node.module or ""
@@ -33,8 +33,12 @@ def _imported(path: Path) -> set[str]:
 
 
 def _outside(name: str) -> bool:
-    return not (name in ALLOWED or name.startswith(tuple(f"{a}." for a in ALLOWED))
-                or name == "ctxprior.commands" or name.startswith("ctxprior.commands."))
+    return not (
+        name in ALLOWED
+        or name.startswith(tuple(f"{a}." for a in ALLOWED))
+        or name == "ctxprior.commands"
+        or name.startswith("ctxprior.commands.")
+    )
 
 
 @pytest.mark.parametrize("module", [p.name for p in sorted(COMMANDS.glob("*.py"))])
@@ -45,8 +49,10 @@ def test_commands_import_only_app_api_and_errors(module):
 
 def test_the_check_sees_library_imports_at_the_top_and_inside_functions(tmp_path):
     f = tmp_path / "cmd.py"
-    f.write_text("from ..schema import open_warehouse\nfrom .. import api\nfrom ..errors import UserError\n"
-                 "from .app import pass_app\nimport ctxprior.sqlshell\n"
-                 "def f():\n    from ..queries.analyses import parse_only\n    from .. import info\n")
+    f.write_text(
+        "from ..schema import open_store\nfrom .. import api\nfrom ..errors import UserError\n"
+        "from .app import pass_app\nimport ctxprior.sqlshell\n"
+        "def f():\n    from ..queries.analyses import parse_only\n    from .. import info\n"
+    )
     bad = sorted(n for n in _imported(f) if _outside(n))
     assert bad == ["ctxprior.info", "ctxprior.queries.analyses", "ctxprior.schema", "ctxprior.sqlshell"]

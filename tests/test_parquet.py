@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import duckdb
 import pytest
-
 from test_parquet_fixtures import build_warehouse
 
 
@@ -18,9 +16,9 @@ def _tables(path: str) -> dict[str, list[tuple]]:
     try:
         out: dict[str, list[tuple]] = {}
         for t, c, ty in con.execute(
-                "SELECT table_name, column_name, data_type FROM information_schema.columns "
-                "WHERE table_schema='main' AND table_name IN (SELECT table_name FROM information_schema.tables "
-                "WHERE table_schema='main' AND table_type='BASE TABLE') ORDER BY table_name, ordinal_position"
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema='main' AND table_name IN (SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema='main' AND table_type='BASE TABLE') ORDER BY table_name, ordinal_position"
         ).fetchall():
             out.setdefault(t, []).append((c, ty))
         return out
@@ -44,8 +42,9 @@ def assert_same_warehouse(a: str, b: str, tables: list[str] | None = None) -> No
             nb = con.execute(f'SELECT count(*) FROM b."{t}"').fetchone()[0]
             assert na == nb, f"{t}: {na} vs {nb} rows"
             for x, y in (("a", "b"), ("b", "a")):
-                diff = con.execute(f'SELECT count(*) FROM (SELECT * FROM {x}."{t}" EXCEPT ALL '
-                                   f'SELECT * FROM {y}."{t}")').fetchone()[0]
+                diff = con.execute(
+                    f'SELECT count(*) FROM (SELECT * FROM {x}."{t}" EXCEPT ALL SELECT * FROM {y}."{t}")'
+                ).fetchone()[0]
                 assert diff == 0, f"{t}: {diff} rows of {x} missing from {y}"
     finally:
         con.close()
@@ -71,7 +70,7 @@ def test_roundtrip_every_table_equal(tmp_path, run_cli, source_db, use_demo):
 
 def test_manifest_records_versions_counts_hashes(tmp_path, run_cli, source_db):
     from ctxprior import __version__
-    from ctxprior.schema import SCHEMA_VERSION, open_warehouse
+    from ctxprior.schema import SCHEMA_VERSION, open_store
 
     out = tmp_path / "export"
     assert run_cli("export", "parquet", out, db=source_db).exit_code == 0
@@ -80,15 +79,20 @@ def test_manifest_records_versions_counts_hashes(tmp_path, run_cli, source_db):
     assert m["ctxprior_version"] == __version__
     assert m["schema_version"] == SCHEMA_VERSION
     assert m["runs"] == [1, 2]
-    wh = open_warehouse(source_db, read_only=True)
+    wh = open_store(source_db, read_only=True)
     try:
         assert sorted(e["name"] for e in m["tables"]) == wh.table_names()
         for e in m["tables"]:
             assert e["kind"] == "table"
             assert e["rows"] == wh.scalar(f'SELECT count(*) FROM "{e["name"]}"')
             assert [c["name"] for c in e["columns"]] == [
-                r[0] for r in wh.query("SELECT column_name FROM information_schema.columns WHERE "
-                                       "table_name=? ORDER BY ordinal_position", [e["name"]])]
+                r[0]
+                for r in wh.query(
+                    "SELECT column_name FROM information_schema.columns WHERE "
+                    "table_name=? ORDER BY ordinal_position",
+                    [e["name"]],
+                )
+            ]
             assert sum(f["rows"] for f in e["files"]) == e["rows"]
             for f in e["files"]:
                 data = (out / f["path"]).read_bytes()
@@ -102,9 +106,9 @@ def test_manifest_records_versions_counts_hashes(tmp_path, run_cli, source_db):
 def test_export_is_deterministic_and_sharded(tmp_path, source_db):
     """Same warehouse -> byte-identical files (what lets publish skip unchanged commits)."""
     from ctxprior.publish.parquet import export_parquet, select
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    wh = open_warehouse(source_db, read_only=True)
+    wh = open_store(source_db, read_only=True)
     try:
         sel = select(wh)
         m1 = export_parquet(wh, tmp_path / "a", sel, stamp_time=False)
@@ -117,7 +121,9 @@ def test_export_is_deterministic_and_sharded(tmp_path, source_db):
     (p,) = m3["tables"]
     assert len(p["files"]) == -(-p["rows"] // 10) > 1
     assert [f["rows"] for f in p["files"]][:-1] == [10] * (len(p["files"]) - 1)
-    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path}/c/data/persuasion/*.parquet')").fetchall()[0][0]
+    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path}/c/data/persuasion/*.parquet')").fetchall()[
+        0
+    ][0]
     assert n == p["rows"]
 
 
@@ -128,14 +134,21 @@ def test_export_options_tables_views_runs(tmp_path, run_cli, source_db):
     m = json.loads((out / "manifest.json").read_text())
     assert [e["name"] for e in m["tables"]] == ["run", "persuasion"]
     assert m["runs"] == [1] and m["run_filter"] == [1]
-    ids = duckdb.sql(f"SELECT DISTINCT run_id FROM read_parquet('{out}/data/persuasion/*.parquet')").fetchall()
+    ids = duckdb.sql(
+        f"SELECT DISTINCT run_id FROM read_parquet('{out}/data/persuasion/*.parquet')"
+    ).fetchall()
     assert ids == [(1,)]
 
     out = tmp_path / "v"
-    r = run_cli("export", "parquet", out, "--views", "v_persuasion", "--views", "v_susceptibility", db=source_db)
+    r = run_cli(
+        "export", "parquet", out, "--views", "v_persuasion", "--views", "v_susceptibility", db=source_db
+    )
     assert r.exit_code == 0, r.output
     m = json.loads((out / "manifest.json").read_text())
-    assert [(e["name"], e["kind"]) for e in m["tables"]] == [("v_persuasion", "view"), ("v_susceptibility", "view")]
+    assert [(e["name"], e["kind"]) for e in m["tables"]] == [
+        ("v_persuasion", "view"),
+        ("v_susceptibility", "view"),
+    ]
     assert m["tables"][0]["rows"] > 0
     # a views-only folder cannot rebuild a warehouse
     r = run_cli("import", "parquet", out, db=str(tmp_path / "n.duckdb"))
@@ -147,12 +160,15 @@ def test_export_options_tables_views_runs(tmp_path, run_cli, source_db):
     assert all(e["kind"] == "view" for e in json.loads((out / "manifest.json").read_text())["tables"])
 
 
-@pytest.mark.parametrize("args, msg", [
-    (["--tables", "nope"], "--tables nope: no such table"),
-    (["--views", "persuasion"], "--views persuasion: no such view"),
-    (["--runs", "99"], "--runs 99: no such run"),
-    (["--runs", "x"], "--runs x: not a run id"),
-])
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["--tables", "nope"], "--tables nope: no such table"),
+        (["--views", "persuasion"], "--views persuasion: no such view"),
+        (["--runs", "99"], "--runs 99: no such run"),
+        (["--runs", "x"], "--runs x: not a run id"),
+    ],
+)
 def test_export_bad_options_exit_2(tmp_path, run_cli, source_db, args, msg):
     r = run_cli("export", "parquet", tmp_path / "o", *args, db=source_db)
     assert r.exit_code == 2
@@ -241,10 +257,14 @@ def test_tables_outside_the_schema_roundtrip_with_types(tmp_path, run_cli):
     """A user's own table (created by SQL, not in the SQLAlchemy metadata) comes back with its types."""
     src = build_warehouse(str(tmp_path / "s.duckdb"), use_demo=False)
     con = duckdb.connect(src)
-    con.execute("CREATE TABLE my_covariate (entity_id INTEGER, score DOUBLE, note VARCHAR, day DATE, "
-                "big HUGEINT, flag BOOLEAN, ts TIMESTAMP, small SMALLINT)")
-    con.execute("INSERT INTO my_covariate VALUES (1, 0.5, 'a', DATE '2024-01-02', 12345678901234567890, true, "
-                "TIMESTAMP '2024-01-02 03:04:05.123456', 7), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL)")
+    con.execute(
+        "CREATE TABLE my_covariate (entity_id INTEGER, score DOUBLE, note VARCHAR, day DATE, "
+        "big HUGEINT, flag BOOLEAN, ts TIMESTAMP, small SMALLINT)"
+    )
+    con.execute(
+        "INSERT INTO my_covariate VALUES (1, 0.5, 'a', DATE '2024-01-02', 12345678901234567890, true, "
+        "TIMESTAMP '2024-01-02 03:04:05.123456', 7), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+    )
     con.close()
     out = tmp_path / "e"
     assert run_cli("export", "parquet", out, db=src).exit_code == 0

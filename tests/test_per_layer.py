@@ -6,13 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from test_engine import prompts, tiny_family
+from test_scoring import tiny
 
 from ctxprior.scoring.engine import Engine, final_norm
 from ctxprior.scoring.estimators import first_token
 from ctxprior.scoring.metrics import scores_np
-
-from test_engine import prompts, tiny_family
-from test_scoring import tiny
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -48,11 +47,11 @@ def test_last_layer_equals_the_final_scores_exactly(arch):
     for p, r in zip(plain, layered):
         assert r.by_layer["susceptibility"].shape == (n_layers,)
         assert r.by_layer["persuasion"].shape == (n_layers, len(contexts))
-        assert r.by_layer["susceptibility"][-1] == p.susceptibility          # exactly, not approx
+        assert r.by_layer["susceptibility"][-1] == p.susceptibility  # exactly, not approx
         assert r.by_layer["mixture_entropy"][-1] == p.mixture_entropy
         assert r.by_layer["mean_conditional_entropy"][-1] == p.mean_conditional_entropy
         np.testing.assert_array_equal(r.by_layer["persuasion"][-1], p.persuasion)
-        assert r.susceptibility == p.susceptibility                          # the final scores unchanged
+        assert r.susceptibility == p.susceptibility  # the final scores unchanged
         np.testing.assert_array_equal(r.persuasion, p.persuasion)
 
 
@@ -82,62 +81,95 @@ def test_chi_only_keeps_no_persuasion_by_layer():
 
 # ---------------------------------------------------------------- warehouse, view, CLI, API
 
+from test_scoring import _demo, tiny_folder  # noqa: E402,F401
+
 from ctxprior.errors import UserError  # noqa: E402
-from ctxprior.schema import open_warehouse  # noqa: E402
+from ctxprior.schema import open_store  # noqa: E402
 from ctxprior.scoring.runs import score_sample  # noqa: E402
 from ctxprior.scoring.units import ScoreConfig  # noqa: E402
-
-from test_scoring import _demo, tiny_folder  # noqa: E402,F401
 
 
 def _score(db_path, per_layer, **kw):
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_warehouse(db_path) as wh:
-        return sid, score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("open",), per_layer=per_layer),
-                                 shard_size=2, progress=False, log=lambda m: None, **kw)
+    with open_store(db_path) as wh:
+        return sid, score_sample(
+            wh,
+            sid,
+            "tiny",
+            lm=tiny(),
+            config=ScoreConfig(query_types=("open",), per_layer=per_layer),
+            shard_size=2,
+            progress=False,
+            log=lambda m: None,
+            **kw,
+        )
 
 
 def test_run_writes_layer_tables_and_the_view(db_path):
     _, s = _score(db_path, "psi")
     n_layers = tiny().model.config.num_hidden_layers + 1
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         n_sus = wh.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id])
         n_pers = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
         assert n_sus > 0
-        assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id]) == n_sus * n_layers
-        assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [s.run_id]) == n_pers * n_layers
+        assert (
+            wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id])
+            == n_sus * n_layers
+        )
+        assert (
+            wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [s.run_id])
+            == n_pers * n_layers
+        )
         # the last layer is the final-layer table, exactly
-        diff = wh.query("""SELECT count(*), count(*) FILTER (WHERE l.susceptibility <> s.susceptibility)
+        diff = wh.query(
+            """SELECT count(*), count(*) FILTER (WHERE l.susceptibility <> s.susceptibility)
                            FROM susceptibility_layer l JOIN susceptibility s USING (run_id, query_form_id, fact_id)
-                           WHERE l.layer = ? AND l.run_id = ?""", [n_layers - 1, s.run_id])[0]
+                           WHERE l.layer = ? AND l.run_id = ?""",
+            [n_layers - 1, s.run_id],
+        )[0]
         assert diff == (n_sus, 0)
-        diff = wh.query("""SELECT count(*), count(*) FILTER (WHERE l.persuasion <> p.persuasion)
+        diff = wh.query(
+            """SELECT count(*), count(*) FILTER (WHERE l.persuasion <> p.persuasion)
                            FROM persuasion_layer l JOIN persuasion p USING (run_id, query_form_id, fact_id, context_id)
-                           WHERE l.layer = ? AND l.run_id = ?""", [n_layers - 1, s.run_id])[0]
+                           WHERE l.layer = ? AND l.run_id = ?""",
+            [n_layers - 1, s.run_id],
+        )[0]
         assert diff == (n_pers, 0)
         # χ of a layer is the mean of its ψ (uniform context weights)
         gap = wh.scalar("""SELECT max(abs(l.susceptibility - p.m)) FROM susceptibility_layer l
                            JOIN (SELECT run_id, query_form_id, fact_id, layer, avg(persuasion) AS m FROM persuasion_layer
                                  GROUP BY ALL) p USING (run_id, query_form_id, fact_id, layer)""")
         assert gap < 1e-12
-        v = wh.df("SELECT * FROM v_susceptibility_by_layer WHERE run_id = ? ORDER BY entity, layer", [s.run_id])
+        v = wh.df(
+            "SELECT * FROM v_susceptibility_by_layer WHERE run_id = ? ORDER BY entity, layer", [s.run_id]
+        )
         assert len(v) == n_sus * n_layers and set(v["n_layers"]) == {n_layers}
         assert set(v["entity_kind"]) <= {"real", "fake"} and v["entity"].notna().all()
-        ref = wh.df("SELECT query_form_id, fact_id, susceptibility FROM v_susceptibility WHERE run_id = ?", [s.run_id])
+        ref = wh.df(
+            "SELECT query_form_id, fact_id, susceptibility FROM v_susceptibility WHERE run_id = ?", [s.run_id]
+        )
         both = ref.merge(v[v["layer"] == n_layers - 1], on=["query_form_id", "fact_id"])
         assert len(both) == len(ref) and (both["susceptibility_x"] == both["susceptibility_y"]).all()
 
 
 def test_chi_only_run_writes_no_persuasion_by_layer_and_plain_runs_nothing(db_path):
     _, s = _score(db_path, "chi")
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id]) > 0
         assert wh.scalar("SELECT count(*) FROM persuasion_layer") == 0
         cfg = wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [s.run_id])
         assert '"per_layer": "chi"' in cfg
         sid = wh.scalar("SELECT sample_id FROM run WHERE run_id = ?", [s.run_id])
-        plain = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("open",)), shard_size=2,
-                             progress=False, log=lambda m: None)
+        plain = score_sample(
+            wh,
+            sid,
+            "tiny",
+            lm=tiny(),
+            config=ScoreConfig(query_types=("open",)),
+            shard_size=2,
+            progress=False,
+            log=lambda m: None,
+        )
         assert plain.run_id != s.run_id  # another identity: not a resume of the per-layer run
         assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [plain.run_id]) == 0
         assert "per_layer" not in wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [plain.run_id])
@@ -145,24 +177,43 @@ def test_chi_only_run_writes_no_persuasion_by_layer_and_plain_runs_nothing(db_pa
 
 def test_per_layer_needs_first_token(db_path):
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         with pytest.raises(UserError, match="--per-layer"):
-            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(estimator="answer-set", per_layer="chi"),
-                         progress=False)
+            score_sample(
+                wh,
+                sid,
+                "tiny",
+                lm=tiny(),
+                config=ScoreConfig(estimator="answer-set", per_layer="chi"),
+                progress=False,
+            )
         with pytest.raises(UserError, match="--per-layer"):
             score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(per_layer="all"), progress=False)
 
 
-def test_cli_score_per_layer(run_cli, db_path, tiny_folder):  # noqa: F811
+def test_cli_score_per_layer(run_cli, db_path, tiny_folder):
     sid = _demo(db_path, entities=2, contexts=6)
-    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet", "--per-layer")
+    r = run_cli(
+        "score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet", "--per-layer"
+    )
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.strip().splitlines()[-1])
-    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet",
-                "--per-layer", "psi", "--fresh")
+    r = run_cli(
+        "score",
+        "--sample",
+        sid,
+        "--model",
+        tiny_folder,
+        "--query-forms",
+        "open",
+        "--quiet",
+        "--per-layer",
+        "psi",
+        "--fresh",
+    )
     assert r.exit_code == 0, r.output
     run_psi = int(r.stdout.strip().splitlines()[-1])
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM v_susceptibility_by_layer WHERE run_id = ?", [run_id]) > 0
         assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_id]) == 0
         assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_psi]) > 0
@@ -174,7 +225,7 @@ def test_cli_score_per_layer(run_cli, db_path, tiny_folder):  # noqa: F811
     assert open(db_path, "rb").read() == before
 
 
-def test_cli_and_api_quick_per_layer(run_cli, tmp_path, tiny_folder):  # noqa: F811
+def test_cli_and_api_quick_per_layer(run_cli, tmp_path, tiny_folder):
     import json
 
     import ctxprior
@@ -184,19 +235,42 @@ def test_cli_and_api_quick_per_layer(run_cli, tmp_path, tiny_folder):  # noqa: F
     ctxs.write_text("The capital of France is Rome.\\n\nThe capital of Spain is Paris.\\n\n")
     query = "Q: What is the capital of {entity}?\nA:"
     n_layers = tiny().model.config.num_hidden_layers + 1
-    r = run_cli("quick", "--model", tiny_folder, "--query", query, "--entities-file", ents,
-                "--contexts-file", ctxs, "--json", "--per-layer", "psi")
+    r = run_cli(
+        "quick",
+        "--model",
+        tiny_folder,
+        "--query",
+        query,
+        "--entities-file",
+        ents,
+        "--contexts-file",
+        ctxs,
+        "--json",
+        "--per-layer",
+        "psi",
+    )
     assert r.exit_code == 0, r.output
     rows = json.loads(r.stdout)["rows"]
     assert len(rows) == 2 * n_layers * 2 and {x["layer"] for x in rows} == set(range(n_layers))
-    r = run_cli("quick", "--model", tiny_folder, "--query", query, "--entities-file", ents,
-                "--contexts-file", ctxs, "--per-layer")
+    r = run_cli(
+        "quick",
+        "--model",
+        tiny_folder,
+        "--query",
+        query,
+        "--entities-file",
+        ents,
+        "--contexts-file",
+        ctxs,
+        "--per-layer",
+    )
     assert r.exit_code == 0, r.output
     assert len(r.stdout.strip().splitlines()) == 2 * n_layers and "layer 0\tsusceptibility" in r.stdout
     lm = ctxprior.load_model(tiny_folder, device="cpu")
     plain = ctxprior.quick(lm, query, ["France", "Zorblax"], ["The capital of France is Rome.\n", "Rome.\n"])
-    chi = ctxprior.quick(lm, query, ["France", "Zorblax"], ["The capital of France is Rome.\n", "Rome.\n"],
-                         per_layer=True)
+    chi = ctxprior.quick(
+        lm, query, ["France", "Zorblax"], ["The capital of France is Rome.\n", "Rome.\n"], per_layer=True
+    )
     assert list(chi.columns) == ["entity", "layer", "susceptibility"] and len(chi) == 2 * n_layers
     last = chi[chi["layer"] == n_layers - 1].set_index("entity")["susceptibility"]
     assert (last == plain.groupby("entity")["susceptibility"].first()).all()
@@ -214,22 +288,40 @@ def test_figure_and_report_line(tmp_path):
 
     db = str(tmp_path / "w.duckdb")
     sid = _demo(db, entities=4, contexts=12)
-    with open_warehouse(db) as wh:
-        kinds = set(r[0] for r in wh.query("SELECT DISTINCT f.entity_kind FROM sample_fact JOIN fact f USING (fact_id) "
-                                           "WHERE sample_id = ?", [sid]))
+    with open_store(db) as wh:
+        kinds = set(
+            r[0]
+            for r in wh.query(
+                "SELECT DISTINCT f.entity_kind FROM sample_fact JOIN fact f USING (fact_id) "
+                "WHERE sample_id = ?",
+                [sid],
+            )
+        )
         assert kinds == {"real", "fake"}
-        plain = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(), progress=False, log=lambda m: None)
+        plain = score_sample(
+            wh, sid, "tiny", lm=tiny(), config=ScoreConfig(), progress=False, log=lambda m: None
+        )
         f = fig_layers_real_fake(wh, [plain.run_id])
         assert f.fig is None and "--per-layer" in f.note
-        s = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(per_layer="chi"), progress=False,
-                         log=lambda m: None)
+        s = score_sample(
+            wh,
+            sid,
+            "tiny",
+            lm=tiny(),
+            config=ScoreConfig(per_layer="chi"),
+            progress=False,
+            log=lambda m: None,
+        )
         f = fig_layers_real_fake(wh, [s.run_id])
         n_layers = tiny().model.config.num_hidden_layers + 1
         assert f.fig is not None and set(f.data["grp"]) == {"real", "fake"}
         assert len(f.data) == 2 * 2 * n_layers  # (open, closed) x (real, fake) x layers
-        final = wh.df("""SELECT q.query_type, f.entity_kind AS grp, avg(s.susceptibility) AS m FROM susceptibility s
+        final = wh.df(
+            """SELECT q.query_type, f.entity_kind AS grp, avg(s.susceptibility) AS m FROM susceptibility s
                          JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
-                         WHERE run_id = ? GROUP BY ALL""", [s.run_id])
+                         WHERE run_id = ? GROUP BY ALL""",
+            [s.run_id],
+        )
         last = f.data[f.data["layer"] == n_layers - 1].merge(final, on=["query_type", "grp"])
         assert len(last) == 4 and ((last["mean"] - last["m"]).abs() < 1e-12).all()
         line = layers_reading(f.data)
@@ -237,7 +329,10 @@ def test_figure_and_report_line(tmp_path):
         assert f"at the output (layer {n_layers - 1})" in line
         html = open(write_report(wh, tmp_path / "r.html", [s.run_id]), encoding="utf-8").read()
     assert "per-layer χ, logit lens" in html and line.split(";")[0] in html
-    assert layers_reading(pd.DataFrame(columns=["run_id", "query_type", "grp", "layer", "n_layers", "mean"])) == ""
+    assert (
+        layers_reading(pd.DataFrame(columns=["run_id", "query_type", "grp", "layer", "n_layers", "mean"]))
+        == ""
+    )
 
 
 def test_a_model_without_a_final_norm_is_refused_in_one_line():

@@ -10,8 +10,9 @@ from ctxprior.errors import UserError
 from ctxprior.scoring.models import default_dtype_name, resolve_dtype
 
 
-@pytest.mark.parametrize("device, expect", [("cuda", "float16"), ("cuda:1", "float16"), ("cpu", "float32"),
-                                            ("mps", "float32")])
+@pytest.mark.parametrize(
+    "device, expect", [("cuda", "float16"), ("cuda:1", "float16"), ("cpu", "float32"), ("mps", "float32")]
+)
 def test_auto_dtype(device, expect):
     assert default_dtype_name(device) == expect
     assert resolve_dtype("auto", device) is getattr(torch, expect)

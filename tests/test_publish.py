@@ -15,7 +15,6 @@ import duckdb
 import pytest
 import yaml
 from click.testing import CliRunner
-
 from hub_mock import HubMock, subprocess_env
 from test_parquet import assert_same_warehouse
 from test_parquet_fixtures import build_warehouse
@@ -47,10 +46,16 @@ def q(db: str, sql: str):
 def hub_env(tmp_path: Path, mock: HubMock | None = None, token: str | None = TOKEN, **extra) -> dict:
     """A clean environment for a ctxprior subprocess: HF state under tmp_path, only 127.0.0.1."""
     env = subprocess_env()  # no HF_* / TRANSFORMERS_OFFLINE from the shell running the tests
-    env.update({"HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_DISABLE_TELEMETRY": "1",
-                "HF_HUB_DISABLE_XET": "1",  # the mock speaks LFS, not xet
-                "HF_HUB_VERBOSITY": "debug",  # the most logging huggingface_hub can do: grep it for the token
-                "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
+    env.update(
+        {
+            "HF_HOME": str(tmp_path / "hf_home"),
+            "HF_HUB_DISABLE_TELEMETRY": "1",
+            "HF_HUB_DISABLE_XET": "1",  # the mock speaks LFS, not xet
+            "HF_HUB_VERBOSITY": "debug",  # the most logging huggingface_hub can do: grep it for the token
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+    )
     if mock is not None:
         env["HF_ENDPOINT"] = mock.url
     else:
@@ -62,8 +67,13 @@ def hub_env(tmp_path: Path, mock: HubMock | None = None, token: str | None = TOK
 
 
 def run_ctxprior(args: list, env: dict, db: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from ctxprior.cli import main; main()", "--db", db,
-                           *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", "from ctxprior.cli import main; main()", "--db", db, *map(str, args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +84,17 @@ def src(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def dry(src, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dry") / "repo"
-    r = cli("publish", REPO, "--dry-run", out, "--license", "cc-by-4.0",
-            "--citation", "@misc{lab2026scores, title={Pythia context-vs-prior scores}, year={2026}}", db=src)
+    r = cli(
+        "publish",
+        REPO,
+        "--dry-run",
+        out,
+        "--license",
+        "cc-by-4.0",
+        "--citation",
+        "@misc{lab2026scores, title={Pythia context-vs-prior scores}, year={2026}}",
+        db=src,
+    )
     assert r.exit_code == 0, r.output
     return out
 
@@ -90,16 +109,23 @@ def expected_rows(db: str, name: str, runs: list[int]) -> int:
         con = duckdb.connect(db, read_only=True)
         try:
             for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall():
-                cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
-                                                  "WHERE table_name=?", [t]).fetchall()]
+                cols = [
+                    r[0]
+                    for r in con.execute(
+                        "SELECT column_name FROM information_schema.columns WHERE table_name=?", [t]
+                    ).fetchall()
+                ]
                 where = f" WHERE run_id IN ({','.join(map(str, runs))})" if "run_id" in cols else ""
-                _counts[(db, t, tuple(runs))] = con.execute(f'SELECT count(*) FROM "{t}"{where}').fetchone()[0]
+                _counts[(db, t, tuple(runs))] = con.execute(f'SELECT count(*) FROM "{t}"{where}').fetchone()[
+                    0
+                ]
         finally:
             con.close()
     return _counts[key]
 
 
 # -- the dry run ----------------------------------------------------------------------------------
+
 
 def test_dry_run_layout_configs_and_manifest(dry, src):
     m = json.loads((dry / "manifest.json").read_text())
@@ -115,7 +141,9 @@ def test_dry_run_layout_configs_and_manifest(dry, src):
     assert m["runs"] == [1]  # default: finished runs only (run 2 failed)
     assert m["left_out"] and "prompt_topk" in m["left_out"]
     files = sorted(p.relative_to(dry).as_posix() for p in dry.rglob("*") if p.is_file())
-    assert files == sorted(["README.md", "manifest.json"] + [f["path"] for e in published for f in e["files"]])
+    assert files == sorted(
+        ["README.md", "manifest.json"] + [f["path"] for e in published for f in e["files"]]
+    )
     for e in published:
         cfg = listed[e["name"]]
         assert cfg["data_files"] == [{"split": "train", "path": f"data/{e['name']}/*.parquet"}]
@@ -167,15 +195,27 @@ def test_every_config_loads_with_datasets_offline(dry, src, tmp_path):
         "for c in sys.argv[2:]:\n"
         "    ds = datasets.load_dataset(sys.argv[1], c, split='train', cache_dir=sys.argv[1] + '_cache')\n"
         "    out[c] = [ds.num_rows, sorted(ds.column_names)]\n"
-        "print(json.dumps(out))\n")
+        "print(json.dumps(out))\n"
+    )
     work = tmp_path / "copy"
     import shutil
 
     shutil.copytree(dry, work)
-    env = hub_env(tmp_path, None, token=None, HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1",
-                  HF_DATASETS_CACHE=str(tmp_path / "ds_cache"))
-    r = subprocess.run([sys.executable, "-c", code, str(work), *configs], env=env, capture_output=True,
-                       text=True, timeout=180)
+    env = hub_env(
+        tmp_path,
+        None,
+        token=None,
+        HF_DATASETS_OFFLINE="1",
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_CACHE=str(tmp_path / "ds_cache"),
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(work), *configs],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert set(got) == set(configs)
@@ -199,10 +239,13 @@ def test_include_distributions_and_runs(src, tmp_path):
     assert r.exit_code == 2 and "--runs 7: no such run" in r.output
 
 
-@pytest.mark.parametrize("args, msg", [
-    (["not-a-repo-id"], "not a Hub dataset id"),
-    (["a/b", "--license", "CC BY 4.0"], "not a license identifier"),
-])
+@pytest.mark.parametrize(
+    "args, msg",
+    [
+        (["not-a-repo-id"], "not a Hub dataset id"),
+        (["a/b", "--license", "CC BY 4.0"], "not a license identifier"),
+    ],
+)
 def test_publish_bad_input_exit_2(src, tmp_path, args, msg):
     r = cli("publish", *args, "--dry-run", tmp_path / "x", db=src)
     assert r.exit_code == 2 and msg in r.output
@@ -215,8 +258,11 @@ def test_pull_local_folder_rebuilds_the_published_tables(dry, src, tmp_path):
     assert r.exit_code == 0, r.output
     m = json.loads((dry / "manifest.json").read_text())
     # tables without run_id are whole; score tables hold run 1 only
-    whole = [e["name"] for e in m["tables"] if e["kind"] == "table" and e["files"]
-             and "run_id" not in {c["name"] for c in e["columns"]}]
+    whole = [
+        e["name"]
+        for e in m["tables"]
+        if e["kind"] == "table" and e["files"] and "run_id" not in {c["name"] for c in e["columns"]}
+    ]
     assert_same_warehouse(src, dst, whole)
     for e in m["tables"]:
         if e["kind"] == "table":
@@ -230,6 +276,7 @@ def test_pull_local_folder_rebuilds_the_published_tables(dry, src, tmp_path):
 
 
 # -- the upload path, against the local Hub stand-in ------------------------------------------------
+
 
 @pytest.fixture
 def hub():
@@ -252,22 +299,38 @@ def test_publish_uploads_one_commit_and_skips_unchanged(src, dry, tmp_path, hub)
     db = str(tmp_path / "wh.duckdb")
     Path(db).write_bytes(Path(src).read_bytes())
     env = hub_env(tmp_path, hub, token=None, CTX_TOKEN=TOKEN)
-    args = ["publish", REPO, "--token-env", "CTX_TOKEN", "--license", "cc-by-4.0", "--citation",
-            "@misc{lab2026scores, title={Pythia context-vs-prior scores}, year={2026}}"]
+    args = [
+        "publish",
+        REPO,
+        "--token-env",
+        "CTX_TOKEN",
+        "--license",
+        "cc-by-4.0",
+        "--citation",
+        "@misc{lab2026scores, title={Pythia context-vs-prior scores}, year={2026}}",
+    ]
     r1 = run_ctxprior(args, env, db)
     assert r1.returncode == 0, r1.stderr[-3000:]
 
     # the requests huggingface_hub made, in order
-    api = [(x.method, x.path) for x in hub.requests if not x.path.startswith(("/__lfs", "/api/agent-harnesses"))]
-    assert api == [("POST", "/api/repos/create"), ("GET", f"/api/datasets/{REPO}"),
-                   ("POST", "/api/validate-yaml"), ("POST", f"/api/datasets/{REPO}/preupload/main"),
-                   ("POST", f"/datasets/{REPO}.git/info/lfs/objects/batch"),
-                   ("POST", f"/api/datasets/{REPO}/commit/main")]
+    api = [
+        (x.method, x.path) for x in hub.requests if not x.path.startswith(("/__lfs", "/api/agent-harnesses"))
+    ]
+    assert api == [
+        ("POST", "/api/repos/create"),
+        ("GET", f"/api/datasets/{REPO}"),
+        ("POST", "/api/validate-yaml"),
+        ("POST", f"/api/datasets/{REPO}/preupload/main"),
+        ("POST", f"/datasets/{REPO}.git/info/lfs/objects/batch"),
+        ("POST", f"/api/datasets/{REPO}/commit/main"),
+    ]
     create = hub.calls("POST", "/api/repos/create")[0].json()
     assert create["organization"], create["name"] == tuple(REPO.split("/"))
     assert create["type"] == "dataset" and create.get("visibility") != "private"
-    assert hub.calls("GET", f"/api/datasets/{REPO}$")[0].query["blobs"] == ["True"] or \
-        hub.calls("GET", f"/api/datasets/{REPO}$")[0].query["blobs"][0].lower() == "true"
+    assert (
+        hub.calls("GET", f"/api/datasets/{REPO}$")[0].query["blobs"] == ["True"]
+        or hub.calls("GET", f"/api/datasets/{REPO}$")[0].query["blobs"][0].lower() == "true"
+    )
     for x in hub.requests:
         if not x.path.startswith(("/__lfs", "/api/agent-harnesses")):
             assert x.headers.get("authorization") == f"Bearer {TOKEN}", x.path
@@ -277,7 +340,9 @@ def test_publish_uploads_one_commit_and_skips_unchanged(src, dry, tmp_path, hub)
     pre = hub.calls("POST", "/preupload/")[0].json()["files"]
     assert sorted(f["path"] for f in pre) == sorted(local)
     batch = hub.calls("POST", "lfs/objects/batch")[0].json()
-    assert sorted(o["oid"] for o in batch["objects"]) == sorted(hashlib.sha256(local[p]).hexdigest() for p in parquet)
+    assert sorted(o["oid"] for o in batch["objects"]) == sorted(
+        hashlib.sha256(local[p]).hexdigest() for p in parquet
+    )
     assert len(hub.calls("PUT", "^/__lfs/")) == len({hashlib.sha256(local[p]).hexdigest() for p in parquet})
 
     commit = hub.calls("POST", "/commit/main")[0].ndjson()
@@ -320,8 +385,16 @@ def test_publish_uploads_one_commit_and_skips_unchanged(src, dry, tmp_path, hub)
     assert "data/entity/entity-00000-of-00001.parquet" not in paths  # unchanged: not re-sent
     assert not any(p.startswith("data/generation/") for p in hub.repos[REPO].files)
 
-    _assert_no_token(tmp_path, r1.stdout, r1.stderr, r2.stdout, r2.stderr, r3.stdout, r3.stderr,
-                     *(c["summary"] + c["description"] for c in hub.commits(REPO)))
+    _assert_no_token(
+        tmp_path,
+        r1.stdout,
+        r1.stderr,
+        r2.stdout,
+        r2.stderr,
+        r3.stdout,
+        r3.stderr,
+        *(c["summary"] + c["description"] for c in hub.commits(REPO)),
+    )
     for p in hub.repos[REPO].files:
         assert TOKEN.encode() not in hub.file_bytes(REPO, p)
     assert TOKEN.encode() not in Path(db).read_bytes()
@@ -353,16 +426,21 @@ def test_private_publish_then_pull_from_the_hub(src, dry, tmp_path, hub):
     dst = str(tmp_path / "pulled.duckdb")
     r = run_ctxprior(["pull", REPO], hub_env(tmp_path, hub), dst)
     assert r.returncode == 0, r.stderr[-3000:]
-    downloaded = {re.sub(r"^/datasets/[^/]+/[^/]+/resolve/[^/]+/", "", x.path) for x in hub.calls("GET", "/resolve/")}
+    downloaded = {
+        re.sub(r"^/datasets/[^/]+/[^/]+/resolve/[^/]+/", "", x.path) for x in hub.calls("GET", "/resolve/")
+    }
     m = json.loads((dry / "manifest.json").read_text())
-    assert downloaded == {"manifest.json"} | {f["path"] for e in m["tables"] if e["kind"] == "table"
-                                               for f in e["files"]}  # views are not downloaded
+    assert downloaded == {"manifest.json"} | {
+        f["path"] for e in m["tables"] if e["kind"] == "table" for f in e["files"]
+    }  # views are not downloaded
     ref = str(tmp_path / "ref.duckdb")
     assert cli("pull", dry, db=ref).exit_code == 0
     assert_same_warehouse(ref, dst)
     # the private repo is invisible without the token
     # (a fresh HF_HOME: with files in its cache, huggingface_hub would serve them from there)
-    r = run_ctxprior(["pull", REPO], hub_env(tmp_path / "anon", hub, token=None), str(tmp_path / "anon.duckdb"))
+    r = run_ctxprior(
+        ["pull", REPO], hub_env(tmp_path / "anon", hub, token=None), str(tmp_path / "anon.duckdb")
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert not (tmp_path / "anon.duckdb").exists()
     _assert_no_token(tmp_path, r.stdout, r.stderr)

@@ -9,11 +9,7 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-
 from scale_helpers import copy_db, duplicates, make_demo_db, make_tiny_folder, max_float_diff, snapshot
 
 pytestmark = pytest.mark.slow
@@ -24,8 +20,13 @@ def ray_local():
     ray = pytest.importorskip("ray")
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-                 logging_level="ERROR")
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            _node_ip_address="127.0.0.1",
+            log_to_driver=False,
+            logging_level="ERROR",
+        )
     yield ray
     if started:
         ray.shutdown()
@@ -40,8 +41,24 @@ def base(tmp_path_factory):
     from ctxprior.cli import cli
 
     # sample 2: a few prompts for SmolLM2 (2 entities x 6 contexts)
-    res = CliRunner().invoke(cli, ["--db", db, "sample", "--dataset", "demo", "--relation", "capital",
-                                   "--entities", "2", "--contexts", "6", "--seed", "12"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            db,
+            "sample",
+            "--dataset",
+            "demo",
+            "--relation",
+            "capital",
+            "--entities",
+            "2",
+            "--contexts",
+            "6",
+            "--seed",
+            "12",
+        ],
+    )
     assert res.exit_code == 0, res.output
     tiny = make_tiny_folder(d / "tiny")
     ref_db = copy_db(db, d / "ref.duckdb")
@@ -49,8 +66,9 @@ def base(tmp_path_factory):
     return {"db": db, "tiny": tiny, "dir": d, "ref": snapshot(ref_db, s.run_id)}
 
 
-def _score(db, model, *, ray_workers=None, spec=None, shard_dir=None, resume=None, lm=None, log=None,
-           sample=1):
+def _score(
+    db, model, *, ray_workers=None, spec=None, shard_dir=None, resume=None, lm=None, log=None, sample=1
+):
     """Score sample 1 (open forms, 2 entities per unit) locally or on Ray workers.
 
     Float reductions (log-softmax, entropies over the vocabulary) depend on torch's thread count;
@@ -58,9 +76,9 @@ def _score(db, model, *, ray_workers=None, spec=None, shard_dir=None, resume=Non
     and the two runs must agree bit for bit."""
     import torch
 
-    from ctxprior.schema import open_warehouse
-    from ctxprior.scoring.models import load_model
+    from ctxprior.schema import open_store
     from ctxprior.scoring.executors.ray_cluster import RayExecutor
+    from ctxprior.scoring.models import load_model
     from ctxprior.scoring.runs import score_sample
     from ctxprior.scoring.units import ScoreConfig
 
@@ -68,17 +86,33 @@ def _score(db, model, *, ray_workers=None, spec=None, shard_dir=None, resume=Non
     made = []
 
     def factory(lm_, config, batch_size):
-        ex = RayExecutor(spec if spec is not None else lm_, config, batch_size, shard_dir=shard_dir,
-                         workers=ray_workers, threads=1, log=log)
+        ex = RayExecutor(
+            spec if spec is not None else lm_,
+            config,
+            batch_size,
+            shard_dir=shard_dir,
+            workers=ray_workers,
+            threads=1,
+            log=log,
+        )
         made.append(ex)
         return ex
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    with open_warehouse(db, brief=True) as wh:
-        s = score_sample(wh, None if resume else sample, model, lm=lm, shard_size=2, resume=resume,
-                         config=ScoreConfig(query_types=("open",)), progress=False, log=log,
-                         executor_factory=factory if ray_workers else None)
+    with open_store(db, brief=True) as wh:
+        s = score_sample(
+            wh,
+            None if resume else sample,
+            model,
+            lm=lm,
+            shard_size=2,
+            resume=resume,
+            config=ScoreConfig(query_types=("open",)),
+            progress=False,
+            log=log,
+            executor_factory=factory if ray_workers else None,
+        )
     torch.set_num_threads(threads)
     return s, (made[0] if made else None)
 
@@ -91,9 +125,9 @@ def test_ray_equals_local_tiny(ray_local, base, tmp_path):
     assert a["persuasion"] and a == b  # row for row, bit for bit
     assert duplicates(ray_db) == 0
     assert not (tmp_path / "shards").exists()  # committed shards are removed
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(ray_db, read_only=True) as wh:
+    with open_store(ray_db, read_only=True) as wh:
         workers = {r[0] for r in wh.query("SELECT worker FROM run_unit")}
     assert len(workers) == 2  # both actors computed units
 
@@ -127,9 +161,9 @@ def test_driver_dies_between_shard_and_commit(ray_local, base, tmp_path, monkeyp
     faults.reset()
     left = list(shards.glob("run_*/unit_*"))
     assert left, "the uncommitted shard stays on disk"
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(db, read_only=True) as wh:
+    with open_store(db, read_only=True) as wh:
         run_id, done = wh.query("SELECT run_id, units_done FROM run")[0]
     assert done == 1
     s, _ = _score(db, base["tiny"], ray_workers=2, shard_dir=str(shards), resume=run_id)
@@ -149,8 +183,15 @@ def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
     local_db = copy_db(base["db"], tmp_path / "local.duckdb")
     ray_db = copy_db(base["db"], tmp_path / "ray.duckdb")
     s1, _ = _score(local_db, "smollm2-135m", lm=lm, sample=2)
-    s2, _ = _score(ray_db, "smollm2-135m", lm=lm, ray_workers=1, spec=ModelSpec("smollm2-135m"),
-                   shard_dir=str(tmp_path / "shards"), sample=2)
+    s2, _ = _score(
+        ray_db,
+        "smollm2-135m",
+        lm=lm,
+        ray_workers=1,
+        spec=ModelSpec("smollm2-135m"),
+        shard_dir=str(tmp_path / "shards"),
+        sample=2,
+    )
     a, b = snapshot(local_db, s1.run_id), snapshot(ray_db, s2.run_id)
     assert s2.status == "done" and a["persuasion"]
     # the same rows; SmolLM2 runs in float32, where a worker process's GEMM kernels may round
@@ -162,7 +203,7 @@ def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
 def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
     """With Ray the driver records the model's identity and loads no weights (no GPU memory on
     the driver); the run row names the workers' device and dtype."""
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
     from ctxprior.scoring.executors import base as executor_base
     from ctxprior.scoring.executors import executor_factory
     from ctxprior.scoring.runs import score_sample
@@ -176,14 +217,24 @@ def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
     factory = executor_factory(db, "ray", workers=1, shard_dir=str(tmp_path / "shards"))
     assert factory.worker_gpus is False  # no GPU here: CPU workers
     logs = []
-    with open_warehouse(db, brief=True) as wh:
-        s = score_sample(wh, 1, base["tiny"], shard_size=2, config=ScoreConfig(query_types=("open",)),
-                         progress=False, executor_factory=factory, log=logs.append)
+    with open_store(db, brief=True) as wh:
+        s = score_sample(
+            wh,
+            1,
+            base["tiny"],
+            shard_size=2,
+            config=ScoreConfig(query_types=("open",)),
+            progress=False,
+            executor_factory=factory,
+            log=logs.append,
+        )
         assert s.status == "done"
         assert wh.query("SELECT device, dtype FROM run WHERE run_id = ?", [s.run_id]) == [("cpu", "float32")]
         # the workers' engine counters reach the driver's record
-        assert wh.query("SELECT count(*), min(device), min(forward_calls) > 0 FROM run_unit_engine WHERE run_id = ?",
-                        [s.run_id]) == [(s.units_total, "cpu", True)]
+        assert wh.query(
+            "SELECT count(*), min(device), min(forward_calls) > 0 FROM run_unit_engine WHERE run_id = ?",
+            [s.run_id],
+        ) == [(s.units_total, "cpu", True)]
     assert "device cpu, dtype float32" in logs
 
 

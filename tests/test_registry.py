@@ -8,16 +8,29 @@ import shutil
 from importlib import resources
 
 import pytest
-
 from analysis_fixtures import analyzed_warehouse  # noqa: F401 (fixture)
+
 from ctxprior.errors import UserError
 from ctxprior.queries import registry
 from ctxprior.queries.driver import analyze, parse_only
 from ctxprior.queries.summary import summary_lines
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
-RUN_ORDER = ("relevance", "assertive", "negation", "familiarity", "answer-groups", "mr", "reliability",
-             "frequency", "degree", "covariate", "friend-enemy", "gender", "dynamicqa")
+RUN_ORDER = (
+    "relevance",
+    "assertive",
+    "negation",
+    "familiarity",
+    "answer-groups",
+    "mr",
+    "reliability",
+    "frequency",
+    "degree",
+    "covariate",
+    "friend-enemy",
+    "gender",
+    "dynamicqa",
+)
 
 NEW_ANALYSIS = """-- analysis: negation-vs-assertive
 -- order: 125
@@ -45,8 +58,11 @@ GROUP BY ALL
 def test_every_analysis_is_declared_once_in_run_order():
     assert registry.names() == RUN_ORDER
     assert registry.default_names() == tuple(n for n in RUN_ORDER if n != "covariate")
-    declared = [f.name for f in resources.files("ctxprior.queries").iterdir()
-                if f.name.endswith(".sql") and "analysis" in registry.front_matter(f.read_text())]
+    declared = [
+        f.name
+        for f in resources.files("ctxprior.queries").iterdir()
+        if f.name.endswith(".sql") and "analysis" in registry.front_matter(f.read_text())
+    ]
     assert sorted(c.sql for c in registry.comparisons().values()) == sorted(declared)
     for a in registry.analyses().values():
         assert a.help and (a.step is None) == (a.comparison is not None), a.name
@@ -56,14 +72,19 @@ def test_every_analysis_is_declared_once_in_run_order():
 
 
 def test_front_matter_is_the_leading_key_lines_only():
-    meta = registry.front_matter("-- analysis: x\n-- report: one\n-- Note: not a key\n"
-                                 "-- unit: after the block\n"
-                                 "SELECT 1")
+    meta = registry.front_matter(
+        "-- analysis: x\n-- report: one\n-- Note: not a key\n-- unit: after the block\nSELECT 1"
+    )
     assert meta == {"analysis": "x", "report": "one"}
     meta = registry.front_matter("-- analysis: x\n-- report: one\n-- report: two\nSELECT 1")
     assert meta["report"] == "one two"
     cmp = registry.get("friend-enemy").comparison
-    assert (cmp.label1, cmp.label2, cmp.alternative, cmp.alt_design) == ("friend", "enemy", "greater", "entity_mean")
+    assert (cmp.label1, cmp.label2, cmp.alternative, cmp.alt_design) == (
+        "friend",
+        "enemy",
+        "greater",
+        "entity_mean",
+    )
     assert cmp.stratum == "query_form" and cmp.family == ("run_id", "test")
 
 
@@ -88,14 +109,14 @@ def with_new_analysis(tmp_path, monkeypatch):
     monkeypatch.setattr(registry, "_LOADED", {})
 
 
-def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, tmp_path, run_cli):  # noqa: F811
+def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, tmp_path, run_cli):
     assert registry.names()[-2:] == ("negation-vs-assertive", "dynamicqa")
     assert ",gender,negation-vs-assertive,dynamicqa." in "".join(run_cli("analyze", "--help").output.split())
     assert "negation-vs-assertive" in registry.default_names()
     assert parse_only("negation-vs-assertive") == ["negation-vs-assertive"]
     db = str(tmp_path / "w.duckdb")
     shutil.copy(analyzed_warehouse, db)
-    wh = open_warehouse(db)
+    wh = open_store(db)
     try:
         counts = analyze(wh, [1], only=["negation-vs-assertive"], k=50, log=lambda m: None)
         assert counts["negation-vs-assertive"] > 0
@@ -116,9 +137,13 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
     from ctxprior.scoring.units import ScoreConfig
 
     base = estimators.ESTIMATORS["first-token"]
-    monkeypatch.setitem(estimators.ESTIMATORS, "first-token-again",
-                        estimators.Estimator("first-token-again", base.run, per_layer=True, vocab_table=True,
-                                             help="the same again"))
+    monkeypatch.setitem(
+        estimators.ESTIMATORS,
+        "first-token-again",
+        estimators.Estimator(
+            "first-token-again", base.run, per_layer=True, vocab_table=True, help="the same again"
+        ),
+    )
     # the CLI's choices and help come from the same entry
     from click.testing import CliRunner
 
@@ -129,15 +154,41 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
     bad = CliRunner().invoke(cli, ["--db", str(db_path), "score", "--estimator", "nope"])
     assert bad.exit_code == 2 and "'first-token', 'answer-set', 'first-token-again'" in bad.output
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         for est in ("first-token", "first-token-again"):
-            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(estimator=est, per_layer="chi"),
-                         shard_size=2, progress=False, log=lambda m: None)
-        assert wh.query("SELECT run_id, estimator FROM run ORDER BY 1") == [(1, "first-token"),
-                                                                           (2, "first-token-again")]
-        rows = [wh.query("SELECT query_form_id, fact_id, susceptibility FROM susceptibility_layer "
-                         "WHERE run_id = ? ORDER BY ALL", [r]) for r in (1, 2)]
+            score_sample(
+                wh,
+                sid,
+                "tiny",
+                lm=tiny(),
+                config=ScoreConfig(estimator=est, per_layer="chi"),
+                shard_size=2,
+                progress=False,
+                log=lambda m: None,
+            )
+        assert wh.query("SELECT run_id, estimator FROM run ORDER BY 1") == [
+            (1, "first-token"),
+            (2, "first-token-again"),
+        ]
+        rows = [
+            wh.query(
+                "SELECT query_form_id, fact_id, susceptibility FROM susceptibility_layer "
+                "WHERE run_id = ? ORDER BY ALL",
+                [r],
+            )
+            for r in (1, 2)
+        ]
         assert rows[0] and rows[0] == rows[1]
-        with pytest.raises(UserError, match="--per-layer: needs --estimator first-token or first-token-again"):
-            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(estimator="answer-set", per_layer="chi"),
-                         shard_size=2, progress=False, log=lambda m: None)
+        with pytest.raises(
+            UserError, match="--per-layer: needs --estimator first-token or first-token-again"
+        ):
+            score_sample(
+                wh,
+                sid,
+                "tiny",
+                lm=tiny(),
+                config=ScoreConfig(estimator="answer-set", per_layer="chi"),
+                shard_size=2,
+                progress=False,
+                log=lambda m: None,
+            )

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from fixtures.make_dynamicqa import make_dynamicqa
 from scale_helpers import copy_db, run_cli_child, start_cli
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 DQ_TABLES = {
     "dynamicqa_generation": "fact_id, condition, sample_index, text, raw_text, logprob_sum, n_tokens, "
-                            "cluster, dist_topk_mass, matches_gold, matches_counter",
+    "cluster, dist_topk_mass, matches_gold, matches_counter",
     "dynamicqa_token_dist": "fact_id, condition, sample_index, rank, token_id, prob",
     "dynamicqa_score": "* EXCLUDE (run_id)",
     "dynamicqa_fact_done": "fact_id",
@@ -50,13 +49,17 @@ def _tiny_folder(dest: Path) -> str:
 
 
 def _rows(db: str, run_id: int = 1) -> dict:
-    from ctxprior.schema import open_warehouse
+    from ctxprior.schema import open_store
 
-    with open_warehouse(db, read_only=True, wait=30) as wh:
-        out = {t: wh.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
-               for t, cols in DQ_TABLES.items()}
-        out["run"] = wh.query("SELECT kind, status, units_done, units_total, prompts_done, error FROM run "
-                              "WHERE run_id = ?", [run_id])
+    with open_store(db, read_only=True, wait=30) as wh:
+        out = {
+            t: wh.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
+            for t, cols in DQ_TABLES.items()
+        }
+        out["run"] = wh.query(
+            "SELECT kind, status, units_done, units_total, prompts_done, error FROM run WHERE run_id = ?",
+            [run_id],
+        )
     return out
 
 
@@ -71,13 +74,31 @@ def base(tmp_path_factory):
     res = _cli("--db", db, "ingest", "dynamicqa", src)
     assert res.exit_code == 0, res.output
     tiny = _tiny_folder(d / "tiny")
-    cmd = ["score-dynamic", "--limit", "3", "--samples", "3", "--max-new-tokens", "4", "--threshold", "0.89",
-           "--chat-template", "none", "--seed", "7", "--device", "cpu", "--model", tiny]
+    cmd = [
+        "score-dynamic",
+        "--limit",
+        "3",
+        "--samples",
+        "3",
+        "--max-new-tokens",
+        "4",
+        "--threshold",
+        "0.89",
+        "--chat-template",
+        "none",
+        "--seed",
+        "7",
+        "--device",
+        "cpu",
+        "--model",
+        tiny,
+    ]
     ref = copy_db(db, d / "ref.duckdb")
     res = _cli("--db", ref, *cmd)
     assert res.exit_code == 0, res.output
-    assert re.match(r"run 1: done, 9/9 facts; mean CP \S+ nats, mean SE with context \S+ nats\n1\n$",
-                    res.stdout)
+    assert re.match(
+        r"run 1: done, 9/9 facts; mean CP \S+ nats, mean SE with context \S+ nats\n1\n$", res.stdout
+    )
     rows = _rows(ref)
     assert len(rows["dynamicqa_fact_done"]) == 9 and rows["run"][0][:4] == ("dynamic", "done", 9, 9)
     return {"db": db, "cmd": cmd, "ref": rows, "dir": d}
@@ -87,8 +108,9 @@ def test_killed_dynamic_run_resumes_to_the_rows_of_an_uninterrupted_run(base, tm
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # transactions: the schema check at open, the sample, the run row, then one per fact: killed
     # inside the fourth fact's transaction (its rows inserted, never committed)
-    code, out = run_cli_child(["--db", db, *base["cmd"]], tmp_path / "kill.log",
-                              env={"CTXPRIOR_FAULT": "tx.before_commit@7:kill"})
+    code, out = run_cli_child(
+        ["--db", db, *base["cmd"]], tmp_path / "kill.log", env={"CTXPRIOR_FAULT": "tx.before_commit@7:kill"}
+    )
     assert code == -signal.SIGKILL, out
     got = _rows(db)
     assert got["run"][0][:4] == ("dynamic", "running", 3, 9)
@@ -98,8 +120,9 @@ def test_killed_dynamic_run_resumes_to_the_rows_of_an_uninterrupted_run(base, tm
     assert re.search(r"\n\s+1\s+dynamic\s+stopped\s+3/9\s", res.stdout), res.stdout
     res = _cli("--db", db, "runs", "resume", "1", "--quiet")
     assert res.exit_code == 0, res.output
-    assert re.match(r"run 1: done; 9/9 units, 72 prompts in \S+ s \(\S+ prompts/s\)\n1\n$",
-                    res.stdout), res.stdout
+    assert re.match(r"run 1: done; 9/9 units, 72 prompts in \S+ s \(\S+ prompts/s\)\n1\n$", res.stdout), (
+        res.stdout
+    )
     assert _rows(db) == base["ref"]
     res = _cli("--db", db, "runs", "resume", "1", "--executor", "ray")
     assert res.exit_code == 2 and "a dynamic run; it resumes in this process" in res.output
@@ -108,14 +131,15 @@ def test_killed_dynamic_run_resumes_to_the_rows_of_an_uninterrupted_run(base, tm
 def test_runs_cancel_stops_a_running_dynamic_run_then_resume_finishes_it(base, tmp_path):
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the writer waits 0.3 s (file released) before each reopen from the third, so the cancel lands mid-run
-    p = start_cli(["--db", db, *base["cmd"]], tmp_path / "run.log",
-                  env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"})
-    from ctxprior.schema import open_warehouse
+    p = start_cli(
+        ["--db", db, *base["cmd"]], tmp_path / "run.log", env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"}
+    )
+    from ctxprior.schema import open_store
 
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:
-            with open_warehouse(db, read_only=True, wait=5) as wh:
+            with open_store(db, read_only=True, wait=5) as wh:
                 if (wh.scalar("SELECT count(*) FROM dynamicqa_fact_done") or 0) >= 1:
                     break
         except Exception:
@@ -150,15 +174,19 @@ def test_runs_lists_both_kinds(base, tmp_path):
         assert default_runs(store, "dynamic") == [1]
         assert default_runs(store) == [1, 2]
     runs = wh.runs()
-    assert runs[["run_id", "kind", "status"]].values.tolist() == [[1, "dynamic", "done"],
-                                                                  [2, "persuasion", "done"]]
+    assert runs[["run_id", "kind", "status"]].values.tolist() == [
+        [1, "dynamic", "done"],
+        [2, "persuasion", "done"],
+    ]
     res = _cli("--db", db, "runs")
-    assert re.search(r"\n\s+1\s+dynamic\s+done\s+9/9\s.*\n\s+2\s+persuasion\s+done\s+0/4\s",
-                     res.stdout), res.stdout
+    assert re.search(r"\n\s+1\s+dynamic\s+done\s+9/9\s.*\n\s+2\s+persuasion\s+done\s+0/4\s", res.stdout), (
+        res.stdout
+    )
     # analyze-dynamic's default runs: the dynamic runs with scores (not the finished persuasion run 2)
     res = _cli("--db", db, "analyze-dynamic")
     assert res.exit_code == 0 and res.stdout.startswith("run 1 (") and "run 2" not in res.stdout, res.output
     # sample-dynamic through the API: the existing identical sample is reused
     res = _cli("--db", db, "sample-dynamic", "--limit", "3")
-    assert res.stdout == ("sample 1: dataset 'dynamicqa', 9 facts, 18 contexts "
-                          "(original + counter per fact)\n1\n")
+    assert res.stdout == (
+        "sample 1: dataset 'dynamicqa', 9 facts, 18 contexts (original + counter per fact)\n1\n"
+    )

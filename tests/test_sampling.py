@@ -9,7 +9,7 @@ import pytest
 from ctxprior.errors import UserError
 from ctxprior.ingest.sampling import draw_sample
 from ctxprior.ingest.yago_qec import ingest_yago_qec
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
 
 @pytest.fixture
@@ -19,14 +19,14 @@ def yago_db(tmp_path):
     path = tmp_path / "yago_qec.json"
     data = make_yago_qec(path, n_relations=4, n_facts=40, seed=1, with_degrees=True)
     db = str(tmp_path / "w.duckdb")
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         ingest_yago_qec(wh, path)
     return db, data
 
 
 def test_paper_design(yago_db):
     db, data = yago_db
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         sid = draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=11, fakes="paired")
         ents = wh.df("SELECT * FROM v_sample_entity WHERE sample_id = ?", [sid])
         ctx = wh.df("SELECT * FROM v_context WHERE sample_id = ?", [sid])
@@ -34,7 +34,9 @@ def test_paper_design(yago_db):
             short = wh.scalar("SELECT short_name FROM relation WHERE name = ?", [rel_uri])
             e = ents[ents.relation == short]
             c = ctx[ctx.relation == short]
-            assert len(e) == 10 and (e.entity_kind == "real").sum() == 5 and (e.entity_kind == "fake").sum() == 5
+            assert (
+                len(e) == 10 and (e.entity_kind == "real").sum() == 5 and (e.entity_kind == "fake").sum() == 5
+            )
             # top real entities by degree
             deg = rd["entity_uri_to_degree"]
             top = sorted(range(len(deg)), key=lambda i: (-deg[i], i))
@@ -53,18 +55,25 @@ def test_paper_design(yago_db):
             assert set(c.answer) <= set(rd["answers"])
             # the context text is the template filled with the context's own entity and answer
             row = c.iloc[0]
-            tpl = wh.scalar("SELECT template FROM context_template WHERE context_template_id = ?",
-                            [int(row.context_template_id)])
+            tpl = wh.scalar(
+                "SELECT template FROM context_template WHERE context_template_id = ?",
+                [int(row.context_template_id)],
+            )
             assert row.context == tpl.format(entity=row.entity, answer=row.answer)
             # paired fakes borrow the answers of the selected reals
-            fe = wh.df("SELECT v.position, v.entity_kind FROM v_sample_entity s JOIN v_entity v USING (fact_id) "
-                       "WHERE s.sample_id = ? AND v.relation = ?", [sid, short])
-            assert sorted(fe[fe.entity_kind == "real"].position) == sorted(fe[fe.entity_kind == "fake"].position)
+            fe = wh.df(
+                "SELECT v.position, v.entity_kind FROM v_sample_entity s JOIN v_entity v USING (fact_id) "
+                "WHERE s.sample_id = ? AND v.relation = ?",
+                [sid, short],
+            )
+            assert sorted(fe[fe.entity_kind == "real"].position) == sorted(
+                fe[fe.entity_kind == "fake"].position
+            )
 
 
 def test_same_seed_same_sample_different_seed_differs(yago_db, tmp_path):
     db, _ = yago_db
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         a = draw_sample(wh, "yago_qec", n_entities=6, n_contexts=36, seed=11)
         b = draw_sample(wh, "yago_qec", n_entities=6, n_contexts=36, seed=11)
         c = draw_sample(wh, "yago_qec", n_entities=6, n_contexts=36, seed=12)
@@ -84,20 +93,31 @@ def test_same_seed_same_sample_different_seed_differs(yago_db, tmp_path):
 def test_known_sample_is_reproducible_across_machines(yago_db):
     """Pinned output: PCG64 + crc32 give these exact contexts everywhere (guards RNG changes)."""
     db, _ = yago_db
-    with open_warehouse(db) as wh:
-        sid = draw_sample(wh, "yago_qec", n_entities=2, n_contexts=6, seed=11,
-                          answer_sampling="distinct", fakes="paired")  # the pre-0.2 defaults, pinned here
-        rows = wh.query("SELECT entity_id, answer_id, context_type FROM context WHERE sample_id = ? "
-                        "ORDER BY relation_id, ordinal LIMIT 6", [sid])
+    with open_store(db) as wh:
+        sid = draw_sample(
+            wh, "yago_qec", n_entities=2, n_contexts=6, seed=11, answer_sampling="distinct", fakes="paired"
+        )  # the pre-0.2 defaults, pinned here
+        rows = wh.query(
+            "SELECT entity_id, answer_id, context_type FROM context WHERE sample_id = ? "
+            "ORDER BY relation_id, ordinal LIMIT 6",
+            [sid],
+        )
     # (re-pinned when the fixture file stopped depending on ../shared: other relations, same RNG)
-    assert rows == [(12, 8, "negation"), (52, 7, "negation"), (12, 2, "assertive"), (12, 7, "base"),
-                    (52, 1, "assertive"), (52, 8, "base")]
+    assert rows == [
+        (12, 8, "negation"),
+        (52, 7, "negation"),
+        (12, 2, "assertive"),
+        (12, 7, "base"),
+        (52, 1, "assertive"),
+        (52, 8, "base"),
+    ]
 
 
 def _queried(wh, sid: int, kind: str) -> dict[str, frozenset]:
     """relation -> the set of queried entities of that kind in sample ``sid``."""
-    rows = wh.query("SELECT relation, entity FROM v_sample_entity WHERE sample_id = ? AND entity_kind = ?",
-                    [sid, kind])
+    rows = wh.query(
+        "SELECT relation, entity FROM v_sample_entity WHERE sample_id = ? AND entity_kind = ?", [sid, kind]
+    )
     out: dict[str, set] = collections.defaultdict(set)
     for rel, ent in rows:
         out[rel].add(ent)
@@ -108,7 +128,7 @@ def test_fakes_change_with_the_seed_and_reals_with_degrees_do_not(yago_db):
     """The authors draw the fakes at random for each seed (``random.sample``); the reals are the
     top ones by degree, the same for every seed."""
     db, _ = yago_db
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         sids = [draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s) for s in (11, 12, 13)]
         fakes = [_queried(wh, s, "fake") for s in sids]
         reals = [_queried(wh, s, "real") for s in sids]
@@ -117,15 +137,21 @@ def test_fakes_change_with_the_seed_and_reals_with_degrees_do_not(yago_db):
             assert len({f[rel] for f in fakes}) == 3, rel  # three different fake sets
             assert all(len(f[rel]) == 5 for f in fakes)
         # a random fake keeps its own answer: the answer of the real fact at its position
-        mism = wh.scalar("""SELECT count(*) FROM sample_fact s JOIN fact f USING (fact_id)
+        mism = wh.scalar(
+            """SELECT count(*) FROM sample_fact s JOIN fact f USING (fact_id)
                             JOIN fact r ON r.relation_id = f.relation_id AND r.position = f.position
                                        AND r.entity_kind = 'real'
                             WHERE s.sample_id = ? AND f.entity_kind = 'fake' AND f.answer_id <> r.answer_id""",
-                         [sids[0]])
+            [sids[0]],
+        )
         assert mism == 0
         # paired: the fakes at the reals' positions, the same for every seed
-        paired = [_queried(wh, draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s, fakes="paired"),
-                           "fake") for s in (11, 12, 13)]
+        paired = [
+            _queried(
+                wh, draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s, fakes="paired"), "fake"
+            )
+            for s in (11, 12, 13)
+        ]
         assert paired[0] == paired[1] == paired[2]
 
 
@@ -134,31 +160,45 @@ def test_reals_without_degrees_are_fixed_by_default_and_per_seed_on_request(tmp_
 
     path = tmp_path / "yago_qec.json"
     make_yago_qec(path, n_relations=2, n_facts=40, seed=1, with_degrees=False)
-    with open_warehouse(str(tmp_path / "w.duckdb")) as wh:
+    with open_store(str(tmp_path / "w.duckdb")) as wh:
         ingest_yago_qec(wh, path)
-        fixed = [_queried(wh, draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s), "real")
-                 for s in (11, 12, 13)]
-        per_seed = [_queried(wh, draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s,
-                                             real_entities="per-seed"), "real") for s in (11, 12, 13)]
+        fixed = [
+            _queried(wh, draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s), "real")
+            for s in (11, 12, 13)
+        ]
+        per_seed = [
+            _queried(
+                wh,
+                draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s, real_entities="per-seed"),
+                "real",
+            )
+            for s in (11, 12, 13)
+        ]
         assert fixed[0] == fixed[1] == fixed[2]
         assert len({r[rel] for r in per_seed for rel in r}) > len(per_seed[0])  # draws differ across seeds
         params = wh.scalar("SELECT params_json FROM sample ORDER BY sample_id LIMIT 1")
         assert '"fakes": "random"' in params and '"real_entities": "fixed"' in params
 
 
-@pytest.mark.parametrize("kwargs,msg", [
-    (dict(n_entities=10, n_contexts=60, fakes="nope"), "--fakes nope: expected one of random, paired"),
-    (dict(n_entities=10, n_contexts=60, real_entities="nope"), "--real-entities nope"),
-    (dict(n_entities=10, n_contexts=61), "multiple of --entities"),
-    (dict(n_entities=10, n_contexts=50), "multiple of --entities"),
-    (dict(n_entities=9, n_contexts=54), "must be even"),
-    (dict(n_entities=1000, n_contexts=6000), "has only"),
-    (dict(n_entities=10, n_contexts=60, context_types=["base", "sarcastic"]), "no 'sarcastic' context template"),
-    (dict(n_entities=10, n_contexts=60, relations=["nope"]), "unknown relation 'nope'"),
-])
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        (dict(n_entities=10, n_contexts=60, fakes="nope"), "--fakes nope: expected one of random, paired"),
+        (dict(n_entities=10, n_contexts=60, real_entities="nope"), "--real-entities nope"),
+        (dict(n_entities=10, n_contexts=61), "multiple of --entities"),
+        (dict(n_entities=10, n_contexts=50), "multiple of --entities"),
+        (dict(n_entities=9, n_contexts=54), "must be even"),
+        (dict(n_entities=1000, n_contexts=6000), "has only"),
+        (
+            dict(n_entities=10, n_contexts=60, context_types=["base", "sarcastic"]),
+            "no 'sarcastic' context template",
+        ),
+        (dict(n_entities=10, n_contexts=60, relations=["nope"]), "unknown relation 'nope'"),
+    ],
+)
 def test_sampling_errors_leave_warehouse_unchanged(yago_db, kwargs, msg):
     db, _ = yago_db
-    with open_warehouse(db) as wh:
+    with open_store(db) as wh:
         with pytest.raises(UserError, match=msg):
             draw_sample(wh, "yago_qec", **kwargs)
         assert wh.scalar("SELECT count(*) FROM sample") == 0
@@ -167,9 +207,8 @@ def test_sampling_errors_leave_warehouse_unchanged(yago_db, kwargs, msg):
 
 def test_unknown_dataset(yago_db):
     db, _ = yago_db
-    with open_warehouse(db) as wh:
-        with pytest.raises(UserError, match=r"unknown dataset 'nope'.*yago_qec"):
-            draw_sample(wh, "nope")
+    with open_store(db) as wh, pytest.raises(UserError, match=r"unknown dataset 'nope'.*yago_qec"):
+        draw_sample(wh, "nope")
 
 
 def test_all_design_case_studies(run_cli, db_path):
@@ -177,11 +216,18 @@ def test_all_design_case_studies(run_cli, db_path):
     res = run_cli("sample", "--dataset", "gender", "--design", "all", "--context-types", "masculine_swapped")
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
-    res = run_cli("sample", "--dataset", "friend_enemy", "--design", "all",
-                  "--context-types", "positive,neutral,negative")
+    res = run_cli(
+        "sample",
+        "--dataset",
+        "friend_enemy",
+        "--design",
+        "all",
+        "--context-types",
+        "positive,neutral,negative",
+    )
     assert res.exit_code == 0, res.output
     sid_fe = int(res.output.strip().splitlines()[-1])
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         g = wh.df("SELECT * FROM v_context WHERE sample_id = ?", [sid])
         n_tpl = wh.scalar("SELECT count(*) FROM context_template WHERE context_type = 'masculine_swapped'")
         assert len(g) == n_tpl and g.entity.isna().all()  # fixed sentences, mentioned once each
@@ -204,11 +250,24 @@ def test_sample_cli_prints_id_last(run_cli, db_path):
 
 def test_cli_fakes_and_real_entities_options(run_cli, db_path):
     assert run_cli("ingest", "demo").exit_code == 0
-    res = run_cli("sample", "--dataset", "demo", "--relation", "capital", "--entities", "4", "--contexts", "12",
-                  "--fakes", "paired", "--real-entities", "per-seed")
+    res = run_cli(
+        "sample",
+        "--dataset",
+        "demo",
+        "--relation",
+        "capital",
+        "--entities",
+        "4",
+        "--contexts",
+        "12",
+        "--fakes",
+        "paired",
+        "--real-entities",
+        "per-seed",
+    )
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         params = wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [sid])
     assert '"fakes": "paired"' in params and '"real_entities": "per-seed"' in params
     res = run_cli("sample", "--dataset", "demo", "--fakes", "nope")

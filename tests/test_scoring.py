@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 import torch
 
 from ctxprior.errors import UserError
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.executors import LocalExecutor
@@ -23,16 +22,21 @@ from ctxprior.scoring.runs import plan_units, score_sample
 from ctxprior.scoring.units import ScoreConfig, label_generation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from naive_scoring import naive_first_token  # noqa: E402
+from naive_scoring import naive_first_token
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-CORPUS = ["The capital of France is Paris.\n", "Definitely, the capital of Germany is Berlin.\n",
-          "The capital of Italy is not Rome.\n", "Q: What is the capital of Spain?\nA:",
-          "Q: Is the capital of Peru Lima?\nA: Yes No", "Zorblax Quentaria Madrid Lima Cairo"] * 5
+CORPUS = [
+    "The capital of France is Paris.\n",
+    "Definitely, the capital of Germany is Berlin.\n",
+    "The capital of Italy is not Rome.\n",
+    "Q: What is the capital of Spain?\nA:",
+    "Q: Is the capital of Peru Lima?\nA: Yes No",
+    "Zorblax Quentaria Madrid Lima Cairo",
+] * 5
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bpe_tokenizer():
     """A small byte-level BPE trained in-test (no download)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -41,21 +45,26 @@ def bpe_tokenizer():
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    tr = trainers.BpeTrainer(vocab_size=400, special_tokens=["<eos>"],
-                             initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tr = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     tk.train_from_iterator(CORPUS, tr)
     return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tiny(arch: str = "llama", seed: int = 0) -> LoadedModel:
     return tiny_model(bpe_tokenizer(), seed=seed, arch=arch)
 
 
-CONTEXTS = ["The capital of France is Rome.\n", "Definitely, the capital of Spain is Paris.\n",
-            "The capital of Italy is not Madrid.\n", "The capital of France is Rome.\n",
-            "The capital of Peru is Lima"]  # the last one has no newline: tokens merge with the query
-QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Spain", "Zorblax"]]
+CONTEXTS = [
+    "The capital of France is Rome.\n",
+    "Definitely, the capital of Spain is Paris.\n",
+    "The capital of Italy is not Madrid.\n",
+    "The capital of France is Rome.\n",
+    "The capital of Peru is Lima",
+]  # the last one has no newline: tokens merge with the query
+QUERIES = [f"Q: What is the capital of {e}?\nA:" for e in ["France", "Spain", "Zorblax"]]
 
 
 # ---------------------------------------------------------------- engine
@@ -65,7 +74,11 @@ QUERIES = ["Q: What is the capital of {}?\nA:".format(e) for e in ["France", "Sp
 def test_fast_matches_naive_and_batching_does_not_matter(arch):
     lm = tiny(arch)
     naive = naive_first_token(lm.model, lm.tokenizer, CONTEXTS, QUERIES, batch_size=32)
-    variants = [Engine(lm, batch_size=32), Engine(lm, batch_size=1), Engine(lm, batch_size=3, share_prefix=False)]
+    variants = [
+        Engine(lm, batch_size=32),
+        Engine(lm, batch_size=1),
+        Engine(lm, batch_size=3, share_prefix=False),
+    ]
     for eng in variants:
         res = first_token(eng, CONTEXTS, QUERIES, topk=3)
         for r, n in zip(res, naive):
@@ -120,7 +133,7 @@ def test_answer_set_estimator():
     logps = []
     for cand in cands[0]:
         ids = tok(prompt + " " + cand)["input_ids"]
-        assert ids[:len(p_ids)] == p_ids
+        assert ids[: len(p_ids)] == p_ids
         with torch.no_grad():
             lp = torch.log_softmax(lm.model(torch.tensor([ids])).logits[0].double(), -1)
         logps.append(sum(float(lp[i - 1, ids[i]]) for i in range(len(p_ids), len(ids))))
@@ -154,55 +167,110 @@ def _demo(db_path: str, entities: int = 4, contexts: int = 12) -> int:
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
 
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         ingest_demo(wh, only=["demo"])
-        return draw_sample(wh, dataset="demo", relations=["capital"], n_entities=entities,
-                           n_contexts=contexts, context_types=["base", "assertive", "negation"], seed=11)
+        return draw_sample(
+            wh,
+            dataset="demo",
+            relations=["capital"],
+            n_entities=entities,
+            n_contexts=contexts,
+            context_types=["base", "assertive", "negation"],
+            seed=11,
+        )
 
 
 def _rows(wh, run_id):
-    p = wh.query("SELECT query_form_id, fact_id, context_id, persuasion, entropy FROM persuasion "
-                 "WHERE run_id = ? ORDER BY 1, 2, 3", [run_id])
-    s = wh.query("SELECT query_form_id, fact_id, susceptibility, mixture_entropy, n_contexts, prior_entropy "
-                 "FROM susceptibility WHERE run_id = ? ORDER BY 1, 2", [run_id])
-    t = wh.query("SELECT query_form_id, fact_id, rank, token_id, prob FROM prior_topk WHERE run_id = ? "
-                 "ORDER BY 1, 2, 3", [run_id])
+    p = wh.query(
+        "SELECT query_form_id, fact_id, context_id, persuasion, entropy FROM persuasion "
+        "WHERE run_id = ? ORDER BY 1, 2, 3",
+        [run_id],
+    )
+    s = wh.query(
+        "SELECT query_form_id, fact_id, susceptibility, mixture_entropy, n_contexts, prior_entropy "
+        "FROM susceptibility WHERE run_id = ? ORDER BY 1, 2",
+        [run_id],
+    )
+    t = wh.query(
+        "SELECT query_form_id, fact_id, rank, token_id, prob FROM prior_topk WHERE run_id = ? "
+        "ORDER BY 1, 2, 3",
+        [run_id],
+    )
     return p, s, t
 
 
 def test_score_sample_rows_views_and_bookkeeping(db_path):
     sid = _demo(db_path, entities=4, contexts=12)
     lm = tiny()
-    with open_warehouse(db_path) as wh:
-        s = score_sample(wh, sid, "tiny", lm=lm, config=ScoreConfig(store_topk=2, memorization=True, max_new_tokens=3),
-                         shard_size=3, progress=False, log=lambda m: None)
+    with open_store(db_path) as wh:
+        s = score_sample(
+            wh,
+            sid,
+            "tiny",
+            lm=lm,
+            config=ScoreConfig(store_topk=2, memorization=True, max_new_tokens=3),
+            shard_size=3,
+            progress=False,
+            log=lambda m: None,
+        )
         assert s.status == "done" and s.units_failed == 0
         n_facts = wh.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid])
         n_ctx = wh.scalar("SELECT count(*) FROM context WHERE sample_id = ?", [sid])
-        n_qf = wh.scalar("SELECT count(*) FROM query_form qf JOIN relation r USING (relation_id) "
-                         "WHERE r.short_name = 'capital' AND qf.relation_id IN "
-                         "(SELECT relation_id FROM context WHERE sample_id = ?)", [sid])
+        n_qf = wh.scalar(
+            "SELECT count(*) FROM query_form qf JOIN relation r USING (relation_id) "
+            "WHERE r.short_name = 'capital' AND qf.relation_id IN "
+            "(SELECT relation_id FROM context WHERE sample_id = ?)",
+            [sid],
+        )
         assert s.units_total == n_qf * math.ceil(n_facts / 3)
-        assert wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id]) == n_qf * n_facts * n_ctx
+        assert (
+            wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
+            == n_qf * n_facts * n_ctx
+        )
         assert wh.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id]) == n_qf * n_facts
-        assert wh.scalar("SELECT count(*) FROM prompt_topk WHERE run_id = ?", [s.run_id]) == 2 * n_qf * n_facts * n_ctx
-        assert wh.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id]) == n_qf * n_facts * n_ctx
-        assert wh.scalar("SELECT count(*) FROM prior_topk WHERE run_id = ?", [s.run_id]) == 10 * n_qf * n_facts
+        assert (
+            wh.scalar("SELECT count(*) FROM prompt_topk WHERE run_id = ?", [s.run_id])
+            == 2 * n_qf * n_facts * n_ctx
+        )
+        assert (
+            wh.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id])
+            == n_qf * n_facts * n_ctx
+        )
+        assert (
+            wh.scalar("SELECT count(*) FROM prior_topk WHERE run_id = ?", [s.run_id]) == 10 * n_qf * n_facts
+        )
         # chi = mean psi, per (query form, fact)
-        diff = wh.scalar("""SELECT max(abs(s.susceptibility - p.m)) FROM susceptibility s JOIN
+        diff = wh.scalar(
+            """SELECT max(abs(s.susceptibility - p.m)) FROM susceptibility s JOIN
                             (SELECT query_form_id, fact_id, avg(persuasion) m FROM persuasion WHERE run_id = ?
-                             GROUP BY ALL) p USING (query_form_id, fact_id) WHERE s.run_id = ?""", [s.run_id, s.run_id])
+                             GROUP BY ALL) p USING (query_form_id, fact_id) WHERE s.run_id = ?""",
+            [s.run_id, s.run_id],
+        )
         assert diff < 1e-9
-        run = wh.query("SELECT status, model, estimator, units_total, units_done, prompts_done, ended_at, "
-                       "config_json, host, pid, ctxprior_version FROM run WHERE run_id = ?", [s.run_id])[0]
+        run = wh.query(
+            "SELECT status, model, estimator, units_total, units_done, prompts_done, ended_at, "
+            "config_json, host, pid, ctxprior_version FROM run WHERE run_id = ?",
+            [s.run_id],
+        )[0]
         assert run[0] == "done" and run[1] == "tiny" and run[2] == "first-token"
         assert run[3] == run[4] == s.units_total and run[5] == n_qf * n_facts * (n_ctx + 1)
         assert run[6] is not None and json.loads(run[7])["identity"]["score"]["shard_size"] == 3
         # views
         v = wh.df("SELECT * FROM v_persuasion WHERE run_id = ?", [s.run_id])
         assert len(v) == n_qf * n_facts * n_ctx
-        assert {"model", "dataset", "relation", "query_form", "query_type", "entity", "entity_kind", "context",
-                "context_type", "is_relevant", "persuasion"} <= set(v.columns)
+        assert {
+            "model",
+            "dataset",
+            "relation",
+            "query_form",
+            "query_type",
+            "entity",
+            "entity_kind",
+            "context",
+            "context_type",
+            "is_relevant",
+            "persuasion",
+        } <= set(v.columns)
         assert v["is_relevant"].sum() > 0 and (~v["is_relevant"]).sum() > 0
         vs = wh.df("SELECT * FROM v_susceptibility WHERE run_id = ?", [s.run_id])
         assert len(vs) == n_qf * n_facts and set(vs["entity_kind"]) == {"real", "fake"}
@@ -210,18 +278,23 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
         assert len(k) == n_qf * n_ctx and (k["n_facts"] == n_facts).all()
         g = wh.df("SELECT * FROM v_gamma WHERE run_id = ?", [s.run_id])
         assert len(g) == n_qf
-        gamma_direct = wh.scalar("SELECT avg(persuasion) FROM persuasion WHERE run_id = ? AND query_form_id = ?",
-                                 [s.run_id, int(g["query_form_id"][0])])
+        gamma_direct = wh.scalar(
+            "SELECT avg(persuasion) FROM persuasion WHERE run_id = ? AND query_form_id = ?",
+            [s.run_id, int(g["query_form_id"][0])],
+        )
         assert float(g["gamma"][0]) == pytest.approx(gamma_direct, abs=1e-12)
         m = wh.df("SELECT * FROM v_memorization WHERE run_id = ?", [s.run_id])
         assert len(m) == n_qf * n_facts
         # generation labels are aligned to their own context (no sorted-list misalignment)
-        bad = wh.scalar("""SELECT count(*) FROM generation g JOIN context c USING (context_id)
+        bad = wh.scalar(
+            """SELECT count(*) FROM generation g JOIN context c USING (context_id)
                            JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
                            LEFT JOIN answer ca ON ca.answer_id = c.answer_id
                            LEFT JOIN answer fa ON fa.answer_id = f.answer_id
                            WHERE g.run_id = ? AND q.query_type = 'open' AND g.label = 'CONTEXT'
-                             AND NOT starts_with(lower(ltrim(g.text)), lower(ca.name))""", [s.run_id])
+                             AND NOT starts_with(lower(ltrim(g.text)), lower(ca.name))""",
+            [s.run_id],
+        )
         assert bad == 0
 
 
@@ -246,13 +319,24 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     cfg = ScoreConfig(query_types=("open",))
     db_a, db_b = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
     sid_a, sid_b = _demo(db_a, 2, 6), _demo(db_b, 2, 6)
-    with open_warehouse(db_a) as wh:
-        full = score_sample(wh, sid_a, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None)
+    with open_store(db_a) as wh:
+        full = score_sample(
+            wh, sid_a, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None
+        )
         ref = _rows(wh, full.run_id)
-    with open_warehouse(db_b) as wh:
+    with open_store(db_b) as wh:
         with pytest.raises(KeyboardInterrupt):
-            score_sample(wh, sid_b, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None,
-                         executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 3))
+            score_sample(
+                wh,
+                sid_b,
+                "tiny",
+                lm=lm,
+                config=cfg,
+                shard_size=1,
+                progress=False,
+                log=lambda m: None,
+                executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 3),
+            )
         run = wh.query("SELECT run_id, status, units_done FROM run")[0]
         assert run[1] == "cancelled" and run[2] == 3
         # rerunning the same command continues the unfinished run
@@ -277,9 +361,17 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
     lm = tiny_model(bpe_tokenizer(), seed=1)
     with torch.no_grad():
         lm.model.lm_head.weight[5, 0] = float("nan")
-    with open_warehouse(db_path) as wh:
-        s = score_sample(wh, sid, "tiny-nan", lm=lm, config=ScoreConfig(query_types=("open",)), shard_size=2,
-                         progress=False, log=lambda m: None)
+    with open_store(db_path) as wh:
+        s = score_sample(
+            wh,
+            sid,
+            "tiny-nan",
+            lm=lm,
+            config=ScoreConfig(query_types=("open",)),
+            shard_size=2,
+            progress=False,
+            log=lambda m: None,
+        )
         assert s.status == "failed" and s.units_failed == s.units_total
         assert wh.scalar("SELECT count(*) FROM persuasion") == 0
         assert wh.scalar("SELECT count(*) FROM susceptibility") == 0
@@ -290,7 +382,7 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
 
 def test_plan_is_stable_and_validation(db_path):
     sid = _demo(db_path, 2, 6)
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         cfg = ScoreConfig(shard_size=3)
         a, b = plan_units(wh, sid, cfg), plan_units(wh, sid, cfg)
         assert a == b and [u.unit_id for u in a] == list(range(len(a)))
@@ -305,14 +397,25 @@ def test_plan_is_stable_and_validation(db_path):
 
 def test_answer_set_run(db_path):
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_warehouse(db_path) as wh:
-        s = score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(estimator="answer-set"),
-                         shard_size=2, progress=False, log=lambda m: None)
+    with open_store(db_path) as wh:
+        s = score_sample(
+            wh,
+            sid,
+            "tiny",
+            lm=tiny(),
+            config=ScoreConfig(estimator="answer-set"),
+            shard_size=2,
+            progress=False,
+            log=lambda m: None,
+        )
         assert s.status == "done"
         assert wh.scalar("SELECT estimator FROM run") == "answer-set"
         # closed forms include Yes/No among the candidates
-        toks = {r[0] for r in wh.query("""SELECT token FROM prior_topk JOIN query_form USING (query_form_id)
-                                          WHERE query_type = 'closed'""")}
+        toks = {
+            r[0]
+            for r in wh.query("""SELECT token FROM prior_topk JOIN query_form USING (query_form_id)
+                                          WHERE query_type = 'closed'""")
+        }
         assert {"Yes", "No"} & toks
 
 
@@ -346,7 +449,7 @@ def test_cli_score_and_errors(run_cli, db_path, tiny_folder):
     r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet")
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.strip().splitlines()[-1])
-    with open_warehouse(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as wh:
         assert wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id]) == "done"
         assert wh.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id]).startswith("sha256:")
     assert run_cli("score", "--sample", 42, "--model", tiny_folder).exit_code == 2
@@ -364,16 +467,35 @@ def test_cli_quick_json(run_cli, tmp_path, tiny_folder):
     ents.write_text("France\nZorblax\n")
     ctxs = tmp_path / "c.txt"
     ctxs.write_text("The capital of France is Rome.\\n\nThe capital of Spain is Paris.\\n\n")
-    r = run_cli("quick", "--model", tiny_folder, "--query", "Q: What is the capital of {entity}?\\nA:",
-                "--entities-file", ents, "--contexts-file", ctxs, "--json")
+    r = run_cli(
+        "quick",
+        "--model",
+        tiny_folder,
+        "--query",
+        "Q: What is the capital of {entity}?\\nA:",
+        "--entities-file",
+        ents,
+        "--contexts-file",
+        ctxs,
+        "--json",
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["model"] == tiny_folder and [e["entity"] for e in out["entities"]] == ["France", "Zorblax"]
     for e in out["entities"]:
         assert len(e["persuasion"]) == 2
         assert e["susceptibility"] == pytest.approx(np.mean(e["persuasion"]), abs=1e-9)
-    r = run_cli("quick", "--model", tiny_folder, "--query", "no placeholder", "--entities-file", ents,
-                "--contexts-file", ctxs)
+    r = run_cli(
+        "quick",
+        "--model",
+        tiny_folder,
+        "--query",
+        "no placeholder",
+        "--entities-file",
+        ents,
+        "--contexts-file",
+        ctxs,
+    )
     assert r.exit_code == 2
 
 

@@ -9,18 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 from ctxprior.scoring.models import load_model
 from ctxprior.scoring.runs import score_sample
 from ctxprior.scoring.units import ScoreConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from naive_scoring import naive_first_token  # noqa: E402
+from naive_scoring import naive_first_token
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def smollm2():
     """Loaded once per test session (the safetensors cache makes reloads fast anyway)."""
     return load_model("smollm2-135m", device="cpu")
@@ -40,18 +40,42 @@ def test_warehouse_run_matches_naive_reference(db_path):
     from ctxprior.ingest.sampling import draw_sample
 
     lm = smollm2()
-    with open_warehouse(db_path) as wh:
+    with open_store(db_path) as wh:
         ingest_demo(wh, only=["demo"])
-        sid = draw_sample(wh, dataset="demo", relations=["capital"], n_entities=2, n_contexts=6,
-                          context_types=["base", "assertive", "negation"], seed=11)
-        s = score_sample(wh, sid, "smollm2-135m", lm=lm, batch_size=8, shard_size=2,
-                         config=ScoreConfig(query_types=("open", "closed")), progress=False, log=lambda m: None)
+        sid = draw_sample(
+            wh,
+            dataset="demo",
+            relations=["capital"],
+            n_entities=2,
+            n_contexts=6,
+            context_types=["base", "assertive", "negation"],
+            seed=11,
+        )
+        s = score_sample(
+            wh,
+            sid,
+            "smollm2-135m",
+            lm=lm,
+            batch_size=8,
+            shard_size=2,
+            config=ScoreConfig(query_types=("open", "closed")),
+            progress=False,
+            log=lambda m: None,
+        )
         assert s.status == "done"
-        contexts = [r[0] for r in wh.query("SELECT text FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])]
-        ctx_ids = [r[0] for r in wh.query("SELECT context_id FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])]
-        facts = wh.query("""SELECT f.fact_id, e.name, a.name, f.entity_kind FROM sample_fact sf
+        contexts = [
+            r[0] for r in wh.query("SELECT text FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])
+        ]
+        ctx_ids = [
+            r[0]
+            for r in wh.query("SELECT context_id FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])
+        ]
+        facts = wh.query(
+            """SELECT f.fact_id, e.name, a.name, f.entity_kind FROM sample_fact sf
                             JOIN fact f USING (fact_id) JOIN entity e ON e.entity_id = f.entity_id
-                            JOIN answer a ON a.answer_id = f.answer_id WHERE sf.sample_id = ? ORDER BY sf.ordinal""", [sid])
+                            JOIN answer a ON a.answer_id = f.answer_id WHERE sf.sample_id = ? ORDER BY sf.ordinal""",
+            [sid],
+        )
         assert {k for *_, k in facts} == {"real", "fake"}
         forms = wh.query("""SELECT query_form_id, template FROM query_form q JOIN relation r USING (relation_id)
                             WHERE r.short_name = 'capital' AND q.ordinal = 0 ORDER BY query_type DESC""")
@@ -60,13 +84,26 @@ def test_warehouse_run_matches_naive_reference(db_path):
             queries = [template.replace("{entity}", e).replace("{answer}", a) for _, e, a, _ in facts]
             naive = naive_first_token(lm.model, lm.tokenizer, contexts, queries)
             for (fid, *_), n in zip(facts, naive):
-                got = dict(wh.query("SELECT context_id, persuasion FROM persuasion WHERE run_id = ? AND "
-                                    "query_form_id = ? AND fact_id = ?", [s.run_id, qf, fid]))
+                got = dict(
+                    wh.query(
+                        "SELECT context_id, persuasion FROM persuasion WHERE run_id = ? AND "
+                        "query_form_id = ? AND fact_id = ?",
+                        [s.run_id, qf, fid],
+                    )
+                )
                 psi = np.array([got[c] for c in ctx_ids])
-                chi, h, pe = wh.query("SELECT susceptibility, mixture_entropy, prior_entropy FROM susceptibility "
-                                      "WHERE run_id = ? AND query_form_id = ? AND fact_id = ?", [s.run_id, qf, fid])[0]
-                worst = max(worst, float(np.max(np.abs(psi - n["persuasion"]))), abs(chi - n["susceptibility"]),
-                            abs(h - n["mixture_entropy"]), abs(pe - n["prior_entropy"]))
+                chi, h, pe = wh.query(
+                    "SELECT susceptibility, mixture_entropy, prior_entropy FROM susceptibility "
+                    "WHERE run_id = ? AND query_form_id = ? AND fact_id = ?",
+                    [s.run_id, qf, fid],
+                )[0]
+                worst = max(
+                    worst,
+                    float(np.max(np.abs(psi - n["persuasion"]))),
+                    abs(chi - n["susceptibility"]),
+                    abs(h - n["mixture_entropy"]),
+                    abs(pe - n["prior_entropy"]),
+                )
         assert worst < 1e-4, worst
         print(f"max |fast - naive| = {worst:.2e} nats")
 
@@ -77,13 +114,22 @@ def test_quick_and_memorization_on_smollm2(db_path):
     from ctxprior.scoring.units import label_generation
 
     lm = smollm2()
-    out = quick_scores(lm, "Q: What is the capital of {entity}?\nA:", ["France", "Zorblaxia"],
-                       ["The capital of France is Rome.\n", "The capital of Spain is Madrid.\n"])
+    out = quick_scores(
+        lm,
+        "Q: What is the capital of {entity}?\nA:",
+        ["France", "Zorblaxia"],
+        ["The capital of France is Rome.\n", "The capital of Spain is Madrid.\n"],
+    )
     assert out["model"] == "smollm2-135m" and len(out["entities"]) == 2
     assert all(len(e["persuasion"]) == 2 and e["susceptibility"] >= 0 for e in out["entities"])
     eng = Engine(lm, batch_size=4)
-    gens = eng.greedy(eng.encode(["The capital of France is Paris.\nQ: What is the capital of France?\nA:"]), 4)
+    gens = eng.greedy(
+        eng.encode(["The capital of France is Paris.\nQ: What is the capital of France?\nA:"]), 4
+    )
     assert gens[0].strip()
     # labels follow the generation's text, whatever SmolLM2 answers
     lab = label_generation(gens[0], "open", gens[0].strip().split("\n")[0][:2], "zzz")
-    assert lab == "ORIGINAL" and label_generation(gens[0], "open", "zzz", gens[0].strip().split("\n")[0][:2]) == "CONTEXT"
+    assert (
+        lab == "ORIGINAL"
+        and label_generation(gens[0], "open", "zzz", gens[0].strip().split("\n")[0][:2]) == "CONTEXT"
+    )

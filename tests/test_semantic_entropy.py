@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from ctxprior.schema import open_warehouse
-from ctxprior.dynamicqa import semantic as sem
 from fixtures.make_dynamicqa import add_dynamic_run
+
+from ctxprior.dynamicqa import semantic as sem
+from ctxprior.schema import open_store
 
 
 def test_worked_example():
@@ -21,7 +21,9 @@ def test_worked_example():
     assert sem.semantic_entropy_mc(lps, labels) == pytest.approx(plain, abs=1e-12)
     assert plain == pytest.approx(1.84336916, abs=1e-8)
     # the released code: -(1/K) sum_k (log p(k) - 5)
-    assert sem.semantic_entropy_mc(lps, labels, shift=sem.LIKELIHOOD_SHIFT) == pytest.approx(plain + 5, abs=1e-12)
+    assert sem.semantic_entropy_mc(lps, labels, shift=sem.LIKELIHOOD_SHIFT) == pytest.approx(
+        plain + 5, abs=1e-12
+    )
     assert sem.LIKELIHOOD_SHIFT == 5.0
 
 
@@ -30,14 +32,17 @@ def test_summary_columns_are_on_the_papers_scale(tmp_path):
     rid = add_dynamic_run(db, tmp_path)
     from ctxprior.dynamicqa.analyses import analyze_dynamicqa
 
-    with open_warehouse(str(db)) as wh:
+    with open_store(str(db)) as wh:
         analyze_dynamicqa(wh, [rid])
-        rows = wh.query("""SELECT s.partition, s.se_mc_with_context, s.se_mc_without_context,
+        rows = wh.query(
+            """SELECT s.partition, s.se_mc_with_context, s.se_mc_without_context,
                                   avg(d.semantic_entropy_mc) FILTER (WHERE d.condition <> 'none'),
                                   avg(d.semantic_entropy_mc) FILTER (WHERE d.condition = 'none')
                            FROM dynamicqa_summary s JOIN dynamicqa_score d USING (run_id)
                            JOIN dynamicqa_fact f ON f.fact_id = d.fact_id AND f.partition = s.partition
-                           WHERE s.run_id = ? GROUP BY ALL""", [rid])
+                           WHERE s.run_id = ? GROUP BY ALL""",
+            [rid],
+        )
     assert len(rows) == 3
     for part, with_ctx, without, raw_with, raw_without in rows:
         assert with_ctx == pytest.approx(raw_with + 5, abs=1e-9), part

@@ -20,9 +20,11 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
 
-SQL = re.compile(r"^\s*\(?\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|COPY|ATTACH|DETACH|PRAGMA|"
-                 r"SET|BEGIN|COMMIT|ROLLBACK|CHECKPOINT|DESCRIBE|EXPORT|IMPORT|INSTALL|LOAD|TRUNCATE|"
-                 r"FROM|VALUES)\s")
+SQL = re.compile(
+    r"^\s*\(?\s*(SELECT|WITH|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|COPY|ATTACH|DETACH|PRAGMA|"
+    r"SET|BEGIN|COMMIT|ROLLBACK|CHECKPOINT|DESCRIBE|EXPORT|IMPORT|INSTALL|LOAD|TRUNCATE|"
+    r"FROM|VALUES)\s"
+)
 PROSE = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK|CHECKPOINT)\s+(?!TRANSACTION\b)[a-z]")  # "COMMIT returned"
 
 QUOTING = {"ident", "literal", "path_sql"}  # sqlfiles: the only ways a name or a literal enters SQL text
@@ -68,8 +70,14 @@ RUNS_SQL = {"execute", "query", "df", "scalar", "arrow", "sql"}
 def sql_literals(tree: ast.AST):
     """(node, text) of every SQL string literal in ``tree``."""
     skip = _skipped(tree)
-    passed = {id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call) and _name(n.func) in RUNS_SQL
-              and n.args and isinstance(n.args[0], ast.JoinedStr)}
+    passed = {
+        id(n.args[0])
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and _name(n.func) in RUNS_SQL
+        and n.args
+        and isinstance(n.args[0], ast.JoinedStr)
+    }
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
@@ -98,8 +106,13 @@ class _Scope:
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(node.name, []).append(node)
-        self.module = {t.id: [node.value] for node in getattr(tree, "body", [])  # module constants
-                       if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+        self.module = {
+            t.id: [node.value]
+            for node in getattr(tree, "body", [])  # module constants
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
         root = fn or tree
         if fn is not None:
             self.params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
@@ -113,15 +126,25 @@ class _Scope:
                     self.assigned.setdefault(node.target.id, []).append(node.value)
             elif isinstance(node, (ast.For, ast.comprehension)):
                 self._loop(node.target, node.iter)
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr == "append" and isinstance(node.func.value, ast.Name) and node.args):
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "append"
+                and isinstance(node.func.value, ast.Name)
+                and node.args
+            ):
                 self.assigned.setdefault(node.func.value.id, []).append(node.args[0])  # a list of pieces
 
     def _loop(self, target: ast.AST, it: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.assigned.setdefault(target.id, []).append(it)
-        elif (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(it, ast.Call)
-              and _name(it.func) == "enumerate" and all(isinstance(e, ast.Name) for e in target.elts)):
+        elif (
+            isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+            and isinstance(it, ast.Call)
+            and _name(it.func) == "enumerate"
+            and all(isinstance(e, ast.Name) for e in target.elts)
+        ):
             self.assigned.setdefault(target.elts[0].id, []).append(ast.Constant(0))  # an index
             self.assigned.setdefault(target.elts[1].id, []).append(it.args[0])
 
@@ -129,11 +152,13 @@ class _Scope:
 def _is_constant_strs(node: ast.AST) -> bool:
     """A tuple / list of string constants (a loop over fixed table names)."""
     return isinstance(node, (ast.Tuple, ast.List)) and all(
-        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
+    )
 
 
 def sql_text_ok(node: ast.AST, scope: _Scope, seen: frozenset = frozenset()) -> bool:
     """``node`` evaluates to SQL text made only of constants, quoted names/literals and templates."""
+
     def ok(n):
         return sql_text_ok(n, scope, seen)
 
@@ -194,7 +219,8 @@ def _call_ok(node: ast.Call, scope: _Scope, seen: frozenset) -> bool:
         return sql_text_ok(node.args[0], scope, seen)
     if isinstance(node.func, ast.Attribute) and fn == "format":  # a template filled with SQL pieces
         return sql_text_ok(node.func.value, scope, seen) and all(
-            sql_text_ok(k.value, scope, seen) for k in node.keywords)
+            sql_text_ok(k.value, scope, seen) for k in node.keywords
+        )
     if isinstance(node.func, ast.Attribute) and fn == "replace" and len(node.args) == 2:
         return sql_text_ok(node.func.value, scope, seen) and sql_text_ok(node.args[1], scope, seen)
     if isinstance(node.func, ast.Attribute) and fn == "join" and len(node.args) == 1:
@@ -233,8 +259,9 @@ def test_no_multiline_sql_literals():
         for node, text in sql_literals(ast.parse(f.read_text())):
             if node.end_lineno > node.lineno:
                 bad.append(f"{f.relative_to(SRC)}:{node.lineno}: {' '.join(text.split())[:60]}")
-    assert not bad, ("SQL over more than one line; move it to a named .sql file (sqlfiles.read_sql):\n"
-                     + "\n".join(bad))
+    assert not bad, (
+        "SQL over more than one line; move it to a named .sql file (sqlfiles.read_sql):\n" + "\n".join(bad)
+    )
 
 
 def test_fstring_sql_formats_only_quoted_names_literals_and_templates():
@@ -250,10 +277,14 @@ def test_fstring_sql_formats_only_quoted_names_literals_and_templates():
             scope = scopes.setdefault(id(fn), _Scope(fn if not isinstance(fn, ast.Lambda) else None, tree))
             for v in node.values:
                 if isinstance(v, ast.FormattedValue) and not sql_text_ok(v.value, scope):
-                    bad.append(f"{f.relative_to(SRC)}:{node.lineno}: {{{ast.unparse(v.value)}}} in "
-                               f"{' '.join(text.split())[:50]}")
-    assert not bad, ("f-string SQL formats a value (or a name without sqlfiles.ident); pass it as a "
-                     "parameter, or quote it with ident()/literal():\n" + "\n".join(bad))
+                    bad.append(
+                        f"{f.relative_to(SRC)}:{node.lineno}: {{{ast.unparse(v.value)}}} in "
+                        f"{' '.join(text.split())[:50]}"
+                    )
+    assert not bad, (
+        "f-string SQL formats a value (or a name without sqlfiles.ident); pass it as a "
+        "parameter, or quote it with ident()/literal():\n" + "\n".join(bad)
+    )
 
 
 def _is_template(node: ast.AST, scope: _Scope) -> bool:
@@ -274,8 +305,11 @@ def test_sql_templates_are_filled_only_with_quoted_names_literals_and_sql():
         tree = ast.parse(f.read_text())
         enclosing = _functions(tree)
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "format"):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "format"
+            ):
                 continue
             fn = enclosing.get(id(node))
             scope = _Scope(fn if not isinstance(fn, ast.Lambda) else None, tree)
@@ -285,12 +319,14 @@ def test_sql_templates_are_filled_only_with_quoted_names_literals_and_sql():
                 if not sql_text_ok(k.value, scope):
                     bad.append(f"{f.relative_to(SRC)}:{node.lineno}: {k.arg}={ast.unparse(k.value)}")
             bad += [f"{f.relative_to(SRC)}:{node.lineno}: positional {ast.unparse(a)}" for a in node.args]
-    assert not bad, ("a .sql template filled with a value (or a name without sqlfiles.ident); use "
-                     "ident()/literal() or a parameter:\n" + "\n".join(bad))
+    assert not bad, (
+        "a .sql template filled with a value (or a name without sqlfiles.ident); use "
+        "ident()/literal() or a parameter:\n" + "\n".join(bad)
+    )
 
 
 def test_the_checks_catch_what_they_are_for():
-    src = '''
+    src = """
 def f(wh, run_id, table, ids):
     wh.execute("SELECT a FROM t "
                "WHERE b = 1")
@@ -303,13 +339,17 @@ def f(wh, run_id, table, ids):
     wh.execute(f"CREATE VIEW {ident(table)} AS {tpl}")
     wh.execute(f"SET threads = {literal(4)}")
     wh.execute(f'{verb} "{table}" SELECT 1')
-'''
+"""
     tree = ast.parse(src)
     found = list(sql_literals(tree))
     assert [n.end_lineno > n.lineno for n, _ in found].count(True) == 1
     scope = _Scope(tree.body[0], tree)
-    flagged = [n.lineno for n, _ in found if isinstance(n, ast.JoinedStr) and not all(
-        sql_text_ok(v.value, scope) for v in n.values if isinstance(v, ast.FormattedValue))]
+    flagged = [
+        n.lineno
+        for n, _ in found
+        if isinstance(n, ast.JoinedStr)
+        and not all(sql_text_ok(v.value, scope) for v in n.values if isinstance(v, ast.FormattedValue))
+    ]
     assert flagged == [5, 6, 7, 13]
     help_text = 'opt(help="SET VARIABLE NAME = VALUE before the query")\nx = "COMMIT returned, before it"'
     assert list(sql_literals(ast.parse(help_text))) == []

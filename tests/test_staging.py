@@ -5,16 +5,24 @@ from __future__ import annotations
 import pytest
 from analysis_fixtures import add_dynamic, add_friend_enemy, add_gender, make_yago_like
 
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 from ctxprior.sqlfiles import body, ident, literal
 
-STAGING = ["stg_context", "stg_dynamicqa_fact", "stg_dynamicqa_score", "stg_fact", "stg_generation",
-           "stg_persuasion", "stg_query_form", "stg_susceptibility"]
+STAGING = [
+    "stg_context",
+    "stg_dynamicqa_fact",
+    "stg_dynamicqa_score",
+    "stg_fact",
+    "stg_generation",
+    "stg_persuasion",
+    "stg_query_form",
+    "stg_susceptibility",
+]
 
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory):
-    w = open_warehouse(str(tmp_path_factory.mktemp("staging") / "wh.duckdb"))
+    w = open_store(str(tmp_path_factory.mktemp("staging") / "wh.duckdb"))
     make_yago_like(w, n_relations=2, n_entities=4)
     add_friend_enemy(w, n_pairs=4)
     add_gender(w, n_names=2)
@@ -29,9 +37,14 @@ def test_staging_views_exist_but_are_not_listed_for_export(wh):
 
 
 def test_one_row_per_score(wh):
-    for stg, table in (("stg_persuasion", "persuasion"), ("stg_susceptibility", "susceptibility"),
-                       ("stg_generation", "generation"), ("stg_context", "context"), ("stg_fact", "fact"),
-                       ("stg_dynamicqa_score", "dynamicqa_score")):
+    for stg, table in (
+        ("stg_persuasion", "persuasion"),
+        ("stg_susceptibility", "susceptibility"),
+        ("stg_generation", "generation"),
+        ("stg_context", "context"),
+        ("stg_fact", "fact"),
+        ("stg_dynamicqa_score", "dynamicqa_score"),
+    ):
         assert wh.scalar(f"SELECT count(*) FROM {stg}") == wh.scalar(f"SELECT count(*) FROM {table}") > 0, stg
 
 
@@ -54,8 +67,10 @@ def test_case_study_flag(wh):
 
 
 def test_relevance_comes_from_entity_ids(wh):
-    n_bad = wh.scalar("SELECT count(*) FROM stg_persuasion "
-                      "WHERE is_relevant <> (context_entity_id IS NOT DISTINCT FROM entity_id)")
+    n_bad = wh.scalar(
+        "SELECT count(*) FROM stg_persuasion "
+        "WHERE is_relevant <> (context_entity_id IS NOT DISTINCT FROM entity_id)"
+    )
     assert n_bad == 0
 
 

@@ -7,8 +7,13 @@ import pytest
 import scipy.stats as st
 from statsmodels.stats.multitest import multipletests
 
-from ctxprior.queries.stats import (bh_adjust, check_groups, paired_permutation_t_tests, permutation_t_tests,
-                                    spearman)
+from ctxprior.queries.stats import (
+    bh_adjust,
+    check_groups,
+    paired_permutation_t_tests,
+    permutation_t_tests,
+    spearman,
+)
 
 K = 10_000
 
@@ -25,8 +30,9 @@ def test_independent_matches_scipy_ttest_ind_permutations(alternative):
     B = [rng.normal(0, 1.3, 25) for _ in range(8)]
     res = permutation_t_tests(A, B, alternative, k=K, seed=1)
     for i in range(8):
-        ref = st.ttest_ind(A[i], B[i], alternative=alternative,
-                           method=st.PermutationMethod(n_resamples=K, rng=123))
+        ref = st.ttest_ind(
+            A[i], B[i], alternative=alternative, method=st.PermutationMethod(n_resamples=K, rng=123)
+        )
         assert res.t[i] == pytest.approx(ref.statistic, rel=1e-10)
         # two-sided p = 2 * min(one-sided p): its Monte-Carlo error doubles
         tol = 2 * _mc_tol(ref.pvalue / 2) if alternative == "two-sided" else _mc_tol(ref.pvalue)
@@ -50,11 +56,17 @@ def test_paired_sign_flip_matches_scipy_permutation_test():
     for n, shift in ((30, 0.3), (8, 0.5)):  # randomized and exact (2^8 <= k)
         d = rng.normal(shift, 1, n)
         res = paired_permutation_t_tests([d], "greater", k=K, seed=2)
-        ref = st.permutation_test((d,), lambda x, axis: st.ttest_1samp(x, 0, axis=axis).statistic,
-                                  permutation_type="samples", alternative="greater", n_resamples=K,
-                                  vectorized=True, rng=5)
+        ref = st.permutation_test(
+            (d,),
+            lambda x, axis: st.ttest_1samp(x, 0, axis=axis).statistic,
+            permutation_type="samples",
+            alternative="greater",
+            n_resamples=K,
+            vectorized=True,
+            rng=5,
+        )
         assert res.t[0] == pytest.approx(ref.statistic)
-        tol = 1e-12 if 2 ** n <= K else _mc_tol(ref.pvalue)
+        tol = 1e-12 if 2**n <= K else _mc_tol(ref.pvalue)
         assert abs(res.p[0] - ref.pvalue) <= tol
 
 
@@ -76,25 +88,32 @@ def test_bh_matches_statsmodels_and_keeps_nan():
     assert np.isnan(adj[2]) and not sig[2]
 
 
-@pytest.mark.parametrize("a,b,reason", [
-    ([], [1.0, 2.0], "group 1 is empty"),
-    ([1.0, 2.0], [], "group 2 is empty"),
-    ([1.0], [1.0, 2.0, 3.0], "only 1 unit"),
-    ([0.5, 0.5, 0.5], [0.5, 0.5], "all values are equal"),
-    ([1.0, 1.0], [2.0, 2.0], "both groups have zero variance"),
-    ([1.0, np.nan, 2.0], [1.0, 2.0], "NaN"),
-])
+@pytest.mark.parametrize(
+    "a,b,reason",
+    [
+        ([], [1.0, 2.0], "group 1 is empty"),
+        ([1.0, 2.0], [], "group 2 is empty"),
+        ([1.0], [1.0, 2.0, 3.0], "only 1 unit"),
+        ([0.5, 0.5, 0.5], [0.5, 0.5], "all values are equal"),
+        ([1.0, 1.0], [2.0, 2.0], "both groups have zero variance"),
+        ([1.0, np.nan, 2.0], [1.0, 2.0], "NaN"),
+    ],
+)
 def test_edge_cases_get_a_reason_not_a_number(a, b, reason):
-    res = permutation_t_tests([np.array(a), np.array([0.0, 1.0, 2.0])], [np.array(b), np.array([3.0, 4.0, 5.0])],
-                              "greater", k=100)
+    res = permutation_t_tests(
+        [np.array(a), np.array([0.0, 1.0, 2.0])], [np.array(b), np.array([3.0, 4.0, 5.0])], "greater", k=100
+    )
     assert reason in res.skip_reason[0]
     assert np.isnan(res.p[0]) and np.isnan(res.t[0]) and np.isnan(res.effect_size[0])
     assert res.skip_reason[1] is None and not np.isnan(res.p[1])  # the other test still runs
 
 
 def test_paired_edge_cases():
-    res = paired_permutation_t_tests([np.array([]), np.array([0.2]), np.array([0.3, 0.3, 0.3]),
-                                      np.array([np.nan, 1.0, 2.0])], "greater", k=100)
+    res = paired_permutation_t_tests(
+        [np.array([]), np.array([0.2]), np.array([0.3, 0.3, 0.3]), np.array([np.nan, 1.0, 2.0])],
+        "greater",
+        k=100,
+    )
     assert "empty" in res.skip_reason[0]
     assert "only 1" in res.skip_reason[1]
     assert "equal" in res.skip_reason[2]

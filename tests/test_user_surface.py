@@ -36,26 +36,47 @@ def _sha(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda wh: ctxprior.open(5), "open: path must be a string or a path or None, got int 5"),
-    (lambda wh: ctxprior.open(wh.path, write="yes"), "open: write must be a bool, got str 'yes'"),
-    (lambda wh: ctxprior.open(wh.path, wirte=True), "open: got an unexpected keyword argument 'wirte'"),
-    (lambda wh: ctxprior.quick("smollm2-135m", "Q: {entity}?", "France", ["c"]),
-     "quick: entities must be a list of strings, got str 'France'"),
-    (lambda wh: ctxprior.quick("smollm2-135m", "Q: {entity}?", ["France"], ["c"], batch_size="8"),
-     "quick: batch_size must be an integer or None, got str '8'"),
-    (lambda wh: ctxprior.load_model(135), "load_model: model must be a string or a path, got int 135"),
-    (lambda wh: wh.sql(5), "Warehouse.sql: query must be a string, got int 5"),
-    (lambda wh: wh.sql("SELECT 1", 5), "Warehouse.sql: params must be a list or None, got int 5"),
-    (lambda wh: wh.sample(5), "Warehouse.sample: dataset must be a string, got int 5"),
-    (lambda wh: wh.sample("demo", entities="10"), "Warehouse.sample: entities must be an integer or None, got str"),
-    (lambda wh: wh.results(runs=1), "Warehouse.results: runs must be a list of integers or None, got int 1"),
-    (lambda wh: wh.most_susceptible("1"), "Warehouse.most_susceptible: run must be an integer, got str '1'"),
-    (lambda wh: wh.score(sample="1"), "Warehouse.score: sample must be an integer or None, got str '1'"),
-    (lambda wh: wh.analyze(runs=[1.5]), "Warehouse.analyze: runs must be a list of integers or None, got list"),
-    (lambda wh: wh.covariates.add(5, on="entity", name="x"),
-     "Covariates.add: data must be a pandas.DataFrame or a pyarrow.Table or a string or a path, got int 5"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda wh: ctxprior.open(5), "open: path must be a string or a path or None, got int 5"),
+        (lambda wh: ctxprior.open(wh.path, write="yes"), "open: write must be a bool, got str 'yes'"),
+        (lambda wh: ctxprior.open(wh.path, wirte=True), "open: got an unexpected keyword argument 'wirte'"),
+        (
+            lambda wh: ctxprior.quick("smollm2-135m", "Q: {entity}?", "France", ["c"]),
+            "quick: entities must be a list of strings, got str 'France'",
+        ),
+        (
+            lambda wh: ctxprior.quick("smollm2-135m", "Q: {entity}?", ["France"], ["c"], batch_size="8"),
+            "quick: batch_size must be an integer or None, got str '8'",
+        ),
+        (lambda wh: ctxprior.load_model(135), "load_model: model must be a string or a path, got int 135"),
+        (lambda wh: wh.sql(5), "Warehouse.sql: query must be a string, got int 5"),
+        (lambda wh: wh.sql("SELECT 1", 5), "Warehouse.sql: params must be a list or None, got int 5"),
+        (lambda wh: wh.sample(5), "Warehouse.sample: dataset must be a string, got int 5"),
+        (
+            lambda wh: wh.sample("demo", entities="10"),
+            "Warehouse.sample: entities must be an integer or None, got str",
+        ),
+        (
+            lambda wh: wh.results(runs=1),
+            "Warehouse.results: runs must be a list of integers or None, got int 1",
+        ),
+        (
+            lambda wh: wh.most_susceptible("1"),
+            "Warehouse.most_susceptible: run must be an integer, got str '1'",
+        ),
+        (lambda wh: wh.score(sample="1"), "Warehouse.score: sample must be an integer or None, got str '1'"),
+        (
+            lambda wh: wh.analyze(runs=[1.5]),
+            "Warehouse.analyze: runs must be a list of integers or None, got list",
+        ),
+        (
+            lambda wh: wh.covariates.add(5, on="entity", name="x"),
+            "Covariates.add: data must be a pandas.DataFrame or a pyarrow.Table or a string or a path, got int 5",
+        ),
+    ],
+)
 def test_wrong_argument_types_name_the_argument(demo_wh, call, message):
     before = _sha(demo_wh.path)
     with pytest.raises(ArgumentTypeError) as e:
@@ -75,6 +96,7 @@ def test_numpy_and_pandas_values_are_accepted(demo_wh):
 
 
 # -- bad path values: one line, exit 2 ----------------------------------------------------------
+
 
 def test_a_folder_or_file_of_the_wrong_kind_is_one_line(run_cli, tmp_path, db_path):
     run_cli("ingest", "demo")

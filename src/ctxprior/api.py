@@ -17,20 +17,32 @@ For long read sessions, ``duckdb.connect(path, read_only=True)`` sees every view
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from .errors import UserError
-from .schema import warehouse as _store
+from .schema import store as _store
 from .schema.runs import sigterm_interrupts as _sigterm_interrupts
 
-__all__ = ["open", "Warehouse", "Covariates", "Run", "Rows", "quick", "load_model", "migrate",
-           "analysis_names", "estimators", "ingest_sources"]
+__all__ = [
+    "Covariates",
+    "Rows",
+    "Run",
+    "Warehouse",
+    "analysis_names",
+    "estimators",
+    "ingest_sources",
+    "load_model",
+    "migrate",
+    "open",
+    "quick",
+]
 
 
 def _stderr(msg: str) -> None:
@@ -39,7 +51,7 @@ def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def open(path: str | Path | None = None, *, write: bool = False, wait: float = 0.0) -> "Warehouse":  # noqa: A001
+def open(path: str | Path | None = None, *, write: bool = False, wait: float = 0.0) -> Warehouse:
     """Open the warehouse at ``path`` (default ``$CTXPRIOR_DB``, else ``ctxprior.duckdb``).
 
     Read-only unless ``write=True``; with ``write=True`` a missing file is created.
@@ -93,8 +105,9 @@ class Warehouse:
     ``Warehouse(path, check=False)`` opens a read-only warehouse first on its first call rather than
     at once (the command line, so that a command's own input errors come first)."""
 
-    def __init__(self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0,
-                 check: bool = True):
+    def __init__(
+        self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0, check: bool = True
+    ):
         self.path = str(path or _store.default_db_path())
         self.writable = write
         self.wait = wait
@@ -112,7 +125,7 @@ class Warehouse:
 
     # -- connections -----------------------------------------------------------------------
     @contextmanager
-    def connect(self, write: bool = False, brief: bool = False) -> Iterator[_store.Warehouse]:
+    def connect(self, write: bool = False, brief: bool = False) -> Iterator[_store.Store]:
         """The low-level connection object that library functions take (closed on exit).
 
         ``write=True`` needs a warehouse opened with ``write=True``. ``brief=True`` holds the file
@@ -121,7 +134,7 @@ class Warehouse:
         if write and not self.writable:
             raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")
         write = write or (self.writable and not Path(self.path).exists())  # created on first use
-        store = _store.open_warehouse(self.path, read_only=not write, wait=self.wait, brief=brief and write)
+        store = _store.open_store(self.path, read_only=not write, wait=self.wait, brief=brief and write)
         try:
             yield store
         finally:
@@ -131,16 +144,21 @@ class Warehouse:
         if not self.writable:
             raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")
 
-    def _open_store(self, read_only: bool = False, create: bool = True) -> _store.Warehouse:
+    def _open_store(self, read_only: bool = False, create: bool = True) -> _store.Store:
         """The low-level store, opened (the caller closes it); for library functions that open
         the warehouse themselves, when they are ready to (``build_dataset``)."""
         if not read_only:
             self._need_write()
-        return _store.open_warehouse(self.path, read_only=read_only, create=create, wait=self.wait)
+        return _store.open_store(self.path, read_only=read_only, create=create, wait=self.wait)
 
     # -- reading ---------------------------------------------------------------------------
-    def sql(self, query: str, params: Sequence[Any] | None = None, *,
-            allow_read: str | Path | Sequence[str | Path] = ()) -> pd.DataFrame:
+    def sql(
+        self,
+        query: str,
+        params: Sequence[Any] | None = None,
+        *,
+        allow_read: str | Path | Sequence[str | Path] = (),
+    ) -> pd.DataFrame:
         """Run read-only SQL (``?`` parameters) and return a pandas DataFrame.
 
         The query reads the warehouse, and of other files only those named in ``allow_read``
@@ -154,16 +172,26 @@ class Warehouse:
         with self.connect() as store:
             return read_only_query(store, query, params, allow_read)
 
-    def arrow(self, query: str, params: Sequence[Any] | None = None, *,
-              allow_read: str | Path | Sequence[str | Path] = ()) -> pa.Table:
+    def arrow(
+        self,
+        query: str,
+        params: Sequence[Any] | None = None,
+        *,
+        allow_read: str | Path | Sequence[str | Path] = (),
+    ) -> pa.Table:
         """Like :meth:`sql`, as a pyarrow Table (``polars.from_arrow(...)`` makes it a polars frame)."""
         from .sqlshell import read_only_query
 
         with self.connect() as store:
             return read_only_query(store, query, params, allow_read, arrow=True)
 
-    def query(self, query: str, variables: dict[str, str] | None = None, *,
-              allow_read: str | Path | Sequence[str | Path] = ()) -> Rows:
+    def query(
+        self,
+        query: str,
+        variables: dict[str, str] | None = None,
+        *,
+        allow_read: str | Path | Sequence[str | Path] = (),
+    ) -> Rows:
         """Run read-only SQL as ``ctxprior sql`` does: every statement of ``query`` in turn (after
         ``SET VARIABLE name = value`` for each of ``variables``, values as JSON text such as ``"[1,2]"``,
         read with ``getvariable('name')``); the columns and rows of the last one.
@@ -227,11 +255,22 @@ class Warehouse:
         return self.sql(read_sql("ctxprior.queries", "sql/stored_results.sql"), params)
 
     # -- datasets and samples --------------------------------------------------------------
-    def build_dataset(self, triples: Sequence[str | Path] | str | Path, relations: str | Path, name: str, *,
-                      labels: Sequence[str | Path] = (), lang: str = "en", entities_per_relation: int = 1000,
-                      seed: int = 0, fmt: str = "auto", max_malformed: float = 0.001,
-                      require_label: str = "both", answer_choice: str = "random",
-                      progress: bool | None = None) -> dict:
+    def build_dataset(
+        self,
+        triples: Sequence[str | Path] | str | Path,
+        relations: str | Path,
+        name: str,
+        *,
+        labels: Sequence[str | Path] = (),
+        lang: str = "en",
+        entities_per_relation: int = 1000,
+        seed: int = 0,
+        fmt: str = "auto",
+        max_malformed: float = 0.001,
+        require_label: str = "both",
+        answer_choice: str = "random",
+        progress: bool | None = None,
+    ) -> dict:
         """Build dataset ``name`` from knowledge-graph triple files (N-Triples, one-line Turtle, TSV;
         plain or gzip) and a relations file (YAML); see [Build a dataset from a knowledge
         graph](datasets.md#build-a-dataset-from-a-knowledge-graph). The warehouse is not held while the
@@ -243,13 +282,26 @@ class Warehouse:
         from .ingest.kg_build import BuildOptions, build_dataset, line_list
 
         self._need_write()
-        opts = BuildOptions(lang=lang, entities_per_relation=entities_per_relation, seed=seed, fmt=fmt,
-                            max_malformed=max_malformed, require_label=require_label,
-                            answer_choice=answer_choice)
+        opts = BuildOptions(
+            lang=lang,
+            entities_per_relation=entities_per_relation,
+            seed=seed,
+            fmt=fmt,
+            max_malformed=max_malformed,
+            require_label=require_label,
+            answer_choice=answer_choice,
+        )
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
-        rep = build_dataset(self._open_store, [str(f) for f in files], str(relations), name,
-                            labels=[str(f) for f in labels], options=opts, progress=progress,
-                            db_path=self.path)
+        rep = build_dataset(
+            self._open_store,
+            [str(f) for f in files],
+            str(relations),
+            name,
+            labels=[str(f) for f in labels],
+            options=opts,
+            progress=progress,
+            db_path=self.path,
+        )
         for f in rep["files"]:
             f["lines"] = line_list(f)
         return rep
@@ -276,16 +328,22 @@ class Warehouse:
         The same as ``wh.ingest("demo", only=only)``."""
         return self.ingest("demo", only=only)
 
-    def ingest_yago_qec(self, source: str | Path, name: str = "yago_qec", relations: Sequence[str] | None = None,
-                        sha256: str | None = None) -> dict:
+    def ingest_yago_qec(
+        self,
+        source: str | Path,
+        name: str = "yago_qec",
+        relations: Sequence[str] | None = None,
+        sha256: str | None = None,
+    ) -> dict:
         """Load the authors' ``yago_qec.json`` from a path, ``hf://datasets/OWNER/REPO[@REV]/FILE`` or an
         http(s) URL (downloaded into the Hugging Face cache; ``sha256`` verifies it). Validated
         completely before anything is written; the result says what was loaded and from where.
         The same as ``wh.ingest("yago-qec", source, ...)``."""
         return self.ingest("yago-qec", source, name=name, relations=relations, sha256=sha256)
 
-    def ingest_dynamicqa(self, folder: str | Path | None = None, name: str = "dynamicqa",
-                         revision: str | None = None) -> dict:
+    def ingest_dynamicqa(
+        self, folder: str | Path | None = None, name: str = "dynamicqa", revision: str | None = None
+    ) -> dict:
         """Load DynamicQA from ``folder`` (the release CSVs), or without it from the Hub
         (``copenlu/dynamicqa`` at a pinned ``revision``, cached). The same as
         ``wh.ingest("dynamicqa", folder, ...)``."""
@@ -300,11 +358,25 @@ class Warehouse:
             return write_demo_corpus(store, path, seed=seed, n_documents=n_documents)
 
     # -- fake entities ---------------------------------------------------------------------
-    def generate_fakes(self, dataset: str, relation: str, *, n: int = 50, model: str = "smollm2-135m",
-                       base_url: str | None = None, api_key_env: str | None = None, seed: int = 0,
-                       temperature: float = 1.0, top_p: float = 1.0, max_rounds: int = 10,
-                       prompt_style: str = "relation", timeout: float = 120.0, retries: int = 4,
-                       allow_partial: bool = False, chat: Any = None) -> Any:
+    def generate_fakes(
+        self,
+        dataset: str,
+        relation: str,
+        *,
+        n: int = 50,
+        model: str = "smollm2-135m",
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        seed: int = 0,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        max_rounds: int = 10,
+        prompt_style: str = "relation",
+        timeout: float = 120.0,
+        retries: int = 4,
+        allow_partial: bool = False,
+        chat: Any = None,
+    ) -> Any:
         """Generate ``n`` fake entities for ``relation`` with a chat model (local, or ``openai:MODEL``
         at ``base_url``) and store them with their provenance; see [Fake entities](datasets.md#fake-entities).
         The warehouse is free for other writers while the model writes. Returns a ``FakesResult``.
@@ -314,13 +386,34 @@ class Warehouse:
         from .fakes import generate_fakes
 
         with self.connect(write=True, brief=True) as store:
-            return generate_fakes(store, dataset, relation, n=n, model=model, base_url=base_url,
-                                  api_key_env=api_key_env, seed=seed, temperature=temperature, top_p=top_p,
-                                  max_rounds=max_rounds, prompt_style=prompt_style, timeout=timeout,
-                                  retries=retries, allow_partial=allow_partial, chat=chat)
+            return generate_fakes(
+                store,
+                dataset,
+                relation,
+                n=n,
+                model=model,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                seed=seed,
+                temperature=temperature,
+                top_p=top_p,
+                max_rounds=max_rounds,
+                prompt_style=prompt_style,
+                timeout=timeout,
+                retries=retries,
+                allow_partial=allow_partial,
+                chat=chat,
+            )
 
-    def add_fakes(self, path: str | Path, dataset: str, relation: str, *, n: int | None = None,
-                  entity_class: str | None = None) -> Any:
+    def add_fakes(
+        self,
+        path: str | Path,
+        dataset: str,
+        relation: str,
+        *,
+        n: int | None = None,
+        entity_class: str | None = None,
+    ) -> Any:
         """Add your own fake names from a file (one per line, a list, a JSON array, or a CSV with a
         ``name`` column), screened like generated ones. Returns a ``FakesResult``.
 
@@ -343,11 +436,21 @@ class Warehouse:
             cols, rows = list_fakes(store, dataset, relation) if relation else fakes_summary(store, dataset)
         return Rows(cols, rows)
 
-    def sample(self, dataset: str, *, entities: int | None = 100, contexts: int | None = 600,
-               context_types: Sequence[str] = ("base", "assertive", "negation"), seed: int = 11,
-               relations: Sequence[str] | None = None, design: str = "paper",
-               answer_sampling: str = "authors", templates_per_type: int | None = None,
-               fakes: str = "random", real_entities: str = "fixed") -> int:
+    def sample(
+        self,
+        dataset: str,
+        *,
+        entities: int | None = 100,
+        contexts: int | None = 600,
+        context_types: Sequence[str] = ("base", "assertive", "negation"),
+        seed: int = 11,
+        relations: Sequence[str] | None = None,
+        design: str = "paper",
+        answer_sampling: str = "authors",
+        templates_per_type: int | None = None,
+        fakes: str = "random",
+        real_entities: str = "fixed",
+    ) -> int:
         """Draw the paper's sample design (App. C) from ``dataset``; returns the sample id.
 
         ``fakes``: ``random`` (the authors' code: a seeded random choice among the relation's
@@ -369,23 +472,53 @@ class Warehouse:
         from .ingest.sampling import draw_sample
 
         with self.connect(write=True) as store:
-            return draw_sample(store, dataset, relations=relations or None, n_entities=entities,
-                               n_contexts=contexts, context_types=list(context_types), seed=seed,
-                               design=design, answer_sampling=answer_sampling,
-                               templates_per_type=templates_per_type, fakes=fakes,
-                               real_entities=real_entities)
+            return draw_sample(
+                store,
+                dataset,
+                relations=relations or None,
+                n_entities=entities,
+                n_contexts=contexts,
+                context_types=list(context_types),
+                seed=seed,
+                design=design,
+                answer_sampling=answer_sampling,
+                templates_per_type=templates_per_type,
+                fakes=fakes,
+                real_entities=real_entities,
+            )
 
     # -- scoring ---------------------------------------------------------------------------
-    def score(self, sample: int | None = None, *, model: Any = "smollm2-135m", device: str = "auto",
-              dtype: str = "auto", quantization: str | None = None, batch_size: int | None = None,
-              query_types: Sequence[str] = ("open", "closed"), query_forms_per_type: int | None = None,
-              relations: Sequence[str] | None = None,
-              estimator: str = "first-token", memorization: bool = False, max_new_tokens: int = 8,
-              store_topk: int = 0, prior_topk: int = 10, shard_size: int | None = None, seed: int = 0,
-              prompt_format: str = "raw", resume: int | None = None, fresh: bool = False, executor: str = "local",
-              workers: int | None = None, address: str | None = None, gpus_per_worker: float | None = None,
-              shard_dir: str | None = None, progress: bool = True, per_layer: str | bool | None = None,
-              log: Callable[[str], None] | None = _stderr) -> Run:
+    def score(
+        self,
+        sample: int | None = None,
+        *,
+        model: Any = "smollm2-135m",
+        device: str = "auto",
+        dtype: str = "auto",
+        quantization: str | None = None,
+        batch_size: int | None = None,
+        query_types: Sequence[str] = ("open", "closed"),
+        query_forms_per_type: int | None = None,
+        relations: Sequence[str] | None = None,
+        estimator: str = "first-token",
+        memorization: bool = False,
+        max_new_tokens: int = 8,
+        store_topk: int = 0,
+        prior_topk: int = 10,
+        shard_size: int | None = None,
+        seed: int = 0,
+        prompt_format: str = "raw",
+        resume: int | None = None,
+        fresh: bool = False,
+        executor: str = "local",
+        workers: int | None = None,
+        address: str | None = None,
+        gpus_per_worker: float | None = None,
+        shard_dir: str | None = None,
+        progress: bool = True,
+        per_layer: str | bool | None = None,
+        log: Callable[[str], None] | None = _stderr,
+    ) -> Run:
         """Score a sample: ψ per (query form, entity, context), χ per (query form, entity).
 
         ``model``: an alias (``smollm2-135m``), a Hugging Face id or folder, a ``.gguf`` file, or a
@@ -404,26 +537,63 @@ class Warehouse:
 
         if sample is None and resume is None:
             raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
-        config = ScoreConfig(estimator=estimator, query_types=tuple(query_types),
-                             relations=tuple(relations) if relations else None, prior_topk=prior_topk,
-                             store_topk=store_topk, memorization=memorization, max_new_tokens=max_new_tokens,
-                             query_forms_per_type=query_forms_per_type, prompt_format=prompt_format,
-                             per_layer=_per_layer(per_layer))
+        config = ScoreConfig(
+            estimator=estimator,
+            query_types=tuple(query_types),
+            relations=tuple(relations) if relations else None,
+            prior_topk=prior_topk,
+            store_topk=store_topk,
+            memorization=memorization,
+            max_new_tokens=max_new_tokens,
+            query_forms_per_type=query_forms_per_type,
+            prompt_format=prompt_format,
+            per_layer=_per_layer(per_layer),
+        )
         lm = model if isinstance(model, LoadedModel) else None
         if resume is not None and device == "auto" and dtype == "auto":
             from .scoring.runs import stored_device_dtype
 
             with self.connect() as store:
                 device, dtype = stored_device_dtype(store, resume)
-        factory = executor_factory(self.path, executor, device=device, dtype=dtype, workers=workers,
-                                   address=address, gpus_per_worker=gpus_per_worker, shard_dir=shard_dir)
+        factory = executor_factory(
+            self.path,
+            executor,
+            device=device,
+            dtype=dtype,
+            workers=workers,
+            address=address,
+            gpus_per_worker=gpus_per_worker,
+            shard_dir=shard_dir,
+        )
         with self.connect(write=True, brief=True) as store, _sigterm_interrupts():
-            s = score_sample(store, sample, lm.model_id if lm else model, device=device, dtype=dtype,
-                             quantization=quantization, batch_size=batch_size, config=config,
-                             shard_size=shard_size, seed=seed, resume=resume, fresh=fresh, lm=lm,
-                             executor_factory=factory, progress=progress, log=log or (lambda m: None))
-        return Run(id=s.run_id, status=s.status, units_total=s.units_total, units_done=s.units_done,
-                   units_failed=s.units_failed, prompts=s.prompts, seconds=s.seconds, errors=list(s.errors))
+            s = score_sample(
+                store,
+                sample,
+                lm.model_id if lm else model,
+                device=device,
+                dtype=dtype,
+                quantization=quantization,
+                batch_size=batch_size,
+                config=config,
+                shard_size=shard_size,
+                seed=seed,
+                resume=resume,
+                fresh=fresh,
+                lm=lm,
+                executor_factory=factory,
+                progress=progress,
+                log=log or (lambda m: None),
+            )
+        return Run(
+            id=s.run_id,
+            status=s.status,
+            units_total=s.units_total,
+            units_done=s.units_done,
+            units_failed=s.units_failed,
+            prompts=s.prompts,
+            seconds=s.seconds,
+            errors=list(s.errors),
+        )
 
     def cancel(self, run: int, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr) -> str:
         """Stop a running run (SIGTERM to its process on this host; finished units are kept) and mark
@@ -435,10 +605,18 @@ class Warehouse:
         return cancel_run(self.path, run, timeout=timeout, wait=self.wait, log=log)
 
     # -- analyses --------------------------------------------------------------------------
-    def analyze(self, runs: Sequence[int] | None = None, *, only: str | Sequence[str] | None = None,
-                permutations: int = 10_000, alpha: float = 0.05, seed: int = 0,
-                covariates: Sequence[str] = (), seen_fakes: str | None = None,
-                log: Callable[[str], None] | None = _stderr) -> pd.DataFrame:
+    def analyze(
+        self,
+        runs: Sequence[int] | None = None,
+        *,
+        only: str | Sequence[str] | None = None,
+        permutations: int = 10_000,
+        alpha: float = 0.05,
+        seed: int = 0,
+        covariates: Sequence[str] = (),
+        seen_fakes: str | None = None,
+        log: Callable[[str], None] | None = _stderr,
+    ) -> pd.DataFrame:
         """Run the paper's analyses on ``runs`` (default: every finished run), store and return them.
 
         ``only``: analysis names (``ctxprior.api.analysis_names()``: ``relevance``, ``assertive``, ...,
@@ -454,15 +632,24 @@ class Warehouse:
         if isinstance(only, str):
             only = parse_only(only)
         with self.connect(write=True) as store:
-            counts = analyze(store, run_ids=list(runs) if runs else None, only=list(only) if only else None,
-                             k=permutations, alpha=alpha, seed=seed, covariates=list(covariates),
-                             seen_fakes=seen_fakes, log=log or (lambda m: None))
+            counts = analyze(
+                store,
+                run_ids=list(runs) if runs else None,
+                only=list(only) if only else None,
+                k=permutations,
+                alpha=alpha,
+                seed=seed,
+                covariates=list(covariates),
+                seen_fakes=seen_fakes,
+                log=log or (lambda m: None),
+            )
         out = self.results(runs)
         out.attrs["counts"] = counts  # {analysis: rows stored}
         return out
 
-    def summary(self, runs: Sequence[int] | None = None,
-                only: str | Sequence[str] | None = None) -> list[str]:
+    def summary(
+        self, runs: Sequence[int] | None = None, only: str | Sequence[str] | None = None
+    ) -> list[str]:
         """The short text summary of the stored analyses (what ``ctxprior analyze`` prints);
         ``only`` as in :meth:`analyze`.
 
@@ -476,7 +663,9 @@ class Warehouse:
         with self.connect() as store:
             return summary_lines(store, list(runs) if runs else None, only=list(only) if only else None)
 
-    def figures(self, out: str | Path, runs: Sequence[int] | None = None) -> list[tuple[str, str | None, str]]:
+    def figures(
+        self, out: str | Path, runs: Sequence[int] | None = None
+    ) -> list[tuple[str, str | None, str]]:
         """Write the paper's figures (PNG + the CSV behind each) to folder ``out``.
 
         Command: ``ctxprior figures``.
@@ -496,9 +685,18 @@ class Warehouse:
         with self.connect() as store:
             return write_report(store, str(out), list(runs) if runs else None)
 
-    def demo(self, out: str | Path = "demo-output", *, entities: int = 4, contexts: int = 12, seed: int = 11,
-             model: str = "smollm2-135m", permutations: int = 10_000, all_relations: bool = False,
-             log: Callable[[str], None] | None = _stderr) -> dict:
+    def demo(
+        self,
+        out: str | Path = "demo-output",
+        *,
+        entities: int = 4,
+        contexts: int = 12,
+        seed: int = 11,
+        model: str = "smollm2-135m",
+        permutations: int = 10_000,
+        all_relations: bool = False,
+        log: Callable[[str], None] | None = _stderr,
+    ) -> dict:
         """The main job (``ctxprior demo``): ingest the bundled demo datasets, sample, score, count
         co-occurrences, analyze, and write the figures and the report into ``out``, logging each
         step. Returns the sample and run ids and the output paths.
@@ -508,14 +706,28 @@ class Warehouse:
         from .pipeline import DEMO_RELATIONS, run_demo
 
         self._need_write()
-        return run_demo(self, log or (lambda m: None), entities=entities, contexts=contexts, seed=seed,
-                        model=model, permutations=permutations, out=out,
-                        relations=None if all_relations else DEMO_RELATIONS)
+        return run_demo(
+            self,
+            log or (lambda m: None),
+            entities=entities,
+            contexts=contexts,
+            seed=seed,
+            model=model,
+            permutations=permutations,
+            out=out,
+            relations=None if all_relations else DEMO_RELATIONS,
+        )
 
     # -- export, import, publish -----------------------------------------------------------
-    def export_parquet(self, directory: str | Path, *, tables: str | Sequence[str] | None = None,
-                       views: str | Sequence[str] | None = None,
-                       runs: str | Sequence[int | str] | None = None, overwrite: bool = False) -> dict:
+    def export_parquet(
+        self,
+        directory: str | Path,
+        *,
+        tables: str | Sequence[str] | None = None,
+        views: str | Sequence[str] | None = None,
+        runs: str | Sequence[int | str] | None = None,
+        overwrite: bool = False,
+    ) -> dict:
         """Write every table (or these ``tables`` / ``views``; ``views=["all"]``: every view) as Parquet
         under ``directory`` with ``manifest.json``; ``runs``: only these runs' rows. Names and ids may
         also come as comma-separated strings (``"1,3"``). Returns the manifest; see
@@ -545,11 +757,21 @@ class Warehouse:
         with self.connect(write=True) as store:
             return import_parquet(store, directory, mode=mode, verify=False)
 
-    def publish(self, repo_id: str, *, dry_run: str | Path | None = None, private: bool = False,
-                runs: str | Sequence[int | str] | None = None, include_distributions: bool = False,
-                token_env: str | None = None, license: str | None = None, citation: str | None = None,
-                message: str | None = None, overwrite: bool = False,
-                log: Callable[[str], None] | None = _stderr) -> Any:
+    def publish(
+        self,
+        repo_id: str,
+        *,
+        dry_run: str | Path | None = None,
+        private: bool = False,
+        runs: str | Sequence[int | str] | None = None,
+        include_distributions: bool = False,
+        token_env: str | None = None,
+        license: str | None = None,
+        citation: str | None = None,
+        message: str | None = None,
+        overwrite: bool = False,
+        log: Callable[[str], None] | None = _stderr,
+    ) -> Any:
         """Publish the warehouse as the Hugging Face dataset ``repo_id`` (one commit, none when the Hub
         has identical files); with ``dry_run``: write what would be uploaded into that folder and upload
         nothing (``overwrite``: replace an earlier dry run). Returns a ``PublishResult`` (its ``url`` is
@@ -564,17 +786,40 @@ class Warehouse:
         r = parse_runs(_listed(runs))
         with self.connect() as store:
             if dry_run:
-                manifest = build_dataset_dir(store, dry_run, repo_id, runs=r,
-                                             include_distributions=include_distributions,
-                                             license=license, citation=citation, overwrite=overwrite)
-                return PublishResult(repo_id, "", False, None, manifest=manifest,
-                                     missing_meanings=missing_meanings(manifest))
-            return publish(store, repo_id, private=private, runs=r,
-                           include_distributions=include_distributions, token_env=token_env,
-                           license=license, citation=citation, message=message, echo=log or (lambda m: None))
+                manifest = build_dataset_dir(
+                    store,
+                    dry_run,
+                    repo_id,
+                    runs=r,
+                    include_distributions=include_distributions,
+                    license=license,
+                    citation=citation,
+                    overwrite=overwrite,
+                )
+                return PublishResult(
+                    repo_id, "", False, None, manifest=manifest, missing_meanings=missing_meanings(manifest)
+                )
+            return publish(
+                store,
+                repo_id,
+                private=private,
+                runs=r,
+                include_distributions=include_distributions,
+                token_env=token_env,
+                license=license,
+                citation=citation,
+                message=message,
+                echo=log or (lambda m: None),
+            )
 
-    def pull(self, source: str | Path, *, mode: str = "fail", revision: str | None = None,
-             token_env: str | None = None) -> tuple[Path, dict[str, int]]:
+    def pull(
+        self,
+        source: str | Path,
+        *,
+        mode: str = "fail",
+        revision: str | None = None,
+        token_env: str | None = None,
+    ) -> tuple[Path, dict[str, int]]:
         """Load a published ctxprior dataset (a local folder, or ``OWNER/NAME`` on the Hub at
         ``revision``) into the warehouse; ``mode`` as in :meth:`import_parquet`. Returns the folder
         read and the rows added per table.
@@ -583,13 +828,23 @@ class Warehouse:
         """
         from .publish.hub import pull
 
-        return pull(lambda: self.connect(write=True), str(source), mode=mode, revision=revision,
-                    token_env=token_env)
+        return pull(
+            lambda: self.connect(write=True), str(source), mode=mode, revision=revision, token_env=token_env
+        )
 
     # --- runs and DynamicQA (B) ---
-    def resume(self, run: int, *, executor: str = "local", workers: int | None = None,
-               address: str | None = None, gpus_per_worker: float | None = None, shard_dir: str | None = None,
-               progress: bool = True, log: Callable[[str], None] | None = _stderr):
+    def resume(
+        self,
+        run: int,
+        *,
+        executor: str = "local",
+        workers: int | None = None,
+        address: str | None = None,
+        gpus_per_worker: float | None = None,
+        shard_dir: str | None = None,
+        progress: bool = True,
+        log: Callable[[str], None] | None = _stderr,
+    ):
         """Continue run ``run`` of any kind (persuasion or dynamic) with its stored model and options,
         after a crash, kill or cancel; ends with exactly the rows of an uninterrupted run
         (``ctxprior runs resume``). The executor options apply to persuasion runs (a dynamic run
@@ -601,14 +856,25 @@ class Warehouse:
             kind = run_kind(store, run)
         if kind == "dynamic":
             if executor != "local":
-                raise UserError(f"--executor {executor}: run {run} is a dynamic run; it resumes in "
-                                "this process (--executor local)")
+                raise UserError(
+                    f"--executor {executor}: run {run} is a dynamic run; it resumes in "
+                    "this process (--executor local)"
+                )
             return self.score_dynamic(resume=run, progress=progress, log=log)
-        return self.score(resume=run, executor=executor, workers=workers, address=address,
-                          gpus_per_worker=gpus_per_worker, shard_dir=shard_dir, progress=progress, log=log)
+        return self.score(
+            resume=run,
+            executor=executor,
+            workers=workers,
+            address=address,
+            gpus_per_worker=gpus_per_worker,
+            shard_dir=shard_dir,
+            progress=progress,
+            log=log,
+        )
 
-    def cancel_run(self, run: int, *, timeout: float = 60.0,
-                   log: Callable[[str], None] | None = _stderr) -> tuple[str | None, str]:
+    def cancel_run(
+        self, run: int, *, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr
+    ) -> tuple[str | None, str]:
         """:meth:`cancel` (any kind of run), returning (status before, status after): a run that was
         already done or cancelled is left as it is (what ``ctxprior runs cancel`` prints)."""
         runs = self.runs()
@@ -617,8 +883,12 @@ class Warehouse:
             return before, before
         return before, self.cancel(run, timeout=timeout, log=log)
 
-    def sample_dynamic(self, dataset: str = "dynamicqa", partitions: str | Sequence[str] | None = None,
-                       limit: int | None = None) -> dict:
+    def sample_dynamic(
+        self,
+        dataset: str = "dynamicqa",
+        partitions: str | Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> dict:
         """A sample of DynamicQA facts for :meth:`score` (the first ``limit`` facts per partition,
         their original and counter-memory snippets as contexts); an identical existing sample is
         reused. Returns ``{"sample_id", "facts", "contexts"}`` (``ctxprior sample-dynamic``)."""
@@ -629,14 +899,29 @@ class Warehouse:
             n_facts, n_contexts = sample_counts(store, sid)
         return {"sample_id": sid, "facts": n_facts, "contexts": n_contexts}
 
-    def score_dynamic(self, *, dataset: str = "dynamicqa", partitions: str | Sequence[str] | None = None,
-                      limit: int | None = None, model: str = "smollm2-135m", samples: int = 10,
-                      temperature: float = 0.5, max_new_tokens: int = 20,
-                      equivalence: str = "embedding:minilm", threshold: float | None = None,
-                      chat_template: str = "auto", seed: int = 0,
-                      device: str = "auto", se_form: str = "sum", cp_tokens: str = "generated",
-                      labels: str = "rouge", kl_zeros: str = "inf", resume: int | None = None,
-                      progress: bool = True, log: Callable[[str], None] | None = _stderr):
+    def score_dynamic(
+        self,
+        *,
+        dataset: str = "dynamicqa",
+        partitions: str | Sequence[str] | None = None,
+        limit: int | None = None,
+        model: str = "smollm2-135m",
+        samples: int = 10,
+        temperature: float = 0.5,
+        max_new_tokens: int = 20,
+        equivalence: str = "embedding:minilm",
+        threshold: float | None = None,
+        chat_template: str = "auto",
+        seed: int = 0,
+        device: str = "auto",
+        se_form: str = "sum",
+        cp_tokens: str = "generated",
+        labels: str = "rouge",
+        kl_zeros: str = "inf",
+        resume: int | None = None,
+        progress: bool = True,
+        log: Callable[[str], None] | None = _stderr,
+    ):
         """Sampled answers, semantic entropy and Coherent Persuasion for DynamicQA facts
         (``ctxprior score-dynamic``; options as there). Rerunning the same call continues an
         unfinished run (``resume=RUN`` continues run RUN with its stored options); Ctrl-C or
@@ -644,14 +929,33 @@ class Warehouse:
         ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
         from .dynamicqa.generate import DynamicConfig, run_dynamic
 
-        cfg = DynamicConfig(dataset=dataset, partitions=partitions, limit=limit, model=model, samples=samples,
-                            temperature=temperature, max_new_tokens=max_new_tokens, equivalence=equivalence,
-                            threshold=threshold, chat_template=chat_template, seed=seed, device=device,
-                            se_form=se_form, cp_tokens=cp_tokens, labels=labels, kl_zeros=kl_zeros)
+        cfg = DynamicConfig(
+            dataset=dataset,
+            partitions=partitions,
+            limit=limit,
+            model=model,
+            samples=samples,
+            temperature=temperature,
+            max_new_tokens=max_new_tokens,
+            equivalence=equivalence,
+            threshold=threshold,
+            chat_template=chat_template,
+            seed=seed,
+            device=device,
+            se_form=se_form,
+            cp_tokens=cp_tokens,
+            labels=labels,
+            kl_zeros=kl_zeros,
+        )
         cfg.validate()
         with self.connect(write=True, brief=True) as store, _sigterm_interrupts():
-            return run_dynamic(store, None if resume is not None else cfg, resume=resume, progress=progress,
-                               echo=log or (lambda m: None))
+            return run_dynamic(
+                store,
+                None if resume is not None else cfg,
+                resume=resume,
+                progress=progress,
+                echo=log or (lambda m: None),
+            )
 
     def analyze_dynamic(self, runs: Sequence[int] | None = None) -> str:
         """DynamicQA Tables 1-3 analogues per run (default: every dynamic run with scores), stored in
@@ -661,6 +965,7 @@ class Warehouse:
 
         with self.connect(write=True) as store:
             return analyze_dynamicqa(store, list(runs) if runs else None)
+
     # --- end B ---
 
 
@@ -685,10 +990,16 @@ def ingest_sources() -> dict[str, Any]:
     global _SOURCES_FOUND
     if not _SOURCES_FOUND:
         root = resources.files(__package__)
-        names = [f"ingest.{f.name[:-3]}" for f in (root / "ingest").iterdir()
-                 if f.name.endswith(".py") and not f.name.startswith("_")]
-        names += [f"{d.name}.ingest" for d in root.iterdir()
-                  if d.name not in ("ingest", "commands") and (d / "ingest.py").is_file()]
+        names = [
+            f"ingest.{f.name[:-3]}"
+            for f in (root / "ingest").iterdir()
+            if f.name.endswith(".py") and not f.name.startswith("_")
+        ]
+        names += [
+            f"{d.name}.ingest"
+            for d in root.iterdir()
+            if d.name not in ("ingest", "commands") and (d / "ingest.py").is_file()
+        ]
         for name in sorted(names):
             importlib.import_module(f"{__package__}.{name}")
         _SOURCES_FOUND = True
@@ -725,8 +1036,16 @@ class Covariates:
                 return pd.DataFrame()
             return list_covariates(store)
 
-    def add(self, data: pd.DataFrame | pa.Table | str | Path, *, on: Sequence[str] | str, name: str,
-            match: str = "name", replace: bool = False, description: str | None = None) -> dict:
+    def add(
+        self,
+        data: pd.DataFrame | pa.Table | str | Path,
+        *,
+        on: Sequence[str] | str,
+        name: str,
+        match: str = "name",
+        replace: bool = False,
+        description: str | None = None,
+    ) -> dict:
         """Add your own table (a DataFrame, an Arrow table, or a CSV / Parquet path) as ``cov_<name>``.
 
         ``on``: its key columns among dataset, relation, entity, answer; ``match``: compare entity /
@@ -738,11 +1057,25 @@ class Covariates:
 
         keys = on if isinstance(on, str) else ",".join(on)
         with self._wh.connect(write=True) as store:
-            return add_user_table(store, data if not isinstance(data, Path) else str(data), name, keys,
-                                  match=match, replace=replace, description=description)
+            return add_user_table(
+                store,
+                data if not isinstance(data, Path) else str(data),
+                name,
+                keys,
+                match=match,
+                replace=replace,
+                description=description,
+            )
 
-    def cooccurrence(self, corpus: Sequence[str | Path] | str | Path, *, name: str, window: int = 50,
-                     dataset: str | None = None, **options):
+    def cooccurrence(
+        self,
+        corpus: Sequence[str | Path] | str | Path,
+        *,
+        name: str,
+        window: int = 50,
+        dataset: str | None = None,
+        **options,
+    ):
         """Count entity–answer co-occurrences in a corpus (App. F.2); see [Covariates](covariates.md).
 
         Command: ``ctxprior covariates cooccurrence``.
@@ -751,9 +1084,13 @@ class Covariates:
 
         files = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
         with self._wh.connect(write=True) as store:
-            return cooccurrence(store, [str(f) for f in files], name, window=window, dataset=dataset, **options)
+            return cooccurrence(
+                store, [str(f) for f in files], name, window=window, dataset=dataset, **options
+            )
 
-    def kg_degree(self, triples: Sequence[str | Path] | str | Path, *, name: str, dataset: str | None = None, **options) -> dict:
+    def kg_degree(
+        self, triples: Sequence[str | Path] | str | Path, *, name: str, dataset: str | None = None, **options
+    ) -> dict:
         """Relation-specific KG degree δ(e, q) and total degree from triple files (App. F.3).
 
         Command: ``ctxprior covariates kg-degree``.
@@ -797,10 +1134,20 @@ def _per_layer(value: str | bool | None) -> str | None:
     return value
 
 
-def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[str], *, tokenizer: Any = None,
-          device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-          batch_size: int | None = None, prompt_format: str = "raw",
-          per_layer: str | bool | None = None) -> pd.DataFrame:
+def quick(
+    model: Any,
+    query: str,
+    entities: Sequence[str],
+    contexts: Sequence[str],
+    *,
+    tokenizer: Any = None,
+    device: str = "auto",
+    dtype: str = "auto",
+    quantization: str | None = None,
+    batch_size: int | None = None,
+    prompt_format: str = "raw",
+    per_layer: str | bool | None = None,
+) -> pd.DataFrame:
     """Persuasion and susceptibility in memory, no warehouse (the authors' quick-start use).
 
     ``model``: an alias / Hugging Face id / folder, a model from :func:`ctxprior.load_model`, or a
@@ -827,27 +1174,44 @@ def quick(model: Any, query: str, entities: Sequence[str], contexts: Sequence[st
     if prompt_format not in ("raw", "chat"):
         raise UserError(f"prompt_format {prompt_format}: use raw or chat")
     per_layer = _per_layer(per_layer)
-    out = quick_scores(_as_model(model, tokenizer, device, dtype, quantization), query, list(entities),
-                       list(contexts), batch_size=batch_size, prompt_format=prompt_format,
-                       per_layer=per_layer)
+    out = quick_scores(
+        _as_model(model, tokenizer, device, dtype, quantization),
+        query,
+        list(entities),
+        list(contexts),
+        batch_size=batch_size,
+        prompt_format=prompt_format,
+        per_layer=per_layer,
+    )
     if per_layer == "chi":
         rows = [(e["entity"], layer, chi) for e in out["entities"] for layer, chi in enumerate(e["layers"])]
         df = pd.DataFrame(rows, columns=["entity", "layer", "susceptibility"])
     elif per_layer == "psi":
-        rows = [(e["entity"], c, layer, p, chi) for e in out["entities"]
-                for layer, (chi, psis) in enumerate(zip(e["layers"], e["layer_persuasion"]))
-                for c, p in zip(contexts, psis)]
+        rows = [
+            (e["entity"], c, layer, p, chi)
+            for e in out["entities"]
+            for layer, (chi, psis) in enumerate(zip(e["layers"], e["layer_persuasion"]))
+            for c, p in zip(contexts, psis)
+        ]
         df = pd.DataFrame(rows, columns=["entity", "context", "layer", "persuasion", "susceptibility"])
     else:
-        rows = [(e["entity"], c, p, e["susceptibility"])
-                for e in out["entities"] for c, p in zip(contexts, e["persuasion"])]
+        rows = [
+            (e["entity"], c, p, e["susceptibility"])
+            for e in out["entities"]
+            for c, p in zip(contexts, e["persuasion"])
+        ]
         df = pd.DataFrame(rows, columns=["entity", "context", "persuasion", "susceptibility"])
     df.attrs["model"] = out["model"]
     return df
 
 
-def load_model(model: str | Path = "smollm2-135m", *, device: str = "auto", dtype: str = "auto",
-               quantization: str | None = None):
+def load_model(
+    model: str | Path = "smollm2-135m",
+    *,
+    device: str = "auto",
+    dtype: str = "auto",
+    quantization: str | None = None,
+):
     """Load a causal LM once and reuse it in :func:`quick` / :meth:`Warehouse.score`."""
     from .scoring.models import load_model as _load
 
@@ -872,6 +1236,7 @@ def _as_model(model: Any, tokenizer: Any, device: str, dtype: str, quantization:
 # before it runs, so a notebook user's wrong type is one clear error naming the argument (an
 # ArgumentTypeError: both a TypeError and a UserError), not a raw duckdb or pandas exception.
 
+
 def _matches(value: Any, hint: Any) -> bool:
     """Whether ``value`` fits the annotation ``hint`` (unknown annotations accept anything)."""
     import collections.abc as abc
@@ -895,8 +1260,11 @@ def _matches(value: Any, hint: Any) -> bool:
     if hint is Path:
         return isinstance(value, os.PathLike)
     if origin is abc.Sequence:
-        if isinstance(value, (str, bytes, abc.Mapping)) or not isinstance(value, abc.Sized) \
-                or not isinstance(value, abc.Iterable):
+        if (
+            isinstance(value, (str, bytes, abc.Mapping))
+            or not isinstance(value, abc.Sized)
+            or not isinstance(value, abc.Iterable)
+        ):
             return False
         return not args or all(_matches(v, args[0]) for v in value)
     if origin is abc.Callable or hint is abc.Callable:
@@ -929,9 +1297,18 @@ def _describe(hint: Any) -> str:
     if origin in (typing.Union, types.UnionType):
         return " or ".join(dict.fromkeys(_describe(a) for a in args))
     if origin is abc.Sequence:
-        return "a list" + (f" of {_describe(args[0]).split(' ', 1)[-1]}s" if args and args[0] is not Any else "")
-    names = {type(None): "None", bool: "a bool", int: "an integer", float: "a number", str: "a string",
-             Path: "a path", abc.Callable: "a function"}
+        return "a list" + (
+            f" of {_describe(args[0]).split(' ', 1)[-1]}s" if args and args[0] is not Any else ""
+        )
+    names = {
+        type(None): "None",
+        bool: "a bool",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        Path: "a path",
+        abc.Callable: "a function",
+    }
     if origin is abc.Callable:
         return "a function"
     if hint in names:
@@ -967,8 +1344,9 @@ def _checked(fn: Callable) -> Callable:
             value = bound.arguments[name] = _plain(value)
             if not _matches(value, hints[name]):
                 shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-                raise ArgumentTypeError(f"{where}: {name} must be {_describe(hints[name])}, "
-                                        f"got {type(value).__name__} {shown}")
+                raise ArgumentTypeError(
+                    f"{where}: {name} must be {_describe(hints[name])}, got {type(value).__name__} {shown}"
+                )
         return fn(*bound.args, **bound.kwargs)
 
     return wrapper

@@ -9,12 +9,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+
 import click
 
-from .version import __version__
-from .errors import UserError
 from .commands.app import AppContext
-from .schema.warehouse import DB_ENV, DEFAULT_DB
+from .errors import UserError
+from .schema.store import DB_ENV, DEFAULT_DB
+from .version import __version__
 
 
 class UserErrorExit(click.ClickException):
@@ -36,10 +37,22 @@ class App(click.Group):
 
 
 @click.group(cls=App, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--db", envvar=DB_ENV, default=DEFAULT_DB, show_default=True, metavar="PATH",
-              help=f"Warehouse file (DuckDB). Also set by ${DB_ENV}.")
-@click.option("--wait", type=float, default=0.0, show_default=True, metavar="SECONDS",
-              help="Keep retrying this long when another process is writing the warehouse.")
+@click.option(
+    "--db",
+    envvar=DB_ENV,
+    default=DEFAULT_DB,
+    show_default=True,
+    metavar="PATH",
+    help=f"Warehouse file (DuckDB). Also set by ${DB_ENV}.",
+)
+@click.option(
+    "--wait",
+    type=float,
+    default=0.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Keep retrying this long when another process is writing the warehouse.",
+)
 @click.version_option(__version__, prog_name="ctxprior")
 @click.pass_context
 def cli(ctx: click.Context, db: str, wait: float) -> None:
@@ -96,4 +109,3 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as e:
         _quiet_exit(e.exit_code)
     _quiet_exit(rv if isinstance(rv, int) else 0)
-

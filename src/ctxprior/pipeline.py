@@ -11,18 +11,26 @@ imports nothing of ctxprior.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
-
+from typing import Any
 
 # five of the demo's nine relations: the main job stays a few minutes on 2 CPU cores
 DEMO_RELATIONS = ("capital", "officialLanguage", "author", "director", "flowsInto")
 
 
-def run_demo(wh: Any, echo: Callable[[str], None], entities: int = 4, contexts: int = 12,
-             seed: int = 11, model: str = "smollm2-135m", permutations: int = 10_000,
-             friend_enemy: int = 8, out: str | Path = "demo-output",
-             relations: tuple[str, ...] | None = DEMO_RELATIONS) -> dict:
+def run_demo(
+    wh: Any,
+    echo: Callable[[str], None],
+    entities: int = 4,
+    contexts: int = 12,
+    seed: int = 11,
+    model: str = "smollm2-135m",
+    permutations: int = 10_000,
+    friend_enemy: int = 8,
+    out: str | Path = "demo-output",
+    relations: tuple[str, ...] | None = DEMO_RELATIONS,
+) -> dict:
     """Ingest the demo datasets, draw samples, score them, count co-occurrences, analyze, and write
     the figures and the report into ``out`` (``wh``: a writable ``ctxprior.api.Warehouse``).
     Returns the sample and run ids and the output paths."""
@@ -50,39 +58,65 @@ def _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relatio
         echo("[1/6] demo datasets already in the warehouse")
     samples = {
         "demo": wh.sample("demo", relations=relations, entities=entities, contexts=contexts, seed=seed),
-        "friend_enemy": wh.sample("friend_enemy", entities=friend_enemy, contexts=3 * friend_enemy,
-                                  context_types=["positive", "neutral", "negative"], seed=seed),
-        "gender": wh.sample("gender", entities=8, design="all", templates_per_type=2, seed=seed,
-                            context_types=["feminine_stereotype", "masculine_stereotype",
-                                           "feminine_swapped", "masculine_swapped"]),
+        "friend_enemy": wh.sample(
+            "friend_enemy",
+            entities=friend_enemy,
+            contexts=3 * friend_enemy,
+            context_types=["positive", "neutral", "negative"],
+            seed=seed,
+        ),
+        "gender": wh.sample(
+            "gender",
+            entities=8,
+            design="all",
+            templates_per_type=2,
+            seed=seed,
+            context_types=[
+                "feminine_stereotype",
+                "masculine_stereotype",
+                "feminine_swapped",
+                "masculine_swapped",
+            ],
+        ),
     }
     table = wh.samples().set_index("sample_id")
     for name, sid in samples.items():
         s = table.loc[sid]
-        echo(f"[2/6] sample {sid} of '{name}': {s['relations']} relations, {s['entities']} entities, "
-             f"{s['contexts']} contexts (seed {seed})")
+        echo(
+            f"[2/6] sample {sid} of '{name}': {s['relations']} relations, {s['entities']} entities, "
+            f"{s['contexts']} contexts (seed {seed})"
+        )
     return samples
 
 
 def _score(wh, echo, samples, model) -> dict[str, int]:
     """[3/6] score every sample; memorization (greedy answers) on one relation of the demo."""
-    plan = [("demo", samples["demo"], {}),
-            ("memorization", samples["demo"], {"relations": ["capital"], "memorization": True,
-                                               "max_new_tokens": 4}),
-            ("friend_enemy", samples["friend_enemy"], {}),
-            ("gender", samples["gender"], {"query_forms_per_type": 2})]
+    plan = [
+        ("demo", samples["demo"], {}),
+        (
+            "memorization",
+            samples["demo"],
+            {"relations": ["capital"], "memorization": True, "max_new_tokens": 4},
+        ),
+        ("friend_enemy", samples["friend_enemy"], {}),
+        ("gender", samples["gender"], {"query_forms_per_type": 2}),
+    ]
     runs = {}
     for name, sid, opts in plan:
         r = wh.score(sid, model=model, log=None, **opts)
-        echo(f"[3/6] run {r.id} ({name}): {r.status}, {r.prompts} prompts in {r.seconds:.1f} s "
-             f"({r.prompts_per_second:.0f} prompts/s)")
+        echo(
+            f"[3/6] run {r.id} ({name}): {r.status}, {r.prompts} prompts in {r.seconds:.1f} s "
+            f"({r.prompts_per_second:.0f} prompts/s)"
+        )
         runs[name] = r.id
     return runs
 
 
 def _summarize_top(wh, echo, run_id: int) -> None:
-    for title, least in (("most susceptible (entity, relation, query form: chi in nats):", False),
-                         ("least susceptible:", True)):
+    for title, least in (
+        ("most susceptible (entity, relation, query form: chi in nats):", False),
+        ("least susceptible:", True),
+    ):
         echo(title)
         for r in wh.most_susceptible(run_id, 5, least=least).itertuples():
             echo(f"  {r.susceptibility:.3f}  {r.entity} [{r.entity_kind}]  {r.relation}, {r.query_form}")
@@ -91,7 +125,10 @@ def _summarize_top(wh, echo, run_id: int) -> None:
 def _cooccurrence(wh, echo, out: Path) -> None:
     """[4/6] a co-occurrence covariate from a small generated corpus (the frequency analysis)."""
     info = wh.write_demo_corpus(out / "corpus" / "demo.jsonl.zst")
-    rep = wh.covariates.cooccurrence(str(out / "corpus"), name="demo_cooc", dataset="demo", workers=1,
-                                     progress=False)
-    echo(f"[4/6] covariate cov_demo_cooc: entity-answer co-occurrences in {info['documents']} generated "
-         f"documents ({rep.n_words} words)")
+    rep = wh.covariates.cooccurrence(
+        str(out / "corpus"), name="demo_cooc", dataset="demo", workers=1, progress=False
+    )
+    echo(
+        f"[4/6] covariate cov_demo_cooc: entity-answer co-occurrences in {info['documents']} generated "
+        f"documents ({rep.n_words} words)"
+    )

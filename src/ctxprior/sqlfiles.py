@@ -1,10 +1,10 @@
 """Named SQL files shipped inside the package (``ctxprior/<area>/.../*.sql``)."""
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 
-@lru_cache(maxsize=None)
+@cache
 def read_sql(package: str, name: str) -> str:
     """Text of ``name`` inside ``package``, e.g. ``read_sql("ctxprior.ingest", "sql/facts.sql")``."""
     return resources.files(package).joinpath(name).read_text(encoding="utf-8")
@@ -17,7 +17,9 @@ def split_statements(text: str) -> list[str]:
         cur.append(line)
         if line.rstrip().endswith(";"):
             stmt = "\n".join(cur).strip()
-            if stmt.strip(";").strip() and not all(ln.strip().startswith("--") or not ln.strip() for ln in cur):
+            if stmt.strip(";").strip() and not all(
+                ln.strip().startswith("--") or not ln.strip() for ln in cur
+            ):
                 out.append(stmt)
             cur = []
     rest = "\n".join(cur).strip()

@@ -18,13 +18,14 @@ import csv
 import io
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import duckdb
 
 from .errors import UserError
-from .schema.warehouse import Warehouse
+from .schema.store import Store
 from .sqlfiles import ident, literal
 
 ALLOWED = "only SELECT / WITH / EXPLAIN [ANALYZE] SELECT / SET VARIABLE"
@@ -64,7 +65,7 @@ def explained(sql: str) -> str:
             return ""
     if i < len(toks) and toks[i][1] == "ANALYZE":
         i += 1
-    return sql[toks[i][0]:] if i < len(toks) else ""
+    return sql[toks[i][0] :] if i < len(toks) else ""
 
 
 def refusal(con: duckdb.DuckDBPyConnection, st) -> str | None:
@@ -82,7 +83,9 @@ def refusal(con: duckdb.DuckDBPyConnection, st) -> str | None:
             inner = []
         if len(inner) == 1 and inner[0].type.name == "SELECT":
             return None
-        return "EXPLAIN of " + (_a(inner[0].type.name) if len(inner) == 1 else "a statement that is not a SELECT")
+        return "EXPLAIN of " + (
+            _a(inner[0].type.name) if len(inner) == 1 else "a statement that is not a SELECT"
+        )
     return _a(kind)
 
 
@@ -100,7 +103,8 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> list:
         if kind:
             raise UserError(
                 f"`ctxprior sql` is read-only: {kind} is refused "
-                f"({ALLOWED}); writes go through ctxprior commands")
+                f"({ALLOWED}); writes go through ctxprior commands"
+            )
     return stmts
 
 
@@ -131,8 +135,10 @@ def restrict(con: duckdb.DuckDBPyConnection, allow_read: Iterable[str | os.PathL
         if dirs:
             con.execute(f"SET allowed_directories = {_sql_list(dirs)}")
     except duckdb.InvalidInputException:  # this process holds a restricted connection already
-        raise UserError("--allow-read: another query on this warehouse is running in this process "
-                        "without it; run this one when it is done") from None
+        raise UserError(
+            "--allow-read: another query on this warehouse is running in this process "
+            "without it; run this one when it is done"
+        ) from None
     con.execute("SET enable_external_access = false")
 
 
@@ -140,13 +146,20 @@ def sql_error(e: duckdb.Error) -> UserError:
     """A DuckDB error of a user's query as one line (a refused file read says what to pass)."""
     first = str(e).splitlines()[0]
     if isinstance(e, duckdb.PermissionException):
-        return UserError(f"SQL error: {first}; `ctxprior sql` reads only the warehouse unless a file or "
-                         "folder is named with --allow-read PATH (Python: allow_read=[PATH])")
+        return UserError(
+            f"SQL error: {first}; `ctxprior sql` reads only the warehouse unless a file or "
+            "folder is named with --allow-read PATH (Python: allow_read=[PATH])"
+        )
     return UserError(f"SQL error: {first}")
 
 
-def read_only_query(store: Warehouse, sql: str, params: Any = None,
-                    allow_read: Iterable[str | os.PathLike] = (), arrow: bool = False):
+def read_only_query(
+    store: Store,
+    sql: str,
+    params: Any = None,
+    allow_read: Iterable[str | os.PathLike] = (),
+    arrow: bool = False,
+):
     """``Warehouse.sql`` / ``Warehouse.arrow``: ``sql`` checked and run on a restricted connection."""
     restrict(store.con, allow_read)
     check_read_only(store.con, sql)
@@ -170,19 +183,23 @@ def _literal(value: str) -> str:
     return literal(str(v))
 
 
-def run_read_only(wh: Warehouse, sql: str, variables: dict[str, str] | None = None,
-                  allow_read: Iterable[str | os.PathLike] = ()):
+def run_read_only(
+    store: Store,
+    sql: str,
+    variables: dict[str, str] | None = None,
+    allow_read: Iterable[str | os.PathLike] = (),
+):
     """Run every statement (restricted, see the module docstring); (column names, rows) of the last one."""
-    restrict(wh.con, allow_read)
+    restrict(store.con, allow_read)
     for name, value in (variables or {}).items():
         if not name.isidentifier():
             raise UserError(f"--var {name}: not a valid variable name")
-        wh.con.execute(f"SET VARIABLE {ident(name)} = {_literal(value)}")
-    stmts = check_read_only(wh.con, sql)
+        store.con.execute(f"SET VARIABLE {ident(name)} = {_literal(value)}")
+    stmts = check_read_only(store.con, sql)
     cur = None
     try:
         for st in stmts:
-            cur = wh.con.execute(st.query)
+            cur = store.con.execute(st.query)
     except duckdb.Error as e:
         raise sql_error(e) from None
     if cur is None or cur.description is None:

@@ -13,27 +13,49 @@ class _OnlyOption(click.Option):
     def get_help_record(self, ctx):
         from ..api import analysis_names
 
-        self.help = (f"Comma-separated analyses to run. Choices: {','.join(analysis_names())}. "
-                     "Default: all but covariate (which runs when --covariate is given).")
+        self.help = (
+            f"Comma-separated analyses to run. Choices: {','.join(analysis_names())}. "
+            "Default: all but covariate (which runs when --covariate is given)."
+        )
         return super().get_help_record(ctx)
 
 
 @click.command("analyze")
-@click.option("--run", "runs", type=int, multiple=True, metavar="RUN_ID",
-              help="Run to analyze (repeatable): persuasion runs go to the persuasion analyses, dynamic runs to "
-                   "dynamicqa. Default: every finished persuasion run and every dynamic run with scores.")
+@click.option(
+    "--run",
+    "runs",
+    type=int,
+    multiple=True,
+    metavar="RUN_ID",
+    help="Run to analyze (repeatable): persuasion runs go to the persuasion analyses, dynamic runs to "
+    "dynamicqa. Default: every finished persuasion run and every dynamic run with scores.",
+)
 @click.option("--only", cls=_OnlyOption, metavar="A,B,...", help="Comma-separated analyses to run.")
-@click.option("--permutations", "k", type=int, default=10_000, show_default=True,
-              help="Permutations per test (k).")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
-              help="Significance level of the Benjamini-Hochberg procedure.")
+@click.option(
+    "--permutations", "k", type=int, default=10_000, show_default=True, help="Permutations per test (k)."
+)
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Significance level of the Benjamini-Hochberg procedure.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the permutations.")
-@click.option("--covariate", "covariates", multiple=True, metavar="VIEW.COLUMN",
-              help="Spearman rho of susceptibility against this column of a table/view keyed by entity "
-                   "(and dataset/relation/answer), e.g. cov_cooccurrence.log_count. Repeatable.")
-@click.option("--seen-fakes", metavar="VIEW.COLUMN",
-              help="Exclude fake entities with a value > 0 here from real-vs-fake tests "
-                   "(default: the co-occurrence covariate, when one exists).")
+@click.option(
+    "--covariate",
+    "covariates",
+    multiple=True,
+    metavar="VIEW.COLUMN",
+    help="Spearman rho of susceptibility against this column of a table/view keyed by entity "
+    "(and dataset/relation/answer), e.g. cov_cooccurrence.log_count. Repeatable.",
+)
+@click.option(
+    "--seen-fakes",
+    metavar="VIEW.COLUMN",
+    help="Exclude fake entities with a value > 0 here from real-vs-fake tests "
+    "(default: the co-occurrence covariate, when one exists).",
+)
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
 @pass_app
 def analyze_cmd(app, runs, only, k, alpha, seed, covariates, seen_fakes, quiet):
@@ -46,33 +68,65 @@ def analyze_cmd(app, runs, only, k, alpha, seed, covariates, seen_fakes, quiet):
     kind of run is missing are skipped with a message. Prints a short summary.
     """
     wh = app.api(write=True)
-    counts = wh.analyze(runs, only=only or "", permutations=k, alpha=alpha, seed=seed, covariates=covariates,
-                        seen_fakes=seen_fakes).attrs["counts"]
+    counts = wh.analyze(
+        runs,
+        only=only or "",
+        permutations=k,
+        alpha=alpha,
+        seed=seed,
+        covariates=covariates,
+        seen_fakes=seen_fakes,
+    ).attrs["counts"]
     stored = sum(v for v in counts.values() if v > 0)
-    click.echo(f"stored {stored} analysis rows ({', '.join(f'{a} {n}' for a, n in counts.items() if n >= 0)})")
+    click.echo(
+        f"stored {stored} analysis rows ({', '.join(f'{a} {n}' for a, n in counts.items() if n >= 0)})"
+    )
     if not quiet:
         for line in wh.summary(runs, only=only or ""):
             click.echo(line)
 
 
 @click.command("figures")
-@click.option("--run", "runs", type=int, multiple=True, metavar="RUN_ID",
-              help="Run to plot (repeatable). Default: every run with stored analyses.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Folder for the PNG figures and the CSV data behind each.")
+@click.option(
+    "--run",
+    "runs",
+    type=int,
+    multiple=True,
+    metavar="RUN_ID",
+    help="Run to plot (repeatable). Default: every run with stored analyses.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the PNG figures and the CSV data behind each.",
+)
 @pass_app
 def figures_cmd(app, runs, out_dir):
     """Write the paper's figures (Fig. 2-5, 8-11 analogues) as PNG + CSV from stored analyses."""
     written = app.api().figures(out_dir, runs)
-    for name, png, note in written:
+    for _name, png, note in written:
         click.echo(f"{png or '-':<40} {note}")
 
 
 @click.command("report")
-@click.option("--run", "runs", type=int, multiple=True, metavar="RUN_ID",
-              help="Run to report (repeatable). Default: every run with stored analyses.")
-@click.option("--out", "out_path", default="report.html", show_default=True, type=click.Path(dir_okay=False),
-              help="HTML file to write (self-contained: figures embedded).")
+@click.option(
+    "--run",
+    "runs",
+    type=int,
+    multiple=True,
+    metavar="RUN_ID",
+    help="Run to report (repeatable). Default: every run with stored analyses.",
+)
+@click.option(
+    "--out",
+    "out_path",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="HTML file to write (self-contained: figures embedded).",
+)
 @pass_app
 def report_cmd(app, runs, out_path):
     """Write one self-contained HTML page with the figures, tables and a plain reading of each result."""

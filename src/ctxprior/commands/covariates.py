@@ -16,59 +16,124 @@ def covariates() -> None:
 @covariates.command("cooccurrence")
 @click.argument("corpus", nargs=-1, required=True, type=click.Path())
 @click.option("--name", required=True, help="Covariate name (view cov_<name>), e.g. pile_cooc.")
-@click.option("--window", default=50, show_default=True, type=int,
-              help="Co-occur when the later name starts at most this many words after the earlier one ends.")
+@click.option(
+    "--window",
+    default=50,
+    show_default=True,
+    type=int,
+    help="Co-occur when the later name starts at most this many words after the earlier one ends.",
+)
 @click.option("--dataset", default=None, help="Count the facts of this dataset only (default: all datasets).")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="local: worker processes on this machine; ray: Ray tasks (one per shard file).")
-@click.option("--workers", type=int, default=None,
-              help="Parallel worker processes (local) or CPUs of the local Ray instance. Default: all CPUs.")
-@click.option("--address", default=None,
-              help="Ray cluster address (e.g. ray://head:10001 or auto); default: start a local Ray instance.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: worker processes on this machine; ray: Ray tasks (one per shard file).",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    help="Parallel worker processes (local) or CPUs of the local Ray instance. Default: all CPUs.",
+)
+@click.option(
+    "--address",
+    default=None,
+    help="Ray cluster address (e.g. ray://head:10001 or auto); default: start a local Ray instance.",
+)
 @click.option("--ignore-case", is_flag=True, help="Lower-case names and text before matching.")
-@click.option("--punctuation", type=click.Choice(["delete", "space"]), default="delete", show_default=True,
-              help="Remove punctuation (the paper's rule: U.S. -> US) or replace it by a space (Hilton's -> Hilton s).")
+@click.option(
+    "--punctuation",
+    type=click.Choice(["delete", "space"]),
+    default="delete",
+    show_default=True,
+    help="Remove punctuation (the paper's rule: U.S. -> US) or replace it by a space (Hilton's -> Hilton s).",
+)
 @click.option("--text-field", default="text", show_default=True, help="JSON field holding the document text.")
-@click.option("--restart", is_flag=True, help="Drop the counts already stored under this name and count from scratch.")
+@click.option(
+    "--restart", is_flag=True, help="Drop the counts already stored under this name and count from scratch."
+)
 @click.option("--description", default=None, help="Free text stored in the catalog.")
 @pass_app
-def cooccurrence_cmd(app, corpus, name, window, dataset, executor, workers, address, ignore_case,
-                     punctuation, text_field, restart, description) -> None:
+def cooccurrence_cmd(
+    app,
+    corpus,
+    name,
+    window,
+    dataset,
+    executor,
+    workers,
+    address,
+    ignore_case,
+    punctuation,
+    text_field,
+    restart,
+    description,
+) -> None:
     """Count, for every fact, how often its entity and answer occur within WINDOW words of each
     other in CORPUS (.jsonl, .jsonl.zst, .jsonl.gz or .txt files, or folders of them), and each
     name's own frequency. Resumable: a rerun skips shards already counted under NAME."""
     from ..errors import UserError
 
     rep = app.api(write=True).covariates.cooccurrence(
-        list(corpus), name=name, window=window, dataset=dataset, executor=executor, workers=workers,
-        address=address, ignore_case=ignore_case, punctuation=punctuation, text_field=text_field,
-        restart=restart, description=description)
+        list(corpus),
+        name=name,
+        window=window,
+        dataset=dataset,
+        executor=executor,
+        workers=workers,
+        address=address,
+        ignore_case=ignore_case,
+        punctuation=punctuation,
+        text_field=text_field,
+        restart=restart,
+        description=description,
+    )
     mb = rep.bytes_text / 1e6
-    click.echo(f"{rep.view}: {rep.n_facts} facts, {rep.n_names} names, {rep.n_pairs} entity-answer pairs "
-               f"({rep.pairs_seen} rows with co-occurrence > 0)")
-    click.echo(f"shards: {rep.shards_counted} counted, {rep.shards_skipped} already counted (skipped), "
-               f"{len(rep.failed)} failed, of {rep.shards_total}")
+    click.echo(
+        f"{rep.view}: {rep.n_facts} facts, {rep.n_names} names, {rep.n_pairs} entity-answer pairs "
+        f"({rep.pairs_seen} rows with co-occurrence > 0)"
+    )
+    click.echo(
+        f"shards: {rep.shards_counted} counted, {rep.shards_skipped} already counted (skipped), "
+        f"{len(rep.failed)} failed, of {rep.shards_total}"
+    )
     if rep.shards_counted:
-        click.echo(f"counted {rep.n_documents} documents, {rep.n_words} words, {mb:.1f} MB "
-                   f"({rep.bytes_counted / 1e6:.1f} MB of files) in {rep.seconds:.1f} s "
-                   f"({mb / max(rep.seconds, 1e-9):.1f} MB/s)")
+        click.echo(
+            f"counted {rep.n_documents} documents, {rep.n_words} words, {mb:.1f} MB "
+            f"({rep.bytes_counted / 1e6:.1f} MB of files) in {rep.seconds:.1f} s "
+            f"({mb / max(rep.seconds, 1e-9):.1f} MB/s)"
+        )
     if rep.n_unnamed:
-        click.echo(f"note: {rep.n_unnamed} facts have an entity or answer with no words after removing "
-                   "punctuation; their counts are NULL")
+        click.echo(
+            f"note: {rep.n_unnamed} facts have an entity or answer with no words after removing "
+            "punctuation; their counts are NULL"
+        )
     if rep.n_bad_json or rep.n_missing_text:
-        click.echo(f"skipped {rep.n_bad_json} non-JSON lines and {rep.n_missing_text} lines without a "
-                   f"string '{text_field}' field, e.g. " + "; ".join(rep.bad_examples[:3]))
+        click.echo(
+            f"skipped {rep.n_bad_json} non-JSON lines and {rep.n_missing_text} lines without a "
+            f"string '{text_field}' field, e.g. " + "; ".join(rep.bad_examples[:3])
+        )
     if rep.failed:
-        raise UserError(f"{len(rep.failed)} shard(s) failed and were not stored: {rep.failed[0]}"
-                        + (f" (and {len(rep.failed) - 1} more)" if len(rep.failed) > 1 else "")
-                        + "; fix or remove them and rerun the same command (counted shards are kept)")
+        raise UserError(
+            f"{len(rep.failed)} shard(s) failed and were not stored: {rep.failed[0]}"
+            + (f" (and {len(rep.failed) - 1} more)" if len(rep.failed) > 1 else "")
+            + "; fix or remove them and rerun the same command (counted shards are kept)"
+        )
 
 
 @covariates.command("kg-degree")
 @click.argument("triples", nargs=-1, required=True, type=click.Path())
 @click.option("--name", required=True, help="Covariate name (view cov_<name>), e.g. yago_degree.")
-@click.option("--format", "fmt", type=click.Choice(["auto", "nt", "ttl", "tsv"]), default="auto", show_default=True,
-              help="Triple format: N-Triples, Turtle with one triple per line, or TSV (subject, predicate, object).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "nt", "ttl", "tsv"]),
+    default="auto",
+    show_default=True,
+    help="Triple format: N-Triples, Turtle with one triple per line, or TSV (subject, predicate, object).",
+)
 @click.option("--dataset", default=None, help="Attach degrees to this dataset's facts only (default: all).")
 @click.option("--replace", is_flag=True, help="Replace an existing covariate of this name.")
 @click.option("--description", default=None, help="Free text stored in the catalog.")
@@ -76,11 +141,14 @@ def cooccurrence_cmd(app, corpus, name, window, dataset, executor, workers, addr
 def kg_degree_cmd(app, triples, name, fmt, dataset, replace, description) -> None:
     """Relation-dependent KG degree delta(e,q) = |{a:(e,q,a)} U {a:(a,q,e)}| of every warehouse
     entity (by URI) and its total degree, computed by DuckDB over TRIPLES (optionally .gz)."""
-    rep = app.api(write=True).covariates.kg_degree(list(triples), name=name, fmt=fmt, dataset=dataset,
-                                                   replace=replace, description=description)
-    click.echo(f"{rep['view']}: read {rep['n_triples']} triples from {rep['n_files']} file(s); "
-               f"{rep['n_entities_found']} of {rep['n_entity_uris']} entity URIs found, "
-               f"{rep['n_facts_with_degree']} of {rep['n_facts']} facts have a relation degree")
+    rep = app.api(write=True).covariates.kg_degree(
+        list(triples), name=name, fmt=fmt, dataset=dataset, replace=replace, description=description
+    )
+    click.echo(
+        f"{rep['view']}: read {rep['n_triples']} triples from {rep['n_files']} file(s); "
+        f"{rep['n_entities_found']} of {rep['n_entity_uris']} entity URIs found, "
+        f"{rep['n_facts_with_degree']} of {rep['n_facts']} facts have a relation degree"
+    )
     if rep.get("unchanged"):
         click.echo("already computed from the same file(s); nothing to do")
     elif rep.get("n_unparsed_lines"):
@@ -90,23 +158,40 @@ def kg_degree_cmd(app, triples, name, fmt, dataset, replace, description) -> Non
 @covariates.command("add")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--name", required=True, help="Covariate name (view cov_<name>).")
-@click.option("--on", "on", required=True,
-              help="Key columns of FILE, comma-separated, from dataset,relation,entity,answer (e.g. entity,answer).")
-@click.option("--match", "match", type=click.Choice(["name", "uri"]), default="name", show_default=True,
-              help="Match entity/answer/relation values against names or URIs.")
+@click.option(
+    "--on",
+    "on",
+    required=True,
+    help="Key columns of FILE, comma-separated, from dataset,relation,entity,answer (e.g. entity,answer).",
+)
+@click.option(
+    "--match",
+    "match",
+    type=click.Choice(["name", "uri"]),
+    default="name",
+    show_default=True,
+    help="Match entity/answer/relation values against names or URIs.",
+)
 @click.option("--replace", is_flag=True, help="Replace an existing covariate of this name.")
 @click.option("--description", default=None, help="Free text stored in the catalog.")
-@click.option("--show-unmatched", default=20, show_default=True, type=int, help="List at most this many unmatched keys.")
+@click.option(
+    "--show-unmatched", default=20, show_default=True, type=int, help="List at most this many unmatched keys."
+)
 @pass_app
 def add_cmd(app, file, name, on, match, replace, description, show_unmatched) -> None:
     """Load a user table (CSV or Parquet) keyed by warehouse names or URIs as covariate NAME."""
-    rep = app.api(write=True).covariates.add(file, on=on, name=name, match=match, replace=replace,
-                                             description=description)
+    rep = app.api(write=True).covariates.add(
+        file, on=on, name=name, match=match, replace=replace, description=description
+    )
     if rep.get("unchanged"):
-        click.echo(f"{rep['view']}: already added from the same file (sha256 {rep['sha256'][:12]}); nothing to do")
+        click.echo(
+            f"{rep['view']}: already added from the same file (sha256 {rep['sha256'][:12]}); nothing to do"
+        )
         return
-    click.echo(f"{rep['view']}: {rep['n_matched']} of {rep['n_rows']} rows matched warehouse keys "
-               f"({rep['n_facts']} facts); value columns: {', '.join(rep['value_columns'])}")
+    click.echo(
+        f"{rep['view']}: {rep['n_matched']} of {rep['n_rows']} rows matched warehouse keys "
+        f"({rep['n_facts']} facts); value columns: {', '.join(rep['value_columns'])}"
+    )
     if rep["unmatched"]:
         click.echo(f"{len(rep['unmatched'])} unmatched key(s):")
         for k in rep["unmatched"][:show_unmatched]:

@@ -35,10 +35,18 @@ def _param(p) -> click.Parameter:
     """A declared parameter (``ctxprior.ingest.registry.Param``) as click's argument or option."""
     kind = click.Path(file_okay=False) if p.directory else click.Choice(p.choices) if p.choices else None
     if p.option is None:
-        return click.Argument([p.name], required=p.required, type=kind, metavar=p.metavar,
-                              nargs=-1 if p.multiple else 1)
-    return click.Option([p.option, p.name], type=kind, default=p.default, multiple=p.multiple,
-                        metavar=p.metavar, help=p.help, show_default=p.default is not None)
+        return click.Argument(
+            [p.name], required=p.required, type=kind, metavar=p.metavar, nargs=-1 if p.multiple else 1
+        )
+    return click.Option(
+        [p.option, p.name],
+        type=kind,
+        default=p.default,
+        multiple=p.multiple,
+        metavar=p.metavar,
+        help=p.help,
+        show_default=p.default is not None,
+    )
 
 
 def _command(source) -> click.Command:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .app import pass_app
 from ..errors import UserError
+from .app import pass_app
 
 
 def _mode(merge: bool, replace: bool) -> str:
@@ -33,10 +33,14 @@ def _print_added(added: dict) -> None:
             click.echo(f"  {name:32} {added[name]:>12,} rows")
 
 
-_merge_opt = click.option("--merge", is_flag=True,
-                          help="Add the rows the warehouse lacks (rows with an existing id must be identical).")
-_replace_opt = click.option("--replace", is_flag=True,
-                            help="Delete every row of the warehouse first, then load (one transaction).")
+_merge_opt = click.option(
+    "--merge",
+    is_flag=True,
+    help="Add the rows the warehouse lacks (rows with an existing id must be identical).",
+)
+_replace_opt = click.option(
+    "--replace", is_flag=True, help="Delete every row of the warehouse first, then load (one transaction)."
+)
 
 
 @click.group("export")
@@ -46,12 +50,26 @@ def export_group() -> None:
 
 @export_group.command("parquet")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--tables", "tables", multiple=True, metavar="NAMES",
-              help="Only these tables (comma-separated or repeated). Default: every table.")
-@click.option("--views", "views", multiple=True, metavar="NAMES",
-              help="Only these views (comma-separated or repeated); 'all' for every view.")
-@click.option("--runs", multiple=True, metavar="IDS",
-              help="Only rows of these runs in tables/views with a run_id column (comma-separated).")
+@click.option(
+    "--tables",
+    "tables",
+    multiple=True,
+    metavar="NAMES",
+    help="Only these tables (comma-separated or repeated). Default: every table.",
+)
+@click.option(
+    "--views",
+    "views",
+    multiple=True,
+    metavar="NAMES",
+    help="Only these views (comma-separated or repeated); 'all' for every view.",
+)
+@click.option(
+    "--runs",
+    multiple=True,
+    metavar="IDS",
+    help="Only rows of these runs in tables/views with a run_id column (comma-separated).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an earlier export in DIRECTORY.")
 @pass_app
 def export_parquet_cmd(app, directory, tables, views, runs, overwrite) -> None:
@@ -83,38 +101,77 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
     rows unless --merge or --replace is given; everything is loaded in one transaction.
     """
     added = app.api(write=True).import_parquet(directory, mode=_mode(merge, replace))
-    click.echo(f"imported {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} "
-               f"table(s) of {app.db}")
+    click.echo(
+        f"imported {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} "
+        f"table(s) of {app.db}"
+    )
     _print_added(added)
 
 
 @click.command("publish")
 @click.argument("repo_id")
 @click.option("--private", is_flag=True, help="Create the Hub repository as private (ignored if it exists).")
-@click.option("--runs", multiple=True, metavar="IDS",
-              help="Publish only these runs (comma-separated). Default: every run with status done.")
-@click.option("--include-distributions", is_flag=True,
-              help="Also publish the heavy per-prompt tables (prompt_topk, persuasion_layer).")
-@click.option("--dry-run", "dry_run", type=click.Path(file_okay=False), metavar="DIR",
-              help="Write exactly what would be uploaded into DIR and upload nothing.")
-@click.option("--token-env", metavar="VAR",
-              help="Read the Hub token from this environment variable (default: HF_TOKEN, then `hf auth login`).")
+@click.option(
+    "--runs",
+    multiple=True,
+    metavar="IDS",
+    help="Publish only these runs (comma-separated). Default: every run with status done.",
+)
+@click.option(
+    "--include-distributions",
+    is_flag=True,
+    help="Also publish the heavy per-prompt tables (prompt_topk, persuasion_layer).",
+)
+@click.option(
+    "--dry-run",
+    "dry_run",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Write exactly what would be uploaded into DIR and upload nothing.",
+)
+@click.option(
+    "--token-env",
+    metavar="VAR",
+    help="Read the Hub token from this environment variable (default: HF_TOKEN, then `hf auth login`).",
+)
 @click.option("--license", "license_", metavar="ID", help="License id for the card, e.g. cc-by-4.0.")
 @click.option("--citation", metavar="TEXT|FILE", help="Citation (BibTeX) for the card, or a file holding it.")
-@click.option("--message", metavar="TEXT", help="Commit summary (default names the ctxprior version and runs).")
+@click.option(
+    "--message", metavar="TEXT", help="Commit summary (default names the ctxprior version and runs)."
+)
 @click.option("--overwrite", is_flag=True, help="With --dry-run: replace an earlier dry run in DIR.")
 @pass_app
-def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, token_env, license_,
-                citation, message, overwrite) -> None:
+def publish_cmd(
+    app,
+    repo_id,
+    private,
+    runs,
+    include_distributions,
+    dry_run,
+    token_env,
+    license_,
+    citation,
+    message,
+    overwrite,
+) -> None:
     """Publish the warehouse as a Hugging Face dataset REPO_ID (OWNER/NAME).
 
     One config per table and readable view (Parquet under data/<config>/), a dataset card built from
     the warehouse, and manifest.json. One commit; none when the Hub already has identical files.
     """
-    res = app.api().publish(repo_id, dry_run=dry_run, private=private, runs=runs,
-                            include_distributions=include_distributions, token_env=token_env,
-                            license=license_, citation=citation, message=message, overwrite=overwrite,
-                            log=click.echo)
+    res = app.api().publish(
+        repo_id,
+        dry_run=dry_run,
+        private=private,
+        runs=runs,
+        include_distributions=include_distributions,
+        token_env=token_env,
+        license=license_,
+        citation=citation,
+        message=message,
+        overwrite=overwrite,
+        log=click.echo,
+    )
     if dry_run:
         n = sum(len(e["files"]) for e in res.manifest["tables"])
         click.echo(f"dry run: wrote README.md, manifest.json and {n} Parquet file(s) to {dry_run}")
@@ -124,8 +181,11 @@ def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, tok
         click.echo(f"https://huggingface.co/datasets/{repo_id}" if not res.url else res.url)
     missing = res.missing_meanings
     if missing:
-        click.echo(f"note: {len(missing)} column(s) have no meaning in the card: {', '.join(missing[:8])}"
-                   + (" ..." if len(missing) > 8 else ""), err=True)
+        click.echo(
+            f"note: {len(missing)} column(s) have no meaning in the card: {', '.join(missing[:8])}"
+            + (" ..." if len(missing) > 8 else ""),
+            err=True,
+        )
 
 
 @click.command("pull")
@@ -137,10 +197,13 @@ def publish_cmd(app, repo_id, private, runs, include_distributions, dry_run, tok
 @pass_app
 def pull_cmd(app, source, revision, token_env, merge, replace) -> None:
     """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the warehouse."""
-    folder, added = app.api(write=True).pull(source, mode=_mode(merge, replace), revision=revision,
-                                             token_env=token_env)
-    click.echo(f"pulled {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} table(s) "
-               f"of {app.db} from {folder}")
+    folder, added = app.api(write=True).pull(
+        source, mode=_mode(merge, replace), revision=revision, token_env=token_env
+    )
+    click.echo(
+        f"pulled {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} table(s) "
+        f"of {app.db} from {folder}"
+    )
     _print_added(added)
 
 

@@ -6,21 +6,33 @@ import os
 
 import click
 
-from .app import pass_app
 from ..errors import UserError
+from .app import pass_app
 
 
 @click.command("sql")
 @click.argument("query", required=False)
 @click.option("--file", "file", type=click.Path(dir_okay=False), help="Run the SQL in this file instead.")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
-              help="SET VARIABLE NAME = VALUE before the query (VALUE as JSON, e.g. run_ids=[1,2]); "
-                   "read it in SQL with getvariable('NAME'). Repeatable.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
+@click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="SET VARIABLE NAME = VALUE before the query (VALUE as JSON, e.g. run_ids=[1,2]); "
+    "read it in SQL with getvariable('NAME'). Repeatable.",
+)
 @click.option("--max-rows", type=int, default=200, show_default=True, help="Rows shown in table format.")
-@click.option("--allow-read", "allow_read", multiple=True, metavar="PATH",
-              help="Let the query read this file, or this folder and everything below it (e.g. a CSV "
-                   "to join); without it the query reads only the warehouse. Repeatable.")
+@click.option(
+    "--allow-read",
+    "allow_read",
+    multiple=True,
+    metavar="PATH",
+    help="Let the query read this file, or this folder and everything below it (e.g. a CSV "
+    "to join); without it the query reads only the warehouse. Repeatable.",
+)
 @pass_app
 def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
     """Run read-only SQL on the warehouse and print the result. Statements that write are refused,
@@ -33,7 +45,8 @@ def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
     if file:
         if not os.path.exists(file):
             raise UserError(f"{file}: no such file")
-        query = open(file, encoding="utf-8").read()
+        with open(file, encoding="utf-8") as fh:
+            query = fh.read()
     vars_ = {}
     for v in variables:
         if "=" not in v:

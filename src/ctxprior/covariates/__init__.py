@@ -15,11 +15,11 @@ readable keys (dataset, relation, entity, answer). Modules:
 """
 
 
-def register_fact_degrees(wh, dataset_id: int):
+def register_fact_degrees(store, dataset_id: int):
     """See ``catalog.register_fact_degrees`` (imported lazily: worker processes stay light)."""
     from .catalog import register_fact_degrees as _register
 
-    return _register(wh, dataset_id)
+    return _register(store, dataset_id)
 
 
 __all__ = ["register_fact_degrees"]

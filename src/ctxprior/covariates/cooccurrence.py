@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from ..schema.warehouse import utcnow
+from ..schema.store import utcnow
 from ..sqlfiles import body, ident, literal, read_sql
 from . import catalog
 from .corpus import ShardStats, _one_line, check_shard, find_shards
 from .counting import CountSpec
-from .worker import _init_worker, _pool_task, _ray_task, count_shard
 from .text import check_punctuation, normalize
+from .worker import _init_worker, _pool_task, _ray_task, count_shard
 
 SQL = "ctxprior.covariates"
 
@@ -38,13 +38,14 @@ VALUE_COLUMNS = ["cooccurrence", "entity_count", "answer_count", "window"]
 class Plan:
     spec: CountSpec
     facts: dict[str, list]  # fact_id, entity_name_id, answer_name_id, pair_id (None allowed)
-    n_unnamed: int = 0      # facts whose entity or answer has no words after normalization
+    n_unnamed: int = 0  # facts whose entity or answer has no words after normalization
     digest: str = ""
 
 
-def plan(wh, dataset_id: int | None, window: int, ignore_case: bool, punctuation: str,
-         text_field: str = "text") -> Plan:
-    rows = wh.query(read_sql(SQL, "sql/cooccurrence_facts.sql"), [dataset_id, dataset_id])
+def plan(
+    store, dataset_id: int | None, window: int, ignore_case: bool, punctuation: str, text_field: str = "text"
+) -> Plan:
+    rows = store.query(read_sql(SQL, "sql/cooccurrence_facts.sql"), [dataset_id, dataset_id])
     if not rows:
         raise UserError("the dataset has no facts to count; ingest a dataset with entities and answers first")
     norm: dict[str, str] = {}
@@ -73,8 +74,14 @@ def plan(wh, dataset_id: int | None, window: int, ignore_case: bool, punctuation
     pairs = sorted(pair_set)
     pid = {p: i for i, p in enumerate(pairs)}
     fact_cols["pair_id"] = [pid[p] if p is not None else None for p in raw_pairs]
-    spec = CountSpec(names=names, pairs=pairs, window=window, ignore_case=ignore_case,
-                     punctuation=punctuation, text_field=text_field)
+    spec = CountSpec(
+        names=names,
+        pairs=pairs,
+        window=window,
+        ignore_case=ignore_case,
+        punctuation=punctuation,
+        text_field=text_field,
+    )
     h = hashlib.sha256(json.dumps([names, pairs]).encode()).hexdigest()
     return Plan(spec=spec, facts=fact_cols, n_unnamed=n_unnamed, digest=h)
 
@@ -92,8 +99,12 @@ def run_local(spec: CountSpec, paths: list[str], workers: int, bar=None):
     ctx = mp.get_context("spawn")  # never fork a process that holds a DuckDB connection
     counter = ctx.Value("q", 0)
     shown = 0
-    with ProcessPoolExecutor(max_workers=min(workers, len(paths)), mp_context=ctx,
-                             initializer=_init_worker, initargs=(spec, counter)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(paths)),
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(spec, counter),
+    ) as pool:
         futures = {pool.submit(_pool_task, p): p for p in paths}
         pending = set(futures)
         try:
@@ -107,7 +118,10 @@ def run_local(spec: CountSpec, paths: list[str], workers: int, bar=None):
                     try:
                         yield fut.result()
                     except Exception as e:  # e.g. a worker killed by the OS (BrokenProcessPool)
-                        yield {"path": futures[fut], "error": f"{futures[fut]}: worker failed ({_one_line(e)})"}
+                        yield {
+                            "path": futures[fut],
+                            "error": f"{futures[fut]}: worker failed ({_one_line(e)})",
+                        }
         except BaseException:
             for fut in pending:
                 fut.cancel()
@@ -130,7 +144,9 @@ def ray_connect(workers: int, address: str | None = None) -> bool:
     try:
         ray.init(**kw)
     except Exception as e:
-        raise UserError(f"--address {address or '(local)'}: cannot start or join Ray ({_one_line(e)})") from None
+        raise UserError(
+            f"--address {address or '(local)'}: cannot start or join Ray ({_one_line(e)})"
+        ) from None
     return True
 
 
@@ -141,8 +157,15 @@ def _ray_shutdown(started: bool) -> None:
         ray.shutdown()
 
 
-def run_ray(spec: CountSpec, paths: list[str], workers: int, address: str | None = None, bar=None,
-            sizes: dict[str, int] | None = None, started: bool | None = None):
+def run_ray(
+    spec: CountSpec,
+    paths: list[str],
+    workers: int,
+    address: str | None = None,
+    bar=None,
+    sizes: dict[str, int] | None = None,
+    started: bool | None = None,
+):
     """Yield shard results from Ray tasks. ``started``: whether to shut Ray down at the end
     (None: connect here)."""
     if not paths:
@@ -173,47 +196,92 @@ def run_ray(spec: CountSpec, paths: list[str], workers: int, address: str | None
 
 # -- storing -------------------------------------------------------------------------------------
 def view_sql(cid: int, window: int) -> str:
-    return body(read_sql(SQL, "sql/cooccurrence_view.sql")).format(covariate_id=literal(int(cid)),
-                                                                   window=literal(int(window)))
+    return body(read_sql(SQL, "sql/cooccurrence_view.sql")).format(
+        covariate_id=literal(int(cid)), window=literal(int(window))
+    )
 
 
-def _store_plan(wh, cid: int, pl: Plan) -> None:
+def _store_plan(store, cid: int, pl: Plan) -> None:
     sp = pl.spec
-    wh.insert_arrow("cooccurrence_name", {
-        "covariate_id": [cid] * len(sp.names), "name_id": list(range(len(sp.names))),
-        "name": sp.names, "n_words": [n.count(" ") + 1 for n in sp.names]})
-    wh.insert_arrow("cooccurrence_pair", {
-        "covariate_id": [cid] * len(sp.pairs), "pair_id": list(range(len(sp.pairs))),
-        "name_id_lo": [p[0] for p in sp.pairs], "name_id_hi": [p[1] for p in sp.pairs]})
+    store.insert_arrow(
+        "cooccurrence_name",
+        {
+            "covariate_id": [cid] * len(sp.names),
+            "name_id": list(range(len(sp.names))),
+            "name": sp.names,
+            "n_words": [n.count(" ") + 1 for n in sp.names],
+        },
+    )
+    store.insert_arrow(
+        "cooccurrence_pair",
+        {
+            "covariate_id": [cid] * len(sp.pairs),
+            "pair_id": list(range(len(sp.pairs))),
+            "name_id_lo": [p[0] for p in sp.pairs],
+            "name_id_hi": [p[1] for p in sp.pairs],
+        },
+    )
     import pyarrow as pa
 
     f = pl.facts
-    wh.insert_arrow("cooccurrence_fact", pa.table({
-        "covariate_id": pa.array([cid] * len(f["fact_id"]), pa.int32()),
-        "fact_id": pa.array(f["fact_id"], pa.int32()),
-        "entity_name_id": pa.array(f["entity_name_id"], pa.int32()),
-        "answer_name_id": pa.array(f["answer_name_id"], pa.int32()),
-        "pair_id": pa.array(f["pair_id"], pa.int32())}))
+    store.insert_arrow(
+        "cooccurrence_fact",
+        pa.table(
+            {
+                "covariate_id": pa.array([cid] * len(f["fact_id"]), pa.int32()),
+                "fact_id": pa.array(f["fact_id"], pa.int32()),
+                "entity_name_id": pa.array(f["entity_name_id"], pa.int32()),
+                "answer_name_id": pa.array(f["answer_name_id"], pa.int32()),
+                "pair_id": pa.array(f["pair_id"], pa.int32()),
+            }
+        ),
+    )
 
 
-def _store_shard(wh, cid: int, res: dict, size: int, mtime_ns: int) -> None:
+def _store_shard(store, cid: int, res: dict, size: int, mtime_ns: int) -> None:
     st: ShardStats = res["stats"]
-    with wh.transaction():
-        sid = wh.next_id("cooccurrence_shard", "shard_id")
-        wh.insert_arrow("cooccurrence_shard", {
-            "covariate_id": [cid], "shard_id": [sid], "path": [res["path"]], "size_bytes": [size],
-            "mtime_ns": [mtime_ns], "sha256": [st.sha256], "n_lines": [st.n_lines],
-            "n_documents": [st.n_documents], "n_words": [res["n_words"]], "n_bad_json": [st.n_bad_json],
-            "n_missing_text": [st.n_missing_text], "bad_examples": ["; ".join(st.bad_examples) or None],
-            "seconds": [res["seconds"]], "worker": [res["worker"]], "finished_at": [utcnow()]})
+    with store.transaction():
+        sid = store.next_id("cooccurrence_shard", "shard_id")
+        store.insert_arrow(
+            "cooccurrence_shard",
+            {
+                "covariate_id": [cid],
+                "shard_id": [sid],
+                "path": [res["path"]],
+                "size_bytes": [size],
+                "mtime_ns": [mtime_ns],
+                "sha256": [st.sha256],
+                "n_lines": [st.n_lines],
+                "n_documents": [st.n_documents],
+                "n_words": [res["n_words"]],
+                "n_bad_json": [st.n_bad_json],
+                "n_missing_text": [st.n_missing_text],
+                "bad_examples": ["; ".join(st.bad_examples) or None],
+                "seconds": [res["seconds"]],
+                "worker": [res["worker"]],
+                "finished_at": [utcnow()],
+            },
+        )
         n = len(res["pair_ids"])
-        wh.insert_arrow("cooccurrence_pair_count", {
-            "covariate_id": np.full(n, cid, np.int32), "shard_id": np.full(n, sid, np.int32),
-            "pair_id": res["pair_ids"], "count": res["pair_counts"]})
+        store.insert_arrow(
+            "cooccurrence_pair_count",
+            {
+                "covariate_id": np.full(n, cid, np.int32),
+                "shard_id": np.full(n, sid, np.int32),
+                "pair_id": res["pair_ids"],
+                "count": res["pair_counts"],
+            },
+        )
         n = len(res["name_ids"])
-        wh.insert_arrow("cooccurrence_name_count", {
-            "covariate_id": np.full(n, cid, np.int32), "shard_id": np.full(n, sid, np.int32),
-            "name_id": res["name_ids"], "count": res["name_counts"]})
+        store.insert_arrow(
+            "cooccurrence_name_count",
+            {
+                "covariate_id": np.full(n, cid, np.int32),
+                "shard_id": np.full(n, sid, np.int32),
+                "name_id": res["name_ids"],
+                "count": res["name_counts"],
+            },
+        )
 
 
 @dataclass
@@ -229,8 +297,8 @@ class Report:
     n_bad_json: int = 0
     n_missing_text: int = 0
     bad_examples: list[str] = field(default_factory=list)
-    bytes_counted: int = 0       # shard file bytes
-    bytes_text: int = 0          # decompressed bytes (JSON lines / text)
+    bytes_counted: int = 0  # shard file bytes
+    bytes_text: int = 0  # decompressed bytes (JSON lines / text)
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     n_facts: int = 0
@@ -240,46 +308,66 @@ class Report:
     pairs_seen: int = 0
 
 
-def cooccurrence(wh, corpus: list[str], name: str, window: int = 50, dataset: str | None = None,
-                 executor: str = "local", workers: int | None = None, address: str | None = None,
-                 ignore_case: bool = False, punctuation: str = "delete", text_field: str = "text",
-                 restart: bool = False, description: str | None = None, progress: bool | None = None
-                 ) -> Report:
+def cooccurrence(
+    store,
+    corpus: list[str],
+    name: str,
+    window: int = 50,
+    dataset: str | None = None,
+    executor: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    ignore_case: bool = False,
+    punctuation: str = "delete",
+    text_field: str = "text",
+    restart: bool = False,
+    description: str | None = None,
+    progress: bool | None = None,
+) -> Report:
     """Count (or resume counting) co-occurrences of every fact's entity and answer in ``corpus``."""
     _check_options(name, punctuation, window, executor, workers)
     workers = workers or os.cpu_count() or 1
-    did = catalog.dataset_id(wh, dataset)
+    did = catalog.dataset_id(store, dataset)
     paths = find_shards(list(corpus))
     for p in paths:
         check_shard(p)
-    pl = plan(wh, did, window, ignore_case, punctuation, text_field)
+    pl = plan(store, did, window, ignore_case, punctuation, text_field)
     params = _params(window, ignore_case, punctuation, text_field, dataset, pl.digest)
-    existing = catalog.get(wh, name)
+    existing = catalog.get(store, name)
     _check_existing(name, existing, params, restart)
     stats = _file_stats(paths)
-    done = _counted_shards(wh, name, existing, paths, stats) if existing is not None and not restart else {}
+    done = (
+        _counted_shards(store, name, existing, paths, stats) if existing is not None and not restart else {}
+    )
     todo = [p for p in paths if p not in done]
     ray_started = ray_connect(workers, address) if executor == "ray" and todo else False
 
     # one transaction: catalog row (partial), names/pairs/facts, view
     try:
-        cid = _begin(wh, name, did, params, corpus, existing, restart, description, window, pl)
+        cid = _begin(store, name, did, params, corpus, existing, restart, description, window, pl)
     except BaseException:
         _ray_shutdown(ray_started)
         raise
 
-    rep = Report(name=name, view=catalog.view_name(name), shards_total=len(paths),
-                 shards_skipped=len(paths) - len(todo), n_facts=len(pl.facts["fact_id"]),
-                 n_names=len(pl.spec.names), n_pairs=len(pl.spec.pairs), n_unnamed=pl.n_unnamed)
+    rep = Report(
+        name=name,
+        view=catalog.view_name(name),
+        shards_total=len(paths),
+        shards_skipped=len(paths) - len(todo),
+        n_facts=len(pl.facts["fact_id"]),
+        n_names=len(pl.spec.names),
+        n_pairs=len(pl.spec.pairs),
+        n_unnamed=pl.n_unnamed,
+    )
     bar = _progress_bar(sum(stats[p][0] for p in todo), name, progress)
     t0 = time.perf_counter()
     try:
-        _count(wh, cid, pl.spec, todo, stats, executor, workers, address, bar, rep)
+        _count(store, cid, pl.spec, todo, stats, executor, workers, address, bar, rep)
     finally:
         bar.close()
         rep.seconds = time.perf_counter() - t0
         _ray_shutdown(ray_started)
-        _finish(wh, cid, name, paths, rep)
+        _finish(store, cid, name, paths, rep)
     return rep
 
 
@@ -295,13 +383,20 @@ def _check_options(name: str, punctuation: str, window: int, executor: str, work
         raise UserError(f"--workers {workers}: must be at least 1")
 
 
-def _params(window: int, ignore_case: bool, punctuation: str, text_field: str, dataset: str | None,
-            names_sha256: str) -> dict:
+def _params(
+    window: int, ignore_case: bool, punctuation: str, text_field: str, dataset: str | None, names_sha256: str
+) -> dict:
     """The covariate's stored parameters: the counting settings and the definition counted."""
-    return {"window": window, "ignore_case": ignore_case, "punctuation": punctuation,
-            "text_field": text_field, "dataset": dataset, "names_sha256": names_sha256,
-            "definition": "pairs of non-overlapping whole-word occurrences in one document with "
-                          "1 <= start(later) - end(earlier) <= window words (App. F.2 word splitting)"}
+    return {
+        "window": window,
+        "ignore_case": ignore_case,
+        "punctuation": punctuation,
+        "text_field": text_field,
+        "dataset": dataset,
+        "names_sha256": names_sha256,
+        "definition": "pairs of non-overlapping whole-word occurrences in one document with "
+        "1 <= start(later) - end(earlier) <= window words (App. F.2 word splitting)",
+    }
 
 
 def _check_existing(name: str, existing: dict | None, params: dict, restart: bool) -> None:
@@ -311,14 +406,19 @@ def _check_existing(name: str, existing: dict | None, params: dict, restart: boo
         raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
     if existing is not None and not restart:
         old = json.loads(existing["params_json"])
-        diff = [k for k in ("window", "ignore_case", "punctuation", "text_field", "dataset", "names_sha256")
-                if old.get(k) != params[k]]
+        diff = [
+            k
+            for k in ("window", "ignore_case", "punctuation", "text_field", "dataset", "names_sha256")
+            if old.get(k) != params[k]
+        ]
         if diff:
             what = ", ".join(f"{k}: {old.get(k)!r} -> {params[k]!r}" for k in diff if k != "names_sha256")
             if "names_sha256" in diff:
                 what = (what + ", " if what else "") + "the dataset's entity/answer names changed"
-            raise UserError(f"--name {name}: already counted with different settings ({what}); "
-                            "use another --name, or --restart to count from scratch")
+            raise UserError(
+                f"--name {name}: already counted with different settings ({what}); "
+                "use another --name, or --restart to count from scratch"
+            )
 
 
 def _file_stats(paths: list[str]) -> dict[str, tuple[int, int]]:
@@ -330,19 +430,23 @@ def _file_stats(paths: list[str]) -> dict[str, tuple[int, int]]:
     return stats
 
 
-def _counted_shards(wh, name: str, existing: dict, paths: list[str], stats: dict[str, tuple[int, int]]
-                    ) -> dict[str, tuple[int, int]]:
+def _counted_shards(
+    store, name: str, existing: dict, paths: list[str], stats: dict[str, tuple[int, int]]
+) -> dict[str, tuple[int, int]]:
     """The shards already counted for ``existing`` -> their (size, mtime) then; fails when one of
     ``paths`` changed since."""
     done: dict[str, tuple[int, int]] = {}
-    for path, size, mtime in wh.query(
-            "SELECT path, size_bytes, mtime_ns FROM cooccurrence_shard WHERE covariate_id = ?",
-            [existing["covariate_id"]]):
+    for path, size, mtime in store.query(
+        "SELECT path, size_bytes, mtime_ns FROM cooccurrence_shard WHERE covariate_id = ?",
+        [existing["covariate_id"]],
+    ):
         done[path] = (size, mtime)
     changed = [p for p in paths if p in done and done[p] != stats[p]]
     if changed:
-        raise UserError(f"{changed[0]}: changed since it was counted for {name} "
-                        f"({len(changed)} shard(s) changed); use --restart to count from scratch")
+        raise UserError(
+            f"{changed[0]}: changed since it was counted for {name} "
+            f"({len(changed)} shard(s) changed); use --restart to count from scratch"
+        )
     return done
 
 
@@ -350,17 +454,35 @@ def _progress_bar(total_bytes: int, name: str, progress: bool | None):
     """A tqdm bar over the shard bytes to count (``progress`` None: shown on a terminal only)."""
     from tqdm import tqdm
 
-    return tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"cooccurrence {name}",
-                disable=(None if progress is None else not progress), smoothing=0.1)
+    return tqdm(
+        total=total_bytes,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=f"cooccurrence {name}",
+        disable=(None if progress is None else not progress),
+        smoothing=0.1,
+    )
 
 
-def _count(wh, cid: int, spec: CountSpec, todo: list[str], stats: dict[str, tuple[int, int]], executor: str,
-           workers: int, address: str | None, bar, rep: Report) -> None:
+def _count(
+    store,
+    cid: int,
+    spec: CountSpec,
+    todo: list[str],
+    stats: dict[str, tuple[int, int]],
+    executor: str,
+    workers: int,
+    address: str | None,
+    bar,
+    rep: Report,
+) -> None:
     """Count the ``todo`` shards on the executor, storing each shard as it finishes (its own transaction)
     and adding it to ``rep``; a failed shard is recorded in ``rep.failed``."""
     if executor == "ray":
-        results = run_ray(spec, todo, workers, address, bar, {p: stats[p][0] for p in todo},
-                          started=False)  # connected by the caller, which shuts Ray down
+        results = run_ray(
+            spec, todo, workers, address, bar, {p: stats[p][0] for p in todo}, started=False
+        )  # connected by the caller, which shuts Ray down
     else:
         results = run_local(spec, todo, workers, bar)
     for res in results:
@@ -368,7 +490,7 @@ def _count(wh, cid: int, spec: CountSpec, todo: list[str], stats: dict[str, tupl
             rep.failed.append(res["error"])
             continue
         size, mtime = stats[res["path"]]
-        _store_shard(wh, cid, res, size, mtime)
+        _store_shard(store, cid, res, size, mtime)
         _add_shard(rep, res, size)
 
 
@@ -386,35 +508,54 @@ def _add_shard(rep: Report, res: dict, size: int) -> None:
     rep.cpu_seconds += res["cpu_seconds"]
 
 
-def _begin(wh, name, did, params, corpus, existing, restart, description, window, pl: Plan) -> int:
+def _begin(store, name, did, params, corpus, existing, restart, description, window, pl: Plan) -> int:
     """Catalog row (partial), names / pairs / fact mapping, the view: one transaction."""
-    with wh.transaction():
+    with store.transaction():
         if existing is not None and restart:
             cid0 = existing["covariate_id"]
-            for t in ("cooccurrence_name", "cooccurrence_pair", "cooccurrence_fact", "cooccurrence_shard",
-                      "cooccurrence_pair_count", "cooccurrence_name_count"):
-                wh.execute(f"DELETE FROM {ident(t)} WHERE covariate_id = ?", [cid0])
-        cid = catalog.upsert(wh, name=name, kind="cooccurrence", dataset_id=did, key_columns=KEY_COLUMNS,
-                             value_columns=VALUE_COLUMNS, params=params, status="partial",
-                             source_path=" ".join(corpus),
-                             source_sha256=existing["source_sha256"] if existing and not restart else None,
-                             description=description or existing and existing["description"] or
-                             f"entity-answer co-occurrence within {window} words",
-                             n_rows=len(pl.facts["fact_id"]),
-                             data_table="cooccurrence_pair_count")
+            for t in (
+                "cooccurrence_name",
+                "cooccurrence_pair",
+                "cooccurrence_fact",
+                "cooccurrence_shard",
+                "cooccurrence_pair_count",
+                "cooccurrence_name_count",
+            ):
+                store.execute(f"DELETE FROM {ident(t)} WHERE covariate_id = ?", [cid0])
+        cid = catalog.upsert(
+            store,
+            name=name,
+            kind="cooccurrence",
+            dataset_id=did,
+            key_columns=KEY_COLUMNS,
+            value_columns=VALUE_COLUMNS,
+            params=params,
+            status="partial",
+            source_path=" ".join(corpus),
+            source_sha256=existing["source_sha256"] if existing and not restart else None,
+            description=description
+            or (existing and existing["description"])
+            or f"entity-answer co-occurrence within {window} words",
+            n_rows=len(pl.facts["fact_id"]),
+            data_table="cooccurrence_pair_count",
+        )
         if existing is None or restart:
-            _store_plan(wh, cid, pl)
-        catalog.create_view(wh, name, view_sql(cid, window))
+            _store_plan(store, cid, pl)
+        catalog.create_view(store, name, view_sql(cid, window))
     return cid
 
 
-def _finish(wh, cid: int, name: str, paths: list[str], rep: Report) -> None:
-    counted = {r[0]: r[1] for r in wh.query(
-        "SELECT path, sha256 FROM cooccurrence_shard WHERE covariate_id = ?", [cid])}
+def _finish(store, cid: int, name: str, paths: list[str], rep: Report) -> None:
+    counted = {
+        r[0]: r[1]
+        for r in store.query("SELECT path, sha256 FROM cooccurrence_shard WHERE covariate_id = ?", [cid])
+    }
     complete = all(p in counted for p in paths)
     digest = hashlib.sha256("\n".join(sorted(counted.values())).encode()).hexdigest() if counted else None
-    seen = wh.scalar(f"SELECT count(*) FROM {ident(catalog.view_name(name))} WHERE cooccurrence > 0")
+    seen = store.scalar(f"SELECT count(*) FROM {ident(catalog.view_name(name))} WHERE cooccurrence > 0")
     rep.pairs_seen = int(seen or 0)
-    with wh.transaction():
-        wh.execute(read_sql(SQL, "sql/cooccurrence_finish.sql"),
-                   ["complete" if complete else "partial", digest, rep.pairs_seen, utcnow(), cid])
+    with store.transaction():
+        store.execute(
+            read_sql(SQL, "sql/cooccurrence_finish.sql"),
+            ["complete" if complete else "partial", digest, rep.pairs_seen, utcnow(), cid],
+        )

@@ -16,9 +16,9 @@ import hashlib
 import io
 import json
 import os
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Generator, Iterator
 
 from ..errors import UserError
 
@@ -49,13 +49,17 @@ def find_shards(inputs: list[str]) -> list[str]:
         if p.is_dir():
             found = sorted(str(f.resolve()) for f in p.rglob("*") if f.is_file() and shard_format(str(f)))
             if not found:
-                raise UserError(f"{inp}: folder has no corpus files ({', '.join(SUFFIXES)}); "
-                                "pass a folder of .jsonl(.zst|.gz) or .txt files")
+                raise UserError(
+                    f"{inp}: folder has no corpus files ({', '.join(SUFFIXES)}); "
+                    "pass a folder of .jsonl(.zst|.gz) or .txt files"
+                )
             out.extend(found)
         elif p.is_file():
             if not shard_format(str(p)):
-                raise UserError(f"{inp}: not a corpus file (expected one of {', '.join(SUFFIXES)}); "
-                                "rename it or convert it to JSON lines with a 'text' field")
+                raise UserError(
+                    f"{inp}: not a corpus file (expected one of {', '.join(SUFFIXES)}); "
+                    "rename it or convert it to JSON lines with a 'text' field"
+                )
             out.append(str(p.resolve()))
         else:
             raise UserError(f"{inp}: no such file or folder")
@@ -140,8 +144,9 @@ def check_shard(path: str) -> None:
             r.read(1 << 16)
     except (OSError, EOFError, ValueError, Exception) as e:  # zstandard.ZstdError is an Exception
         kind = "zstd" if path.lower().endswith(".zst") else "gzip" if path.lower().endswith(".gz") else "file"
-        raise UserError(f"{path}: cannot read it as a {kind} file ({_one_line(e)}); "
-                        "re-download or remove it") from None
+        raise UserError(
+            f"{path}: cannot read it as a {kind} file ({_one_line(e)}); re-download or remove it"
+        ) from None
 
 
 def _one_line(e: BaseException) -> str:
@@ -157,7 +162,7 @@ class ShardStats:
     n_missing_text: int = 0
     bad_examples: list[str] = field(default_factory=list)
     sha256: str = ""
-    bytes_read: int = 0          # file bytes (compressed)
+    bytes_read: int = 0  # file bytes (compressed)
     bytes_decompressed: int = 0  # JSON lines / text bytes
 
     def bad(self, kind: str, line_no: int) -> None:
@@ -166,7 +171,9 @@ class ShardStats:
         else:
             self.n_missing_text += 1
         if len(self.bad_examples) < MAX_EXAMPLES:
-            self.bad_examples.append(f"line {line_no}: {'not JSON' if kind == 'json' else 'no string text field'}")
+            self.bad_examples.append(
+                f"line {line_no}: {'not JSON' if kind == 'json' else 'no string text field'}"
+            )
 
 
 def _lines(reader, stats: ShardStats) -> Iterator[bytes]:
@@ -183,8 +190,13 @@ def _lines(reader, stats: ShardStats) -> Iterator[bytes]:
         yield rest
 
 
-def iter_batches(path: str, stats: ShardStats, text_field: str = "text", batch_chars: int = 1 << 22,
-                 progress: Callable[[int], None] | None = None) -> Iterator[list[str]]:
+def iter_batches(
+    path: str,
+    stats: ShardStats,
+    text_field: str = "text",
+    batch_chars: int = 1 << 22,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[list[str]]:
     """Yield lists of document texts of about ``batch_chars`` characters; fills ``stats``."""
     fmt = shard_format(path)
     with open(path, "rb") as f:
@@ -237,8 +249,13 @@ def _paragraphs(lines: Iterator[bytes], stats: ShardStats, tail: list[str]) -> I
         tail.append("\n".join(para))
 
 
-def _full_batches(texts: Iterator[str], stats: ShardStats, batch_chars: int, tap: _Tap,
-                  progress: Callable[[int], None] | None) -> Generator[list[str], None, tuple[list[str], int]]:
+def _full_batches(
+    texts: Iterator[str],
+    stats: ShardStats,
+    batch_chars: int,
+    tap: _Tap,
+    progress: Callable[[int], None] | None,
+) -> Generator[list[str], None, tuple[list[str], int]]:
     """Yield ``texts`` in batches once they reach ``batch_chars`` characters, counting their documents and
     reporting the file bytes read after each; return the unfinished last batch and the bytes reported."""
     batch: list[str] = []

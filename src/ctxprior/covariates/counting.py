@@ -48,7 +48,7 @@ class Counts:
     n_documents: int = 0
     n_words: int = 0
 
-    def add(self, other: "Counts") -> None:
+    def add(self, other: Counts) -> None:
         self.name_counts += other.name_counts
         self.pair_counts += other.pair_counts
         self.n_documents += other.n_documents
@@ -103,18 +103,18 @@ class Counter:
             return
         arr = np.array(hits, dtype=np.int64)
         nid = arr[:, 1]
-        start = arr[:, 0] - self.plen[nid] + 1          # index of the space before the first word
-        first = np.searchsorted(spaces, start)          # word index of the first word
+        start = arr[:, 0] - self.plen[nid] + 1  # index of the space before the first word
+        first = np.searchsorted(spaces, start)  # word index of the first word
         doc = np.searchsorted(doc_starts, start, side="right") - 1
-        first = first + doc * (sp.window + 1)           # documents are > W words apart
+        first = first + doc * (sp.window + 1)  # documents are > W words apart
         last = first + self.nwords[nid] - 1
         c.name_counts += np.bincount(nid, minlength=self.n)
         if not len(self.codes):
             return
         order = np.argsort(first, kind="stable")
-        f, l, k = first[order], last[order], nid[order]
-        lo = np.searchsorted(f, l + 1, side="left")
-        hi = np.searchsorted(f, l + sp.window, side="right")
+        f, last_sorted, k = first[order], last[order], nid[order]
+        lo = np.searchsorted(f, last_sorted + 1, side="left")
+        hi = np.searchsorted(f, last_sorted + sp.window, side="right")
         cnt = hi - lo
         ends = np.cumsum(cnt)
         if not len(ends) or not ends[-1]:

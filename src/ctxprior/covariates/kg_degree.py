@@ -16,53 +16,66 @@ from __future__ import annotations
 
 import hashlib
 
-from ..errors import UserError
-from .triples import DEFAULT_PREFIXES, TripleFiles  # noqa: F401  (DEFAULT_PREFIXES: re-exported)
-from . import catalog
 from ..digest import sha256_file
+from ..errors import UserError
 from ..sqlfiles import body, ident, literal, read_sql
+from . import catalog
+from .triples import DEFAULT_PREFIXES, TripleFiles  # noqa: F401  (DEFAULT_PREFIXES: re-exported)
 
 SQL = "ctxprior.covariates"
 KEY_COLUMNS = ["dataset", "relation", "entity", "answer"]
 VALUE_COLUMNS = ["degree", "total_degree"]
 
 
-def kg_degree(wh, triples: list[str], name: str, fmt: str = "auto", dataset: str | None = None,
-              replace: bool = False, description: str | None = None) -> dict:
+def kg_degree(
+    store,
+    triples: list[str],
+    name: str,
+    fmt: str = "auto",
+    dataset: str | None = None,
+    replace: bool = False,
+    description: str | None = None,
+) -> dict:
     catalog.check_name(name)
-    did = catalog.dataset_id(wh, dataset)
-    tf, fmt_ = _open_triples(wh, triples, fmt)
-    existing = catalog.get(wh, name)
-    if existing is not None and not replace:
-        if existing["kind"] != "kg_degree":
-            raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
+    did = catalog.dataset_id(store, dataset)
+    tf, fmt_ = _open_triples(store, triples, fmt)
+    existing = catalog.get(store, name)
+    if existing is not None and not replace and existing["kind"] != "kg_degree":
+        raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
     digest = _files_digest(tf.files)
     if existing is not None and not replace:
         if existing["source_sha256"] == digest:
-            return _summary(wh, existing["covariate_id"], name, did, tf.files, None, unchanged=True)
+            return _summary(store, existing["covariate_id"], name, did, tf.files, None, unchanged=True)
         raise UserError(f"--name {name}: already computed from other files; pass --replace to recompute")
-    _check_entity_uris(wh, did)
-    n_lines, n_bad = _load_triples(wh.con, tf, did)
+    _check_entity_uris(store, did)
+    n_lines, n_bad = _load_triples(store.con, tf, did)
     n_triples = n_lines - n_bad
     if n_lines and n_bad == n_lines:
         raise UserError(f"{tf.files[0]}: no line parsed as a {fmt_} triple ({n_bad} lines); check --format")
-    params = {"format": fmt_, "dataset": dataset, "n_triples": n_triples, "n_unparsed_lines": n_bad,
-              "definition": "degree = |{a:(e,q,a)} U {a:(a,q,e)}|; total_degree = "
-                            "distinct triples with e as subject or object"}
-    rep = _store(wh, name, did, existing, params, " ".join(triples), digest, description, tf.files)
+    params = {
+        "format": fmt_,
+        "dataset": dataset,
+        "n_triples": n_triples,
+        "n_unparsed_lines": n_bad,
+        "definition": "degree = |{a:(e,q,a)} U {a:(a,q,e)}|; total_degree = "
+        "distinct triples with e as subject or object",
+    }
+    rep = _store(store, name, did, existing, params, " ".join(triples), digest, description, tf.files)
     rep["n_unparsed_lines"] = n_bad
     rep["format"] = fmt_
     for t in ("_kg_t", "_kg_uri"):
-        wh.con.execute(f"DROP TABLE IF EXISTS {ident(t)}")
+        store.con.execute(f"DROP TABLE IF EXISTS {ident(t)}")
     return rep
 
 
-def _open_triples(wh, triples: list[str], fmt: str) -> tuple[TripleFiles, str]:
+def _open_triples(store, triples: list[str], fmt: str) -> tuple[TripleFiles, str]:
     """The triple files and their one format (mixed formats are an error)."""
-    tf = TripleFiles(wh.con, list(triples), fmt)
+    tf = TripleFiles(store.con, list(triples), fmt)
     if len(tf.formats) > 1:
-        raise UserError(f"{', '.join(triples)}: mixed triple formats ({', '.join(tf.formats)}); "
-                        "run once per format with different --name values")
+        raise UserError(
+            f"{', '.join(triples)}: mixed triple formats ({', '.join(tf.formats)}); "
+            "run once per format with different --name values"
+        )
     return tf, tf.formats[0]
 
 
@@ -72,13 +85,16 @@ def _files_digest(files: list[str]) -> str:
     return shas[0] if len(shas) == 1 else hashlib.sha256("\n".join(sorted(shas)).encode()).hexdigest()
 
 
-def _check_entity_uris(wh, did: int | None) -> None:
+def _check_entity_uris(store, did: int | None) -> None:
     """Fail unless some warehouse entity (of the dataset) has a URI to look up."""
-    n_uris = wh.scalar("SELECT count(*) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)",
-                       [did, did])
+    n_uris = store.scalar(
+        "SELECT count(*) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)", [did, did]
+    )
     if not n_uris:
-        raise UserError("no entity in the warehouse has a URI to look up; KG degrees need entity URIs "
-                        "(ingest yago_qec.json, or add degrees with `covariates add`)")
+        raise UserError(
+            "no entity in the warehouse has a URI to look up; KG degrees need entity URIs "
+            "(ingest yago_qec.json, or add degrees with `covariates add`)"
+        )
 
 
 def _load_triples(con, tf: TripleFiles, did: int | None) -> tuple[int, int]:
@@ -87,39 +103,62 @@ def _load_triples(con, tf: TripleFiles, did: int | None) -> tuple[int, int]:
     con.execute(read_sql(SQL, "sql/kg_entity_uris.sql"), [did, did])
     parsed = tf.sql()
     # fetchall, not fetchone: DuckDB fills its reject tables when the statement is finished
-    n_lines, n_bad = tf.run(f"SELECT count(*), count(*) FILTER (WHERE s IS NULL) FROM ({parsed})").fetchall()[0]
+    n_lines, n_bad = tf.run(f"SELECT count(*), count(*) FILTER (WHERE s IS NULL) FROM ({parsed})").fetchall()[
+        0
+    ]
     n_rejected = sum(len(v) for v in tf.rejected().values())  # lines that are not UTF-8 text, ...
     n_lines, n_bad = n_lines + n_rejected, n_bad + n_rejected
     tf.run(body(read_sql(SQL, "sql/kg_triples_touching.sql")).format(parsed=parsed))
     return n_lines, n_bad
 
 
-def _store(wh, name: str, did: int | None, existing: dict | None, params: dict, source_path: str, digest: str,
-           description: str | None, files: list[str]) -> dict:
+def _store(
+    store,
+    name: str,
+    did: int | None,
+    existing: dict | None,
+    params: dict,
+    source_path: str,
+    digest: str,
+    description: str | None,
+    files: list[str],
+) -> dict:
     """One transaction: drop the old degrees, the catalog row, the degree tables, the view, the counts."""
-    with wh.transaction():
+    with store.transaction():
         if existing is not None:
-            wh.execute("DELETE FROM kg_degree WHERE covariate_id = ?", [existing["covariate_id"]])
-            wh.execute("DELETE FROM kg_entity_degree WHERE covariate_id = ?", [existing["covariate_id"]])
+            store.execute("DELETE FROM kg_degree WHERE covariate_id = ?", [existing["covariate_id"]])
+            store.execute("DELETE FROM kg_entity_degree WHERE covariate_id = ?", [existing["covariate_id"]])
             if existing["kind"] != "kg_degree":
-                raise UserError(f"--name {name}: already used by a {existing['kind']} covariate; choose another name")
-        cid = catalog.upsert(wh, name=name, kind="kg_degree", dataset_id=did, key_columns=KEY_COLUMNS,
-                             value_columns=VALUE_COLUMNS, params=params,
-                             source_path=source_path, source_sha256=digest,
-                             description=description or "relation-dependent KG degree delta(e,q) and total degree",
-                             data_table="kg_degree")
-        _insert_degrees(wh, cid)
-        catalog.create_view(wh, name, view_sql(cid, did))
-        rep = _summary(wh, cid, name, did, files, params["n_triples"])
-        wh.execute("UPDATE covariate SET n_rows = ?, n_matched = ? WHERE covariate_id = ?",
-                   [rep["n_facts"], rep["n_facts_with_degree"], cid])
+                raise UserError(
+                    f"--name {name}: already used by a {existing['kind']} covariate; choose another name"
+                )
+        cid = catalog.upsert(
+            store,
+            name=name,
+            kind="kg_degree",
+            dataset_id=did,
+            key_columns=KEY_COLUMNS,
+            value_columns=VALUE_COLUMNS,
+            params=params,
+            source_path=source_path,
+            source_sha256=digest,
+            description=description or "relation-dependent KG degree delta(e,q) and total degree",
+            data_table="kg_degree",
+        )
+        _insert_degrees(store, cid)
+        catalog.create_view(store, name, view_sql(cid, did))
+        rep = _summary(store, cid, name, did, files, params["n_triples"])
+        store.execute(
+            "UPDATE covariate SET n_rows = ?, n_matched = ? WHERE covariate_id = ?",
+            [rep["n_facts"], rep["n_facts_with_degree"], cid],
+        )
     return rep
 
 
-def _insert_degrees(wh, cid: int) -> None:
+def _insert_degrees(store, cid: int) -> None:
     """delta(e, q) into ``kg_degree`` and each entity's total degree into ``kg_entity_degree``, from ``_kg_t``."""
-    wh.execute(read_sql(SQL, "sql/kg_degree_insert.sql"), [cid])
-    wh.execute(read_sql(SQL, "sql/kg_entity_degree_insert.sql"), [cid])
+    store.execute(read_sql(SQL, "sql/kg_degree_insert.sql"), [cid])
+    store.execute(read_sql(SQL, "sql/kg_entity_degree_insert.sql"), [cid])
 
 
 def view_sql(cid: int, dataset_id: int | None) -> str:
@@ -127,15 +166,25 @@ def view_sql(cid: int, dataset_id: int | None) -> str:
     return body(read_sql(SQL, "sql/kg_degree_view.sql")).format(covariate_id=literal(int(cid)), where=where)
 
 
-def _summary(wh, cid, name, did, files, n_triples, unchanged: bool = False) -> dict:
+def _summary(store, cid, name, did, files, n_triples, unchanged: bool = False) -> dict:
     v = catalog.view_name(name)
-    n_facts, n_deg = wh.execute(
-        f"SELECT count(*), count(*) FILTER (WHERE degree > 0) FROM {ident(v)}").fetchone()
-    n_uris = wh.scalar("SELECT count(DISTINCT uri) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)",
-                       [did, did])
-    found = wh.scalar("SELECT count(*) FROM kg_entity_degree WHERE covariate_id = ?", [cid])
+    n_facts, n_deg = store.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE degree > 0) FROM {ident(v)}"
+    ).fetchone()
+    n_uris = store.scalar(
+        "SELECT count(DISTINCT uri) FROM entity WHERE uri IS NOT NULL AND (? IS NULL OR dataset_id = ?)",
+        [did, did],
+    )
+    found = store.scalar("SELECT count(*) FROM kg_entity_degree WHERE covariate_id = ?", [cid])
     if n_triples is None:
-        n_triples = __import__("json").loads(catalog.get(wh, name)["params_json"]).get("n_triples")
-    return {"view": v, "n_files": len(files), "n_triples": n_triples, "n_entity_uris": int(n_uris),
-            "n_entities_found": int(found), "n_facts": int(n_facts), "n_facts_with_degree": int(n_deg),
-            "unchanged": unchanged}
+        n_triples = __import__("json").loads(catalog.get(store, name)["params_json"]).get("n_triples")
+    return {
+        "view": v,
+        "n_files": len(files),
+        "n_triples": n_triples,
+        "n_entity_uris": int(n_uris),
+        "n_entities_found": int(found),
+        "n_facts": int(n_facts),
+        "n_facts_with_degree": int(n_deg),
+        "unchanged": unchanged,
+    }

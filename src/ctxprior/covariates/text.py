@@ -107,8 +107,9 @@ def _fix_non_ascii(b: bytes, punctuation: str) -> bytes:
     return b"".join(parts)
 
 
-def normalize_batch(texts: list[str], ignore_case: bool = False, punctuation: str = "delete"
-                    ) -> tuple[str, np.ndarray, np.ndarray]:
+def normalize_batch(
+    texts: list[str], ignore_case: bool = False, punctuation: str = "delete"
+) -> tuple[str, np.ndarray, np.ndarray]:
     """Normalize many documents at once.
 
     Returns ``(s, buf, doc_starts)``. ``buf`` (uint8 array) holds the UTF-8 bytes
@@ -120,8 +121,7 @@ def normalize_batch(texts: list[str], ignore_case: bool = False, punctuation: st
     """
     if ignore_case:
         texts = [t.lower() for t in texts]
-    joined = (" " + SEPARATOR + " ").join([t.replace(SEPARATOR, "") if SEPARATOR in t else t
-                                           for t in texts])
+    joined = (" " + SEPARATOR + " ").join([t.replace(SEPARATOR, "") if SEPARATOR in t else t for t in texts])
     b = joined.encode("utf-8", "surrogatepass")
     table, delete = _ascii_tables(punctuation)
     b = b.translate(table, delete)

@@ -55,8 +55,10 @@ def format_of(path: str) -> str:
     for ext, fmt in _EXTENSIONS.items():
         if n.endswith(ext):
             return fmt
-    raise UserError(f"{path}: cannot tell the triple format from the name (.nt, .ttl, .tsv, optionally .gz); "
-                    "pass --format nt|ttl|tsv")
+    raise UserError(
+        f"{path}: cannot tell the triple format from the name (.nt, .ttl, .tsv, optionally .gz); "
+        "pass --format nt|ttl|tsv"
+    )
 
 
 def triple_files(inputs: list[str]) -> list[str]:
@@ -64,8 +66,12 @@ def triple_files(inputs: list[str]) -> list[str]:
     out = []
     for p in inputs:
         if os.path.isdir(p):
-            found = sorted(os.path.join(r, f) for r, _, fs in os.walk(p) for f in fs
-                           if f.lower().removesuffix(".gz").endswith(tuple(_EXTENSIONS)))
+            found = sorted(
+                os.path.join(r, f)
+                for r, _, fs in os.walk(p)
+                for f in fs
+                if f.lower().removesuffix(".gz").endswith(tuple(_EXTENSIONS))
+            )
             if not found:
                 raise UserError(f"{p}: folder has no .nt/.ttl/.tsv(.gz) files")
             out += found
@@ -81,11 +87,15 @@ def lines_sql(files: list[str], line_numbers: bool = False) -> str:
     NULL, so line_no is the 1-based line number; it costs order-preserving reads). A line DuckDB
     cannot read as text (not UTF-8, over 100 MB) gives no row; it is recorded in DuckDB's
     reject tables (``TripleFiles.rejected``), and line_no counts it (see ``true_line``)."""
+
     def one(fs: list[str]) -> str:
         lst = "[" + ", ".join(path_sql(f) for f in fs) + "]"  # each names one file: no globbing
-        return (f"read_csv({lst}, columns={{'line': 'VARCHAR'}}, header=false, delim=E'\\x01\\x02', quote='', "
-                "escape='', auto_detect=false, max_line_size=100000000, compression='auto', filename=true, "
-                "ignore_errors=true, store_rejects=true)")
+        return (
+            f"read_csv({lst}, columns={{'line': 'VARCHAR'}}, header=false, delim=E'\\x01\\x02', quote='', "
+            "escape='', auto_detect=false, max_line_size=100000000, compression='auto', filename=true, "
+            "ignore_errors=true, store_rejects=true)"
+        )
+
     if not line_numbers:
         return f"(SELECT filename, line FROM {one(files)})"
     parts = [f"SELECT filename, row_number() OVER () AS line_no, line FROM {one([f])}" for f in files]
@@ -106,8 +116,9 @@ def expand_sql(col: str, prefixes: dict[str, str]) -> str:
     """SQL expression: the raw RDF term in ``col`` expanded (see the module docstring); NULL for
     a prefixed name whose prefix is not in ``prefixes``."""
     cases = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in sorted(prefixes.items()))
-    return body(read_sql(SQL, "sql/expand_term.sql")).format(col=ident(col), cases=cases,
-                                                             rdf_type=literal(RDF_TYPE))
+    return body(read_sql(SQL, "sql/expand_term.sql")).format(
+        col=ident(col), cases=cases, rdf_type=literal(RDF_TYPE)
+    )
 
 
 class TripleFiles:
@@ -139,12 +150,18 @@ class TripleFiles:
         found: dict[str, str] = {}
         ttl = self.by_format.get("ttl")
         if ttl:
-            rows = self.run(body(read_sql(SQL, "sql/ttl_prefixes.sql")).format(
-                prefix_re=literal(PREFIX_RE), lines=lines_sql(ttl)), ttl).fetchall()
+            rows = self.run(
+                body(read_sql(SQL, "sql/ttl_prefixes.sql")).format(
+                    prefix_re=literal(PREFIX_RE), lines=lines_sql(ttl)
+                ),
+                ttl,
+            ).fetchall()
             for p, i in rows:
                 if p in found and found[p] != i:
-                    raise UserError(f"{ttl[0]}: prefix '{p}:' is defined twice (<{found[p]}> and <{i}>); "
-                                    "ctxprior applies prefixes to whole files, so keep one definition")
+                    raise UserError(
+                        f"{ttl[0]}: prefix '{p}:' is defined twice (<{found[p]}> and <{i}>); "
+                        "ctxprior applies prefixes to whole files, so keep one definition"
+                    )
                 found[p] = i
         return {**DEFAULT_PREFIXES, **found}
 
@@ -156,8 +173,12 @@ class TripleFiles:
         for fmt, files in sorted(self.by_format.items()):
             name = "sql/triples_tsv.sql" if fmt == "tsv" else "sql/triples_rdf.sql"
             raw = read_sql(SQL, name).format(
-                keep=keep, lines=lines_sql(files, line_numbers), prefix_re=literal(PREFIX_RE),
-                literal_re=literal(LITERAL_RE), body_re=literal(BODY_RE))
+                keep=keep,
+                lines=lines_sql(files, line_numbers),
+                prefix_re=literal(PREFIX_RE),
+                literal_re=literal(LITERAL_RE),
+                body_re=literal(BODY_RE),
+            )
             rdf = "true" if fmt != "tsv" else "false"
             parts.append("SELECT *, " + rdf + " AS rdf FROM (" + raw + ")")
         return "\nUNION ALL\n".join(f"({p})" for p in parts)
@@ -168,8 +189,12 @@ class TripleFiles:
         (a TSV term with an unknown prefix is kept as written)."""
         keep = "filename, line_no" if line_numbers else "filename"
         return body(read_sql(SQL, "sql/triples_expand.sql")).format(
-            keep=keep, s_=expand_sql("s", self.prefixes), p_=expand_sql("p", self.prefixes),
-            o_=expand_sql("o", self.prefixes), raw=self.raw_sql(line_numbers))
+            keep=keep,
+            s_=expand_sql("s", self.prefixes),
+            p_=expand_sql("p", self.prefixes),
+            o_=expand_sql("o", self.prefixes),
+            raw=self.raw_sql(line_numbers),
+        )
 
     def malformed_lines(self, limit: int = 5) -> list[tuple[str, int]]:
         """(file, line number) of the first ``limit`` malformed lines (one more pass, order-preserving)."""
@@ -183,7 +208,7 @@ class TripleFiles:
         statement is finished: fetch all of its result first)."""
         try:
             rows = self.con.execute(read_sql(SQL, "sql/rejected_lines.sql")).fetchall()
-        except Exception:  # noqa: BLE001 -- no reject tables: nothing was rejected
+        except Exception:
             return {}
         out: dict[str, list[tuple[int, str]]] = {}
         for path, line, kind in rows:
@@ -195,16 +220,18 @@ class TripleFiles:
         import duckdb
 
         for t in ("reject_errors", "reject_scans"):  # DuckDB appends to them: keep this statement's only
-            if self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary",
-                                [t]).fetchone()[0]:
+            if self.con.execute(
+                "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND temporary", [t]
+            ).fetchone()[0]:
                 self.con.execute(f"DELETE FROM temp.{ident(t)}")
         try:
             return self.con.execute(sql, params or [])
         except (duckdb.IOException, duckdb.InvalidInputException) as e:
             first = str(e).splitlines()[0]
             what = self._culprit(str(e), files or self.files)
-            raise UserError(f"{what}: cannot read the triples ({first}); "
-                            "check the file format (--format) and compression") from None
+            raise UserError(
+                f"{what}: cannot read the triples ({first}); check the file format (--format) and compression"
+            ) from None
 
     def _culprit(self, message: str, files: list[str]) -> str:
         """The file a DuckDB read error is about: the one its message names, else the first of
@@ -215,6 +242,6 @@ class TripleFiles:
         for f in files:
             try:
                 self.con.execute(f"SELECT count(*) FROM {lines_sql([f])}").fetchone()
-            except Exception:  # noqa: BLE001 -- this file is the one that fails
+            except Exception:
                 return f
         return f"one of {', '.join(files)}"

@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import socket
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from .corpus import ShardStats, _one_line, iter_batches
-from .counting import CountSpec, Counter
+from .counting import Counter, CountSpec
 
 
 def count_shard(spec: CountSpec, path: str, progress: Callable[[int], None] | None = None) -> dict:
@@ -31,11 +32,16 @@ def count_shard(spec: CountSpec, path: str, progress: Callable[[int], None] | No
     pnz = np.flatnonzero(c.pair_counts)
     nnz = np.flatnonzero(c.name_counts)
     return {
-        "path": path, "error": None, "stats": stats,
+        "path": path,
+        "error": None,
+        "stats": stats,
         "n_words": int(c.n_words),
-        "pair_ids": pnz.astype(np.int32), "pair_counts": c.pair_counts[pnz],
-        "name_ids": nnz.astype(np.int32), "name_counts": c.name_counts[nnz],
-        "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+        "pair_ids": pnz.astype(np.int32),
+        "pair_counts": c.pair_counts[pnz],
+        "name_ids": nnz.astype(np.int32),
+        "name_counts": c.name_counts[nnz],
+        "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,
         "worker": f"{socket.gethostname()}:{os.getpid()}",
     }
 

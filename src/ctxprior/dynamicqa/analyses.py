@@ -1,6 +1,6 @@
 """DynamicQA analyses: the paper's Tables 1-3 analogues per run (model).
 
-``analyze_dynamicqa(wh, run_ids)`` aggregates ``dynamicqa_score`` with ``sql/summary.sql`` (Tables 1-2:
+``analyze_dynamicqa(store, run_ids)`` aggregates ``dynamicqa_score`` with ``sql/summary.sql`` (Tables 1-2:
 % persuaded / stubborn per partition, accuracy with / without context, mean SE and CP), fits the
 Table 3 OLS of CP on z-scored predictors (num_edits, s_pop, o_pop, SE without / with context;
 rows from ``sql/regression_input.sql``; statsmodels), stores both in ``dynamicqa_summary`` and
@@ -11,14 +11,14 @@ rows from ``sql/regression_input.sql``; statsmodels), stores both in ``dynamicqa
 from __future__ import annotations
 
 import warnings
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
 from ..errors import UserError
 from ..schema.runs import default_runs
-from ..schema.warehouse import Warehouse, utcnow
+from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
 from .semantic import LIKELIHOOD_SHIFT
 
@@ -26,28 +26,33 @@ PREDICTORS = ("num_edits", "s_pop", "o_pop", "se_without_context", "se_with_cont
 PKG = "ctxprior.dynamicqa"
 
 
-def dynamic_runs(wh: Warehouse, run_ids: Iterable[int] | None = None) -> list[int]:
+def dynamic_runs(store: Store, run_ids: Iterable[int] | None = None) -> list[int]:
     """The given runs (checked to be dynamic), or every dynamic run with scores."""
     if run_ids:
         ids = [int(r) for r in run_ids]
-        known = {r[0]: r[1] for r in wh.query("SELECT run_id, kind FROM run WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [ids])}
+        known = {
+            r[0]: r[1]
+            for r in store.query(
+                "SELECT run_id, kind FROM run WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [ids]
+            )
+        }
         for r in ids:
             if r not in known:
-                raise UserError(f"--run {r}: no such run in {wh.path}")
+                raise UserError(f"--run {r}: no such run in {store.path}")
             if known[r] != "dynamic":
                 raise UserError(f"--run {r}: a {known[r]} run; DynamicQA analyses need `score-dynamic` runs")
         return ids
-    ids = default_runs(wh, "dynamic")
+    ids = default_runs(store, "dynamic")
     if not ids:
-        raise UserError(f"no dynamic runs with scores in {wh.path}; run `ctxprior score-dynamic` first")
+        raise UserError(f"no dynamic runs with scores in {store.path}; run `ctxprior score-dynamic` first")
     return ids
 
 
-def summary(wh: Warehouse, run_ids: list[int]) -> pd.DataFrame:
+def summary(store: Store, run_ids: list[int]) -> pd.DataFrame:
     """Tables 1-2 per run and partition; the se_mc_* columns on the paper's scale (+ the shift)."""
-    with wh.session():
-        wh.execute("SET VARIABLE se_shift = ?", [float(LIKELIHOOD_SHIFT)])
-        return wh.df(read_sql(PKG, "sql/summary.sql"), [run_ids])
+    with store.session():
+        store.execute("SET VARIABLE se_shift = ?", [float(LIKELIHOOD_SHIFT)])
+        return store.df(read_sql(PKG, "sql/summary.sql"), [run_ids])
 
 
 def regression(df: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
@@ -63,22 +68,32 @@ def regression(df: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     X = (d[used] - d[used].mean()) / d[used].std(ddof=1)
     with warnings.catch_warnings():  # tiny runs can be rank-deficient; the fit is still reported
         warnings.simplefilter("ignore")
-        fit = sm.OLS(d["cp"].astype(float).to_numpy(), sm.add_constant(X.astype(float), has_constant="add")).fit()
-    out = pd.DataFrame({"predictor": ["Intercept" if k == "const" else k for k in fit.params.index],
-                        "coef": fit.params.to_numpy(), "std_err": fit.bse.to_numpy(),
-                        "t_value": fit.tvalues.to_numpy(), "p_value": fit.pvalues.to_numpy()})
+        fit = sm.OLS(
+            d["cp"].astype(float).to_numpy(), sm.add_constant(X.astype(float), has_constant="add")
+        ).fit()
+    out = pd.DataFrame(
+        {
+            "predictor": ["Intercept" if k == "const" else k for k in fit.params.index],
+            "coef": fit.params.to_numpy(),
+            "std_err": fit.bse.to_numpy(),
+            "t_value": fit.tvalues.to_numpy(),
+            "p_value": fit.pvalues.to_numpy(),
+        }
+    )
     out["n_obs"] = int(fit.nobs)
     out["r_squared"] = float(fit.rsquared) if np.isfinite(fit.rsquared) else 0.0
     return out, note
 
 
-def analyze_dynamicqa(wh: Warehouse, run_ids: Iterable[int] | None = None) -> str:
+def analyze_dynamicqa(store: Store, run_ids: Iterable[int] | None = None) -> str:
     """Compute, store and format Tables 1-3 analogues for the given (or all) dynamic runs."""
-    runs = dynamic_runs(wh, run_ids)
-    with wh.one_thread():  # stored numbers bit-for-bit reproducible
-        summ = summary(wh, runs)
-        reg_in = wh.df(read_sql(PKG, "sql/regression_input.sql"), [runs])
-    models = dict(wh.query("SELECT run_id, model FROM run WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs]))
+    runs = dynamic_runs(store, run_ids)
+    with store.one_thread():  # stored numbers bit-for-bit reproducible
+        summ = summary(store, runs)
+        reg_in = store.df(read_sql(PKG, "sql/regression_input.sql"), [runs])
+    models = dict(
+        store.query("SELECT run_id, model FROM run WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs])
+    )
     now = utcnow()
     regs, notes = [], {}
     for r in runs:
@@ -89,21 +104,23 @@ def analyze_dynamicqa(wh: Warehouse, run_ids: Iterable[int] | None = None) -> st
             out.insert(2, "model", models[r])
             regs.append(out)
     reg = pd.concat(regs, ignore_index=True) if regs else pd.DataFrame()
-    with wh.transaction():
-        wh.execute("DELETE FROM dynamicqa_summary WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs])
-        wh.execute("DELETE FROM dynamicqa_regression WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs])
+    with store.transaction():
+        store.execute("DELETE FROM dynamicqa_summary WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs])
+        store.execute(
+            "DELETE FROM dynamicqa_regression WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs]
+        )
         if len(summ):
-            wh.insert_arrow("dynamicqa_summary", summ.assign(created_at=now))
+            store.insert_arrow("dynamicqa_summary", summ.assign(created_at=now))
         if len(reg):
-            wh.insert_arrow("dynamicqa_regression", reg.assign(created_at=now))
+            store.insert_arrow("dynamicqa_regression", reg.assign(created_at=now))
     return format_report(summ, reg, notes)
 
 
-def stored_report(wh: Warehouse, run_ids: list[int]) -> str:
+def stored_report(store: Store, run_ids: list[int]) -> str:
     """Tables 1-3 of these runs as stored by `analyze_dynamicqa` (what `ctxprior analyze` prints)."""
     ids = [int(r) for r in run_ids]
-    summ = wh.df(read_sql(PKG, "sql/stored_summary.sql"), [ids])
-    reg = wh.df(read_sql(PKG, "sql/stored_regression.sql"), [ids])
+    summ = store.df(read_sql(PKG, "sql/stored_summary.sql"), [ids])
+    reg = store.df(read_sql(PKG, "sql/stored_regression.sql"), [ids])
     return format_report(summ, reg, {})
 
 
@@ -111,21 +128,33 @@ def format_report(summ: pd.DataFrame, reg: pd.DataFrame, notes: dict) -> str:
     lines = []
     for r, g in summ.groupby("run_id", sort=True):
         lines.append(f"run {r} ({g['model'].iloc[0]})")
-        lines.append("  Tables 1-2: partition   facts  %persuaded %stubborn  acc+ctx acc-ctx  SE+ctx SE-ctx  "
-                     "SE_mc+ctx SE_mc-ctx     CP")
+        lines.append(
+            "  Tables 1-2: partition   facts  %persuaded %stubborn  acc+ctx acc-ctx  SE+ctx SE-ctx  "
+            "SE_mc+ctx SE_mc-ctx     CP"
+        )
         for _, x in g.iterrows():
+
             def f(v, w=7, p=3):
-                return f"{'-':>{w}}" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:>{w}.{p}f}"
-            lines.append(f"  {x['partition']:>21} {x['n_facts']:>7} {f(x['pct_persuaded'], 10, 1)} "
-                         f"{f(x['pct_stubborn'], 9, 1)} {f(x['accuracy_with_context'], 8)} "
-                         f"{f(x['accuracy_without_context'])} {f(x['se_with_context'])} {f(x['se_without_context'])} "
-                         f"{f(x['se_mc_with_context'], 10)} {f(x['se_mc_without_context'], 9)} {f(x['cp'])}")
+                return (
+                    f"{'-':>{w}}" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:>{w}.{p}f}"
+                )
+
+            lines.append(
+                f"  {x['partition']:>21} {x['n_facts']:>7} {f(x['pct_persuaded'], 10, 1)} "
+                f"{f(x['pct_stubborn'], 9, 1)} {f(x['accuracy_with_context'], 8)} "
+                f"{f(x['accuracy_without_context'])} {f(x['se_with_context'])} {f(x['se_without_context'])} "
+                f"{f(x['se_mc_with_context'], 10)} {f(x['se_mc_without_context'], 9)} {f(x['cp'])}"
+            )
         rg = reg[reg.run_id == r] if len(reg) else reg
         if len(rg):
-            lines.append(f"  Table 3: OLS of CP on z-scored predictors (n = {rg['n_obs'].iloc[0]}, "
-                         f"R^2 = {rg['r_squared'].iloc[0]:.3f})")
+            lines.append(
+                f"  Table 3: OLS of CP on z-scored predictors (n = {rg['n_obs'].iloc[0]}, "
+                f"R^2 = {rg['r_squared'].iloc[0]:.3f})"
+            )
             for _, x in rg.iterrows():
-                lines.append(f"  {x['predictor']:>21} {x['coef']:>8.3f} ({x['std_err']:.3f})  p = {x['p_value']:.3g}")
+                lines.append(
+                    f"  {x['predictor']:>21} {x['coef']:>8.3f} ({x['std_err']:.3f})  p = {x['p_value']:.3g}"
+                )
         if notes.get(r):
             lines.append(f"  note: {notes[r]}")
     return "\n".join(lines)

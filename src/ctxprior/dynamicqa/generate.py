@@ -32,19 +32,20 @@ import hashlib
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from ..errors import UserError
 from ..schema import runs
+from ..schema.store import Store, utcnow
 from ..scoring.prompts import render_chat
-from .sample import make_sample, parse_partitions, resolve_dataset, select_facts
-from ..schema.warehouse import Warehouse, utcnow
 from ..sqlfiles import read_sql
 from . import semantic as sem
+from .sample import make_sample, parse_partitions, resolve_dataset, select_facts
 
 CONDITIONS = ("none", "original", "counter")
 PROMPT_NONE = "Answer the following question with a short answer.\nQuestion: {question}"
@@ -93,8 +94,12 @@ class DynamicConfig:
             raise UserError(f"--limit {self.limit}: must be positive")
         if self.threshold is not None and not (-1.0 <= self.threshold <= 1.0):
             raise UserError(f"--threshold {self.threshold}: a cosine similarity lies in [-1, 1]")
-        for opt, val, ok in (("--se-form", self.se_form, sem.SE_FORMS), ("--cp-tokens", self.cp_tokens, CP_TOKENS),
-                             ("--labels", self.labels, LABEL_RULES), ("--kl-zeros", self.kl_zeros, sem.KL_ZEROS)):
+        for opt, val, ok in (
+            ("--se-form", self.se_form, sem.SE_FORMS),
+            ("--cp-tokens", self.cp_tokens, CP_TOKENS),
+            ("--labels", self.labels, LABEL_RULES),
+            ("--kl-zeros", self.kl_zeros, sem.KL_ZEROS),
+        ):
             if val not in ok:
                 raise UserError(f"{opt} {val}: expected {' or '.join(ok)}")
         kind = self.equivalence.partition(":")[0]
@@ -104,8 +109,10 @@ class DynamicConfig:
 
 # ---- threshold calibration on real DynamicQA pairs --------------------------------------------
 
-def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence, n_facts: int = 1200,
-              seed: int = 0) -> dict[str, Any]:
+
+def calibrate(
+    store: Store, dataset: str, equivalence: sem.EmbeddingEquivalence, n_facts: int = 1200, seed: int = 0
+) -> dict[str, Any]:
     """Calibrate the cosine threshold on DynamicQA itself; cached per (dataset, encoder, seed).
 
     Positives: (question + obj, question + another alias of obj) from possible_answers (same
@@ -114,18 +121,22 @@ def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence
     partition's annotator-verified competing values. Facts are split in halves: the threshold
     maximizing balanced accuracy on one half is reported with its accuracy on the other.
     """
-    ds_id = resolve_dataset(wh, dataset)
-    row = wh.query(read_sql(PKG, "sql/calibration_latest.sql"), [ds_id, equivalence.encoder, seed])
-    cols = [c[0] for c in wh.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description] if row else []
+    ds_id = resolve_dataset(store, dataset)
+    row = store.query(read_sql(PKG, "sql/calibration_latest.sql"), [ds_id, equivalence.encoder, seed])
+    cols = (
+        [c[0] for c in store.execute("SELECT * FROM dynamicqa_calibration LIMIT 0").description]
+        if row
+        else []
+    )
     if row:
         return dict(zip(cols, row[0]))
-    facts = wh.query(read_sql(PKG, "sql/calibration_facts.sql"), [ds_id])
+    facts = store.query(read_sql(PKG, "sql/calibration_facts.sql"), [ds_id])
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(facts))[:n_facts]
     pos: list[tuple[int, str, str, str]] = []
     neg: list[tuple[int, str, str, str]] = []
     for k, i in enumerate(order.tolist()):
-        fid, q, obj, rep, aliases = facts[i]
+        _fid, q, obj, rep, aliases = facts[i]
         others = [a for a in aliases if sem.normalize(a) != sem.normalize(obj) and sem.normalize(a)]
         if others:
             pos.append((k, q, obj, others[int(rng.integers(len(others)))]))
@@ -142,20 +153,33 @@ def calibrate(wh: Warehouse, dataset: str, equivalence: sem.EmbeddingEquivalence
     t, bacc_fit = sem.best_threshold(ps[pfold == 0], ns[nfold == 0])
     tpr = float(np.mean(ps[pfold == 1] >= t))
     tnr = float(np.mean(ns[nfold == 1] < t))
-    rec = {"calibration_id": wh.next_id("dynamicqa_calibration", "calibration_id"), "dataset_id": ds_id,
-           "encoder": equivalence.encoder, "encoder_revision": None,
-           "method": ("cosine of emb(question+' '+answer); pos = obj vs another possible_answers alias, "
-                      "neg = obj vs replace_name; threshold maximizing balanced accuracy on facts of fold 0, "
-                      f"evaluated on fold 1; {len(order)} facts drawn with seed {seed}"),
-           "n_pos": len(pos), "n_neg": len(neg), "threshold": t, "balanced_accuracy_fit": bacc_fit,
-           "balanced_accuracy_heldout": 0.5 * (tpr + tnr), "tpr_heldout": tpr, "tnr_heldout": tnr,
-           "seed": seed, "created_at": utcnow()}
-    with wh.transaction():
-        wh.insert_arrow("dynamicqa_calibration", pa.Table.from_pylist([rec]))
+    rec = {
+        "calibration_id": store.next_id("dynamicqa_calibration", "calibration_id"),
+        "dataset_id": ds_id,
+        "encoder": equivalence.encoder,
+        "encoder_revision": None,
+        "method": (
+            "cosine of emb(question+' '+answer); pos = obj vs another possible_answers alias, "
+            "neg = obj vs replace_name; threshold maximizing balanced accuracy on facts of fold 0, "
+            f"evaluated on fold 1; {len(order)} facts drawn with seed {seed}"
+        ),
+        "n_pos": len(pos),
+        "n_neg": len(neg),
+        "threshold": t,
+        "balanced_accuracy_fit": bacc_fit,
+        "balanced_accuracy_heldout": 0.5 * (tpr + tnr),
+        "tpr_heldout": tpr,
+        "tnr_heldout": tnr,
+        "seed": seed,
+        "created_at": utcnow(),
+    }
+    with store.transaction():
+        store.insert_arrow("dynamicqa_calibration", pa.Table.from_pylist([rec]))
     return rec
 
 
 # ---- generation -----------------------------------------------------------------------------
+
 
 @dataclass
 class Answer:
@@ -192,8 +216,15 @@ def _answer_len(tokenizer, tokens: list[int], stop_ids: set[int]) -> tuple[int, 
     return max(1, m), end
 
 
-def generate(lm, prompts: Sequence[str], n: int, temperature: float, max_new_tokens: int,
-             seed: int, cp_tokens: str = "generated") -> tuple[list[list[Answer]], list[Answer]]:
+def generate(
+    lm,
+    prompts: Sequence[str],
+    n: int,
+    temperature: float,
+    max_new_tokens: int,
+    seed: int,
+    cp_tokens: str = "generated",
+) -> tuple[list[list[Answer]], list[Answer]]:
     """For each prompt: n answers sampled at ``temperature`` (full vocabulary) and one greedy answer.
 
     Each prompt is encoded once (prefill), then its KV cache is repeated for its n + 1 rows
@@ -211,15 +242,19 @@ def _stop_ids(lm) -> set[int]:
     """Token ids that end an answer: the tokenizer's and the generation config's EOS, and
     ``<|im_end|>`` when the vocabulary has it."""
     tok, model = lm.tokenizer, lm.model
-    stop_ids = {i for i in (tok.eos_token_id, getattr(model.generation_config, "eos_token_id", None))
-                if isinstance(i, int)}
+    stop_ids = {
+        i
+        for i in (tok.eos_token_id, getattr(model.generation_config, "eos_token_id", None))
+        if isinstance(i, int)
+    }
     if "<|im_end|>" in tok.get_vocab():
         stop_ids.add(tok.convert_tokens_to_ids("<|im_end|>"))
     return stop_ids
 
 
-def _decode(lm, prompts: Sequence[str], r: int, temperature: float, max_new_tokens: int, seed: int,
-            stop_ids: set[int]):
+def _decode(
+    lm, prompts: Sequence[str], r: int, temperature: float, max_new_tokens: int, seed: int, stop_ids: set[int]
+):
     """Prefill once per prompt, repeat its KV cache ``r`` times, decode all rows together (row 0 of
     each prompt greedy, the rest sampled); returns tokens [B, T] and raw logits [B, T, V]."""
     import torch
@@ -230,8 +265,12 @@ def _decode(lm, prompts: Sequence[str], r: int, temperature: float, max_new_toke
     enc = tok(list(prompts), return_tensors="pt", padding=True, add_special_tokens=False).to(lm.device)
     attn = enc["attention_mask"]  # [P, L]
     with torch.no_grad():
-        out = model(input_ids=enc["input_ids"], attention_mask=attn,
-                    position_ids=(attn.cumsum(-1) - 1).clamp_min(0), use_cache=True)
+        out = model(
+            input_ids=enc["input_ids"],
+            attention_mask=attn,
+            position_ids=(attn.cumsum(-1) - 1).clamp_min(0),
+            use_cache=True,
+        )
         past = out.past_key_values
         past.batch_repeat_interleave(r)
         logits = out.logits[:, -1].float().repeat_interleave(r, 0)  # [B, V]
@@ -251,15 +290,21 @@ def _decode(lm, prompts: Sequence[str], r: int, temperature: float, max_new_toke
             if bool(finished.all()):
                 break
             attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype, device=attn.device)], dim=1)
-            out = model(input_ids=nxt[:, None].to(lm.device), attention_mask=attn,
-                        position_ids=(attn.sum(-1, keepdim=True) - 1), past_key_values=past, use_cache=True)
+            out = model(
+                input_ids=nxt[:, None].to(lm.device),
+                attention_mask=attn,
+                position_ids=(attn.sum(-1, keepdim=True) - 1),
+                past_key_values=past,
+                use_cache=True,
+            )
             past = out.past_key_values
             logits = out.logits[:, -1].float()
     return torch.stack(steps_tokens, 1), torch.stack(steps_logits, 1)  # [B, T], [B, T, V] temperature 1
 
 
-def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], cp_tokens: str = "generated"
-             ) -> tuple[list[list[Answer]], list[Answer]]:
+def _answers(
+    tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], cp_tokens: str = "generated"
+) -> tuple[list[list[Answer]], list[Answer]]:
     """Each row's answer: text, log-prob sum over its answer tokens and mean token distribution
     (float64, log space) over the steps ``cp_tokens`` names; rows grouped back per prompt
     (sampled) and the greedy row apart."""
@@ -272,11 +317,18 @@ def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], 
         m, end = _answer_len(tok, toks, stop_ids)
         m = min(m, len(toks))
         steps = m if cp_tokens == "answer" else min(end + 1, len(toks))  # generated: EOS step included
-        logp = torch.log_softmax(all_logits[b, :max(m, steps)].double(), dim=-1)  # [max(m, steps), V] float64
+        logp = torch.log_softmax(
+            all_logits[b, : max(m, steps)].double(), dim=-1
+        )  # [max(m, steps), V] float64
         lp_sum = float(logp[:m].gather(1, seqs[b, :m, None].to(logp.device)).sum())
         logdist = torch.logsumexp(logp[:steps], dim=0) - math.log(steps)  # [V]
-        a = Answer(tok.decode(toks[:m], skip_special_tokens=True).strip(),
-                   tok.decode(toks[:end], skip_special_tokens=True), lp_sum, m, logdist)
+        a = Answer(
+            tok.decode(toks[:m], skip_special_tokens=True).strip(),
+            tok.decode(toks[:end], skip_special_tokens=True),
+            lp_sum,
+            m,
+            logdist,
+        )
         if b % r == 0:
             greedy_out.append(a)
         else:
@@ -286,30 +338,55 @@ def _answers(tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], 
 
 # ---- per-fact scoring -------------------------------------------------------------------------
 
-def _fact_rows(facts: list[int], wh: Warehouse) -> list[dict]:
-    rows = wh.query(read_sql(PKG, "sql/fact_rows.sql"), [facts])
-    keys = ("fact_id", "partition", "id", "subject", "object", "replace_name", "question", "template", "aliases")
+
+def _fact_rows(facts: list[int], store: Store) -> list[dict]:
+    rows = store.query(read_sql(PKG, "sql/fact_rows.sql"), [facts])
+    keys = (
+        "fact_id",
+        "partition",
+        "id",
+        "subject",
+        "object",
+        "replace_name",
+        "question",
+        "template",
+        "aliases",
+    )
     by_id = {r[0]: dict(zip(keys, r)) for r in rows}
     return [by_id[f] for f in facts]
 
 
 def _fact_seed(seed: int, fact_id: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{fact_id}".encode()).digest()[:8], "little") & 0x7FFFFFFFFFFFFFFF
+    return (
+        int.from_bytes(hashlib.sha256(f"{seed}:{fact_id}".encode()).digest()[:8], "little")
+        & 0x7FFFFFFFFFFFFFFF
+    )
 
 
-def score_fact(lm, equivalence: sem.Equivalence, fact: dict, cfg: DynamicConfig, chat: bool
-               ) -> tuple[list[dict], list[dict], list[dict]]:
+def score_fact(
+    lm, equivalence: sem.Equivalence, fact: dict, cfg: DynamicConfig, chat: bool
+) -> tuple[list[dict], list[dict], list[dict]]:
     """Generate and score one fact: (generation rows, token-dist rows, score rows)."""
     import torch
 
     q = fact["question"]
-    contexts = {"original": fact["template"].format(answer=fact["object"]),
-                "counter": fact["template"].format(answer=fact["replace_name"])}
-    contents = [PROMPT_NONE.format(question=q)] + [PROMPT_CTX.format(context=contexts[c], question=q)
-                                                   for c in ("original", "counter")]
+    contexts = {
+        "original": fact["template"].format(answer=fact["object"]),
+        "counter": fact["template"].format(answer=fact["replace_name"]),
+    }
+    contents = [PROMPT_NONE.format(question=q)] + [
+        PROMPT_CTX.format(context=contexts[c], question=q) for c in ("original", "counter")
+    ]
     prompts = [build_prompt(lm.tokenizer, c, chat) for c in contents]
-    sampled, greedy = generate(lm, prompts, cfg.samples, cfg.temperature, cfg.max_new_tokens,
-                               _fact_seed(cfg.seed, fact["fact_id"]), cfg.cp_tokens)
+    sampled, greedy = generate(
+        lm,
+        prompts,
+        cfg.samples,
+        cfg.temperature,
+        cfg.max_new_tokens,
+        _fact_seed(cfg.seed, fact["fact_id"]),
+        cfg.cp_tokens,
+    )
     gen_rows: list[dict] = []
     dist_rows: list[dict] = []
     labels: dict[str, np.ndarray] = {}
@@ -318,8 +395,10 @@ def score_fact(lm, equivalence: sem.Equivalence, fact: dict, cfg: DynamicConfig,
         labels[cond] = equivalence.cluster(q, [a.text for a in sampled[ci]])
         logd[cond] = torch.stack([a.logdist for a in sampled[ci]])  # [N, V] float64
         _answer_rows(fact, cond, sampled[ci], greedy[ci], labels[cond], cfg.dist_topk, gen_rows, dist_rows)
-    score_rows = [_score_row(fact, cond, sampled[ci], greedy[ci], greedy[0].text, labels, logd, equivalence, cfg)
-                  for ci, cond in enumerate(CONDITIONS)]
+    score_rows = [
+        _score_row(fact, cond, sampled[ci], greedy[ci], greedy[0].text, labels, logd, equivalence, cfg)
+        for ci, cond in enumerate(CONDITIONS)
+    ]
     return gen_rows, dist_rows, score_rows
 
 
@@ -328,8 +407,16 @@ def _gold(fact: dict) -> list[str]:
     return fact["aliases"] or [fact["object"]]
 
 
-def _answer_rows(fact: dict, cond: str, answers: list[Answer], g: Answer, lab: np.ndarray, dist_topk: int,
-                 gen_rows: list[dict], dist_rows: list[dict]) -> None:
+def _answer_rows(
+    fact: dict,
+    cond: str,
+    answers: list[Answer],
+    g: Answer,
+    lab: np.ndarray,
+    dist_topk: int,
+    gen_rows: list[dict],
+    dist_rows: list[dict],
+) -> None:
     """Append one condition's generation rows (sampled answers, then the greedy one as
     sample_index -1) and the top-k of each sampled answer's mean token distribution."""
     import torch
@@ -338,42 +425,89 @@ def _answer_rows(fact: dict, cond: str, answers: list[Answer], g: Answer, lab: n
     for si, a in enumerate(answers):
         p = a.logdist.exp()
         top = torch.topk(p, min(dist_topk, p.shape[0]))
-        gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "text": a.text,
-                         "raw_text": a.raw_text, "logprob_sum": a.logprob_sum, "n_tokens": a.n_tokens,
-                         "cluster": int(lab[si]), "dist_topk_mass": float(top.values.sum()),
-                         "matches_gold": sem.contains_answer(a.text, gold),
-                         "matches_counter": sem.contains_answer(a.text, [fact["replace_name"]])})
+        gen_rows.append(
+            {
+                "fact_id": fact["fact_id"],
+                "condition": cond,
+                "sample_index": si,
+                "text": a.text,
+                "raw_text": a.raw_text,
+                "logprob_sum": a.logprob_sum,
+                "n_tokens": a.n_tokens,
+                "cluster": int(lab[si]),
+                "dist_topk_mass": float(top.values.sum()),
+                "matches_gold": sem.contains_answer(a.text, gold),
+                "matches_counter": sem.contains_answer(a.text, [fact["replace_name"]]),
+            }
+        )
         for r, (v, t) in enumerate(zip(top.values.tolist(), top.indices.tolist()), start=1):
-            dist_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": si, "rank": r,
-                              "token_id": t, "prob": v})
-    gen_rows.append({"fact_id": fact["fact_id"], "condition": cond, "sample_index": -1, "text": g.text,
-                     "raw_text": g.raw_text, "logprob_sum": g.logprob_sum, "n_tokens": g.n_tokens,
-                     "cluster": None, "dist_topk_mass": None,
-                     "matches_gold": sem.contains_answer(g.text, gold),
-                     "matches_counter": sem.contains_answer(g.text, [fact["replace_name"]])})
+            dist_rows.append(
+                {
+                    "fact_id": fact["fact_id"],
+                    "condition": cond,
+                    "sample_index": si,
+                    "rank": r,
+                    "token_id": t,
+                    "prob": v,
+                }
+            )
+    gen_rows.append(
+        {
+            "fact_id": fact["fact_id"],
+            "condition": cond,
+            "sample_index": -1,
+            "text": g.text,
+            "raw_text": g.raw_text,
+            "logprob_sum": g.logprob_sum,
+            "n_tokens": g.n_tokens,
+            "cluster": None,
+            "dist_topk_mass": None,
+            "matches_gold": sem.contains_answer(g.text, gold),
+            "matches_counter": sem.contains_answer(g.text, [fact["replace_name"]]),
+        }
+    )
 
 
-def _score_row(fact: dict, cond: str, answers: list[Answer], g: Answer, g_none: str, labels: dict,
-               logd: dict, equivalence: sem.Equivalence, cfg: DynamicConfig) -> dict:
+def _score_row(
+    fact: dict,
+    cond: str,
+    answers: list[Answer],
+    g: Answer,
+    g_none: str,
+    labels: dict,
+    logd: dict,
+    equivalence: sem.Equivalence,
+    cfg: DynamicConfig,
+) -> dict:
     """One condition's score row: clusters, SE (both forms), accuracy; with a context also CP
     against the no-context answers and the persuaded / stubborn labels of the greedy answer."""
     gold = _gold(fact)
     lps = [a.logprob_sum for a in answers]
-    row = {"fact_id": fact["fact_id"], "condition": cond, "n_samples": len(answers),
-           "n_clusters": int(len(np.unique(labels[cond]))),
-           "semantic_entropy": sem.semantic_entropy(lps, labels[cond]),
-           "semantic_entropy_mc": sem.semantic_entropy_mc(
-               sem.sample_logliks(lps, [a.n_tokens for a in answers], cfg.se_form), labels[cond]),
-           "cp": None, "context_answer": None, "greedy_answer": g.text,
-           "greedy_matches_gold": _matches(g.text, fact["object"], gold, cfg.labels),
-           "greedy_matches_context": None,
-           "sample_accuracy": float(np.mean([sem.contains_answer(a.text, gold) for a in answers])),
-           "persuaded": None, "stubborn": None}
+    row = {
+        "fact_id": fact["fact_id"],
+        "condition": cond,
+        "n_samples": len(answers),
+        "n_clusters": len(np.unique(labels[cond])),
+        "semantic_entropy": sem.semantic_entropy(lps, labels[cond]),
+        "semantic_entropy_mc": sem.semantic_entropy_mc(
+            sem.sample_logliks(lps, [a.n_tokens for a in answers], cfg.se_form), labels[cond]
+        ),
+        "cp": None,
+        "context_answer": None,
+        "greedy_answer": g.text,
+        "greedy_matches_gold": _matches(g.text, fact["object"], gold, cfg.labels),
+        "greedy_matches_context": None,
+        "sample_accuracy": float(np.mean([sem.contains_answer(a.text, gold) for a in answers])),
+        "persuaded": None,
+        "stubborn": None,
+    }
     if cond != "none":
         ctx = fact["object"] if cond == "original" else fact["replace_name"]
         al = gold if cond == "original" else [fact["replace_name"]]
         m_ctx = _matches(g.text, ctx, al, cfg.labels)
-        row["cp"] = sem.coherent_persuasion(logd[cond], labels[cond], logd["none"], labels["none"], cfg.kl_zeros)
+        row["cp"] = sem.coherent_persuasion(
+            logd[cond], labels[cond], logd["none"], labels["none"], cfg.kl_zeros
+        )
         row["context_answer"] = ctx
         row["greedy_matches_context"] = m_ctx
         row["persuaded"] = bool(m_ctx and not _matches(g_none, ctx, al, cfg.labels))
@@ -395,37 +529,77 @@ def _matches(answer: str, target: str, aliases: list[str], rule: str) -> bool:
 
 # ---- the run ----------------------------------------------------------------------------------
 
+
 def _config_key(cfg: DynamicConfig, extra: dict) -> str:
     return json.dumps({**asdict(cfg), **extra}, sort_keys=True)
 
 
-def _write_fact(wh: Warehouse, run_id: int, fact_id: int, gen, dist, scores, seconds: float) -> None:
+def _write_fact(store: Store, run_id: int, fact_id: int, gen, dist, scores, seconds: float) -> None:
     def tbl(rows, types):
         cols = {k: [r[k] for r in rows] for k in rows[0]}
-        return pa.table({"run_id": pa.array([run_id] * len(rows), pa.int32()),
-                         **{k: pa.array(v, types.get(k)) for k, v in cols.items()}})
+        return pa.table(
+            {
+                "run_id": pa.array([run_id] * len(rows), pa.int32()),
+                **{k: pa.array(v, types.get(k)) for k, v in cols.items()},
+            }
+        )
 
     i32 = pa.int32()
-    with wh.transaction():
-        if wh.scalar("SELECT count(*) FROM dynamicqa_fact_done WHERE run_id = ? AND fact_id = ?", [run_id, fact_id]):
+    with store.transaction():
+        if store.scalar(
+            "SELECT count(*) FROM dynamicqa_fact_done WHERE run_id = ? AND fact_id = ?", [run_id, fact_id]
+        ):
             return
-        wh.insert_arrow("dynamicqa_generation", tbl(gen, {"fact_id": i32, "sample_index": i32, "n_tokens": i32,
-                                                          "cluster": i32, "dist_topk_mass": pa.float64()}))
-        wh.insert_arrow("dynamicqa_token_dist", tbl(dist, {"fact_id": i32, "sample_index": i32, "rank": i32,
-                                                           "token_id": i32}))
-        wh.insert_arrow("dynamicqa_score", tbl(scores, {"fact_id": i32, "n_samples": i32, "n_clusters": i32,
-                                                        "cp": pa.float64(), "context_answer": pa.string(),
-                                                        "greedy_matches_context": pa.bool_(),
-                                                        "persuaded": pa.bool_(), "stubborn": pa.bool_()}))
-        wh.insert_arrow("dynamicqa_fact_done", {"run_id": pa.array([run_id], i32), "fact_id": pa.array([fact_id], i32),
-                                                "seconds": [seconds], "finished_at": pa.array([utcnow()], pa.timestamp("us"))})
-        wh.execute(read_sql(PKG, "sql/fact_done_counts.sql"), [run_id, len(gen), run_id])
+        store.insert_arrow(
+            "dynamicqa_generation",
+            tbl(
+                gen,
+                {
+                    "fact_id": i32,
+                    "sample_index": i32,
+                    "n_tokens": i32,
+                    "cluster": i32,
+                    "dist_topk_mass": pa.float64(),
+                },
+            ),
+        )
+        store.insert_arrow(
+            "dynamicqa_token_dist",
+            tbl(dist, {"fact_id": i32, "sample_index": i32, "rank": i32, "token_id": i32}),
+        )
+        store.insert_arrow(
+            "dynamicqa_score",
+            tbl(
+                scores,
+                {
+                    "fact_id": i32,
+                    "n_samples": i32,
+                    "n_clusters": i32,
+                    "cp": pa.float64(),
+                    "context_answer": pa.string(),
+                    "greedy_matches_context": pa.bool_(),
+                    "persuaded": pa.bool_(),
+                    "stubborn": pa.bool_(),
+                },
+            ),
+        )
+        store.insert_arrow(
+            "dynamicqa_fact_done",
+            {
+                "run_id": pa.array([run_id], i32),
+                "fact_id": pa.array([fact_id], i32),
+                "seconds": [seconds],
+                "finished_at": pa.array([utcnow()], pa.timestamp("us")),
+            },
+        )
+        store.execute(read_sql(PKG, "sql/fact_done_counts.sql"), [run_id, len(gen), run_id])
 
 
 @dataclass
 class DynamicRun:
     """A dynamic run after a call of ``run_dynamic``: its units are facts, its prompts the answers
     generated in this call (sampled and greedy)."""
+
     id: int
     status: str
     units_total: int
@@ -442,75 +616,104 @@ class DynamicRun:
         return self.prompts / self.seconds if self.seconds > 0 else 0.0
 
 
-def run_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | None = None,
-                progress: bool = True, echo=None) -> DynamicRun:
+def run_dynamic(
+    store: Store,
+    cfg: DynamicConfig | None = None,
+    resume: int | None = None,
+    progress: bool = True,
+    echo=None,
+) -> DynamicRun:
     """``score_dynamic`` (a new run, the unfinished one with the same configuration, or run
     ``resume`` with its stored configuration) and its summary."""
     t0 = time.perf_counter()
     opened: dict = {}
-    rid = score_dynamic(wh, cfg, resume=resume, progress=progress, echo=echo, opened=opened)
-    status, done, total, prompts, cp, se, error = wh.query(read_sql(PKG, "sql/run_summary.sql"),
-                                                           [rid])[0]
-    return DynamicRun(rid, status, int(total or 0), int(done or 0), int(prompts) - opened.get("prompts", 0),
-                      time.perf_counter() - t0, cp, se, errors=[error] if error else [])
+    rid = score_dynamic(store, cfg, resume=resume, progress=progress, echo=echo, opened=opened)
+    status, done, total, prompts, cp, se, error = store.query(read_sql(PKG, "sql/run_summary.sql"), [rid])[0]
+    return DynamicRun(
+        rid,
+        status,
+        int(total or 0),
+        int(done or 0),
+        int(prompts) - opened.get("prompts", 0),
+        time.perf_counter() - t0,
+        cp,
+        se,
+        errors=[error] if error else [],
+    )
 
 
-def score_dynamic(wh: Warehouse, cfg: DynamicConfig | None = None, resume: int | None = None, lm=None,
-                  equivalence: sem.Equivalence | None = None, progress: bool = True,
-                  max_facts: int | None = None, echo=None, opened: dict | None = None) -> int:
+def score_dynamic(
+    store: Store,
+    cfg: DynamicConfig | None = None,
+    resume: int | None = None,
+    lm=None,
+    equivalence: sem.Equivalence | None = None,
+    progress: bool = True,
+    max_facts: int | None = None,
+    echo=None,
+    opened: dict | None = None,
+) -> int:
     """Run (or resume) a dynamic run; returns its run_id. ``lm``/``equivalence`` may be injected (tests).
 
     max_facts: stop after this many facts in this call (leaves the run 'running'; for tests/resume).
     opened: filled with the run's answers generated before this call (``prompts``).
     """
     echo = echo or (lambda s: None)
-    cfg = _stored_config(wh, resume) if resume is not None else cfg
+    cfg = _stored_config(store, resume) if resume is not None else cfg
     cfg = cfg or DynamicConfig()
     cfg.validate()
-    ds_id = resolve_dataset(wh, cfg.dataset)
-    facts = select_facts(wh, ds_id, cfg.partitions, cfg.limit)
+    ds_id = resolve_dataset(store, cfg.dataset)
+    facts = select_facts(store, ds_id, cfg.partitions, cfg.limit)
     if not facts:
         raise UserError(f"dataset '{cfg.dataset}' has no facts in partition(s) {', '.join(cfg.partitions)}")
     calib = None
     if equivalence is None:
-        equivalence, calib = _equivalence(wh, cfg)
+        equivalence, calib = _equivalence(store, cfg)
     if lm is None:
         from ..scoring.models import load_model
 
         lm = load_model(cfg.model, device=cfg.device, dtype=cfg.dtype)
     chat = cfg.chat_template == "auto" and bool(getattr(lm.tokenizer, "chat_template", None))
-    extra = {"equivalence_detail": equivalence.describe(), "calibration_id": calib and calib["calibration_id"],
-             "chat_template_applied": chat, "prompt_none": PROMPT_NONE, "prompt_context": PROMPT_CTX,
-             "raw_prompt_suffix": None if chat else RAW_SUFFIX, "conditions": list(CONDITIONS),
-             "sampling": {"top_k": 0, "top_p": 1.0, "greedy_answer": True},
-             "model_id": lm.model_id, "model_revision": lm.revision}
+    extra = {
+        "equivalence_detail": equivalence.describe(),
+        "calibration_id": calib and calib["calibration_id"],
+        "chat_template_applied": chat,
+        "prompt_none": PROMPT_NONE,
+        "prompt_context": PROMPT_CTX,
+        "raw_prompt_suffix": None if chat else RAW_SUFFIX,
+        "conditions": list(CONDITIONS),
+        "sampling": {"top_k": 0, "top_p": 1.0, "greedy_answer": True},
+        "model_id": lm.model_id,
+        "model_revision": lm.revision,
+    }
     key = _config_key(cfg, extra)
     if resume is None:
-        old = runs.find_resumable(wh, RUN_KIND, lambda cfg: cfg == key)
+        old = runs.find_resumable(store, RUN_KIND, lambda cfg: cfg == key)
         if old is not None:
             resume = int(old)
             echo(f"continuing unfinished run {resume} (same configuration)")
-    sample_id = make_sample(wh, cfg.dataset, cfg.partitions, cfg.limit)
-    run_id = _open_run(wh, cfg, key, lm, ds_id, sample_id, len(facts), resume)
+    sample_id = make_sample(store, cfg.dataset, cfg.partitions, cfg.limit)
+    run_id = _open_run(store, cfg, key, lm, ds_id, sample_id, len(facts), resume)
     if opened is not None:
-        opened["prompts"] = int(wh.scalar("SELECT coalesce(prompts_done, 0) FROM run WHERE run_id = ?",
-                                          [run_id]))
-    _score_facts(wh, run_id, facts, lm, equivalence, cfg, chat, progress, max_facts)
+        opened["prompts"] = int(
+            store.scalar("SELECT coalesce(prompts_done, 0) FROM run WHERE run_id = ?", [run_id])
+        )
+    _score_facts(store, run_id, facts, lm, equivalence, cfg, chat, progress, max_facts)
     return run_id
 
 
-def _stored_config(wh: Warehouse, resume: int) -> DynamicConfig:
+def _stored_config(store: Store, resume: int) -> DynamicConfig:
     """The configuration dynamic run ``resume`` was started with."""
-    row = wh.query("SELECT kind, config_json, status FROM run WHERE run_id = ?", [resume])
+    row = store.query("SELECT kind, config_json, status FROM run WHERE run_id = ?", [resume])
     if not row:
-        raise UserError(f"--resume {resume}: no such run in {wh.path}")
+        raise UserError(f"--resume {resume}: no such run in {store.path}")
     if row[0][0] != RUN_KIND:
         raise UserError(f"--resume {resume}: run {resume} is a {row[0][0]} run, not a dynamic one")
     stored = {**LEGACY_OPTIONS, **json.loads(row[0][1])}
     return DynamicConfig(**{k: stored[k] for k in DynamicConfig.__dataclass_fields__ if k in stored})
 
 
-def _equivalence(wh: Warehouse, cfg: DynamicConfig) -> tuple[sem.Equivalence, dict | None]:
+def _equivalence(store: Store, cfg: DynamicConfig) -> tuple[sem.Equivalence, dict | None]:
     """The configured equivalence test; an embedding one without a threshold is calibrated on the
     dataset first (the calibration row is returned too)."""
     kind, _, arg = cfg.equivalence.partition(":")
@@ -519,41 +722,76 @@ def _equivalence(wh: Warehouse, cfg: DynamicConfig) -> tuple[sem.Equivalence, di
     equivalence = sem.EmbeddingEquivalence(arg, cfg.threshold if cfg.threshold is not None else 0.8)
     calib = None
     if cfg.threshold is None:
-        calib = calibrate(wh, cfg.dataset, equivalence)
+        calib = calibrate(store, cfg.dataset, equivalence)
         equivalence.threshold = float(calib["threshold"])
     return equivalence, calib
 
 
-def _open_run(wh: Warehouse, cfg: DynamicConfig, key: str, lm, ds_id: int, sample_id: int, n_facts: int,
-              resume: int | None) -> int:
+def _open_run(
+    store: Store,
+    cfg: DynamicConfig,
+    key: str,
+    lm,
+    ds_id: int,
+    sample_id: int,
+    n_facts: int,
+    resume: int | None,
+) -> int:
     """Insert the dynamic run row (status running), or mark run ``resume`` running again."""
     if resume is not None:
-        runs.reopen_run(wh, resume)
+        runs.reopen_run(store, resume)
         return resume
     return runs.start_run(
-        wh, RUN_KIND, sample_id=sample_id, dataset_id=ds_id, model=cfg.model, model_revision=lm.revision,
-        dtype=lm.dtype, quantization=lm.quantization or "none", device=lm.device, estimator="sampled",
-        batch_size=3 * cfg.samples, seed=cfg.seed, config_json=key, units_total=n_facts)
+        store,
+        RUN_KIND,
+        sample_id=sample_id,
+        dataset_id=ds_id,
+        model=cfg.model,
+        model_revision=lm.revision,
+        dtype=lm.dtype,
+        quantization=lm.quantization or "none",
+        device=lm.device,
+        estimator="sampled",
+        batch_size=3 * cfg.samples,
+        seed=cfg.seed,
+        config_json=key,
+        units_total=n_facts,
+    )
 
 
-def _score_facts(wh: Warehouse, run_id: int, facts: list[int], lm, equivalence: sem.Equivalence,
-                 cfg: DynamicConfig, chat: bool, progress: bool, max_facts: int | None) -> None:
+def _score_facts(
+    store: Store,
+    run_id: int,
+    facts: list[int],
+    lm,
+    equivalence: sem.Equivalence,
+    cfg: DynamicConfig,
+    chat: bool,
+    progress: bool,
+    max_facts: int | None,
+) -> None:
     """Score the run's unfinished facts, one transaction each; the run ends done, cancelled
     (Ctrl-C) or failed (with the error), or stays running after ``max_facts`` facts."""
     from tqdm.auto import tqdm
 
-    done = {r[0] for r in wh.query("SELECT fact_id FROM dynamicqa_fact_done WHERE run_id = ?", [run_id])}
+    done = {r[0] for r in store.query("SELECT fact_id FROM dynamicqa_fact_done WHERE run_id = ?", [run_id])}
     todo = [f for f in facts if f not in done]
-    rows = _fact_rows(todo, wh) if todo else []
+    rows = _fact_rows(todo, store) if todo else []
     n_this = 0
-    with runs.closing(wh, run_id, record_crash=True) as out:
-        for fact in tqdm(rows, desc=f"run {run_id}", unit="fact", disable=None if progress else True,
-                         initial=len(done), total=len(facts)):
+    with runs.closing(store, run_id, record_crash=True) as out:
+        for fact in tqdm(
+            rows,
+            desc=f"run {run_id}",
+            unit="fact",
+            disable=None if progress else True,
+            initial=len(done),
+            total=len(facts),
+        ):
             if max_facts is not None and n_this >= max_facts:
                 out.status = "running"
                 return
             t0 = time.perf_counter()
             gen, dist, scores = score_fact(lm, equivalence, fact, cfg, chat)
-            _write_fact(wh, run_id, fact["fact_id"], gen, dist, scores, time.perf_counter() - t0)
+            _write_fact(store, run_id, fact["fact_id"], gen, dist, scores, time.perf_counter() - t0)
             n_this += 1
         out.status = "done"

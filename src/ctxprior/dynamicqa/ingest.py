@@ -45,14 +45,42 @@ from ..digest import sha256_file
 from ..errors import UserError
 from ..ingest.builder import DatasetBuilder
 from ..ingest.registry import IngestSource, Param, ingest_source
-from ..schema.warehouse import Warehouse
+from ..schema.store import Store
 
 PARTITIONS = ("static", "temporal", "disputable")
 FILES = {"static": "Static_final.csv", "temporal": "Temporal_final.csv", "disputable": "Disputable_final.csv"}
-ST_COLUMNS = ["", "id", "subj", "prop", "obj", "subj_id", "prop_id", "obj_id", "s_pop", "o_pop", "question",
-              "possible_answers", "num_edits", "context", "replace_quality", "replace_name", "s_pop_new",
-              "o_pop_new"]
-DP_COLUMNS = ["", "id", "subj", "question", "context", "obj", "replace_name", "num_edits", "dir_info", "s_pop"]
+ST_COLUMNS = [
+    "",
+    "id",
+    "subj",
+    "prop",
+    "obj",
+    "subj_id",
+    "prop_id",
+    "obj_id",
+    "s_pop",
+    "o_pop",
+    "question",
+    "possible_answers",
+    "num_edits",
+    "context",
+    "replace_quality",
+    "replace_name",
+    "s_pop_new",
+    "o_pop_new",
+]
+DP_COLUMNS = [
+    "",
+    "id",
+    "subj",
+    "question",
+    "context",
+    "obj",
+    "replace_name",
+    "num_edits",
+    "dir_info",
+    "s_pop",
+]
 ST_REQUIRED = ["id", "subj", "prop", "obj", "question", "context", "replace_name", "num_edits"]
 DP_REQUIRED = ["id", "subj", "question", "context", "obj", "replace_name", "num_edits"]
 HUB_FILES = {"static": "static.csv", "temporal": "temporal.csv", "disputable": "disputable.csv"}
@@ -153,18 +181,22 @@ def _check_header(path: Path, header: list[str] | None, partition: str) -> list[
         header[0] = header[0][1:]
     missing = [c for c in required if c not in header]
     if missing:
-        raise UserError(f"{path}: not a DynamicQA {partition} file: missing column(s) {', '.join(missing)}; "
-                        f"expected header {','.join(expected)!r}")
+        raise UserError(
+            f"{path}: not a DynamicQA {partition} file: missing column(s) {', '.join(missing)}; "
+            f"expected header {','.join(expected)!r}"
+        )
     twice = sorted({c for c in header if header.count(c) > 1})
     if twice:
-        raise UserError(f"{path}: column(s) {', '.join(repr(c) for c in twice)} appear more than once in the header")
+        raise UserError(
+            f"{path}: column(s) {', '.join(repr(c) for c in twice)} appear more than once in the header"
+        )
     return header
 
 
 def read_partition(path: Path, partition: str) -> list[Row]:
     """Parse and validate one CSV file; raise UserError naming the file, row and problem."""
     try:
-        f = open(path, encoding="utf-8", newline="")
+        f = open(path, encoding="utf-8", newline="")  # noqa: SIM115 (closed by the `with f:` below; an OSError here is a one-line error)
     except OSError as e:
         raise UserError(f"{path}: cannot read ({e.strerror})") from None
     rows: list[Row] = []
@@ -197,15 +229,19 @@ def _check_keys(path: Path, rows: list[Row], partition: str) -> None:
     seen: dict[int, int] = {}
     for r in rows:
         if r.id in seen:
-            raise UserError(f"{path}: id {r.id} occurs in data rows {seen[r.id] + 1} and {r.row + 1}; "
-                            "ids must be unique within a partition")
+            raise UserError(
+                f"{path}: id {r.id} occurs in data rows {seen[r.id] + 1} and {r.row + 1}; "
+                "ids must be unique within a partition"
+            )
         seen[r.id] = r.row
     if partition != "disputable":
         pid_of: dict[str, str | None] = {}
         for r in rows:
             if pid_of.setdefault(r.prop, r.prop_id) != r.prop_id:
-                raise UserError(f"{path}: relation '{r.prop}' has two property ids ({pid_of[r.prop]}, "
-                                f"{r.prop_id}) (data row {r.row + 1})")
+                raise UserError(
+                    f"{path}: relation '{r.prop}' has two property ids ({pid_of[r.prop]}, "
+                    f"{r.prop_id}) (data row {r.row + 1})"
+                )
 
 
 def _opt_text(d: dict[str, str], col: str) -> str | None:
@@ -237,12 +273,19 @@ def _mask_spans(context: str) -> list[tuple[int, int]]:
 def _parse_row(d: dict[str, str], partition: str, row: int) -> Row:
     idx = d.get("", "").strip()
     index = None if idx == "" else _int(idx, "(unnamed index)")
-    common = dict(partition=partition, row=row, index=index, id=_int(d["id"], "id"),
-                  subj=_text(d["subj"], "subj").strip(), question=_text(d["question"], "question").strip(),
-                  context=_text(d["context"], "context"), obj=_text(d["obj"], "obj"),
-                  replace_name=_text(d["replace_name"], "replace_name"),
-                  num_edits=_num(d["num_edits"], "num_edits", False),
-                  s_pop=_num(d.get("s_pop", ""), "s_pop", True))
+    common = dict(
+        partition=partition,
+        row=row,
+        index=index,
+        id=_int(d["id"], "id"),
+        subj=_text(d["subj"], "subj").strip(),
+        question=_text(d["question"], "question").strip(),
+        context=_text(d["context"], "context"),
+        obj=_text(d["obj"], "obj"),
+        replace_name=_text(d["replace_name"], "replace_name"),
+        num_edits=_num(d["num_edits"], "num_edits", False),
+        s_pop=_num(d.get("s_pop", ""), "s_pop", True),
+    )
     if partition == "disputable":
         r = Row(**common, dir_info=_opt_text(d, "dir_info"))
         if MASK in r.context:  # a masked context (the Hub card's description of every partition)
@@ -254,12 +297,17 @@ def _parse_row(d: dict[str, str], partition: str, row: int) -> Row:
         _fill_template(r, spans, kind, _esc(DISPUTABLE_PREFIX.format(subj=r.subj)))
         r.aliases = [r.obj]
         return r
-    r = Row(**common, prop=_text(d["prop"], "prop").strip(), prop_id=_if_present(d, "prop_id"),
-            subj_id=_if_present(d, "subj_id"), obj_id=_if_present(d, "obj_id"),
-            o_pop=_num(d.get("o_pop", ""), "o_pop", True),
-            s_pop_new=_num(d.get("s_pop_new", ""), "s_pop_new", True),
-            o_pop_new=_num(d.get("o_pop_new", ""), "o_pop_new", True),
-            replace_quality=_num(d.get("replace_quality", ""), "replace_quality", True))
+    r = Row(
+        **common,
+        prop=_text(d["prop"], "prop").strip(),
+        prop_id=_if_present(d, "prop_id"),
+        subj_id=_if_present(d, "subj_id"),
+        obj_id=_if_present(d, "obj_id"),
+        o_pop=_num(d.get("o_pop", ""), "o_pop", True),
+        s_pop_new=_num(d.get("s_pop_new", ""), "s_pop_new", True),
+        o_pop_new=_num(d.get("o_pop_new", ""), "o_pop_new", True),
+        replace_quality=_num(d.get("replace_quality", ""), "replace_quality", True),
+    )
     r.aliases = _aliases(r.obj, d.get("possible_answers"))
     if MASK not in r.context:
         raise _Bad(f"context has no {MASK} mask")
@@ -288,14 +336,18 @@ def _question_template(rows: list[Row], path_of: dict[str, Path]) -> dict[str, s
     for r in rows:
         i = r.question.find(r.subj)
         if i < 0:
-            raise UserError(f"{path_of[r.partition]}: data row {r.row + 1}: the question {r.question!r} "
-                            f"does not contain the subject {r.subj!r}")
-        cands[r.prop][r.question[:i] + "\x00" + r.question[i + len(r.subj):]] += 1
+            raise UserError(
+                f"{path_of[r.partition]}: data row {r.row + 1}: the question {r.question!r} "
+                f"does not contain the subject {r.subj!r}"
+            )
+        cands[r.prop][r.question[:i] + "\x00" + r.question[i + len(r.subj) :]] += 1
     tpl = {p: c.most_common(1)[0][0] for p, c in cands.items()}
     for r in rows:
         if tpl[r.prop].replace("\x00", r.subj) != r.question:
-            raise UserError(f"{path_of[r.partition]}: data row {r.row + 1}: question {r.question!r} does "
-                            f"not follow relation '{r.prop}' template {tpl[r.prop].replace(chr(0), '{}')!r}")
+            raise UserError(
+                f"{path_of[r.partition]}: data row {r.row + 1}: question {r.question!r} does "
+                f"not follow relation '{r.prop}' template {tpl[r.prop].replace(chr(0), '{}')!r}"
+            )
     return tpl
 
 
@@ -303,14 +355,18 @@ def partition_paths(directory: str | Path) -> dict[str, Path]:
     """The three files of a DynamicQA folder: GitHub names (``Static_final.csv``), else Hub names."""
     d = Path(directory)
     if not d.is_dir():
-        raise UserError(f"{d}: not a directory; pass the folder holding {', '.join(FILES.values())} "
-                        f"(or {', '.join(HUB_FILES.values())})")
+        raise UserError(
+            f"{d}: not a directory; pass the folder holding {', '.join(FILES.values())} "
+            f"(or {', '.join(HUB_FILES.values())})"
+        )
     paths: dict[str, Path] = {}
     for p in PARTITIONS:
         found = [d / n for n in (FILES[p], HUB_FILES[p]) if (d / n).is_file()]
         if not found:
-            raise UserError(f"{d / FILES[p]}: missing; a DynamicQA folder holds {', '.join(FILES.values())} "
-                            f"(GitHub release) or {', '.join(HUB_FILES.values())} (Hugging Face Hub)")
+            raise UserError(
+                f"{d / FILES[p]}: missing; a DynamicQA folder holds {', '.join(FILES.values())} "
+                f"(GitHub release) or {', '.join(HUB_FILES.values())} (Hugging Face Hub)"
+            )
         paths[p] = found[0]
     return paths
 
@@ -328,21 +384,29 @@ def download_dynamicqa(revision: str | None = None) -> tuple[Path, str]:
 
     rev = revision or HUB_REVISION
     names = list(HUB_FILES.values())
-    todo = (f"download {', '.join(names[:-1])} and {names[-1]} from {endpoint()}/datasets/{HUB_REPO}/tree/{rev} "
-            "into one folder DIR (or use the GitHub release's Data/ folder) and run `ctxprior ingest dynamicqa DIR`")
+    todo = (
+        f"download {', '.join(names[:-1])} and {names[-1]} from {endpoint()}/datasets/{HUB_REPO}/tree/{rev} "
+        "into one folder DIR (or use the GitHub release's Data/ folder) and run `ctxprior ingest dynamicqa DIR`"
+    )
     got = [hub_file(HUB_REPO, f, rev, todo=todo) for f in names]
     commits = {c for _, c in got}
     if len(commits) > 1:
-        raise UserError(f"{HUB_REPO}@{rev}: the revision moved while downloading ({', '.join(sorted(commits))}); "
-                        "pass --revision with one commit")
+        raise UserError(
+            f"{HUB_REPO}@{rev}: the revision moved while downloading ({', '.join(sorted(commits))}); "
+            "pass --revision with one commit"
+        )
     return got[0][0].parent, f"hf://datasets/{HUB_REPO}@{got[0][1]}"
 
 
-def load_dynamicqa(directory: str | Path | None = None, revision: str | None = None) -> tuple[Path, str, tuple]:
+def load_dynamicqa(
+    directory: str | Path | None = None, revision: str | None = None
+) -> tuple[Path, str, tuple]:
     """The folder to read (``directory``, or the Hub files at ``revision`` when it is None), its
     provenance and its parsed, validated rows: (folder, origin, ``read_dynamicqa(folder)``)."""
     if directory is not None and revision is not None:
-        raise UserError(f"--revision {revision}: only applies to the Hub download; drop it or drop the folder")
+        raise UserError(
+            f"--revision {revision}: only applies to the Hub download; drop it or drop the folder"
+        )
     if directory is None:
         folder, origin = download_dynamicqa(revision)
     else:
@@ -350,33 +414,49 @@ def load_dynamicqa(directory: str | Path | None = None, revision: str | None = N
     return folder, origin, read_dynamicqa(folder)
 
 
-def ingest_dynamicqa(wh: Warehouse, directory: str | Path, name: str = "dynamicqa", origin: str | None = None,
-                     parsed: tuple[dict[str, list[Row]], dict[str, Path]] | None = None) -> dict[str, Any]:
+def ingest_dynamicqa(
+    store: Store,
+    directory: str | Path,
+    name: str = "dynamicqa",
+    origin: str | None = None,
+    parsed: tuple[dict[str, list[Row]], dict[str, Path]] | None = None,
+) -> dict[str, Any]:
     """Validate the three files fully (or take ``parsed`` = ``read_dynamicqa(directory)``), then
     write every row in one transaction. ``origin`` (default: the folder) is the recorded source.
 
     The shared tables go through ``ingest.builder.DatasetBuilder`` (ids in a fixed order: same
     input, same ids); ``dynamicqa_fact`` / ``dynamicqa_alias`` are written beside them."""
     parts, paths = parsed or read_dynamicqa(directory)
-    if wh.scalar("SELECT count(*) FROM dataset WHERE name = ?", [name]):
-        raise UserError(f"a dataset named '{name}' already exists in {wh.path}; pick another with --name")
+    if store.scalar("SELECT count(*) FROM dataset WHERE name = ?", [name]):
+        raise UserError(f"a dataset named '{name}' already exists in {store.path}; pick another with --name")
     relations, rel_facts = _relations(parts, _question_template(parts["static"] + parts["temporal"], paths))
     hashes = {p: sha256_file(paths[p]) for p in PARTITIONS}
     b = DatasetBuilder(
-        name, "dynamicqa", source_path=origin or str(Path(directory).resolve()),
-        source_sha256=hashlib.sha256("".join(f"{FILES[p]} {hashes[p]}\n" for p in PARTITIONS).encode()).hexdigest(),
-        description=("DynamicQA (Marjanović et al. 2024, arXiv 2407.17023): static, temporal and disputable "
-                     "facts with context snippets. Files: "
-                     + ", ".join(f"{paths[p].name} sha256 {hashes[p]}" for p in PARTITIONS)))
+        name,
+        "dynamicqa",
+        source_path=origin or str(Path(directory).resolve()),
+        source_sha256=hashlib.sha256(
+            "".join(f"{FILES[p]} {hashes[p]}\n" for p in PARTITIONS).encode()
+        ).hexdigest(),
+        description=(
+            "DynamicQA (Marjanović et al. 2024, arXiv 2407.17023): static, temporal and disputable "
+            "facts with context snippets. Files: "
+            + ", ".join(f"{paths[p].name} sha256 {hashes[p]}" for p in PARTITIONS)
+        ),
+    )
     facts = _fill(b, relations, rel_facts)
-    with wh.transaction():
-        fact0, ans0 = wh.next_id("fact", "fact_id"), wh.next_id("answer", "answer_id")
-        written = b.write(wh)
-        n_aliases = _write_dynamicqa_rows(wh, written["dataset_id"], fact0, ans0, facts)
+    with store.transaction():
+        fact0, ans0 = store.next_id("fact", "fact_id"), store.next_id("answer", "answer_id")
+        written = b.write(store)
+        n_aliases = _write_dynamicqa_rows(store, written["dataset_id"], fact0, ans0, facts)
     counts = Counter(r.partition for rows in parts.values() for r in rows)
-    return {**{k: written[k] for k in ("dataset_id", "dataset", "facts", "relations", "entities", "answers")},
-            "aliases": n_aliases, "query_forms": written["query_forms"],
-            "context_templates": written["context_templates"], **{f"{p}_facts": counts[p] for p in PARTITIONS}}
+    return {
+        **{k: written[k] for k in ("dataset_id", "dataset", "facts", "relations", "entities", "answers")},
+        "aliases": n_aliases,
+        "query_forms": written["query_forms"],
+        "context_templates": written["context_templates"],
+        **{f"{p}_facts": counts[p] for p in PARTITIONS},
+    }
 
 
 def _prepare_source(directory=None, name: str = "dynamicqa", revision: str | None = None) -> dict:
@@ -385,36 +465,50 @@ def _prepare_source(directory=None, name: str = "dynamicqa", revision: str | Non
     return {"path": path, "name": name, "origin": origin, "parsed": parsed}
 
 
-def _load_source(wh: Warehouse, path: Path, name: str, origin: str, parsed: tuple) -> dict[str, Any]:
-    return {**ingest_dynamicqa(wh, path, name=name, origin=origin, parsed=parsed), "source": origin}
+def _load_source(store: Store, path: Path, name: str, origin: str, parsed: tuple) -> dict[str, Any]:
+    return {**ingest_dynamicqa(store, path, name=name, origin=origin, parsed=parsed), "source": origin}
 
 
 def _source_lines(s: dict[str, Any]) -> list[str]:
-    return [f"ingested dataset '{s['dataset']}': {s['facts']} facts (static {s['static_facts']}, "
-            f"temporal {s['temporal_facts']}, disputable {s['disputable_facts']}), "
-            f"{s['relations']} relations, {s['entities']} entities, {s['answers']} answers, "
-            f"{s['aliases']} aliases, {s['query_forms']} query forms, "
-            f"{s['context_templates']} context templates",
-            f"source: {s['source']}"]
+    return [
+        f"ingested dataset '{s['dataset']}': {s['facts']} facts (static {s['static_facts']}, "
+        f"temporal {s['temporal_facts']}, disputable {s['disputable_facts']}), "
+        f"{s['relations']} relations, {s['entities']} entities, {s['answers']} answers, "
+        f"{s['aliases']} aliases, {s['query_forms']} query forms, "
+        f"{s['context_templates']} context templates",
+        f"source: {s['source']}",
+    ]
 
 
-SOURCE = ingest_source(IngestSource(
-    name="dynamicqa",
-    help="Load DynamicQA from DIRECTORY (Static_final.csv, Temporal_final.csv, Disputable_final.csv as in "
-         "the GitHub release, or static.csv, temporal.csv, disputable.csv as on the Hub); without DIRECTORY, "
-         "download copenlu/dynamicqa from the Hugging Face Hub at a pinned revision (cached). Loads facts, "
-         "aliases, replacement objects, edit counts, popularity, questions and masked contexts.",
-    params=(
-        Param("directory", required=False, directory=True),
-        Param("name", "--name", "Dataset name in the warehouse.", default="dynamicqa"),
-        Param("revision", "--revision", "Without DIRECTORY: the Hub revision (commit, branch or tag) of "
-              "copenlu/dynamicqa to download. Default: the pinned commit recorded in "
-              "ctxprior.dynamicqa.ingest.HUB_REVISION.", metavar="REV"),
-    ),
-    prepare=_prepare_source, load=_load_source, lines=_source_lines))
+SOURCE = ingest_source(
+    IngestSource(
+        name="dynamicqa",
+        help="Load DynamicQA from DIRECTORY (Static_final.csv, Temporal_final.csv, Disputable_final.csv as in "
+        "the GitHub release, or static.csv, temporal.csv, disputable.csv as on the Hub); without DIRECTORY, "
+        "download copenlu/dynamicqa from the Hugging Face Hub at a pinned revision (cached). Loads facts, "
+        "aliases, replacement objects, edit counts, popularity, questions and masked contexts.",
+        params=(
+            Param("directory", required=False, directory=True),
+            Param("name", "--name", "Dataset name in the warehouse.", default="dynamicqa"),
+            Param(
+                "revision",
+                "--revision",
+                "Without DIRECTORY: the Hub revision (commit, branch or tag) of "
+                "copenlu/dynamicqa to download. Default: the pinned commit recorded in "
+                "ctxprior.dynamicqa.ingest.HUB_REVISION.",
+                metavar="REV",
+            ),
+        ),
+        prepare=_prepare_source,
+        load=_load_source,
+        lines=_source_lines,
+    )
+)
 
 
-def _relations(parts: dict[str, list[Row]], qtpl: dict[str, str]) -> tuple[dict[str, dict], dict[str, list[Row]]]:
+def _relations(
+    parts: dict[str, list[Row]], qtpl: dict[str, str]
+) -> tuple[dict[str, dict], dict[str, list[Row]]]:
     """Relations in file order ({name: row}) and their facts: one per PopQA property (Wikidata PID,
     else the label) for static/temporal, one per fact (``disputable:<id>``) for disputable."""
     st_rows = parts["static"] + parts["temporal"]
@@ -430,13 +524,15 @@ def _relations(parts: dict[str, list[Row]], qtpl: dict[str, str]) -> tuple[dict[
         rn = f"disputable:{r.id}"
         q = _esc(r.question)
         m = re.search(r"(?<!\w)" + re.escape(_esc(r.subj)) + r"(?!\w)", q)
-        qt = q[:m.start()] + "{entity}" + q[m.end():] if m else q
+        qt = q[: m.start()] + "{entity}" + q[m.end() :] if m else q
         relations[rn] = {"name": rn, "short_name": f"disputable-{r.id}", "qtpl": qt}
         rel_facts[rn].append(r)
     return relations, rel_facts
 
 
-def _fill(b: DatasetBuilder, relations: dict[str, dict], rel_facts: dict[str, list[Row]]) -> list[tuple[Row, int]]:
+def _fill(
+    b: DatasetBuilder, relations: dict[str, dict], rel_facts: dict[str, list[Row]]
+) -> list[tuple[Row, int]]:
     """Each relation with its open and closed query form, its facts (subject -> entity, obj ->
     answer, category = partition) and two context templates per fact (original, counter). Returns
     each fact's source row and its counter answer (builder index), in fact order."""
@@ -447,8 +543,14 @@ def _fill(b: DatasetBuilder, relations: dict[str, dict], rel_facts: dict[str, li
         qt = rel["qtpl"] if "qtpl" in rel else _esc(rel["tpl"]).replace("\x00", "{entity}")
         rr.query_forms += [("open", 0, OPEN_FORM.format(q=qt)), ("closed", 0, CLOSED_FORM.format(q=qt))]
         for pos, r in enumerate(rel_facts[rn]):
-            e, a, ca = b.entity(r.subj, "real", r.subj_id), b.answer(r.obj, r.obj_id), b.answer(r.replace_name)
-            rr.facts.append({"entity": e, "answer": a, "kind": "real", "position": pos, "category": r.partition})
+            e, a, ca = (
+                b.entity(r.subj, "real", r.subj_id),
+                b.answer(r.obj, r.obj_id),
+                b.answer(r.replace_name),
+            )
+            rr.facts.append(
+                {"entity": e, "answer": a, "kind": "real", "position": pos, "category": r.partition}
+            )
             rr.context_templates += [("original", pos, r.template), ("counter", pos, r.template)]
             out.append((r, ca))
     return out
@@ -456,29 +558,58 @@ def _fill(b: DatasetBuilder, relations: dict[str, dict], rel_facts: dict[str, li
 
 def _dynamicqa_fact_row(r: Row, fid: int, ds_id: int, counter_answer_id: int) -> dict:
     """The ``dynamicqa_fact`` row of one source row (everything the core tables do not hold)."""
-    return {"fact_id": fid, "dataset_id": ds_id, "partition": r.partition, "source_id": r.id, "source_row": r.row,
-            "source_index": r.index, "relation_label": r.prop, "relation_qid": r.prop_id, "subject_qid": r.subj_id,
-            "object_qid": r.obj_id, "counter_answer_id": counter_answer_id, "num_edits": r.num_edits,
-            "s_pop": r.s_pop, "o_pop": r.o_pop, "s_pop_new": r.s_pop_new, "o_pop_new": r.o_pop_new,
-            "replace_quality": r.replace_quality, "dir_info": r.dir_info, "question": r.question,
-            "context": r.context, "context_template": r.template, "mask_count": r.mask_count,
-            "mask_kind": r.mask_kind}
+    return {
+        "fact_id": fid,
+        "dataset_id": ds_id,
+        "partition": r.partition,
+        "source_id": r.id,
+        "source_row": r.row,
+        "source_index": r.index,
+        "relation_label": r.prop,
+        "relation_qid": r.prop_id,
+        "subject_qid": r.subj_id,
+        "object_qid": r.obj_id,
+        "counter_answer_id": counter_answer_id,
+        "num_edits": r.num_edits,
+        "s_pop": r.s_pop,
+        "o_pop": r.o_pop,
+        "s_pop_new": r.s_pop_new,
+        "o_pop_new": r.o_pop_new,
+        "replace_quality": r.replace_quality,
+        "dir_info": r.dir_info,
+        "question": r.question,
+        "context": r.context,
+        "context_template": r.template,
+        "mask_count": r.mask_count,
+        "mask_kind": r.mask_kind,
+    }
 
 
-_TYPES = {**{k: pa.int32() for k in ("fact_id", "dataset_id", "counter_answer_id", "source_row", "mask_count",
-                                     "ordinal")},
-          "source_id": pa.int64(), "source_index": pa.int64(),
-          **{k: pa.float64() for k in ("num_edits", "s_pop", "o_pop", "s_pop_new", "o_pop_new", "replace_quality")}}
+_TYPES = {
+    **{
+        k: pa.int32()
+        for k in ("fact_id", "dataset_id", "counter_answer_id", "source_row", "mask_count", "ordinal")
+    },
+    "source_id": pa.int64(),
+    "source_index": pa.int64(),
+    **{k: pa.float64() for k in ("num_edits", "s_pop", "o_pop", "s_pop_new", "o_pop_new", "replace_quality")},
+}
 
 
-def _write_dynamicqa_rows(wh: Warehouse, ds_id: int, fact0: int, ans0: int, facts: list[tuple[Row, int]]) -> int:
+def _write_dynamicqa_rows(
+    store: Store, ds_id: int, fact0: int, ans0: int, facts: list[tuple[Row, int]]
+) -> int:
     """``dynamicqa_fact`` and ``dynamicqa_alias`` rows (fact and answer ids as the builder assigned
     them from ``fact0`` / ``ans0``); returns the number of aliases."""
     rows = [_dynamicqa_fact_row(r, fact0 + i, ds_id, ans0 + ca) for i, (r, ca) in enumerate(facts)]
-    aliases = [{"fact_id": fact0 + i, "ordinal": j, "alias": al}
-               for i, (r, _) in enumerate(facts) for j, al in enumerate(r.aliases)]
+    aliases = [
+        {"fact_id": fact0 + i, "ordinal": j, "alias": al}
+        for i, (r, _) in enumerate(facts)
+        for j, al in enumerate(r.aliases)
+    ]
     for table, tr in (("dynamicqa_fact", rows), ("dynamicqa_alias", aliases)):
         if tr:
-            wh.insert_arrow(table, pa.table({k: pa.array([x[k] for x in tr], _TYPES.get(k, pa.string()))
-                                             for k in tr[0]}))
+            store.insert_arrow(
+                table, pa.table({k: pa.array([x[k] for x in tr], _TYPES.get(k, pa.string())) for k in tr[0]})
+            )
     return len(aliases)

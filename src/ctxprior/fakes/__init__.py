@@ -25,5 +25,14 @@ OpenAI-compatible chat).
 from .make import add_fakes, fakes_summary, generate_fakes, list_fakes, read_names_file
 from .screen import Accepted, FakesResult, Screen, rejected_text
 
-__all__ = ["generate_fakes", "add_fakes", "list_fakes", "fakes_summary", "read_names_file", "Screen",
-           "Accepted", "FakesResult", "rejected_text"]
+__all__ = [
+    "Accepted",
+    "FakesResult",
+    "Screen",
+    "add_fakes",
+    "fakes_summary",
+    "generate_fakes",
+    "list_fakes",
+    "read_names_file",
+    "rejected_text",
+]

@@ -45,8 +45,9 @@ class LocalChat:
 
         self.lm = load_model(model, device=device)
         if not getattr(self.lm.tokenizer, "chat_template", None):
-            raise UserError(f"--model {model}: its tokenizer has no chat template; use an "
-                            "instruction-tuned (chat) model")
+            raise UserError(
+                f"--model {model}: its tokenizer has no chat template; use an instruction-tuned (chat) model"
+            )
         self.model, self.temperature, self.top_p = model, temperature, top_p
         self.revision = self.lm.revision
         self.endpoint = None
@@ -75,11 +76,15 @@ class LocalChat:
         import torch
 
         tok = self.lm.tokenizer
-        enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                      return_dict=True).to(self.lm.device)
+        enc = tok.apply_chat_template(
+            messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+        ).to(self.lm.device)
         start = enc["input_ids"].shape[1]
-        kw: dict[str, Any] = {"max_new_tokens": self.max_new_tokens(n_names), "pad_token_id": tok.pad_token_id,
-                              "stopping_criteria": [self._enough(start, n_names)]}
+        kw: dict[str, Any] = {
+            "max_new_tokens": self.max_new_tokens(n_names),
+            "pad_token_id": tok.pad_token_id,
+            "stopping_criteria": [self._enough(start, n_names)],
+        }
         if self.temperature > 0:
             kw.update(do_sample=True, temperature=self.temperature, top_p=self.top_p)
         else:
@@ -108,14 +113,17 @@ def mask_secrets(text: str, secrets: list[str], window: int = 12) -> str:
     hide = [False] * len(text)
     for secret in secrets:
         n = min(window, len(secret))
-        for piece in {secret[i:i + n] for i in range(len(secret) - n + 1)}:
+        for piece in {secret[i : i + n] for i in range(len(secret) - n + 1)}:
             at = text.find(piece)
             while at != -1:
-                hide[at:at + n] = [True] * n
+                hide[at : at + n] = [True] * n
                 at = text.find(piece, at + 1)
     if not any(hide):
         return text
-    out = [c if not h else ("***" if i == 0 or not hide[i - 1] else "") for i, (c, h) in enumerate(zip(text, hide))]
+    out = [
+        c if not h else ("***" if i == 0 or not hide[i - 1] else "")
+        for i, (c, h) in enumerate(zip(text, hide))
+    ]
     return "".join(out)
 
 
@@ -130,7 +138,7 @@ def chat_url(base: str) -> tuple[str, str | None, list[str]]:
         return url, None, secrets
     raw = p.netloc.rpartition("@")[0]
     user, _, pw = raw.partition(":")
-    token = base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode("utf-8")).decode("ascii")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode()).decode("ascii")
     return url, f"Basic {token}", secrets + [pw, unquote(pw), token]  # the user name is no secret
 
 
@@ -140,32 +148,47 @@ def read_api_key(env_name: str | None, base_url: str) -> str | None:
     ``user:password@`` authenticates with those: no key is read, and naming one is an error."""
     if "@" in urlsplit(base_url).netloc:
         if env_name:
-            raise UserError(f"--base-url {public_url(base_url)} carries a user name and password and "
-                            f"--api-key-env {env_name} names a key; give one of them")
+            raise UserError(
+                f"--base-url {public_url(base_url)} carries a user name and password and "
+                f"--api-key-env {env_name} names a key; give one of them"
+            )
         return None
     name = env_name or DEFAULT_KEY_ENV
     key = os.environ.get(name) or None
     if key is None and (env_name or urlsplit(base_url).hostname == "api.openai.com"):
-        raise UserError(f"environment variable {name} is not set; export your API key there "
-                        "(or name another variable with --api-key-env)")
+        raise UserError(
+            f"environment variable {name} is not set; export your API key there "
+            "(or name another variable with --api-key-env)"
+        )
     return key
 
 
 class OpenAIChat:
     """An OpenAI-compatible chat completions endpoint."""
 
-    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 temperature: float = 1.0, top_p: float = 1.0, timeout: float = 120.0,
-                 retries: int = 4, backoff: float = 1.0):
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        timeout: float = 120.0,
+        retries: int = 4,
+        backoff: float = 1.0,
+    ):
         base = (base_url or OPENAI_BASE_URL).rstrip("/")
         p = urlsplit(base)
         if p.scheme not in ("http", "https") or not p.hostname:
-            raise UserError(f"--base-url {public_url(base)}: expected an http(s) URL such as "
-                            "http://localhost:8000/v1")
+            raise UserError(
+                f"--base-url {public_url(base)}: expected an http(s) URL such as http://localhost:8000/v1"
+            )
         self.url, basic, secrets = chat_url(base)
         if basic and api_key:
-            raise UserError(f"--base-url {public_url(base)} carries a user name and password, and an API "
-                            "key is given too; give one of them")
+            raise UserError(
+                f"--base-url {public_url(base)} carries a user name and password, and an API "
+                "key is given too; give one of them"
+            )
         self.model, self._key = model, api_key
         self._auth = f"Bearer {api_key}" if api_key else basic
         # longest first, so a secret that holds another is masked whole
@@ -189,8 +212,11 @@ class OpenAIChat:
         kept = [line for line in lines if self._mask(line) == line]
         if len(kept) < len(lines):
             if not self.dropped:
-                print(f"warning: {self.endpoint} echoed the API key or password in its answer; "
-                      "those lines were dropped", file=sys.stderr)
+                print(
+                    f"warning: {self.endpoint} echoed the API key or password in its answer; "
+                    "those lines were dropped",
+                    file=sys.stderr,
+                )
             self.dropped += len(lines) - len(kept)
         return "\n".join(kept)
 
@@ -198,14 +224,15 @@ class OpenAIChat:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._auth:
             headers["Authorization"] = self._auth
-        return urllib.request.Request(self.url, data=json.dumps(body).encode("utf-8"), headers=headers,
-                                      method="POST")
+        return urllib.request.Request(
+            self.url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
+        )
 
     def _wait(self, attempt: int, retry_after: str | None) -> None:
         try:
-            delay = float(retry_after) if retry_after is not None else self.backoff * 2 ** attempt
+            delay = float(retry_after) if retry_after is not None else self.backoff * 2**attempt
         except ValueError:
-            delay = self.backoff * 2 ** attempt
+            delay = self.backoff * 2**attempt
         time.sleep(min(max(delay, 0.0), MAX_BACKOFF))
 
     def _http_error(self, e: urllib.error.HTTPError) -> UserError:
@@ -213,10 +240,17 @@ class OpenAIChat:
             detail = json.loads(e.read().decode("utf-8", "replace"))["error"]["message"]
         except Exception:
             detail = e.reason
-        hint = {401: "check the API key", 403: "check the API key and its permissions",
-                404: "check --base-url (it usually ends in /v1) and the model name"}.get(e.code, "")
-        return UserError(self._safe(f"{self.endpoint}: HTTP {e.code} from the chat endpoint: {detail}"
-                                    + (f"; {hint}" if hint else "")))
+        hint = {
+            401: "check the API key",
+            403: "check the API key and its permissions",
+            404: "check --base-url (it usually ends in /v1) and the model name",
+        }.get(e.code, "")
+        return UserError(
+            self._safe(
+                f"{self.endpoint}: HTTP {e.code} from the chat endpoint: {detail}"
+                + (f"; {hint}" if hint else "")
+            )
+        )
 
     def _post(self, body: dict) -> bytes:
         """POST with retries for 429 / 5xx / network errors; the raw response body."""
@@ -236,13 +270,22 @@ class OpenAIChat:
                 retry_after = None
             if attempt < self.retries:
                 self._wait(attempt, retry_after)
-        raise UserError(self._safe(f"{self.endpoint}: {last} after {self.retries + 1} attempt(s); "
-                                   "check the server, or raise --timeout / --retries"))
+        raise UserError(
+            self._safe(
+                f"{self.endpoint}: {last} after {self.retries + 1} attempt(s); "
+                "check the server, or raise --timeout / --retries"
+            )
+        )
 
     def complete(self, messages: list[dict], seed: int, n_names: int) -> str:
         """The endpoint's answer text (``choices[0].message.content``)."""
-        body = {"model": self.model, "messages": messages, "temperature": self.temperature,
-                "top_p": self.top_p, "seed": seed}
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": seed,
+        }
         raw = self._post(body)
         try:
             data = json.loads(raw.decode("utf-8"))
@@ -251,29 +294,41 @@ class OpenAIChat:
                 raise TypeError("content is not text")
         except Exception:
             start = self._safe(raw[:60].decode("utf-8", "replace"))
-            raise UserError(f"{self.endpoint}: the answer is not an OpenAI chat completion (starts with "
-                            f"{start!r}); is --base-url an OpenAI-compatible endpoint?") from None
+            raise UserError(
+                f"{self.endpoint}: the answer is not an OpenAI chat completion (starts with "
+                f"{start!r}); is --base-url an OpenAI-compatible endpoint?"
+            ) from None
         reported = [str(data[k]) for k in ("model", "system_fingerprint") if data.get(k)]
         if reported:
             self.revision = self._safe(" ".join(reported))
         return self._without_secrets(content)
 
 
-def make_chat(model: str, base_url: str | None = None, api_key_env: str | None = None,
-              temperature: float = 1.0, top_p: float = 1.0, timeout: float = 120.0, retries: int = 4,
-              backoff: float = 1.0):
+def make_chat(
+    model: str,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    timeout: float = 120.0,
+    retries: int = 4,
+    backoff: float = 1.0,
+):
     """``openai:MODEL`` -> OpenAIChat (key from the environment); anything else -> LocalChat."""
     if temperature < 0 or not 0 < top_p <= 1:
-        raise UserError(f"--temperature {temperature} / --top-p {top_p}: need temperature >= 0 and 0 < top-p <= 1")
+        raise UserError(
+            f"--temperature {temperature} / --top-p {top_p}: need temperature >= 0 and 0 < top-p <= 1"
+        )
     if model.startswith(OPENAI_PREFIX):
-        name = model[len(OPENAI_PREFIX):]
+        name = model[len(OPENAI_PREFIX) :]
         if not name:
             raise UserError("--model openai: give the model after the colon, e.g. openai:gpt-4-1106-preview")
         if timeout <= 0 or retries < 0:
             raise UserError(f"--timeout {timeout} / --retries {retries}: need timeout > 0 and retries >= 0")
         base = base_url or OPENAI_BASE_URL
-        return OpenAIChat(name, base, read_api_key(api_key_env, base), temperature, top_p, timeout,
-                          retries, backoff)
+        return OpenAIChat(
+            name, base, read_api_key(api_key_env, base), temperature, top_p, timeout, retries, backoff
+        )
     if base_url:
         raise UserError(f"--base-url is for openai:MODEL endpoints; --model {model} is a local model")
     return LocalChat(model, temperature, top_p)

@@ -21,15 +21,82 @@ import json
 import re
 import unicodedata
 
-QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "“": "”", "”": "”", "„": "“", "‘": "’", "’": "’", "«": "»",
-               "»": "«", "‹": "›", "‚": "‘"}
+QUOTE_PAIRS = {
+    '"': '"',
+    "'": "'",
+    "`": "`",
+    "“": "”",
+    "”": "”",
+    "„": "“",
+    "‘": "’",
+    "’": "’",
+    "«": "»",
+    "»": "«",
+    "‹": "›",
+    "‚": "‘",
+}
 LOOSE_QUOTES = set('"“”„«»`')  # removed even when unpaired at either end
 TRAILING = ".,;:"
-ABBREVIATIONS = {"inc", "jr", "sr", "co", "ltd", "corp", "st", "dr", "mr", "mrs", "ms", "bros", "no",
-                 "vol", "ave", "mt", "ft", "op"}
-PARTICLES = {"of", "the", "a", "an", "and", "de", "del", "della", "di", "da", "do", "dos", "du", "des", "la",
-             "le", "les", "van", "von", "der", "den", "ten", "ter", "in", "on", "at", "for", "to", "y", "e",
-             "bin", "ibn", "al", "el", "zu", "und", "og", "och"}
+ABBREVIATIONS = {
+    "inc",
+    "jr",
+    "sr",
+    "co",
+    "ltd",
+    "corp",
+    "st",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "bros",
+    "no",
+    "vol",
+    "ave",
+    "mt",
+    "ft",
+    "op",
+}
+PARTICLES = {
+    "of",
+    "the",
+    "a",
+    "an",
+    "and",
+    "de",
+    "del",
+    "della",
+    "di",
+    "da",
+    "do",
+    "dos",
+    "du",
+    "des",
+    "la",
+    "le",
+    "les",
+    "van",
+    "von",
+    "der",
+    "den",
+    "ten",
+    "ter",
+    "in",
+    "on",
+    "at",
+    "for",
+    "to",
+    "y",
+    "e",
+    "bin",
+    "ibn",
+    "al",
+    "el",
+    "zu",
+    "und",
+    "og",
+    "och",
+}
 MAX_CHARS = 100
 MAX_WORDS = 12
 
@@ -38,8 +105,10 @@ _FENCE = re.compile(r"^\s*```")
 _PAREN_TAIL = re.compile(r"^(.*\S)\s*\([^()]*\)$")
 _DASH = re.compile(r"\s+[-–—]\s+")
 _QA = re.compile(r"^[QA]:\s+")
-_CHATTER = re.compile(r"(?i)^(sure|certainly|of course|okay|ok|absolutely|note)\b|"
-                      r"^(here (are|is)|i (can|cannot|can't|am|will|won't|hope)|i'm|i'd|as an ai)\b")
+_CHATTER = re.compile(
+    r"(?i)^(sure|certainly|of course|okay|ok|absolutely|note)\b|"
+    r"^(here (are|is)|i (can|cannot|can't|am|will|won't|hope)|i'm|i'd|as an ai)\b"
+)
 
 
 def name_key(name: str) -> str:
@@ -67,8 +136,11 @@ def _strip_trailing(s: str) -> str:
 
 def _normalize_once(s: str) -> str:
     s = unicodedata.normalize("NFC", s)
-    s = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp", "Zs") else c
-                for c in s if unicodedata.category(c) not in ("Cf",))
+    s = "".join(
+        " " if unicodedata.category(c) in ("Cc", "Zl", "Zp", "Zs") else c
+        for c in s
+        if unicodedata.category(c) not in ("Cf",)
+    )
     s = " ".join(s.split())
     return _strip_trailing(_strip_quotes(s))
 
@@ -137,7 +209,7 @@ def _json_items(text: str) -> list[str] | None:
         return None
     end = max(text.rfind("]"), text.rfind("}"))
     try:
-        data = json.loads(text[start:end + 1])
+        data = json.loads(text[start : end + 1])
     except (json.JSONDecodeError, ValueError):
         return None
     if isinstance(data, dict):

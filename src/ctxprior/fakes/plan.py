@@ -26,8 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..errors import UserError
-from ..sqlfiles import read_sql
 from ..ingest.yago_qec import resolve_relations
+from ..sqlfiles import read_sql
 from .parse import name_key
 
 SQL = "ctxprior.fakes"
@@ -62,24 +62,28 @@ class RelationPlan:
         return names[:k]
 
 
-def dataset_id(wh, dataset: str) -> int:
+def dataset_id(store, dataset: str) -> int:
     """The id of dataset ``dataset``; unknown -> UserError naming the ones there are."""
-    ds = wh.query("SELECT dataset_id FROM dataset WHERE name = ?", [dataset])
+    ds = store.query("SELECT dataset_id FROM dataset WHERE name = ?", [dataset])
     if not ds:
-        names = [r[0] for r in wh.query("SELECT name FROM dataset ORDER BY dataset_id")]
-        raise UserError(f"unknown dataset '{dataset}' in {wh.path}; it has: "
-                        f"{', '.join(names) or 'none (run ingest first)'}")
+        names = [r[0] for r in store.query("SELECT name FROM dataset ORDER BY dataset_id")]
+        raise UserError(
+            f"unknown dataset '{dataset}' in {store.path}; it has: "
+            f"{', '.join(names) or 'none (run ingest first)'}"
+        )
     return ds[0][0]
 
 
-def find_relation(wh, dataset: str, relation: str) -> tuple[int, int, str]:
+def find_relation(store, dataset: str, relation: str) -> tuple[int, int, str]:
     """(dataset_id, relation_id, short name); unknown dataset or relation -> UserError."""
-    ds_id = dataset_id(wh, dataset)
-    rows = wh.query("SELECT relation_id, name, short_name FROM relation WHERE dataset_id = ? ORDER BY position",
-                    [ds_id])
+    ds_id = dataset_id(store, dataset)
+    rows = store.query(
+        "SELECT relation_id, name, short_name FROM relation WHERE dataset_id = ? ORDER BY position", [ds_id]
+    )
     short_to_name = {r[2]: r[1] for r in rows}
-    full = resolve_relations([r[1] for r in rows], [short_to_name.get(relation, relation)],
-                             f"dataset '{dataset}'")[0]
+    full = resolve_relations(
+        [r[1] for r in rows], [short_to_name.get(relation, relation)], f"dataset '{dataset}'"
+    )[0]
     rid, _, short = next(r for r in rows if r[1] == full)
     return ds_id, rid, short
 
@@ -108,21 +112,21 @@ def _free_slots(facts: list[dict]) -> tuple[list[Slot], list[dict]]:
     return slots, ranked
 
 
-def _known_names(wh, dataset_id: int, relation_id: int) -> dict[str, str]:
+def _known_names(store, dataset_id: int, relation_id: int) -> dict[str, str]:
     """name_key -> reason, the strongest reason winning (real entity over answer over ...)."""
     found: dict[str, str] = {}
     rank = {r: i for i, r in enumerate(REASON_ORDER)}
-    for reason, name in wh.query(read_sql(SQL, "sql/known_names.sql"), [dataset_id, relation_id]):
+    for reason, name in store.query(read_sql(SQL, "sql/known_names.sql"), [dataset_id, relation_id]):
         k = name_key(name)
         if k not in found or rank[reason] < rank[found[k]]:
             found[k] = reason
     return found
 
 
-def plan_relation(wh, dataset: str, relation: str) -> RelationPlan:
+def plan_relation(store, dataset: str, relation: str) -> RelationPlan:
     """Read everything ``generate`` / ``add`` need about one relation (no writes)."""
-    ds_id, rid, short = find_relation(wh, dataset, relation)
-    cur = wh.execute(read_sql(SQL, "sql/relation_facts.sql"), [rid])
+    ds_id, rid, short = find_relation(store, dataset, relation)
+    cur = store.execute(read_sql(SQL, "sql/relation_facts.sql"), [rid])
     cols = [d[0] for d in cur.description]
     facts = [dict(zip(cols, r)) for r in cur.fetchall()]
     slots, ranked = _free_slots(facts)
@@ -130,10 +134,19 @@ def plan_relation(wh, dataset: str, relation: str) -> RelationPlan:
     for f in ranked:
         if f["entity_class"]:
             real_by_class.setdefault(f["entity_class"], []).append(f["entity"])
-    classes = [(c, float(x)) for c, x in wh.query(read_sql(SQL, "sql/entity_classes.sql"), [rid])]
-    forms = wh.query(read_sql(SQL, "sql/first_query_form.sql"), [rid])
-    return RelationPlan(ds_id, dataset, rid, short, slots, classes, forms[0][0] if forms else None,
-                        real_by_class, _known_names(wh, ds_id, rid))
+    classes = [(c, float(x)) for c, x in store.query(read_sql(SQL, "sql/entity_classes.sql"), [rid])]
+    forms = store.query(read_sql(SQL, "sql/first_query_form.sql"), [rid])
+    return RelationPlan(
+        ds_id,
+        dataset,
+        rid,
+        short,
+        slots,
+        classes,
+        forms[0][0] if forms else None,
+        real_by_class,
+        _known_names(store, ds_id, rid),
+    )
 
 
 def class_counts(n: int, classes: list[tuple[str, float]]) -> list[tuple[str, int]]:

@@ -32,23 +32,25 @@ PAPER_SYSTEM = (
 PAPER_CLASS_PROMPTS = {
     "Organization": "Give me a list of {} names of organizations that are not real, but could sound plausibly real.",
     "Place": "Give me a list of {} names of places that are not real, but could sound plausibly real. Type of "
-             "places should include countries, regions, towns, provinces/states, and natural regions. Avoid "
-             "names that sound overly fictional or like they're from a video game.",
+    "places should include countries, regions, towns, provinces/states, and natural regions. Avoid "
+    "names that sound overly fictional or like they're from a video game.",
     "Event": "Give me a list of {} names of events that are not real, but could sound plausibly real.",
     "Person": "Give me a list of {} names of people who could exist but don't. Try to make them different from "
-              "each other, e.g. avoid repeating surnames or names from the same category. Give me some from "
-              "different cultures and time periods. Avoid any names of real people, and especially of famous "
-              "people. Avoid any names that sound overly fantastical.",
+    "each other, e.g. avoid repeating surnames or names from the same category. Give me some from "
+    "different cultures and time periods. Avoid any names of real people, and especially of famous "
+    "people. Avoid any names that sound overly fantastical.",
     "Product": "Give me a list of {} names of products that are not real, but could sound plausibly real.",
     "CreativeWork": "Give me a list of {} total names of 20% books/poems, 20% songs, 20% art pieces, 20% theater "
-                    "shows, and 20% music pieces that are not real, but could sound plausibly real. Try to make "
-                    "them different from each other. Give me some from different cultures, time periods, genres, "
-                    "and mediums. Avoid any names of real works, and especially of famous works. Avoid overly "
-                    "fantastical sounding names.",
+    "shows, and 20% music pieces that are not real, but could sound plausibly real. Try to make "
+    "them different from each other. Give me some from different cultures, time periods, genres, "
+    "and mediums. Avoid any names of real works, and especially of famous works. Avoid overly "
+    "fantastical sounding names.",
     "Taxon": "Give me a list of {} biological taxon names that are not real, but could sound plausibly real. Give "
-             "some with a fake but plausible-sounding genus and some with just the species name.",
+    "some with a fake but plausible-sounding genus and some with just the species name.",
 }
-GENERIC_CLASS_PROMPT = "Give me a list of {n} names of {what} that are not real, but could sound plausibly real."
+GENERIC_CLASS_PROMPT = (
+    "Give me a list of {n} names of {what} that are not real, but could sound plausibly real."
+)
 PROMPT_STYLES = ("relation", "paper")
 LIST_INSTRUCTION = "Answer with a numbered list, one name per line, and nothing else."
 
@@ -89,19 +91,29 @@ def _slot_form(query_form: str | None) -> str | None:
     return " ".join(query_form.replace("{entity}", "X").replace("{answer}", "Y").split())
 
 
-def build_messages(class_name: str | None, n: int, style: str = "relation", relation: str | None = None,
-                   query_form: str | None = None, examples: list[str] | tuple = ()) -> list[dict]:
+def build_messages(
+    class_name: str | None,
+    n: int,
+    style: str = "relation",
+    relation: str | None = None,
+    query_form: str | None = None,
+    examples: list[str] | tuple = (),
+) -> list[dict]:
     """Chat messages asking for ``n`` fake names of ``class_name`` (see the module docstring)."""
     user = class_prompt(class_name, n)
     if style == "relation":
         extra = []
         form = _slot_form(query_form)
         if relation:
-            extra.append(f"The names are for the relation '{relation}'"
-                         + (f", in questions such as \"{form}\" (X is the name)." if form else "."))
+            extra.append(
+                f"The names are for the relation '{relation}'"
+                + (f', in questions such as "{form}" (X is the name).' if form else ".")
+            )
         if examples:
-            extra.append(f"Real examples of such names: {'; '.join(examples)}. "
-                         "Do not use these or any other real names.")
+            extra.append(
+                f"Real examples of such names: {'; '.join(examples)}. "
+                "Do not use these or any other real names."
+            )
         extra.append(LIST_INSTRUCTION)
         user = user + "\n" + "\n".join(extra)
     return [{"role": "system", "content": PAPER_SYSTEM}, {"role": "user", "content": user}]

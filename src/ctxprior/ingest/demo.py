@@ -19,8 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
 from ..digest import sha256_file
+from ..errors import UserError
 from ..sqlfiles import read_sql
 from .builder import DatasetBuilder
 from .registry import IngestSource, Param, ingest_source
@@ -38,8 +38,13 @@ def parse_friend_enemy(path: str | Path, name: str = "friend_enemy") -> DatasetB
     d = read_json_file(path)
     chk = _Check(path)
     chk.dict_(d, "top level")
-    b = DatasetBuilder(name, "friend_enemy", source_path=path, source_sha256=sha256_file(path),
-                       description=d.get("description"))
+    b = DatasetBuilder(
+        name,
+        "friend_enemy",
+        source_path=path,
+        source_sha256=sha256_file(path),
+        description=d.get("description"),
+    )
     rel = b.add_relation("friend_enemy")
     pairs = d.get("pairs")
     if not isinstance(pairs, list) or not pairs:
@@ -51,20 +56,31 @@ def parse_friend_enemy(path: str | Path, name: str = "friend_enemy") -> DatasetB
                 chk.fail(f"pairs[{i}].{k}", "expected a string")
         e = b.entity(p["ent1"], "real")
         a = b.answer(p["ent2"])
-        rel.facts.append({"entity": e, "answer": a, "kind": "real", "position": i,
-                          "label": p["label"], "category": p["type"]})
+        rel.facts.append(
+            {
+                "entity": e,
+                "answer": a,
+                "kind": "real",
+                "position": i,
+                "label": p["label"],
+                "category": p["type"],
+            }
+        )
     for ctype, tpls in chk.dict_(d.get("context_templates"), "context_templates").items():
         for j, t in enumerate(chk.str_list(tpls, f"context_templates.{ctype}")):
-            rel.context_templates.append((ctype, j, chk.template(t, f"context_templates.{ctype}[{j}]",
-                                                                 ("entity", "answer"))))
+            rel.context_templates.append(
+                (ctype, j, chk.template(t, f"context_templates.{ctype}[{j}]", ("entity", "answer")))
+            )
     rel.query_forms = _query_forms(chk, d)
     return b
 
 
 def _query_forms(chk: _Check, d: dict) -> list[tuple[str, int, str]]:
-    return [(qtype, j, chk.template(t, f"query_forms.{qtype}[{j}]", ("entity",)))
-            for qtype, forms in chk.dict_(d.get("query_forms"), "query_forms").items()
-            for j, t in enumerate(chk.str_list(forms, f"query_forms.{qtype}"))]
+    return [
+        (qtype, j, chk.template(t, f"query_forms.{qtype}[{j}]", ("entity",)))
+        for qtype, forms in chk.dict_(d.get("query_forms"), "query_forms").items()
+        for j, t in enumerate(chk.str_list(forms, f"query_forms.{qtype}"))
+    ]
 
 
 def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
@@ -72,8 +88,9 @@ def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
     d = read_json_file(path)
     chk = _Check(path)
     chk.dict_(d, "top level")
-    b = DatasetBuilder(name, "gender", source_path=path, source_sha256=sha256_file(path),
-                       description=d.get("description"))
+    b = DatasetBuilder(
+        name, "gender", source_path=path, source_sha256=sha256_file(path), description=d.get("description")
+    )
     rel = b.add_relation("gender_bias")
     pos = 0
     for gclass, names in chk.dict_(d.get("names"), "names").items():
@@ -88,7 +105,7 @@ def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
     return b
 
 
-def ingest_demo(wh, only: list[str] | None = None) -> list[dict[str, Any]]:
+def ingest_demo(store, only: list[str] | None = None) -> list[dict[str, Any]]:
     """Load the bundled demo datasets (skipping any already present with the same content)."""
     keys = only or list(DEMO_FILES)
     unknown = [k for k in keys if k not in DEMO_FILES]
@@ -97,14 +114,18 @@ def ingest_demo(wh, only: list[str] | None = None) -> list[dict[str, Any]]:
     builders = []
     for key in keys:
         path = demo_path(key)
-        existing = wh.query("SELECT source_sha256 FROM dataset WHERE name = ?", [key])
+        existing = store.query("SELECT source_sha256 FROM dataset WHERE name = ?", [key])
         if existing:
             if existing[0][0] == sha256_file(path):
                 continue  # already ingested, same content: nothing to do
-            raise UserError(f"a different dataset named '{key}' already exists in {wh.path}")
+            raise UserError(f"a different dataset named '{key}' already exists in {store.path}")
         if key == "demo":
-            b = parse_yago_qec(path, name="demo", source_format="demo",
-                               description="ctxprior demo: real facts, fake entities of the same classes")
+            b = parse_yago_qec(
+                path,
+                name="demo",
+                source_format="demo",
+                description="ctxprior demo: real facts, fake entities of the same classes",
+            )
         elif key == "friend_enemy":
             b = parse_friend_enemy(path)
         else:
@@ -112,29 +133,43 @@ def ingest_demo(wh, only: list[str] | None = None) -> list[dict[str, Any]]:
         b.source_path = f"ctxprior:ingest/data/{DEMO_FILES[key]}"
         builders.append(b)
     out = []
-    with wh.transaction():
+    with store.transaction():
         for b in builders:
-            out.append(b.write(wh))
+            out.append(b.write(store))
     return out
-
 
 
 def _source_lines(stats: list[dict[str, Any]]) -> list[str]:
     lines = [] if stats else ["demo datasets already present; nothing to do"]
-    return lines + [f"ingested dataset '{s['dataset']}': {s['relations']} relations, {s['facts']} facts, "
-                    f"{s['entities']} entities, {s['query_forms']} query forms, "
-                    f"{s['context_templates']} context templates" for s in stats]
+    return lines + [
+        f"ingested dataset '{s['dataset']}': {s['relations']} relations, {s['facts']} facts, "
+        f"{s['entities']} entities, {s['query_forms']} query forms, "
+        f"{s['context_templates']} context templates"
+        for s in stats
+    ]
 
 
-SOURCE = ingest_source(IngestSource(
-    name="demo",
-    help="Load the bundled demo datasets: `demo` (real facts + fake entities), `friend_enemy` "
-         "(Table 1 pairs) and `gender` (App. G.2.1 lists). Already-loaded ones are skipped.",
-    params=(Param("only", "--only", "Load only this bundled dataset; repeatable. Default: all three.",
-                  multiple=True, choices=tuple(DEMO_FILES)),),
-    load=lambda wh, only=(): ingest_demo(wh, list(only) if only else None), lines=_source_lines))
+SOURCE = ingest_source(
+    IngestSource(
+        name="demo",
+        help="Load the bundled demo datasets: `demo` (real facts + fake entities), `friend_enemy` "
+        "(Table 1 pairs) and `gender` (App. G.2.1 lists). Already-loaded ones are skipped.",
+        params=(
+            Param(
+                "only",
+                "--only",
+                "Load only this bundled dataset; repeatable. Default: all three.",
+                multiple=True,
+                choices=tuple(DEMO_FILES),
+            ),
+        ),
+        load=lambda store, only=(): ingest_demo(store, list(only) if only else None),
+        lines=_source_lines,
+    )
+)
 
-def write_demo_corpus(wh, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
+
+def write_demo_corpus(store, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
     """A small generated corpus (one ``.jsonl.zst`` file in the Pile's format) for the demo's
     co-occurrence covariate: sentences that state the demo's real facts, each fact with its own
     frequency (from rare to common, so familiarity varies), filler sentences, and two fake entities
@@ -145,14 +180,18 @@ def write_demo_corpus(wh, path: str | Path, seed: int = 0, n_documents: int = 30
     import numpy as np
     import zstandard
 
-    facts = wh.query(read_sql("ctxprior.ingest", "sql/demo_corpus_facts.sql"))
-    fakes = [r[0] for r in wh.query(read_sql("ctxprior.ingest", "sql/demo_corpus_fakes.sql"))]
+    facts = store.query(read_sql("ctxprior.ingest", "sql/demo_corpus_facts.sql"))
+    fakes = [r[0] for r in store.query(read_sql("ctxprior.ingest", "sql/demo_corpus_fakes.sql"))]
     rng = np.random.default_rng(seed)
     weights = 1.0 / np.arange(1, len(facts) + 1) ** 1.1  # Zipf-like: a few facts very common
     weights = weights[rng.permutation(len(facts))]
     weights /= weights.sum()
-    filler = ["The weather was mild for the season.", "Prices rose slowly over the decade.",
-              "Researchers published the results in a journal.", "The committee met again in spring."]
+    filler = [
+        "The weather was mild for the season.",
+        "Prices rose slowly over the decade.",
+        "Researchers published the results in a journal.",
+        "The committee met again in spring.",
+    ]
     docs = []
     for i in range(n_documents):
         k = int(rng.integers(1, 4))

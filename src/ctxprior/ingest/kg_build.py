@@ -34,20 +34,24 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import unquote
 
+from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, true_line
+from ..digest import sha256_file
 from ..errors import UserError
 from ..sqlfiles import literal, read_sql, split_statements
-from ..digest import sha256_file
 from .builder import DatasetBuilder
 from .kg_relations import RelationsFile, read_relations
-from ..covariates.triples import DEFAULT_PREFIXES, RDF_TYPE, TripleFiles, true_line
 
-LABEL_PREDICATES = (DEFAULT_PREFIXES["rdfs"] + "label", DEFAULT_PREFIXES["skos"] + "prefLabel",
-                    DEFAULT_PREFIXES["schema"] + "name")
+LABEL_PREDICATES = (
+    DEFAULT_PREFIXES["rdfs"] + "label",
+    DEFAULT_PREFIXES["skos"] + "prefLabel",
+    DEFAULT_PREFIXES["schema"] + "name",
+)
 PKG = "ctxprior.ingest"
 # --require-label: both (the authors: a fact whose entity or IRI answer has no label in --lang is
 # dropped; literal answers are their own names), entity (only the entity needs one), none (IRIs
@@ -75,9 +79,13 @@ class BuildOptions:
         if isinstance(self.require_label, bool):  # the flag of earlier versions: entities only, or none
             self.require_label = "entity" if self.require_label else "none"
         if self.require_label not in REQUIRE_LABEL:
-            raise UserError(f"--require-label {self.require_label}: expected one of {', '.join(REQUIRE_LABEL)}")
+            raise UserError(
+                f"--require-label {self.require_label}: expected one of {', '.join(REQUIRE_LABEL)}"
+            )
         if self.answer_choice not in ANSWER_CHOICE:
-            raise UserError(f"--answer-choice {self.answer_choice}: expected one of {', '.join(ANSWER_CHOICE)}")
+            raise UserError(
+                f"--answer-choice {self.answer_choice}: expected one of {', '.join(ANSWER_CHOICE)}"
+            )
         if not re.fullmatch(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*", self.lang or ""):
             raise UserError(f"--lang {self.lang!r}: expected a language tag such as en, de or pt-br")
         self.lang = self.lang.lower()
@@ -98,9 +106,16 @@ class KgRows:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
-def build_dataset(open_wh: Callable[..., Any], triples: list[str], relations: str, name: str,
-                  labels: list[str] | tuple[str, ...] = (), options: BuildOptions | None = None,
-                  progress: bool | None = None, db_path: str | None = None) -> dict[str, Any]:
+def build_dataset(
+    open_wh: Callable[..., Any],
+    triples: list[str],
+    relations: str,
+    name: str,
+    labels: list[str] | tuple[str, ...] = (),
+    options: BuildOptions | None = None,
+    progress: bool | None = None,
+    db_path: str | None = None,
+) -> dict[str, Any]:
     """Validate the inputs, read the KG (no warehouse held meanwhile), then write the dataset in
     one transaction. ``open_wh(read_only=..., create=...)`` opens the warehouse; with its path in
     ``db_path`` a taken dataset name is refused before the KG is read (else only at write time).
@@ -122,17 +137,21 @@ def build_dataset(open_wh: Callable[..., Any], triples: list[str], relations: st
         shas = hasher.result()
     finally:
         hasher.stop()
-    with open_wh(read_only=False) as wh:
-        stats = _write(wh, builder, spec, kg, opts, shas)
+    with open_wh(read_only=False) as store:
+        stats = _write(store, builder, spec, kg, opts, shas)
     return {**stats, "files": kg.files, "per_relation": kg.relations, **kg.stats}
 
 
 def _check_name_free(open_wh: Callable[..., Any], name: str) -> None:
     """Fail fast (before reading the KG) when the dataset name is taken."""
-    with open_wh(read_only=True, create=False) as wh:
-        if "dataset" in wh.table_names() and wh.scalar("SELECT count(*) FROM dataset WHERE name = ?", [name]):
-            raise UserError(f"a dataset named '{name}' already exists in {wh.path}; "
-                            "pick another with --name (or drop it first)")
+    with open_wh(read_only=True, create=False) as store:
+        if "dataset" in store.table_names() and store.scalar(
+            "SELECT count(*) FROM dataset WHERE name = ?", [name]
+        ):
+            raise UserError(
+                f"a dataset named '{name}' already exists in {store.path}; "
+                "pick another with --name (or drop it first)"
+            )
 
 
 class _Hasher:
@@ -166,8 +185,15 @@ class _Hasher:
 
 # -- reading the KG ---------------------------------------------------------------------------
 
-def read_kg(triples: list[str], labels: list[str] | tuple[str, ...], spec: RelationsFile, opts: BuildOptions,
-            hasher: _Hasher | None = None, progress: bool | None = None) -> KgRows:
+
+def read_kg(
+    triples: list[str],
+    labels: list[str] | tuple[str, ...],
+    spec: RelationsFile,
+    opts: BuildOptions,
+    hasher: _Hasher | None = None,
+    progress: bool | None = None,
+) -> KgRows:
     """Run the passes of the module docstring in a temporary DuckDB database; return the rows."""
     import duckdb
 
@@ -182,8 +208,16 @@ def read_kg(triples: list[str], labels: list[str] | tuple[str, ...], spec: Relat
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _read(con, tmp: str, triples: list[str], labels: list[str] | tuple[str, ...], spec: RelationsFile,
-          opts: BuildOptions, hasher: _Hasher | None, progress: bool | None) -> KgRows:
+def _read(
+    con,
+    tmp: str,
+    triples: list[str],
+    labels: list[str] | tuple[str, ...],
+    spec: RelationsFile,
+    opts: BuildOptions,
+    hasher: _Hasher | None,
+    progress: bool | None,
+) -> KgRows:
     """The body of ``read_kg`` on the temporary database ``con`` in folder ``tmp``."""
     con.execute(f"SET temp_directory = {literal(os.path.join(tmp, 'spill'))}")
     for stmt in split_statements(read_sql(PKG, "sql/kg_session.sql")):
@@ -192,8 +226,10 @@ def _read(con, tmp: str, triples: list[str], labels: list[str] | tuple[str, ...]
     lf = TripleFiles(con, list(labels), opts.fmt) if labels else None
     both = set(tf.files) & set(lf.files if lf else [])
     if both:
-        raise UserError(f"{sorted(both)[0]}: given both as TRIPLES and as --labels; its labels are read "
-                        "from TRIPLES anyway, so drop it from --labels")
+        raise UserError(
+            f"{sorted(both)[0]}: given both as TRIPLES and as --labels; its labels are read "
+            "from TRIPLES anyway, so drop it from --labels"
+        )
     if hasher is not None:
         hasher.start([*tf.files, *(lf.files if lf else []), spec.path])
     t0 = time.perf_counter()
@@ -209,10 +245,16 @@ def _read(con, tmp: str, triples: list[str], labels: list[str] | tuple[str, ...]
     _check_chosen(spec, facts, opts)
     n_lines = sum(f["n_lines"] for f in files if f["role"] == "triples")
     seconds = time.perf_counter() - t0
-    stats = {"n_lines": n_lines, "n_triples": n_lines - sum(f["n_malformed"] for f in files if f["role"] == "triples"),
-             "n_malformed": sum(f["n_malformed"] for f in files), "seconds": seconds,
-             "seconds_pass1": t1 - t0, "seconds_pass2": t2 - t1, "lines_per_second": n_lines / max(seconds, 1e-9),
-             "n_unusable_names": n_unnamed}
+    stats = {
+        "n_lines": n_lines,
+        "n_triples": n_lines - sum(f["n_malformed"] for f in files if f["role"] == "triples"),
+        "n_malformed": sum(f["n_malformed"] for f in files),
+        "seconds": seconds,
+        "seconds_pass1": t1 - t0,
+        "seconds_pass2": t2 - t1,
+        "lines_per_second": n_lines / max(seconds, 1e-9),
+        "n_unusable_names": n_unnamed,
+    }
     _count_chosen(rel_stats, facts)
     return KgRows(facts=facts, classes=classes, files=files, relations=rel_stats, stats=stats)
 
@@ -298,17 +340,31 @@ def _setup(con, spec: RelationsFile, opts: BuildOptions) -> None:
     """Temp tables describing the relations, their class filters and the label predicates."""
     for stmt in split_statements(read_sql(PKG, "sql/kg_setup.sql")):
         con.execute(stmt)
-    con.executemany("INSERT INTO _kgb_rel VALUES (?, ?, ?)",
-                    [[i, r.predicate, r.reverse] for i, r in enumerate(spec.relations)])
-    rows = [[i, role, c, j] for i, r in enumerate(spec.relations)
-            for role, cs in (("subject", r.subject_classes), ("object", r.object_classes)) for j, c in enumerate(cs)]
+    con.executemany(
+        "INSERT INTO _kgb_rel VALUES (?, ?, ?)",
+        [[i, r.predicate, r.reverse] for i, r in enumerate(spec.relations)],
+    )
+    rows = [
+        [i, role, c, j]
+        for i, r in enumerate(spec.relations)
+        for role, cs in (("subject", r.subject_classes), ("object", r.object_classes))
+        for j, c in enumerate(cs)
+    ]
     if rows:
         con.executemany("INSERT INTO _kgb_rel_class VALUES (?, ?, ?, ?)", rows)
-    con.executemany("INSERT INTO _kgb_label_pred VALUES (?, ?)", [[p, i] for i, p in enumerate(opts.label_predicates)])
+    con.executemany(
+        "INSERT INTO _kgb_label_pred VALUES (?, ?)", [[p, i] for i, p in enumerate(opts.label_predicates)]
+    )
 
 
-def _pass1(con, tf: TripleFiles, lf: TripleFiles | None, spec: RelationsFile, opts: BuildOptions,
-           progress: bool | None) -> list[dict]:
+def _pass1(
+    con,
+    tf: TripleFiles,
+    lf: TripleFiles | None,
+    spec: RelationsFile,
+    opts: BuildOptions,
+    progress: bool | None,
+) -> list[dict]:
     """Keep edges, labels and class triples in _kgb_pick; return per-file line counts."""
     rejected: dict[str, list[tuple[int, str]]] = {}
     for role, files in (("triples", tf), ("labels", lf)):
@@ -320,7 +376,7 @@ def _pass1(con, tf: TripleFiles, lf: TripleFiles | None, spec: RelationsFile, op
         rejected.update(files.rejected())
     out = []
     for role, files in (("triples", tf), ("labels", lf)):
-        for f in (files.files if files else []):
+        for f in files.files if files else []:
             out.append(_file_stats(con, f, role, files, rejected.get(f, [])))
     _check_malformed(out, opts)
     return out
@@ -333,26 +389,42 @@ def _file_stats(con, path: str, role: str, files: TripleFiles, rejected: list[tu
     fmt = next(k for k, v in files.by_format.items() if path in v)
     rej = sorted(line for line, _ in rejected)
     first = sorted([*rej, *(true_line(int(x), rej) for x in (lines or []))])[:5]
-    return {"path": path, "role": role, "format": fmt, "n_lines": int(n) + len(rej), "n_malformed": int(bad) + len(rej),
-            "malformed_lines": first, "n_not_utf8": sum(kind == "INVALID ENCODING" for _, kind in rejected)}
+    return {
+        "path": path,
+        "role": role,
+        "format": fmt,
+        "n_lines": int(n) + len(rej),
+        "n_malformed": int(bad) + len(rej),
+        "malformed_lines": first,
+        "n_not_utf8": sum(kind == "INVALID ENCODING" for _, kind in rejected),
+    }
 
 
 def _check_malformed(files: list[dict], opts: BuildOptions) -> None:
     """Refuse a file with no triple at all, or more malformed lines than --max-malformed allows."""
     for f in files:
         if f["n_lines"] and f.get("n_not_utf8", 0) == f["n_lines"]:
-            raise UserError(f"{f['path']}: not UTF-8 text (no line of {f['n_lines']} is); RDF dumps are UTF-8, "
-                            "so convert it first, e.g. iconv -f latin1 -t utf-8")
+            raise UserError(
+                f"{f['path']}: not UTF-8 text (no line of {f['n_lines']} is); RDF dumps are UTF-8, "
+                "so convert it first, e.g. iconv -f latin1 -t utf-8"
+            )
         if f["n_lines"] and f["n_malformed"] == f["n_lines"]:
-            raise UserError(f"{f['path']}: no line parsed as a {f['format']} triple ({f['n_lines']} lines, "
-                            f"e.g. line {f['malformed_lines'][0]}); check --format")
+            raise UserError(
+                f"{f['path']}: no line parsed as a {f['format']} triple ({f['n_lines']} lines, "
+                f"e.g. line {f['malformed_lines'][0]}); check --format"
+            )
     n = sum(f["n_lines"] for f in files)
     bad = sum(f["n_malformed"] for f in files)
     if bad > opts.max_malformed * n:
-        where = "; ".join(f"{os.path.basename(f['path'])}: {f['n_malformed']} ({line_list(f)})"
-                          for f in files if f["n_malformed"])
-        raise UserError(f"{bad} of {n} lines are not triples ({bad / max(n, 1):.2%}, more than --max-malformed "
-                        f"{opts.max_malformed:g}): {where}; fix the files or raise --max-malformed")
+        where = "; ".join(
+            f"{os.path.basename(f['path'])}: {f['n_malformed']} ({line_list(f)})"
+            for f in files
+            if f["n_malformed"]
+        )
+        raise UserError(
+            f"{bad} of {n} lines are not triples ({bad / max(n, 1):.2%}, more than --max-malformed "
+            f"{opts.max_malformed:g}): {where}; fix the files or raise --max-malformed"
+        )
 
 
 def line_list(f: dict) -> str:
@@ -365,27 +437,41 @@ def line_list(f: dict) -> str:
 
 def _prepare(con, spec: RelationsFile, files: list[dict], opts: BuildOptions) -> list[dict]:
     """Edges, labels, classes, pairs and the IRIs of pass 2; refuse a relation without pairs."""
-    sql = read_sql(PKG, "sql/kg_prepare.sql").format(rdf_type=literal(RDF_TYPE),
-                                                      lang_tag=literal('"@' + opts.lang))
+    sql = read_sql(PKG, "sql/kg_prepare.sql").format(
+        rdf_type=literal(RDF_TYPE), lang_tag=literal('"@' + opts.lang)
+    )
     for stmt in split_statements(sql):
         con.execute(stmt)
-    counts = dict(((rid, kind), n) for rid, kind, n in con.execute(
-        read_sql(PKG, "sql/kg_relation_counts.sql")).fetchall())
+    counts = dict(
+        ((rid, kind), n)
+        for rid, kind, n in con.execute(read_sql(PKG, "sql/kg_relation_counts.sql")).fetchall()
+    )
     n_triples = sum(f["n_lines"] - f["n_malformed"] for f in files if f["role"] == "triples")
     out = []
     for i, r in enumerate(spec.relations):
         n_edges, n_pairs = counts.get((i, "triples"), 0), counts.get((i, "pairs"), 0)
         where = f"{spec.given}: relations[{i}] ({r.short_name})"
         if not n_edges:
-            raise UserError(f"{where}: predicate <{r.predicate}> is not in the triple files ({n_triples} triples "
-                            "read); check its IRI and prefixes against the dump")
+            raise UserError(
+                f"{where}: predicate <{r.predicate}> is not in the triple files ({n_triples} triples "
+                "read); check its IRI and prefixes against the dump"
+            )
         if not n_pairs:
             cls = ", ".join(f"<{c}>" for c in r.subject_classes + r.object_classes)
             why = f"whose subject/object have the classes {cls}" if cls else "with an IRI entity"
-            raise UserError(f"{where}: <{r.predicate}> has {n_edges} triples but none {why}; "
-                            "check the class filters (direct rdf:type triples must be in the files)")
-        out.append({"relation": r.relation_id, "name": r.short_name, "n_triples": n_edges, "n_pairs": n_pairs,
-                    "n_candidates": counts.get((i, "entities"), 0)})
+            raise UserError(
+                f"{where}: <{r.predicate}> has {n_edges} triples but none {why}; "
+                "check the class filters (direct rdf:type triples must be in the files)"
+            )
+        out.append(
+            {
+                "relation": r.relation_id,
+                "name": r.short_name,
+                "n_triples": n_edges,
+                "n_pairs": n_pairs,
+                "n_candidates": counts.get((i, "entities"), 0),
+            }
+        )
     return out
 
 
@@ -398,8 +484,13 @@ def _run(con, files: TripleFiles, sql: str, desc: str, progress: bool | None, pa
     """Execute a long statement with a tqdm bar on stderr fed by DuckDB's query progress."""
     from tqdm import tqdm
 
-    bar = tqdm(total=100, desc=desc, unit="%", disable=None if progress is None else not progress,
-               bar_format="{l_bar}{bar}| {elapsed}")
+    bar = tqdm(
+        total=100,
+        desc=desc,
+        unit="%",
+        disable=None if progress is None else not progress,
+        bar_format="{l_bar}{bar}| {elapsed}",
+    )
     done = threading.Event()
 
     def poll():
@@ -422,14 +513,22 @@ def _run(con, files: TripleFiles, sql: str, desc: str, progress: bool | None, pa
 
 def _select(con, opts: BuildOptions) -> tuple[list[dict], list[tuple[int, str, str, float]]]:
     """The chosen facts (one dict per fact, in relation and rank order) and the class fractions."""
-    con.execute(read_sql(PKG, "sql/kg_select.sql").format(
-        k=literal(int(opts.entities_per_relation)), seed=literal(f"{int(opts.seed)} "),
-        lang_tag=literal('"@' + opts.lang), require_label=literal(opts.require_label),
-        answer_choice=literal(opts.answer_choice)))
+    con.execute(
+        read_sql(PKG, "sql/kg_select.sql").format(
+            k=literal(int(opts.entities_per_relation)),
+            seed=literal(f"{int(opts.seed)} "),
+            lang_tag=literal('"@' + opts.lang),
+            require_label=literal(opts.require_label),
+            answer_choice=literal(opts.answer_choice),
+        )
+    )
     cur = con.execute("SELECT * FROM _kgb_chosen ORDER BY rid, position")
     cols = [d[0] for d in cur.description]
     facts = [dict(zip(cols, row)) for row in cur.fetchall()]
-    classes = [(int(r), role, c, float(f)) for r, role, c, f in con.execute(read_sql(PKG, "sql/kg_classes.sql")).fetchall()]
+    classes = [
+        (int(r), role, c, float(f))
+        for r, role, c, f in con.execute(read_sql(PKG, "sql/kg_classes.sql")).fetchall()
+    ]
     return facts, classes
 
 
@@ -439,9 +538,11 @@ def _check_chosen(spec: RelationsFile, facts: list[dict], opts: BuildOptions) ->
     what = {"both": "fact has an entity and an answer with a label", "entity": "entity has a label"}
     for i, r in enumerate(spec.relations):
         if i not in have:
-            raise UserError(f"{spec.given}: relations[{i}] ({r.short_name}): no {what[opts.require_label]} in "
-                            f"'{opts.lang}' (--require-label {opts.require_label}); use --require-label none, "
-                            "drop the relation, or add --labels files")
+            raise UserError(
+                f"{spec.given}: relations[{i}] ({r.short_name}): no {what[opts.require_label]} in "
+                f"'{opts.lang}' (--require-label {opts.require_label}); use --require-label none, "
+                "drop the relation, or add --labels files"
+            )
 
 
 def _count_chosen(rel_stats: list[dict], facts: list[dict]) -> None:
@@ -481,11 +582,15 @@ def _named(facts: list[dict]) -> tuple[list[dict], int]:
     positions of its relation close up. Returns the facts and how many were left out."""
     out, dropped, pos = [], 0, {}
     for f in facts:
-        f["entity_name"] = unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])
+        f["entity_name"] = (
+            unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])
+        )
         if f["is_literal"]:
             f["answer_name"] = literal_value(f["answer"])
         else:
-            f["answer_name"] = unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"])
+            f["answer_name"] = (
+                unescape(f["answer_label"]) if f["answer_label"] is not None else local_name(f["answer"])
+            )
         if name_problem(f["entity_name"]) or name_problem(f["answer_name"]):
             dropped += 1
             continue
@@ -494,22 +599,25 @@ def _named(facts: list[dict]) -> tuple[list[dict], int]:
         out.append(f)
     return out, dropped
 
+
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_RE = re.compile(r'\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|([tbnrf"\'\\]))')
 
 
 def unescape(lexical: str) -> str:
     """N-Triples / Turtle string escapes (\\t, \\", \\uXXXX, \\UXXXXXXXX, ...) -> characters."""
+
     def sub(m: re.Match) -> str:
         if m.group(1) or m.group(2):
             return chr(int(m.group(1) or m.group(2), 16))
         return _ESCAPES[m.group(3)]
+
     return _ESCAPE_RE.sub(sub, lexical) if "\\" in lexical else lexical
 
 
 def literal_value(term: str) -> str:
     """The unescaped lexical form of a literal term '"..."@en' / '"..."^^<type>'."""
-    return unescape(term[1:term.rindex('"')])
+    return unescape(term[1 : term.rindex('"')])
 
 
 def local_name(iri: str) -> str:
@@ -519,11 +627,12 @@ def local_name(iri: str) -> str:
     cut = max(tail.rfind("/"), tail.rfind("#"))
     if cut < 0:
         cut = tail.rfind(":")
-    name = unquote(tail[cut + 1:]).replace("_", " ").strip()
+    name = unquote(tail[cut + 1 :]).replace("_", " ").strip()
     return name or iri
 
 
 # -- writing ----------------------------------------------------------------------------------
+
 
 def _to_builder(name: str, spec: RelationsFile, kg: KgRows) -> DatasetBuilder:
     """The chosen rows as a DatasetBuilder (entities with URIs and names, answers, facts, forms)."""
@@ -540,38 +649,64 @@ def _to_builder(name: str, spec: RelationsFile, kg: KgRows) -> DatasetBuilder:
     for f in kg.facts:
         e = b.entity(f["entity_name"], "real", f["entity"], f["entity_class"])
         a = b.answer(f["answer_name"], None if f["is_literal"] else f["answer"])
-        rels[f["rid"]].facts.append({
-            "entity": e, "answer": a, "kind": "real", "position": int(f["position"]),
-            "uri_degree": int(f["total_degree"]), "predicate_degree": int(f["delta"]),
-            "namesake_degree": int(f["namesake_degree"]), "namesake_num_uris": int(f["namesake_num_uris"])})
+        rels[f["rid"]].facts.append(
+            {
+                "entity": e,
+                "answer": a,
+                "kind": "real",
+                "position": int(f["position"]),
+                "uri_degree": int(f["total_degree"]),
+                "predicate_degree": int(f["delta"]),
+                "namesake_degree": int(f["namesake_degree"]),
+                "namesake_num_uris": int(f["namesake_num_uris"]),
+            }
+        )
     return b
 
 
-def _write(wh, builder: DatasetBuilder, spec: RelationsFile, kg: KgRows, opts: BuildOptions,
-           shas: dict[str, str]) -> dict[str, Any]:
+def _write(
+    store, builder: DatasetBuilder, spec: RelationsFile, kg: KgRows, opts: BuildOptions, shas: dict[str, str]
+) -> dict[str, Any]:
     """Dataset rows, the fact-degree covariate, dataset_source and dataset_build: one transaction."""
     from .yago_qec import write_yago_qec
 
-    srcs = [*kg.files, {"path": spec.path, "role": "relations", "format": "yaml", "n_lines": None,
-                        "n_malformed": None}]
+    srcs = [
+        *kg.files,
+        {"path": spec.path, "role": "relations", "format": "yaml", "n_lines": None, "n_malformed": None},
+    ]
     missing = [s["path"] for s in srcs if s["path"] not in shas]
     if missing:
         raise UserError(f"{missing[0]}: could not compute its sha256")
     builder.source_sha256 = _digest([shas[s["path"]] for s in srcs])
-    with wh.transaction():
-        stats = write_yago_qec(wh, builder)
+    with store.transaction():
+        stats = write_yago_qec(store, builder)
         did = stats["dataset_id"]
-        wh.insert_arrow("dataset_source", {
-            "dataset_id": [did] * len(srcs), "ordinal": list(range(len(srcs))),
-            "role": [s["role"] for s in srcs], "path": [s["path"] for s in srcs],
-            "format": [s["format"] for s in srcs], "size_bytes": [os.path.getsize(s["path"]) for s in srcs],
-            "sha256": [shas[s["path"]] for s in srcs], "n_lines": [s["n_lines"] for s in srcs],
-            "n_malformed": [s["n_malformed"] for s in srcs]})
+        store.insert_arrow(
+            "dataset_source",
+            {
+                "dataset_id": [did] * len(srcs),
+                "ordinal": list(range(len(srcs))),
+                "role": [s["role"] for s in srcs],
+                "path": [s["path"] for s in srcs],
+                "format": [s["format"] for s in srcs],
+                "size_bytes": [os.path.getsize(s["path"]) for s in srcs],
+                "sha256": [shas[s["path"]] for s in srcs],
+                "n_lines": [s["n_lines"] for s in srcs],
+                "n_malformed": [s["n_malformed"] for s in srcs],
+            },
+        )
         params = {**asdict(opts), "label_predicates": list(opts.label_predicates)}
-        wh.insert_arrow("dataset_build", {
-            "dataset_id": [did], "relations_path": [spec.path], "relations_sha256": [spec.sha256],
-            "relations_yaml": [spec.text], "params_json": [json.dumps(params, sort_keys=True)],
-            "stats_json": [json.dumps({**kg.stats, "relations": kg.relations}, sort_keys=True)]})
+        store.insert_arrow(
+            "dataset_build",
+            {
+                "dataset_id": [did],
+                "relations_path": [spec.path],
+                "relations_sha256": [spec.sha256],
+                "relations_yaml": [spec.text],
+                "params_json": [json.dumps(params, sort_keys=True)],
+                "stats_json": [json.dumps({**kg.stats, "relations": kg.relations}, sort_keys=True)],
+            },
+        )
     return stats
 
 

@@ -29,13 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..covariates.triples import DEFAULT_PREFIXES
 from ..errors import UserError
 from .builder import short_relation_name
-from ..covariates.triples import DEFAULT_PREFIXES
 
 TOP_KEYS = ("description", "prefixes", "relations")
-RELATION_KEYS = ("predicate", "reverse", "name", "subject_class", "object_class", "query_forms",
-                 "context_templates")
+RELATION_KEYS = (
+    "predicate",
+    "reverse",
+    "name",
+    "subject_class",
+    "object_class",
+    "query_forms",
+    "context_templates",
+)
 QUERY_TYPES = ("open", "closed")
 CONTEXT_TYPES = ("base", "assertive", "negation", "super_assertive", "ignore_prior", "believe_me")
 PLACEHOLDERS = {"open": ("entity",), "closed": ("entity", "answer"), "context": ("entity", "answer")}
@@ -84,7 +91,8 @@ class _UniqueKeyLoader:
                 key = loader.construct_object(k, deep=deep)
                 if key in keys:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {key!r}", k.start_mark)
+                        None, None, f"duplicate key {key!r}", k.start_mark
+                    )
                 keys.add(key)
             return loader.construct_mapping(node, deep)
 
@@ -121,7 +129,10 @@ class _Check:
             self.fail(where, f"expected a string or a non-empty list of strings, got {_kind(v)}")
         for i, x in enumerate(items):
             if not isinstance(x, str) or not x.strip():
-                self.fail(f"{where}[{i}]" if isinstance(v, list) else where, f"expected a non-empty string, got {_kind(x)}")
+                self.fail(
+                    f"{where}[{i}]" if isinstance(v, list) else where,
+                    f"expected a non-empty string, got {_kind(x)}",
+                )
         return items
 
     def template(self, t: str, where: str, kind: str) -> str:
@@ -129,7 +140,9 @@ class _Check:
         try:
             fields = [(f, conv, spec) for _, f, spec, conv in string.Formatter().parse(t) if f is not None]
         except ValueError as e:
-            self.fail(where, f"template {t!r} has a broken placeholder ({e}); write a literal brace as {{{{ or }}}}")
+            self.fail(
+                where, f"template {t!r} has a broken placeholder ({e}); write a literal brace as {{{{ or }}}}"
+            )
         for f, conv, spec in fields:
             if f not in need:
                 allowed = " and ".join("{" + n + "}" for n in need)
@@ -158,7 +171,9 @@ def _iri(chk: _Check, v: Any, where: str, prefixes: dict[str, str]) -> str:
     if not sep:
         chk.fail(where, f"'{v}' is neither an IRI nor a prefixed name (e.g. yago:capital)")
     if pfx not in prefixes:
-        chk.fail(where, f"unknown prefix '{pfx}:' in '{v}'; declare it under 'prefixes:' or write the full IRI")
+        chk.fail(
+            where, f"unknown prefix '{pfx}:' in '{v}'; declare it under 'prefixes:' or write the full IRI"
+        )
     return prefixes[pfx] + local
 
 
@@ -176,7 +191,7 @@ def read_relations(path: str | Path) -> RelationsFile:
     except UnicodeDecodeError as e:
         raise UserError(f"{path}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader.make())  # noqa: S506 (a SafeLoader subclass)
+        data = yaml.load(text, Loader=_UniqueKeyLoader.make())
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
@@ -202,15 +217,21 @@ def read_relations(path: str | Path) -> RelationsFile:
         chk.fail("relations", f"expected a non-empty list of relations, got {_kind(rels)}")
     specs = [_relation(chk, r, f"relations[{i}]", prefixes) for i, r in enumerate(rels)]
     _check_unique(chk, specs)
-    return RelationsFile(path=str(p.resolve()), given=path, sha256=hashlib.sha256(raw).hexdigest(), text=text,
-                         description=desc, relations=specs)
+    return RelationsFile(
+        path=str(p.resolve()),
+        given=path,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        text=text,
+        description=desc,
+        relations=specs,
+    )
 
 
 def _relation(chk: _Check, r: Any, where: str, prefixes: dict[str, str]) -> RelationSpec:
     r = chk.keys(r, where, RELATION_KEYS, required=("predicate", "query_forms", "context_templates"))
     pred = r["predicate"]
     rev_prefix = isinstance(pred, str) and pred.startswith("reverse-")
-    predicate = _iri(chk, pred[len("reverse-"):] if rev_prefix else pred, f"{where}.predicate", prefixes)
+    predicate = _iri(chk, pred[len("reverse-") :] if rev_prefix else pred, f"{where}.predicate", prefixes)
     reverse = r.get("reverse", False)
     if not isinstance(reverse, bool):
         chk.fail(f"{where}.reverse", f"expected true or false, got {reverse!r}")
@@ -226,7 +247,7 @@ def _relation(chk: _Check, r: Any, where: str, prefixes: dict[str, str]) -> Rela
     spec = RelationSpec(predicate=predicate, reverse=reverse, short_name=name)
     for key, dest in (("subject_class", spec.subject_classes), ("object_class", spec.object_classes)):
         if r.get(key) is not None:
-            for i, c in enumerate(chk.strings(r[key], f"{where}.{key}")):
+            for c in chk.strings(r[key], f"{where}.{key}"):
                 dest.append(_iri(chk, c, f"{where}.{key}", prefixes))
     qf = chk.keys(r["query_forms"], f"{where}.query_forms", QUERY_TYPES, required=QUERY_TYPES)
     for qtype in QUERY_TYPES:
@@ -238,7 +259,9 @@ def _relation(chk: _Check, r: Any, where: str, prefixes: dict[str, str]) -> Rela
         if ctype in ct:
             place = f"{where}.context_templates.{ctype}"
             for i, t in enumerate(chk.strings(ct[ctype], place)):
-                spec.context_templates.append((ctype, i, chk.template(t, _item(place, ct[ctype], i), "context")))
+                spec.context_templates.append(
+                    (ctype, i, chk.template(t, _item(place, ct[ctype], i), "context"))
+                )
     return spec
 
 
@@ -252,9 +275,15 @@ def _check_unique(chk: _Check, specs: list[RelationSpec]) -> None:
     names: dict[str, int] = {}
     for i, s in enumerate(specs):
         if s.relation_id in seen:
-            chk.fail(f"relations[{i}]", f"relation {s.relation_id} is listed twice (also relations[{seen[s.relation_id]}])")
+            chk.fail(
+                f"relations[{i}]",
+                f"relation {s.relation_id} is listed twice (also relations[{seen[s.relation_id]}])",
+            )
         if s.short_name in names:
-            chk.fail(f"relations[{i}].name", f"name '{s.short_name}' is used twice (also relations[{names[s.short_name]}]); "
-                     "set a distinct 'name:'")
+            chk.fail(
+                f"relations[{i}].name",
+                f"name '{s.short_name}' is used twice (also relations[{names[s.short_name]}]); "
+                "set a distinct 'name:'",
+            )
         seen[s.relation_id] = i
         names[s.short_name] = i

@@ -66,8 +66,9 @@ class IngestSource:
             raise TypeError(f"ingest {self.name!r} takes {len(names)} parameters ({', '.join(names)})")
         unknown = sorted(set(params) - set(names))
         if unknown:
-            raise TypeError(f"ingest {self.name!r} has no parameter {unknown[0]!r}; "
-                            f"it takes {', '.join(names)}")
+            raise TypeError(
+                f"ingest {self.name!r} has no parameter {unknown[0]!r}; it takes {', '.join(names)}"
+            )
         bound = dict(zip(names, args))
         twice = sorted(set(bound) & set(params))
         if twice:

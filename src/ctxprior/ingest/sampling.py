@@ -33,15 +33,16 @@ from __future__ import annotations
 import json
 import zlib
 from collections import defaultdict
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from ..version import __version__
 from ..errors import UserError
-from ..schema.warehouse import Warehouse, utcnow
+from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
+from ..version import __version__
 from .yago_qec import resolve_relations
 
 DESIGNS = ("paper", "all")
@@ -49,8 +50,9 @@ DESIGNS = ("paper", "all")
 
 def _rng(seed: int, relation_name: str) -> np.random.Generator:
     """The relation's own generator: PCG64 seeded with (seed, crc32(relation id))."""
-    return np.random.Generator(np.random.PCG64([int(seed) & 0xFFFFFFFFFFFFFFFF,
-                                                zlib.crc32(relation_name.encode("utf-8"))]))
+    return np.random.Generator(
+        np.random.PCG64([int(seed) & 0xFFFFFFFFFFFFFFFF, zlib.crc32(relation_name.encode("utf-8"))])
+    )
 
 
 def _rank_real(facts: list[dict], rng: np.random.Generator, balance_classes: bool = False) -> list[dict]:
@@ -88,8 +90,10 @@ class _AnswerDraws:
     """
 
     def __init__(self, facts: list[dict], mode: str, rng: np.random.Generator):
-        real = sorted((f for f in facts if f["entity_kind"] == "real" and f["answer_id"] is not None),
-                      key=lambda f: f["position"])
+        real = sorted(
+            (f for f in facts if f["entity_kind"] == "real" and f["answer_id"] is not None),
+            key=lambda f: f["position"],
+        )
         pairs = [(f["answer_id"], f["answer"]) for f in real]
         self.pool = pairs if mode == "authors" else sorted(set(pairs))
         self.mode, self.rng = mode, rng
@@ -113,9 +117,15 @@ def _fixed_rng(relation_name: str) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64([zlib.crc32(("reals " + relation_name).encode("utf-8"))]))
 
 
-def _select_facts(rel: str, facts: list[dict], n_entities: int | None, rng: np.random.Generator,
-                  balance_classes: bool = False, fakes: str = "random",
-                  real_rng: np.random.Generator | None = None) -> list[dict]:
+def _select_facts(
+    rel: str,
+    facts: list[dict],
+    n_entities: int | None,
+    rng: np.random.Generator,
+    balance_classes: bool = False,
+    fakes: str = "random",
+    real_rng: np.random.Generator | None = None,
+) -> list[dict]:
     """The queried facts of a relation: the selected real ones, then the fakes; no two share an
     entity name (``n_entities`` None: every fact, real ones first, in file order).
 
@@ -126,7 +136,9 @@ def _select_facts(rel: str, facts: list[dict], n_entities: int | None, rng: np.r
     real = [f for f in facts if f["entity_kind"] == "real"]
     fake_by_pos = {f["position"]: f for f in facts if f["entity_kind"] == "fake"}
     if n_entities is None:  # every fact, real first, in file order
-        return sorted(real, key=lambda f: f["position"]) + sorted(fake_by_pos.values(), key=lambda f: f["position"])
+        return sorted(real, key=lambda f: f["position"]) + sorted(
+            fake_by_pos.values(), key=lambda f: f["position"]
+        )
     has_fakes = bool(fake_by_pos)
     if has_fakes and n_entities % 2:
         raise UserError(f"--entities {n_entities}: must be even (half real, half fake entities)")
@@ -144,18 +156,28 @@ def _select_facts(rel: str, facts: list[dict], n_entities: int | None, rng: np.r
         if len(chosen) == n_real:
             break
     if len(chosen) < n_real:
-        what = "real entities with a fake counterpart" if paired else "real entities" if has_fakes else "entities"
-        raise UserError(f"relation '{rel}' has only {len(chosen)} distinct {what}; "
-                        f"--entities {n_entities} needs {n_real}")
+        what = (
+            "real entities with a fake counterpart"
+            if paired
+            else "real entities"
+            if has_fakes
+            else "entities"
+        )
+        raise UserError(
+            f"relation '{rel}' has only {len(chosen)} distinct {what}; --entities {n_entities} needs {n_real}"
+        )
     if not has_fakes:
         return chosen
     if paired:
         return chosen + [fake_by_pos[f["position"]] for f in chosen]
-    return chosen + _random_fakes(rel, sorted(fake_by_pos.values(), key=lambda f: f["position"]),
-                                  n_entities - n_real, names, rng)
+    return chosen + _random_fakes(
+        rel, sorted(fake_by_pos.values(), key=lambda f: f["position"]), n_entities - n_real, names, rng
+    )
 
 
-def _random_fakes(rel: str, fakes: list[dict], n: int, names: set[str], rng: np.random.Generator) -> list[dict]:
+def _random_fakes(
+    rel: str, fakes: list[dict], n: int, names: set[str], rng: np.random.Generator
+) -> list[dict]:
     """``n`` fakes in a seeded random order, skipping names already queried (the authors'
     ``random.sample`` of the relation's fakes)."""
     out = []
@@ -167,16 +189,26 @@ def _random_fakes(rel: str, fakes: list[dict], n: int, names: set[str], rng: np.
         out.append(f)
         if len(out) == n:
             return out
-    raise UserError(f"relation '{rel}' has only {len(out)} distinct fake entities besides its real ones; "
-                    f"--entities {2 * n} needs {n}")
+    raise UserError(
+        f"relation '{rel}' has only {len(out)} distinct fake entities besides its real ones; "
+        f"--entities {2 * n} needs {n}"
+    )
 
 
-def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = None,
-                n_entities: int | None = 100, n_contexts: int | None = 600,
-                context_types: Sequence[str] = ("base", "assertive", "negation"),
-                seed: int = 11, design: str = "paper", answer_sampling: str = "authors",
-                templates_per_type: int | None = None, fakes: str = "random",
-                real_entities: str = "fixed") -> int:
+def draw_sample(
+    store: Store,
+    dataset: str,
+    relations: Iterable[str] | None = None,
+    n_entities: int | None = 100,
+    n_contexts: int | None = 600,
+    context_types: Sequence[str] = ("base", "assertive", "negation"),
+    seed: int = 11,
+    design: str = "paper",
+    answer_sampling: str = "authors",
+    templates_per_type: int | None = None,
+    fakes: str = "random",
+    real_entities: str = "fixed",
+) -> int:
     """Validate, draw and store a sample in one transaction; return its ``sample_id``.
 
     ``answer_sampling``: ``authors`` (default; the paper's code: the full answer list, frequent
@@ -192,37 +224,59 @@ def draw_sample(wh: Warehouse, dataset: str, relations: Iterable[str] | None = N
     context_types = _check_options(design, templates_per_type, answer_sampling, context_types)
     _check_choice("--fakes", fakes, FAKE_SELECTION)
     _check_choice("--real-entities", real_entities, REAL_SELECTION)
-    ds_id = _dataset_id(wh, dataset)
+    ds_id = _dataset_id(store, dataset)
     per_type = _contexts_per_type(n_entities, n_contexts, len(context_types)) if design == "paper" else None
-    rels = _sample_relations(wh, ds_id, dataset, relations)
-    facts_by_rel, templates = _load_facts_and_templates(wh, [r[0] for r in rels])
+    rels = _sample_relations(store, ds_id, dataset, relations)
+    facts_by_rel, templates = _load_facts_and_templates(store, [r[0] for r in rels])
 
-    sample_id = wh.next_id("sample", "sample_id")
-    ctx0 = int(wh.next_id("context", "context_id"))
+    sample_id = store.next_id("sample", "sample_id")
+    ctx0 = int(store.next_id("context", "context_id"))
     sf_cols, cx_cols = _empty_columns()
     for rid, rname, rshort in rels:
         facts = _relation_facts(dataset, rshort, facts_by_rel.get(rid, []), templates[rid], context_types)
         rng = _rng(seed, rname)
-        chosen = _select_facts(rshort, facts, n_entities, rng, balance_classes=design == "all", fakes=fakes,
-                               real_rng=_fixed_rng(rname) if real_entities == "fixed" else None)
+        chosen = _select_facts(
+            rshort,
+            facts,
+            n_entities,
+            rng,
+            balance_classes=design == "all",
+            fakes=fakes,
+            real_rng=_fixed_rng(rname) if real_entities == "fixed" else None,
+        )
         _add_sample_facts(sf_cols, sample_id, rid, chosen)
         if design == "paper":
-            rows = _paper_rows(rshort, facts, chosen, templates[rid], context_types, per_type, answer_sampling, rng)
+            rows = _paper_rows(
+                rshort, facts, chosen, templates[rid], context_types, per_type, answer_sampling, rng
+            )
         else:
             rows = _all_rows(chosen, templates[rid], context_types, templates_per_type, rng)
         ctx0 = _add_contexts(cx_cols, ctx0, sample_id, rid, rows)
 
-    params = {"dataset": dataset, "relations": [r[2] for r in rels], "design": design,
-              "n_entities": n_entities, "n_contexts": n_contexts, "context_types": list(context_types),
-              "seed": seed, "rng": "numpy PCG64(seed, crc32(relation id))",
-              "answer_sampling": answer_sampling if design == "paper" else None, "entity_dedup": "name",
-              "templates_per_type": templates_per_type, "fakes": fakes, "real_entities": real_entities}
-    store_sample(wh, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols)
+    params = {
+        "dataset": dataset,
+        "relations": [r[2] for r in rels],
+        "design": design,
+        "n_entities": n_entities,
+        "n_contexts": n_contexts,
+        "context_types": list(context_types),
+        "seed": seed,
+        "rng": "numpy PCG64(seed, crc32(relation id))",
+        "answer_sampling": answer_sampling if design == "paper" else None,
+        "entity_dedup": "name",
+        "templates_per_type": templates_per_type,
+        "fakes": fakes,
+        "real_entities": real_entities,
+    }
+    store_sample(
+        store, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols
+    )
     return sample_id
 
 
-def _check_options(design: str, templates_per_type: int | None, answer_sampling: str,
-                   context_types: Sequence[str]) -> list[str]:
+def _check_options(
+    design: str, templates_per_type: int | None, answer_sampling: str, context_types: Sequence[str]
+) -> list[str]:
     """Check the design, ``templates_per_type`` and answer sampling; return the stripped,
     non-empty, distinct context types."""
     if design not in DESIGNS:
@@ -244,12 +298,14 @@ def _check_choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
         raise UserError(f"{option} {value}: expected one of {', '.join(allowed)}")
 
 
-def _dataset_id(wh: Warehouse, dataset: str) -> int:
+def _dataset_id(store: Store, dataset: str) -> int:
     """The id of the dataset named ``dataset``; an unknown name lists the warehouse's datasets."""
-    ds = wh.query("SELECT dataset_id FROM dataset WHERE name = ?", [dataset])
+    ds = store.query("SELECT dataset_id FROM dataset WHERE name = ?", [dataset])
     if not ds:
-        names = [r[0] for r in wh.query("SELECT name FROM dataset ORDER BY dataset_id")]
-        raise UserError(f"unknown dataset '{dataset}' in {wh.path}; it has: {', '.join(names) or 'none (run ingest first)'}")
+        names = [r[0] for r in store.query("SELECT name FROM dataset ORDER BY dataset_id")]
+        raise UserError(
+            f"unknown dataset '{dataset}' in {store.path}; it has: {', '.join(names) or 'none (run ingest first)'}"
+        )
     return ds[0][0]
 
 
@@ -261,15 +317,17 @@ def _contexts_per_type(n_entities: int | None, n_contexts: int | None, n_types: 
     if rem or per_entity % n_types:
         raise UserError(
             f"--contexts {n_contexts} must be a multiple of --entities {n_entities} × "
-            f"{n_types} context types (each entity appears in the same number of contexts of each type)")
+            f"{n_types} context types (each entity appears in the same number of contexts of each type)"
+        )
     return per_entity // n_types
 
 
-def _sample_relations(wh: Warehouse, ds_id: int, dataset: str, relations: Iterable[str] | None) -> list[tuple]:
+def _sample_relations(store: Store, ds_id: int, dataset: str, relations: Iterable[str] | None) -> list[tuple]:
     """The dataset's requested relations (full or short names; all when None) as
     (relation_id, name, short_name) rows, in the order ``resolve_relations`` gives."""
-    rel_rows = wh.query("SELECT relation_id, name, short_name FROM relation WHERE dataset_id = ? ORDER BY position",
-                        [ds_id])
+    rel_rows = store.query(
+        "SELECT relation_id, name, short_name FROM relation WHERE dataset_id = ? ORDER BY position", [ds_id]
+    )
     by_name = {r[1]: r for r in rel_rows}
     short_to_name = {r[2]: r[1] for r in rel_rows}
     wanted = [short_to_name.get(w, w) for w in relations] if relations else None
@@ -277,18 +335,21 @@ def _sample_relations(wh: Warehouse, ds_id: int, dataset: str, relations: Iterab
     return [by_name[n] for n in names]
 
 
-def _load_facts_and_templates(wh: Warehouse, rel_ids: list[int]) -> tuple[
-        dict[int, list[dict]], dict[int, dict[str, list[tuple[int, str]]]]]:
+def _load_facts_and_templates(
+    store: Store, rel_ids: list[int]
+) -> tuple[dict[int, list[dict]], dict[int, dict[str, list[tuple[int, str]]]]]:
     """The facts of the relations (dicts, by relation id) and their context templates (by relation
     id and context type, in ordinal order, as (context_template_id, template))."""
     facts_by_rel: dict[int, list[dict]] = defaultdict(list)
-    cur = wh.execute(read_sql("ctxprior.ingest", "sql/sample_facts.sql"), [rel_ids])
+    cur = store.execute(read_sql("ctxprior.ingest", "sql/sample_facts.sql"), [rel_ids])
     cols = [d[0] for d in cur.description]
     for row in cur.fetchall():
         f = dict(zip(cols, row))
         facts_by_rel[f["relation_id"]].append(f)
     templates: dict[int, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
-    for rid, tid, ctype, tpl in wh.query(read_sql("ctxprior.ingest", "sql/sample_templates.sql"), [rel_ids]):
+    for rid, tid, ctype, tpl in store.query(
+        read_sql("ctxprior.ingest", "sql/sample_templates.sql"), [rel_ids]
+    ):
         templates[rid][ctype].append((tid, tpl))
     return facts_by_rel, templates
 
@@ -296,14 +357,26 @@ def _load_facts_and_templates(wh: Warehouse, rel_ids: list[int]) -> tuple[
 def _empty_columns() -> tuple[dict[str, list], dict[str, list]]:
     """Empty column lists of the ``sample_fact`` and ``context`` rows to insert."""
     sf_cols: dict[str, list] = {k: [] for k in ("sample_id", "fact_id", "relation_id", "ordinal")}
-    cx_cols: dict[str, list] = {k: [] for k in ("context_id", "sample_id", "relation_id", "ordinal",
-                                                "context_template_id", "context_type", "entity_id",
-                                                "answer_id", "text")}
+    cx_cols: dict[str, list] = {
+        k: []
+        for k in (
+            "context_id",
+            "sample_id",
+            "relation_id",
+            "ordinal",
+            "context_template_id",
+            "context_type",
+            "entity_id",
+            "answer_id",
+            "text",
+        )
+    }
     return sf_cols, cx_cols
 
 
-def _relation_facts(dataset: str, rshort: str, facts: list[dict], templates: dict[str, list],
-                    context_types: list[str]) -> list[dict]:
+def _relation_facts(
+    dataset: str, rshort: str, facts: list[dict], templates: dict[str, list], context_types: list[str]
+) -> list[dict]:
     """Check that a relation has facts and a template of every requested context type; return its facts."""
     if not facts:
         raise UserError(f"relation '{rshort}' of dataset '{dataset}' has no facts")
@@ -317,36 +390,54 @@ def _relation_facts(dataset: str, rshort: str, facts: list[dict], templates: dic
 def _add_sample_facts(sf_cols: dict[str, list], sample_id: int, rid: int, chosen: list[dict]) -> None:
     """Append the selected facts of one relation, in selection order, to the ``sample_fact`` columns."""
     for i, f in enumerate(chosen):
-        for k, v in (("sample_id", sample_id), ("fact_id", f["fact_id"]), ("relation_id", rid), ("ordinal", i)):
+        for k, v in (
+            ("sample_id", sample_id),
+            ("fact_id", f["fact_id"]),
+            ("relation_id", rid),
+            ("ordinal", i),
+        ):
             sf_cols[k].append(v)
 
 
-def _paper_rows(rshort: str, facts: list[dict], chosen: list[dict], templates: dict[str, list[tuple[int, str]]],
-                context_types: list[str], per_type: int, answer_sampling: str,
-                rng: np.random.Generator) -> list[tuple]:
+def _paper_rows(
+    rshort: str,
+    facts: list[dict],
+    chosen: list[dict],
+    templates: dict[str, list[tuple[int, str]]],
+    context_types: list[str],
+    per_type: int,
+    answer_sampling: str,
+    rng: np.random.Generator,
+) -> list[tuple]:
     """Design ``paper``: ``per_type`` contexts of each type per selected entity, each with a drawn
     template and answer, then shuffled. Rows are (template_id, type, entity_id, answer_id, text)."""
     pool = _AnswerDraws(facts, answer_sampling, rng)
     if not pool:
         raise UserError(f"relation '{rshort}' has no answers to put in contexts")
     if answer_sampling == "authors" and per_type > len(pool.pool):
-        raise UserError(f"relation '{rshort}' has {len(pool.pool)} answers but each entity needs {per_type} "
-                        "contexts of a type drawn without replacement; use fewer --contexts or "
-                        "--answer-sampling distinct")
+        raise UserError(
+            f"relation '{rshort}' has {len(pool.pool)} answers but each entity needs {per_type} "
+            "contexts of a type drawn without replacement; use fewer --contexts or "
+            "--answer-sampling distinct"
+        )
     rows: list[tuple] = []
     for f in chosen:
         for ctype in context_types:
             tpls = templates[ctype]
             for aid, aname in pool.group(per_type):
                 tid, tpl = tpls[int(rng.integers(len(tpls)))] if len(tpls) > 1 else tpls[0]
-                rows.append((tid, ctype, f["entity_id"], aid,
-                             tpl.format(entity=f["entity"], answer=aname)))
+                rows.append((tid, ctype, f["entity_id"], aid, tpl.format(entity=f["entity"], answer=aname)))
     order = rng.permutation(len(rows))
     return [rows[j] for j in order]
 
 
-def _all_rows(chosen: list[dict], templates: dict[str, list[tuple[int, str]]], context_types: list[str],
-              templates_per_type: int | None, rng: np.random.Generator) -> list[tuple]:
+def _all_rows(
+    chosen: list[dict],
+    templates: dict[str, list[tuple[int, str]]],
+    context_types: list[str],
+    templates_per_type: int | None,
+    rng: np.random.Generator,
+) -> list[tuple]:
     """Design ``all``: every template of each type (or a seeded choice of ``templates_per_type``)
     rendered once per selected fact with its own answer, fixed texts once. Rows are
     (template_id, type, entity_id, answer_id, text)."""
@@ -360,8 +451,15 @@ def _all_rows(chosen: list[dict], templates: dict[str, list[tuple[int, str]]], c
                 rows.append((tid, ctype, None, None, tpl))
                 continue
             for f in chosen:
-                rows.append((tid, ctype, f["entity_id"], f["answer_id"],
-                             tpl.format(entity=f["entity"], answer=f["answer"] or "")))
+                rows.append(
+                    (
+                        tid,
+                        ctype,
+                        f["entity_id"],
+                        f["answer_id"],
+                        tpl.format(entity=f["entity"], answer=f["answer"] or ""),
+                    )
+                )
     return rows
 
 
@@ -369,35 +467,67 @@ def _add_contexts(cx_cols: dict[str, list], ctx0: int, sample_id: int, rid: int,
     """Append one relation's context rows to the ``context`` columns with ids from ``ctx0``;
     return the next free context id."""
     for j, (tid, ctype, eid, aid, text) in enumerate(rows):
-        for k, v in (("context_id", ctx0), ("sample_id", sample_id), ("relation_id", rid), ("ordinal", j),
-                     ("context_template_id", tid), ("context_type", ctype), ("entity_id", eid),
-                     ("answer_id", aid), ("text", text)):
+        for k, v in (
+            ("context_id", ctx0),
+            ("sample_id", sample_id),
+            ("relation_id", rid),
+            ("ordinal", j),
+            ("context_template_id", tid),
+            ("context_type", ctype),
+            ("entity_id", eid),
+            ("answer_id", aid),
+            ("text", text),
+        ):
             cx_cols[k].append(v)
         ctx0 += 1
     return ctx0
 
 
-def store_sample(wh: Warehouse, sample_id: int, ds_id: int, design: str, seed: int, n_entities: int | None,
-                 n_contexts: int | None, context_types: list[str], params: dict[str, Any],
-                 sf_cols: dict[str, list], cx_cols: dict[str, list]) -> None:
+def store_sample(
+    store: Store,
+    sample_id: int,
+    ds_id: int,
+    design: str,
+    seed: int,
+    n_entities: int | None,
+    n_contexts: int | None,
+    context_types: list[str],
+    params: dict[str, Any],
+    sf_cols: dict[str, list],
+    cx_cols: dict[str, list],
+) -> None:
     """Insert the sample, its facts (``sample_fact`` columns) and its contexts (``context`` columns)
     in one transaction (joining the caller's, if any)."""
-    with wh.transaction():
-        wh.insert_arrow("sample", {
-            "sample_id": [sample_id], "dataset_id": [ds_id], "design": [design], "seed": [seed],
-            "n_entities": pa.array([n_entities], pa.int32()), "n_contexts": pa.array([n_contexts], pa.int32()),
-            "context_types": [",".join(context_types)], "params_json": [json.dumps(params, sort_keys=True)],
-            "ctxprior_version": [__version__], "created_at": pa.array([utcnow()], pa.timestamp("us")),
-        })
-        wh.insert_arrow("sample_fact", pa.table({k: pa.array(v, pa.int32()) for k, v in sf_cols.items()}))
-        wh.insert_arrow("context", pa.table({
-            "context_id": pa.array(cx_cols["context_id"], pa.int64()),
-            "sample_id": pa.array(cx_cols["sample_id"], pa.int32()),
-            "relation_id": pa.array(cx_cols["relation_id"], pa.int32()),
-            "ordinal": pa.array(cx_cols["ordinal"], pa.int32()),
-            "context_template_id": pa.array(cx_cols["context_template_id"], pa.int32()),
-            "context_type": pa.array(cx_cols["context_type"], pa.string()),
-            "entity_id": pa.array(cx_cols["entity_id"], pa.int32()),
-            "answer_id": pa.array(cx_cols["answer_id"], pa.int32()),
-            "text": pa.array(cx_cols["text"], pa.string()),
-        }))
+    with store.transaction():
+        store.insert_arrow(
+            "sample",
+            {
+                "sample_id": [sample_id],
+                "dataset_id": [ds_id],
+                "design": [design],
+                "seed": [seed],
+                "n_entities": pa.array([n_entities], pa.int32()),
+                "n_contexts": pa.array([n_contexts], pa.int32()),
+                "context_types": [",".join(context_types)],
+                "params_json": [json.dumps(params, sort_keys=True)],
+                "ctxprior_version": [__version__],
+                "created_at": pa.array([utcnow()], pa.timestamp("us")),
+            },
+        )
+        store.insert_arrow("sample_fact", pa.table({k: pa.array(v, pa.int32()) for k, v in sf_cols.items()}))
+        store.insert_arrow(
+            "context",
+            pa.table(
+                {
+                    "context_id": pa.array(cx_cols["context_id"], pa.int64()),
+                    "sample_id": pa.array(cx_cols["sample_id"], pa.int32()),
+                    "relation_id": pa.array(cx_cols["relation_id"], pa.int32()),
+                    "ordinal": pa.array(cx_cols["ordinal"], pa.int32()),
+                    "context_template_id": pa.array(cx_cols["context_template_id"], pa.int32()),
+                    "context_type": pa.array(cx_cols["context_type"], pa.string()),
+                    "entity_id": pa.array(cx_cols["entity_id"], pa.int32()),
+                    "answer_id": pa.array(cx_cols["answer_id"], pa.int32()),
+                    "text": pa.array(cx_cols["text"], pa.string()),
+                }
+            ),
+        )

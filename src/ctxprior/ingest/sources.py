@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from ..errors import UserError
 from ..digest import sha256_file
+from ..errors import UserError
 
 HF_PATH_RE = re.compile(r"^hf://datasets/(?P<repo>[^/@]+/[^/@]+)(?:@(?P<rev>[^/]+))?/(?P<path>[^@]+)$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -54,6 +54,7 @@ class Source:
 
 
 # -- the Hugging Face environment, read at call time ----------------------------------------------
+
 
 def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}
@@ -89,6 +90,7 @@ def endpoint() -> str:
 
 # -- checks -----------------------------------------------------------------------------------------
 
+
 def check_sha256(value: str | None) -> str | None:
     """``--sha256 HEX``: 64 hex digits (case-insensitive); returned lower-case."""
     if value is None:
@@ -103,19 +105,24 @@ def verify_sha256(path: Path, expected: str | None, what: str) -> str:
     """The file's sha256; a UserError when ``expected`` is given and differs."""
     actual = sha256_file(path)
     if expected is not None and actual != expected:
-        raise UserError(f"{what}: sha256 is {actual} but --sha256 expects {expected}; the file is not the "
-                        "one you expect (a new release or a broken download); check the source or the hash")
+        raise UserError(
+            f"{what}: sha256 is {actual} but --sha256 expects {expected}; the file is not the "
+            "one you expect (a new release or a broken download); check the source or the hash"
+        )
     return actual
 
 
 # -- Hub files --------------------------------------------------------------------------------------
 
+
 def parse_hf_path(spec: str) -> tuple[str, str | None, str]:
     """``hf://datasets/OWNER/REPO[@REV]/PATH`` -> (OWNER/REPO, REV or None, PATH)."""
     m = HF_PATH_RE.match(spec)
     if not m or ".." in m.group("path").split("/"):
-        raise UserError(f"{spec}: not a Hub file path; expected hf://datasets/OWNER/REPO[@REVISION]/PATH, "
-                        "e.g. hf://datasets/my-lab/yago-qec@main/yago_qec.json")
+        raise UserError(
+            f"{spec}: not a Hub file path; expected hf://datasets/OWNER/REPO[@REVISION]/PATH, "
+            "e.g. hf://datasets/my-lab/yago-qec@main/yago_qec.json"
+        )
     return m.group("repo"), unquote(m.group("rev")) if m.group("rev") else None, m.group("path")
 
 
@@ -123,7 +130,9 @@ def hub_url(repo_id: str, filename: str, revision: str | None) -> str:
     return f"{endpoint()}/datasets/{repo_id}/resolve/{quote(revision or 'main', safe='')}/{filename}"
 
 
-def hub_file(repo_id: str, filename: str, revision: str | None, *, todo: str | None = None) -> tuple[Path, str]:
+def hub_file(
+    repo_id: str, filename: str, revision: str | None, *, todo: str | None = None
+) -> tuple[Path, str]:
     """Download (or find in the hub cache) one file of a Hub dataset repo: (local path, commit sha).
 
     ``todo`` ends the message when the file cannot be had: what to download by hand and where to
@@ -131,8 +140,14 @@ def hub_file(repo_id: str, filename: str, revision: str | None, *, todo: str | N
     """
     from huggingface_hub import hf_hub_download
 
-    kw = {"repo_id": repo_id, "filename": filename, "repo_type": "dataset", "revision": revision,
-          "cache_dir": str(hub_cache_dir()), "local_files_only": is_offline()}
+    kw = {
+        "repo_id": repo_id,
+        "filename": filename,
+        "repo_type": "dataset",
+        "revision": revision,
+        "cache_dir": str(hub_cache_dir()),
+        "local_files_only": is_offline(),
+    }
     if os.environ.get("HF_ENDPOINT"):
         kw["endpoint"] = endpoint()
     down = None if kw["local_files_only"] else unreachable(endpoint())
@@ -164,31 +179,44 @@ def unreachable(url: str) -> str | None:
         return getattr(e, "strerror", None) or str(e) or type(e).__name__
 
 
-def hub_error(repo_id: str, filename: str, revision: str | None, e: BaseException, todo: str,
-              down: str | None = None) -> UserError:
+def hub_error(
+    repo_id: str, filename: str, revision: str | None, e: BaseException, todo: str, down: str | None = None
+) -> UserError:
     """A huggingface_hub exception as one actionable line."""
     from huggingface_hub import errors
 
     where = f"hf://datasets/{repo_id}{'@' + revision if revision else ''}/{filename}"
-    if isinstance(e, errors.LocalEntryNotFoundError) or isinstance(e, (ConnectionError, TimeoutError)):
-        why = ("HF_HUB_OFFLINE is set" if is_offline() else
-               f"{endpoint()} cannot be reached" + (f" ({down})" if down else ""))
+    if isinstance(e, (errors.LocalEntryNotFoundError, ConnectionError, TimeoutError)):
+        why = (
+            "HF_HUB_OFFLINE is set"
+            if is_offline()
+            else f"{endpoint()} cannot be reached" + (f" ({down})" if down else "")
+        )
         return UserError(f"{where}: not in the Hugging Face cache ({hub_cache_dir()}) and {why}; {todo}")
     if isinstance(e, errors.GatedRepoError):
-        return UserError(f"{where}: the dataset is gated; accept its terms on the Hub and log in (`hf auth login`)")
+        return UserError(
+            f"{where}: the dataset is gated; accept its terms on the Hub and log in (`hf auth login`)"
+        )
     if isinstance(e, errors.RepositoryNotFoundError):
-        return UserError(f"{where}: no dataset repository {repo_id} on {endpoint()} (or it is private: "
-                         "`hf auth login`); check OWNER/REPO")
+        return UserError(
+            f"{where}: no dataset repository {repo_id} on {endpoint()} (or it is private: "
+            "`hf auth login`); check OWNER/REPO"
+        )
     if isinstance(e, errors.RevisionNotFoundError):
-        return UserError(f"{where}: {repo_id} has no revision {revision!r}; pass a branch, tag or commit that exists")
+        return UserError(
+            f"{where}: {repo_id} has no revision {revision!r}; pass a branch, tag or commit that exists"
+        )
     if isinstance(e, errors.EntryNotFoundError):
-        return UserError(f"{where}: {repo_id} has no file {filename} at revision {revision or 'main'}; "
-                         "check the path (the repository's 'Files' tab lists them)")
+        return UserError(
+            f"{where}: {repo_id} has no file {filename} at revision {revision or 'main'}; "
+            "check the path (the repository's 'Files' tab lists them)"
+        )
     first = (str(e).strip().splitlines() or [type(e).__name__])[0]
     return UserError(f"{where}: download failed ({first}); check the network and HF_ENDPOINT, or {todo}")
 
 
 # -- URLs -------------------------------------------------------------------------------------------
+
 
 def url_cache_path(url: str) -> Path:
     """Where a URL's download lives: <assets cache>/ctxprior/urls/<sha1(url)[:16]>/<file name>."""
@@ -232,7 +260,7 @@ def _fetch(url: str, dest: Path) -> None:
             return
         except urllib.error.HTTPError as e:
             part.unlink(missing_ok=True)
-            if e.code != 429 and e.code < 500 or attempt == URL_ATTEMPTS - 1:
+            if (e.code != 429 and e.code < 500) or attempt == URL_ATTEMPTS - 1:
                 raise UserError(f"{url}: HTTP {e.code} {e.reason}; check the URL") from None
         except urllib.error.URLError as e:  # no connection at all (refused, DNS): no retry
             part.unlink(missing_ok=True)
@@ -241,9 +269,11 @@ def _fetch(url: str, dest: Path) -> None:
             part.unlink(missing_ok=True)
             if attempt == URL_ATTEMPTS - 1:
                 why = str(e) or type(e).__name__
-                raise UserError(f"{url}: the download broke off ({why}) in each of {URL_ATTEMPTS} attempts, "
-                                f"so nothing was cached; try again later, or {instead}") from None
-        time.sleep(URL_BACKOFF * 2 ** attempt)
+                raise UserError(
+                    f"{url}: the download broke off ({why}) in each of {URL_ATTEMPTS} attempts, "
+                    f"so nothing was cached; try again later, or {instead}"
+                ) from None
+        time.sleep(URL_BACKOFF * 2**attempt)
 
 
 def discard_download(spec: str) -> str | None:
@@ -252,8 +282,10 @@ def discard_download(spec: str) -> str | None:
     if not str(spec).startswith(("http://", "https://")):
         return None
     url_cache_path(str(spec)).unlink(missing_ok=True)
-    return ("the cached download was removed, so the next run downloads it again; if the file at the "
-            "URL itself is broken, fix it there or pass a local copy (--sha256 HEX pins the expected file)")
+    return (
+        "the cached download was removed, so the next run downloads it again; if the file at the "
+        "URL itself is broken, fix it there or pass a local copy (--sha256 HEX pins the expected file)"
+    )
 
 
 def url_file(url: str, expected: str | None = None) -> Path:
@@ -262,13 +294,16 @@ def url_file(url: str, expected: str | None = None) -> Path:
     if dest.is_file() and (expected is None or sha256_file(dest) == expected):
         return dest
     if is_offline():
-        raise UserError(f"{url}: not downloaded yet and HF_HUB_OFFLINE is set; download it and pass the "
-                        f"local path instead (or put it at {dest})")
+        raise UserError(
+            f"{url}: not downloaded yet and HF_HUB_OFFLINE is set; download it and pass the "
+            f"local path instead (or put it at {dest})"
+        )
     _fetch(url, dest)
     return dest
 
 
 # -- one entry point --------------------------------------------------------------------------------
+
 
 def resolve_file(spec: str, sha256: str | None = None) -> Source:
     """A local path, ``hf://datasets/...`` path or http(s) URL -> a local file (downloaded if needed).

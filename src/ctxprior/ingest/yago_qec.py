@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from ..errors import UserError
 from ..digest import sha256_file
+from ..errors import UserError
 from .builder import DatasetBuilder, RelationRows, short_relation_name
 from .registry import IngestSource, Param, ingest_source
 from .sources import discard_download, resolve_file
@@ -31,8 +32,14 @@ DEGREE_KEYS = {
     "entity_namesake_to_num_uris": "namesake_num_uris",
     "entity_uri_to_predicate_degree": "predicate_degree",
 }
-ALIGNED_STR_KEYS = ("answers", "entity_uris", "answer_uris", "gpt_fake_entities", "entity_classes",
-                    "fake_entity_classes")
+ALIGNED_STR_KEYS = (
+    "answers",
+    "entity_uris",
+    "answer_uris",
+    "gpt_fake_entities",
+    "entity_classes",
+    "fake_entity_classes",
+)
 
 
 def read_json_file(path: str | Path, label: str | None = None) -> Any:
@@ -119,7 +126,9 @@ def resolve_relations(available: list[str], wanted: Iterable[str] | None, source
             hits = by_short.get(w, [])
         if not hits:
             near = difflib.get_close_matches(w, list(by_short), n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(near)}?" if near else f"; {source} has {len(available)} relations"
+            hint = (
+                f"; did you mean {', '.join(near)}?" if near else f"; {source} has {len(available)} relations"
+            )
             raise UserError(f"unknown relation '{w}' in {source}{hint}")
         if len(hits) > 1:
             raise UserError(f"relation '{w}' is ambiguous in {source}: {', '.join(hits)}; use the full id")
@@ -128,10 +137,17 @@ def resolve_relations(available: list[str], wanted: Iterable[str] | None, source
     return out
 
 
-def parse_yago_qec(path: str | Path, name: str = "yago_qec", relations: Iterable[str] | None = None,
-                   source_format: str = "yago_qec", description: str | None = None,
-                   data: Any = None, origin: str | None = None, sha256: str | None = None,
-                   label: str | None = None) -> DatasetBuilder:
+def parse_yago_qec(
+    path: str | Path,
+    name: str = "yago_qec",
+    relations: Iterable[str] | None = None,
+    source_format: str = "yago_qec",
+    description: str | None = None,
+    data: Any = None,
+    origin: str | None = None,
+    sha256: str | None = None,
+    label: str | None = None,
+) -> DatasetBuilder:
     """Validate the whole file and return the rows to write (nothing is written here).
 
     ``origin`` (recorded as ``dataset.source_path``) defaults to the file's absolute path,
@@ -143,8 +159,13 @@ def parse_yago_qec(path: str | Path, name: str = "yago_qec", relations: Iterable
     keep = _relations_to_keep(data, relations, path)
     if sha256 is None and Path(local).exists():
         sha256 = sha256_file(local)
-    b = DatasetBuilder(name, source_format, source_path=origin or str(Path(local).resolve()),
-                       source_sha256=sha256, description=description)
+    b = DatasetBuilder(
+        name,
+        source_format,
+        source_path=origin or str(Path(local).resolve()),
+        source_sha256=sha256,
+        description=description,
+    )
     for rel_name in keep:
         _parse_relation(b, chk, rel_name, data[rel_name])
     return b
@@ -186,7 +207,9 @@ def _aligned_lists(chk: _Check, rel_name: str, rd: dict) -> tuple[list, dict[str
     for key in ALIGNED_STR_KEYS:
         if rd.get(key) is None:
             continue
-        lists[key] = chk.str_list(rd[key], f"{rel_name}.{key}", allow_none=key.endswith("uris") or "classes" in key)
+        lists[key] = chk.str_list(
+            rd[key], f"{rel_name}.{key}", allow_none=key.endswith("uris") or "classes" in key
+        )
         if len(lists[key]) != n:
             chk.fail(f"{rel_name}.{key}", f"has {len(lists[key])} items but entities has {n}")
     degrees: dict[str, list] = {}
@@ -211,7 +234,9 @@ def _parse_query_forms(chk: _Check, rel_name: str, raw: Any) -> list[tuple[str, 
             forms.append((qtype, i, chk.template(t, f"{rel_name}.query_forms.{qtype}[{i}]", need)))
     unknown_qf = set(qf) - {"open", "closed"}
     if unknown_qf:
-        chk.fail(f"{rel_name}.query_forms", f"unknown query type(s) {sorted(unknown_qf)}; expected open, closed")
+        chk.fail(
+            f"{rel_name}.query_forms", f"unknown query type(s) {sorted(unknown_qf)}; expected open, closed"
+        )
     if not forms:
         chk.fail(f"{rel_name}.query_forms", "no query forms")
     return forms
@@ -227,8 +252,9 @@ def _parse_context_templates(chk: _Check, rel_name: str, raw: Any) -> list[tuple
             continue  # e.g. negation could not be generated for this relation
         items = t if isinstance(t, list) else [t]
         for i, ti in enumerate(items):
-            templates.append((ctype, i, chk.template(ti, f"{rel_name}.context_templates.{ctype}",
-                                                     ("entity", "answer"))))
+            templates.append(
+                (ctype, i, chk.template(ti, f"{rel_name}.context_templates.{ctype}", ("entity", "answer")))
+            )
     if not templates:
         chk.fail(f"{rel_name}.context_templates", "no context templates")
     return templates
@@ -245,8 +271,14 @@ def _add_classes(chk: _Check, rel_name: str, rd: dict, rel: RelationRows) -> Non
             rel.classes.append((role, cname, float(frac)))
 
 
-def _add_facts(b: DatasetBuilder, rel: RelationRows, entities: list, answers: list, lists: dict[str, list],
-               degrees: dict[str, list]) -> None:
+def _add_facts(
+    b: DatasetBuilder,
+    rel: RelationRows,
+    entities: list,
+    answers: list,
+    lists: dict[str, list],
+    degrees: dict[str, list],
+) -> None:
     """Add a fact per real entity (with its degrees), then one per GPT fake, which borrows the
     answer of the real entity at its position."""
     n = len(entities)
@@ -271,8 +303,12 @@ def _add_facts(b: DatasetBuilder, rel: RelationRows, entities: list, answers: li
             rel.facts.append({"entity": e, "answer": a, "kind": "fake", "position": i})
 
 
-def load_yago_qec(spec: str | Path, name: str = "yago_qec", relations: Iterable[str] | None = None,
-                  sha256: str | None = None) -> DatasetBuilder:
+def load_yago_qec(
+    spec: str | Path,
+    name: str = "yago_qec",
+    relations: Iterable[str] | None = None,
+    sha256: str | None = None,
+) -> DatasetBuilder:
     """Fetch (local path, ``hf://datasets/OWNER/REPO[@REV]/PATH`` or http(s) URL; see
     ``ingest.sources``), check ``sha256`` when given, and validate; nothing is written."""
     src = resolve_file(str(spec), sha256)
@@ -281,31 +317,43 @@ def load_yago_qec(spec: str | Path, name: str = "yago_qec", relations: Iterable[
     except UserError as e:  # an unreadable download is not kept: the next run fetches it again
         recover = discard_download(str(spec)) if src.sha256 is not None and sha256 is None else None
         raise UserError(f"{e}; {recover}" if recover else str(e)) from None
-    return parse_yago_qec(src.path, name=name, relations=relations, data=data, origin=src.origin,
-                          sha256=src.sha256, label=str(spec))
+    return parse_yago_qec(
+        src.path,
+        name=name,
+        relations=relations,
+        data=data,
+        origin=src.origin,
+        sha256=src.sha256,
+        label=str(spec),
+    )
 
 
-def ingest_yago_qec(wh, path: str | Path, name: str = "yago_qec",
-                    relations: Iterable[str] | None = None, sha256: str | None = None) -> dict[str, Any]:
+def ingest_yago_qec(
+    store,
+    path: str | Path,
+    name: str = "yago_qec",
+    relations: Iterable[str] | None = None,
+    sha256: str | None = None,
+) -> dict[str, Any]:
     """Fetch and validate ``path`` fully (``load_yago_qec``), then write it in one transaction."""
-    return write_yago_qec(wh, load_yago_qec(path, name=name, relations=relations, sha256=sha256))
+    return write_yago_qec(store, load_yago_qec(path, name=name, relations=relations, sha256=sha256))
 
 
-def write_yago_qec(wh, builder: DatasetBuilder) -> dict[str, Any]:
+def write_yago_qec(store, builder: DatasetBuilder) -> dict[str, Any]:
     """Write an already validated file (``parse_yago_qec``) in one transaction."""
-    with wh.transaction():
-        stats = builder.write(wh)
-        _register_degrees(wh, stats["dataset_id"])
+    with store.transaction():
+        stats = builder.write(store)
+        _register_degrees(store, stats["dataset_id"])
     return stats
 
 
-def _register_degrees(wh, dataset_id: int) -> None:
+def _register_degrees(store, dataset_id: int) -> None:
     """Degrees that came with the file are a covariate too (when the covariates module is there)."""
     try:
         from ..covariates import register_fact_degrees
     except ImportError:
         return
-    register_fact_degrees(wh, dataset_id)
+    register_fact_degrees(store, dataset_id)
 
 
 def _prepare_source(path, name: str = "yago_qec", relations=(), sha256: str | None = None) -> dict:
@@ -313,28 +361,44 @@ def _prepare_source(path, name: str = "yago_qec", relations=(), sha256: str | No
     return {"builder": load_yago_qec(str(path), name=name, relations=relations or None, sha256=sha256)}
 
 
-def _load_source(wh, builder: DatasetBuilder) -> dict[str, Any]:
-    return {**write_yago_qec(wh, builder), "source": builder.source_path, "sha256": builder.source_sha256}
+def _load_source(store, builder: DatasetBuilder) -> dict[str, Any]:
+    return {**write_yago_qec(store, builder), "source": builder.source_path, "sha256": builder.source_sha256}
 
 
 def _source_lines(s: dict[str, Any]) -> list[str]:
-    return [f"ingested dataset '{s['dataset']}': {s['relations']} relations, {s['facts']} facts, "
-            f"{s['entities']} entities, {s['answers']} answers, {s['query_forms']} query forms, "
-            f"{s['context_templates']} context templates",
-            f"source: {s['source']} (sha256 {s['sha256']})"]
+    return [
+        f"ingested dataset '{s['dataset']}': {s['relations']} relations, {s['facts']} facts, "
+        f"{s['entities']} entities, {s['answers']} answers, {s['query_forms']} query forms, "
+        f"{s['context_templates']} context templates",
+        f"source: {s['source']} (sha256 {s['sha256']})",
+    ]
 
 
-SOURCE = ingest_source(IngestSource(
-    name="yago-qec",
-    help="Load the paper authors' yago_qec.json (relations, real + GPT-4 fake entities, query forms, "
-         "context templates, URIs, class fractions and degrees) from a local file, a Hub dataset file or "
-         "an http(s) URL (downloaded into the Hugging Face cache; its sha256 is recorded).",
-    params=(
-        Param("path", metavar="PATH|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
-        Param("name", "--name", "Dataset name in the warehouse.", default="yago_qec"),
-        Param("relations", "--relation", "Load only this relation (full id or short name, e.g. capital); "
-              "repeatable.", metavar="R", multiple=True),
-        Param("sha256", "--sha256", "Expected sha256 of the file; a different file is refused before "
-              "anything is written.", metavar="HEX"),
-    ),
-    prepare=_prepare_source, load=_load_source, lines=_source_lines))
+SOURCE = ingest_source(
+    IngestSource(
+        name="yago-qec",
+        help="Load the paper authors' yago_qec.json (relations, real + GPT-4 fake entities, query forms, "
+        "context templates, URIs, class fractions and degrees) from a local file, a Hub dataset file or "
+        "an http(s) URL (downloaded into the Hugging Face cache; its sha256 is recorded).",
+        params=(
+            Param("path", metavar="PATH|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
+            Param("name", "--name", "Dataset name in the warehouse.", default="yago_qec"),
+            Param(
+                "relations",
+                "--relation",
+                "Load only this relation (full id or short name, e.g. capital); repeatable.",
+                metavar="R",
+                multiple=True,
+            ),
+            Param(
+                "sha256",
+                "--sha256",
+                "Expected sha256 of the file; a different file is refused before anything is written.",
+                metavar="HEX",
+            ),
+        ),
+        prepare=_prepare_source,
+        load=_load_source,
+        lines=_source_lines,
+    )
+)

@@ -13,10 +13,10 @@ from typing import Any
 
 import yaml
 
-from ..version import __version__
 from ..schema.base import metadata
-from ..schema.warehouse import Warehouse
+from ..schema.store import Store
 from ..sqlfiles import body, ident, literal, read_sql
+from ..version import __version__
 
 # Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS.
 VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
@@ -77,35 +77,66 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
 # comments were required). A comment in the schema always wins over this.
 TABLE_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
     "meta": {"key": "metadata key", "value": "metadata value"},
-    "dataset": {"name": "dataset name, unique in the warehouse", "description": "free-text description",
-                "source_path": "input file as given at ingest", "source_sha256": "sha256 of the input file"},
+    "dataset": {
+        "name": "dataset name, unique in the warehouse",
+        "description": "free-text description",
+        "source_path": "input file as given at ingest",
+        "source_sha256": "sha256 of the input file",
+    },
     "relation": {"is_reverse": "true for a reversed relation (source id prefixed reverse-)"},
-    "relation_class": {"class_name": "class name (e.g. a YAGO class)",
-                       "fraction": "share of the relation's entities / answers in this class"},
-    "entity": {"name": "entity name as in the source",
-               "uri": "entity URI in the source knowledge graph (NULL for generated entities)",
-               "entity_class": "class of the entity, e.g. from YAGO"},
+    "relation_class": {
+        "class_name": "class name (e.g. a YAGO class)",
+        "fraction": "share of the relation's entities / answers in this class",
+    },
+    "entity": {
+        "name": "entity name as in the source",
+        "uri": "entity URI in the source knowledge graph (NULL for generated entities)",
+        "entity_class": "class of the entity, e.g. from YAGO",
+    },
     "answer": {"name": "answer text", "uri": "answer URI in the source knowledge graph"},
     "query_form": {"ordinal": "index among the relation's query forms of this type"},
-    "context_template": {"ordinal": "index among the relation's templates of this type",
-                         "template": "context template with placeholders {entity} and {answer}"},
+    "context_template": {
+        "ordinal": "index among the relation's templates of this type",
+        "template": "context template with placeholders {entity} and {answer}",
+    },
     "sample": {"seed": "random seed of the sample (paper: 11, 12, 13)"},
-    "context": {"text": "the context text, prepended to the query (ends in a newline)",
-                "context_type": "base | assertive | negation | ... (copied from the template)"},
-    "run": {"dtype": "dtype of the model weights during the run", "device": "device the model ran on",
-            "batch_size": "prompts per forward batch", "seed": "random seed of the run",
-            "host": "machine that ran it", "pid": "process id of the run",
-            "error": "error message when the run failed", "units_total": "work units in the run",
-            "units_done": "work units finished", "prompts_done": "prompts scored so far"},
-    "run_unit": {"n_prompts": "prompts scored in the unit", "attempts": "times the unit was tried",
-                 "error": "error message when the unit failed", "seconds": "wall-clock seconds spent on the unit"},
-    "run_unit_engine": {"batch_size": "rows per forward pass when the unit finished",
-                        "oom_splits": "batches split after CUDA out-of-memory errors"},
+    "context": {
+        "text": "the context text, prepended to the query (ends in a newline)",
+        "context_type": "base | assertive | negation | ... (copied from the template)",
+    },
+    "run": {
+        "dtype": "dtype of the model weights during the run",
+        "device": "device the model ran on",
+        "batch_size": "prompts per forward batch",
+        "seed": "random seed of the run",
+        "host": "machine that ran it",
+        "pid": "process id of the run",
+        "error": "error message when the run failed",
+        "units_total": "work units in the run",
+        "units_done": "work units finished",
+        "prompts_done": "prompts scored so far",
+    },
+    "run_unit": {
+        "n_prompts": "prompts scored in the unit",
+        "attempts": "times the unit was tried",
+        "error": "error message when the unit failed",
+        "seconds": "wall-clock seconds spent on the unit",
+    },
+    "run_unit_engine": {
+        "batch_size": "rows per forward pass when the unit finished",
+        "oom_splits": "batches split after CUDA out-of-memory errors",
+    },
     "susceptibility": {"n_contexts": "number of contexts in the mixture p(A|q(e))"},
-    "prior_topk": {"token_id": "tokenizer id of the answer token", "prob": "probability p(A = token | q(e)) without context"},
-    "prompt_topk": {"rank": "1 = most probable", "token_id": "tokenizer id of the answer token",
-                    "token": "decoded token (or answer string for answer-set runs)",
-                    "prob": "probability p(A = token | c, q(e))"},
+    "prior_topk": {
+        "token_id": "tokenizer id of the answer token",
+        "prob": "probability p(A = token | q(e)) without context",
+    },
+    "prompt_topk": {
+        "rank": "1 = most probable",
+        "token_id": "tokenizer id of the answer token",
+        "token": "decoded token (or answer string for answer-set runs)",
+        "prob": "probability p(A = token | c, q(e))",
+    },
 }
 
 # Any table or view, when nothing more specific is known.
@@ -177,14 +208,15 @@ Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Mode
 
 ESTIMATORS = {
     "first-token": "the answer variable A is the next token: the softmax of the last prompt position's "
-                   "logits over the full vocabulary (as in the paper)",
+    "logits over the full vocabulary (as in the paper)",
     "answer-set": "A ranges over the relation's answer strings, each scored by its sequence likelihood "
-                  "after the prompt and renormalized",
+    "after the prompt and renormalized",
     "sampled": "A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
 }
 
 
 # -- column meanings ----------------------------------------------------------------------------
+
 
 def _pk_meaning(column: str) -> str | None:
     """'x_id' that is the single-column primary key of table x -> 'id of a `x` row'."""
@@ -198,13 +230,16 @@ def _pk_meaning(column: str) -> str | None:
 def _view_sources() -> dict[str, list[str]]:
     """view -> tables its SQL mentions, directly or through the staging views (``stg_*``) it reads
     (from the view files, in file order)."""
-    from ..schema.warehouse import view_scripts
+    from ..schema.store import view_scripts
 
     out: dict[str, list[str]] = {}
     names = [t.name for t in metadata.sorted_tables]
     for _, text in view_scripts():
-        for m in re.finditer(r"CREATE\s+OR\s+REPLACE\s+VIEW\s+\"?(\w+)\"?\s+AS(.*?)(?=CREATE\s+OR\s+REPLACE\s+VIEW|\Z)",
-                             text, re.S | re.I):
+        for m in re.finditer(
+            r"CREATE\s+OR\s+REPLACE\s+VIEW\s+\"?(\w+)\"?\s+AS(.*?)(?=CREATE\s+OR\s+REPLACE\s+VIEW|\Z)",
+            text,
+            re.S | re.I,
+        ):
             body = m.group(2)
             out[m.group(1)] = [n for n in names if re.search(rf"\b{re.escape(n)}\b", body)]
             for stg in re.findall(r"\bstg_\w+\b", body):  # a staging view's tables count as the view's
@@ -253,8 +288,13 @@ def table_description(name: str) -> str:
 
 def missing_meanings(manifest: dict[str, Any]) -> list[str]:
     """'table.column' for every published column the card cannot explain."""
-    return [f"{e['name']}.{c['name']}" for e in manifest["tables"] if e["files"] for c in e["columns"]
-            if not column_meaning(e["name"], c["name"], e["kind"])]
+    return [
+        f"{e['name']}.{c['name']}"
+        for e in manifest["tables"]
+        if e["files"]
+        for c in e["columns"]
+        if not column_meaning(e["name"], c["name"], e["kind"])
+    ]
 
 
 # -- the card -----------------------------------------------------------------------------------
@@ -265,8 +305,9 @@ LICENSE_RE = re.compile(r"^[a-z0-9][a-z0-9.\-+]*$")
 def front_matter(manifest: dict[str, Any], license: str, pretty_name: str) -> dict[str, Any]:
     configs = []
     published = [e for e in manifest["tables"] if e["files"]]
-    default = next((e["name"] for e in published if e["name"] == "v_susceptibility"), None) or \
-        next((e["name"] for e in published if e["name"] == "susceptibility"), None)
+    default = next((e["name"] for e in published if e["name"] == "v_susceptibility"), None) or next(
+        (e["name"] for e in published if e["name"] == "susceptibility"), None
+    )
     for e in published:
         cfg: dict[str, Any] = {"config_name": e["name"]}
         if e["name"] == default:
@@ -274,9 +315,21 @@ def front_matter(manifest: dict[str, Any], license: str, pretty_name: str) -> di
         cfg["data_files"] = [{"split": "train", "path": f"data/{e['name']}/*.parquet"}]
         configs.append(cfg)
     total = sum(e["rows"] for e in published)
-    size = ("n<1K" if total < 1_000 else "1K<n<10K" if total < 10_000 else "10K<n<100K" if total < 100_000
-            else "100K<n<1M" if total < 1_000_000 else "1M<n<10M" if total < 10_000_000
-            else "10M<n<100M" if total < 100_000_000 else "100M<n<1B")
+    size = (
+        "n<1K"
+        if total < 1_000
+        else "1K<n<10K"
+        if total < 10_000
+        else "10K<n<100K"
+        if total < 100_000
+        else "100K<n<1M"
+        if total < 1_000_000
+        else "1M<n<10M"
+        if total < 10_000_000
+        else "10M<n<100M"
+        if total < 100_000_000
+        else "100M<n<1B"
+    )
     return {
         "license": license,
         "pretty_name": pretty_name,
@@ -292,29 +345,54 @@ def _md(text: Any) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def _runs_rows(wh: Warehouse, run_ids: list[int] | None) -> list[dict[str, Any]]:
-    if not run_ids or "run" not in wh.table_names():
+def _runs_rows(store: Store, run_ids: list[int] | None) -> list[dict[str, Any]]:
+    if not run_ids or "run" not in store.table_names():
         return []
-    cols = [r[0] for r in wh.query(read_sql(SQL, "sql/run_columns.sql"))]
-    want = [c for c in ("run_id", "kind", "model", "model_revision", "dtype", "quantization", "estimator",
-                        "sample_id", "seed", "status", "ctxprior_version", "started_at", "ended_at")
-            if c in cols]
-    rows = wh.query(body(read_sql(SQL, "sql/card_runs.sql")).format(columns=", ".join(map(ident, want))),
-                    [[int(r) for r in run_ids]])
+    cols = [r[0] for r in store.query(read_sql(SQL, "sql/run_columns.sql"))]
+    want = [
+        c
+        for c in (
+            "run_id",
+            "kind",
+            "model",
+            "model_revision",
+            "dtype",
+            "quantization",
+            "estimator",
+            "sample_id",
+            "seed",
+            "status",
+            "ctxprior_version",
+            "started_at",
+            "ended_at",
+        )
+        if c in cols
+    ]
+    rows = store.query(
+        body(read_sql(SQL, "sql/card_runs.sql")).format(columns=", ".join(map(ident, want))),
+        [[int(r) for r in run_ids]],
+    )
     return [dict(zip(want, r)) for r in rows]
 
 
-def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license: str | None = None,
-               citation: str | None = None, pretty_name: str | None = None) -> str:
+def build_card(
+    store: Store,
+    manifest: dict[str, Any],
+    repo_id: str,
+    *,
+    license: str | None = None,
+    citation: str | None = None,
+    pretty_name: str | None = None,
+) -> str:
     """The README.md text: YAML front matter with one config per published table/view, then the card."""
     lic = license or "unknown"
     pretty = pretty_name or f"ctxprior scores: {repo_id.split('/')[-1]}"
     fm = yaml.safe_dump(front_matter(manifest, lic, pretty), sort_keys=False, allow_unicode=True, width=1000)
     published = [e for e in manifest["tables"] if e["files"]]
     empty = [e for e in manifest["tables"] if not e["files"]]
-    runs = _runs_rows(wh, manifest.get("runs"))
+    runs = _runs_rows(store, manifest.get("runs"))
     out: list[str] = ["---", fm.rstrip(), "---", "", f"# {pretty}", ""]
-    out += _card_description(wh, manifest)
+    out += _card_description(store, manifest)
     out += _card_method(runs)
     out += _card_runs(runs)
     out += _card_row_counts(manifest, published, empty)
@@ -324,15 +402,18 @@ def build_card(wh: Warehouse, manifest: dict[str, Any], repo_id: str, *, license
     return "\n".join(out)
 
 
-def _card_description(wh: Warehouse, manifest: dict[str, Any]) -> list[str]:
+def _card_description(store: Store, manifest: dict[str, Any]) -> list[str]:
     """Card lines: what the dataset is, then the warehouse's source datasets (when there are any)."""
-    out = ["Scores of how much language models follow their **context** versus their **prior** "
-           "knowledge (persuasion and susceptibility, Du et al. 2024), exported with "
-           f"ctxprior {manifest.get('ctxprior_version', __version__)} from a "
-           f"ctxprior warehouse (schema v{manifest.get('schema_version')}). Every table of the "
-           "warehouse is a config; `v_*` configs are readable views that resolve ids to names.", ""]
-    if "dataset" in wh.table_names():
-        ds = wh.query("SELECT name, source_format, description FROM dataset ORDER BY dataset_id")
+    out = [
+        "Scores of how much language models follow their **context** versus their **prior** "
+        "knowledge (persuasion and susceptibility, Du et al. 2024), exported with "
+        f"ctxprior {manifest.get('ctxprior_version', __version__)} from a "
+        f"ctxprior warehouse (schema v{manifest.get('schema_version')}). Every table of the "
+        "warehouse is a config; `v_*` configs are readable views that resolve ids to names.",
+        "",
+    ]
+    if "dataset" in store.table_names():
+        ds = store.query("SELECT name, source_format, description FROM dataset ORDER BY dataset_id")
         if ds:
             out += ["## Source datasets", "", "| dataset | format | description |", "|---|---|---|"]
             out += [f"| {_md(n)} | {_md(f)} | {_md(d)} |" for n, f, d in ds]
@@ -348,8 +429,11 @@ def _card_method(runs: list[dict[str, Any]]) -> list[str]:
         out += ["Estimators used by the runs in this dataset:", ""]
         out += [f"- `{e}`: {ESTIMATORS.get(e, 'see the run config (`run.config_json`)')}" for e in est]
         out.append("")
-    out += ["The full configuration of each run (every option, the seed, the package version) is in "
-            "`run.config_json`.", ""]
+    out += [
+        "The full configuration of each run (every option, the seed, the package version) is in "
+        "`run.config_json`.",
+        "",
+    ]
     return out
 
 
@@ -360,30 +444,43 @@ def _card_runs(runs: list[dict[str, Any]]) -> list[str]:
         keys = list(runs[0].keys())
         out += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
         out += ["| " + " | ".join(_md(r[k]) for k in keys) + " |" for r in runs]
-        models = sorted({(r.get("model"), r.get("model_revision"), r.get("dtype"), r.get("quantization"))
-                         for r in runs}, key=lambda x: tuple("" if v is None else str(v) for v in x))
+        models = sorted(
+            {(r.get("model"), r.get("model_revision"), r.get("dtype"), r.get("quantization")) for r in runs},
+            key=lambda x: tuple("" if v is None else str(v) for v in x),
+        )
         out += ["", "Models:", ""]
-        out += [f"- `{m}` revision `{rev or 'unknown'}`, dtype {dt or 'unknown'}, quantization {q or 'none'}"
-                for m, rev, dt, q in models]
+        out += [
+            f"- `{m}` revision `{rev or 'unknown'}`, dtype {dt or 'unknown'}, quantization {q or 'none'}"
+            for m, rev, dt, q in models
+        ]
     else:
         out.append("No scoring runs are included (dataset tables only).")
     out.append("")
     return out
 
 
-def _card_row_counts(manifest: dict[str, Any], published: list[dict[str, Any]],
-                     empty: list[dict[str, Any]]) -> list[str]:
+def _card_row_counts(
+    manifest: dict[str, Any], published: list[dict[str, Any]], empty: list[dict[str, Any]]
+) -> list[str]:
     """Card lines: rows per published config, then the configs left empty or left out."""
     out = ["## Configs and row counts", "", "| config | kind | rows | description |", "|---|---|---:|---|"]
-    out += [f"| `{e['name']}` | {e['kind']} | {e['rows']:,} | {_md(table_description(e['name']))} |"
-            for e in published]
+    out += [
+        f"| `{e['name']}` | {e['kind']} | {e['rows']:,} | {_md(table_description(e['name']))} |"
+        for e in published
+    ]
     out.append("")
     if empty:
-        out += ["Empty in this warehouse, so not published: " + ", ".join(f"`{e['name']}`" for e in empty)
-                + ".", ""]
+        out += [
+            "Empty in this warehouse, so not published: " + ", ".join(f"`{e['name']}`" for e in empty) + ".",
+            "",
+        ]
     if manifest.get("left_out"):
-        out += ["Left out (heavy per-prompt distributions; publish with `--include-distributions`): "
-                + ", ".join(f"`{n}`" for n in manifest["left_out"]) + ".", ""]
+        out += [
+            "Left out (heavy per-prompt distributions; publish with `--include-distributions`): "
+            + ", ".join(f"`{n}`" for n in manifest["left_out"])
+            + ".",
+            "",
+        ]
     return out
 
 
@@ -395,40 +492,83 @@ def _card_columns(published: list[dict[str, Any]]) -> list[str]:
         if table_description(e["name"]):
             out += [table_description(e["name"]), ""]
         out += ["| column | type | meaning |", "|---|---|---|"]
-        out += [f"| `{c['name']}` | {c['type']} | {_md(column_meaning(e['name'], c['name'], e['kind']))} |"
-                for c in e["columns"]]
+        out += [
+            f"| `{c['name']}` | {c['type']} | {_md(column_meaning(e['name'], c['name'], e['kind']))} |"
+            for c in e["columns"]
+        ]
         out.append("")
     return out
 
 
 def _card_loading(repo_id: str, published: list[dict[str, Any]]) -> list[str]:
     """Card lines: loading the dataset with `datasets`, DuckDB and `ctxprior pull`."""
-    ex = next((e["name"] for e in published if e["name"] == "v_susceptibility"), None) or \
-        (published[0]["name"] if published else "run")
-    out = ["## Loading", "", "With 🤗 `datasets`:", "", "```python", "from datasets import load_dataset", "",
-           f'ds = load_dataset("{repo_id}", "{ex}", split="train")', "print(ds)", "```", "",
-           "With DuckDB (reads the Parquet files over `hf://`):", "", "```sql",
-           f"SELECT * FROM {literal(f'hf://datasets/{repo_id}/data/{ex}/*.parquet')} LIMIT 10;"]
+    ex = next((e["name"] for e in published if e["name"] == "v_susceptibility"), None) or (
+        published[0]["name"] if published else "run"
+    )
+    out = [
+        "## Loading",
+        "",
+        "With 🤗 `datasets`:",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'ds = load_dataset("{repo_id}", "{ex}", split="train")',
+        "print(ds)",
+        "```",
+        "",
+        "With DuckDB (reads the Parquet files over `hf://`):",
+        "",
+        "```sql",
+        f"SELECT * FROM {literal(f'hf://datasets/{repo_id}/data/{ex}/*.parquet')} LIMIT 10;",
+    ]
     if any(e["name"] == "v_susceptibility" for e in published):
-        out += ["", "-- mean susceptibility per model and entity kind",
-                "SELECT model, entity_kind, avg(susceptibility) AS mean_chi, count(*) AS n",
-                f"FROM {literal(f'hf://datasets/{repo_id}/data/v_susceptibility/*.parquet')}",
-                "GROUP BY ALL ORDER BY ALL;"]
-    out += ["```", "", "Back into a ctxprior warehouse (ids and types preserved):", "", "```bash",
-            f"ctxprior --db scores.duckdb pull {repo_id}", "```", "",
-            "`manifest.json` lists every file with its row count and sha256.", ""]
+        out += [
+            "",
+            "-- mean susceptibility per model and entity kind",
+            "SELECT model, entity_kind, avg(susceptibility) AS mean_chi, count(*) AS n",
+            f"FROM {literal(f'hf://datasets/{repo_id}/data/v_susceptibility/*.parquet')}",
+            "GROUP BY ALL ORDER BY ALL;",
+        ]
+    out += [
+        "```",
+        "",
+        "Back into a ctxprior warehouse (ids and types preserved):",
+        "",
+        "```bash",
+        f"ctxprior --db scores.duckdb pull {repo_id}",
+        "```",
+        "",
+        "`manifest.json` lists every file with its row count and sha256.",
+        "",
+    ]
     return out
 
 
 def _card_license_citation(lic: str, license: str | None, citation: str | None) -> list[str]:
     """Card lines: the license (``lic``; noted as unset when ``license`` is not given) and what to cite."""
     out = ["## License", ""]
-    out.append(f"`{lic}`" + ("" if license else " (not set by the publisher; pass `--license` to "
-                                                 "`ctxprior publish`)") + ".")
+    out.append(
+        f"`{lic}`"
+        + ("" if license else " (not set by the publisher; pass `--license` to `ctxprior publish`)")
+        + "."
+    )
     out += ["", "## Citation", ""]
     if citation:
-        out += ["If you use this dataset, please cite:", "", "```bibtex" if "@" in citation else "```",
-                citation.strip(), "```", ""]
-    out += ["The persuasion and susceptibility scores are defined in:", "", "```bibtex", CITATION_DU2024,
-            "```", ""]
+        out += [
+            "If you use this dataset, please cite:",
+            "",
+            "```bibtex" if "@" in citation else "```",
+            citation.strip(),
+            "```",
+            "",
+        ]
+    out += [
+        "The persuasion and susceptibility scores are defined in:",
+        "",
+        "```bibtex",
+        CITATION_DU2024,
+        "```",
+        "",
+    ]
     return out

@@ -21,15 +21,17 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ContextManager
+from typing import Any
 
-from ..version import __version__
 from ..digest import sha256_file
 from ..errors import UserError
 from ..schema.runs import default_runs
-from ..schema.warehouse import Warehouse
+from ..schema.store import Store
+from ..version import __version__
 from .card import LICENSE_RE, build_card, missing_meanings
 from .parquet import (
     MANIFEST,
@@ -59,8 +61,10 @@ def resolve_token(token_env: str | None = None) -> str | None:
     if token_env:
         value = os.environ.get(token_env)
         if not value:
-            raise UserError(f"--token-env {token_env}: environment variable {token_env} is not set or "
-                            "empty; export it with your Hugging Face write token")
+            raise UserError(
+                f"--token-env {token_env}: environment variable {token_env} is not set or "
+                "empty; export it with your Hugging Face write token"
+            )
         return value.strip()
     if os.environ.get("HF_TOKEN"):
         return os.environ["HF_TOKEN"].strip()
@@ -90,14 +94,16 @@ class _Scrub:
 def _hub_error(action: str, e: BaseException, scrub: _Scrub) -> UserError:
     status = getattr(getattr(e, "response", None), "status_code", None)
     first = scrub(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    hint = {401: "the token was rejected; check it has write access (HF_TOKEN / --token-env / `hf auth login`)",
-            403: "the token may not write to this namespace; check the owner and the token's permissions",
-            404: "the repository was not found; check OWNER/NAME and that the token can see it"}.get(
-        status, "check the network, HF_ENDPOINT and the token, then run the command again")
+    hint = {
+        401: "the token was rejected; check it has write access (HF_TOKEN / --token-env / `hf auth login`)",
+        403: "the token may not write to this namespace; check the owner and the token's permissions",
+        404: "the repository was not found; check OWNER/NAME and that the token can see it",
+    }.get(status, "check the network, HF_ENDPOINT and the token, then run the command again")
     return UserError(f"{action}: {first}; {hint}")
 
 
 # -- building the folder ------------------------------------------------------------------------
+
 
 def read_citation(citation: str | None) -> str | None:
     """--citation TEXT, or the path of a file holding it (e.g. a .bib file)."""
@@ -111,10 +117,18 @@ def read_citation(citation: str | None) -> str | None:
     return citation
 
 
-def build_dataset_dir(wh: Warehouse, out_dir: str | os.PathLike, repo_id: str, *,
-                      runs: list[int] | None = None, include_distributions: bool = False,
-                      license: str | None = None, citation: str | None = None,
-                      overwrite: bool = False, rows_per_file: int = ROWS_PER_FILE) -> dict[str, Any]:
+def build_dataset_dir(
+    store: Store,
+    out_dir: str | os.PathLike,
+    repo_id: str,
+    *,
+    runs: list[int] | None = None,
+    include_distributions: bool = False,
+    license: str | None = None,
+    citation: str | None = None,
+    overwrite: bool = False,
+    rows_per_file: int = ROWS_PER_FILE,
+) -> dict[str, Any]:
     """Write README.md + manifest.json + data/ for ``repo_id`` into ``out_dir``; return the manifest.
 
     Tables and readable views are all published (one config each), except empty ones (the
@@ -123,22 +137,32 @@ def build_dataset_dir(wh: Warehouse, out_dir: str | os.PathLike, repo_id: str, *
     """
     check_repo_id(repo_id)
     if license is not None and not LICENSE_RE.match(license):
-        raise UserError(f"--license {license}: not a license identifier; use a Hub license id such "
-                        "as cc-by-4.0, mit, apache-2.0, other")
+        raise UserError(
+            f"--license {license}: not a license identifier; use a Hub license id such "
+            "as cc-by-4.0, mit, apache-2.0, other"
+        )
     citation = read_citation(citation)
-    run_ids = default_runs(wh) if runs is None else runs
-    sel = select(wh, all_views=True, runs=run_ids, include_heavy=include_distributions)
+    run_ids = default_runs(store) if runs is None else runs
+    sel = select(store, all_views=True, runs=run_ids, include_heavy=include_distributions)
     left_out = []
     if not include_distributions:
-        heavy = [t for t in sorted(heavy_tables()) if t in wh.table_names()]
-        left_out = heavy + sorted(views_reading(wh, heavy))
-    manifest = export_parquet(wh, out_dir, sel, skip_empty=True, stamp_time=False, overwrite=overwrite,
-                              rows_per_file=rows_per_file,
-                              extra={"include_distributions": include_distributions, "left_out": left_out})
+        heavy = [t for t in sorted(heavy_tables()) if t in store.table_names()]
+        left_out = heavy + sorted(views_reading(store, heavy))
+    manifest = export_parquet(
+        store,
+        out_dir,
+        sel,
+        skip_empty=True,
+        stamp_time=False,
+        overwrite=overwrite,
+        rows_per_file=rows_per_file,
+        extra={"include_distributions": include_distributions, "left_out": left_out},
+    )
     manifest.setdefault("left_out", left_out)
     out = Path(out_dir)
-    (out / README).write_text(build_card(wh, manifest, repo_id, license=license, citation=citation),
-                              encoding="utf-8")
+    (out / README).write_text(
+        build_card(store, manifest, repo_id, license=license, citation=citation), encoding="utf-8"
+    )
     write_manifest(out, manifest)
     return manifest
 
@@ -166,6 +190,7 @@ def _same_remote(path: Path, sibling: Any) -> bool:
 
 # -- publish ------------------------------------------------------------------------------------
 
+
 @dataclass
 class PublishResult:
     repo_id: str
@@ -183,32 +208,51 @@ def commit_message(manifest: dict[str, Any], message: str | None) -> tuple[str, 
     run_txt = ", ".join(map(str, runs)) if runs else "none"
     auto = f"ctxprior {__version__}: publish warehouse (schema v{manifest.get('schema_version')}), runs {run_txt}"
     desc = f"Published with ctxprior {__version__}.\n\nRuns: {run_txt}\n\n" + "\n".join(
-        f"- {e['name']}: {e['rows']} rows" for e in manifest["tables"] if e["files"])
+        f"- {e['name']}: {e['rows']} rows" for e in manifest["tables"] if e["files"]
+    )
     if message:
         return message, auto + "\n\n" + desc
     return auto, desc
 
 
-def publish(wh: Warehouse, repo_id: str, *, private: bool = False, runs: list[int] | None = None,
-            include_distributions: bool = False, token_env: str | None = None,
-            license: str | None = None, citation: str | None = None, message: str | None = None,
-            echo: Callable[[str], None] = lambda s: None,
-            rows_per_file: int = ROWS_PER_FILE) -> PublishResult:
+def publish(
+    store: Store,
+    repo_id: str,
+    *,
+    private: bool = False,
+    runs: list[int] | None = None,
+    include_distributions: bool = False,
+    token_env: str | None = None,
+    license: str | None = None,
+    citation: str | None = None,
+    message: str | None = None,
+    echo: Callable[[str], None] = lambda s: None,
+    rows_per_file: int = ROWS_PER_FILE,
+) -> PublishResult:
     """Build the dataset folder in a temporary directory and upload it in one commit (or none)."""
     check_repo_id(repo_id)
     token = resolve_token(token_env)
     if not token:
-        raise UserError("no Hugging Face token: set HF_TOKEN, pass --token-env VAR, or run "
-                        "`hf auth login` (or use --dry-run DIR to only write the files)")
+        raise UserError(
+            "no Hugging Face token: set HF_TOKEN, pass --token-env VAR, or run "
+            "`hf auth login` (or use --dry-run DIR to only write the files)"
+        )
     scrub = _Scrub(token)
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import RepositoryNotFoundError
 
     stage = Path(tempfile.mkdtemp(prefix="ctxprior-publish-"))
     try:
-        manifest = build_dataset_dir(wh, stage / "repo", repo_id, runs=runs,
-                                     include_distributions=include_distributions, license=license,
-                                     citation=citation, rows_per_file=rows_per_file)
+        manifest = build_dataset_dir(
+            store,
+            stage / "repo",
+            repo_id,
+            runs=runs,
+            include_distributions=include_distributions,
+            license=license,
+            citation=citation,
+            rows_per_file=rows_per_file,
+        )
         files = local_files(stage / "repo")
         api = HfApi(endpoint=_endpoint(), token=token)
         try:
@@ -230,24 +274,35 @@ def publish(wh: Warehouse, repo_id: str, *, private: bool = False, runs: list[in
             return PublishResult(repo_id, url, False, head, [], [], manifest, missing_meanings(manifest))
 
         size = sum(files[p].stat().st_size for p in changed)
-        echo(f"uploading {len(changed)} file(s), {size / 1e6:.1f} MB"
-             + (f", deleting {len(stale)} stale file(s)" if stale else "") + f" to {repo_id}")
+        echo(
+            f"uploading {len(changed)} file(s), {size / 1e6:.1f} MB"
+            + (f", deleting {len(stale)} stale file(s)" if stale else "")
+            + f" to {repo_id}"
+        )
         ops: list[Any] = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(files[p])) for p in changed]
         ops += [CommitOperationDelete(path_in_repo=p) for p in stale]
         summary, desc = commit_message(manifest, message)
         try:
-            info = api.create_commit(repo_id, ops, commit_message=summary, commit_description=desc,
-                                     repo_type="dataset", parent_commit=head)
+            info = api.create_commit(
+                repo_id,
+                ops,
+                commit_message=summary,
+                commit_description=desc,
+                repo_type="dataset",
+                parent_commit=head,
+            )
         except Exception as e:
             raise _hub_error(f"publish {repo_id}: commit failed", e, scrub) from None
         echo(f"committed {info.oid}: {scrub(info.commit_url)}")
-        return PublishResult(repo_id, url, True, info.oid, changed, stale, manifest,
-                             missing_meanings(manifest))
+        return PublishResult(
+            repo_id, url, True, info.oid, changed, stale, manifest, missing_meanings(manifest)
+        )
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
 
 # -- pull ---------------------------------------------------------------------------------------
+
 
 def fetch_dataset(repo_id: str, *, revision: str | None = None, token_env: str | None = None) -> Path:
     """Download manifest.json and the table files of a published dataset; return the local folder."""
@@ -256,15 +311,20 @@ def fetch_dataset(repo_id: str, *, revision: str | None = None, token_env: str |
     scrub = _Scrub(token or resolve_token(None))
     from huggingface_hub import hf_hub_download, snapshot_download
 
-    kw: dict[str, Any] = {"repo_id": repo_id, "repo_type": "dataset", "revision": revision,
-                          "token": token if token else None}
+    kw: dict[str, Any] = {
+        "repo_id": repo_id,
+        "repo_type": "dataset",
+        "revision": revision,
+        "token": token if token else None,
+    }
     if _endpoint():
         kw["endpoint"] = _endpoint()
     try:
         mpath = hf_hub_download(filename=MANIFEST, **kw)
         m = read_manifest(Path(mpath).parent)
-        wanted = [MANIFEST] + [f["path"] for e in m["tables"] if e.get("kind") == "table"
-                               for f in e.get("files", [])]
+        wanted = [MANIFEST] + [
+            f["path"] for e in m["tables"] if e.get("kind") == "table" for f in e.get("files", [])
+        ]
         return Path(snapshot_download(allow_patterns=wanted, **kw))
     except UserError:
         raise
@@ -287,12 +347,18 @@ def resolve_source(source: str, *, revision: str | None = None, token_env: str |
     return folder
 
 
-def pull(open_wh: Callable[[], ContextManager[Warehouse]], source: str, *, mode: str = "fail",
-         revision: str | None = None, token_env: str | None = None) -> tuple[Path, dict[str, int]]:
+def pull(
+    open_wh: Callable[[], AbstractContextManager[Store]],
+    source: str,
+    *,
+    mode: str = "fail",
+    revision: str | None = None,
+    token_env: str | None = None,
+) -> tuple[Path, dict[str, int]]:
     """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the
     warehouse that ``open_wh()`` opens: only once the source is found and every file's sha256
     checked, so a bad source leaves the warehouse untouched (and uncreated)."""
     folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching the warehouse
     check_folder(folder)
-    with open_wh() as wh:
-        return folder, import_parquet(wh, folder, mode=mode, verify=False)
+    with open_wh() as store:
+        return folder, import_parquet(store, folder, mode=mode, verify=False)

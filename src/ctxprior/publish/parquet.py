@@ -11,7 +11,7 @@ the runs included, and per table/view: kind, row count, every column with its Du
 file its path, rows, bytes and sha256. ``import_parquet`` checks every sha256 before it writes
 anything, then loads every table in one transaction.
 
-Tables are discovered from the warehouse (``wh.table_names()``, ``wh.view_names()``), so tables
+Tables are discovered from the warehouse (``store.table_names()``, ``store.view_names()``), so tables
 other areas add are exported without a list to maintain. Files are written with DuckDB's
 ``COPY ... TO ... (FORMAT parquet)``, rows in a fixed order (primary key, else every column), so
 the same warehouse always gives byte-identical files: that is what lets ``publish`` skip a commit
@@ -25,20 +25,21 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 from tqdm import tqdm
 
-from ..version import __version__
 from ..digest import sha256_file
 from ..errors import UserError
-from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..schema.base import metadata
-from ..schema.warehouse import Warehouse, utcnow
+from ..schema.store import Store, utcnow
+from ..sqlfiles import body, ident, literal, path_sql, read_sql
+from ..version import __version__
 
 MANIFEST = "manifest.json"
 FORMAT = "ctxprior-parquet"
@@ -60,6 +61,7 @@ SQL = "ctxprior.publish"
 
 # -- what to export -------------------------------------------------------------------------------
 
+
 @dataclass
 class Selection:
     """Which tables/views go out, and which runs' rows."""
@@ -69,27 +71,31 @@ class Selection:
     runs: list[int] | None = None  # None = every row; else only rows of these runs (tables with run_id)
 
 
-def all_columns(wh: Warehouse) -> dict[str, list[dict[str, str]]]:
+def all_columns(store: Store) -> dict[str, list[dict[str, str]]]:
     """table/view -> [{name, type}] in column order, types as DuckDB spells them (one query)."""
     out: dict[str, list[dict[str, str]]] = {}
-    for t, n, ty in wh.query(read_sql(SQL, "sql/all_columns.sql")):
+    for t, n, ty in store.query(read_sql(SQL, "sql/all_columns.sql")):
         out.setdefault(t, []).append({"name": n, "type": ty})
     return out
 
 
-def columns_of(wh: Warehouse, name: str) -> list[dict[str, str]]:
+def columns_of(store: Store, name: str) -> list[dict[str, str]]:
     """[{name, type}] of a table or view, in column order, types as DuckDB spells them."""
-    return all_columns(wh).get(name, [])
+    return all_columns(store).get(name, [])
 
 
 # Types Parquet cannot hold losslessly: written as text, cast back on import from the manifest type.
 AS_TEXT = ("HUGEINT", "UHUGEINT")
 
 
-def views_reading(wh: Warehouse, tables: Iterable[str]) -> set[str]:
+def views_reading(store: Store, tables: Iterable[str]) -> set[str]:
     """Views whose SQL mentions one of ``tables`` (directly or through another such view)."""
-    sql = {r[0]: r[1] or "" for r in wh.query(
-        "SELECT view_name, sql FROM duckdb_views() WHERE schema_name='main' AND NOT internal")}
+    sql = {
+        r[0]: r[1] or ""
+        for r in store.query(
+            "SELECT view_name, sql FROM duckdb_views() WHERE schema_name='main' AND NOT internal"
+        )
+    }
     hit: set[str] = set()
     targets = set(tables)
     changed = True
@@ -127,40 +133,48 @@ def parse_runs(values: Iterable[str] | None) -> list[int] | None:
     return sorted(set(out))
 
 
-def select(wh: Warehouse, tables: list[str] | None = None, views: list[str] | None = None,
-           all_views: bool = False, runs: list[int] | None = None,
-           include_heavy: bool = True) -> Selection:
+def select(
+    store: Store,
+    tables: list[str] | None = None,
+    views: list[str] | None = None,
+    all_views: bool = False,
+    runs: list[int] | None = None,
+    include_heavy: bool = True,
+) -> Selection:
     """Validate names against the warehouse and build a Selection.
 
     - tables/views given: exactly those (unknown names are a UserError).
     - neither given: every table, plus every view when ``all_views``.
     - include_heavy=False leaves out heavy tables and views reading them (unless named explicitly).
     """
-    have_t, have_v = wh.table_names(), wh.view_names()
+    have_t, have_v = store.table_names(), store.view_names()
     for opt, names, have in (("--tables", tables, have_t), ("--views", views, have_v)):
         for n in names or []:
             if n not in have:
-                raise UserError(f"{opt} {n}: no such {opt[2:-1]} in {wh.path}; "
-                                f"known: {', '.join(have) or '(none)'}")
+                raise UserError(
+                    f"{opt} {n}: no such {opt[2:-1]} in {store.path}; known: {', '.join(have) or '(none)'}"
+                )
     if tables is None and views is None:
         sel_t, sel_v = list(have_t), list(have_v) if all_views else []
         if not include_heavy:
             heavy = heavy_tables()
             sel_t = [t for t in sel_t if t not in heavy]
-            hv = views_reading(wh, [t for t in heavy if t in have_t])
+            hv = views_reading(store, [t for t in heavy if t in have_t])
             sel_v = [v for v in sel_v if v not in hv]
     else:
         sel_t, sel_v = list(tables or []), list(views or [])
     if runs is not None:
-        known = {r[0] for r in wh.query("SELECT run_id FROM run")} if "run" in have_t else set()
+        known = {r[0] for r in store.query("SELECT run_id FROM run")} if "run" in have_t else set()
         missing = [r for r in runs if r not in known]
         if missing:
-            raise UserError(f"--runs {','.join(map(str, missing))}: no such run in {wh.path}; "
-                            "list runs with `ctxprior runs` (or query the run table)")
+            raise UserError(
+                f"--runs {','.join(map(str, missing))}: no such run in {store.path}; "
+                "list runs with `ctxprior runs` (or query the run table)"
+            )
     return Selection(tables=sel_t, views=sel_v, runs=runs)
 
 
-def _order_by(wh: Warehouse, name: str, cols: list[dict[str, str]]) -> str:
+def _order_by(store: Store, name: str, cols: list[dict[str, str]]) -> str:
     t = metadata.tables.get(name)
     if t is not None and len(t.primary_key.columns) > 0:
         pk = [c.name for c in t.primary_key.columns]
@@ -171,8 +185,12 @@ def _order_by(wh: Warehouse, name: str, cols: list[dict[str, str]]) -> str:
 
 def _source_sql(name: str, cols: list[dict[str, str]], runs: list[int] | None) -> str:
     if any(c["type"] in AS_TEXT for c in cols):
-        sel = ", ".join(f"CAST({ident(c['name'])} AS VARCHAR) AS {ident(c['name'])}" if c["type"] in AS_TEXT
-                        else ident(c["name"]) for c in cols)
+        sel = ", ".join(
+            f"CAST({ident(c['name'])} AS VARCHAR) AS {ident(c['name'])}"
+            if c["type"] in AS_TEXT
+            else ident(c["name"])
+            for c in cols
+        )
     else:
         sel = "*"
     sql = f"SELECT {sel} FROM {ident(name)}"
@@ -183,10 +201,18 @@ def _source_sql(name: str, cols: list[dict[str, str]], runs: list[int] | None) -
 
 # -- export -------------------------------------------------------------------------------------
 
-def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selection, *,
-                   skip_empty: bool = False, stamp_time: bool = True,
-                   rows_per_file: int = ROWS_PER_FILE, overwrite: bool = False,
-                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+
+def export_parquet(
+    store: Store,
+    out_dir: str | os.PathLike,
+    selection: Selection,
+    *,
+    skip_empty: bool = False,
+    stamp_time: bool = True,
+    rows_per_file: int = ROWS_PER_FILE,
+    overwrite: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Write the selected tables/views as Parquet under ``out_dir`` and return the manifest.
 
     ``out_dir`` must be empty or missing (``overwrite`` clears a folder holding an earlier
@@ -197,14 +223,14 @@ def export_parquet(wh: Warehouse, out_dir: str | os.PathLike, selection: Selecti
     """
     out = Path(out_dir)
     _prepare_out_dir(out, overwrite)
-    with wh.session():  # one connection: the run list is registered on it, not formatted into SQL
+    with store.session():  # one connection: the run list is registered on it, not formatted into SQL
         runs = [] if selection.runs is None else [int(r) for r in selection.runs]
-        wh.con.register("_export_runs", pa.table({"run_id": pa.array(runs, pa.int64())}))
+        store.con.register("_export_runs", pa.table({"run_id": pa.array(runs, pa.int64())}))
         try:
-            entries, skipped = _export_items(wh, out, selection, skip_empty, rows_per_file)
-            manifest = _manifest_head(wh, selection, stamp_time, skipped, extra)
+            entries, skipped = _export_items(store, out, selection, skip_empty, rows_per_file)
+            manifest = _manifest_head(store, selection, stamp_time, skipped, extra)
         finally:
-            wh.con.unregister("_export_runs")
+            store.con.unregister("_export_runs")
     manifest["tables"] = entries
     write_manifest(out, manifest)
     return manifest
@@ -219,53 +245,56 @@ def _prepare_out_dir(out: Path, overwrite: bool) -> None:
         if not overwrite:
             raise UserError(f"{out}: folder is not empty; pass an empty or new folder (or --overwrite)")
         if not (out / MANIFEST).exists():
-            raise UserError(f"{out}: folder is not empty and holds no {MANIFEST}; "
-                            "refusing to clear it, pass an empty or new folder")
+            raise UserError(
+                f"{out}: folder is not empty and holds no {MANIFEST}; "
+                "refusing to clear it, pass an empty or new folder"
+            )
         for child in out.iterdir():
             shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
     out.mkdir(parents=True, exist_ok=True)
 
 
-def _export_items(wh: Warehouse, out: Path, selection: Selection, skip_empty: bool,
-                  rows_per_file: int) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def _export_items(
+    store: Store, out: Path, selection: Selection, skip_empty: bool, rows_per_file: int
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Write every selected table, then view: (manifest entries, views skipped as unreadable)."""
     items = [(n, "table") for n in selection.tables] + [(n, "view") for n in selection.views]
     entries: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
-    columns = all_columns(wh)
+    columns = all_columns(store)
     for name, kind in tqdm(items, desc="export", unit="table", disable=None):
         cols = columns[name]
         src = _source_sql(name, cols, selection.runs)
-        rows = _count_rows(wh, name, kind, src, skipped)
+        rows = _count_rows(store, name, kind, src, skipped)
         if rows is None:
             continue
         entry: dict[str, Any] = {"name": name, "kind": kind, "rows": rows, "columns": cols, "files": []}
         if not (rows == 0 and skip_empty):
-            entry["files"] = _write_files(wh, out, name, cols, src, rows, rows_per_file)
+            entry["files"] = _write_files(store, out, name, cols, src, rows, rows_per_file)
         entries.append(entry)
     return entries, skipped
 
 
-def _count_rows(wh: Warehouse, name: str, kind: str, src: str, skipped: list[dict[str, str]]) -> int | None:
+def _count_rows(store: Store, name: str, kind: str, src: str, skipped: list[dict[str, str]]) -> int | None:
     """Rows ``src`` selects. A view that cannot be read gives None, a warning and an entry in ``skipped``
     (a view another area broke must not block exporting everything else); a table re-raises."""
     try:
-        return int(wh.scalar(f"SELECT count(*) FROM ({src})"))
+        return int(store.scalar(f"SELECT count(*) FROM ({src})"))
     except duckdb.Error as e:
         if kind != "view":
             raise
         skipped.append({"name": name, "error": str(e).splitlines()[0]})
-        tqdm.write(f"warning: view {name} cannot be read, skipped: {str(e).splitlines()[0]}",
-                   file=sys.stderr)
+        tqdm.write(f"warning: view {name} cannot be read, skipped: {str(e).splitlines()[0]}", file=sys.stderr)
         return None
 
 
-def _write_files(wh: Warehouse, out: Path, name: str, cols: list[dict[str, str]], src: str, rows: int,
-                 rows_per_file: int) -> list[dict[str, Any]]:
+def _write_files(
+    store: Store, out: Path, name: str, cols: list[dict[str, str]], src: str, rows: int, rows_per_file: int
+) -> list[dict[str, Any]]:
     """Write the ``rows`` of ``src`` in a fixed order as ``DATA_DIR/name/*.parquet`` shards of at most
     ``rows_per_file`` rows; the manifest's file list (path, rows, bytes, sha256)."""
     files: list[dict[str, Any]] = []
-    order = _order_by(wh, name, cols)
+    order = _order_by(store, name, cols)
     n_files = max(1, -(-rows // max(1, rows_per_file)))
     folder = out / DATA_DIR / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -274,36 +303,46 @@ def _write_files(wh: Warehouse, out: Path, name: str, cols: list[dict[str, str]]
         query = f"{src} ORDER BY {order}"
         if n_files > 1:
             query += f" LIMIT {literal(int(rows_per_file))} OFFSET {literal(int(i * rows_per_file))}"
-        wh.execute(f"COPY ({query}) TO {literal(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
+        store.execute(f"COPY ({query}) TO {literal(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
         part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
-        files.append({"path": rel, "rows": part_rows, "bytes": (out / rel).stat().st_size,
-                      "sha256": sha256_file(out / rel)})
+        files.append(
+            {
+                "path": rel,
+                "rows": part_rows,
+                "bytes": (out / rel).stat().st_size,
+                "sha256": sha256_file(out / rel),
+            }
+        )
     return files
 
 
-def _exported_run_ids(wh: Warehouse, selection: Selection) -> list[int] | None:
+def _exported_run_ids(store: Store, selection: Selection) -> list[int] | None:
     """Ids of the runs the export holds (when it holds the run table or filters by run), else None."""
     run_ids = None
-    if "run" in selection.tables or selection.runs is not None:
-        if "run" in wh.table_names():
-            src = _source_sql("run", columns_of(wh, "run"), selection.runs)
-            run_ids = [r[0] for r in wh.query(f"SELECT run_id FROM ({src}) ORDER BY run_id")]
+    if ("run" in selection.tables or selection.runs is not None) and "run" in store.table_names():
+        src = _source_sql("run", columns_of(store, "run"), selection.runs)
+        run_ids = [r[0] for r in store.query(f"SELECT run_id FROM ({src}) ORDER BY run_id")]
     return run_ids
 
 
-def _manifest_head(wh: Warehouse, selection: Selection, stamp_time: bool, skipped: list[dict[str, str]],
-                   extra: dict[str, Any] | None) -> dict[str, Any]:
+def _manifest_head(
+    store: Store,
+    selection: Selection,
+    stamp_time: bool,
+    skipped: list[dict[str, str]],
+    extra: dict[str, Any] | None,
+) -> dict[str, Any]:
     """The manifest up to its table list: format, versions, ``meta`` rows, runs, optional time stamp,
     skipped views and ``extra``."""
     meta = {}
-    if "meta" in wh.table_names():
-        meta = {k: v for k, v in wh.query("SELECT key, value FROM meta ORDER BY key")}
-    run_ids = _exported_run_ids(wh, selection)
+    if "meta" in store.table_names():
+        meta = {k: v for k, v in store.query("SELECT key, value FROM meta ORDER BY key")}
+    run_ids = _exported_run_ids(store, selection)
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "ctxprior_version": __version__,
-        "schema_version": wh.schema_version(),
+        "schema_version": store.schema_version(),
         "meta": meta,
         "runs": run_ids,
         "run_filter": selection.runs,
@@ -323,14 +362,17 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 # -- import -------------------------------------------------------------------------------------
 
+
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     folder = Path(folder)
     path = folder / MANIFEST
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder; pass a folder written by `ctxprior export parquet`")
     if not path.exists():
-        raise UserError(f"{folder}: no {MANIFEST}; pass a folder written by `ctxprior export parquet` "
-                        "or `ctxprior publish`")
+        raise UserError(
+            f"{folder}: no {MANIFEST}; pass a folder written by `ctxprior export parquet` "
+            "or `ctxprior publish`"
+        )
     try:
         m = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
@@ -338,13 +380,16 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("tables"), list):
         raise UserError(f"{path}: not a ctxprior Parquet manifest; re-export the folder")
     if int(m.get("format_version", 0)) > FORMAT_VERSION:
-        raise UserError(f"{path}: manifest format v{m.get('format_version')} is newer than this "
-                        f"ctxprior reads (v{FORMAT_VERSION}); upgrade with `pip install -U ctxprior`")
+        raise UserError(
+            f"{path}: manifest format v{m.get('format_version')} is newer than this "
+            f"ctxprior reads (v{FORMAT_VERSION}); upgrade with `pip install -U ctxprior`"
+        )
     return m
 
 
-def verify_files(folder: str | os.PathLike, manifest: dict[str, Any],
-                 kinds: Iterable[str] = ("table", "view")) -> None:
+def verify_files(
+    folder: str | os.PathLike, manifest: dict[str, Any], kinds: Iterable[str] = ("table", "view")
+) -> None:
     """Check every listed file exists with its recorded sha256; raise UserError otherwise."""
     folder = Path(folder)
     kinds = set(kinds)
@@ -357,8 +402,10 @@ def verify_files(folder: str | os.PathLike, manifest: dict[str, Any],
             raise UserError(f"{p}: listed in {MANIFEST} but missing; copy the whole folder again")
         got = sha256_file(p)
         if got != f["sha256"]:
-            raise UserError(f"{p}: sha256 {got[:12]}... does not match the manifest "
-                            f"({f['sha256'][:12]}...); the file is corrupt or was changed, copy it again")
+            raise UserError(
+                f"{p}: sha256 {got[:12]}... does not match the manifest "
+                f"({f['sha256'][:12]}...); the file is corrupt or was changed, copy it again"
+            )
 
 
 def check_folder(folder: str | os.PathLike, verify: bool = True) -> dict[str, Any]:
@@ -368,24 +415,31 @@ def check_folder(folder: str | os.PathLike, verify: bool = True) -> dict[str, An
     folder = Path(folder)
     m = read_manifest(folder)
     if not [e for e in m["tables"] if e.get("kind") == "table"]:
-        raise UserError(f"{folder}: holds only views, which cannot rebuild a warehouse; "
-                        "export with `ctxprior export parquet DIR` (tables, the default)")
+        raise UserError(
+            f"{folder}: holds only views, which cannot rebuild a warehouse; "
+            "export with `ctxprior export parquet DIR` (tables, the default)"
+        )
     found = m.get("schema_version")
     if found is not None and int(found) > SCHEMA_VERSION:
-        raise UserError(f"{folder}: exported from schema v{found}, newer than this ctxprior "
-                        f"(v{SCHEMA_VERSION}); upgrade with `pip install -U ctxprior`")
+        raise UserError(
+            f"{folder}: exported from schema v{found}, newer than this ctxprior "
+            f"(v{SCHEMA_VERSION}); upgrade with `pip install -U ctxprior`"
+        )
     if verify:
         verify_files(folder, m, kinds=("table",))
     return m
 
 
-def _row_count_user_tables(wh: Warehouse) -> dict[str, int]:
-    return {t: int(wh.scalar(f"SELECT count(*) FROM {ident(t)}")) for t in wh.table_names() if t != "meta"}
+def _row_count_user_tables(store: Store) -> dict[str, int]:
+    return {
+        t: int(store.scalar(f"SELECT count(*) FROM {ident(t)}")) for t in store.table_names() if t != "meta"
+    }
 
 
-def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail",
-                   verify: bool = True) -> dict[str, int]:
-    """Load an exported folder into ``wh``; return rows added per table.
+def import_parquet(
+    store: Store, folder: str | os.PathLike, mode: str = "fail", verify: bool = True
+) -> dict[str, int]:
+    """Load an exported folder into ``store``; return rows added per table.
 
     mode:
     - ``fail`` (default): the warehouse must have no rows outside ``meta``; the result is a copy of
@@ -405,15 +459,17 @@ def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail",
     tables = [e for e in m["tables"] if e.get("kind") == "table"]
     found = m.get("schema_version")
 
-    counts = _row_count_user_tables(wh)
+    counts = _row_count_user_tables(store)
     if mode == "fail" and any(counts.values()):
         full = [f"{t} ({n})" for t, n in counts.items() if n]
         nonempty = ", ".join(full[:4]) + (f" and {len(full) - 4} more tables" if len(full) > 4 else "")
-        raise UserError(f"warehouse {wh.path} already has rows ({nonempty}); import into a new "
-                        "--db file, or pass --merge (add missing rows) or --replace (drop all rows first)")
+        raise UserError(
+            f"warehouse {store.path} already has rows ({nonempty}); import into a new "
+            "--db file, or pass --merge (add missing rows) or --replace (drop all rows first)"
+        )
 
-    have = set(wh.table_names())
-    columns = all_columns(wh)
+    have = set(store.table_names())
+    columns = all_columns(store)
     order = {t.name: i for i, t in enumerate(metadata.sorted_tables)}
     tables.sort(key=lambda e: (order.get(e["name"], len(order)), e["name"]))
     for e in tables:  # validate columns before writing anything
@@ -424,47 +480,60 @@ def import_parquet(wh: Warehouse, folder: str | os.PathLike, mode: str = "fail",
                 raise UserError(
                     f"{folder}: table {e['name']} has columns {', '.join(extra)} that this warehouse "
                     f"lacks (exported from schema v{found}, this ctxprior is v{SCHEMA_VERSION}); "
-                    "import with the ctxprior version that exported it")
+                    "import with the ctxprior version that exported it"
+                )
 
     try:
-        return _load(wh, folder, tables, mode, have, columns)
+        return _load(store, folder, tables, mode, have, columns)
     except duckdb.ConstraintException as e:
-        raise UserError(f"{folder}: rows conflict with {wh.path} ({str(e).splitlines()[0]}); nothing was "
-                        "imported, import into a new --db file instead") from None
+        raise UserError(
+            f"{folder}: rows conflict with {store.path} ({str(e).splitlines()[0]}); nothing was "
+            "imported, import into a new --db file instead"
+        ) from None
 
 
-def _load(wh: Warehouse, folder: Path, tables: list[dict], mode: str, have: set[str],
-          columns: dict[str, list[dict[str, str]]]) -> dict[str, int]:
+def _load(
+    store: Store,
+    folder: Path,
+    tables: list[dict],
+    mode: str,
+    have: set[str],
+    columns: dict[str, list[dict[str, str]]],
+) -> dict[str, int]:
     added: dict[str, int] = {}
-    with wh.transaction():
+    with store.transaction():
         if mode == "replace":
-            for t in wh.table_names():
+            for t in store.table_names():
                 if t != "meta":
-                    wh.execute(f"DELETE FROM {ident(t)}")
+                    store.execute(f"DELETE FROM {ident(t)}")
         for e in tables:
             name = e["name"]
             files = [str(folder / f["path"]) for f in e.get("files", [])]
             if name == "meta":
                 if mode != "merge" and files:
-                    rows = wh.query(f"SELECT key, value FROM read_parquet({_files_sql(files)})")
-                    wh.execute("DELETE FROM meta WHERE key <> 'schema_version'")
-                    wh.con.executemany("INSERT INTO meta VALUES (?, ?)",
-                                       [list(r) for r in rows if r[0] != "schema_version"])
+                    rows = store.query(f"SELECT key, value FROM read_parquet({_files_sql(files)})")
+                    store.execute("DELETE FROM meta WHERE key <> 'schema_version'")
+                    store.con.executemany(
+                        "INSERT INTO meta VALUES (?, ?)", [list(r) for r in rows if r[0] != "schema_version"]
+                    )
                 continue
             if name not in have:
-                coldefs = ", ".join(f"{ident(c['name'])} {_safe_type(c['type'], name, folder)}"
-                                    for c in e["columns"])
-                wh.execute(f"CREATE TABLE {ident(name)} ({coldefs})")
+                coldefs = ", ".join(
+                    f"{ident(c['name'])} {_safe_type(c['type'], name, folder)}" for c in e["columns"]
+                )
+                store.execute(f"CREATE TABLE {ident(name)} ({coldefs})")
                 have.add(name)
-                columns[name] = all_columns(wh)[name]
+                columns[name] = all_columns(store)[name]
             if not files:
                 added[name] = 0
                 continue
             types = {c["name"]: c["type"] for c in columns[name]}  # the table's own types
-            added[name] = _insert(wh, name, e, files, types, merge=(mode == "merge"), folder=folder)
+            added[name] = _insert(store, name, e, files, types, merge=(mode == "merge"), folder=folder)
             if mode != "merge" and added[name] != int(e["rows"]):
-                raise UserError(f"{folder}: table {name} loaded {added[name]} rows, the manifest says "
-                                f"{e['rows']}; the folder is inconsistent, export it again")
+                raise UserError(
+                    f"{folder}: table {name} loaded {added[name]} rows, the manifest says "
+                    f"{e['rows']}; the folder is inconsistent, export it again"
+                )
     return added
 
 
@@ -474,8 +543,10 @@ _TYPE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ]*(\(\s*\d+\s*(,\s*\d+\s*)?\))?(\[
 def _safe_type(type_: str, table: str, folder: Path) -> str:
     """A column type from a manifest, used in CREATE TABLE: plain type names only (no SQL)."""
     if not isinstance(type_, str) or not _TYPE_RE.match(type_):
-        raise UserError(f"{folder}: table {table} has a column of type {type_!r} that ctxprior cannot "
-                        "recreate; create the table yourself, then import with --merge")
+        raise UserError(
+            f"{folder}: table {table} has a column of type {type_!r} that ctxprior cannot "
+            "recreate; create the table yourself, then import with --merge"
+        )
     return type_
 
 
@@ -483,15 +554,16 @@ def _files_sql(files: list[str]) -> str:
     return "[" + ", ".join(path_sql(f) for f in files) + "]"  # exactly these files, no globbing
 
 
-def _insert(wh: Warehouse, name: str, entry: dict, files: list[str], types: dict[str, str], merge: bool,
-            folder: Path) -> int:
+def _insert(
+    store: Store, name: str, entry: dict, files: list[str], types: dict[str, str], merge: bool, folder: Path
+) -> int:
     cols = [c["name"] for c in entry["columns"]]
     collist = ", ".join(ident(c) for c in cols)
     casts = ", ".join(f"CAST({ident(c)} AS {types[c]}) AS {ident(c)}" for c in cols)
     src = f"SELECT {casts} FROM read_parquet({_files_sql(files)})"
-    before = int(wh.scalar(f"SELECT count(*) FROM {ident(name)}"))
+    before = int(store.scalar(f"SELECT count(*) FROM {ident(name)}"))
     if not merge:
-        wh.execute(f"INSERT INTO {ident(name)} ({collist}) {src}")
+        store.execute(f"INSERT INTO {ident(name)} ({collist}) {src}")
     else:
         t = metadata.tables.get(name)
         pk = [c.name for c in t.primary_key.columns] if t is not None else []
@@ -500,15 +572,20 @@ def _insert(wh: Warehouse, name: str, entry: dict, files: list[str], types: dict
             differ = " OR ".join(f"s.{ident(c)} IS DISTINCT FROM t.{ident(c)}" for c in cols if c not in pk)
             if differ:
                 clash = f"SELECT count(*) FROM ({src}) s JOIN {ident(name)} t ON {on} WHERE {differ}"
-                n = int(wh.scalar(clash))
+                n = int(store.scalar(clash))
                 if n:
                     raise UserError(
                         f"{folder}: {n} rows of table {name} have the ids of different rows already in "
-                        f"{wh.path}; the two warehouses were built independently and cannot be merged by "
-                        "id, import into a new --db file instead")
-            wh.execute(body(read_sql(SQL, "sql/import_by_key.sql")).format(
-                table=ident(name), columns=collist, src=src, on=on))
+                        f"{store.path}; the two warehouses were built independently and cannot be merged by "
+                        "id, import into a new --db file instead"
+                    )
+            store.execute(
+                body(read_sql(SQL, "sql/import_by_key.sql")).format(
+                    table=ident(name), columns=collist, src=src, on=on
+                )
+            )
         else:
-            wh.execute(body(read_sql(SQL, "sql/import_rows.sql")).format(table=ident(name), columns=collist,
-                                                                         src=src))
-    return int(wh.scalar(f"SELECT count(*) FROM {ident(name)}")) - before
+            store.execute(
+                body(read_sql(SQL, "sql/import_rows.sql")).format(table=ident(name), columns=collist, src=src)
+            )
+    return int(store.scalar(f"SELECT count(*) FROM {ident(name)}")) - before

@@ -23,8 +23,17 @@ ALT_UNIT = {
     "paired": "per-entity difference (group 1 - group 2), query forms averaged; sign-flip permutation",
     "entity_mean": "mean per entity over query forms",
 }
-UNIT_COLS = ["run_id", "relation_id", "relation", "query_type", "query_form_id", "query_form", "fact_id",
-             "entity_id", "entity"]
+UNIT_COLS = [
+    "run_id",
+    "relation_id",
+    "relation",
+    "query_type",
+    "query_form_id",
+    "query_form",
+    "fact_id",
+    "entity_id",
+    "entity",
+]
 
 
 def units_from_cells(cells: pd.DataFrame, analysis: str) -> pd.DataFrame:
@@ -73,8 +82,11 @@ def tests_for(cmp: Comparison, units: pd.DataFrame, k: int, seed: int) -> pd.Dat
 def _alt_rows(cmp: Comparison, units: pd.DataFrame, keys: list, cells: list, k: int, seed: int) -> list[dict]:
     """The rows of the alternative design (paired or entity_mean) for the same cells."""
     # average the query forms per entity (fact) and group first; NaN scores stay NaN
-    ent = units.assign(_nan=units["value"].isna()).groupby(keys + ["fact_id", "grp"], sort=True, dropna=False) \
+    ent = (
+        units.assign(_nan=units["value"].isna())
+        .groupby(keys + ["fact_id", "grp"], sort=True, dropna=False)
         .agg(value=("value", "mean"), _nan=("_nan", "any"))
+    )
     ent.loc[ent["_nan"], "value"] = np.nan
     ent = ent.reset_index()
     ecodes = ent.groupby(keys, sort=True, dropna=False).ngroup().to_numpy()
@@ -88,8 +100,9 @@ def _alt_rows(cmp: Comparison, units: pd.DataFrame, keys: list, cells: list, k: 
         eg = ent["grp"].to_numpy()
         ev = ent["value"].to_numpy(float)
         e1, e2 = eg == cmp.label1, eg == cmp.label2
-        res2 = stats.permutation_t_tests(_split(ecodes[e1], ev[e1], n), _split(ecodes[e2], ev[e2], n), alt,
-                                         k=k, seed=seed + 1)
+        res2 = stats.permutation_t_tests(
+            _split(ecodes[e1], ev[e1], n), _split(ecodes[e2], ev[e2], n), alt, k=k, seed=seed + 1
+        )
     rows = []
     for key, r in zip(cells, res2.rows()):
         row = dict(zip(keys, key), test=cmp.alt_design, unit=ALT_UNIT[cmp.alt_design], **r)
@@ -134,13 +147,13 @@ def step_comparison(job, name: str) -> None:
     if cmp.units_from:  # one scan of persuasion for the three context analyses
         cached = job.cache.get(cmp.units_from)
         if cached is None:
-            cached = job.cache[cmp.units_from] = query_file(job.wh, cmp.units_from, job.run_ids)
+            cached = job.cache[cmp.units_from] = query_file(job.store, cmp.units_from, job.run_ids)
         units = units_from_cells(cached, name)
     else:
-        units = query_sql(job.wh, cmp.text, job.run_ids)
+        units = query_sql(job.store, cmp.text, job.run_ids)
     note = None
     if "exclude-seen-fakes" in cmp.transforms and job.seen_fakes and not units.empty:
-        units, note = exclude_seen_fakes(job.wh, units, job.seen_fakes, job.run_ids)
+        units, note = exclude_seen_fakes(job.store, units, job.seen_fakes, job.run_ids)
     df = tests_for(cmp, units, job.k, job.seed)
     if df.empty:
         job.log(f"{name}: no data in runs {job.run_ids} (nothing to test)")
@@ -154,10 +167,10 @@ def step_comparison(job, name: str) -> None:
     job.counts[name] = len(df)
 
 
-def exclude_seen_fakes(wh, units: pd.DataFrame, spec: str, run_ids):
+def exclude_seen_fakes(store, units: pd.DataFrame, spec: str, run_ids):
     """Units without the fake entities that occur in the corpus (covariate ``spec`` > 0), and a note."""
-    resolve_covariate(wh, spec)
-    cov = covariate_values(wh, spec, run_ids)
+    resolve_covariate(store, spec)
+    cov = covariate_values(store, spec, run_ids)
     seen = cov[(cov["entity_kind"] == "fake") & (cov["covariate"].fillna(0) > 0)]
     ids = set(seen["fact_id"])
     if not ids:
@@ -175,9 +188,11 @@ def label_gender_mixture(df: pd.DataFrame, units: pd.DataFrame) -> pd.DataFrame:
     for unit, note, n in zip(df["unit"], df["note"], df["run_id"].map(n_coll).fillna(1).astype(int)):
         if n > 1:
             units_out.append(f"{unit}; psi against the mixture of {n} collections")
-            notes.append(f"psi measured against the mixture of {n} collections (the run's sample mixes them), so "
-                         "this is the mean persuasion of the collection's contexts, not the susceptibility chi of "
-                         "a single collection; score one sample per collection for chi")
+            notes.append(
+                f"psi measured against the mixture of {n} collections (the run's sample mixes them), so "
+                "this is the mean persuasion of the collection's contexts, not the susceptibility chi of "
+                "a single collection; score one sample per collection for chi"
+            )
         else:
             units_out.append(f"{unit} (= chi of the collection: the run's sample holds only it)")
             notes.append(note)

@@ -5,7 +5,7 @@ Each analysis (``registry``) reads its units with a named SQL file in this packa
 ``schema/views/50_analysis.sql``: all finished persuasion runs, or those in ``SET VARIABLE
 run_ids = [..]``). The statistics the SQL lacks come from ``stats.py``. Results go to
 ``analysis_result`` (one row per test, skipped tests included with a reason) and
-``analysis_distribution`` (Fig. 3 and Fig. 4 numbers): see ``store``.
+``analysis_distribution`` (Fig. 3 and Fig. 4 numbers): see ``storage``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..errors import UserError
 from . import registry
 from .comparisons import step_comparison
 from .selection import check_plan, plan_runs, precision_note
-from .store import store
+from .storage import save_results
 
 
 def parse_only(only: str | None) -> list[str]:
@@ -38,7 +38,8 @@ def parse_only(only: str | None) -> list[str]:
 @dataclass
 class Job:
     """State of one `analyze` call shared by its steps."""
-    wh: object
+
+    store: object
     run_ids: list  # persuasion runs
     dynamic: list  # dynamic runs
     k: int
@@ -56,8 +57,18 @@ class Job:
     cache: dict[str, pd.DataFrame] = field(default_factory=dict)  # SQL file -> rows, shared by steps
 
 
-def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, seed: int = 0,
-            covariates=(), seen_fakes: str | None = None, log=None, timings: dict | None = None) -> dict:
+def analyze(
+    store,
+    run_ids=None,
+    only=None,
+    k: int = 10_000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    covariates=(),
+    seen_fakes: str | None = None,
+    log=None,
+    timings: dict | None = None,
+) -> dict:
     """Run the analyses on `run_ids`, store their rows, return {analysis: n rows stored}.
 
     only: list of analysis names (default all but `covariate`, which runs when covariates are given).
@@ -68,23 +79,41 @@ def analyze(wh, run_ids=None, only=None, k: int = 10_000, alpha: float = 0.05, s
     seen_fakes: 'view.column'; fake entities with a value > 0 are excluded from `familiarity`
     (default: the frequency covariate, when one exists).
     """
-    job = _prepare(wh, run_ids, only, k, alpha, seed, covariates, seen_fakes,
-                   log or (lambda msg: print(msg, file=sys.stderr)))
+    job = _prepare(
+        store,
+        run_ids,
+        only,
+        k,
+        alpha,
+        seed,
+        covariates,
+        seen_fakes,
+        log or (lambda msg: print(msg, file=sys.stderr)),
+    )
     timings = {} if timings is None else timings
-    with wh.one_thread():  # stored numbers bit-for-bit reproducible
+    with store.one_thread():  # stored numbers bit-for-bit reproducible
         for name in job.names:
             t0 = time.perf_counter()
             (registry.get(name).step or step_comparison)(job, name)
             timings[name] = time.perf_counter() - t0
     t_store = time.perf_counter()
     if job.run_ids:
-        store(wh, job.run_ids, [n for n in job.names if registry.get(n).kind == "persuasion"], job.results,
-              job.dists, job.k, job.seed, job.alpha, job.replicates)
+        save_results(
+            store,
+            job.run_ids,
+            [n for n in job.names if registry.get(n).kind == "persuasion"],
+            job.results,
+            job.dists,
+            job.k,
+            job.seed,
+            job.alpha,
+            job.replicates,
+        )
     timings["(store)"] = time.perf_counter() - t_store
     return job.counts
 
 
-def _prepare(wh, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) -> Job:
+def _prepare(store, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) -> Job:
     """Validate every input and find the runs (before anything is written); log skips and notes."""
     if k < 1:
         raise UserError(f"--permutations {k}: must be at least 1")
@@ -93,30 +122,36 @@ def _prepare(wh, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) -> 
     names = list(only) if only else list(registry.default_names())
     if covariates and "covariate" not in names:
         names.append("covariate")
-    plan = plan_runs(wh, run_ids)
+    plan = plan_runs(store, run_ids)
     check_plan(plan, names, bool(run_ids))
     for spec in covariates:
-        resolve_covariate(wh, spec)  # validate before any work
+        resolve_covariate(store, spec)  # validate before any work
     freq_spec = None
     if "frequency" in names or "familiarity" in names:
-        freq_spec = next((c for c in covariates if "cooc" in c), None) or auto_covariate(wh, "frequency")
+        freq_spec = next((c for c in covariates if "cooc" in c), None) or auto_covariate(store, "frequency")
     if seen_fakes:
-        resolve_covariate(wh, seen_fakes)
+        resolve_covariate(store, seen_fakes)
     else:
-        seen_fakes = seen_fakes_spec(wh, freq_spec)
+        seen_fakes = seen_fakes_spec(store, freq_spec)
     runs_of = {"persuasion": plan.persuasion, "dynamic": plan.dynamic}
     skipped = [n for n in names if not runs_of[registry.get(n).kind]]
     if skipped:  # all of one kind: check_plan made sure the other kind has runs
         kind = registry.get(skipped[0]).kind
-        why = (f"none of the given --run is a {kind} run" if run_ids else
-               "no dynamic runs with scores (`ctxprior score-dynamic`)" if kind == "dynamic" else
-               "no finished persuasion runs (`ctxprior score`)")
+        why = (
+            f"none of the given --run is a {kind} run"
+            if run_ids
+            else "no dynamic runs with scores (`ctxprior score-dynamic`)"
+            if kind == "dynamic"
+            else "no finished persuasion runs (`ctxprior score`)"
+        )
         log(f"skipped {', '.join(skipped)}: {why}")
-    job = Job(wh, plan.persuasion, plan.dynamic, k, alpha, seed, list(covariates), seen_fakes, freq_spec, log)
+    job = Job(
+        store, plan.persuasion, plan.dynamic, k, alpha, seed, list(covariates), seen_fakes, freq_spec, log
+    )
     job.names = [n for n in names if n not in skipped]
     for kind, runs in runs_of.items():
         used = any(registry.get(n).kind == kind for n in job.names)
-        note = precision_note(wh, runs) if used else None  # runs compared with each other: one kind
+        note = precision_note(store, runs) if used else None  # runs compared with each other: one kind
         if note:
             log(note)
     return job

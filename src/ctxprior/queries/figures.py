@@ -17,11 +17,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from .selection import covariate_values, query_file, sql  # noqa: E402
+from .selection import covariate_values, query_file, sql
 
 QT_COLORS = {"open": "#1f77b4", "closed": "#ff7f0e"}
 
@@ -35,16 +35,16 @@ class Figure:
     note: str = ""
 
 
-def _runs_with_results(wh, run_ids):
+def _runs_with_results(store, run_ids):
     if run_ids:
         return sorted({int(r) for r in run_ids})
     from ..schema.runs import default_runs
 
-    return default_runs(wh, with_results=True)
+    return default_runs(store, with_results=True)
 
 
-def _model(wh, run_id) -> str:
-    return wh.scalar("SELECT model FROM run WHERE run_id = ?", [int(run_id)]) or "?"
+def _model(store, run_id) -> str:
+    return store.scalar("SELECT model FROM run WHERE run_id = ?", [int(run_id)]) or "?"
 
 
 def _first_run(df: pd.DataFrame) -> int | None:
@@ -81,7 +81,9 @@ def _wrap(text: str, width: int) -> str:
 def _in_view(labels, lim, axis: int) -> list:
     """The tick labels whose tick lies inside the axis limits (the others are not drawn)."""
     lo, hi = sorted(lim)
-    return [t for t in labels if lo - 1e-9 * abs(hi - lo) <= t.get_position()[axis] <= hi + 1e-9 * abs(hi - lo)]
+    return [
+        t for t in labels if lo - 1e-9 * abs(hi - lo) <= t.get_position()[axis] <= hi + 1e-9 * abs(hi - lo)
+    ]
 
 
 def _texts(fig) -> list:
@@ -89,7 +91,9 @@ def _texts(fig) -> list:
     out = [fig._suptitle] if fig._suptitle is not None else []
     for ax in fig.axes:
         out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
-        out += _in_view(ax.get_xticklabels(), ax.get_xlim(), 0) + _in_view(ax.get_yticklabels(), ax.get_ylim(), 1)
+        out += _in_view(ax.get_xticklabels(), ax.get_xlim(), 0) + _in_view(
+            ax.get_yticklabels(), ax.get_ylim(), 1
+        )
     return [t for t in out if t.get_visible() and t.get_text()]
 
 
@@ -145,9 +149,9 @@ def _box_by(ax, groups: list[tuple[str, np.ndarray]], colors=None):
         ax.scatter(x, d, s=6, color="k", alpha=0.35, zorder=3)
 
 
-def fig2_answer_groups(wh, run_ids) -> Figure:
+def fig2_answer_groups(store, run_ids) -> Figure:
     title = "Fig. 2: persuasion by the model's answer"
-    df = query_file(wh, "answer_groups.sql", run_ids)
+    df = query_file(store, "answer_groups.sql", run_ids)
     rid = _first_run(df)
     if rid is None:
         return _empty("fig2_answer_groups", title, "no generations (score with --memorization)")
@@ -155,19 +159,22 @@ def fig2_answer_groups(wh, run_ids) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
     for ax, qt in zip(axes, ("open", "closed")):
         d = df[df["query_type"] == qt]
-        _box_by(ax, [(g, d.loc[d["grp"] == g, "value"].to_numpy(float)) for g in ("ORIGINAL", "CONTEXT", "OTHER")],
-                ["#a1d99b", "#fc9272", "#d9d9d9"])
+        _box_by(
+            ax,
+            [(g, d.loc[d["grp"] == g, "value"].to_numpy(float)) for g in ("ORIGINAL", "CONTEXT", "OTHER")],
+            ["#a1d99b", "#fc9272", "#d9d9d9"],
+        )
         ax.set_title(f"{qt} queries")
         ax.set_xlabel("the model's answer with the context agrees with ...")
     axes[0].set_ylabel("mean persuasion score ψ (nats)\nper (entity, query form)")
-    fig.suptitle(f"{title} — {_model(wh, rid)} (run {rid})")
+    fig.suptitle(f"{title} — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig2_answer_groups", title, df, fig)
 
 
-def fig3_mr_bins(wh, run_ids) -> Figure:
+def fig3_mr_bins(store, run_ids) -> Figure:
     title = "Fig. 3: susceptibility vs memorization ratio"
-    df = query_file(wh, "mr.sql", run_ids)
+    df = query_file(store, "mr.sql", run_ids)
     rid = _first_run(df)
     if rid is None:
         return _empty("fig3_mr_bins", title, "no memorization ratios (score with --memorization)")
@@ -189,16 +196,18 @@ def fig3_mr_bins(wh, run_ids) -> Figure:
     ax.set_xlabel("memorization ratio (share of answers that keep the original answer)")
     ax.set_ylabel("susceptibility χ (nats)")
     ax.legend(title="opacity = share of points in the bin", fontsize=8)
-    ax.set_title(f"{title} — {_model(wh, rid)} (run {rid})")
+    ax.set_title(f"{title} — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig3_mr_bins", title, df, fig)
 
 
-def fig4_reliability(wh, run_ids) -> Figure:
+def fig4_reliability(store, run_ids) -> Figure:
     title = "Fig. 4: reliability (variance across seeds and query forms)"
-    df = wh.df(sql("fig4_reliability.sql"), [list(run_ids)])
+    df = store.df(sql("fig4_reliability.sql"), [list(run_ids)])
     if df.empty:
-        return _empty("fig4_reliability", title, "no reliability rows (run `ctxprior analyze --only reliability`)")
+        return _empty(
+            "fig4_reliability", title, "no reliability rows (run `ctxprior analyze --only reliability`)"
+        )
     rid = int(df["run_id"].iloc[0])
     df = df[df["run_id"] == rid]
     fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
@@ -209,8 +218,17 @@ def fig4_reliability(wh, run_ids) -> Figure:
                 r = df[(df["series"] == f"{score} across {across}") & (df["query_type"] == qt)]
                 if len(r):
                     r = r.iloc[0]
-                    stats.append(dict(label=qt, med=r["median"], q1=r["q25"], q3=r["q75"], whislo=0.0,
-                                      whishi=r["max"], fliers=[]))
+                    stats.append(
+                        dict(
+                            label=qt,
+                            med=r["median"],
+                            q1=r["q25"],
+                            q3=r["q75"],
+                            whislo=0.0,
+                            whishi=r["max"],
+                            fliers=[],
+                        )
+                    )
             if stats:
                 pos = [i + (j - 0.5) * 0.35 for i in range(len(stats))]
                 bp = ax.bxp(stats, positions=pos, widths=0.3, patch_artist=True, showfliers=False)
@@ -223,37 +241,61 @@ def fig4_reliability(wh, run_ids) -> Figure:
         ax.set_xlabel("query type (box: quartiles, whisker: 0 to max)")
         if not df["series"].str.endswith(f"across {across}").any():
             ax.set_xticks([])
-            ax.text(0.5, 0.5, "no data: " + ("one seed per replicate group" if across == "seeds"
-                                             else "one query form per type"),
-                    ha="center", va="center", transform=ax.transAxes, color="#777")
+            ax.text(
+                0.5,
+                0.5,
+                "no data: "
+                + ("one seed per replicate group" if across == "seeds" else "one query form per type"),
+                ha="center",
+                va="center",
+                transform=ax.transAxes,
+                color="#777",
+            )
         ax.set_yscale("symlog", linthresh=1e-4)
     axes[0].set_ylabel("variance of the score (nats²)")
     axes[1].legend(fontsize=8)
     runs = df["run_ids"].iloc[0]
     fig.suptitle(f"{title} — {df['model'].iloc[0]} ({'runs' if ',' in runs else 'run'} {runs})")
     _finish(fig)
-    return Figure("fig4_reliability", title, df, fig,
-                  "" if (df["series"].str.contains("seeds")).any() else "only one seed: no across-seed variance")
+    return Figure(
+        "fig4_reliability",
+        title,
+        df,
+        fig,
+        "" if (df["series"].str.contains("seeds")).any() else "only one seed: no across-seed variance",
+    )
 
 
-FIG5_ANALYSES = [("relevance", "relevant > irrelevant", "v"), ("familiarity", "fake > real (susceptibility)", "o"),
-                 ("assertive", "assertive > base", "s"), ("negation", "negation ≠ base", "^")]
+FIG5_ANALYSES = [
+    ("relevance", "relevant > irrelevant", "v"),
+    ("familiarity", "fake > real (susceptibility)", "o"),
+    ("assertive", "assertive > base", "s"),
+    ("negation", "negation ≠ base", "^"),
+]
 
 
-def fig5_summary(wh, run_ids) -> Figure:
+def fig5_summary(store, run_ids) -> Figure:
     title = "Fig. 5: share of relations significant and mean effect size, per model"
-    df = wh.df(sql("fig5_summary.sql"), [list(run_ids)])
+    df = store.df(sql("fig5_summary.sql"), [list(run_ids)])
     if df.empty:
         return _empty("fig5_summary", title, "no group comparisons stored (run `ctxprior analyze`)")
     df["model_run"] = [_wrap(f"{m} (run {r})", 24) for m, r in zip(df["model"], df["run_id"])]
     order = list(dict.fromkeys(df["model_run"]))
     fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
     for col, qt in enumerate(("open", "closed")):
-        for row, (metric, ylabel) in enumerate((("share_significant", "share of relations significant (BH)"),
-                                                ("mean_effect_size", "mean effect size (Cohen's d)"))):
+        for row, (metric, ylabel) in enumerate(
+            (
+                ("share_significant", "share of relations significant (BH)"),
+                ("mean_effect_size", "mean effect size (Cohen's d)"),
+            )
+        ):
             ax = axes[row, col]
             for name, label, marker in FIG5_ANALYSES:
-                d = df[(df["analysis"] == name) & (df["query_type"] == qt)].set_index("model_run").reindex(order)
+                d = (
+                    df[(df["analysis"] == name) & (df["query_type"] == qt)]
+                    .set_index("model_run")
+                    .reindex(order)
+                )
                 if d[metric].notna().any():
                     ax.plot(range(len(order)), d[metric].to_numpy(float), marker=marker, label=label)
             ax.set_title(f"{qt} queries")
@@ -267,85 +309,104 @@ def fig5_summary(wh, run_ids) -> Figure:
     return Figure("fig5_summary", title, df.drop(columns="model_run"), fig)
 
 
-def fig8_real_fake(wh, run_ids) -> Figure:
+def fig8_real_fake(store, run_ids) -> Figure:
     title = "Fig. 8: susceptibility of real vs fake entities (strongest relation)"
-    best = wh.query(sql("fig8_strongest_relation.sql"), [list(run_ids)])
+    best = store.query(sql("fig8_strongest_relation.sql"), [list(run_ids)])
     if not best:
         return _empty("fig8_real_fake", title, "no real-vs-fake tests stored")
     rid, rel, qt = best[0]
-    df = query_file(wh, "familiarity.sql", [rid])
+    df = query_file(store, "familiarity.sql", [rid])
     df = df[(df["relation"] == rel) & (df["query_type"] == qt)]
     forms = sorted(df["query_form"].unique())
-    fig, axes = plt.subplots(1, len(forms), figsize=(max(7.0, 4.5 * len(forms)), 4), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(forms), figsize=(max(7.0, 4.5 * len(forms)), 4), sharey=True, squeeze=False
+    )
     for ax, qf in zip(axes[0], forms):
         d = df[df["query_form"] == qf]
-        _box_by(ax, [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("real", "fake")],
-                ["#6baed6", "#fd8d3c"])
+        _box_by(
+            ax,
+            [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("real", "fake")],
+            ["#6baed6", "#fd8d3c"],
+        )
         ax.set_title(f"query form {qf}")
         ax.set_xlabel("entity")
     axes[0][0].set_ylabel("susceptibility χ (nats)")
-    fig.suptitle(f"{title}\n{rel}, {qt} queries — {_model(wh, rid)} (run {rid})")
+    fig.suptitle(f"{title}\n{rel}, {qt} queries — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig8_real_fake", title, df, fig)
 
 
-def fig9_frequency(wh, run_ids) -> Figure:
+def fig9_frequency(store, run_ids) -> Figure:
     title = "Fig. 9: susceptibility vs training-data frequency / KG degree"
-    row = wh.query(sql("fig9_covariate_run.sql"), [list(run_ids)])
+    row = store.query(sql("fig9_covariate_run.sql"), [list(run_ids)])
     if not row:
         return _empty("fig9_frequency", title, "no covariate correlations stored (give --covariate)")
     rid, analysis, note = row[0]
     if note and "." in note and not note.startswith("fact."):
-        df = covariate_values(wh, note, [rid])
+        df = covariate_values(store, note, [rid])
     else:
-        df = query_file(wh, "susceptibility_by_fact.sql", [rid])
+        df = query_file(store, "susceptibility_by_fact.sql", [rid])
         df["covariate"] = df["predicate_degree"].astype(float)
     df = df[df["run_id"] == rid]
-    rho = dict(wh.query(sql("fig9_rho.sql"), [rid, analysis]))
+    rho = dict(store.query(sql("fig9_rho.sql"), [rid, analysis]))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for qt in ("open", "closed"):
         d = df[df["query_type"] == qt]
         r = rho.get(qt)
-        ax.scatter(1 + d["covariate"].astype(float), d["susceptibility"], s=10, alpha=0.5, color=QT_COLORS[qt],
-                   label=f"{qt} queries" + (f" (Spearman ρ = {r:+.2f})" if r is not None else ""))
+        ax.scatter(
+            1 + d["covariate"].astype(float),
+            d["susceptibility"],
+            s=10,
+            alpha=0.5,
+            color=QT_COLORS[qt],
+            label=f"{qt} queries" + (f" (Spearman ρ = {r:+.2f})" if r is not None else ""),
+        )
     ax.set_xscale("log")
     ax.set_xlabel(f"1 + {note} (log scale)")
     ax.set_ylabel("susceptibility χ (nats), mean over query forms")
     ax.legend(fontsize=8)
-    ax.set_title(f"{title} — {_model(wh, rid)} (run {rid})")
+    ax.set_title(f"{title} — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig9_frequency", title, df, fig)
 
 
-def fig10_friend_enemy(wh, run_ids) -> Figure:
+def fig10_friend_enemy(store, run_ids) -> Figure:
     title = "Fig. 10: susceptibility of friend vs enemy pairs"
-    df = query_file(wh, "friend_enemy.sql", run_ids)
+    df = query_file(store, "friend_enemy.sql", run_ids)
     rid = _first_run(df)
     if rid is None:
         return _empty("fig10_friend_enemy", title, "no friend-enemy runs")
     df = df[df["run_id"] == rid]
     forms = sorted(df["query_form"].unique())
-    fig, axes = plt.subplots(1, len(forms), figsize=(max(7.0, 4.5 * len(forms)), 4), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(forms), figsize=(max(7.0, 4.5 * len(forms)), 4), sharey=True, squeeze=False
+    )
     for ax, qf in zip(axes[0], forms):
         d = df[df["query_form"] == qf]
-        _box_by(ax, [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("friend", "enemy")],
-                ["#74c476", "#de2d26"])
+        _box_by(
+            ax,
+            [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("friend", "enemy")],
+            ["#74c476", "#de2d26"],
+        )
         ax.set_title(f"query form {qf}")
         ax.set_xlabel("relationship of the entity pair")
     axes[0][0].set_ylabel("susceptibility χ (nats)")
-    fig.suptitle(f"{title} — {_model(wh, rid)} (run {rid})")
+    fig.suptitle(f"{title} — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig10_friend_enemy", title, df, fig)
 
 
-GENDER_LABELS = [("feminine_stereotype", "F"), ("masculine_stereotype", "M"),
-                 ("feminine_swapped", "M* (feminine stereotype,\nswapped to men)"),
-                 ("masculine_swapped", "F* (masculine stereotype,\nswapped to women)")]
+GENDER_LABELS = [
+    ("feminine_stereotype", "F"),
+    ("masculine_stereotype", "M"),
+    ("feminine_swapped", "M* (feminine stereotype,\nswapped to men)"),
+    ("masculine_swapped", "F* (masculine stereotype,\nswapped to women)"),
+]
 
 
-def fig11_gender(wh, run_ids) -> Figure:
+def fig11_gender(store, run_ids) -> Figure:
     title = "Fig. 11: susceptibility of feminine vs masculine names per context collection"
-    df = query_file(wh, "gender.sql", run_ids)
+    df = query_file(store, "gender.sql", run_ids)
     rid = _first_run(df)
     if rid is None:
         return _empty("fig11_gender", title, "no gender runs")
@@ -353,10 +414,20 @@ def fig11_gender(wh, run_ids) -> Figure:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     present = [(ct, lab) for ct, lab in GENDER_LABELS if ct in set(df["context_type"])]
     for off, cls, color in ((-0.18, "feminine", "#e7298a"), (0.18, "masculine", "#1b9e77")):
-        data = [df[(df["context_type"] == ct) & (df["grp"] == cls)].groupby("entity")["value"].mean().to_numpy(float)
-                for ct, _ in present]
-        bp = ax.boxplot(data, positions=[i + off for i in range(len(present))], widths=0.32, patch_artist=True,
-                        showfliers=False)
+        data = [
+            df[(df["context_type"] == ct) & (df["grp"] == cls)]
+            .groupby("entity")["value"]
+            .mean()
+            .to_numpy(float)
+            for ct, _ in present
+        ]
+        bp = ax.boxplot(
+            data,
+            positions=[i + off for i in range(len(present))],
+            widths=0.32,
+            patch_artist=True,
+            showfliers=False,
+        )
         for b in bp["boxes"]:
             b.set_facecolor(color)
             b.set_alpha(0.6)
@@ -367,11 +438,13 @@ def fig11_gender(wh, run_ids) -> Figure:
     note = ""
     if n_coll > 1:  # the sample mixes the collections: ψ against their mixture, not χ of one collection
         note = f"ψ against the mixture of {n_coll} collections, not χ of one collection"
-        ax.set_ylabel(f"mean ψ per name (nats) against the\nmixture of {n_coll} collections (mean over queries)")
+        ax.set_ylabel(
+            f"mean ψ per name (nats) against the\nmixture of {n_coll} collections (mean over queries)"
+        )
     else:
         ax.set_ylabel("susceptibility χ per name (nats)\n(mean over queries)")
     ax.legend(fontsize=8)
-    ax.set_title(f"{title} — {_model(wh, rid)} (run {rid})", fontsize=10)
+    ax.set_title(f"{title} — {_model(store, rid)} (run {rid})", fontsize=10)
     _finish(fig)
     return Figure("fig11_gender", title, df, fig, note)
 
@@ -379,9 +452,9 @@ def fig11_gender(wh, run_ids) -> Figure:
 KIND_COLORS = {"real": "#3182bd", "fake": "#e6550d"}
 
 
-def fig_layers_real_fake(wh, run_ids) -> Figure:
+def fig_layers_real_fake(store, run_ids) -> Figure:
     title = "Susceptibility by layer (logit lens): real vs fake entities"
-    df = query_file(wh, "layers_real_fake.sql", run_ids)
+    df = query_file(store, "layers_real_fake.sql", run_ids)
     rid = _first_run(df)
     if rid is None:
         return _empty("fig_layers_real_fake", title, "no per-layer scores (score with --per-layer)")
@@ -399,30 +472,39 @@ def fig_layers_real_fake(wh, run_ids) -> Figure:
         ax.set_xlabel(f"layer (0 = embeddings, {int(df['n_layers'].max()) - 1} = output)")
         ax.legend(fontsize=8, title="band: quartiles", title_fontsize=8)
     axes[0][0].set_ylabel("susceptibility χ (nats), logit lens")
-    fig.suptitle(f"{title} — {_model(wh, rid)} (run {rid})")
+    fig.suptitle(f"{title} — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig_layers_real_fake", title, df, fig)
 
 
-FIGURES = [fig2_answer_groups, fig3_mr_bins, fig4_reliability, fig5_summary, fig8_real_fake, fig9_frequency,
-           fig10_friend_enemy, fig11_gender, fig_layers_real_fake]
+FIGURES = [
+    fig2_answer_groups,
+    fig3_mr_bins,
+    fig4_reliability,
+    fig5_summary,
+    fig8_real_fake,
+    fig9_frequency,
+    fig10_friend_enemy,
+    fig11_gender,
+    fig_layers_real_fake,
+]
 
 
-def build_figures(wh, run_ids=None) -> list[Figure]:
-    ids = _runs_with_results(wh, run_ids)
+def build_figures(store, run_ids=None) -> list[Figure]:
+    ids = _runs_with_results(store, run_ids)
     if not ids:
         from ..errors import UserError
 
         raise UserError("no runs to plot; score and `ctxprior analyze` first")
-    return [f(wh, ids) for f in FIGURES]
+    return [f(store, ids) for f in FIGURES]
 
 
-def write_figures(wh, out_dir, run_ids=None) -> list[tuple[str, str | None, str]]:
+def write_figures(store, out_dir, run_ids=None) -> list[tuple[str, str | None, str]]:
     """Write <name>.png and <name>.csv per figure into out_dir; returns (name, png or None, note)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for f in build_figures(wh, run_ids):
+    for f in build_figures(store, run_ids):
         if f.fig is None:
             written.append((f.name, None, f"skipped: {f.note}"))
             continue

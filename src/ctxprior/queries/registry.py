@@ -33,9 +33,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Callable
 
 _FRONT = re.compile(r"^--\s*([a-z][a-z0-9-]*):\s?(.*)$")
 _OPS = {">": "greater", "<": "less", "!=": "two-sided"}
@@ -44,6 +44,7 @@ _OPS = {">": "greater", "<": "less", "!=": "two-sided"}
 @dataclass(frozen=True)
 class Comparison:
     """A two-group comparison: both designs, BH per family (``comparisons.step_comparison``)."""
+
     name: str
     sql: str
     label1: str
@@ -61,6 +62,7 @@ class Comparison:
 @dataclass(frozen=True)
 class Analysis:
     """One analysis: its name, place, help, and how it runs (a step or a comparison)."""
+
     name: str
     order: int
     help: str
@@ -78,13 +80,16 @@ _REGISTERED: dict[str, Analysis] = {}
 _LOADED: dict[str, Analysis] = {}
 
 
-def register_analysis(name: str, *, order: int, help: str, kind: str = "persuasion",
-                      default: bool = True) -> Callable:
+def register_analysis(
+    name: str, *, order: int, help: str, kind: str = "persuasion", default: bool = True
+) -> Callable:
     """Decorator: ``step(job, name)`` runs the analysis ``name`` in `analyze` (stack several to
     share one step between analyses)."""
+
     def deco(step):
         _REGISTERED[name] = Analysis(name, order, help, step=step, kind=kind, default=default)
         return step
+
     return deco
 
 
@@ -106,10 +111,20 @@ def _comparison(name: str, file: str, meta: dict[str, str], text: str) -> Compar
         raise ValueError(f"{file}: compare: expected 'A > B', 'A < B' or 'A != B', got {meta['compare']!r}")
     design = meta.get("design", "none")
     family = tuple(s.strip() for s in meta.get("family", "run_id, query_type, test").split(","))
-    return Comparison(name, file, m.group(1), m.group(3), _OPS[m.group(2)], meta["unit"],
-                      None if design == "none" else design, meta.get("stratum", "query_type"), family,
-                      meta.get("units-from"), tuple(meta["transform"].split()) if "transform" in meta else (),
-                      text)
+    return Comparison(
+        name,
+        file,
+        m.group(1),
+        m.group(3),
+        _OPS[m.group(2)],
+        meta["unit"],
+        None if design == "none" else design,
+        meta.get("stratum", "query_type"),
+        family,
+        meta.get("units-from"),
+        tuple(meta["transform"].split()) if "transform" in meta else (),
+        text,
+    )
 
 
 def _folders() -> list:
@@ -129,10 +144,16 @@ def _declared() -> dict[str, Analysis]:
         name = meta["analysis"]
         if name in out:
             raise ValueError(f"{f.name}: analysis {name} is declared twice")
-        out[name] = Analysis(name, int(meta["order"]), meta.get("help", ""),
-                             comparison=_comparison(name, f.name, meta, text),
-                             summary=meta.get("summary"), report_title=meta.get("report-title"),
-                             report_text=meta.get("report"), figure=meta.get("figure"))
+        out[name] = Analysis(
+            name,
+            int(meta["order"]),
+            meta.get("help", ""),
+            comparison=_comparison(name, f.name, meta, text),
+            summary=meta.get("summary"),
+            report_title=meta.get("report-title"),
+            report_text=meta.get("report"),
+            figure=meta.get("figure"),
+        )
     return out
 
 

@@ -49,9 +49,18 @@ class TestResult:
     def rows(self) -> list[dict]:
         out = []
         for i in range(len(self.t)):
-            out.append(dict(n1=int(self.n1[i]), n2=int(self.n2[i]), mean1=_f(self.mean1[i]),
-                            mean2=_f(self.mean2[i]), t=_f(self.t[i]), p=_f(self.p[i]),
-                            effect_size=_f(self.effect_size[i]), skip_reason=self.skip_reason[i]))
+            out.append(
+                dict(
+                    n1=int(self.n1[i]),
+                    n2=int(self.n2[i]),
+                    mean1=_f(self.mean1[i]),
+                    mean2=_f(self.mean2[i]),
+                    t=_f(self.t[i]),
+                    p=_f(self.p[i]),
+                    effect_size=_f(self.effect_size[i]),
+                    skip_reason=self.skip_reason[i],
+                )
+            )
         return out
 
 
@@ -137,8 +146,9 @@ class _MaskBank:
         return (self._ranks[n] < n1).astype(np.float64), False
 
 
-def permutation_t_tests(groups1, groups2, alternative="greater", k: int = 10_000, seed: int = 0,
-                        chunk: int = 256) -> TestResult:
+def permutation_t_tests(
+    groups1, groups2, alternative="greater", k: int = 10_000, seed: int = 0, chunk: int = 256
+) -> TestResult:
     """Two-sample permutation tests of Student's t (pooled variance), many tests at once.
 
     groups1, groups2: sequences (one entry per test) of 1-d arrays; alternative: one of
@@ -171,7 +181,7 @@ def permutation_t_tests(groups1, groups2, alternative="greater", k: int = 10_000
         n = n1 + n2
         M, exact = bank.masks(n, n1)
         for start in range(0, len(idx), chunk):
-            js = idx[start:start + chunk]
+            js = idx[start : start + chunk]
             X = np.empty((n, len(js)))
             for c, j in enumerate(js):
                 x = np.concatenate(arrays[j])
@@ -187,8 +197,9 @@ def permutation_t_tests(groups1, groups2, alternative="greater", k: int = 10_000
     return res
 
 
-def paired_permutation_t_tests(diffs, alternative="greater", k: int = 10_000, seed: int = 0,
-                               chunk: int = 256) -> TestResult:
+def paired_permutation_t_tests(
+    diffs, alternative="greater", k: int = 10_000, seed: int = 0, chunk: int = 256
+) -> TestResult:
     """One-sample (paired) permutation tests of t on within-unit differences, by sign flips.
 
     diffs: sequence of 1-d arrays (group 1 minus group 2 per paired unit). Exact (all 2^n sign
@@ -210,24 +221,25 @@ def paired_permutation_t_tests(diffs, alternative="greater", k: int = 10_000, se
         why = check_groups(d)
         if why:
             res.skip_reason[j] = why.replace("group 1 has", "the paired differences have").replace(
-                "group 1 is", "the paired differences are")
+                "group 1 is", "the paired differences are"
+            )
             continue
         by_n.setdefault(len(d), []).append(j)
     signs_cache: dict[int, tuple[np.ndarray, bool]] = {}
     for n, idx in sorted(by_n.items()):
         if n not in signs_cache:
-            if 2 ** n <= k:
+            if 2**n <= k:
                 signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
                 signs_cache[n] = (signs, True)
             else:
                 signs_cache[n] = (rng.choice((-1.0, 1.0), size=(k, n)), False)
         signs, exact = signs_cache[n]
         for start in range(0, len(idx), chunk):
-            js = idx[start:start + chunk]
+            js = idx[start : start + chunk]
             D = np.column_stack([arrays[j] for j in js])  # (n, T)
             Q = (D * D).sum(axis=0)
 
-            def tstat(S):
+            def tstat(S, n=n, Q=Q):
                 m = S / n
                 var = np.maximum(Q - n * m * m, 0.0) / (n - 1)
                 with np.errstate(divide="ignore", invalid="ignore"):

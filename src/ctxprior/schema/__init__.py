@@ -16,8 +16,8 @@ for _m in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     if _m not in {"base", "versions", "warehouse", "migrations"}:
         importlib.import_module(f"{__name__}.{_m}")
 
-from .versions import SCHEMA_VERSION  # noqa: E402
-from .warehouse import Warehouse, open_warehouse, default_db_path  # noqa: E402
 from . import migrations  # noqa: E402,F401  (fills versions.MIGRATIONS)
+from .store import Store, default_db_path, open_store  # noqa: E402
+from .versions import SCHEMA_VERSION  # noqa: E402
 
-__all__ = ["SCHEMA_VERSION", "metadata", "Warehouse", "open_warehouse", "default_db_path"]
+__all__ = ["SCHEMA_VERSION", "Store", "default_db_path", "metadata", "open_store"]

@@ -32,7 +32,9 @@ dataset = Table(
     metadata,
     Column("dataset_id", Integer, primary_key=True),
     Column("name", Text, nullable=False, unique=True),
-    Column("source_format", Text, nullable=False, comment="yago_qec | demo | friend_enemy | gender | dynamicqa"),
+    Column(
+        "source_format", Text, nullable=False, comment="yago_qec | demo | friend_enemy | gender | dynamicqa"
+    ),
     Column("source_path", Text),
     Column("source_sha256", Text),
     Column("description", Text),
@@ -45,7 +47,12 @@ relation = Table(
     metadata,
     Column("relation_id", Integer, primary_key=True),
     Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column("name", Text, nullable=False, comment="relation id as in the source, e.g. http://schema.org/about or reverse-..."),
+    Column(
+        "name",
+        Text,
+        nullable=False,
+        comment="relation id as in the source, e.g. http://schema.org/about or reverse-...",
+    ),
     Column("short_name", Text, nullable=False, comment="readable name, e.g. about, reverse-founder"),
     Column("is_reverse", Boolean, nullable=False),
     Column("position", Integer, nullable=False, comment="order in the source file"),
@@ -89,10 +96,22 @@ fact = Table(
     metadata,
     Column("fact_id", Integer, primary_key=True),
     Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column("position", Integer, nullable=False, comment="index in the source lists; a fake shares it with the real entity whose answer it borrows"),
+    Column(
+        "position",
+        Integer,
+        nullable=False,
+        comment="index in the source lists; a fake shares it with the real entity whose answer it borrows",
+    ),
     Column("entity_id", Integer, ForeignKey("entity.entity_id"), nullable=False),
-    Column("answer_id", Integer, ForeignKey("answer.answer_id"), comment="NULL when the dataset has no answer (gender case study)"),
-    Column("entity_kind", Text, nullable=False, comment="real | fake (copied from entity for fast filtering)"),
+    Column(
+        "answer_id",
+        Integer,
+        ForeignKey("answer.answer_id"),
+        comment="NULL when the dataset has no answer (gender case study)",
+    ),
+    Column(
+        "entity_kind", Text, nullable=False, comment="real | fake (copied from entity for fast filtering)"
+    ),
     Column("label", Text, comment="optional label, e.g. friend | enemy"),
     Column("category", Text, comment="optional category, e.g. movie | history"),
     Column("uri_degree", BigInteger, comment="yago_qec entity_uri_to_degree"),
@@ -146,7 +165,9 @@ sample_fact = Table(
     Column("sample_id", Integer, ForeignKey("sample.sample_id"), primary_key=True),
     Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
     Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column("ordinal", Integer, nullable=False, comment="order of the entity within its relation in this sample"),
+    Column(
+        "ordinal", Integer, nullable=False, comment="order of the entity within its relation in this sample"
+    ),
     comment="The queried (entity, answer) facts of a sample.",
 )
 
@@ -157,9 +178,16 @@ context = Table(
     Column("sample_id", Integer, ForeignKey("sample.sample_id"), nullable=False),
     Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
     Column("ordinal", Integer, nullable=False, comment="position in the relation's context list"),
-    Column("context_template_id", Integer, ForeignKey("context_template.context_template_id"), nullable=False),
+    Column(
+        "context_template_id", Integer, ForeignKey("context_template.context_template_id"), nullable=False
+    ),
     Column("context_type", Text, nullable=False),
-    Column("entity_id", Integer, ForeignKey("entity.entity_id"), comment="entity the context mentions (NULL for fixed texts)"),
+    Column(
+        "entity_id",
+        Integer,
+        ForeignKey("entity.entity_id"),
+        comment="entity the context mentions (NULL for fixed texts)",
+    ),
     Column("answer_id", Integer, ForeignKey("answer.answer_id"), comment="answer the context states"),
     Column("text", Text, nullable=False),
     UniqueConstraint("sample_id", "relation_id", "ordinal"),

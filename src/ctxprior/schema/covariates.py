@@ -7,7 +7,17 @@ A user table added with `covariates add` is stored as its own table `covdata_<na
 columns are the user's, so it cannot be declared here); the catalog row names it.
 """
 
-from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Integer, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    Double,
+    ForeignKey,
+    Integer,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
 from .base import metadata
 
@@ -17,12 +27,26 @@ covariate = Table(
     Column("covariate_id", Integer, primary_key=True, comment="id of the covariate"),
     Column("name", Text, nullable=False, unique=True, comment="covariate name; its view is cov_<name>"),
     Column("kind", Text, nullable=False, comment="cooccurrence | kg_degree | fact_degree | user"),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), comment="dataset it was computed for; NULL = all datasets"),
+    Column(
+        "dataset_id",
+        Integer,
+        ForeignKey("dataset.dataset_id"),
+        comment="dataset it was computed for; NULL = all datasets",
+    ),
     Column("view_name", Text, nullable=False, comment="cov_<name>"),
-    Column("key_columns", Text, nullable=False, comment="comma-separated readable keys of the view, e.g. dataset,relation,entity,answer"),
+    Column(
+        "key_columns",
+        Text,
+        nullable=False,
+        comment="comma-separated readable keys of the view, e.g. dataset,relation,entity,answer",
+    ),
     Column("value_columns", Text, nullable=False, comment="comma-separated value columns of the view"),
     Column("source_path", Text, comment="input file(s) or folder(s) as given"),
-    Column("source_sha256", Text, comment="sha256 of the input file; for several files, sha256 of their sorted sha256 list"),
+    Column(
+        "source_sha256",
+        Text,
+        comment="sha256 of the input file; for several files, sha256 of their sorted sha256 list",
+    ),
     Column("description", Text, comment="free text (--description) or a default"),
     Column("params_json", Text, nullable=False, comment="all options that define the values, as JSON"),
     Column("status", Text, nullable=False, comment="complete | partial (some corpus shards not counted yet)"),
@@ -40,7 +64,12 @@ cooccurrence_name = Table(
     metadata,
     Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
     Column("name_id", Integer, primary_key=True, comment="index of the name within the covariate"),
-    Column("name", Text, nullable=False, comment="normalized name: words joined by one space (punctuation removed, maybe lower-cased)"),
+    Column(
+        "name",
+        Text,
+        nullable=False,
+        comment="normalized name: words joined by one space (punctuation removed, maybe lower-cased)",
+    ),
     Column("n_words", Integer, nullable=False, comment="words in the normalized name"),
     comment="Distinct normalized entity / answer names searched in the corpus.",
 )
@@ -76,10 +105,20 @@ cooccurrence_shard = Table(
     Column("mtime_ns", BigInteger, nullable=False, comment="file modification time when counted"),
     Column("sha256", Text, nullable=False, comment="sha256 of the file bytes"),
     Column("n_lines", BigInteger, nullable=False, comment="lines read"),
-    Column("n_documents", BigInteger, nullable=False, comment="documents counted (JSON lines with text, or paragraphs)"),
+    Column(
+        "n_documents",
+        BigInteger,
+        nullable=False,
+        comment="documents counted (JSON lines with text, or paragraphs)",
+    ),
     Column("n_words", BigInteger, nullable=False, comment="words after normalization"),
     Column("n_bad_json", BigInteger, nullable=False, comment="lines skipped: not JSON"),
-    Column("n_missing_text", BigInteger, nullable=False, comment="lines skipped: JSON without a string text field"),
+    Column(
+        "n_missing_text",
+        BigInteger,
+        nullable=False,
+        comment="lines skipped: JSON without a string text field",
+    ),
     Column("bad_examples", Text, comment="first few skipped lines, e.g. 'line 3: not JSON'"),
     Column("seconds", Double, comment="wall time spent counting the shard"),
     Column("worker", Text, comment="host:pid (or Ray node) that counted it"),
@@ -94,7 +133,12 @@ cooccurrence_pair_count = Table(
     Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
     Column("shard_id", Integer, primary_key=True, comment="shard (cooccurrence_shard) the count comes from"),
     Column("pair_id", Integer, primary_key=True, comment="pair (cooccurrence_pair)"),
-    Column("count", BigInteger, nullable=False, comment="co-occurrences within the window in this shard (non-zero only)"),
+    Column(
+        "count",
+        BigInteger,
+        nullable=False,
+        comment="co-occurrences within the window in this shard (non-zero only)",
+    ),
     comment="Per-shard pair counts; the covariate's value is the sum over shards.",
 )
 
@@ -104,7 +148,9 @@ cooccurrence_name_count = Table(
     Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
     Column("shard_id", Integer, primary_key=True, comment="shard (cooccurrence_shard) the count comes from"),
     Column("name_id", Integer, primary_key=True, comment="name (cooccurrence_name)"),
-    Column("count", BigInteger, nullable=False, comment="occurrences of the name in this shard (non-zero only)"),
+    Column(
+        "count", BigInteger, nullable=False, comment="occurrences of the name in this shard (non-zero only)"
+    ),
     comment="Per-shard name frequencies.",
 )
 
@@ -113,9 +159,18 @@ kg_degree = Table(
     metadata,
     Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
     Column("entity_uri", Text, primary_key=True, comment="entity URI as in the warehouse (entity.uri)"),
-    Column("relation_uri", Text, primary_key=True, comment="predicate URI (no reverse- prefix: the degree is direction-free)"),
-    Column("degree", BigInteger, nullable=False,
-           comment="delta(e,q) = |{a:(e,q,a)} U {a:(a,q,e)}|: distinct neighbours of e along q, either direction"),
+    Column(
+        "relation_uri",
+        Text,
+        primary_key=True,
+        comment="predicate URI (no reverse- prefix: the degree is direction-free)",
+    ),
+    Column(
+        "degree",
+        BigInteger,
+        nullable=False,
+        comment="delta(e,q) = |{a:(e,q,a)} U {a:(a,q,e)}|: distinct neighbours of e along q, either direction",
+    ),
     comment="Relation-dependent KG degree of warehouse entities (only entities whose URI is in the warehouse).",
 )
 
@@ -124,7 +179,12 @@ kg_entity_degree = Table(
     metadata,
     Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
     Column("entity_uri", Text, primary_key=True, comment="entity URI as in the warehouse (entity.uri)"),
-    Column("total_degree", BigInteger, nullable=False, comment="distinct triples with the entity as subject or object"),
+    Column(
+        "total_degree",
+        BigInteger,
+        nullable=False,
+        comment="distinct triples with the entity as subject or object",
+    ),
     Column("n_relations", BigInteger, nullable=False, comment="distinct predicates on those triples"),
     comment="Total KG degree of warehouse entities.",
 )

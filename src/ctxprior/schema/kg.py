@@ -12,9 +12,19 @@ from .base import metadata
 dataset_source = Table(
     "dataset_source",
     metadata,
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), primary_key=True,
-           comment="the dataset built from this input"),
-    Column("ordinal", Integer, primary_key=True, comment="order of the input (triples, then labels, then relations)"),
+    Column(
+        "dataset_id",
+        Integer,
+        ForeignKey("dataset.dataset_id"),
+        primary_key=True,
+        comment="the dataset built from this input",
+    ),
+    Column(
+        "ordinal",
+        Integer,
+        primary_key=True,
+        comment="order of the input (triples, then labels, then relations)",
+    ),
     Column("role", Text, nullable=False, comment="triples | labels | relations"),
     Column("path", Text, nullable=False, comment="absolute path of the input at build time"),
     Column("format", Text, nullable=False, comment="nt | ttl | tsv (triple files) or yaml (relations file)"),
@@ -28,14 +38,23 @@ dataset_source = Table(
 dataset_build = Table(
     "dataset_build",
     metadata,
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), primary_key=True,
-           comment="the built dataset"),
+    Column(
+        "dataset_id", Integer, ForeignKey("dataset.dataset_id"), primary_key=True, comment="the built dataset"
+    ),
     Column("relations_path", Text, nullable=False, comment="absolute path of the relations file"),
     Column("relations_sha256", Text, nullable=False, comment="sha256 of the relations file"),
     Column("relations_yaml", Text, nullable=False, comment="full text of the relations file"),
-    Column("params_json", Text, nullable=False,
-           comment="build options as JSON: lang, entities_per_relation, seed, label predicates, ..."),
-    Column("stats_json", Text, nullable=False,
-           comment="counts as JSON: lines, triples, malformed lines, candidates and entities per relation, seconds"),
+    Column(
+        "params_json",
+        Text,
+        nullable=False,
+        comment="build options as JSON: lang, entities_per_relation, seed, label predicates, ...",
+    ),
+    Column(
+        "stats_json",
+        Text,
+        nullable=False,
+        comment="counts as JSON: lines, triples, malformed lines, candidates and entities per relation, seconds",
+    ),
     comment="How a dataset was built from a knowledge graph (`ctxprior build-dataset`).",
 )

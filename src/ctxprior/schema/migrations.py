@@ -9,8 +9,8 @@ one, a new key) bumps ``SCHEMA_VERSION`` (``versions.py``) and registers a step 
 from __future__ import annotations
 
 from ..errors import UserError
+from .store import Store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
-from .warehouse import Warehouse
 
 __all__ = ["MIGRATIONS", "check_version", "migrate"]
 
@@ -22,9 +22,9 @@ def migrate(path: str) -> list[str]:
     import duckdb
 
     con = duckdb.connect(path)
-    wh = Warehouse(path, con, read_only=False)
+    store = Store(path, con, read_only=False)
     try:
-        found = wh.schema_version()
+        found = store.schema_version()
         if found is None:
             raise UserError(f"{path} is not a ctxprior warehouse (no meta table)")
         if found == SCHEMA_VERSION:
@@ -36,17 +36,17 @@ def migrate(path: str) -> list[str]:
         backup = f"{path}.v{found}.bak"
         shutil.copyfile(path, backup)
         con = duckdb.connect(path)
-        wh = Warehouse(path, con, read_only=False)
+        store = Store(path, con, read_only=False)
         done = [f"backup written to {backup}"]
         for v in range(found, SCHEMA_VERSION):
             step = MIGRATIONS.get(v)
             if step is None:
                 check_version(path, v, SCHEMA_VERSION)
-            with wh.transaction():
-                step(wh)
-                wh.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(v + 1)])
+            with store.transaction():
+                step(store)
+                store.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(v + 1)])
             done.append(f"migrated v{v} -> v{v + 1}")
-        wh.ensure_schema(force=True)
+        store.ensure_schema(force=True)
         return done
     finally:
-        wh.close()
+        store.close()

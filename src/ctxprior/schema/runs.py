@@ -27,38 +27,52 @@ import os
 import signal
 import socket
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from ..version import __version__
 from ..errors import UserError
 from ..sqlfiles import read_sql
-from .warehouse import Warehouse, _pid_alive, utcnow
+from ..version import __version__
+from .store import Store, _pid_alive, utcnow
 
 KINDS = ("persuasion", "dynamic")
 
 
 # -- a run from start to close ----------------------------------------------------------------
 
-def start_run(wh: Warehouse, kind: str, **columns: Any) -> int:
+
+def start_run(store: Store, kind: str, **columns: Any) -> int:
     """Insert a new run row of ``kind`` with ``columns`` (model, sample_id, config_json, ...), status
     running, on this host and PID, nothing done yet; returns its run_id."""
-    with wh.transaction():
-        run_id = wh.next_id("run", "run_id")
-        wh.insert_arrow("run", {
-            "run_id": [run_id], "kind": [kind], **{k: [v] for k, v in columns.items()},
-            "ctxprior_version": [__version__], "host": [socket.gethostname()], "pid": [os.getpid()],
-            "status": ["running"], "units_done": [0], "prompts_done": [0], "started_at": [utcnow()]})
+    with store.transaction():
+        run_id = store.next_id("run", "run_id")
+        store.insert_arrow(
+            "run",
+            {
+                "run_id": [run_id],
+                "kind": [kind],
+                **{k: [v] for k, v in columns.items()},
+                "ctxprior_version": [__version__],
+                "host": [socket.gethostname()],
+                "pid": [os.getpid()],
+                "status": ["running"],
+                "units_done": [0],
+                "prompts_done": [0],
+                "started_at": [utcnow()],
+            },
+        )
     return run_id
 
 
-def find_resumable(wh: Warehouse, kind: str, matches: Callable[[str], bool],
-                   sample_id: int | None = None) -> int | None:
+def find_resumable(
+    store: Store, kind: str, matches: Callable[[str], bool], sample_id: int | None = None
+) -> int | None:
     """The newest unfinished run of ``kind`` (of ``sample_id`` when given) whose stored
     ``config_json`` ``matches``; None when there is none."""
     resumable = read_sql("ctxprior.schema", "sql/resumable_runs.sql")
-    for run_id, cfg in wh.query(resumable, [kind, sample_id, sample_id]):
+    for run_id, cfg in store.query(resumable, [kind, sample_id, sample_id]):
         try:
             if matches(cfg):
                 return run_id
@@ -67,16 +81,19 @@ def find_resumable(wh: Warehouse, kind: str, matches: Callable[[str], bool],
     return None
 
 
-def reopen_run(wh: Warehouse, run_id: int, units_total: int | None = None) -> None:
+def reopen_run(store: Store, run_id: int, units_total: int | None = None) -> None:
     """Mark run ``run_id`` running again on this host and PID (a resume); ``units_total`` when
     the plan was counted again."""
-    wh.execute(read_sql("ctxprior.schema", "sql/reopen_run.sql"),
-               [socket.gethostname(), os.getpid(), units_total, run_id])
+    store.execute(
+        read_sql("ctxprior.schema", "sql/reopen_run.sql"),
+        [socket.gethostname(), os.getpid(), units_total, run_id],
+    )
 
 
 @dataclass
 class RunOutcome:
     """What the units of one call did; ``status`` is the run's status at the end of ``closing``."""
+
     status: str = "failed"
     n_done: int = 0
     n_failed: int = 0
@@ -84,8 +101,13 @@ class RunOutcome:
 
 
 @contextmanager
-def closing(wh: Warehouse, run_id: int, *, recount: Callable[[Warehouse, int], Any] | None = None,
-            record_crash: bool = False) -> Iterator[RunOutcome]:
+def closing(
+    store: Store,
+    run_id: int,
+    *,
+    recount: Callable[[Store, int], Any] | None = None,
+    record_crash: bool = False,
+) -> Iterator[RunOutcome]:
     """The block that computes and commits a run's units; the run row is closed when it ends.
 
     The block sets ``outcome.status`` (``done``, ``failed``, or ``running`` to leave the run open).
@@ -105,20 +127,26 @@ def closing(wh: Warehouse, run_id: int, *, recount: Callable[[Warehouse, int], A
         raise
     finally:
         if out.status != "running":
-            close_run(wh, run_id, out.status, out.errors, recount)
+            close_run(store, run_id, out.status, out.errors, recount)
 
 
-def close_run(wh: Warehouse, run_id: int, status: str, errors: list[str] = (),
-              recount: Callable[[Warehouse, int], Any] | None = None) -> None:
+def close_run(
+    store: Store,
+    run_id: int,
+    status: str,
+    errors: list[str] = (),
+    recount: Callable[[Store, int], Any] | None = None,
+) -> None:
     """Final counts (``recount``), status, end time and, unless done, the joined errors; never
     raises (the warehouse may be the thing that failed)."""
     try:
-        with wh.transaction():
+        with store.transaction():
             if recount is not None:
-                recount(wh, run_id)
-            wh.execute("UPDATE run SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
-                       [status, utcnow(), ("; ".join(errors)[:2000] or None) if status != "done" else None,
-                        run_id])
+                recount(store, run_id)
+            store.execute(
+                "UPDATE run SET status = ?, ended_at = ?, error = ? WHERE run_id = ?",
+                [status, utcnow(), ("; ".join(errors)[:2000] or None) if status != "done" else None, run_id],
+            )
     except Exception:
         pass
 
@@ -142,15 +170,16 @@ def sigterm_interrupts() -> Iterator[None]:
 
 # -- runs from outside ------------------------------------------------------------------------
 
-def run_kind(wh: Warehouse, run_id: int) -> str:
+
+def run_kind(store: Store, run_id: int) -> str:
     """The kind of run ``run_id`` (persuasion or dynamic); UserError when there is no such run."""
-    kind = wh.scalar("SELECT kind FROM run WHERE run_id = ?", [run_id])
+    kind = store.scalar("SELECT kind FROM run WHERE run_id = ?", [run_id])
     if kind is None:
-        raise UserError(f"run {run_id}: no such run in {wh.path}; see `ctxprior runs`")
+        raise UserError(f"run {run_id}: no such run in {store.path}; see `ctxprior runs`")
     return kind
 
 
-def default_runs(wh: Warehouse, kind: str | None = None, with_results: bool = False) -> list[int]:
+def default_runs(store: Store, kind: str | None = None, with_results: bool = False) -> list[int]:
     """The runs used when none are given, in run_id order.
 
     - ``kind="persuasion"``: the finished persuasion runs (``analyze``; the SQL view
@@ -160,15 +189,15 @@ def default_runs(wh: Warehouse, kind: str | None = None, with_results: bool = Fa
     - ``kind=None``: every finished run (``publish``);
     - ``with_results``: the runs with stored analysis rows, else every finished run (figures, report).
     """
-    if "run" not in wh.table_names():
+    if "run" not in store.table_names():
         return []
     if with_results:
-        ids = [r[0] for r in wh.query(read_sql("ctxprior.schema", "sql/runs_with_results.sql"))]
+        ids = [r[0] for r in store.query(read_sql("ctxprior.schema", "sql/runs_with_results.sql"))]
         if ids:
             return ids
     if kind == "dynamic":
-        return [r[0] for r in wh.query(read_sql("ctxprior.schema", "sql/dynamic_runs_with_scores.sql"))]
-    return [r[0] for r in wh.query(read_sql("ctxprior.schema", "sql/done_runs.sql"), [kind, kind])]
+        return [r[0] for r in store.query(read_sql("ctxprior.schema", "sql/dynamic_runs_with_scores.sql"))]
+    return [r[0] for r in store.query(read_sql("ctxprior.schema", "sql/done_runs.sql"), [kind, kind])]
 
 
 def _alive_here(host: str | None, pid: int | None) -> bool | None:
@@ -177,13 +206,29 @@ def _alive_here(host: str | None, pid: int | None) -> bool | None:
     return _pid_alive(int(pid))
 
 
-def list_runs(wh: Warehouse, run_id: int | None = None) -> list[dict]:
+def list_runs(store: Store, run_id: int | None = None) -> list[dict]:
     """Runs of every kind with status, units done/total, failed units, prompts/s and the first error."""
-    rows = wh.query(read_sql("ctxprior.schema", "sql/list_runs.sql"), [run_id, run_id])
+    rows = store.query(read_sql("ctxprior.schema", "sql/list_runs.sql"), [run_id, run_id])
     out = []
     now = None
-    for (rid, kind, model, sample, status, done, total, prompts, start, end, host, pid, err, nfail,
-         ferr, last) in rows:
+    for (
+        rid,
+        kind,
+        model,
+        sample,
+        status,
+        done,
+        total,
+        prompts,
+        start,
+        end,
+        host,
+        pid,
+        err,
+        nfail,
+        ferr,
+        last,
+    ) in rows:
         if now is None:
             now = utcnow()
         stop = end or (now if status == "running" else last) or now
@@ -192,25 +237,38 @@ def list_runs(wh: Warehouse, run_id: int | None = None) -> list[dict]:
         shown = status
         if status == "running" and alive is False:
             shown = "stopped"  # its process is gone (killed / crashed): resume it
-        out.append({"run_id": rid, "kind": kind, "model": model, "sample_id": sample, "status": shown,
-                    "units_done": done or 0, "units_total": total or 0, "units_failed": int(nfail or 0),
-                    "prompts": int(prompts or 0),
-                    "prompts_per_s": (prompts or 0) / secs if secs else None,
-                    "host": host, "pid": pid, "error": err or ferr})
+        out.append(
+            {
+                "run_id": rid,
+                "kind": kind,
+                "model": model,
+                "sample_id": sample,
+                "status": shown,
+                "units_done": done or 0,
+                "units_total": total or 0,
+                "units_failed": int(nfail or 0),
+                "prompts": int(prompts or 0),
+                "prompts_per_s": (prompts or 0) / secs if secs else None,
+                "host": host,
+                "pid": pid,
+                "error": err or ferr,
+            }
+        )
     return out
 
 
-def cancel_run(path: str, run_id: int, timeout: float = 60.0, wait: float = 0.0,
-               log: Callable[[str], None] | None = None) -> str:
+def cancel_run(
+    path: str, run_id: int, timeout: float = 60.0, wait: float = 0.0, log: Callable[[str], None] | None = None
+) -> str:
     """Stop run ``run_id`` (any kind): SIGTERM its process when it runs on this host (finished units
     are kept), wait for it to stop, mark it cancelled. Returns the run's status afterwards."""
     import time
 
-    from .warehouse import open_warehouse
+    from .store import open_store
 
     log = log or (lambda m: None)
-    with open_warehouse(path, read_only=True, wait=wait) as wh:
-        info = list_runs(wh, run_id)
+    with open_store(path, read_only=True, wait=wait) as store:
+        info = list_runs(store, run_id)
     if not info:
         raise UserError(f"run {run_id}: no such run in {path}; see `ctxprior runs`")
     r = info[0]
@@ -218,8 +276,10 @@ def cancel_run(path: str, run_id: int, timeout: float = 60.0, wait: float = 0.0,
         return r["status"]
     alive = _alive_here(r["host"], r["pid"])
     if r["status"] == "running" and alive is None:
-        raise UserError(f"run {run_id} runs on host {r['host']} (PID {r['pid']}); interrupt it there "
-                        "(Ctrl-C), then cancel it here")
+        raise UserError(
+            f"run {run_id} runs on host {r['host']} (PID {r['pid']}); interrupt it there "
+            "(Ctrl-C), then cancel it here"
+        )
     if alive:
         os.kill(int(r["pid"]), signal.SIGTERM)
         log(f"sent SIGTERM to PID {r['pid']}; waiting for it to stop")
@@ -227,17 +287,19 @@ def cancel_run(path: str, run_id: int, timeout: float = 60.0, wait: float = 0.0,
         while time.monotonic() < deadline and _alive_here(r["host"], r["pid"]):
             time.sleep(0.2)
         if _alive_here(r["host"], r["pid"]):
-            raise UserError(f"run {run_id}: PID {r['pid']} did not stop within {timeout:g} s; "
-                            "try again or kill it (finished units are kept)")
-    with open_warehouse(path, wait=max(wait, 30.0)) as wh:
-        with wh.transaction():
-            wh.execute(read_sql("ctxprior.schema", "sql/cancel_run.sql"), [utcnow(), run_id])
-        return wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
+            raise UserError(
+                f"run {run_id}: PID {r['pid']} did not stop within {timeout:g} s; "
+                "try again or kill it (finished units are kept)"
+            )
+    with open_store(path, wait=max(wait, 30.0)) as store:
+        with store.transaction():
+            store.execute(read_sql("ctxprior.schema", "sql/cancel_run.sql"), [utcnow(), run_id])
+        return store.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
 
 
-def stored_config(wh: Warehouse, run_id: int) -> dict:
+def stored_config(store: Store, run_id: int) -> dict:
     """The options run ``run_id`` was started with (its ``config_json``)."""
-    row = wh.query("SELECT config_json FROM run WHERE run_id = ?", [run_id])
+    row = store.query("SELECT config_json FROM run WHERE run_id = ?", [run_id])
     if not row:
-        raise UserError(f"run {run_id}: no such run in {wh.path}; see `ctxprior runs`")
+        raise UserError(f"run {run_id}: no such run in {store.path}; see `ctxprior runs`")
     return json.loads(row[0][0] or "{}")

@@ -34,14 +34,20 @@ run_unit_engine = Table(
     Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
     Column("unit_id", Integer, primary_key=True, comment="the unit (run_unit.unit_id)"),
     Column("device", Text, comment="device the unit ran on (cpu, cuda:0, ...)"),
-    Column("batch_size", Integer, comment="rows per forward pass when the unit finished (halved by each split)"),
+    Column(
+        "batch_size", Integer, comment="rows per forward pass when the unit finished (halved by each split)"
+    ),
     Column("oom_splits", Integer, comment="batches split in two after a CUDA out-of-memory error"),
     Column("forward_calls", Integer, comment="forward passes of the model for the unit"),
     Column("tokens", BigInteger, comment="tokens that went through the model (prefixes once, then suffixes)"),
-    Column("prefix_reuse", Text, comment="shared (the prefix KV cache is reused: exact for this family), off, "
-                                         "or why the unit ran full prompts (docs/architectures.md)"),
+    Column(
+        "prefix_reuse",
+        Text,
+        comment="shared (the prefix KV cache is reused: exact for this family), off, "
+        "or why the unit ran full prompts (docs/architectures.md)",
+    ),
     comment="How the engine computed each unit (batch size, out-of-memory splits, forward passes); "
-            "one row per attempt's final state, written with the unit's run_unit row.",
+    "one row per attempt's final state, written with the unit's run_unit row.",
 )
 
 persuasion = Table(
@@ -51,8 +57,12 @@ persuasion = Table(
     Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), nullable=False),
     Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
     Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
-    Column("persuasion", Double, nullable=False,
-           comment="psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the sample's contexts"),
+    Column(
+        "persuasion",
+        Double,
+        nullable=False,
+        comment="psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the sample's contexts",
+    ),
     Column("entropy", Double, nullable=False, comment="H(p(A|c,q(e))) in nats"),
     comment="Per-context persuasion scores.",
 )
@@ -63,12 +73,20 @@ susceptibility = Table(
     Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
     Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), primary_key=True),
     Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
-    Column("susceptibility", Double, nullable=False,
-           comment="chi(q(e)) = I(C; A | q(e)) = mean_c psi(c, q(e)) in nats"),
+    Column(
+        "susceptibility",
+        Double,
+        nullable=False,
+        comment="chi(q(e)) = I(C; A | q(e)) = mean_c psi(c, q(e)) in nats",
+    ),
     Column("mixture_entropy", Double, nullable=False, comment="H(p(A|q(e))) of the context mixture, nats"),
     Column("mean_conditional_entropy", Double, nullable=False, comment="mean_c H(p(A|c,q(e))), nats"),
     Column("n_contexts", Integer, nullable=False),
-    Column("prior_entropy", Double, comment="entropy of the no-context answer distribution p(A|q(e)) without any context, nats"),
+    Column(
+        "prior_entropy",
+        Double,
+        comment="entropy of the no-context answer distribution p(A|q(e)) without any context, nats",
+    ),
     Column("prior_kl", Double, comment="KL(mixture || no-context distribution), nats"),
     comment="Per-(query form, fact) susceptibility scores.",
 )
@@ -118,14 +136,32 @@ susceptibility_layer = Table(
     Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True),
     Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), primary_key=True),
     Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
-    Column("layer", Integer, primary_key=True,
-           comment="0 = the embeddings, l = after block l; the last layer is the model's output"),
-    Column("susceptibility", Double, nullable=False,
-           comment="chi(q(e)) read through the logit lens at this layer, nats (the last layer equals susceptibility.susceptibility)"),
-    Column("mixture_entropy", Double, nullable=False, comment="H of the lens's context mixture at this layer, nats"),
-    Column("mean_conditional_entropy", Double, nullable=False, comment="mean_c H(lens p(A|c,q(e))) at this layer, nats"),
+    Column(
+        "layer",
+        Integer,
+        primary_key=True,
+        comment="0 = the embeddings, l = after block l; the last layer is the model's output",
+    ),
+    Column(
+        "susceptibility",
+        Double,
+        nullable=False,
+        comment="chi(q(e)) read through the logit lens at this layer, nats (the last layer equals susceptibility.susceptibility)",
+    ),
+    Column(
+        "mixture_entropy",
+        Double,
+        nullable=False,
+        comment="H of the lens's context mixture at this layer, nats",
+    ),
+    Column(
+        "mean_conditional_entropy",
+        Double,
+        nullable=False,
+        comment="mean_c H(lens p(A|c,q(e))) at this layer, nats",
+    ),
     comment="Optional (--per-layer): susceptibility per layer, a logit-lens approximation (final norm and "
-            "output head applied to the residual stream at the last position).",
+    "output head applied to the residual stream at the last position).",
 )
 
 persuasion_layer = Table(
@@ -136,9 +172,13 @@ persuasion_layer = Table(
     Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
     Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
     Column("layer", Integer, nullable=False, comment="0 = the embeddings, l = after block l"),
-    Column("persuasion", Double, nullable=False,
-           comment="psi(c, q(e)) read through the logit lens at this layer, nats"),
+    Column(
+        "persuasion",
+        Double,
+        nullable=False,
+        comment="psi(c, q(e)) read through the logit lens at this layer, nats",
+    ),
     comment="Optional (--per-layer psi): persuasion per context and layer (logit lens); "
-            "layers x the persuasion table's rows.",
+    "layers x the persuasion table's rows.",
     info={"heavy": True},
 )

@@ -4,7 +4,7 @@ package, so the registry is full whenever ``ctxprior.schema`` is)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import UserError
 
@@ -21,12 +21,15 @@ def check_version(path: str, found: int, current: int) -> None:
     if found > current:
         raise UserError(
             f"warehouse {path} has schema v{found}, newer than this ctxprior (v{current}); "
-            "upgrade with `pip install -U ctxprior`")
+            "upgrade with `pip install -U ctxprior`"
+        )
     missing = [v for v in range(found, current) if v not in MIGRATIONS]
     if missing:
         raise UserError(
             f"warehouse {path} has schema v{found} and no migration exists from v{missing[0]}; "
-            f"export it with an older ctxprior (`ctxprior export parquet DIR`) and re-import")
+            f"export it with an older ctxprior (`ctxprior export parquet DIR`) and re-import"
+        )
     raise UserError(
         f"warehouse {path} has schema v{found}, this ctxprior uses v{current}; "
-        f"run `ctxprior --db {path} migrate` (a backup copy is made first)")
+        f"run `ctxprior --db {path} migrate` (a backup copy is made first)"
+    )

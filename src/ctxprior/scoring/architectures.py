@@ -62,10 +62,25 @@ EXACT: dict[str, tuple[str, str]] = {
 }
 
 # model types whose layers keep a recurrent state instead of (or beside) a key/value cache
-RECURRENT: frozenset[str] = frozenset({
-    "mamba", "mamba2", "falcon_mamba", "rwkv", "recurrent_gemma", "jamba", "zamba", "zamba2",
-    "bamba", "falcon_h1", "granitemoehybrid", "nemotron_h", "lfm2", "qwen3_next", "xlstm",
-})
+RECURRENT: frozenset[str] = frozenset(
+    {
+        "mamba",
+        "mamba2",
+        "falcon_mamba",
+        "rwkv",
+        "recurrent_gemma",
+        "jamba",
+        "zamba",
+        "zamba2",
+        "bamba",
+        "falcon_h1",
+        "granitemoehybrid",
+        "nemotron_h",
+        "lfm2",
+        "qwen3_next",
+        "xlstm",
+    }
+)
 
 
 # model types whose activations overflow float16 (Gemma-3-270M in float16 gives NaN/inf log-probs,
@@ -103,10 +118,14 @@ def dims(config: Any) -> Dims:
     layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", 12)
     heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", 12)
     hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
-    return Dims(layers=layers, hidden=hidden, heads=heads,
-                kv_heads=getattr(cfg, "num_key_value_heads", None) or heads,
-                head_dim=getattr(cfg, "head_dim", None) or hidden // heads,
-                intermediate=getattr(cfg, "intermediate_size", None) or 4 * hidden)
+    return Dims(
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=getattr(cfg, "num_key_value_heads", None) or heads,
+        head_dim=getattr(cfg, "head_dim", None) or hidden // heads,
+        intermediate=getattr(cfg, "intermediate_size", None) or 4 * hidden,
+    )
 
 
 def sliding_window(config: Any) -> int | None:
@@ -122,8 +141,9 @@ def sliding_window(config: Any) -> int | None:
     return int(window)
 
 
-def prefix_reuse(model_config: Any, max_len: int | None = None, *,
-                 full_prefix_cache: bool = False) -> tuple[bool, str]:
+def prefix_reuse(
+    model_config: Any, max_len: int | None = None, *, full_prefix_cache: bool = False
+) -> tuple[bool, str]:
     """Whether shared-prefix KV reuse is exact for this model, and why (one line).
 
     ``max_len``: the longest prompt (in tokens, continuation included) the engine will run;
@@ -135,22 +155,31 @@ def prefix_reuse(model_config: Any, max_len: int | None = None, *,
     mtype = getattr(model_config, "model_type", None) or "unknown"
     text_type = getattr(cfg, "model_type", None) or mtype
     if mtype in RECURRENT or text_type in RECURRENT:
-        return False, (f"{mtype}: recurrent/state-space layers keep a state, not a key/value cache; "
-                       "running full prompts")
+        return False, (
+            f"{mtype}: recurrent/state-space layers keep a state, not a key/value cache; running full prompts"
+        )
     if "chunked_attention" in (getattr(cfg, "layer_types", None) or ()):
-        return False, (f"{mtype}: chunked attention (chunks of {getattr(cfg, 'attention_chunk_size', '?')} "
-                       "tokens at absolute indices, moved by left padding); running full prompts")
+        return False, (
+            f"{mtype}: chunked attention (chunks of {getattr(cfg, 'attention_chunk_size', '?')} "
+            "tokens at absolute indices, moved by left padding); running full prompts"
+        )
     if mtype not in EXACT:
-        return False, (f"{mtype}: prefix reuse not verified for this model type "
-                       "(see docs/architectures.md); running full prompts")
+        return False, (
+            f"{mtype}: prefix reuse not verified for this model type "
+            "(see docs/architectures.md); running full prompts"
+        )
     family = EXACT[mtype][0]
     window = sliding_window(cfg)
     if window is not None and not full_prefix_cache:
         if max_len is None:
-            return False, (f"{mtype}: sliding-window layers ({window} tokens) and prompt lengths "
-                           "unknown; running full prompts")
+            return False, (
+                f"{mtype}: sliding-window layers ({window} tokens) and prompt lengths "
+                "unknown; running full prompts"
+            )
         if max_len > window:
-            return False, (f"{mtype}: sliding-window layers ({window} tokens) are shorter than the "
-                           f"longest prompt ({max_len} tokens), so the prefix cache would drop keys; "
-                           "running full prompts")
+            return False, (
+                f"{mtype}: sliding-window layers ({window} tokens) are shorter than the "
+                f"longest prompt ({max_len} tokens), so the prefix cache would drop keys; "
+                "running full prompts"
+            )
     return True, f"{mtype}: {family}; prefix reuse is exact (tests/test_architectures.py)"

@@ -16,8 +16,11 @@ def gpu_visible() -> bool:
     """An NVIDIA GPU is on this machine (driver files or ``nvidia-smi``), whatever torch can do."""
     if os.environ.get("CTXPRIOR_ASSUME_GPU") == "1":  # tests
         return True
-    return bool(glob.glob("/proc/driver/nvidia/gpus/*") or glob.glob("/dev/nvidia[0-9]*")
-                or shutil.which("nvidia-smi"))
+    return bool(
+        glob.glob("/proc/driver/nvidia/gpus/*")
+        or glob.glob("/dev/nvidia[0-9]*")
+        or shutil.which("nvidia-smi")
+    )
 
 
 def cpu_fallback_warning(device: str) -> str | None:
@@ -30,8 +33,10 @@ def cpu_fallback_warning(device: str) -> str | None:
     if torch.version.cuda is None:
         why = f"this torch ({torch.__version__}) is a CPU build; `bash scripts/setup.sh` installs a CUDA build on a GPU machine"
     else:
-        why = (f"torch {torch.__version__} (CUDA {torch.version.cuda}) cannot use it; check the NVIDIA driver "
-               "and CUDA_VISIBLE_DEVICES")
+        why = (
+            f"torch {torch.__version__} (CUDA {torch.version.cuda}) cannot use it; check the NVIDIA driver "
+            "and CUDA_VISIBLE_DEVICES"
+        )
     return f"warning: an NVIDIA GPU is visible but scoring runs on the CPU: {why}"
 
 
@@ -46,8 +51,13 @@ def device_line(lm: LoadedModel) -> str:
     return f"device {lm.device}{name}, dtype {lm.dtype}{quant}"
 
 
-def describe_model(name: str, device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-                   worker_gpus: bool = False) -> LoadedModel:
+def describe_model(
+    name: str,
+    device: str = "auto",
+    dtype: str = "auto",
+    quantization: str | None = None,
+    worker_gpus: bool = False,
+) -> LoadedModel:
     """The model's identity without its weights (a driver that only records the run): revision,
     the dtype ``auto`` resolves to where the workers run, and the vocabulary size."""
     from transformers import AutoConfig
@@ -56,8 +66,17 @@ def describe_model(name: str, device: str = "auto", dtype: str = "auto", quantiz
     where = "cuda" if worker_gpus else (device if device != "auto" else resolve_device("auto"))
     dt = str(resolve_dtype(dtype, where)).replace("torch.", "")
     cfg = text_config(AutoConfig.from_pretrained(load_from))
-    return LoadedModel(model=None, tokenizer=None, model_id=name, revision=revision, dtype=dt, device=where,
-                       quantization=quantization, source_path=source, extra={"vocab": int(cfg.vocab_size)})
+    return LoadedModel(
+        model=None,
+        tokenizer=None,
+        model_id=name,
+        revision=revision,
+        dtype=dt,
+        device=where,
+        quantization=quantization,
+        source_path=source,
+        extra={"vocab": int(cfg.vocab_size)},
+    )
 
 
 def vocab_size(lm: LoadedModel) -> int:

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -51,6 +51,7 @@ OOM = torch.cuda.OutOfMemoryError
 
 # ------------------------------------------------------------------ token matrices (host, numpy)
 
+
 @dataclass
 class Tokens:
     """Ragged token sequences as a right-padded matrix: ``ids [N, L]`` (0 past ``lengths``)."""
@@ -59,12 +60,13 @@ class Tokens:
     lengths: np.ndarray
 
     @classmethod
-    def pack(cls, seqs: Sequence[Sequence[int]]) -> "Tokens":
+    def pack(cls, seqs: Sequence[Sequence[int]]) -> Tokens:
         lengths = np.fromiter(map(len, seqs), np.int64, len(seqs))
         width = int(lengths.max()) if len(seqs) else 0
         ids = np.zeros((len(seqs), width), np.int64)
         ids[np.arange(width)[None, :] < lengths[:, None]] = np.fromiter(
-            itertools.chain.from_iterable(seqs), np.int64, int(lengths.sum()))
+            itertools.chain.from_iterable(seqs), np.int64, int(lengths.sum())
+        )
         return cls(ids, lengths)
 
 
@@ -81,8 +83,9 @@ def dedupe(tok: Tokens) -> tuple[np.ndarray, np.ndarray]:
     return first[order], rank[inverse.reshape(-1)]
 
 
-def group_prefixes(tok: Tokens, groups: Sequence[Sequence[int]] | None, min_prefix: int,
-                   cap: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def group_prefixes(
+    tok: Tokens, groups: Sequence[Sequence[int]] | None, min_prefix: int, cap: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per row: (its group's shared prefix length, the group id) -- 0 and -1 for no prefix.
 
     A group's prefix is the longest common token prefix of its distinct members, cut so that every
@@ -106,7 +109,11 @@ def group_prefixes(tok: Tokens, groups: Sequence[Sequence[int]] | None, min_pref
         return lp, gid
     ref = members[starts[owner]]  # the first member of each row's group
     cols = np.arange(tok.ids.shape[1])[None, :]
-    same = (tok.ids[members] == tok.ids[ref]) & (cols < tok.lengths[members, None]) & (cols < tok.lengths[ref, None])
+    same = (
+        (tok.ids[members] == tok.ids[ref])
+        & (cols < tok.lengths[members, None])
+        & (cols < tok.lengths[ref, None])
+    )
     common = np.cumprod(same, axis=1).sum(axis=1)
     keep = np.minimum(common, tok.lengths[members] - 1)  # every suffix keeps >= 1 token
     if cap is not None:
@@ -121,6 +128,7 @@ def group_prefixes(tok: Tokens, groups: Sequence[Sequence[int]] | None, min_pref
 
 
 # ------------------------------------------------------------------ the model's output head
+
 
 class Head:
     """Logits from final hidden states: the output embedding plus the family's post-processing
@@ -183,6 +191,7 @@ def final_norm(model):
 
 # ------------------------------------------------------------------ memory
 
+
 def kv_bytes_per_token(lm: LoadedModel) -> int:
     """Bytes of key/value cache one token occupies across all layers."""
     d = dims(lm.model.config)
@@ -228,24 +237,31 @@ def block_budget(lm: LoadedModel) -> int:
 
 # ------------------------------------------------------------------ the engine
 
+
 @dataclass
 class _Rows:
     """One call's work on the device: rows sorted by (prefix chunk, suffix length)."""
 
-    suffix: torch.Tensor   # [R, Ls_max] right-padded suffix ids
-    ls: torch.Tensor       # [R] suffix lengths
-    lp: torch.Tensor       # [R] prefix lengths (0: none)
-    pidx: torch.Tensor     # [R] the row's prefix within its chunk's block (0 when none)
-    out: torch.Tensor      # [R] where the row's result goes
-    host_ls: np.ndarray    # the same, on the host (batch shapes without device syncs)
+    suffix: torch.Tensor  # [R, Ls_max] right-padded suffix ids
+    ls: torch.Tensor  # [R] suffix lengths
+    lp: torch.Tensor  # [R] prefix lengths (0: none)
+    pidx: torch.Tensor  # [R] the row's prefix within its chunk's block (0 when none)
+    out: torch.Tensor  # [R] where the row's result goes
+    host_ls: np.ndarray  # the same, on the host (batch shapes without device syncs)
     host_lp: np.ndarray
 
 
 class Engine:
     """Runs a loaded model over token-id sequences; see the module docstring."""
 
-    def __init__(self, lm: LoadedModel, batch_size: int | None = None, share_prefix: bool = True,
-                 min_prefix: int = 2, token_budget: int | None = None):
+    def __init__(
+        self,
+        lm: LoadedModel,
+        batch_size: int | None = None,
+        share_prefix: bool = True,
+        min_prefix: int = 2,
+        token_budget: int | None = None,
+    ):
         self.lm = lm
         self.model = lm.model
         self.device = torch.device(lm.device)
@@ -281,12 +297,12 @@ class Engine:
             t = t.pin_memory().to(self.device, non_blocking=True)
         out, s = [], 0
         for a in arrays:
-            out.append(t[s:s + a.size].view(a.shape))
+            out.append(t[s : s + a.size].view(a.shape))
             s += a.size
         return out
 
     # -------------------------------------------------------------- the two kinds of pass
-    def _prefix_block(self, tok: Tokens, room: int) -> "Block":
+    def _prefix_block(self, tok: Tokens, room: int) -> Block:
         """Key/value cache of every prefix: per layer (K, V) [P, heads, width + room, head_dim].
         ``tok`` holds the prefixes LEFT-padded to ``width``: each prefix ends at column ``width``,
         where its rows' own tokens begin, so prefix and suffix are contiguous in the cache (what
@@ -295,7 +311,7 @@ class Engine:
         order = np.argsort(tok.lengths, kind="stable")
         width = tok.ids.shape[1]
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
-        ids_d, = self.to_device(tok.ids)
+        (ids_d,) = self.to_device(tok.ids)
         n, s = len(order), 0
         while s < n:
             e = min(n, s + self.batch_size)
@@ -303,20 +319,24 @@ class Engine:
             idx = order[s:e]
             wb = int(tok.lengths[idx].max())
             try:
-                layers = self._prefix_batch(ids_d[:, width - wb:], idx, wb, tok.lengths[idx])
+                layers = self._prefix_batch(ids_d[:, width - wb :], idx, wb, tok.lengths[idx])
             except OOM:
                 if e - s == 1:
                     raise
                 self._split()
                 continue
             if not block:
-                block = [(k.new_zeros((len(order), k.shape[1], width + room, k.shape[-1])),
-                          v.new_zeros((len(order), v.shape[1], width + room, v.shape[-1])))
-                         for k, v in layers]
-            rows, = self.to_device(idx)
+                block = [
+                    (
+                        k.new_zeros((len(order), k.shape[1], width + room, k.shape[-1])),
+                        v.new_zeros((len(order), v.shape[1], width + room, v.shape[-1])),
+                    )
+                    for k, v in layers
+                ]
+            (rows,) = self.to_device(idx)
             for (bk, bv), (k, v) in zip(block, layers):
-                bk[rows, :, width - wb:width] = k
-                bv[rows, :, width - wb:width] = v
+                bk[rows, :, width - wb : width] = k
+                bv[rows, :, width - wb : width] = v
             s = e
         return Block(block, width)
 
@@ -326,9 +346,9 @@ class Engine:
         from transformers import DynamicCache
 
         rows, lens = self.to_device(idx, lengths)
-        ids = ids_d[rows]                                                    # [B, W]
+        ids = ids_d[rows]  # [B, W]
         col = torch.arange(width, device=self.device)[None, :]
-        start = width - lens[:, None]                                        # first real column
+        start = width - lens[:, None]  # first real column
         mask = (col >= start).long()
         pos = (col - start).clamp_min(0)
         self.forward_calls += 1
@@ -338,8 +358,15 @@ class Engine:
         pad = (mask == 0)[:, None, :, None]
         return [(k.masked_fill_(pad, 0), v.masked_fill_(pad, 0)) for k, v in _cache_layers(cache)]
 
-    def _forward_rows(self, rows: _Rows, s: int, e: int, block: "Block | None", keep_cache: bool = False,
-                      hidden: bool = False):
+    def _forward_rows(
+        self,
+        rows: _Rows,
+        s: int,
+        e: int,
+        block: Block | None,
+        keep_cache: bool = False,
+        hidden: bool = False,
+    ):
         """One batch of rows: (hidden [B, Ls, hidden] or logits when the head is not exact,
         the mask, the cache, and with ``hidden`` the residual stream of every layer -- the
         model's ``hidden_states``, else None). Its prefix cache is one gather of the block per
@@ -348,11 +375,14 @@ class Engine:
 
         ls_w = int(rows.host_ls[s:e].max())
         lp_w = block.width if block is not None else 0
-        ids = rows.suffix[s:e, :ls_w]                                        # [B, Ls]
+        ids = rows.suffix[s:e, :ls_w]  # [B, Ls]
         lp = rows.lp[s:e]
         cols = torch.arange(lp_w + ls_w, device=self.device)[None, :]
-        mask = torch.where(cols < lp_w, cols >= lp_w - lp[:, None],         # prefix: right-aligned
-                           cols - lp_w < rows.ls[s:e, None]).long()          # [B, Lp + Ls]
+        mask = torch.where(
+            cols < lp_w,
+            cols >= lp_w - lp[:, None],  # prefix: right-aligned
+            cols - lp_w < rows.ls[s:e, None],
+        ).long()  # [B, Lp + Ls]
         pos = lp[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
         if lp_w:
@@ -361,11 +391,23 @@ class Engine:
         self.tokens_computed += int(rows.host_ls[s:e].sum())
         use_cache = keep_cache or lp_w > 0
         if self.head.check(self.model, self.device):
-            out = self.body(input_ids=ids, attention_mask=mask, position_ids=pos,
-                            past_key_values=cache, use_cache=use_cache, output_hidden_states=hidden)
+            out = self.body(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=pos,
+                past_key_values=cache,
+                use_cache=use_cache,
+                output_hidden_states=hidden,
+            )
             return out.last_hidden_state, mask, cache, out.hidden_states if hidden else None
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos,
-                         past_key_values=cache, use_cache=use_cache, output_hidden_states=hidden)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=pos,
+            past_key_values=cache,
+            use_cache=use_cache,
+            output_hidden_states=hidden,
+        )
         return out.logits, mask, cache, out.hidden_states if hidden else None
 
     def _logits(self, states: torch.Tensor) -> torch.Tensor:
@@ -387,7 +429,7 @@ class Engine:
         per_token = kv_bytes_per_token(self.lm)
         width = int(lp.max()) if len(lp) else 0
         per_chunk = max(1, block_budget(self.lm) // max(1, per_token * max(width, 1)))
-        chunks = [None] + [groups[i:i + per_chunk] for i in range(0, len(groups), per_chunk)]
+        chunks = [None] + [groups[i : i + per_chunk] for i in range(0, len(groups), per_chunk)]
         plans = []
         for chunk in chunks:
             sel = np.flatnonzero(gid < 0) if chunk is None else np.flatnonzero(np.isin(gid, chunk))
@@ -396,12 +438,14 @@ class Engine:
             pre = None
             pidx = np.zeros(len(sel), np.int64)
             if chunk is not None:
-                first = np.unique(gid[sel], return_index=True)[1]        # one row per group
+                first = np.unique(gid[sel], return_index=True)[1]  # one row per group
                 ref = sel[first]
                 w = int(lp[ref].max())
                 cols = np.arange(w)[None, :]
-                shift = w - lp[ref, None]                                 # left padding of each prefix
-                pre = Tokens(np.where(cols >= shift, tok.ids[ref[:, None], np.maximum(cols - shift, 0)], 0), lp[ref])
+                shift = w - lp[ref, None]  # left padding of each prefix
+                pre = Tokens(
+                    np.where(cols >= shift, tok.ids[ref[:, None], np.maximum(cols - shift, 0)], 0), lp[ref]
+                )
                 pidx = np.searchsorted(gid[ref], gid[sel])
             lps = lp[sel]
             ls = tok.lengths[sel] - lps
@@ -434,9 +478,16 @@ class Engine:
         lp, _ = group_prefixes(tok, groups if self.share_prefix else None, self.min_prefix)
         return [(tuple(s[:k]), tuple(s[k:])) for s, k in zip(seqs, lp.tolist())]
 
-    def _each_batch(self, seqs: Sequence[tuple[int, ...]], groups, run: Callable, new_tokens: int = 0,
-                    cap: np.ndarray | None = None, min_prefix: int | None = None,
-                    budget: Callable[[], int] | None = None) -> None:
+    def _each_batch(
+        self,
+        seqs: Sequence[tuple[int, ...]],
+        groups,
+        run: Callable,
+        new_tokens: int = 0,
+        cap: np.ndarray | None = None,
+        min_prefix: int | None = None,
+        budget: Callable[[], int] | None = None,
+    ) -> None:
         """Plan ``seqs`` (prefix groups, see ``group_prefixes``), then ``run(rows, start, end,
         block)`` for every batch; an out-of-memory batch is split in two and retried."""
         tok = seqs if isinstance(seqs, Tokens) else Tokens.pack(seqs)
@@ -459,9 +510,12 @@ class Engine:
 
     # -------------------------------------------------------------- public API
     @torch.inference_mode()
-    def last_logprobs(self, seqs: Sequence[tuple[int, ...]],
-                      groups: Sequence[Sequence[int]] | None = None,
-                      progress: Callable[[int], None] | None = None) -> tuple[torch.Tensor, list[int]]:
+    def last_logprobs(
+        self,
+        seqs: Sequence[tuple[int, ...]],
+        groups: Sequence[Sequence[int]] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[torch.Tensor, list[int]]:
         """Next-token log-probs after each sequence.
 
         Returns (table [n_unique, V] float32 on the device, row index per input sequence).
@@ -471,10 +525,12 @@ class Engine:
         return table, row_of
 
     @torch.inference_mode()
-    def last_logprobs_by_layer(self, seqs: Sequence[tuple[int, ...]],
-                               groups: Sequence[Sequence[int]] | None = None,
-                               progress: Callable[[int], None] | None = None
-                               ) -> tuple[torch.Tensor, list[int], torch.Tensor]:
+    def last_logprobs_by_layer(
+        self,
+        seqs: Sequence[tuple[int, ...]],
+        groups: Sequence[Sequence[int]] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[torch.Tensor, list[int], torch.Tensor]:
         """``last_logprobs`` plus the residual stream at each sequence's last real position before
         every layer but the output: ``hidden [L, n_unique, hidden]`` (model dtype, on the device;
         entry 0 is the embeddings, entry l the output of block l). The stream after the last block
@@ -500,7 +556,7 @@ class Engine:
         def run(rows: _Rows, s: int, e: int, block) -> None:
             states, _, _, hs = self._forward_rows(rows, s, e, block, hidden=layers)
             at = (torch.arange(e - s, device=self.device), rows.ls[s:e] - 1)
-            last = states[at]                                                          # [B, H|V]
+            last = states[at]  # [B, H|V]
             lp = torch.log_softmax(self._logits(last).to(torch.float64), dim=-1)
             table[rows.out[s:e]] = lp.to(torch.float32)
             if layers:
@@ -520,11 +576,15 @@ class Engine:
         """Raise ValueError when the logit lens cannot be read exactly like the model's output: no
         final norm found, or a head the engine cannot apply itself (see ``Head``)."""
         if self.norm is None:
-            raise ValueError(f"per-layer scores: no final norm found on {type(self.model).__name__} "
-                             "(looked for norm, final_layer_norm, ln_f, norm_f)")
+            raise ValueError(
+                f"per-layer scores: no final norm found on {type(self.model).__name__} "
+                "(looked for norm, final_layer_norm, ln_f, norm_f)"
+            )
         if not self.head.check(self.model, self.device):
-            raise ValueError(f"per-layer scores: {type(self.model).__name__}'s output head could not "
-                             "be reproduced from its final hidden state")
+            raise ValueError(
+                f"per-layer scores: {type(self.model).__name__}'s output head could not "
+                "be reproduced from its final hidden state"
+            )
 
     def lens(self, h: torch.Tensor) -> torch.Tensor:
         """The logit lens: log-probs (float64) of the next token read from residual-stream states
@@ -532,9 +592,12 @@ class Engine:
         return torch.log_softmax(self.head(self.norm(h)).to(torch.float64), dim=-1)
 
     @torch.inference_mode()
-    def continuation_logprobs(self, prompts: Sequence[tuple[int, ...]],
-                              continuations: Sequence[Sequence[tuple[int, ...]]],
-                              progress: Callable[[int], None] | None = None) -> list[list[float]]:
+    def continuation_logprobs(
+        self,
+        prompts: Sequence[tuple[int, ...]],
+        continuations: Sequence[Sequence[tuple[int, ...]]],
+        progress: Callable[[int], None] | None = None,
+    ) -> list[list[float]]:
         """Sum of token log-probs of each continuation after its prompt (teacher forcing).
 
         ``continuations[i]`` are token-id tuples scored after ``prompts[i]``. The prompt minus its
@@ -549,16 +612,16 @@ class Engine:
             sizes.append(len(conts))
         n_prompt = np.repeat(np.fromiter(map(len, prompts), np.int64, len(prompts)), sizes)
         sums = torch.zeros(len(seqs), dtype=torch.float64, device=self.device)
-        start_d, = self.to_device(n_prompt)
+        (start_d,) = self.to_device(n_prompt)
         vocab = self.model.get_output_embeddings().weight.shape[0]
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
             states, _, _, _ = self._forward_rows(rows, s, e, block)
-            lp = torch.log_softmax(self._logits(states).to(torch.float64), dim=-1)   # [B, Ls, V]
+            lp = torch.log_softmax(self._logits(states).to(torch.float64), dim=-1)  # [B, Ls, V]
             # suffix column j predicts column j + 1; targets are the continuation's tokens
             col = torch.arange(lp.shape[1], device=self.device)[None, :]
-            tgt = torch.roll(rows.suffix[s:e, :lp.shape[1]], -1, dims=1)
-            first = start_d[rows.out[s:e]] - rows.lp[s:e]       # suffix column of the first target
+            tgt = torch.roll(rows.suffix[s:e, : lp.shape[1]], -1, dims=1)
+            first = start_d[rows.out[s:e]] - rows.lp[s:e]  # suffix column of the first target
             use = (col + 1 >= first[:, None]) & (col + 1 < rows.ls[s:e, None])
             picked = lp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
             sums[rows.out[s:e]] = torch.where(use, picked, 0.0).sum(-1)
@@ -567,18 +630,28 @@ class Engine:
 
         # the shared prefix stops before the prompt's last token, whose logits score the first
         # continuation token; float64 log-softmax of every position bounds the batch's tokens
-        self._each_batch(seqs, [g for g in groups if len(g) >= 2], run, cap=n_prompt - 1, min_prefix=1,
-                         budget=lambda: max(1, min(self.token_budget, logits_elements(self.lm) // vocab)))
+        self._each_batch(
+            seqs,
+            [g for g in groups if len(g) >= 2],
+            run,
+            cap=n_prompt - 1,
+            min_prefix=1,
+            budget=lambda: max(1, min(self.token_budget, logits_elements(self.lm) // vocab)),
+        )
         flat = sums.cpu().tolist()
         out, k = [], 0
         for n in sizes:
-            out.append(flat[k:k + n])
+            out.append(flat[k : k + n])
             k += n
         return out
 
     @torch.inference_mode()
-    def greedy(self, seqs: Sequence[tuple[int, ...]], max_new_tokens: int = 8,
-               groups: Sequence[Sequence[int]] | None = None) -> list[str]:
+    def greedy(
+        self,
+        seqs: Sequence[tuple[int, ...]],
+        max_new_tokens: int = 8,
+        groups: Sequence[Sequence[int]] | None = None,
+    ) -> list[str]:
         """Greedy continuation text of each sequence: ``max_new_tokens`` argmax steps on the
         device (no stopping checks, so no syncs), cut at the first end-of-sequence token after
         one transfer. ``groups`` share a KV prefix as in ``last_logprobs``."""
@@ -590,19 +663,29 @@ class Engine:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
             b = e - s
             logits = self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])
-            pos = rows.lp[s:e] + rows.ls[s:e]                                  # next position
+            pos = rows.lp[s:e] + rows.ls[s:e]  # next position
             step = logits.argmax(-1)
             toks = [step]
             for _ in range(max_new_tokens - 1):
                 mask = torch.cat([mask, mask.new_ones((b, 1))], dim=1)
                 self.forward_calls += 1
                 if self.head.exact:
-                    o = self.body(input_ids=step[:, None], attention_mask=mask,
-                                              position_ids=pos[:, None], past_key_values=cache, use_cache=True)
+                    o = self.body(
+                        input_ids=step[:, None],
+                        attention_mask=mask,
+                        position_ids=pos[:, None],
+                        past_key_values=cache,
+                        use_cache=True,
+                    )
                     step = self.head(o.last_hidden_state[:, -1]).argmax(-1)
                 else:
-                    o = self.model(input_ids=step[:, None], attention_mask=mask, position_ids=pos[:, None],
-                                   past_key_values=cache, use_cache=True)
+                    o = self.model(
+                        input_ids=step[:, None],
+                        attention_mask=mask,
+                        position_ids=pos[:, None],
+                        past_key_values=cache,
+                        use_cache=True,
+                    )
                     step = o.logits[:, -1].argmax(-1)
                 pos = pos + 1
                 toks.append(step)
@@ -661,8 +744,9 @@ class _GatheredLayer(DynamicLayer):
     head_dim]``, gathered at the first ``update``; ``update`` writes the new keys after the
     ``filled`` ones and returns views of the filled part (past the room: concatenation)."""
 
-    def __init__(self, block_k: torch.Tensor, block_v: torch.Tensor, pidx: torch.Tensor, filled: int,
-                 keep: bool):
+    def __init__(
+        self, block_k: torch.Tensor, block_v: torch.Tensor, pidx: torch.Tensor, filled: int, keep: bool
+    ):
         super().__init__()
         self._source = (block_k, block_v, pidx)
         self.keys = self.values = None
@@ -679,11 +763,11 @@ class _GatheredLayer(DynamicLayer):
             keys, values = self.keys, self.values
         end = self.filled + key_states.shape[-2]
         if end > keys.shape[-2]:
-            keys = torch.cat([keys[..., :self.filled, :], key_states], dim=-2)
-            values = torch.cat([values[..., :self.filled, :], value_states], dim=-2)
+            keys = torch.cat([keys[..., : self.filled, :], key_states], dim=-2)
+            values = torch.cat([values[..., : self.filled, :], value_states], dim=-2)
         else:
-            keys[..., self.filled:end, :] = key_states
-            values[..., self.filled:end, :] = value_states
+            keys[..., self.filled : end, :] = key_states
+            values[..., self.filled : end, :] = value_states
         self.filled = end
         if self.keep:
             self.keys, self.values = keys, values

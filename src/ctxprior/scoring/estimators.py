@@ -18,8 +18,8 @@ top-k and KL(mixture || prior).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -72,14 +72,24 @@ def _topk_lists(top, labels: Callable[[int], str]) -> list[list[tuple[int, str, 
     return [[(int(t), labels(int(t)), float(p)) for t, p in zip(ti, pi)] for ti, pi in zip(idx, probs)]
 
 
-def scores_batch(rows: torch.Tensor, prior: torch.Tensor | None, topk: int, prompt_topk: int,
-                 labels: Callable[[int], str]) -> list[QueryScores]:
+def scores_batch(
+    rows: torch.Tensor, prior: torch.Tensor | None, topk: int, prompt_topk: int, labels: Callable[[int], str]
+) -> list[QueryScores]:
     """Scores of every query from its log-prob rows ``[queries, contexts, answers]`` and no-context
     rows ``[queries, answers]``: the math runs on the device query by query (no host syncs), and
     the results come to the host at the end. NaN/+inf log-probs or scores -> ScoreError."""
     nq, nc, _ = rows.shape
-    parts = {k: [] for k in ("persuasion", "entropy", "susceptibility", "mixture_entropy",
-                             "mean_conditional_entropy", "log_mixture")}
+    parts = {
+        k: []
+        for k in (
+            "persuasion",
+            "entropy",
+            "susceptibility",
+            "mixture_entropy",
+            "mean_conditional_entropy",
+            "log_mixture",
+        )
+    }
     for i in range(nq):
         out = scores_torch(rows[i])
         for k in parts:
@@ -99,27 +109,45 @@ def scores_batch(rows: torch.Tensor, prior: torch.Tensor | None, topk: int, prom
     prompt_top = _topk_lists(prompt_top, labels) if prompt_top is not None else None
     results = []
     for i in range(nq):
-        res = QueryScores(persuasion=host["persuasion"][i], entropy=host["entropy"][i],
-                          susceptibility=float(host["susceptibility"][i]),
-                          mixture_entropy=float(host["mixture_entropy"][i]),
-                          mean_conditional_entropy=float(host["mean_conditional_entropy"][i]), n_contexts=nc)
-        _check_finite("persuasion", res.persuasion, res.entropy, res.susceptibility, res.mixture_entropy,
-                      res.mean_conditional_entropy)
+        res = QueryScores(
+            persuasion=host["persuasion"][i],
+            entropy=host["entropy"][i],
+            susceptibility=float(host["susceptibility"][i]),
+            mixture_entropy=float(host["mixture_entropy"][i]),
+            mean_conditional_entropy=float(host["mean_conditional_entropy"][i]),
+            n_contexts=nc,
+        )
+        _check_finite(
+            "persuasion",
+            res.persuasion,
+            res.entropy,
+            res.susceptibility,
+            res.mixture_entropy,
+            res.mean_conditional_entropy,
+        )
         if prior is not None:
             res.prior_entropy = float(host["prior_entropy"][i])
             res.prior_kl = float(host["prior_kl"][i])
             _check_finite("prior", res.prior_entropy, res.prior_kl)
             res.prior_topk = prior_top[i] if prior_top else []
         if prompt_top is not None:
-            res.prompt_topk = prompt_top[i * nc:(i + 1) * nc]
+            res.prompt_topk = prompt_top[i * nc : (i + 1) * nc]
         results.append(res)
     return results
 
 
-def first_token(engine: Engine, contexts: Sequence[str], queries: Sequence[str], *,
-                topk: int = 10, prompt_topk: int = 0, with_prior: bool = True,
-                progress: Callable[[int], None] | None = None, prompt: PromptFormat = RAW,
-                per_layer: str | None = None) -> list[QueryScores]:
+def first_token(
+    engine: Engine,
+    contexts: Sequence[str],
+    queries: Sequence[str],
+    *,
+    topk: int = 10,
+    prompt_topk: int = 0,
+    with_prior: bool = True,
+    progress: Callable[[int], None] | None = None,
+    prompt: PromptFormat = RAW,
+    per_layer: str | None = None,
+) -> list[QueryScores]:
     """Score every query against every context with the next-token distribution; ``per_layer``
     ("chi" or "psi") adds the logit-lens scores of every layer (``layer_scores``)."""
     nc, nq = len(contexts), len(queries)
@@ -135,12 +163,12 @@ def first_token(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
     else:
         table, row_of = engine.last_logprobs(seqs, groups, progress=progress)
     row_of = np.asarray(row_of, np.int64)
-    idx, = engine.to_device(row_of)
-    rows = table[idx[:nq * nc]].view(nq, nc, -1)
-    prior = table[idx[nq * nc:]] if with_prior else None
+    (idx,) = engine.to_device(row_of)
+    rows = table[idx[: nq * nc]].view(nq, nc, -1)
+    prior = table[idx[nq * nc :]] if with_prior else None
     results = scores_batch(rows, prior, topk, prompt_topk, _token_labels(engine))
     if per_layer:
-        inner = layer_scores(engine, hidden, idx[:nq * nc], nq, nc, psi=per_layer == "psi")
+        inner = layer_scores(engine, hidden, idx[: nq * nc], nq, nc, psi=per_layer == "psi")
         for i, r in enumerate(results):
             r.by_layer = _with_output_layer(inner, r, i)
     return results
@@ -150,8 +178,9 @@ LAYER_KEYS = ("susceptibility", "mixture_entropy", "mean_conditional_entropy")
 
 
 @torch.inference_mode()
-def layer_scores(engine: Engine, hidden: torch.Tensor, idx: torch.Tensor, nq: int, nc: int,
-                 psi: bool = False) -> dict[str, np.ndarray]:
+def layer_scores(
+    engine: Engine, hidden: torch.Tensor, idx: torch.Tensor, nq: int, nc: int, psi: bool = False
+) -> dict[str, np.ndarray]:
     """Logit-lens scores of the inner layers: {key: [layers, queries] (persuasion: [layers,
     queries, contexts])}. Layer l reads ``hidden[l]`` (the stream before block l + 1) through the
     final norm and head (``Engine.lens``); the output layer is the final scores themselves
@@ -170,7 +199,7 @@ def layer_scores(engine: Engine, hidden: torch.Tensor, idx: torch.Tensor, nq: in
         for q0 in range(0, nq, chunk):
             q1 = min(nq, q0 + chunk)
             # float32 like the final table, so every layer is rounded alike
-            lp = engine.lens(hidden[layer, idx[q0 * nc:q1 * nc]]).to(torch.float32).view(q1 - q0, nc, -1)
+            lp = engine.lens(hidden[layer, idx[q0 * nc : q1 * nc]]).to(torch.float32).view(q1 - q0, nc, -1)
             for k, v in scores_torch_chunk(lp).items():
                 if k in out:
                     out[k][layer, q0:q1] = v
@@ -181,8 +210,12 @@ def layer_scores(engine: Engine, hidden: torch.Tensor, idx: torch.Tensor, nq: in
 
 def _with_output_layer(inner: dict[str, np.ndarray], r: QueryScores, i: int) -> dict[str, np.ndarray]:
     """Query i's per-layer scores: the inner layers, then the output layer = its final scores."""
-    final = {"susceptibility": r.susceptibility, "mixture_entropy": r.mixture_entropy,
-             "mean_conditional_entropy": r.mean_conditional_entropy, "persuasion": r.persuasion}
+    final = {
+        "susceptibility": r.susceptibility,
+        "mixture_entropy": r.mixture_entropy,
+        "mean_conditional_entropy": r.mean_conditional_entropy,
+        "persuasion": r.persuasion,
+    }
     return {k: np.concatenate([v[:, i], np.asarray(final[k])[None]]) for k, v in inner.items()}
 
 
@@ -198,8 +231,12 @@ def _token_labels(engine: Engine) -> Callable[[int], str]:
     return label
 
 
-def _continuation_ids(engine: Engine, prompts_ids: Sequence[tuple[int, ...]], prompts: Sequence[str],
-                      answers: Sequence[Sequence[str]]) -> list[list[tuple[int, ...]]]:
+def _continuation_ids(
+    engine: Engine,
+    prompts_ids: Sequence[tuple[int, ...]],
+    prompts: Sequence[str],
+    answers: Sequence[Sequence[str]],
+) -> list[list[tuple[int, ...]]]:
     """Tokens of each answer after its prompt: from the whole string when the prompt's tokens are
     a prefix of it (the usual case), else the answer tokenized on its own. One tokenizer call for
     all (prompt, answer) strings."""
@@ -212,8 +249,8 @@ def _continuation_ids(engine: Engine, prompts_ids: Sequence[tuple[int, ...]], pr
         for a in ans:
             f = full[k]
             k += 1
-            if len(f) > len(ids) and f[:len(ids)] == ids:
-                row.append(f[len(ids):])
+            if len(f) > len(ids) and f[: len(ids)] == ids:
+                row.append(f[len(ids) :])
             else:
                 if (sep, a) not in alone:
                     alone[sep, a] = tuple(engine.lm.tokenizer(sep + a, add_special_tokens=False)["input_ids"])
@@ -222,10 +259,18 @@ def _continuation_ids(engine: Engine, prompts_ids: Sequence[tuple[int, ...]], pr
     return out
 
 
-def answer_set(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
-               candidates: Sequence[Sequence[str]], *, topk: int = 10, prompt_topk: int = 0,
-               with_prior: bool = True, progress: Callable[[int], None] | None = None,
-               prompt: PromptFormat = RAW) -> list[QueryScores]:
+def answer_set(
+    engine: Engine,
+    contexts: Sequence[str],
+    queries: Sequence[str],
+    candidates: Sequence[Sequence[str]],
+    *,
+    topk: int = 10,
+    prompt_topk: int = 0,
+    with_prior: bool = True,
+    progress: Callable[[int], None] | None = None,
+    prompt: PromptFormat = RAW,
+) -> list[QueryScores]:
     """Score every query against every context over a candidate answer set per query.
 
     ``candidates[i]``: the answer strings of query i (deduplicated, order kept). p(a | prompt) =
@@ -243,9 +288,9 @@ def answer_set(engine: Engine, contexts: Sequence[str], queries: Sequence[str],
     sums = engine.continuation_logprobs(seqs, conts, progress=progress)
     results = []
     for i in range(nq):
-        block = torch.tensor(sums[i * per:(i + 1) * per], dtype=torch.float64)
+        block = torch.tensor(sums[i * per : (i + 1) * per], dtype=torch.float64)
         logp = torch.log_softmax(block, dim=-1)
-        rows, prior = logp[:nc], (logp[nc:nc + 1] if with_prior else None)
+        rows, prior = logp[:nc], (logp[nc : nc + 1] if with_prior else None)
         names = cands[i]
         results += scores_batch(rows[None], prior, topk, prompt_topk, lambda t, names=names: names[t])
     return results
@@ -264,6 +309,7 @@ def log_n(n: int) -> float:
 class UnitTexts:
     """What a unit gives an estimator: the context texts and answers, one query text per fact,
     each fact's original answer, and the query type."""
+
     contexts: Sequence[str]
     context_answers: Sequence[str | None]
     queries: Sequence[str]
@@ -277,6 +323,7 @@ class Estimator:
     scores a unit's queries; ``per_layer``: it can add the logit-lens scores of every layer;
     ``vocab_table``: a unit holds a [prompts x vocab] table (the shard size follows free memory),
     else units hold at most 8 entities; ``help``: its line in ``ctxprior score --help``."""
+
     name: str
     run: Callable[..., list[QueryScores]]
     per_layer: bool = False
@@ -294,21 +341,34 @@ def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
     return list(dict.fromkeys(base))
 
 
-def _run_first_token(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None,
-                     **kw) -> list[QueryScores]:
+def _run_first_token(
+    engine: Engine, unit: UnitTexts, *, per_layer: str | None = None, **kw
+) -> list[QueryScores]:
     return first_token(engine, unit.contexts, unit.queries, per_layer=per_layer, **kw)
 
 
-def _run_answer_set(engine: Engine, unit: UnitTexts, *, per_layer: str | None = None,
-                    **kw) -> list[QueryScores]:
+def _run_answer_set(
+    engine: Engine, unit: UnitTexts, *, per_layer: str | None = None, **kw
+) -> list[QueryScores]:
     cands = [answer_candidates(unit, a) for a in unit.answers]
     return answer_set(engine, unit.contexts, unit.queries, cands, **kw)
 
 
-ESTIMATORS: dict[str, Estimator] = {e.name: e for e in (
-    Estimator("first-token", _run_first_token, per_layer=True, vocab_table=True,
-              help="next-token distribution over the vocabulary (the paper)"),
-    Estimator("answer-set", _run_answer_set,
-              help="full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
-                   "scored by teacher forcing and normalized over the set"),
-)}
+ESTIMATORS: dict[str, Estimator] = {
+    e.name: e
+    for e in (
+        Estimator(
+            "first-token",
+            _run_first_token,
+            per_layer=True,
+            vocab_table=True,
+            help="next-token distribution over the vocabulary (the paper)",
+        ),
+        Estimator(
+            "answer-set",
+            _run_answer_set,
+            help="full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
+            "scored by teacher forcing and normalized over the set",
+        ),
+    )
+}

@@ -31,16 +31,17 @@ import numpy as np
 
 @dataclass
 class Scores:
-    persuasion: np.ndarray          # psi per context (nats), shape [N]
-    entropy: np.ndarray             # H(p(A|c)) per context, shape [N]
-    susceptibility: float           # chi = sum_c p(c) psi_c
-    mixture_entropy: float          # H(p(A|q)) of the mixture
+    persuasion: np.ndarray  # psi per context (nats), shape [N]
+    entropy: np.ndarray  # H(p(A|c)) per context, shape [N]
+    susceptibility: float  # chi = sum_c p(c) psi_c
+    mixture_entropy: float  # H(p(A|q)) of the mixture
     mean_conditional_entropy: float  # sum_c p(c) H(p(A|c))
     n_contexts: int
     log_mixture: np.ndarray | None = None  # log p(A|q(e)), shape [V]
 
 
 # ---------------------------------------------------------------- numpy (reference)
+
 
 def _np_log_weights(n: int, weights) -> np.ndarray:
     if weights is None:
@@ -97,9 +98,15 @@ def scores_np(logp, weights=None, keep_mixture: bool = False) -> Scores:
     ent = entropy_np(logp)
     h_mix = float(entropy_np(log_mix))
     chi = float(np.sum(w * psi))
-    return Scores(persuasion=psi, entropy=ent, susceptibility=chi, mixture_entropy=h_mix,
-                  mean_conditional_entropy=float(np.sum(w * ent)), n_contexts=n,
-                  log_mixture=log_mix if keep_mixture else None)
+    return Scores(
+        persuasion=psi,
+        entropy=ent,
+        susceptibility=chi,
+        mixture_entropy=h_mix,
+        mean_conditional_entropy=float(np.sum(w * ent)),
+        n_contexts=n,
+        log_mixture=log_mix if keep_mixture else None,
+    )
 
 
 def scores_from_probs(probs, weights=None) -> Scores:
@@ -118,6 +125,7 @@ def persuasion(probs, weights=None) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- torch (fast path)
+
 
 def scores_torch(logp, weights=None):
     """Same as scores_np for a torch tensor [N, V] of log-probs; stays on the tensor's device.
@@ -163,15 +171,20 @@ def scores_torch_chunk(lp32):
     lp = lp32.to(torch.float64)
     p = lp.exp()
     zero = torch.zeros((), dtype=torch.float64, device=lp.device)
-    ent = -torch.where(p > 0, p * lp, zero).sum(-1)                      # [Q, C]
-    mix = p.mean(1)                                                      # [Q, V]
+    ent = -torch.where(p > 0, p * lp, zero).sum(-1)  # [Q, C]
+    mix = p.mean(1)  # [Q, V]
     log_mix = mix.log()
-    h_mix = -torch.where(mix > 0, mix * log_mix, zero).sum(-1)           # [Q]
+    h_mix = -torch.where(mix > 0, mix * log_mix, zero).sum(-1)  # [Q]
     # where mix(a) = 0 every p_c(a) = 0, so its -inf may be replaced by 0
-    cross = torch.bmm(p, log_mix.nan_to_num(neginf=0.0)[..., None])[..., 0]   # [Q, C]
+    cross = torch.bmm(p, log_mix.nan_to_num(neginf=0.0)[..., None])[..., 0]  # [Q, C]
     psi = (-ent - cross).clamp_min(0.0)
-    return {"persuasion": psi, "entropy": ent, "susceptibility": psi.mean(1), "mixture_entropy": h_mix,
-            "mean_conditional_entropy": ent.mean(1)}
+    return {
+        "persuasion": psi,
+        "entropy": ent,
+        "susceptibility": psi.mean(1),
+        "mixture_entropy": h_mix,
+        "mean_conditional_entropy": ent.mean(1),
+    }
 
 
 def kl_torch(logp, logq):

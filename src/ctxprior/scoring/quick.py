@@ -8,13 +8,26 @@ from .models import LoadedModel, load_model
 from .prompts import prompt_format as make_format
 
 
-def quick_scores(model: str | LoadedModel, query: str, entities: list[str], contexts: list[str], *,
-                 device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-                 batch_size: int | None = None, prompt_format: str = "raw", per_layer: str | None = None) -> dict:
+def quick_scores(
+    model: str | LoadedModel,
+    query: str,
+    entities: list[str],
+    contexts: list[str],
+    *,
+    device: str = "auto",
+    dtype: str = "auto",
+    quantization: str | None = None,
+    batch_size: int | None = None,
+    prompt_format: str = "raw",
+    per_layer: str | None = None,
+) -> dict:
     """{"model": ..., "entities": [{"entity", "susceptibility", "persuasion": [per context, in order]}]};
     ``per_layer`` adds "layers" (χ per layer) and, for "psi", "layer_persuasion" ([layer][context])."""
-    lm = model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype,
-                                                                 quantization=quantization)
+    lm = (
+        model
+        if isinstance(model, LoadedModel)
+        else load_model(model, device=device, dtype=dtype, quantization=quantization)
+    )
     fmt = make_format(lm.tokenizer, prompt_format)
     engine = Engine(lm, batch_size=batch_size)
     queries = [query.replace("{entity}", e) for e in entities]
@@ -37,6 +50,11 @@ def wrap_model(model, tokenizer) -> LoadedModel:
     dtype = str(getattr(model, "dtype", "float32")).removeprefix("torch.")
     if tokenizer.pad_token_id is None:  # the engine pads batches (masked): any token will do
         tokenizer.pad_token = tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.unk_token
-    return LoadedModel(model=model.eval(), tokenizer=tokenizer, model_id=name,
-                       revision=getattr(config, "_commit_hash", None), dtype=dtype,
-                       device=str(getattr(model, "device", "cpu")))
+    return LoadedModel(
+        model=model.eval(),
+        tokenizer=tokenizer,
+        model_id=name,
+        revision=getattr(config, "_commit_hash", None),
+        dtype=dtype,
+        device=str(getattr(model, "device", "cpu")),
+    )

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -22,8 +22,15 @@ from .estimators import ESTIMATORS, ScoreError, UnitTexts
 from .prompts import PromptFormat, format_for
 
 # every table a unit may write, in the order they are written
-SCORE_TABLES = ("persuasion", "susceptibility", "prior_topk", "prompt_topk", "generation",
-                "susceptibility_layer", "persuasion_layer")
+SCORE_TABLES = (
+    "persuasion",
+    "susceptibility",
+    "prior_topk",
+    "prompt_topk",
+    "generation",
+    "susceptibility_layer",
+    "persuasion_layer",
+)
 
 
 @dataclass
@@ -53,7 +60,7 @@ class ScoreConfig:
         return d
 
     @classmethod
-    def from_json_dict(cls, d: dict) -> "ScoreConfig":
+    def from_json_dict(cls, d: dict) -> ScoreConfig:
         d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
         d["query_types"] = tuple(d.get("query_types") or ("open", "closed"))
         d["relations"] = tuple(d["relations"]) if d.get("relations") else None
@@ -114,8 +121,7 @@ def _norm(s: str) -> str:
     return s.lstrip("\"'“‘*-: ")
 
 
-def label_generation(text: str, query_type: str, true_answer: str | None,
-                     context_answer: str | None) -> str:
+def label_generation(text: str, query_type: str, true_answer: str | None, context_answer: str | None) -> str:
     """ORIGINAL / CONTEXT / OTHER (METHOD.md §1, Longpre et al. 2021).
 
     Open: ORIGINAL when the generation starts with the fact's true answer, CONTEXT when it starts
@@ -140,8 +146,10 @@ def label_generation(text: str, query_type: str, true_answer: str | None,
 
 # ------------------------------------------------------------------ computing a unit
 
-def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
-                 progress: Callable[[int], None] | None = None) -> dict[str, pa.Table]:
+
+def compute_unit(
+    engine: Engine, inp: UnitInput, config: ScoreConfig, progress: Callable[[int], None] | None = None
+) -> dict[str, pa.Table]:
     """Scores of one unit as Arrow tables (persuasion, susceptibility, prior_topk, prompt_topk,
     generation). Raises ScoreError on NaN/inf."""
     ctx_texts = [t for _, t, _ in inp.contexts]
@@ -150,19 +158,49 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
     est = ESTIMATORS.get(config.estimator)
     if est is None:
         raise ValueError(f"unknown estimator {config.estimator}")
-    texts = UnitTexts(ctx_texts, [a for _, _, a in inp.contexts], queries, [a for _, _, a in inp.facts],
-                      inp.query_type)
-    res = est.run(engine, texts, topk=config.prior_topk, prompt_topk=config.store_topk, progress=progress,
-                  prompt=fmt, per_layer=config.per_layer)
+    texts = UnitTexts(
+        ctx_texts, [a for _, _, a in inp.contexts], queries, [a for _, _, a in inp.facts], inp.query_type
+    )
+    res = est.run(
+        engine,
+        texts,
+        topk=config.prior_topk,
+        prompt_topk=config.store_topk,
+        progress=progress,
+        prompt=fmt,
+        per_layer=config.per_layer,
+    )
 
     run_id, qf = inp.run_id, inp.spec.query_form_id
     nc = len(inp.contexts)
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
-    pers = {"run_id": [], "query_form_id": [], "fact_id": [], "context_id": [], "persuasion": [], "entropy": []}
-    sus = {k: [] for k in ("run_id", "query_form_id", "fact_id", "susceptibility", "mixture_entropy",
-                           "mean_conditional_entropy", "n_contexts", "prior_entropy", "prior_kl")}
+    pers = {
+        "run_id": [],
+        "query_form_id": [],
+        "fact_id": [],
+        "context_id": [],
+        "persuasion": [],
+        "entropy": [],
+    }
+    sus = {
+        k: []
+        for k in (
+            "run_id",
+            "query_form_id",
+            "fact_id",
+            "susceptibility",
+            "mixture_entropy",
+            "mean_conditional_entropy",
+            "n_contexts",
+            "prior_entropy",
+            "prior_kl",
+        )
+    }
     ptk = {k: [] for k in ("run_id", "query_form_id", "fact_id", "rank", "token_id", "token", "prob")}
-    qtk = {k: [] for k in ("run_id", "query_form_id", "fact_id", "context_id", "rank", "token_id", "token", "prob")}
+    qtk = {
+        k: []
+        for k in ("run_id", "query_form_id", "fact_id", "context_id", "rank", "token_id", "token", "prob")
+    }
     for (fact_id, _, _), r in zip(inp.facts, res):
         pers["run_id"].append(np.full(nc, run_id, dtype=np.int32))
         pers["query_form_id"].append(np.full(nc, qf, dtype=np.int32))
@@ -170,11 +208,17 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
         pers["context_id"].append(ctx_ids)
         pers["persuasion"].append(r.persuasion.astype(np.float64))
         pers["entropy"].append(r.entropy.astype(np.float64))
-        for k, v in (("run_id", run_id), ("query_form_id", qf), ("fact_id", fact_id),
-                     ("susceptibility", r.susceptibility), ("mixture_entropy", r.mixture_entropy),
-                     ("mean_conditional_entropy", r.mean_conditional_entropy),
-                     ("n_contexts", r.n_contexts), ("prior_entropy", r.prior_entropy),
-                     ("prior_kl", r.prior_kl)):
+        for k, v in (
+            ("run_id", run_id),
+            ("query_form_id", qf),
+            ("fact_id", fact_id),
+            ("susceptibility", r.susceptibility),
+            ("mixture_entropy", r.mixture_entropy),
+            ("mean_conditional_entropy", r.mean_conditional_entropy),
+            ("n_contexts", r.n_contexts),
+            ("prior_entropy", r.prior_entropy),
+            ("prior_kl", r.prior_kl),
+        ):
             sus[k].append(v)
         for rank, (tid, tok, p) in enumerate(r.prior_topk, 1):
             for k, v in zip(ptk, (run_id, qf, fact_id, rank, tid, tok, p)):
@@ -185,10 +229,20 @@ def compute_unit(engine: Engine, inp: UnitInput, config: ScoreConfig,
                     for k, v in zip(qtk, (run_id, qf, fact_id, cid, rank, tid, tok, p)):
                         qtk[k].append(v)
     tables = {
-        "persuasion": pa.table({k: pa.array(np.concatenate(v)) if v else pa.array([], pa.int64())
-                                for k, v in pers.items()}),
-        "susceptibility": pa.table({k: pa.array(v, type=pa.int32() if k in ("run_id", "query_form_id", "fact_id", "n_contexts") else pa.float64())
-                                    for k, v in sus.items()}),
+        "persuasion": pa.table(
+            {k: pa.array(np.concatenate(v)) if v else pa.array([], pa.int64()) for k, v in pers.items()}
+        ),
+        "susceptibility": pa.table(
+            {
+                k: pa.array(
+                    v,
+                    type=pa.int32()
+                    if k in ("run_id", "query_form_id", "fact_id", "n_contexts")
+                    else pa.float64(),
+                )
+                for k, v in sus.items()
+            }
+        ),
         "prior_topk": _int_table(ptk),
         "prompt_topk": _int_table(qtk),
     }
@@ -206,19 +260,28 @@ def _layer_tables(inp: UnitInput, res, ctx_ids: np.ndarray) -> dict[str, pa.Tabl
     n_layers = len(by[0]["susceptibility"]) if by else 0
     layer = np.tile(np.arange(n_layers, dtype=np.int32), len(by))
     n = len(layer)
-    sus = {"run_id": np.full(n, inp.run_id, np.int32), "query_form_id": np.full(n, inp.spec.query_form_id, np.int32),
-           "fact_id": np.repeat(fact_ids, n_layers), "layer": layer}
+    sus = {
+        "run_id": np.full(n, inp.run_id, np.int32),
+        "query_form_id": np.full(n, inp.spec.query_form_id, np.int32),
+        "fact_id": np.repeat(fact_ids, n_layers),
+        "layer": layer,
+    }
     for k in ("susceptibility", "mixture_entropy", "mean_conditional_entropy"):
         sus[k] = np.concatenate([b[k] for b in by]) if by else np.zeros(0)
     out = {"susceptibility_layer": pa.table(sus)}
     if by and "persuasion" in by[0]:
         nc = len(ctx_ids)
         m = len(by) * n_layers * nc
-        out["persuasion_layer"] = pa.table({
-            "run_id": np.full(m, inp.run_id, np.int32), "query_form_id": np.full(m, inp.spec.query_form_id, np.int32),
-            "fact_id": np.repeat(fact_ids, n_layers * nc), "context_id": np.tile(ctx_ids, len(by) * n_layers),
-            "layer": np.tile(np.repeat(np.arange(n_layers, dtype=np.int32), nc), len(by)),
-            "persuasion": np.concatenate([b["persuasion"].reshape(-1) for b in by])})
+        out["persuasion_layer"] = pa.table(
+            {
+                "run_id": np.full(m, inp.run_id, np.int32),
+                "query_form_id": np.full(m, inp.spec.query_form_id, np.int32),
+                "fact_id": np.repeat(fact_ids, n_layers * nc),
+                "context_id": np.tile(ctx_ids, len(by) * n_layers),
+                "layer": np.tile(np.repeat(np.arange(n_layers, dtype=np.int32), nc), len(by)),
+                "persuasion": np.concatenate([b["persuasion"].reshape(-1) for b in by]),
+            }
+        )
     return out
 
 
@@ -227,8 +290,9 @@ def _int_table(d: dict) -> pa.Table:
     return pa.table({k: pa.array(v, type=types.get(k, pa.int32())) for k, v in d.items()})
 
 
-def _generations(engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts, queries,
-                 fmt: PromptFormat) -> pa.Table:
+def _generations(
+    engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts, queries, fmt: PromptFormat
+) -> pa.Table:
     # keyed by (fact, context_id) from the start: no sorting/dedup that could misalign labels
     texts, keys = [], []
     for (fact_id, _, answer), q in zip(inp.facts, queries):
@@ -244,16 +308,25 @@ def _generations(engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts,
         out["context_id"].append(cid)
         out["text"].append(g)
         out["label"].append(label_generation(g, inp.query_type, answer, cans))
-    return pa.table({"run_id": pa.array(out["run_id"], pa.int32()),
-                     "query_form_id": pa.array(out["query_form_id"], pa.int32()),
-                     "fact_id": pa.array(out["fact_id"], pa.int32()),
-                     "context_id": pa.array(out["context_id"], pa.int64()),
-                     "text": pa.array(out["text"], pa.string()),
-                     "label": pa.array(out["label"], pa.string())})
+    return pa.table(
+        {
+            "run_id": pa.array(out["run_id"], pa.int32()),
+            "query_form_id": pa.array(out["query_form_id"], pa.int32()),
+            "fact_id": pa.array(out["fact_id"], pa.int32()),
+            "context_id": pa.array(out["context_id"], pa.int64()),
+            "text": pa.array(out["text"], pa.string()),
+            "label": pa.array(out["label"], pa.string()),
+        }
+    )
 
 
-def run_unit_checked(engine: Engine, inp: UnitInput, config: ScoreConfig, worker: str,
-                     progress: Callable[[int], None] | None = None) -> UnitResult:
+def run_unit_checked(
+    engine: Engine,
+    inp: UnitInput,
+    config: ScoreConfig,
+    worker: str,
+    progress: Callable[[int], None] | None = None,
+) -> UnitResult:
     """compute_unit with timing and the engine's counters; NaN/inf and model errors (a prompt
     longer than the context window, a CUDA out-of-memory error on a single row) become a failed
     result (no rows)."""
@@ -266,8 +339,20 @@ def run_unit_checked(engine: Engine, inp: UnitInput, config: ScoreConfig, worker
         tables, err = {}, str(e)
     except (RuntimeError, ValueError, IndexError) as e:
         tables, err = {}, f"{type(e).__name__}: {e}".splitlines()[0][:500]
-    stats = {"device": str(engine.device), "batch_size": engine.batch_size,
-             "oom_splits": engine.oom_splits - before[0], "forward_calls": engine.forward_calls - before[1],
-             "tokens": engine.tokens_computed - before[2], "prefix_reuse": engine.prefix_reuse}
-    return UnitResult(spec=inp.spec, tables=tables, error=err, seconds=time.perf_counter() - t0,
-                      worker=worker, n_prompts=inp.n_prompts, engine=stats)
+    stats = {
+        "device": str(engine.device),
+        "batch_size": engine.batch_size,
+        "oom_splits": engine.oom_splits - before[0],
+        "forward_calls": engine.forward_calls - before[1],
+        "tokens": engine.tokens_computed - before[2],
+        "prefix_reuse": engine.prefix_reuse,
+    }
+    return UnitResult(
+        spec=inp.spec,
+        tables=tables,
+        error=err,
+        seconds=time.perf_counter() - t0,
+        worker=worker,
+        n_prompts=inp.n_prompts,
+        engine=stats,
+    )

@@ -7,8 +7,12 @@ from ..registry import register_analysis
 from ..selection import sql
 
 
-@register_analysis("dynamicqa", order=130, kind="dynamic",
-                   help="DynamicQA Tables 1-3 (static / temporal / disputable facts) of dynamic runs")
+@register_analysis(
+    "dynamicqa",
+    order=130,
+    kind="dynamic",
+    help="DynamicQA Tables 1-3 (static / temporal / disputable facts) of dynamic runs",
+)
 def step_dynamicqa(job, name: str) -> None:
     """DynamicQA Tables 1-3 (owned by ctxprior.dynamicqa), stored; `summary_lines` prints them."""
     job.counts[name] = 0
@@ -18,11 +22,11 @@ def step_dynamicqa(job, name: str) -> None:
         job.log(f"dynamicqa: not available in this install ({e}); skipped")
         return
     try:
-        text = analyze_dynamicqa(job.wh, job.dynamic)
+        text = analyze_dynamicqa(job.store, job.dynamic)
     except UserError as e:
         job.log(f"dynamicqa: skipped ({e})")
         return
     for line in str(text or "").splitlines():  # the tables are results: the summary prints them on stdout
         if line.strip().startswith("note:"):
             job.log(f"dynamicqa: {line.strip()}")
-    job.counts[name] = int(job.wh.scalar(sql("dynamicqa_rows.sql"), [[int(r) for r in job.dynamic]]))
+    job.counts[name] = int(job.store.scalar(sql("dynamicqa_rows.sql"), [[int(r) for r in job.dynamic]]))

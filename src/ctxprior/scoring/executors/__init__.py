@@ -11,17 +11,26 @@ May import: ``scoring`` (units, engine, models), ``errors``, ``faults``; never t
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .base import Executor, ModelSpec, worker_name
 from .local import LocalExecutor
 
-__all__ = ["Executor", "ModelSpec", "worker_name", "LocalExecutor", "executor_factory"]
+__all__ = ["Executor", "LocalExecutor", "ModelSpec", "executor_factory", "worker_name"]
 
 
-def executor_factory(db: str, executor: str = "local", *, device: str = "auto", dtype: str = "auto",
-                     workers: int | None = None, address: str | None = None, gpus_per_worker: float | None = None,
-                     shard_dir: str | None = None, log: Callable[[str], None] | None = None):
+def executor_factory(
+    db: str,
+    executor: str = "local",
+    *,
+    device: str = "auto",
+    dtype: str = "auto",
+    workers: int | None = None,
+    address: str | None = None,
+    gpus_per_worker: float | None = None,
+    shard_dir: str | None = None,
+    log: Callable[[str], None] | None = None,
+):
     """The ``executor_factory`` that ``score_sample`` takes: None for local, else one making a
     RayExecutor (validated here, before any model is loaded)."""
     from ...errors import UserError
@@ -46,8 +55,16 @@ def executor_factory(db: str, executor: str = "local", *, device: str = "auto", 
 
     def make(lm, config, batch_size):
         spec = ModelSpec(lm.model_id, device=device, dtype=dtype, quantization=lm.quantization)
-        return RayExecutor(spec, config, batch_size, shard_dir=folder, workers=workers,
-                           gpus_per_worker=gpus_per_worker, address=address, log=log)
+        return RayExecutor(
+            spec,
+            config,
+            batch_size,
+            shard_dir=folder,
+            workers=workers,
+            gpus_per_worker=gpus_per_worker,
+            address=address,
+            log=log,
+        )
 
     make.worker_gpus = gpus_per_worker > 0
     return make

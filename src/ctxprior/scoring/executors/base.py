@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Protocol
 
 from ..models import LoadedModel, load_model
 from ..units import UnitInput, UnitResult
@@ -33,7 +34,8 @@ def worker_name() -> str:
 
 
 class Executor(Protocol):
-    def run(self, inputs: Iterable[UnitInput],
-            progress: Callable[[int], None] | None = None) -> Iterator[UnitResult]: ...
+    def run(
+        self, inputs: Iterable[UnitInput], progress: Callable[[int], None] | None = None
+    ) -> Iterator[UnitResult]: ...
 
     def close(self) -> None: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..engine import Engine
 from ..models import LoadedModel
@@ -39,14 +39,24 @@ class LocalExecutor:
     in the caller stops the thread after the unit it is on (its result is dropped, uncommitted).
     """
 
-    def __init__(self, model: LoadedModel | ModelSpec, config: ScoreConfig, batch_size: int | None = None,
-                 share_prefix: bool = True):
+    def __init__(
+        self,
+        model: LoadedModel | ModelSpec,
+        config: ScoreConfig,
+        batch_size: int | None = None,
+        share_prefix: bool = True,
+    ):
         self.lm = model.load() if isinstance(model, ModelSpec) else model
         self.config = config
         self.engine = Engine(self.lm, batch_size=batch_size, share_prefix=share_prefix)
 
-    def _compute(self, inputs: Iterable[UnitInput], out: queue.Queue, stop: threading.Event,
-                 progress: Callable[[int], None] | None) -> None:
+    def _compute(
+        self,
+        inputs: Iterable[UnitInput],
+        out: queue.Queue,
+        stop: threading.Event,
+        progress: Callable[[int], None] | None,
+    ) -> None:
         worker = worker_name()
         try:
             for inp in inputs:
@@ -54,7 +64,7 @@ class LocalExecutor:
                     break
                 sent = [0]
 
-                def tick(n: int, total=inp.n_prompts) -> None:  # clamp to the unit's prompt count
+                def tick(n: int, total=inp.n_prompts, sent=sent) -> None:  # clamp to the unit's prompt count
                     n = min(n, total - sent[0])
                     if n > 0 and progress:
                         sent[0] += n
@@ -68,12 +78,14 @@ class LocalExecutor:
         finally:
             _put(out, _DONE, stop)
 
-    def run(self, inputs: Iterable[UnitInput],
-            progress: Callable[[int], None] | None = None) -> Iterator[UnitResult]:
+    def run(
+        self, inputs: Iterable[UnitInput], progress: Callable[[int], None] | None = None
+    ) -> Iterator[UnitResult]:
         results: queue.Queue = queue.Queue(maxsize=1)  # one finished unit waits for its commit
         stop = threading.Event()
-        thread = threading.Thread(target=self._compute, args=(inputs, results, stop, progress),
-                                  name="ctxprior-compute", daemon=True)
+        thread = threading.Thread(
+            target=self._compute, args=(inputs, results, stop, progress), name="ctxprior-compute", daemon=True
+        )
         thread.start()
         try:
             while (item := results.get()) is not _DONE:

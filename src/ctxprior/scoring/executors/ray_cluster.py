@@ -27,13 +27,13 @@ import shutil
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from ... import faults
-from .base import ModelSpec, worker_name
 from ..models import LoadedModel
 from ..units import SCORE_TABLES, ScoreConfig, UnitInput, UnitResult, run_unit_checked
+from .base import ModelSpec, worker_name
 
 TABLES = SCORE_TABLES
 FORWARD_ENV = ("CTXPRIOR_", "HF_", "TRANSFORMERS_")  # env vars handed to workers
@@ -42,8 +42,9 @@ FORWARD_ENV = ("CTXPRIOR_", "HF_", "TRANSFORMERS_")  # env vars handed to worker
 class ScoringWorker:
     """A Ray actor: loads the model once, computes units, writes Parquet shards."""
 
-    def __init__(self, model, config: ScoreConfig, batch_size: int | None, shard_dir: str,
-                 threads: int | None = None):
+    def __init__(
+        self, model, config: ScoreConfig, batch_size: int | None, shard_dir: str, threads: int | None = None
+    ):
         import torch
 
         from ..engine import Engine
@@ -72,11 +73,20 @@ class ScoringWorker:
                 faults.hit("worker.unit")
 
         res = run_unit_checked(self.engine, inp, self.config, self.name, progress=tick)
-        out = {"unit_id": inp.spec.unit_id, "error": res.error, "seconds": res.seconds,
-               "worker": res.worker, "n_prompts": res.n_prompts, "engine": res.engine, "dir": None, "rows": {}}
+        out = {
+            "unit_id": inp.spec.unit_id,
+            "error": res.error,
+            "seconds": res.seconds,
+            "worker": res.worker,
+            "n_prompts": res.n_prompts,
+            "engine": res.engine,
+            "dir": None,
+            "rows": {},
+        }
         if res.error is None:
-            out["dir"], out["rows"] = write_shard(self.shard_dir, inp.run_id, inp.spec.unit_id, attempt,
-                                                  res.tables)
+            out["dir"], out["rows"] = write_shard(
+                self.shard_dir, inp.run_id, inp.spec.unit_id, attempt, res.tables
+            )
         faults.hit("worker.shard_written")
         return out
 
@@ -109,8 +119,10 @@ def read_shard(folder: str, rows: dict) -> dict:
 
     p = Path(folder)
     if not p.is_dir():
-        raise RuntimeError(f"shard folder {folder} is not visible to the driver; on several nodes "
-                           "--shard-dir must be a shared folder (same path everywhere)")
+        raise RuntimeError(
+            f"shard folder {folder} is not visible to the driver; on several nodes "
+            "--shard-dir must be a shared folder (same path everywhere)"
+        )
     out = {}
     for name, n in rows.items():
         t = pq.read_table(p / f"{name}.parquet")
@@ -123,18 +135,37 @@ def read_shard(folder: str, rows: dict) -> dict:
 def _lost_errors():
     from ray import exceptions as rx
 
-    names = ("RayActorError", "ActorDiedError", "ActorUnavailableError", "WorkerCrashedError",
-             "ObjectLostError", "OwnerDiedError", "NodeDiedError")
+    names = (
+        "RayActorError",
+        "ActorDiedError",
+        "ActorUnavailableError",
+        "WorkerCrashedError",
+        "ObjectLostError",
+        "OwnerDiedError",
+        "NodeDiedError",
+    )
     return tuple(getattr(rx, n) for n in names if hasattr(rx, n))
 
 
 class RayExecutor:
     """Executor protocol (``run``/``close``) on Ray actors; see the module docstring."""
 
-    def __init__(self, model: ModelSpec | LoadedModel, config: ScoreConfig, batch_size: int | None = None,
-                 *, shard_dir: str, workers: int | None = None, gpus_per_worker: float | None = 0,
-                 address: str | None = None, max_attempts: int = 3, max_restarts: int = 2,
-                 in_flight: int = 2, threads: int | None = None, log: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        model: ModelSpec | LoadedModel,
+        config: ScoreConfig,
+        batch_size: int | None = None,
+        *,
+        shard_dir: str,
+        workers: int | None = None,
+        gpus_per_worker: float | None = 0,
+        address: str | None = None,
+        max_attempts: int = 3,
+        max_restarts: int = 2,
+        in_flight: int = 2,
+        threads: int | None = None,
+        log: Callable[[str], None] | None = None,
+    ):
         import ray
 
         self.log = log or (lambda m: print(m, file=sys.stderr))
@@ -147,8 +178,9 @@ class RayExecutor:
         ncpu = os.cpu_count() or 1
         env = {k: v for k, v in os.environ.items() if k.startswith(FORWARD_ENV)}
         if not ray.is_initialized():
-            kw = dict(include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                      configure_logging=True)
+            kw = dict(
+                include_dashboard=False, logging_level="ERROR", log_to_driver=False, configure_logging=True
+            )
             if address:
                 ray.init(address=address, runtime_env={"env_vars": env} if env else None, **kw)
             else:
@@ -159,27 +191,29 @@ class RayExecutor:
         if gpus_per_worker is None:
             gpus_per_worker = 1.0 if res.get("GPU", 0) >= 1 else 0.0
         if workers is None:
-            workers = (int(res.get("GPU", 0) // gpus_per_worker) if gpus_per_worker
-                       else int(res.get("CPU", ncpu)))
+            workers = (
+                int(res.get("GPU", 0) // gpus_per_worker) if gpus_per_worker else int(res.get("CPU", ncpu))
+            )
         if workers < 1:
             raise RuntimeError(f"the Ray cluster has no room for a worker with {gpus_per_worker} GPU(s)")
         if threads is None and not gpus_per_worker:  # torch threads per CPU worker
             threads = max(1, int(res.get("CPU", ncpu) // workers))
-        opts = dict(num_cpus=1, num_gpus=gpus_per_worker or 0, max_restarts=max_restarts,
-                    max_task_retries=0)
+        opts = dict(num_cpus=1, num_gpus=gpus_per_worker or 0, max_restarts=max_restarts, max_task_retries=0)
         if env and not address:
             opts["runtime_env"] = {"env_vars": env}
         actor_cls = ray.remote(ScoringWorker).options(**opts)
         # kept alive on self: a restarted actor re-reads its constructor arguments
         self._model_ref = model_ref = ray.put(model) if isinstance(model, LoadedModel) else model
-        self.actors = [actor_cls.remote(model_ref, config, batch_size, self.shard_dir, threads)
-                       for _ in range(workers)]
+        self.actors = [
+            actor_cls.remote(model_ref, config, batch_size, self.shard_dir, threads) for _ in range(workers)
+        ]
         self.workers = workers
         self.retries = 0
         self.lost: list[str] = []
 
-    def run(self, inputs: Iterable[UnitInput],
-            progress: Callable[[int], None] | None = None) -> Iterator[UnitResult]:
+    def run(
+        self, inputs: Iterable[UnitInput], progress: Callable[[int], None] | None = None
+    ) -> Iterator[UnitResult]:
         import ray
 
         lost = _lost_errors()
@@ -200,7 +234,7 @@ class RayExecutor:
                 else:
                     yield from self._collect(d, ref, lost, progress)
 
-    def _collect(self, d: "_Dispatch", ref, lost: tuple, progress) -> Iterator[UnitResult]:
+    def _collect(self, d: _Dispatch, ref, lost: tuple, progress) -> Iterator[UnitResult]:
         """The result of one finished unit task: delivered, retried (its worker died) or failed."""
         import ray
 
@@ -218,25 +252,36 @@ class RayExecutor:
             return
         yield from self._deliver(inp, meta, progress)
 
-    def _worker_lost(self, d: "_Dispatch", inp: UnitInput, attempt: int, i: int, e: Exception
-                     ) -> Iterator[UnitResult]:
+    def _worker_lost(
+        self, d: _Dispatch, inp: UnitInput, attempt: int, i: int, e: Exception
+    ) -> Iterator[UnitResult]:
         """Queue the unit again (avoiding worker ``i``) or, after ``max_attempts``, fail it."""
         why = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         self.lost.append(f"unit {inp.spec.unit_id} attempt {attempt}: {type(e).__name__}")
         d.worker_died(i)
         if attempt < self.max_attempts:
             self.retries += 1
-            self.log(f"unit {inp.spec.unit_id}: worker lost ({type(e).__name__}); retrying (attempt {attempt + 1})")
+            self.log(
+                f"unit {inp.spec.unit_id}: worker lost ({type(e).__name__}); retrying (attempt {attempt + 1})"
+            )
             d.queue.appendleft((inp, attempt + 1, i))
             return
-        yield UnitResult(spec=inp.spec, error=f"worker lost {attempt} times: {why}", worker="ray",
-                         n_prompts=inp.n_prompts)
+        yield UnitResult(
+            spec=inp.spec, error=f"worker lost {attempt} times: {why}", worker="ray", n_prompts=inp.n_prompts
+        )
 
     def _deliver(self, inp: UnitInput, meta: dict, progress) -> Iterator[UnitResult]:
         tables = read_shard(meta["dir"], meta["rows"]) if meta["error"] is None else {}
         faults.hit("unit.received")
-        yield UnitResult(spec=inp.spec, tables=tables, error=meta["error"], seconds=meta["seconds"],
-                         worker=meta["worker"], n_prompts=meta["n_prompts"], engine=meta.get("engine") or {})
+        yield UnitResult(
+            spec=inp.spec,
+            tables=tables,
+            error=meta["error"],
+            seconds=meta["seconds"],
+            worker=meta["worker"],
+            n_prompts=meta["n_prompts"],
+            engine=meta.get("engine") or {},
+        )
         # back here only after the driver committed the unit
         if progress:
             progress(inp.n_prompts)
@@ -287,8 +332,9 @@ class _Dispatch:
     def fail_queued(self) -> Iterator[UnitResult]:
         while self.queue:
             inp, _, _ = self.queue.popleft()
-            yield UnitResult(spec=inp.spec, error="no Ray worker left (all died)", worker="ray",
-                             n_prompts=inp.n_prompts)
+            yield UnitResult(
+                spec=inp.spec, error="no Ray worker left (all died)", worker="ray", n_prompts=inp.n_prompts
+            )
 
     def submit(self) -> None:
         """Keep every ready worker at ``in_flight`` units, least loaded first."""

@@ -19,5 +19,16 @@ from .plan import auto_shard_size, load_inputs, plan_units
 from .record import RUN_KIND, find_resumable, write_unit
 from .score import RunSummary, score_sample
 
-__all__ = ["score_sample", "RunSummary", "plan_units", "load_inputs", "auto_shard_size", "RUN_KIND",
-           "find_resumable", "write_unit", "list_runs", "stored_device_dtype", "cancel_run"]
+__all__ = [
+    "RUN_KIND",
+    "RunSummary",
+    "auto_shard_size",
+    "cancel_run",
+    "find_resumable",
+    "list_runs",
+    "load_inputs",
+    "plan_units",
+    "score_sample",
+    "stored_device_dtype",
+    "write_unit",
+]

@@ -4,12 +4,12 @@ runs of every kind is the run life cycle's (``schema.runs``), re-exported here."
 from __future__ import annotations
 
 from ...schema.runs import cancel_run, list_runs, stored_config
-from ...schema.warehouse import Warehouse
+from ...schema.store import Store
 
 __all__ = ["cancel_run", "list_runs", "stored_device_dtype"]
 
 
-def stored_device_dtype(wh: Warehouse, run_id: int) -> tuple[str, str]:
+def stored_device_dtype(store: Store, run_id: int) -> tuple[str, str]:
     """(device, dtype) a run was started with, so a resume loads the model the same way."""
-    cfg = stored_config(wh, run_id)
+    cfg = stored_config(store, run_id)
     return cfg.get("device", "auto"), (cfg.get("identity") or {}).get("dtype", "auto")

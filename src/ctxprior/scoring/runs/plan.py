@@ -4,7 +4,7 @@ fixed order), their inputs, and how many entities go in one unit."""
 from __future__ import annotations
 
 from ...errors import UserError
-from ...schema.warehouse import Warehouse
+from ...schema.store import Store
 from ...sqlfiles import read_sql
 from ..models import LoadedModel
 from ..units import ScoreConfig, UnitInput, UnitSpec
@@ -12,36 +12,39 @@ from ..units import ScoreConfig, UnitInput, UnitSpec
 PKG = "ctxprior.scoring.runs"
 
 
-def sample_row(wh: Warehouse, sample_id: int):
+def sample_row(store: Store, sample_id: int):
     """(sample_id, dataset_id) of the sample; UserError naming the samples there are."""
-    row = wh.query("SELECT sample_id, dataset_id FROM sample WHERE sample_id = ?", [sample_id])
+    row = store.query("SELECT sample_id, dataset_id FROM sample WHERE sample_id = ?", [sample_id])
     if not row:
-        ids = [str(r[0]) for r in wh.query("SELECT sample_id FROM sample ORDER BY 1")]
-        raise UserError(f"--sample {sample_id}: no such sample in {wh.path}; it has: "
-                        f"{', '.join(ids) or 'none (run `ctxprior sample ...` first)'}")
+        ids = [str(r[0]) for r in store.query("SELECT sample_id FROM sample ORDER BY 1")]
+        raise UserError(
+            f"--sample {sample_id}: no such sample in {store.path}; it has: "
+            f"{', '.join(ids) or 'none (run `ctxprior sample ...` first)'}"
+        )
     return row[0]
 
 
-def _relations(wh: Warehouse, sample_id: int, wanted) -> list[int]:
+def _relations(store: Store, sample_id: int, wanted) -> list[int]:
     """Relation ids of the sample in position order, or the ``wanted`` ones (by name or short name)."""
-    rows = wh.query(read_sql(PKG, "sql/relations.sql"), [sample_id])
+    rows = store.query(read_sql(PKG, "sql/relations.sql"), [sample_id])
     if not wanted:
         return [r[0] for r in rows]
     out = []
     for w in wanted:
         hit = [r[0] for r in rows if w in (r[1], r[2])]
         if not hit:
-            raise UserError(f"--relation {w}: not in sample {sample_id}; it has: "
-                            + ", ".join(r[2] for r in rows))
+            raise UserError(
+                f"--relation {w}: not in sample {sample_id}; it has: " + ", ".join(r[2] for r in rows)
+            )
         out += [h for h in hit if h not in out]
     return sorted(out, key=[r[0] for r in rows].index)
 
 
-def plan_units(wh: Warehouse, sample_id: int, config: ScoreConfig) -> list[UnitSpec]:
+def plan_units(store: Store, sample_id: int, config: ScoreConfig) -> list[UnitSpec]:
     """Deterministic unit list: relation (by position) x query form (type, ordinal) x shard."""
-    rels = _relations(wh, sample_id, config.relations)
+    rels = _relations(store, sample_id, config.relations)
     units: list[UnitSpec] = []
-    qf_rows = wh.query(read_sql(PKG, "sql/query_forms.sql"))  # open before closed
+    qf_rows = store.query(read_sql(PKG, "sql/query_forms.sql"))  # open before closed
     forms: dict[int, list[int]] = {}
     per_type: dict[tuple[int, str], int] = {}
     for rel, qf, qt in qf_rows:
@@ -50,35 +53,53 @@ def plan_units(wh: Warehouse, sample_id: int, config: ScoreConfig) -> list[UnitS
             if config.query_forms_per_type is None or per_type[rel, qt] <= config.query_forms_per_type:
                 forms.setdefault(rel, []).append(qf)
     facts: dict[int, list[int]] = {}
-    for rel, fid in wh.query(read_sql(PKG, "sql/sample_facts.sql"), [sample_id]):
+    for rel, fid in store.query(read_sql(PKG, "sql/sample_facts.sql"), [sample_id]):
         facts.setdefault(rel, []).append(fid)
     size = max(1, int(config.shard_size))
     for rel in rels:
         fl = facts.get(rel, [])
         for qf in forms.get(rel, []):
             for shard, s in enumerate(range(0, len(fl), size)):
-                units.append(UnitSpec(unit_id=len(units), relation_id=rel, query_form_id=qf,
-                                      shard=shard, fact_ids=tuple(fl[s:s + size])))
+                units.append(
+                    UnitSpec(
+                        unit_id=len(units),
+                        relation_id=rel,
+                        query_form_id=qf,
+                        shard=shard,
+                        fact_ids=tuple(fl[s : s + size]),
+                    )
+                )
     return units
 
 
-def load_inputs(wh: Warehouse, sample_id: int, run_id: int, specs: list[UnitSpec]) -> list[UnitInput]:
+def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]) -> list[UnitInput]:
     """Each unit's template, facts and contexts, read in three queries."""
-    forms = {r[0]: (r[1], r[2]) for r in wh.query("SELECT query_form_id, template, query_type FROM query_form")}
-    facts = {r[0]: (r[0], r[1], r[2]) for r in wh.query(read_sql(PKG, "sql/unit_facts.sql"), [sample_id])}
+    forms = {
+        r[0]: (r[1], r[2]) for r in store.query("SELECT query_form_id, template, query_type FROM query_form")
+    }
+    facts = {r[0]: (r[0], r[1], r[2]) for r in store.query(read_sql(PKG, "sql/unit_facts.sql"), [sample_id])}
     ctx: dict[int, list] = {}
-    for rel, cid, text, ans in wh.query(read_sql(PKG, "sql/unit_contexts.sql"), [sample_id]):
+    for rel, cid, text, ans in store.query(read_sql(PKG, "sql/unit_contexts.sql"), [sample_id]):
         ctx.setdefault(rel, []).append((cid, text, ans))
     out = []
     for s in specs:
         tmpl, qt = forms[s.query_form_id]
-        out.append(UnitInput(spec=s, run_id=run_id, template=tmpl, query_type=qt,
-                             facts=[facts[f] for f in s.fact_ids], contexts=ctx.get(s.relation_id, [])))
+        out.append(
+            UnitInput(
+                spec=s,
+                run_id=run_id,
+                template=tmpl,
+                query_type=qt,
+                facts=[facts[f] for f in s.fact_ids],
+                contexts=ctx.get(s.relation_id, []),
+            )
+        )
     return out
 
 
-def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, cap: int | None = None,
-                    per_layer: bool = False) -> int:
+def auto_shard_size(
+    lm: LoadedModel, n_contexts: int, estimator: str, cap: int | None = None, per_layer: bool = False
+) -> int:
     """Entities per unit so that the unit's [prompts x vocab] float32 table (and with ``per_layer``
     the [layers x prompts x hidden] residual stream) fits a memory budget.
 

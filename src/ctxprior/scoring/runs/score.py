@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from ...errors import UserError
 from ...schema import runs
-from ...schema.warehouse import Warehouse
+from ...schema.store import Store
 from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import ESTIMATORS
@@ -45,6 +45,7 @@ class RunSummary:
 @dataclass
 class _Request:
     """What to score and how; a resumed run's stored options replace the caller's."""
+
     sample_id: int | None
     model: str
     dtype: str
@@ -55,13 +56,25 @@ class _Request:
     identity: dict | None = None
 
 
-def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135m", *,
-                 device: str = "auto", dtype: str = "auto", quantization: str | None = None,
-                 batch_size: int | None = None, config: ScoreConfig | None = None,
-                 shard_size: int | None = None, seed: int = 0, resume: int | None = None,
-                 fresh: bool = False, lm: LoadedModel | None = None,
-                 executor_factory: Callable[[LoadedModel, ScoreConfig, int | None], Executor] | None = None,
-                 progress: bool = True, log: Callable[[str], None] | None = None) -> RunSummary:
+def score_sample(
+    store: Store,
+    sample_id: int | None,
+    model: str = "smollm2-135m",
+    *,
+    device: str = "auto",
+    dtype: str = "auto",
+    quantization: str | None = None,
+    batch_size: int | None = None,
+    config: ScoreConfig | None = None,
+    shard_size: int | None = None,
+    seed: int = 0,
+    resume: int | None = None,
+    fresh: bool = False,
+    lm: LoadedModel | None = None,
+    executor_factory: Callable[[LoadedModel, ScoreConfig, int | None], Executor] | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> RunSummary:
     """Score a sample (or resume a run) and return a summary. See the module docstring.
 
     ``lm``: an already-loaded model (tests, notebooks); otherwise ``model`` is loaded.
@@ -74,10 +87,10 @@ def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135
     log = log or (lambda m: print(m, file=sys.stderr))
     req = _Request(sample_id, model, dtype, quantization, config or ScoreConfig())
     if resume is not None:
-        finished = _resolve_resume(wh, req, resume, log)
+        finished = _resolve_resume(store, req, resume, log)
         if finished is not None:
             return finished
-    dataset_id = _validate(wh, req, batch_size)
+    dataset_id = _validate(store, req, batch_size)
     lm = lm or _load_or_describe(req, device, executor_factory)
     _resolve_prompt_format(req, lm)
     log(device_line(lm))
@@ -85,19 +98,38 @@ def score_sample(wh: Warehouse, sample_id: int | None, model: str = "smollm2-135
         log(warning)
     torch.manual_seed(seed)
     if req.resume is None:
-        _choose_shards_and_run(wh, req, lm, shard_size, fresh, log)
-    units = plan_units(wh, req.sample_id, req.config)
-    run_id = _open_run(wh, req, lm, units, dataset_id, device, batch_size, seed)
-    done = {r[0] for r in wh.query("SELECT unit_id FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])}
-    inputs = load_inputs(wh, req.sample_id, run_id, [u for u in units if u.unit_id not in done])
+        _choose_shards_and_run(store, req, lm, shard_size, fresh, log)
+    units = plan_units(store, req.sample_id, req.config)
+    run_id = _open_run(store, req, lm, units, dataset_id, device, batch_size, seed)
+    done = {
+        r[0]
+        for r in store.query("SELECT unit_id FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])
+    }
+    inputs = load_inputs(store, req.sample_id, run_id, [u for u in units if u.unit_id not in done])
     total_prompts = sum(i.n_prompts for i in inputs)
-    log(f"run {run_id}: {len(units)} units ({len(done)} already done), {total_prompts} prompts to score "
-        f"with {req.model} [{req.config.estimator}, {lm.device}, {lm.dtype}]")
-    executor = (executor_factory or (lambda m, c, b: LocalExecutor(m, c, batch_size=b)))(lm, req.config, batch_size)
+    log(
+        f"run {run_id}: {len(units)} units ({len(done)} already done), {total_prompts} prompts to score "
+        f"with {req.model} [{req.config.estimator}, {lm.device}, {lm.dtype}]"
+    )
+    executor = (executor_factory or (lambda m, c, b: LocalExecutor(m, c, batch_size=b)))(
+        lm, req.config, batch_size
+    )
     t0 = time.perf_counter()
-    out = _execute(wh, run_id, units, inputs, executor, _progress_bar(progress, total_prompts, run_id), log)
-    return RunSummary(run_id, out.status, len(units), out.n_done + len(done), out.n_failed, len(done),
-                      total_prompts, time.perf_counter() - t0, resumed=req.resumed, errors=out.errors)
+    out = _execute(
+        store, run_id, units, inputs, executor, _progress_bar(progress, total_prompts, run_id), log
+    )
+    return RunSummary(
+        run_id,
+        out.status,
+        len(units),
+        out.n_done + len(done),
+        out.n_failed,
+        len(done),
+        total_prompts,
+        time.perf_counter() - t0,
+        resumed=req.resumed,
+        errors=out.errors,
+    )
 
 
 def _load_or_describe(req: _Request, device: str, executor_factory) -> LoadedModel:
@@ -105,8 +137,13 @@ def _load_or_describe(req: _Request, device: str, executor_factory) -> LoadedMod
     only its identity (revision, dtype, vocabulary), so the driver holds no weights and no GPU."""
     if executor_factory is None:
         return ModelSpec(req.model, device, req.dtype, req.quantization).load()
-    return describe_model(req.model, device, req.dtype, req.quantization,
-                          worker_gpus=bool(getattr(executor_factory, "worker_gpus", False)))
+    return describe_model(
+        req.model,
+        device,
+        req.dtype,
+        req.quantization,
+        worker_gpus=bool(getattr(executor_factory, "worker_gpus", False)),
+    )
 
 
 def _resolve_prompt_format(req: _Request, lm: LoadedModel) -> None:
@@ -127,11 +164,11 @@ def _resolve_prompt_format(req: _Request, lm: LoadedModel) -> None:
     req.config = replace(req.config, prompt_template=fmt.template, prompt_template_sha256=fmt.template_sha256)
 
 
-def _resolve_resume(wh: Warehouse, req: _Request, resume: int, log) -> RunSummary | None:
+def _resolve_resume(store: Store, req: _Request, resume: int, log) -> RunSummary | None:
     """Take run ``resume``'s sample, model and options into ``req``; a finished run -> its summary."""
-    row = wh.query(read_sql("ctxprior.scoring.runs", "sql/run_row.sql"), [resume])
+    row = store.query(read_sql("ctxprior.scoring.runs", "sql/run_row.sql"), [resume])
     if not row:
-        raise UserError(f"--resume {resume}: no such run in {wh.path}")
+        raise UserError(f"--resume {resume}: no such run in {store.path}")
     _, kind, r_sample, status, cfg_json, _ = row[0]
     if kind != RUN_KIND:
         raise UserError(f"--resume {resume}: run {resume} is a {kind} run, not a persuasion scoring run")
@@ -144,13 +181,13 @@ def _resolve_resume(wh: Warehouse, req: _Request, resume: int, log) -> RunSummar
     req.config = ScoreConfig.from_json_dict(ident["score"])
     if status == "done":
         log(f"run {resume} is already complete")
-        n = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'", [resume])
+        n = store.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'", [resume])
         return RunSummary(resume, "done", int(n), int(n), 0, int(n), 0, 0.0, resumed=True)
     req.resumed = True
     return None
 
 
-def _validate(wh: Warehouse, req: _Request, batch_size: int | None) -> int:
+def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
     """Every option checked before anything is loaded or written; returns the sample's dataset id."""
     config = req.config
     if req.sample_id is None:
@@ -173,48 +210,82 @@ def _validate(wh: Warehouse, req: _Request, batch_size: int | None) -> int:
         raise UserError("--store-topk / --prior-topk must be >= 0")
     if batch_size is not None and batch_size <= 0:
         raise UserError(f"--batch-size {batch_size}: must be a positive number or auto")
-    _, dataset_id = sample_row(wh, req.sample_id)
-    if not plan_units(wh, req.sample_id, replace(config, shard_size=10**9)):
-        raise UserError(f"sample {req.sample_id} has nothing to score for query types "
-                        f"{','.join(config.query_types)} (no facts, contexts or query forms)")
+    _, dataset_id = sample_row(store, req.sample_id)
+    if not plan_units(store, req.sample_id, replace(config, shard_size=10**9)):
+        raise UserError(
+            f"sample {req.sample_id} has nothing to score for query types "
+            f"{','.join(config.query_types)} (no facts, contexts or query forms)"
+        )
     return dataset_id
 
 
-def _choose_shards_and_run(wh: Warehouse, req: _Request, lm: LoadedModel, shard_size: int | None,
-                           fresh: bool, log) -> None:
+def _choose_shards_and_run(
+    store: Store, req: _Request, lm: LoadedModel, shard_size: int | None, fresh: bool, log
+) -> None:
     """A new request: fix the shard size (automatic from the memory budget unless given), then
     continue the newest unfinished run with the same identity unless ``fresh``."""
     if shard_size is None:
-        n_ctx = wh.scalar(read_sql("ctxprior.scoring.runs", "sql/most_contexts.sql"), [req.sample_id])
+        n_ctx = store.scalar(read_sql("ctxprior.scoring.runs", "sql/most_contexts.sql"), [req.sample_id])
         n_ctx = max(n_ctx or 1, 1)
-        shard_size = auto_shard_size(lm, int(n_ctx), req.config.estimator, per_layer=bool(req.config.per_layer))
+        shard_size = auto_shard_size(
+            lm, int(n_ctx), req.config.estimator, per_layer=bool(req.config.per_layer)
+        )
     req.config = replace(req.config, shard_size=int(shard_size))
     req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
     if not fresh:
-        found = find_resumable(wh, req.sample_id, req.identity)
+        found = find_resumable(store, req.sample_id, req.identity)
         if found is not None:
             req.resume, req.resumed = found, True
             log(f"resuming unfinished run {found} (same sample, model and options; --fresh starts a new one)")
 
 
-def _open_run(wh: Warehouse, req: _Request, lm: LoadedModel, units: list[UnitSpec], dataset_id: int,
-              device: str, batch_size: int | None, seed: int) -> int:
+def _open_run(
+    store: Store,
+    req: _Request,
+    lm: LoadedModel,
+    units: list[UnitSpec],
+    dataset_id: int,
+    device: str,
+    batch_size: int | None,
+    seed: int,
+) -> int:
     """Insert the run row (status running), or mark the resumed run running again; returns its id."""
-    cfg_json = json.dumps({"identity": req.identity, "device": device, "batch_size": batch_size or "auto",
-                           "seed": seed, "shard_size": req.config.shard_size}, sort_keys=True)
-    with wh.transaction():
+    cfg_json = json.dumps(
+        {
+            "identity": req.identity,
+            "device": device,
+            "batch_size": batch_size or "auto",
+            "seed": seed,
+            "shard_size": req.config.shard_size,
+        },
+        sort_keys=True,
+    )
+    with store.transaction():
         if req.resume is None:
             return runs.start_run(
-                wh, RUN_KIND, sample_id=req.sample_id, dataset_id=dataset_id, model=req.model,
-                model_revision=lm.revision, dtype=lm.dtype, quantization=lm.quantization or "none",
-                device=lm.device, estimator=req.config.estimator, batch_size=batch_size, seed=seed,
-                config_json=cfg_json, units_total=len(units))
+                store,
+                RUN_KIND,
+                sample_id=req.sample_id,
+                dataset_id=dataset_id,
+                model=req.model,
+                model_revision=lm.revision,
+                dtype=lm.dtype,
+                quantization=lm.quantization or "none",
+                device=lm.device,
+                estimator=req.config.estimator,
+                batch_size=batch_size,
+                seed=seed,
+                config_json=cfg_json,
+                units_total=len(units),
+            )
         run_id = req.resume
-        old_rev = wh.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id])
+        old_rev = store.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id])
         if old_rev and lm.revision and old_rev != lm.revision:
-            raise UserError(f"--resume {run_id}: the model's weights changed ({old_rev[:19]}... -> "
-                            f"{lm.revision[:19]}...); start a new run instead")
-        runs.reopen_run(wh, run_id, units_total=len(units))
+            raise UserError(
+                f"--resume {run_id}: the model's weights changed ({old_rev[:19]}... -> "
+                f"{lm.revision[:19]}...); start a new run instead"
+            )
+        runs.reopen_run(store, run_id, units_total=len(units))
     return run_id
 
 
@@ -224,26 +295,35 @@ def _progress_bar(progress: bool, total: int, run_id: int):
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="prompt", desc=f"run {run_id}", disable=None,
-                file=sys.stderr, dynamic_ncols=True, smoothing=0.1)
+    return tqdm(
+        total=total,
+        unit="prompt",
+        desc=f"run {run_id}",
+        disable=None,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        smoothing=0.1,
+    )
 
 
-def _execute(wh: Warehouse, run_id: int, units: list[UnitSpec], inputs: list[UnitInput], executor: Executor,
-             bar, log) -> runs.RunOutcome:
+def _execute(
+    store: Store, run_id: int, units: list[UnitSpec], inputs: list[UnitInput], executor: Executor, bar, log
+) -> runs.RunOutcome:
     """Commit each unit as the executor yields it; always close the executor and the run row
     (done when every unit is done, cancelled on Ctrl-C / SIGTERM, else failed)."""
-    with runs.closing(wh, run_id, recount=refresh_counts) as out:
+    with runs.closing(store, run_id, recount=refresh_counts) as out:
         try:
             for res in executor.run(inputs, progress=bar.update if bar else None):
-                write_unit(wh, run_id, res)
+                write_unit(store, run_id, res)
                 if res.error is None:
                     out.n_done += 1
                 else:
                     out.n_failed += 1
                     out.errors.append(f"unit {res.spec.unit_id}: {res.error}")
                     log(f"unit {res.spec.unit_id} failed: {res.error}")
-            all_done = wh.scalar("SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'",
-                                 [run_id])
+            all_done = store.scalar(
+                "SELECT count(*) FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id]
+            )
             out.status = "done" if all_done == len(units) else "failed"
         finally:
             if bar is not None:

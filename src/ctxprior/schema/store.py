@@ -6,7 +6,7 @@ a command's bulk and small writes share one transaction.
 
 Several processes, one file (DuckDB lets one process write, or many read, never both):
 
-- **brief writers** (``open_warehouse(..., brief=True)``; the scoring driver) hold the file only
+- **brief writers** (``open_store(..., brief=True)``; the scoring driver) hold the file only
   while they write: every top-level transaction / query opens the file, runs, commits,
   checkpoints and closes it. Between commits other processes can open the file.
   ``<db>.writer`` names the brief writer (PID + command) while it is open.
@@ -23,26 +23,26 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
 from __future__ import annotations
 
 import hashlib
-
 import os
 import random
 import re
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.expression import ClauseElement
 
-from ..version import __version__
 from ..errors import UserError
 from ..sqlfiles import ident, literal, read_sql, split_statements
+from ..version import __version__
 from .base import metadata
 
 DB_ENV = "CTXPRIOR_DB"
@@ -190,7 +190,7 @@ def _fault(point: str) -> None:
         hit(point)
 
 
-class Warehouse:
+class Store:
     """An open warehouse. ``con`` is the native DuckDB connection.
 
     ``brief=True`` (a brief writer, see the module docstring): the connection is opened on demand
@@ -198,8 +198,14 @@ class Warehouse:
     so other processes can read the file between commits. ``wait`` bounds each re-open.
     """
 
-    def __init__(self, path: str, con: duckdb.DuckDBPyConnection | None, read_only: bool,
-                 brief: bool = False, wait: float = 0.0):
+    def __init__(
+        self,
+        path: str,
+        con: duckdb.DuckDBPyConnection | None,
+        read_only: bool,
+        brief: bool = False,
+        wait: float = 0.0,
+    ):
         self.path = path
         self._con = con
         self.read_only = read_only
@@ -253,7 +259,7 @@ class Warehouse:
             con.close()
 
     @contextmanager
-    def session(self) -> Iterator["Warehouse"]:
+    def session(self) -> Iterator[Store]:
         """Group statements on one open connection; a brief writer releases the file at the end."""
         self._depth += 1
         try:
@@ -272,7 +278,7 @@ class Warehouse:
                 self.release()
 
     @contextmanager
-    def one_thread(self) -> Iterator["Warehouse"]:
+    def one_thread(self) -> Iterator[Store]:
         """A session in which DuckDB runs on one thread. Its parallel sums and averages add partial
         results in the order threads finish, so the last bit of a stored aggregate could differ
         between two runs on the same data; analyses that store numbers read inside this."""
@@ -284,14 +290,14 @@ class Warehouse:
             finally:
                 self.con.execute(f"SET threads = {literal(int(old))}")
 
-    def __enter__(self) -> "Warehouse":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator["Warehouse"]:
+    def transaction(self) -> Iterator[Store]:
         """One transaction; nested calls join the outer one. Rolls back on any exception."""
         if self._in_tx:
             yield self
@@ -342,7 +348,9 @@ class Warehouse:
 
     def scalar(self, sql: str, params: Any = None) -> Any:
         with self.session():
-            rows = self.execute(sql, params).fetchall()  # fetch all: DuckDB 2 refuses work on a half-read result
+            rows = self.execute(
+                sql, params
+            ).fetchall()  # fetch all: DuckDB 2 refuses work on a half-read result
         return rows[0][0] if rows else None
 
     def df(self, sql: str, params: Any = None):
@@ -414,8 +422,11 @@ class Warehouse:
         missing = [ddl for t, ddl in zip(metadata.sorted_tables, ddl_statements()) if t.name not in existing]
         digest = views_digest()
         with self.transaction():  # the schema check is one transaction (it commits nothing when up to date)
-            if not missing and not force and self.scalar(
-                    "SELECT value FROM meta WHERE key = 'views_sha256'") == digest:
+            if (
+                not missing
+                and not force
+                and self.scalar("SELECT value FROM meta WHERE key = 'views_sha256'") == digest
+            ):
                 return
             for ddl in missing:
                 self.con.execute(ddl)
@@ -423,8 +434,11 @@ class Warehouse:
                 now = utcnow().isoformat(timespec="seconds")
                 self.con.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
-                    [["schema_version", str(SCHEMA_VERSION)], ["created_by", f"ctxprior {__version__}"],
-                     ["created_at", now]],
+                    [
+                        ["schema_version", str(SCHEMA_VERSION)],
+                        ["created_by", f"ctxprior {__version__}"],
+                        ["created_at", now],
+                    ],
                 )
             self.create_views()
             self.con.execute("DELETE FROM meta WHERE key = 'views_sha256'")
@@ -438,8 +452,17 @@ class Warehouse:
                 raise RuntimeError(f"view file {name} failed: {e}") from e
 
 
-_IO_WORDS = ("No space", "Permission denied", "File too large", "Read-only file system",
-             "Could not write", "Could not open", "Could not truncate", "Disk quota", "fsync")
+_IO_WORDS = (
+    "No space",
+    "Permission denied",
+    "File too large",
+    "Read-only file system",
+    "Could not write",
+    "Could not open",
+    "Could not truncate",
+    "Disk quota",
+    "fsync",
+)
 
 
 def _is_io_error(e: BaseException) -> bool:
@@ -449,11 +472,15 @@ def _is_io_error(e: BaseException) -> bool:
 def _write_error(path: str, e: BaseException) -> UserError:
     """A failed write (disk full, no permission, ...) as one line; the last commit stays intact."""
     first = str(e).splitlines()[0] if str(e) else type(e).__name__
-    return UserError(f"cannot write warehouse {path}: {first}; the last committed state is intact "
-                     "(free disk space / fix permissions, then rerun or resume)")
+    return UserError(
+        f"cannot write warehouse {path}: {first}; the last committed state is intact "
+        "(free disk space / fix permissions, then rerun or resume)"
+    )
 
 
-def _connect(path: str, read_only: bool, wait: float, brief_writer: bool = False) -> duckdb.DuckDBPyConnection:
+def _connect(
+    path: str, read_only: bool, wait: float, brief_writer: bool = False
+) -> duckdb.DuckDBPyConnection:
     """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it.
 
     Honours another process's writer intent; a brief writer announces its own intent while it
@@ -485,8 +512,11 @@ def _connect(path: str, read_only: bool, wait: float, brief_writer: bool = False
                 holder = _lock_holder(str(e))
                 if holder is None:
                     first = str(e).splitlines()[0]
-                    if not read_only and ("Permission denied" in first or "No space" in first
-                                          or "Read-only file system" in first):
+                    if not read_only and (
+                        "Permission denied" in first
+                        or "No space" in first
+                        or "Read-only file system" in first
+                    ):
                         raise _write_error(path, e) from None
                     raise UserError(f"cannot open warehouse {path}: {first}") from None
                 pid = _lock_pid(str(e))
@@ -498,7 +528,8 @@ def _connect(path: str, read_only: bool, wait: float, brief_writer: bool = False
                 if time.monotonic() >= limit:
                     raise UserError(
                         f"warehouse {path} is in use by {holder}; wait for it to finish "
-                        "(or pass --wait SECONDS)") from None
+                        "(or pass --wait SECONDS)"
+                    ) from None
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 1.6, 0.25)
     finally:
@@ -506,8 +537,13 @@ def _connect(path: str, read_only: bool, wait: float, brief_writer: bool = False
             _remove_marker(intent)
 
 
-def open_warehouse(path: str | os.PathLike | None = None, read_only: bool = False,
-                   create: bool = True, wait: float = 0.0, brief: bool = False) -> Warehouse:
+def open_store(
+    path: str | os.PathLike | None = None,
+    read_only: bool = False,
+    create: bool = True,
+    wait: float = 0.0,
+    brief: bool = False,
+) -> Store:
     """Open (and when writable, create or check) the warehouse at ``path``.
 
     - read_only: never writes; the file must exist and have a schema this version can read.
@@ -536,21 +572,21 @@ def open_warehouse(path: str | os.PathLike | None = None, read_only: bool = Fals
         if brief:
             _remove_marker(path + WRITER_SUFFIX)
         raise
-    wh = Warehouse(path, con, read_only, brief=brief and not read_only, wait=wait)
+    store = Store(path, con, read_only, brief=brief and not read_only, wait=wait)
     try:
-        version = wh.schema_version()
-        if version is None and exists and wh.table_names():
+        version = store.schema_version()
+        if version is None and exists and store.table_names():
             raise UserError(f"{path} is a DuckDB file but not a ctxprior warehouse (no meta table)")
         if version is not None:
             check_version(path, version, SCHEMA_VERSION)
         if not read_only:
-            wh.ensure_schema()
+            store.ensure_schema()
     except duckdb.IOException as e:
-        wh.close()
+        store.close()
         raise _write_error(path, e) from None
     except BaseException:
-        wh.close()
+        store.close()
         raise
-    if wh.brief:
-        wh.release()
-    return wh
+    if store.brief:
+        store.release()
+    return store

@@ -9,11 +9,53 @@ import pandas as pd
 
 from .selection import sql
 
-RESULT_COLS = ["run_id", "analysis", "relation_id", "relation", "query_type", "test", "unit", "alternative",
-               "label1", "label2", "n1", "n2", "mean1", "mean2", "t", "p", "p_adj", "significant",
-               "effect_size", "k", "seed", "alpha", "skip_reason", "note", "created_at"]
-DIST_COLS = ["run_id", "run_ids", "model", "analysis", "query_type", "series", "bin", "bin_lo", "bin_hi", "n", "n_nan",
-             "share", "mean", "q25", "median", "q75", "max", "created_at"]
+RESULT_COLS = [
+    "run_id",
+    "analysis",
+    "relation_id",
+    "relation",
+    "query_type",
+    "test",
+    "unit",
+    "alternative",
+    "label1",
+    "label2",
+    "n1",
+    "n2",
+    "mean1",
+    "mean2",
+    "t",
+    "p",
+    "p_adj",
+    "significant",
+    "effect_size",
+    "k",
+    "seed",
+    "alpha",
+    "skip_reason",
+    "note",
+    "created_at",
+]
+DIST_COLS = [
+    "run_id",
+    "run_ids",
+    "model",
+    "analysis",
+    "query_type",
+    "series",
+    "bin",
+    "bin_lo",
+    "bin_hi",
+    "n",
+    "n_nan",
+    "share",
+    "mean",
+    "q25",
+    "median",
+    "q75",
+    "max",
+    "created_at",
+]
 REPLICATE_COLS = ["group_run_id", "run_id", "sample_id", "seed", "counted", "reason", "created_at"]
 
 
@@ -21,7 +63,7 @@ def _now():
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def store(wh, run_ids, names, results, dists, k, seed, alpha, replicates=()) -> None:
+def save_results(store, run_ids, names, results, dists, k, seed, alpha, replicates=()) -> None:
     """Replace the rows of these runs and analyses in one transaction."""
     now = _now()
     res = result_frame(results, k, seed, alpha, now)
@@ -29,21 +71,25 @@ def store(wh, run_ids, names, results, dists, k, seed, alpha, replicates=()) -> 
     if len(dist):
         dist["created_at"] = now
         dist = dist[DIST_COLS].replace({np.nan: None})
-    reps = pd.concat(list(replicates), ignore_index=True) if len(replicates) else pd.DataFrame(columns=REPLICATE_COLS)
+    reps = (
+        pd.concat(list(replicates), ignore_index=True)
+        if len(replicates)
+        else pd.DataFrame(columns=REPLICATE_COLS)
+    )
     if len(reps):
         reps = reps.assign(created_at=now)[REPLICATE_COLS].replace({np.nan: None})
     params = [[int(r) for r in run_ids], list(names)]
-    with wh.transaction():
-        wh.execute(sql("delete_results.sql"), params)
-        wh.execute(sql("delete_distributions.sql"), params)
+    with store.transaction():
+        store.execute(sql("delete_results.sql"), params)
+        store.execute(sql("delete_distributions.sql"), params)
         if "reliability" in names:
-            wh.execute(sql("delete_replicates.sql"), params[:1])
+            store.execute(sql("delete_replicates.sql"), params[:1])
         if len(res):
-            wh.insert_arrow("analysis_result", _to_arrow(res))
+            store.insert_arrow("analysis_result", _to_arrow(res))
         if len(dist):
-            wh.insert_arrow("analysis_distribution", _to_arrow(dist))
+            store.insert_arrow("analysis_distribution", _to_arrow(dist))
         if len(reps):
-            wh.insert_arrow("analysis_replicate", _to_arrow(reps))
+            store.insert_arrow("analysis_replicate", _to_arrow(reps))
 
 
 def result_frame(results, k, seed, alpha, now) -> pd.DataFrame:
