@@ -324,8 +324,9 @@ def run_page(path: Path, update: bool, log=print) -> list[str]:
         for block in blocks:
             for cmd in block.setup:
                 session.run(cmd)
-            if block.skip:
-                log(f"{path.name}:{block.start + 1}: skipped ({block.skip})")
+            if block.skip or not block.steps:  # a block without a command shows output alone
+                if block.skip:
+                    log(f"{path.name}:{block.start + 1}: skipped ({block.skip})")
                 continue
             new_body: list[str] = []
             for step in block.steps:

@@ -62,6 +62,10 @@ a
 d
 ```
 
+```console
+note: a block without a command is left as it is
+```
+
 <!-- docs-examples: skip: never runs -->
 ```console
 $ false
