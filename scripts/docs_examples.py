@@ -299,6 +299,14 @@ def _fit_last_column(lines: list[str]) -> list[str]:
     return lines
 
 
+def _blank_tail(out: list[str]) -> tuple[list[str], list[str]]:
+    """(the output without its trailing blank lines, those blank lines)."""
+    n = len(out)
+    while n and not out[n - 1].strip():
+        n -= 1
+    return out[:n], out[n:]
+
+
 def _cat_input(step: Step, work: Path) -> bool:
     """``$ cat FILE`` of a file the page brings: write it from the lines shown."""
     words = shlex.split(step.cmd[0]) if len(step.cmd) == 1 else []
@@ -338,20 +346,21 @@ def run_page(path: Path, update: bool, log=print) -> list[str]:
                 t0 = time.perf_counter()
                 actual = session.run(cmd)
                 log(f"{path.name}:{block.start + 1}: {time.perf_counter() - t0:5.1f} s  $ {step.cmd[0][:90]}")
-                if matches(step.out, actual):
+                shown, gap = _blank_tail(step.out)  # blank lines before the next command are layout
+                if matches(shown, actual):
                     new_body += step.out
                     continue
                 diffs.append(
                     "".join(
                         difflib.unified_diff(
-                            [ln + "\n" for ln in step.out],
+                            [ln + "\n" for ln in shown],
                             [ln + "\n" for ln in actual],
                             f"{path.name}:{block.start + 1} (page): $ {step.cmd[0][:80]}",
                             "(now)",
                         )
                     )
                 )
-                new_body += updated(step.out, actual)
+                new_body += updated(shown, actual) + gap
             replacements.append(
                 (block.start + 1, block.end, [(block.indent + ln) if ln else ln for ln in new_body])
             )

@@ -54,6 +54,7 @@ hello
   world
 $ wc -l < greeting.txt
 2
+
 $ python -c "import time; print(f'took {time.perf_counter() % 1 + 1:.2f} s')"
 took 1.23 s
 $ printf 'a\\nb\\nc\\nd\\n'
@@ -77,6 +78,7 @@ nothing
   ```console
   $ cat n.txt
   4
+
   $ echo "two
   lines"
   stale
