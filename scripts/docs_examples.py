@@ -63,6 +63,7 @@ NORMALISE: list[tuple[str, str]] = [
     (r"[\d.,]+ ?(prompts|units|docs|documents|lines|triples|MB|rows|facts|tokens)/s\b", "<rate>"),  # rates
     (r"\([\d.,]+ ?[kMG]?B/s\)", "(<rate>)"),
     (r"\b(pid|host) [\w.-]+", r"\1 <x>"),
+    (r"(?m)^( *\d+ +(persuasion|dynamic) +\w+ +\d+/\d+ +\d+ +\d+ +)[\d.]+", r"\1<rate>"),  # `runs` table
     (r"\S*/shared/data/", "<shared>/data/"),  # where ../shared lies on this machine
     (r"(?m)^(\d+ +)\d+(\.\d)?( +(static|temporal|disputable) )", r"\1<s>\3"),  # seconds per DynamicQA fact
     (r"[ \t]+", " "),  # table column widths follow the widest value

@@ -4,6 +4,7 @@
     python tests/docs_fixtures.py dynamic ctxprior.duckdb    # one score-dynamic run only
     python tests/docs_fixtures.py corpus ctxprior.duckdb corpus/       # docs/covariates.md
     python tests/docs_fixtures.py yago-sample yago-sample.nt.gz        # docs/covariates.md
+    python tests/docs_fixtures.py tiny-model tiny                      # docs/scaling.md
 
 The synthetic warehouses' rows are inserted directly by tests/analysis_fixtures.py (no model), so
 a page builds one in about a second; the effects are planted (see that module)."""
@@ -73,9 +74,18 @@ def yago_sample(path: str) -> None:
         f.write(lines.encode())
 
 
+def tiny_model(folder: str) -> None:
+    """The tests' tiny random llama with SmolLM2's tokenizer, saved to ``folder``."""
+    from scale_helpers import make_tiny_folder
+
+    make_tiny_folder(Path(folder))
+
+
 if __name__ == "__main__":
     kind, *args = sys.argv[1:]
-    if kind == "corpus":
+    if kind == "tiny-model":
+        tiny_model(*args)
+    elif kind == "corpus":
         corpus(*args)
     elif kind == "yago-sample":
         yago_sample(*args)
