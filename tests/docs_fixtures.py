@@ -15,7 +15,14 @@ import gzip
 import sys
 from pathlib import Path
 
-from analysis_fixtures import add_cooccurrence, add_dynamic, add_friend_enemy, add_gender, clone_run, make_yago_like
+from analysis_fixtures import (
+    add_cooccurrence,
+    add_dynamic,
+    add_friend_enemy,
+    add_gender,
+    clone_run,
+    make_yago_like,
+)
 
 from ctxprior.schema import open_warehouse
 
@@ -61,9 +68,12 @@ def corpus(db: str, folder: str) -> None:
 
 YAGO, SCHEMA = "http://yago-knowledge.org/resource/", "http://schema.org/"
 SAMPLE_TRIPLES = [  # Argentina in 4 triples (1 capital), Slovakia in 2 (1 officialLanguage)
-    ("Argentina", YAGO + "capital", "Buenos_Aires"), ("Argentina", YAGO + "currency", "Argentine_peso"),
-    ("Patagonia", YAGO + "locatedIn", "Argentina"), ("Argentina", YAGO + "memberOf", "Mercosur"),
-    ("Slovakia", SCHEMA + "officialLanguage", "Slovak_language"), ("Slovakia", YAGO + "memberOf", "European_Union"),
+    ("Argentina", YAGO + "capital", "Buenos_Aires"),
+    ("Argentina", YAGO + "currency", "Argentine_peso"),
+    ("Patagonia", YAGO + "locatedIn", "Argentina"),
+    ("Argentina", YAGO + "memberOf", "Mercosur"),
+    ("Slovakia", SCHEMA + "officialLanguage", "Slovak_language"),
+    ("Slovakia", YAGO + "memberOf", "European_Union"),
 ]
 
 
