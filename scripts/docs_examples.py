@@ -63,6 +63,7 @@ NORMALISE: list[tuple[str, str]] = [
     (r"[\d.,]+ ?(prompts|units|docs|documents|lines|triples|MB|rows|facts|tokens)/s\b", "<rate>"),  # rates
     (r"\([\d.,]+ ?[kMG]?B/s\)", "(<rate>)"),
     (r"\b(pid|host) [\w.-]+", r"\1 <x>"),
+    (r"(?m)^( *\d+ +(persuasion|dynamic) +\w+ +\d+/\d+ +\d+ +\d+ +)[\d.]+", r"\1<rate>"),  # `runs` table
     (r"\S*/shared/data/", "<shared>/data/"),  # where ../shared lies on this machine
     (r"(?m)^(\d+ +)\d+(\.\d)?( +(static|temporal|disputable) )", r"\1<s>\3"),  # seconds per DynamicQA fact
     (r"[ \t]+", " "),  # table column widths follow the widest value
@@ -299,6 +300,14 @@ def _fit_last_column(lines: list[str]) -> list[str]:
     return lines
 
 
+def _blank_tail(out: list[str]) -> tuple[list[str], list[str]]:
+    """(the output without its trailing blank lines, those blank lines)."""
+    n = len(out)
+    while n and not out[n - 1].strip():
+        n -= 1
+    return out[:n], out[n:]
+
+
 def _cat_input(step: Step, work: Path) -> bool:
     """``$ cat FILE`` of a file the page brings: write it from the lines shown."""
     words = shlex.split(step.cmd[0]) if len(step.cmd) == 1 else []
@@ -324,8 +333,9 @@ def run_page(path: Path, update: bool, log=print) -> list[str]:
         for block in blocks:
             for cmd in block.setup:
                 session.run(cmd)
-            if block.skip:
-                log(f"{path.name}:{block.start + 1}: skipped ({block.skip})")
+            if block.skip or not block.steps:  # a block without a command shows output alone
+                if block.skip:
+                    log(f"{path.name}:{block.start + 1}: skipped ({block.skip})")
                 continue
             new_body: list[str] = []
             for step in block.steps:
@@ -337,20 +347,21 @@ def run_page(path: Path, update: bool, log=print) -> list[str]:
                 t0 = time.perf_counter()
                 actual = session.run(cmd)
                 log(f"{path.name}:{block.start + 1}: {time.perf_counter() - t0:5.1f} s  $ {step.cmd[0][:90]}")
-                if matches(step.out, actual):
+                shown, gap = _blank_tail(step.out)  # blank lines before the next command are layout
+                if matches(shown, actual):
                     new_body += step.out
                     continue
                 diffs.append(
                     "".join(
                         difflib.unified_diff(
-                            [ln + "\n" for ln in step.out],
+                            [ln + "\n" for ln in shown],
                             [ln + "\n" for ln in actual],
                             f"{path.name}:{block.start + 1} (page): $ {step.cmd[0][:80]}",
                             "(now)",
                         )
                     )
                 )
-                new_body += updated(step.out, actual)
+                new_body += updated(shown, actual) + gap
             replacements.append(
                 (block.start + 1, block.end, [(block.indent + ln) if ln else ln for ln in new_body])
             )

@@ -54,12 +54,17 @@ hello
   world
 $ wc -l < greeting.txt
 2
+
 $ python -c "import time; print(f'took {time.perf_counter() % 1 + 1:.2f} s')"
 took 1.23 s
 $ printf 'a\\nb\\nc\\nd\\n'
 a
 ...
 d
+```
+
+```console
+note: a block without a command is left as it is
 ```
 
 <!-- docs-examples: skip: never runs -->
@@ -73,6 +78,7 @@ nothing
   ```console
   $ cat n.txt
   4
+
   $ echo "two
   lines"
   stale
