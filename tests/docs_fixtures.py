@@ -24,7 +24,7 @@ from analysis_fixtures import (
     make_yago_like,
 )
 
-from ctxprior.schema import open_warehouse
+from ctxprior.schema import open_store
 
 
 def analyses(wh) -> None:
@@ -51,7 +51,7 @@ def corpus(db: str, folder: str) -> None:
     from ctxprior.ingest.demo import write_demo_corpus
 
     out = Path(folder)
-    w = open_warehouse(db, read_only=True)
+    w = open_store(db, read_only=True)
     for i in range(4):
         write_demo_corpus(w, out / f"{i:02d}.jsonl.zst", seed=i, n_documents=2000)
     w.close()
@@ -100,6 +100,6 @@ if __name__ == "__main__":
     elif kind == "yago-sample":
         yago_sample(*args)
     else:
-        w = open_warehouse(args[0])
+        w = open_store(args[0])
         {"analyses": analyses, "dynamic": dynamic}[kind](w)
         w.close()
