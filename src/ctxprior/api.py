@@ -77,6 +77,21 @@ class Run:
     seconds: float
     errors: list[str]
 
+    @classmethod
+    def of(cls, summary: Any) -> Run:
+        """The run a ``scoring.runs.RunSummary`` describes."""
+        s = summary
+        return cls(
+            s.run_id,
+            s.status,
+            s.units_total,
+            s.units_done,
+            s.units_failed,
+            s.prompts,
+            s.seconds,
+            list(s.errors),
+        )
+
     @property
     def prompts_per_second(self) -> float:
         return self.prompts / self.seconds if self.seconds > 0 else 0.0
@@ -584,16 +599,7 @@ class Warehouse:
                 progress=progress,
                 log=log or (lambda m: None),
             )
-        return Run(
-            id=s.run_id,
-            status=s.status,
-            units_total=s.units_total,
-            units_done=s.units_done,
-            units_failed=s.units_failed,
-            prompts=s.prompts,
-            seconds=s.seconds,
-            errors=list(s.errors),
-        )
+        return Run.of(s)
 
     def cancel(self, run: int, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr) -> str:
         """Stop a running run (SIGTERM to its process on this host; finished units are kept) and mark

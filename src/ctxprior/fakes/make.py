@@ -333,17 +333,7 @@ def _store(
                 "entity_kind": ["fake"] * k,
             },
         )
-        row = {
-            "generation_id": gid,
-            "dataset_id": plan.dataset_id,
-            "relation_id": plan.relation_id,
-            "n_accepted": k,
-            "n_rejected": screen.n_rejected,
-            "rejected_json": json.dumps(screen.summary(), ensure_ascii=False, sort_keys=True),
-            "ctxprior_version": __version__,
-            "created_at": utcnow(),
-            **gen,
-        }
+        row = _generation_row(gid, plan, k, screen, gen)
         store.insert_arrow("fake_generation", pa.Table.from_pylist([row], schema=_generation_schema(row)))
         store.insert_arrow(
             "fake_generation_fact",
@@ -367,6 +357,21 @@ def _store(
         calls,
         gen["status"],
     )
+
+
+def _generation_row(gid: int, plan: RelationPlan, k: int, screen: Screen, gen: dict) -> dict:
+    """The provenance row of one generation (``fake_generation``)."""
+    return {
+        "generation_id": gid,
+        "dataset_id": plan.dataset_id,
+        "relation_id": plan.relation_id,
+        "n_accepted": k,
+        "n_rejected": screen.n_rejected,
+        "rejected_json": json.dumps(screen.summary(), ensure_ascii=False, sort_keys=True),
+        "ctxprior_version": __version__,
+        "created_at": utcnow(),
+        **gen,
+    }
 
 
 def _generation_schema(row: dict) -> pa.Schema:

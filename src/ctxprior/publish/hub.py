@@ -239,7 +239,6 @@ def publish(
         )
     scrub = _Scrub(token)
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-    from huggingface_hub.errors import RepositoryNotFoundError
 
     stage = Path(tempfile.mkdtemp(prefix="ctxprior-publish-"))
     try:
@@ -255,16 +254,7 @@ def publish(
         )
         files = local_files(stage / "repo")
         api = HfApi(endpoint=_endpoint(), token=token)
-        try:
-            repo_url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-            try:
-                info = api.dataset_info(repo_id, files_metadata=True)
-                remote = {s.rfilename: s for s in (info.siblings or [])}
-                head = info.sha
-            except RepositoryNotFoundError:
-                remote, head = {}, None
-        except Exception as e:  # HfHubHTTPError, httpx transport errors, ...: one scrubbed line
-            raise _hub_error(f"publish {repo_id}", e, scrub) from None
+        repo_url, remote, head = _remote_state(api, repo_id, private, scrub)
 
         changed = [p for p, f in files.items() if p not in remote or not _same_remote(f, remote[p])]
         stale = [p for p in remote if p.startswith("data/") and p not in files]
@@ -299,6 +289,23 @@ def publish(
         )
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _remote_state(
+    api: Any, repo_id: str, private: bool, scrub: Callable[[str], str]
+) -> tuple[Any, dict, Any]:
+    """Create the dataset repo if needed; (its url, {path: remote file}, head commit or None)."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        repo_url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        try:
+            info = api.dataset_info(repo_id, files_metadata=True)
+            return repo_url, {s.rfilename: s for s in (info.siblings or [])}, info.sha
+        except RepositoryNotFoundError:
+            return repo_url, {}, None
+    except Exception as e:  # HfHubHTTPError, httpx transport errors, ...: one scrubbed line
+        raise _hub_error(f"publish {repo_id}", e, scrub) from None
 
 
 # -- pull ---------------------------------------------------------------------------------------

@@ -201,6 +201,27 @@ def fig3_mr_bins(store, run_ids) -> Figure:
     return Figure("fig3_mr_bins", title, df, fig)
 
 
+def _fig4_boxes(df, series: str) -> list[dict]:
+    """Box statistics (quartiles, whiskers 0 to max) of one series per query type, for ``Axes.bxp``."""
+    stats = []
+    for qt in ("closed", "open"):
+        r = df[(df["series"] == series) & (df["query_type"] == qt)]
+        if len(r):
+            r = r.iloc[0]
+            stats.append(
+                dict(
+                    label=qt,
+                    med=r["median"],
+                    q1=r["q25"],
+                    q3=r["q75"],
+                    whislo=0.0,
+                    whishi=r["max"],
+                    fliers=[],
+                )
+            )
+    return stats
+
+
 def fig4_reliability(store, run_ids) -> Figure:
     title = "Fig. 4: reliability (variance across seeds and query forms)"
     df = store.df(sql("fig4_reliability.sql"), [list(run_ids)])
@@ -213,22 +234,7 @@ def fig4_reliability(store, run_ids) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
     for ax, across in zip(axes, ("seeds", "query forms")):
         for j, (score, color) in enumerate((("susceptibility", "#1f77b4"), ("persuasion", "#ff7f0e"))):
-            stats = []
-            for qt in ("closed", "open"):
-                r = df[(df["series"] == f"{score} across {across}") & (df["query_type"] == qt)]
-                if len(r):
-                    r = r.iloc[0]
-                    stats.append(
-                        dict(
-                            label=qt,
-                            med=r["median"],
-                            q1=r["q25"],
-                            q3=r["q75"],
-                            whislo=0.0,
-                            whishi=r["max"],
-                            fliers=[],
-                        )
-                    )
+            stats = _fig4_boxes(df, f"{score} across {across}")
             if stats:
                 pos = [i + (j - 0.5) * 0.35 for i in range(len(stats))]
                 bp = ax.bxp(stats, positions=pos, widths=0.3, patch_artist=True, showfliers=False)

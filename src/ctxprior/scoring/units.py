@@ -170,87 +170,66 @@ def compute_unit(
         prompt=fmt,
         per_layer=config.per_layer,
     )
-
-    run_id, qf = inp.run_id, inp.spec.query_form_id
-    nc = len(inp.contexts)
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
-    pers = {
-        "run_id": [],
-        "query_form_id": [],
-        "fact_id": [],
-        "context_id": [],
-        "persuasion": [],
-        "entropy": [],
-    }
-    sus = {
-        k: []
-        for k in (
-            "run_id",
-            "query_form_id",
-            "fact_id",
-            "susceptibility",
-            "mixture_entropy",
-            "mean_conditional_entropy",
-            "n_contexts",
-            "prior_entropy",
-            "prior_kl",
-        )
-    }
+    tables = _score_tables(inp, res, ctx_ids)
+    if config.memorization:
+        tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
+    if config.per_layer and est.per_layer:
+        tables.update(_layer_tables(inp, res, ctx_ids))
+    return tables
+
+
+PERSUASION_COLS = ("run_id", "query_form_id", "fact_id", "context_id", "persuasion", "entropy")
+SUSCEPTIBILITY_COLS = (
+    "run_id",
+    "query_form_id",
+    "fact_id",
+    "susceptibility",
+    "mixture_entropy",
+    "mean_conditional_entropy",
+    "n_contexts",
+    "prior_entropy",
+    "prior_kl",
+)
+_SUS_INT = ("run_id", "query_form_id", "fact_id", "n_contexts")
+
+
+def _score_tables(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> dict[str, pa.Table]:
+    """The persuasion, susceptibility, prior_topk and prompt_topk tables of a unit's scores."""
+    run_id, qf, nc = inp.run_id, inp.spec.query_form_id, len(inp.contexts)
+    pers = {k: [] for k in PERSUASION_COLS}
+    sus = {k: [] for k in SUSCEPTIBILITY_COLS}
     ptk = {k: [] for k in ("run_id", "query_form_id", "fact_id", "rank", "token_id", "token", "prob")}
     qtk = {
         k: []
         for k in ("run_id", "query_form_id", "fact_id", "context_id", "rank", "token_id", "token", "prob")
     }
     for (fact_id, _, _), r in zip(inp.facts, res):
-        pers["run_id"].append(np.full(nc, run_id, dtype=np.int32))
-        pers["query_form_id"].append(np.full(nc, qf, dtype=np.int32))
-        pers["fact_id"].append(np.full(nc, fact_id, dtype=np.int32))
-        pers["context_id"].append(ctx_ids)
-        pers["persuasion"].append(r.persuasion.astype(np.float64))
-        pers["entropy"].append(r.entropy.astype(np.float64))
-        for k, v in (
-            ("run_id", run_id),
-            ("query_form_id", qf),
-            ("fact_id", fact_id),
-            ("susceptibility", r.susceptibility),
-            ("mixture_entropy", r.mixture_entropy),
-            ("mean_conditional_entropy", r.mean_conditional_entropy),
-            ("n_contexts", r.n_contexts),
-            ("prior_entropy", r.prior_entropy),
-            ("prior_kl", r.prior_kl),
+        ids = (np.full(nc, run_id, dtype=np.int32), np.full(nc, qf, dtype=np.int32))
+        for k, v in zip(
+            PERSUASION_COLS,
+            (*ids, np.full(nc, fact_id, dtype=np.int32), ctx_ids, r.persuasion, r.entropy),
         ):
+            pers[k].append(v.astype(np.float64) if k in ("persuasion", "entropy") else v)
+        sus_row = (run_id, qf, fact_id, r.susceptibility, r.mixture_entropy, r.mean_conditional_entropy)
+        for k, v in zip(SUSCEPTIBILITY_COLS, (*sus_row, r.n_contexts, r.prior_entropy, r.prior_kl)):
             sus[k].append(v)
         for rank, (tid, tok, p) in enumerate(r.prior_topk, 1):
             for k, v in zip(ptk, (run_id, qf, fact_id, rank, tid, tok, p)):
                 ptk[k].append(v)
-        if r.prompt_topk:
-            for cid, top in zip(ctx_ids.tolist(), r.prompt_topk):
-                for rank, (tid, tok, p) in enumerate(top, 1):
-                    for k, v in zip(qtk, (run_id, qf, fact_id, cid, rank, tid, tok, p)):
-                        qtk[k].append(v)
-    tables = {
-        "persuasion": pa.table(
-            {k: pa.array(np.concatenate(v)) if v else pa.array([], pa.int64()) for k, v in pers.items()}
-        ),
+        for cid, top in zip(ctx_ids.tolist(), r.prompt_topk or ()):
+            for rank, (tid, tok, p) in enumerate(top, 1):
+                for k, v in zip(qtk, (run_id, qf, fact_id, cid, rank, tid, tok, p)):
+                    qtk[k].append(v)
+    empty = pa.array([], pa.int64())
+    return {
+        "persuasion": pa.table({k: pa.array(np.concatenate(v)) if v else empty for k, v in pers.items()}),
         "susceptibility": pa.table(
-            {
-                k: pa.array(
-                    v,
-                    type=pa.int32()
-                    if k in ("run_id", "query_form_id", "fact_id", "n_contexts")
-                    else pa.float64(),
-                )
-                for k, v in sus.items()
-            }
+            {k: pa.array(v, type=pa.int32() if k in _SUS_INT else pa.float64()) for k, v in sus.items()}
         ),
         "prior_topk": _int_table(ptk),
         "prompt_topk": _int_table(qtk),
     }
-    if config.memorization:
-        tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
-    if config.per_layer and est.per_layer:
-        tables.update(_layer_tables(inp, res, ctx_ids))
-    return tables
 
 
 def _layer_tables(inp: UnitInput, res, ctx_ids: np.ndarray) -> dict[str, pa.Table]:
