@@ -158,6 +158,12 @@ def cli_child(
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     if no_dac:
         _drop_dac_override()
+    import torch
+
+    # one intra-op thread, as in the test process (conftest.one_torch_thread): a reduction split over
+    # two threads adds in another order, so rows a child computes would differ in the last bit
+    # from the same rows computed in the test process (and two threads are slower on 2 cores)
+    torch.set_num_threads(1)
     from ctxprior.cli import main
 
     main(list(argv))

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from fixtures.make_dynamicqa import make_dynamicqa
 from scale_helpers import copy_db, run_cli_child, start_cli
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
 DQ_TABLES = {
     "dynamicqa_generation": "fact_id, condition, sample_index, text, raw_text, logprob_sum, n_tokens, "
@@ -94,7 +94,14 @@ def base(tmp_path_factory):
         tiny,
     ]
     ref = copy_db(db, d / "ref.duckdb")
-    res = _cli("--db", ref, *cmd)
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)  # as every scoring process of these tests (scale_helpers.cli_child)
+    try:
+        res = _cli("--db", ref, *cmd)
+    finally:
+        torch.set_num_threads(n)
     assert res.exit_code == 0, res.output
     assert re.match(
         r"run 1: done, 9/9 facts; mean CP \S+ nats, mean SE with context \S+ nats\n1\n$", res.stdout
