@@ -250,7 +250,7 @@ class Warehouse:
 
     def runs(self) -> pd.DataFrame:
         """One row per run: kind, model, status, units done/total, prompts/s, first error."""
-        from .scoring.runs import list_runs
+        from .schema.runs import list_runs
 
         with self.connect() as store:
             return pd.DataFrame(list_runs(store))
@@ -604,7 +604,7 @@ class Warehouse:
     def cancel(self, run: int, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr) -> str:
         """Stop a running run (SIGTERM to its process on this host; finished units are kept) and mark
         it cancelled; ``score(resume=run)`` continues it. Returns the run's status."""
-        from .scoring.runs import cancel_run
+        from .schema.runs import cancel_run
 
         if not self.writable:
             raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")

@@ -19,10 +19,5 @@ class AppContext:
 
         return api.Warehouse(self.db, write=write, wait=self.wait, check=False)
 
-    def open(self, read_only: bool = False):
-        """The low-level store, through the API (``with app.open() as store:``), for commands that
-        call a library function with it; a command should call one API method instead."""
-        return self.api(write=not read_only).connect(write=not read_only)
-
 
 pass_app = click.make_pass_decorator(AppContext)

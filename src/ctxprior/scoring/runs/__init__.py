@@ -9,12 +9,12 @@ runs.
   and its ``run_unit`` row in ONE transaction — the only writer of score rows. Killing the process
   loses at most the unit in flight; rerunning the command (or ``--resume RUN``) continues and ends
   with exactly the rows an uninterrupted run writes;
-- ``manage``: ``stored_device_dtype`` (and ``list_runs``, ``cancel_run`` from ``schema.runs``).
+- ``manage``: ``stored_device_dtype`` (listing and cancelling runs: ``schema.runs``).
 
 May import: ``scoring`` (units, executors, models, estimators), ``schema``, ``errors``.
 """
 
-from .manage import cancel_run, list_runs, stored_device_dtype
+from .manage import stored_device_dtype
 from .plan import auto_shard_size, load_inputs, plan_units
 from .record import RUN_KIND, find_resumable, write_unit
 from .score import RunSummary, score_sample
@@ -23,9 +23,7 @@ __all__ = [
     "RUN_KIND",
     "RunSummary",
     "auto_shard_size",
-    "cancel_run",
     "find_resumable",
-    "list_runs",
     "load_inputs",
     "plan_units",
     "score_sample",

@@ -1,12 +1,12 @@
 """Runs after the fact: the options a persuasion run was started with. Listing and cancelling
-runs of every kind is the run life cycle's (``schema.runs``), re-exported here."""
+runs of every kind is the run life cycle's (``schema.runs``)."""
 
 from __future__ import annotations
 
-from ...schema.runs import cancel_run, list_runs, stored_config
+from ...schema.runs import stored_config
 from ...schema.store import Store
 
-__all__ = ["cancel_run", "list_runs", "stored_device_dtype"]
+__all__ = ["stored_device_dtype"]
 
 
 def stored_device_dtype(store: Store, run_id: int) -> tuple[str, str]:
