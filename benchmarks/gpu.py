@@ -159,37 +159,34 @@ def engine_run(lm: LoadedModel, seqs, groups, nc: int, nq: int, batch_size=None)
 
 
 @torch.inference_mode()
-def naive_run(lm: LoadedModel, contexts, queries, batch_size: int = 32) -> tuple[int, float]:
-    """naive_scoring.py's method on token ids: per query, left-padded batches of context + query,
-    logits of every position, the last position's softmax in float64 numpy on the host."""
+def naive_rows(lm: LoadedModel, contexts, queries, batch_size: int = 32) -> np.ndarray:
+    """naive_scoring.py's method on token ids: per query, batches of context + query RIGHT-padded
+    (a pad position still sees the real tokens before it: no fully masked attention row), logits
+    of every position, the last real position's log-softmax in float64 numpy on the host.
+    Returns ``[queries x contexts, vocab]``."""
     dev = lm.device
-    n = 0
-    sync(dev)
-    t = time.perf_counter()
+    out = []
     for q in queries:
-        rows = []
         for s in range(0, len(contexts), batch_size):
             enc = [c + q for c in contexts[s : s + batch_size]]
             w = max(map(len, enc))
-            ids = torch.tensor([[0] * (w - len(e)) + list(e) for e in enc], device=dev)
-            mask = torch.tensor([[0] * (w - len(e)) + [1] * len(e) for e in enc], device=dev)
-            pos = (mask.cumsum(-1) - 1).clamp_min(0)
-            last = (
-                lm.model(input_ids=ids, attention_mask=mask, position_ids=pos)
-                .logits[:, -1]
-                .float()
-                .cpu()
-                .numpy()
-            )
-            x = last.astype(np.float64)
-            rows.append(
-                x
-                - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True))
-                - x.max(-1, keepdims=True)
-            )
-            n += len(enc)
-        scores_np(np.concatenate(rows))
-    return n, time.perf_counter() - t
+            ids = torch.tensor([list(e) + [0] * (w - len(e)) for e in enc], device=dev)
+            mask = torch.tensor([[1] * len(e) + [0] * (w - len(e)) for e in enc], device=dev)
+            last = torch.tensor([len(e) - 1 for e in enc], device=dev)
+            logits = lm.model(input_ids=ids, attention_mask=mask).logits
+            x = logits[torch.arange(len(enc), device=dev), last].float().cpu().numpy().astype(np.float64)
+            top = x.max(-1, keepdims=True)
+            out.append(x - top - np.log(np.exp(x - top).sum(-1, keepdims=True)))
+    return np.concatenate(out)
+
+
+def naive_run(lm: LoadedModel, contexts, queries, batch_size: int = 32) -> tuple[int, float]:
+    """The naive scorer's prompts and seconds: ``naive_rows`` and the metrics on the host."""
+    sync(lm.device)
+    t = time.perf_counter()
+    for q in queries:
+        scores_np(naive_rows(lm, contexts, [q], batch_size))
+    return len(queries) * len(contexts), time.perf_counter() - t
 
 
 def throughput(args, shape: str, dtype_name: str, out: list) -> None:

@@ -462,6 +462,21 @@ def test_cli_score_and_errors(run_cli, db_path, tiny_folder):
     assert run_cli("score", "--sample", sid, "--batch-size", "zero").exit_code == 2
 
 
+def test_model_folder_without_tokenizer_is_one_line_and_writes_nothing(run_cli, db_path, tmp_path):
+    sid = _demo(db_path, entities=2, contexts=6)
+    folder = tmp_path / "no-tokenizer"
+    tiny().model.save_pretrained(folder)
+    before = Path(db_path).read_bytes()
+    r = run_cli("score", "--sample", sid, "--model", str(folder))
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().splitlines() == [
+        f"Error: --model {folder}: folder has no tokenizer (none of tokenizer.json, tokenizer_config.json, "
+        "vocab.json, vocab.txt, tokenizer.model); save it beside the weights with "
+        "tokenizer.save_pretrained(FOLDER)"
+    ]
+    assert Path(db_path).read_bytes() == before
+
+
 def test_cli_quick_json(run_cli, tmp_path, tiny_folder):
     ents = tmp_path / "e.txt"
     ents.write_text("France\nZorblax\n")
@@ -500,9 +515,9 @@ def test_cli_quick_json(run_cli, tmp_path, tiny_folder):
 
 
 def test_engine_docstring_describes_the_padding_it_does():
-    """The module docstring once said batches need no padding; the engine left-pads the prefixes
-    in the key/value block and right-pads the suffixes (exactly, with masked slots). Keep the
-    description true."""
+    """The module docstring once said batches need no padding; the engine computes the prefixes
+    right-padded (no fully masked attention row), keeps them left-padded in the key/value block and
+    right-pads the suffixes (exactly, with masked slots). Keep the description true."""
     from ctxprior.scoring import engine
 
     doc = engine.__doc__

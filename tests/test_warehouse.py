@@ -90,13 +90,13 @@ def test_newer_warehouse_says_upgrade(db_path):
 
 def test_older_warehouse_says_what_to_run_and_migrates(db_path, run_cli, monkeypatch):
     open_store(db_path).close()
-    _set_version(db_path, SCHEMA_VERSION - 1)
+    _set_version(db_path, 0)
     res = run_cli("info")
     assert res.exit_code == 2 and "no migration exists" in res.output
-    # a registered step: the warehouse says `ctxprior migrate`, which applies it
+    # a registered step: the warehouse says `ctxprior migrate`, which applies it (and the real ones)
     monkeypatch.setitem(
         migrations.MIGRATIONS,
-        SCHEMA_VERSION - 1,
+        0,
         lambda wh: wh.execute("INSERT INTO meta VALUES ('migrated', 'yes')"),
     )
     res = run_cli("info")
@@ -108,6 +108,19 @@ def test_older_warehouse_says_what_to_run_and_migrates(db_path, run_cli, monkeyp
         assert wh.schema_version() == SCHEMA_VERSION
         assert wh.scalar("SELECT value FROM meta WHERE key = 'migrated'") == "yes"
     assert "already at" in run_cli("migrate").output
+
+
+def test_v1_warehouse_migrates_to_v2_with_the_head_column(db_path, run_cli):
+    open_store(db_path).close()
+    con = duckdb.connect(db_path)
+    con.execute("ALTER TABLE run_unit_engine DROP COLUMN head")
+    con.close()
+    _set_version(db_path, 1)
+    assert "migrate" in run_cli("info").output
+    res = run_cli("migrate")
+    assert res.exit_code == 0 and "migrated v1 -> v2" in res.output, res.output
+    with open_store(db_path, read_only=True) as wh:
+        assert "head" in wh.df("DESCRIBE run_unit_engine").column_name.tolist()
 
 
 def test_sql_formats_and_read_only(run_cli, db_path, tmp_path):

@@ -50,3 +50,11 @@ def migrate(path: str) -> list[str]:
         return done
     finally:
         store.close()
+
+
+def _v1_to_v2(store: Store) -> None:
+    """v2: ``run_unit_engine.head``, the output-head path the engine took (NULL for older runs)."""
+    store.execute("ALTER TABLE run_unit_engine ADD COLUMN IF NOT EXISTS head TEXT")
+
+
+MIGRATIONS[1] = _v1_to_v2

@@ -46,6 +46,12 @@ run_unit_engine = Table(
         comment="shared (the prefix KV cache is reused: exact for this family), off, "
         "or why the unit ran full prompts (docs/architectures.md)",
     ),
+    Column(
+        "head",
+        Text,
+        comment="engine (the engine applied the output head to the last positions only) or model "
+        "(the head could not be reproduced, so the model's own logits were used: slower)",
+    ),
     comment="How the engine computed each unit (batch size, out-of-memory splits, forward passes); "
     "one row per attempt's final state, written with the unit's run_unit row.",
 )

