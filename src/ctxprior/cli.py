@@ -90,8 +90,27 @@ def _quiet_exit(code: int) -> None:
     sys.exit(code)
 
 
+WARNINGS_ENV = "CTXPRIOR_WARNINGS"
+
+
+def _quiet_libraries() -> None:
+    """Deprecation notices of the libraries ctxprior drives (transformers, torch, datasets, ...)
+    are addressed to ctxprior's developers, not to the person at the console: the command line
+    hides them unless ``CTXPRIOR_WARNINGS=1`` or Python's ``-W`` option says otherwise.
+    ctxprior's own warnings, and every library's errors, still show."""
+    import os
+    import warnings
+
+    if os.environ.get(WARNINGS_ENV) == "1" or sys.warnoptions:
+        return
+    for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category)
+        warnings.filterwarnings("default", category=category, module=r"ctxprior(\.|$)")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
+    _quiet_libraries()
     try:
         rv = cli.main(args=argv, prog_name="ctxprior", standalone_mode=False)
     except UserError as e:

@@ -42,6 +42,7 @@ import pyarrow as pa
 from ..errors import UserError
 from ..schema import runs
 from ..schema.store import Store, utcnow
+from ..scoring.hfcompat import cache_arg, output_cache
 from ..scoring.prompts import render_chat
 from ..sqlfiles import read_sql
 from . import semantic as sem
@@ -271,7 +272,7 @@ def _decode(
             position_ids=(attn.cumsum(-1) - 1).clamp_min(0),
             use_cache=True,
         )
-        past = out.past_key_values
+        past = output_cache(out)
         past.batch_repeat_interleave(r)
         logits = out.logits[:, -1].float().repeat_interleave(r, 0)  # [B, V]
         attn = attn.repeat_interleave(r, 0)  # [B, L]
@@ -294,10 +295,10 @@ def _decode(
                 input_ids=nxt[:, None].to(lm.device),
                 attention_mask=attn,
                 position_ids=(attn.sum(-1, keepdim=True) - 1),
-                past_key_values=past,
                 use_cache=True,
+                **cache_arg(model, past),
             )
-            past = out.past_key_values
+            past = output_cache(out)
             logits = out.logits[:, -1].float()
     return torch.stack(steps_tokens, 1), torch.stack(steps_logits, 1)  # [B, T], [B, T, V] temperature 1
 
