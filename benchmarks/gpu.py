@@ -13,6 +13,13 @@ no-context prompts) is scored by the engine (ψ and χ included). Printed per ro
 - the naive full-prompt scorer (``naive_scoring.py``'s method: left-padded batches, logits of every
   position, softmax on the host) on a slice of the same unit, and the ratio.
 
+Every row is written the moment it is measured (``--jsonl``, one JSON object a line, and the
+``--json`` file rewritten), and a row that fails is recorded with its error and the next one runs,
+so a crash or a timeout keeps everything measured before it. Each model is built directly in its
+dtype on the device (no float32 copy left in torch's cache), and the engine's own peak memory is
+measured apart from the naive scorer's. ``--profile SHAPE`` (default 6.9b) profiles one unit slice
+of that shape: the top kernels by GPU time, the GPU's busy fraction, host time per forward.
+
 Then precision: ψ and χ of a small model with peaked distributions, CPU float32 against the GPU
 in float32, bfloat16 and float16 (max and median deviation), from which the CUDA default dtype is
 chosen (docs/scoring.md#precision).
@@ -55,13 +62,13 @@ PYTHIA = {  # hidden, layers, heads (intermediate = 4 x hidden, vocab 50304, rot
 NOMINAL_PEAK = {"H100": 989e12, "H200": 989e12}  # dense bf16/fp16 TFLOP/s of the SXM parts
 
 
-def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) -> LoadedModel:
-    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+def pythia_config(shape: str):
+    """The GPT-NeoX config of a Pythia shape (``PYTHIA``)."""
+    from transformers import GPTNeoXConfig
 
     hidden, layers, heads = PYTHIA[shape]
-    vocab = 512 if shape == "smoke" else 50304
-    cfg = GPTNeoXConfig(
-        vocab_size=vocab,
+    return GPTNeoXConfig(
+        vocab_size=512 if shape == "smoke" else 50304,
         hidden_size=hidden,
         intermediate_size=4 * hidden,
         num_hidden_layers=layers,
@@ -71,14 +78,20 @@ def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) ->
         use_parallel_residual=True,
         tie_word_embeddings=False,
     )
+
+
+def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) -> LoadedModel:
+    """A random-init Pythia shape, built directly in ``dtype`` on ``device`` (no float32 copy)."""
+    from transformers import GPTNeoXForCausalLM
+
+    cfg = pythia_config(shape)
     torch.manual_seed(0)
     if quant8:
         import tempfile
 
         from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-        with torch.device("cpu"):
-            model = GPTNeoXForCausalLM(cfg).to(torch.float16)
+        model = GPTNeoXForCausalLM._from_config(cfg, dtype=torch.float16)
         folder = tempfile.mkdtemp(prefix="pythia-12b-")
         model.save_pretrained(folder)
         del model
@@ -88,8 +101,9 @@ def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) ->
         dt = "int8"
     else:
         with torch.device(device):
-            model = GPTNeoXForCausalLM(cfg).to(dtype)
+            model = GPTNeoXForCausalLM._from_config(cfg, dtype=dtype)
         dt = str(dtype).replace("torch.", "")
+    free_cache(device)
     return LoadedModel(
         model=model.eval(),
         tokenizer=None,
@@ -99,6 +113,14 @@ def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) ->
         device=device,
         quantization="8bit" if quant8 else None,
     )
+
+
+def free_cache(device: str) -> None:
+    import gc
+
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
 
 
 def non_embedding_params(model) -> int:
@@ -189,60 +211,111 @@ def naive_run(lm: LoadedModel, contexts, queries, batch_size: int = 32) -> tuple
     return len(queries) * len(contexts), time.perf_counter() - t
 
 
-def throughput(args, shape: str, dtype_name: str, out: list) -> None:
-    device = args.device
-    dtype = getattr(torch, dtype_name)
-    quant8 = shape == "12b"
+def peak_gib(device: str) -> float | None:
+    """The most memory torch held on the device since the last reset, GiB."""
+    return round(torch.cuda.max_memory_allocated() / 2**30, 2) if device.startswith("cuda") else None
+
+
+def reset_peak(device: str) -> None:
     if device.startswith("cuda"):
-        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-    lm = pythia(shape, dtype, device, quant8=quant8)
+
+
+def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
+    device = args.device
+    free_cache(device)
+    reset_peak(device)
+    lm = pythia(shape, getattr(torch, dtype_name), device, quant8=shape == "12b")
+    model_gib = peak_gib(device)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
     contexts, queries, seqs, groups = unit(args.contexts, args.entities, vocab)
     nc, nq = len(contexts), len(queries)
-    params = non_embedding_params(lm.model)
     warm = unit(24, 4, vocab)
     engine_run(lm, warm[2], warm[3], 24, 4)
-    if device.startswith("cuda"):
-        torch.cuda.reset_peak_memory_stats()
+    free_cache(device)
+    reset_peak(device)
     eng, res, secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size)
+    engine_gib = peak_gib(device)
     assert all(np.isfinite(r.susceptibility) for r in res)
-    n_prompts, n_tokens, uniq = len(seqs), sum(map(len, seqs)), unique_tokens(seqs)
-    floor = 2 * params * uniq / args.peak
-    naive_n, naive_s = naive_run(lm, contexts, queries[: args.naive_entities])
+    n_prompts, uniq = len(seqs), unique_tokens(seqs)
+    floor = 2 * non_embedding_params(lm.model) * uniq / args.peak
     row = {
         "shape": shape,
         "dtype": lm.dtype,
         "prompts": n_prompts,
         "seconds": round(secs, 3),
         "prompts_per_s": round(n_prompts / secs),
-        "tokens_per_s": round(n_tokens / secs),
+        "tokens_per_s": round(sum(map(len, seqs)) / secs),
         "unique_tokens": uniq,
         "floor_fraction": round(floor / secs, 3),
-        "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 1)
+        "model_mem_gib": model_gib,
+        "engine_peak_mem_gib": engine_gib,
+        "free_mem_gib_at_start": round(torch.cuda.mem_get_info()[0] / 2**30, 1)
         if device.startswith("cuda")
         else None,
         "batch_size": eng.batch_size,
         "token_budget": eng.token_budget,
         "oom_splits": eng.oom_splits,
         "forward_calls": eng.forward_calls,
-        "naive_prompts_per_s": round(naive_n / naive_s, 1),
-        "vs_naive": round((n_prompts / secs) / (naive_n / naive_s), 1),
+        "head": eng.head_path,
     }
-    out.append(row)
+    del eng, res
+    free_cache(device)
+    if args.naive_entities:
+        reset_peak(device)
+        naive_n, naive_s = naive_run(lm, contexts, queries[: args.naive_entities])
+        row["naive_peak_mem_gib"] = peak_gib(device)
+        row["naive_prompts_per_s"] = round(naive_n / naive_s, 1)
+        row["vs_naive"] = round(row["prompts_per_s"] / row["naive_prompts_per_s"], 1)
+    out.add(row)
     print(
         f"{shape:>5} {lm.dtype:>8}: {row['prompts_per_s']:>8} prompts/s {row['tokens_per_s']:>9} tokens/s  "
-        f"floor {row['floor_fraction']:6.1%}  peak {row['peak_mem_gib']} GiB  batch {eng.batch_size} "
-        f"(budget {eng.token_budget} tokens, {eng.oom_splits} OOM splits, {eng.forward_calls} forwards)  "
-        f"naive {row['naive_prompts_per_s']} prompts/s -> {row['vs_naive']}x",
+        f"floor {row['floor_fraction']:6.1%}  engine peak {engine_gib} GiB (model {model_gib})  "
+        f"batch {row['batch_size']} (budget {row['token_budget']} tokens, {row['oom_splits']} OOM splits, "
+        f"{row['forward_calls']} forwards, head {row['head']})"
+        + (
+            f"  naive {row['naive_prompts_per_s']} prompts/s -> {row['vs_naive']}x"
+            if "vs_naive" in row
+            else ""
+        ),
         flush=True,
     )
-    del lm, eng, res
-    if device.startswith("cuda"):
-        torch.cuda.empty_cache()
+    del lm
+    free_cache(device)
 
 
-def precision(args, out: list) -> None:
+class Rows:
+    """The benchmark's results, written the moment each one exists: a line appended to ``jsonl``
+    and the whole ``json`` file rewritten, so a crash or a timeout keeps what was measured."""
+
+    def __init__(self, header: dict, json_path: str | None, jsonl_path: str | None):
+        self.header, self.rows = header, []
+        self.json_path, self.jsonl_path = json_path, jsonl_path
+        self._write({"bench": "header", **header})
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        self._write(row)
+
+    def _write(self, row: dict) -> None:
+        if self.jsonl_path:
+            with open(self.jsonl_path, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        if self.json_path:
+            Path(self.json_path).write_text(json.dumps({**self.header, "rows": self.rows}, indent=1))
+
+    def attempt(self, what: dict, fn, *args) -> None:
+        """Run one measurement; a failure becomes a row with its error (the next one still runs)."""
+        try:
+            fn(*args)
+        except Exception as e:  # one failed row must not lose the others
+            msg = f"{type(e).__name__}: {e}".splitlines()[0][:500]
+            print(f"  {what}: FAILED {msg}", flush=True)
+            self.add({**what, "error": msg})
+            free_cache(args[0].device if hasattr(args[0], "device") else "cpu")
+
+
+def precision(args, out: Rows) -> None:
     """CPU float32 against the device in float32 / bfloat16 / float16, on peaked distributions."""
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
@@ -290,64 +363,164 @@ def precision(args, out: list) -> None:
             "chi_max_abs": float(np.max(np.abs(chi - ref_chi))),
             "chi_median_rel": float(np.median(np.abs(chi - ref_chi) / np.maximum(ref_chi, 1e-12))),
         }
-        out.append(row)
+        out.add(row)
         print(
             f"  {args.device} {name:>8} vs cpu float32: psi max {row['psi_max_abs']:.2e} median "
             f"{row['psi_median_abs']:.2e}; chi max {row['chi_max_abs']:.2e} median rel {row['chi_median_rel']:.2%}"
         )
 
 
-def main(argv=None) -> None:
+def profile(args, shape: str, out: Rows) -> None:
+    """One slice of a unit of ``shape`` (all contexts, ``--profile-entities`` entities) under
+    torch.profiler: the top kernels by GPU time, the GPU's busy fraction, host time per forward."""
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    device, dtype = args.device, getattr(torch, args.dtypes.split(",")[0])
+    cuda = device.startswith("cuda")
+    lm = pythia(shape, dtype, device)
+    vocab = lm.model.get_output_embeddings().weight.shape[0]
+    contexts, queries, seqs, groups = unit(args.contexts, args.profile_entities, vocab)
+    engine_run(lm, seqs, groups, len(contexts), len(queries), args.batch_size)  # warm
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with torch_profile(activities=acts) as prof:
+        eng, _, wall = engine_run(lm, seqs, groups, len(contexts), len(queries), args.batch_size)
+    events = prof.key_averages()
+    dev_us = sum(getattr(e, "self_device_time_total", 0) for e in events)
+    host_us = sum(e.self_cpu_time_total for e in events if "Synchronize" not in e.key)
+    top = sorted(
+        events, key=lambda e: -getattr(e, "self_device_time_total" if cuda else "self_cpu_time_total", 0)
+    )
+    total = dev_us if cuda else host_us
+    kernels = [
+        {
+            "name": e.key[:160],
+            "ms": round(getattr(e, "self_device_time_total" if cuda else "self_cpu_time_total") / 1e3, 2),
+            "share": round(
+                getattr(e, "self_device_time_total" if cuda else "self_cpu_time_total") / max(total, 1), 3
+            ),
+            "calls": e.count,
+        }
+        for e in top[:12]
+    ]
+    row = {
+        "profile": shape,
+        "dtype": lm.dtype,
+        "prompts": len(seqs),
+        "wall_s": round(wall, 3),
+        "forwards": eng.forward_calls,
+        "batch_size": eng.batch_size,
+        "gpu_busy_fraction": round(dev_us / 1e6 / wall, 3) if cuda else None,
+        "host_ms_per_forward": round(host_us / 1e3 / max(eng.forward_calls, 1), 2),
+        "top_kernels": kernels,
+    }
+    out.add(row)
+    busy = f"GPU busy {row['gpu_busy_fraction']:.0%}, " if cuda else ""
+    print(
+        f"profile {shape} {lm.dtype} ({len(seqs)} prompts, {eng.forward_calls} forwards, {wall:.2f} s): "
+        f"{busy}host {row['host_ms_per_forward']} ms per forward; top kernels:",
+        flush=True,
+    )
+    for k in kernels[:8]:
+        print(f"  {k['share']:6.1%} {k['ms']:9.1f} ms {k['calls']:6}x  {k['name'][:100]}", flush=True)
+    del lm, eng
+    free_cache(device)
+
+
+def environment(device: str) -> dict:
+    """The machine the figures come from."""
+    import platform
+    import subprocess
+
+    import transformers
+
+    env = {
+        "device": torch.cuda.get_device_name()
+        if device.startswith("cuda")
+        else f"CPU ({platform.processor() or platform.machine()})",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if device.startswith("cuda") else None,
+        "transformers": transformers.__version__,
+        "python": platform.python_version(),
+        "driver": None,
+    }
+    if device.startswith("cuda"):
+        try:
+            q = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+            env["driver"] = (
+                subprocess.run(q, capture_output=True, text=True, timeout=20).stdout.strip() or None
+            )
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return env
+
+
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shapes", default="410m,1.4b,6.9b")
+    ap.add_argument(
+        "--shapes", default="6.9b,1.4b,410m", help="Pythia shapes, in order (default: largest first)"
+    )
     ap.add_argument("--dtypes", default="float16,bfloat16")
     ap.add_argument("--quant8", action="store_true", help="also the 12b shape in 8-bit (bitsandbytes)")
     ap.add_argument("--contexts", type=int, default=600)
     ap.add_argument("--entities", type=int, default=100)
     ap.add_argument(
-        "--naive-entities", type=int, default=2, help="entities the naive scorer runs (its prompts/s)"
+        "--naive-entities",
+        type=int,
+        default=2,
+        help="entities the naive scorer runs (its prompts/s); 0: none",
     )
     ap.add_argument("--batch-size", type=int, default=None, help="default: the engine's automatic choice")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument(
         "--peak", type=float, default=None, help="FLOP/s of the floor (default: a matmul measured now)"
     )
+    ap.add_argument(
+        "--profile", default="auto", help="shape to profile (auto: 6.9b when measured, else the first; none)"
+    )
+    ap.add_argument("--profile-entities", type=int, default=8, help="entities of the profiled unit slice")
+    ap.add_argument("--no-precision", action="store_true", help="skip the precision comparison")
     ap.add_argument("--smoke", action="store_true", help="a tiny shape on the CPU, a few prompts")
-    ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--json", default=None, help="write the rows to this file (rewritten after each row)")
+    ap.add_argument("--jsonl", default=None, help="append each row to this file the moment it is measured")
     args = ap.parse_args(argv)
     if args.smoke:
-        args.shapes, args.dtypes, args.contexts, args.entities, args.naive_entities = (
-            "smoke",
-            "float32",
-            12,
-            3,
-            1,
-        )
-        args.device = "cpu"
+        args.shapes, args.dtypes, args.contexts, args.entities = "smoke", "float32", 12, 3
+        args.naive_entities, args.profile_entities, args.device = min(args.naive_entities, 1), 2, "cpu"
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
     shapes = args.shapes.split(",") + (["12b"] if args.quant8 else [])
     dtypes = args.dtypes.split(",")
     mm_dtype = torch.bfloat16 if "bfloat16" in dtypes else torch.float16
     args.peak = args.peak or measured_peak(mm_dtype, args.device)
-    name = torch.cuda.get_device_name() if args.device.startswith("cuda") else "CPU"
-    nominal = next((v for k, v in NOMINAL_PEAK.items() if k in name), None)
-    import transformers
-
+    env = environment(args.device)
+    nominal = next((v for k, v in NOMINAL_PEAK.items() if k in env["device"]), None)
     print(
-        f"{name}; torch {torch.__version__}, transformers {transformers.__version__}; peak (matmul now) "
-        f"{args.peak / 1e12:.0f} TFLOP/s"
+        f"{env['device']}; torch {env['torch']} (CUDA {env['cuda']}, cuDNN {env['cudnn']}), transformers "
+        f"{env['transformers']}, driver {env['driver']}; peak (matmul now) {args.peak / 1e12:.0f} TFLOP/s"
         + (f", nominal {nominal / 1e12:.0f}" if nominal else "")
         + f"; unit: {args.contexts} contexts x {args.entities} entities",
         flush=True,
     )
-    out: list = []
+    header = {
+        **env,
+        "measured_peak_flops": args.peak,
+        "nominal_peak_flops": nominal,
+        "unit": [args.contexts, args.entities],
+    }
+    out = Rows(header, args.json, args.jsonl)
     for shape in shapes:
         for dt in ["float16"] if shape == "12b" else dtypes:
-            throughput(args, shape, dt, out)
-    precision(args, out)
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps({"device": name, "torch": torch.__version__, "rows": out}, indent=1)
-        )
+            out.attempt({"shape": shape, "dtype": dt}, throughput, args, shape, dt, out)
+    target = ("6.9b" if "6.9b" in shapes else shapes[0]) if args.profile == "auto" else args.profile
+    if target != "none":
+        out.attempt({"profile": target}, profile, args, target, out)
+    if not args.no_precision:
+        out.attempt({"precision": "all"}, precision, args, out)
 
 
 if __name__ == "__main__":
