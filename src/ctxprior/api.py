@@ -364,13 +364,16 @@ class Warehouse:
         ``wh.ingest("dynamicqa", folder, ...)``."""
         return self.ingest("dynamicqa", folder, name=name, revision=revision)
 
-    def write_demo_corpus(self, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
+    def write_demo_corpus(
+        self, path: str | Path, seed: int = 0, n_documents: int = 3000, overwrite: bool = False
+    ) -> dict[str, int]:
         """Write the demo's small generated corpus (one ``.jsonl.zst`` file) to ``path``, from the
-        demo dataset's facts (for a co-occurrence covariate); returns its counts."""
+        demo dataset's facts (for a co-occurrence covariate); returns its counts. ``path`` is never
+        the warehouse, nor an existing file unless ``overwrite``."""
         from .ingest.demo import write_demo_corpus
 
         with self.connect() as store:
-            return write_demo_corpus(store, path, seed=seed, n_documents=n_documents)
+            return write_demo_corpus(store, path, seed=seed, n_documents=n_documents, overwrite=overwrite)
 
     # -- fake entities ---------------------------------------------------------------------
     def generate_fakes(
@@ -670,26 +673,30 @@ class Warehouse:
             return summary_lines(store, list(runs) if runs else None, only=list(only) if only else None)
 
     def figures(
-        self, out: str | Path, runs: Sequence[int] | None = None
+        self, out: str | Path, runs: Sequence[int] | None = None, *, overwrite: bool = False
     ) -> list[tuple[str, str | None, str]]:
-        """Write the paper's figures (PNG + the CSV behind each) to folder ``out``.
+        """Write the paper's figures (PNG + the CSV behind each) to folder ``out`` (existing files
+        of the same names are replaced only with ``overwrite``).
 
         Command: ``ctxprior figures``.
         """
         from .queries.figures import write_figures
 
         with self.connect() as store:
-            return write_figures(store, str(out), list(runs) if runs else None)
+            return write_figures(store, str(out), list(runs) if runs else None, overwrite=overwrite)
 
-    def report(self, out: str | Path = "report.html", runs: Sequence[int] | None = None) -> str:
-        """Write the self-contained HTML report; returns its path.
+    def report(
+        self, out: str | Path = "report.html", runs: Sequence[int] | None = None, *, overwrite: bool = False
+    ) -> str:
+        """Write the self-contained HTML report; returns its path. ``out`` is never the warehouse,
+        nor an existing file unless ``overwrite``.
 
         Command: ``ctxprior report``.
         """
         from .queries.report import write_report
 
         with self.connect() as store:
-            return write_report(store, str(out), list(runs) if runs else None)
+            return write_report(store, str(out), list(runs) if runs else None, overwrite=overwrite)
 
     def demo(
         self,

@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..outputs import check_output_dir
 from ..schema.base import metadata
 from ..schema.store import Store, utcnow
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
@@ -221,7 +222,7 @@ def export_parquet(
     ``exported_at`` to the manifest (left out when publishing, so unchanged data gives an
     unchanged manifest).
     """
-    out = Path(out_dir)
+    out = check_output_dir(out_dir, store.path)
     _prepare_out_dir(out, overwrite)
     with store.session():  # one connection: the run list is registered on it, not formatted into SQL
         runs = [] if selection.runs is None else [int(r) for r in selection.runs]
