@@ -605,8 +605,9 @@ class Warehouse:
         return Run.of(s)
 
     def cancel(self, run: int, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr) -> str:
-        """Stop a running run (SIGTERM to its process on this host; finished units are kept) and mark
-        it cancelled; ``score(resume=run)`` continues it. Returns the run's status."""
+        """Stop a running run (SIGTERM to its driver on this host, only when that process is proven to
+        be the run's driver, never to a PID an imported row merely names; finished units are kept) and
+        mark it cancelled; ``score(resume=run)`` continues it. Returns the run's status."""
         from .schema.runs import cancel_run
 
         if not self.writable:
@@ -863,10 +864,11 @@ class Warehouse:
         (``ctxprior runs resume``). The executor options apply to persuasion runs (a dynamic run
         computes in this process). Returns a :class:`Run` (a ``DynamicRun`` for a dynamic run: the
         same fields, its units are facts)."""
-        from .schema.runs import run_kind
+        from .schema.runs import refuse_if_driven, run_kind
 
         with self.connect() as store:
             kind = run_kind(store, run)
+            refuse_if_driven(store, run)  # one driver per run: a live one is never joined by a second
         if kind == "dynamic":
             if executor != "local":
                 raise UserError(
