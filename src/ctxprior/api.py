@@ -151,6 +151,10 @@ class Warehouse:
         write = write or (self.writable and not Path(self.path).exists())  # created on first use
         store = _store.open_store(self.path, read_only=not write, wait=self.wait, brief=brief and write)
         try:
+            if not (brief and write):
+                from .schema.trust import check_views
+
+                check_views(store)  # a warehouse from elsewhere is data, not code
             yield store
         finally:
             store.close()
