@@ -159,6 +159,22 @@ class Warehouse:
         finally:
             store.close()
 
+    @contextmanager
+    def _removed_if_failed(self) -> Iterator[None]:
+        """A warehouse file the block creates is removed again when the block fails: a failed import
+        or pull leaves no empty warehouse behind."""
+        import os
+
+        existed = Path(self.path).exists()
+        try:
+            yield
+        except BaseException:
+            if not existed:
+                for p in (self.path, self.path + ".wal"):
+                    if os.path.exists(p):
+                        os.unlink(p)
+            raise
+
     def _need_write(self) -> None:
         if not self.writable:
             raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")
@@ -772,7 +788,7 @@ class Warehouse:
         from .publish.parquet import check_folder, import_parquet
 
         check_folder(directory)
-        with self.connect(write=True) as store:
+        with self._removed_if_failed(), self.connect(write=True) as store:
             return import_parquet(store, directory, mode=mode, verify=False)
 
     def publish(
@@ -846,9 +862,14 @@ class Warehouse:
         """
         from .publish.hub import pull
 
-        return pull(
-            lambda: self.connect(write=True), str(source), mode=mode, revision=revision, token_env=token_env
-        )
+        with self._removed_if_failed():
+            return pull(
+                lambda: self.connect(write=True),
+                str(source),
+                mode=mode,
+                revision=revision,
+                token_env=token_env,
+            )
 
     # --- runs and DynamicQA (B) ---
     def resume(
