@@ -108,6 +108,8 @@ def test_resume_refuses_a_live_run_and_cancel_stops_its_driver(run_cli, wh_file)
             f"Error: run 2 is running in PID {driver.pid} on this host; wait for it to finish, "
             "or stop it with `ctxprior runs cancel 2` and resume it then"
         ], res.output
+        res = run_cli("--wait", "30", "score", "--resume", "2", db=wh_file)
+        assert res.exit_code == 2 and f"run 2 is running in PID {driver.pid}" in res.output, res.output
         res = run_cli("--wait", "30", "runs", "cancel", "2", "--timeout", "30", db=wh_file)
         assert res.exit_code == 0, res.output
         assert driver.wait(timeout=30) == 0

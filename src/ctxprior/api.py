@@ -588,11 +588,14 @@ class Warehouse:
             per_layer=_per_layer(per_layer),
         )
         lm = model if isinstance(model, LoadedModel) else None
-        if resume is not None and device == "auto" and dtype == "auto":
+        if resume is not None:
+            from .schema.runs import refuse_if_driven
             from .scoring.runs import stored_device_dtype
 
             with self.connect() as store:
-                device, dtype = stored_device_dtype(store, resume)
+                refuse_if_driven(store, resume)  # before the model loads: one driver per run
+                if device == "auto" and dtype == "auto":
+                    device, dtype = stored_device_dtype(store, resume)
         factory = executor_factory(
             self.path,
             executor,
