@@ -151,9 +151,29 @@ class Warehouse:
         write = write or (self.writable and not Path(self.path).exists())  # created on first use
         store = _store.open_store(self.path, read_only=not write, wait=self.wait, brief=brief and write)
         try:
+            if not (brief and write):
+                from .schema.trust import check_views
+
+                check_views(store)  # a warehouse from elsewhere is data, not code
             yield store
         finally:
             store.close()
+
+    @contextmanager
+    def _removed_if_failed(self) -> Iterator[None]:
+        """A warehouse file the block creates is removed again when the block fails: a failed import
+        or pull leaves no empty warehouse behind."""
+        import os
+
+        existed = Path(self.path).exists()
+        try:
+            yield
+        except BaseException:
+            if not existed:
+                for p in (self.path, self.path + ".wal"):
+                    if os.path.exists(p):
+                        os.unlink(p)
+            raise
 
     def _need_write(self) -> None:
         if not self.writable:
@@ -364,13 +384,16 @@ class Warehouse:
         ``wh.ingest("dynamicqa", folder, ...)``."""
         return self.ingest("dynamicqa", folder, name=name, revision=revision)
 
-    def write_demo_corpus(self, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
+    def write_demo_corpus(
+        self, path: str | Path, seed: int = 0, n_documents: int = 3000, overwrite: bool = False
+    ) -> dict[str, int]:
         """Write the demo's small generated corpus (one ``.jsonl.zst`` file) to ``path``, from the
-        demo dataset's facts (for a co-occurrence covariate); returns its counts."""
+        demo dataset's facts (for a co-occurrence covariate); returns its counts. ``path`` is never
+        the warehouse, nor an existing file unless ``overwrite``."""
         from .ingest.demo import write_demo_corpus
 
         with self.connect() as store:
-            return write_demo_corpus(store, path, seed=seed, n_documents=n_documents)
+            return write_demo_corpus(store, path, seed=seed, n_documents=n_documents, overwrite=overwrite)
 
     # -- fake entities ---------------------------------------------------------------------
     def generate_fakes(
@@ -565,11 +588,14 @@ class Warehouse:
             per_layer=_per_layer(per_layer),
         )
         lm = model if isinstance(model, LoadedModel) else None
-        if resume is not None and device == "auto" and dtype == "auto":
+        if resume is not None:
+            from .schema.runs import refuse_if_driven
             from .scoring.runs import stored_device_dtype
 
             with self.connect() as store:
-                device, dtype = stored_device_dtype(store, resume)
+                refuse_if_driven(store, resume)  # before the model loads: one driver per run
+                if device == "auto" and dtype == "auto":
+                    device, dtype = stored_device_dtype(store, resume)
         factory = executor_factory(
             self.path,
             executor,
@@ -602,8 +628,9 @@ class Warehouse:
         return Run.of(s)
 
     def cancel(self, run: int, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr) -> str:
-        """Stop a running run (SIGTERM to its process on this host; finished units are kept) and mark
-        it cancelled; ``score(resume=run)`` continues it. Returns the run's status."""
+        """Stop a running run (SIGTERM to its driver on this host, only when that process is proven to
+        be the run's driver, never to a PID an imported row merely names; finished units are kept) and
+        mark it cancelled; ``score(resume=run)`` continues it. Returns the run's status."""
         from .schema.runs import cancel_run
 
         if not self.writable:
@@ -670,26 +697,30 @@ class Warehouse:
             return summary_lines(store, list(runs) if runs else None, only=list(only) if only else None)
 
     def figures(
-        self, out: str | Path, runs: Sequence[int] | None = None
+        self, out: str | Path, runs: Sequence[int] | None = None, *, overwrite: bool = False
     ) -> list[tuple[str, str | None, str]]:
-        """Write the paper's figures (PNG + the CSV behind each) to folder ``out``.
+        """Write the paper's figures (PNG + the CSV behind each) to folder ``out`` (existing files
+        of the same names are replaced only with ``overwrite``).
 
         Command: ``ctxprior figures``.
         """
         from .queries.figures import write_figures
 
         with self.connect() as store:
-            return write_figures(store, str(out), list(runs) if runs else None)
+            return write_figures(store, str(out), list(runs) if runs else None, overwrite=overwrite)
 
-    def report(self, out: str | Path = "report.html", runs: Sequence[int] | None = None) -> str:
-        """Write the self-contained HTML report; returns its path.
+    def report(
+        self, out: str | Path = "report.html", runs: Sequence[int] | None = None, *, overwrite: bool = False
+    ) -> str:
+        """Write the self-contained HTML report; returns its path. ``out`` is never the warehouse,
+        nor an existing file unless ``overwrite``.
 
         Command: ``ctxprior report``.
         """
         from .queries.report import write_report
 
         with self.connect() as store:
-            return write_report(store, str(out), list(runs) if runs else None)
+            return write_report(store, str(out), list(runs) if runs else None, overwrite=overwrite)
 
     def demo(
         self,
@@ -760,7 +791,7 @@ class Warehouse:
         from .publish.parquet import check_folder, import_parquet
 
         check_folder(directory)
-        with self.connect(write=True) as store:
+        with self._removed_if_failed(), self.connect(write=True) as store:
             return import_parquet(store, directory, mode=mode, verify=False)
 
     def publish(
@@ -834,9 +865,14 @@ class Warehouse:
         """
         from .publish.hub import pull
 
-        return pull(
-            lambda: self.connect(write=True), str(source), mode=mode, revision=revision, token_env=token_env
-        )
+        with self._removed_if_failed():
+            return pull(
+                lambda: self.connect(write=True),
+                str(source),
+                mode=mode,
+                revision=revision,
+                token_env=token_env,
+            )
 
     # --- runs and DynamicQA (B) ---
     def resume(
@@ -856,10 +892,11 @@ class Warehouse:
         (``ctxprior runs resume``). The executor options apply to persuasion runs (a dynamic run
         computes in this process). Returns a :class:`Run` (a ``DynamicRun`` for a dynamic run: the
         same fields, its units are facts)."""
-        from .schema.runs import run_kind
+        from .schema.runs import refuse_if_driven, run_kind
 
         with self.connect() as store:
             kind = run_kind(store, run)
+            refuse_if_driven(store, run)  # one driver per run: a live one is never joined by a second
         if kind == "dynamic":
             if executor != "local":
                 raise UserError(

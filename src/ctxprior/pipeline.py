@@ -43,8 +43,8 @@ def run_demo(
     echo("[5/6] analyses (permutation t-tests, Benjamini-Hochberg, alpha 0.05):")
     for line in wh.summary(list(runs.values())):
         echo("  " + line)
-    figs = [png for _, png, _ in wh.figures(out / "figures") if png]
-    report = wh.report(out / "report.html")
+    figs = [png for _, png, _ in wh.figures(out / "figures", overwrite=True) if png]
+    report = wh.report(out / "report.html", overwrite=True)
     echo(f"[6/6] {len(figs)} figures in {out / 'figures'}/ (PNG + the CSV behind each); report: {report}")
     return {"samples": samples, "runs": runs, "figures": figs, "report": report}
 
@@ -124,7 +124,7 @@ def _summarize_top(wh, echo, run_id: int) -> None:
 
 def _cooccurrence(wh, echo, out: Path) -> None:
     """[4/6] a co-occurrence covariate from a small generated corpus (the frequency analysis)."""
-    info = wh.write_demo_corpus(out / "corpus" / "demo.jsonl.zst")
+    info = wh.write_demo_corpus(out / "corpus" / "demo.jsonl.zst", overwrite=True)
     rep = wh.covariates.cooccurrence(
         str(out / "corpus"), name="demo_cooc", dataset="demo", workers=1, progress=False
     )

@@ -102,10 +102,13 @@ def analyze_cmd(app, runs, only, k, alpha, seed, covariates, seen_fakes, quiet):
     type=click.Path(file_okay=False),
     help="Folder for the PNG figures and the CSV data behind each.",
 )
+@click.option(
+    "--overwrite", is_flag=True, help="Replace figure files of the same names already in the folder."
+)
 @pass_app
-def figures_cmd(app, runs, out_dir):
+def figures_cmd(app, runs, out_dir, overwrite):
     """Write the paper's figures (Fig. 2-5, 8-11 analogues) as PNG + CSV from stored analyses."""
-    written = app.api().figures(out_dir, runs)
+    written = app.api().figures(out_dir, runs, overwrite=overwrite)
     for _name, png, note in written:
         click.echo(f"{png or '-':<40} {note}")
 
@@ -127,10 +130,11 @@ def figures_cmd(app, runs, out_dir):
     type=click.Path(dir_okay=False),
     help="HTML file to write (self-contained: figures embedded).",
 )
+@click.option("--overwrite", is_flag=True, help="Replace the --out file if it exists.")
 @pass_app
-def report_cmd(app, runs, out_path):
+def report_cmd(app, runs, out_path, overwrite):
     """Write one self-contained HTML page with the figures, tables and a plain reading of each result."""
-    path = app.api().report(out_path, runs)
+    path = app.api().report(out_path, runs, overwrite=overwrite)
     click.echo(f"wrote {path}")
 
 

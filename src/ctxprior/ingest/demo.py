@@ -169,13 +169,20 @@ SOURCE = ingest_source(
 )
 
 
-def write_demo_corpus(store, path: str | Path, seed: int = 0, n_documents: int = 3000) -> dict[str, int]:
+def write_demo_corpus(
+    store, path: str | Path, seed: int = 0, n_documents: int = 3000, overwrite: bool = False
+) -> dict[str, int]:
     """A small generated corpus (one ``.jsonl.zst`` file in the Pile's format) for the demo's
     co-occurrence covariate: sentences that state the demo's real facts, each fact with its own
     frequency (from rare to common, so familiarity varies), filler sentences, and two fake entities
     that occur in passing (so the real-vs-fake test has seen fakes to leave out). Generated text,
-    not a real corpus: it shows the mechanism, not the paper's numbers."""
+    not a real corpus: it shows the mechanism, not the paper's numbers. ``path`` is never the
+    warehouse, nor an existing file unless ``overwrite``."""
     import json
+
+    from ..outputs import check_output_file
+
+    check_output_file(path, store.path, overwrite=overwrite)
 
     import numpy as np
     import zstandard

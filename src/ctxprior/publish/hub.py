@@ -366,6 +366,6 @@ def pull(
     warehouse that ``open_wh()`` opens: only once the source is found and every file's sha256
     checked, so a bad source leaves the warehouse untouched (and uncreated)."""
     folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching the warehouse
-    check_folder(folder)
+    check_folder(folder, strict=True)
     with open_wh() as store:
         return folder, import_parquet(store, folder, mode=mode, verify=False)

@@ -36,10 +36,12 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..outputs import check_output_dir
 from ..schema.base import metadata
-from ..schema.store import Store, utcnow
+from ..schema.store import Store, _is_io_error, utcnow
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..version import __version__
+from .validate import _safe_type, validate_folder
 
 MANIFEST = "manifest.json"
 FORMAT = "ctxprior-parquet"
@@ -221,7 +223,7 @@ def export_parquet(
     ``exported_at`` to the manifest (left out when publishing, so unchanged data gives an
     unchanged manifest).
     """
-    out = Path(out_dir)
+    out = check_output_dir(out_dir, store.path)
     _prepare_out_dir(out, overwrite)
     with store.session():  # one connection: the run list is registered on it, not formatted into SQL
         runs = [] if selection.runs is None else [int(r) for r in selection.runs]
@@ -408,8 +410,10 @@ def verify_files(
             )
 
 
-def check_folder(folder: str | os.PathLike, verify: bool = True) -> dict[str, Any]:
-    """Everything about an import folder that can be checked without a warehouse; the manifest."""
+def check_folder(folder: str | os.PathLike, verify: bool = True, strict: bool = False) -> dict[str, Any]:
+    """Everything about an import folder that can be checked without a warehouse; the manifest.
+    With ``verify``: every file's sha256, then its tables, columns, types and keys
+    (``validate.validate_folder``; ``strict``: a pull, only ctxprior's own tables)."""
     from ..schema import SCHEMA_VERSION
 
     folder = Path(folder)
@@ -427,6 +431,7 @@ def check_folder(folder: str | os.PathLike, verify: bool = True) -> dict[str, An
         )
     if verify:
         verify_files(folder, m, kinds=("table",))
+        validate_folder(folder, m, strict)
     return m
 
 
@@ -490,6 +495,12 @@ def import_parquet(
             f"{folder}: rows conflict with {store.path} ({str(e).splitlines()[0]}); nothing was "
             "imported, import into a new --db file instead"
         ) from None
+    except duckdb.Error as e:
+        if _is_io_error(e):
+            raise
+        raise UserError(
+            f"{folder}: cannot be imported ({str(e).splitlines()[0]}); nothing was imported"
+        ) from None
 
 
 def _load(
@@ -535,19 +546,6 @@ def _load(
                     f"{e['rows']}; the folder is inconsistent, export it again"
                 )
     return added
-
-
-_TYPE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ]*(\(\s*\d+\s*(,\s*\d+\s*)?\))?(\[\d*\])*$")
-
-
-def _safe_type(type_: str, table: str, folder: Path) -> str:
-    """A column type from a manifest, used in CREATE TABLE: plain type names only (no SQL)."""
-    if not isinstance(type_, str) or not _TYPE_RE.match(type_):
-        raise UserError(
-            f"{folder}: table {table} has a column of type {type_!r} that ctxprior cannot "
-            "recreate; create the table yourself, then import with --merge"
-        )
-    return type_
 
 
 def _files_sql(files: list[str]) -> str:

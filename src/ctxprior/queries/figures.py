@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib
 
@@ -505,12 +504,24 @@ def build_figures(store, run_ids=None) -> list[Figure]:
     return [f(store, ids) for f in FIGURES]
 
 
-def write_figures(store, out_dir, run_ids=None) -> list[tuple[str, str | None, str]]:
-    """Write <name>.png and <name>.csv per figure into out_dir; returns (name, png or None, note)."""
-    out = Path(out_dir)
+def write_figures(store, out_dir, run_ids=None, overwrite: bool = False) -> list[tuple[str, str | None, str]]:
+    """Write <name>.png and <name>.csv per figure into out_dir; returns (name, png or None, note).
+    No file written is the warehouse, nor an existing file unless ``overwrite``."""
+    from ..outputs import check_output_dir, check_output_files
+
+    out = check_output_dir(out_dir, store.path)
+    figs = build_figures(store, run_ids)
+    names = [out / f"{f.name}{ext}" for f in figs if f.fig is not None for ext in (".png", ".csv")]
+    try:
+        check_output_files(names, store.path, overwrite=overwrite)
+    except Exception:
+        for f in figs:
+            if f.fig is not None:
+                plt.close(f.fig)
+        raise
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for f in build_figures(store, run_ids):
+    for f in figs:
         if f.fig is None:
             written.append((f.name, None, f"skipped: {f.note}"))
             continue

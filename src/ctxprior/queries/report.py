@@ -129,8 +129,12 @@ def reading_for(store, analysis: str, ids: list[int]) -> str:
     return "<br>".join(parts)
 
 
-def write_report(store, out_path, run_ids=None) -> str:
-    """Write the HTML report of ``run_ids`` (default: every run with results) to ``out_path``; its path."""
+def write_report(store, out_path, run_ids=None, overwrite: bool = False) -> str:
+    """Write the HTML report of ``run_ids`` (default: every run with results) to ``out_path``; its path.
+    ``out_path`` is never the warehouse, nor an existing file unless ``overwrite``."""
+    from ..outputs import check_output_file
+
+    check_output_file(out_path, store.path, overwrite=overwrite)
     ids = ids_list = _runs_with_results(store, run_ids)
     figs = {f.name: f for f in build_figures(store, ids_list)}
     out = _head()

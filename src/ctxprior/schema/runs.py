@@ -10,8 +10,14 @@ is a fact, ``dynamicqa_fact_done``).
   (``running`` leaves the run open), ``cancelled`` on Ctrl-C or SIGTERM (inside
   ``sigterm_interrupts``), ``failed`` on an error;
 - ``close_run``: final status, end time and error; never raises;
-- ``cancel_run``: from another process: SIGTERM the run's process on this host, wait, mark the
+- ``cancel_run``: from another process: SIGTERM the run's driver on this host, wait, mark the
   run cancelled (``ctxprior runs cancel``);
+- ``claim_driver`` / ``driver_pid``: the proof that a process drives a run. A run row's host and
+  PID alone prove nothing (a row imported or pulled from elsewhere, a PID reused after a crash):
+  the driver writes ``<warehouse>.run-<id>.driver`` beside the warehouse (host, PID, the boot id and
+  the process start time from ``/proc/<pid>/stat``, a random token), and a PID is trusted, for a
+  signal or for refusing a second driver, only when that file names it and the live process's
+  start time and boot id still match it.
 - ``list_runs``, ``run_kind``, and ``default_runs``: which runs an analysis, figure, report or
   publication uses when none are given (the one definition).
 
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import threading
@@ -63,6 +70,7 @@ def start_run(store: Store, kind: str, **columns: Any) -> int:
                 "started_at": [utcnow()],
             },
         )
+    claim_driver(store.path, run_id)
     return run_id
 
 
@@ -83,7 +91,9 @@ def find_resumable(
 
 def reopen_run(store: Store, run_id: int, units_total: int | None = None) -> None:
     """Mark run ``run_id`` running again on this host and PID (a resume); ``units_total`` when
-    the plan was counted again."""
+    the plan was counted again. UserError when another live process drives it."""
+    refuse_if_driven(store, run_id)
+    claim_driver(store.path, run_id)
     store.execute(
         read_sql("ctxprior.schema", "sql/reopen_run.sql"),
         [socket.gethostname(), os.getpid(), units_total, run_id],
@@ -128,6 +138,7 @@ def closing(
     finally:
         if out.status != "running":
             close_run(store, run_id, out.status, out.errors, recount)
+        release_driver(store.path, run_id)
 
 
 def close_run(
@@ -200,10 +211,90 @@ def default_runs(store: Store, kind: str | None = None, with_results: bool = Fal
     return [r[0] for r in store.query(read_sql("ctxprior.schema", "sql/done_runs.sql"), [kind, kind])]
 
 
-def _alive_here(host: str | None, pid: int | None) -> bool | None:
+# -- who drives a run ------------------------------------------------------------------------
+
+
+def _driver_file(path: str, run_id: int) -> str:
+    return f"{os.path.realpath(path)}.run-{int(run_id)}.driver"
+
+
+def _process_identity(pid: int) -> dict | None:
+    """The boot id and start time (clock ticks since boot) of live process ``pid``; None if gone."""
+    try:
+        with open(f"/proc/{int(pid)}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except (OSError, IndexError, ValueError):
+        return None
+    if fields[0] == "Z":  # a zombie drives nothing
+        return None
+    return {"boot_id": boot, "start": fields[19]}
+
+
+def claim_driver(path: str, run_id: int) -> None:
+    """Record this process as the driver of run ``run_id`` (the file ``driver_pid`` checks)."""
+    me = _process_identity(os.getpid()) or {}
+    proof = {"host": socket.gethostname(), "pid": os.getpid(), **me, "token": secrets.token_hex(16)}
+    target = _driver_file(path, run_id)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(proof, f)
+        os.replace(tmp, target)
+    except OSError:
+        pass  # no proof: this run cannot be signalled, only marked
+
+
+def release_driver(path: str, run_id: int) -> None:
+    """Remove the driver file of run ``run_id`` when it names this process."""
+    target = _driver_file(path, run_id)
+    try:
+        with open(target) as f:
+            if json.load(f).get("pid") == os.getpid():
+                os.unlink(target)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def driver_pid(path: str, run_id: int, host: str | None, pid: int | None) -> int | None:
+    """``pid`` when it is proven to drive run ``run_id`` of the warehouse at ``path`` now: the row's
+    host is this host, the driver file names that host and PID, and the live process has the boot
+    id and start time the file recorded. None otherwise (never for a bare row)."""
     if not pid or host != socket.gethostname():
         return None
-    return _pid_alive(int(pid))
+    try:
+        with open(_driver_file(path, run_id)) as f:
+            proof = json.load(f)
+        if proof.get("host") != host or int(proof.get("pid")) != int(pid) or not proof.get("token"):
+            return None
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    now = _process_identity(int(pid))
+    if now is None or (now["boot_id"], now["start"]) != (proof.get("boot_id"), proof.get("start")):
+        return None
+    return int(pid)
+
+
+def refuse_if_driven(store: Store, run_id: int) -> None:
+    """UserError when another live process on this host is proven to drive run ``run_id``."""
+    row = store.query("SELECT host, pid, status FROM run WHERE run_id = ?", [run_id])
+    if not row or row[0][2] != "running":
+        return
+    pid = driver_pid(store.path, run_id, row[0][0], row[0][1])
+    if pid is not None and pid != os.getpid():
+        raise UserError(
+            f"run {run_id} is running in PID {pid} on this host; wait for it to finish, "
+            f"or stop it with `ctxprior runs cancel {run_id}` and resume it then"
+        )
+
+
+def _alive_here(path: str, run_id: int, host: str | None, pid: int | None) -> bool | None:
+    """True when run ``run_id``'s driver is proven alive on this host, False when it is not, None
+    when the row names another host (or no PID)."""
+    if not pid or host != socket.gethostname():
+        return None
+    return driver_pid(path, run_id, host, pid) is not None
 
 
 def list_runs(store: Store, run_id: int | None = None) -> list[dict]:
@@ -233,7 +324,7 @@ def list_runs(store: Store, run_id: int | None = None) -> list[dict]:
             now = utcnow()
         stop = end or (now if status == "running" else last) or now
         secs = max((stop - start).total_seconds(), 1e-9) if start else None
-        alive = _alive_here(host, pid)
+        alive = _alive_here(store.path, rid, host, pid)
         shown = status
         if status == "running" and alive is False:
             shown = "stopped"  # its process is gone (killed / crashed): resume it
@@ -260,10 +351,10 @@ def list_runs(store: Store, run_id: int | None = None) -> list[dict]:
 def cancel_run(
     path: str, run_id: int, timeout: float = 60.0, wait: float = 0.0, log: Callable[[str], None] | None = None
 ) -> str:
-    """Stop run ``run_id`` (any kind): SIGTERM its process when it runs on this host (finished units
-    are kept), wait for it to stop, mark it cancelled. Returns the run's status afterwards."""
-    import time
-
+    """Stop run ``run_id`` (any kind): SIGTERM its driver when it is proven to run on this host
+    (``driver_pid``; finished units are kept), wait for it to stop, mark it cancelled. A PID the row
+    names without that proof (an imported row, a reused PID) is never signalled. Returns the run's
+    status afterwards."""
     from .store import open_store
 
     log = log or (lambda m: None)
@@ -274,27 +365,38 @@ def cancel_run(
     r = info[0]
     if r["status"] in ("done", "cancelled"):
         return r["status"]
-    alive = _alive_here(r["host"], r["pid"])
-    if r["status"] == "running" and alive is None:
+    pid = driver_pid(path, run_id, r["host"], r["pid"])
+    if r["status"] == "running" and pid is None and r["host"] != socket.gethostname():
         raise UserError(
             f"run {run_id} runs on host {r['host']} (PID {r['pid']}); interrupt it there "
             "(Ctrl-C), then cancel it here"
         )
-    if alive:
-        os.kill(int(r["pid"]), signal.SIGTERM)
-        log(f"sent SIGTERM to PID {r['pid']}; waiting for it to stop")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _alive_here(r["host"], r["pid"]):
-            time.sleep(0.2)
-        if _alive_here(r["host"], r["pid"]):
-            raise UserError(
-                f"run {run_id}: PID {r['pid']} did not stop within {timeout:g} s; "
-                "try again or kill it (finished units are kept)"
-            )
+    if pid is not None:
+        _stop_driver(path, run_id, r["host"], pid, timeout, log)
+    elif r["pid"] and r["host"] == socket.gethostname() and _pid_alive(int(r["pid"])):
+        log(f"PID {r['pid']} is not proven to drive run {run_id}; it was not signalled")
     with open_store(path, wait=max(wait, 30.0)) as store:
         with store.transaction():
             store.execute(read_sql("ctxprior.schema", "sql/cancel_run.sql"), [utcnow(), run_id])
         return store.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
+
+
+def _stop_driver(
+    path: str, run_id: int, host: str, pid: int, timeout: float, log: Callable[[str], None]
+) -> None:
+    """SIGTERM run ``run_id``'s proven driver ``pid`` and wait up to ``timeout`` s for it to stop."""
+    import time
+
+    os.kill(pid, signal.SIGTERM)
+    log(f"sent SIGTERM to PID {pid}; waiting for it to stop")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and driver_pid(path, run_id, host, pid):
+        time.sleep(0.2)
+    if driver_pid(path, run_id, host, pid):
+        raise UserError(
+            f"run {run_id}: PID {pid} did not stop within {timeout:g} s; "
+            "try again or kill it (finished units are kept)"
+        )
 
 
 def stored_config(store: Store, run_id: int) -> dict:
