@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The three wheels a bare CUDA machine (torch, transformers, numpy, pandas, pyarrow; no internet)
+# needs for ctxprior's warehouse: duckdb, sqlalchemy, duckdb-engine, at the versions in
+# constraints.txt, for that machine's Python. Run it where PyPI is reachable, then carry DIR along:
+#   bash scripts/fetch-wheels.sh [DIR=.whl] [PYTHON_VERSION=3.12]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR=${1:-.whl}; PYVER=${2:-3.12}
+mkdir -p "$DIR"
+for name in duckdb sqlalchemy duckdb-engine; do
+  pin="$(grep -i -E "^${name//-/[-_]}==" constraints.txt | head -n 1)"
+  [ -n "$pin" ] || { echo "fetch-wheels: $name is not pinned in constraints.txt" >&2; exit 2; }
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PYVER" --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d "$DIR" "$pin"
+done
+ls -l "$DIR"/*.whl
+du -sh "$DIR"
