@@ -385,11 +385,19 @@ def profile(args, shape: str, out: Rows) -> None:
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with torch_profile(activities=acts) as prof:
         eng, _, wall = engine_run(lm, seqs, groups, len(contexts), len(queries), args.batch_size)
+    from torch.autograd import DeviceType
+
     events = prof.key_averages()
-    dev_us = sum(getattr(e, "self_device_time_total", 0) for e in events)
-    host_us = sum(e.self_cpu_time_total for e in events if "Synchronize" not in e.key)
+    on_gpu = [e for e in events if e.device_type == DeviceType.CUDA]  # kernels, not the ops launching them
+    dev_us = sum(e.self_device_time_total for e in on_gpu)
+    host_us = sum(
+        e.self_cpu_time_total
+        for e in events
+        if e.device_type == DeviceType.CPU and "Synchronize" not in e.key
+    )
     top = sorted(
-        events, key=lambda e: -getattr(e, "self_device_time_total" if cuda else "self_cpu_time_total", 0)
+        on_gpu if cuda else events,
+        key=lambda e: -getattr(e, "self_device_time_total" if cuda else "self_cpu_time_total", 0),
     )
     total = dev_us if cuda else host_us
     kernels = [

@@ -359,3 +359,56 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
         a, b = _rows(wh, s.run_id), _rows(wh, ref.run_id)
         assert [r[:3] for r in a[0]] == [r[:3] for r in b[0]]
         np.testing.assert_allclose([r[3] for r in a[0]], [r[3] for r in b[0]], atol=1e-9)
+
+
+def test_prefetched_prompts_are_the_ones_encoded_and_equal_a_direct_encode():
+    """``prefetch`` tokenizes in the background with a copy of the tokenizer; ``encode`` of the same
+    texts takes that result (other texts are tokenized directly, the prefetch kept)."""
+    lm = tiny_family("llama")
+    eng = Engine(lm, batch_size=8)
+    contexts, queries = prompts()
+    texts = [c + q for q in queries for c in contexts]
+    direct = eng.encode(texts)
+    eng.prefetch(texts)
+    assert eng.encode(texts[:3]) == direct[:3] and len(eng._prefetched) == 1  # not consumed
+    assert eng.encode(texts) == direct and not eng._prefetched
+
+
+def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
+    """While unit k computes, unit k + 1's prompts are tokenizing: every unit after the first is
+    encoded from a prefetch, and the scores equal those of a run without it."""
+    from test_scoring import _demo, _rows, tiny
+
+    from ctxprior.schema import open_store
+    from ctxprior.scoring.runs.score import score_sample
+    from ctxprior.scoring.units import ScoreConfig
+
+    sid = _demo(db_path, entities=4, contexts=12)
+    lm = tiny()
+    taken = []
+    real_encode = Engine.encode
+
+    def encode(self, texts):
+        taken.append(tuple(texts) in self._prefetched)
+        return real_encode(self, texts)
+
+    monkeypatch.setattr(Engine, "encode", encode)
+
+    def run():
+        with open_store(db_path) as store:
+            s = score_sample(
+                store,
+                sid,
+                "tiny",
+                lm=lm,
+                config=ScoreConfig(),
+                shard_size=1,
+                progress=False,
+                log=lambda m: None,
+            )
+            return s.units_total, _rows(store, s.run_id)
+
+    units, rows = run()
+    assert units >= 4 and not taken[0] and taken.count(True) == units - 1
+    monkeypatch.setattr(Engine, "prefetch", lambda self, texts: None)
+    assert run()[1] == rows

@@ -136,6 +136,15 @@ def scores_batch(
     return results
 
 
+def first_token_texts(
+    contexts: Sequence[str], queries: Sequence[str], prompt: PromptFormat = RAW, with_prior: bool = True
+) -> list[str]:
+    """The prompts ``first_token`` scores, in its order: every context with every query (query-major),
+    then each query alone."""
+    texts = [prompt(c, q) for q in queries for c in contexts]
+    return texts + [prompt.prior(q) for q in queries] if with_prior else texts
+
+
 def first_token(
     engine: Engine,
     contexts: Sequence[str],
@@ -151,10 +160,7 @@ def first_token(
     """Score every query against every context with the next-token distribution; ``per_layer``
     ("chi" or "psi") adds the logit-lens scores of every layer (``layer_scores``)."""
     nc, nq = len(contexts), len(queries)
-    texts = [prompt(c, q) for q in queries for c in contexts]
-    if with_prior:
-        texts += [prompt.prior(q) for q in queries]
-    seqs = engine.encode(texts)
+    seqs = engine.encode(first_token_texts(contexts, queries, prompt, with_prior))
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)]  # one context, every query
     if with_prior:
         groups.append([nq * nc + i for i in range(nq)])
@@ -322,13 +328,16 @@ class Estimator:
     """One ``--estimator``: ``run(engine, unit, *, topk, prompt_topk, progress, prompt, per_layer)``
     scores a unit's queries; ``per_layer``: it can add the logit-lens scores of every layer;
     ``vocab_table``: a unit holds a [prompts x vocab] table (the shard size follows free memory),
-    else units hold at most 8 entities; ``help``: its line in ``ctxprior score --help``."""
+    else units hold at most 8 entities; ``help``: its line in ``ctxprior score --help``;
+    ``prompts(unit, prompt)``: the texts ``run`` will tokenize first, when known ahead (the executor
+    tokenizes the next unit's while the device computes this one's)."""
 
     name: str
     run: Callable[..., list[QueryScores]]
     per_layer: bool = False
     vocab_table: bool = False
     help: str = ""
+    prompts: Callable[[UnitTexts, PromptFormat], list[str]] | None = None
 
 
 def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
@@ -363,6 +372,7 @@ ESTIMATORS: dict[str, Estimator] = {
             per_layer=True,
             vocab_table=True,
             help="next-token distribution over the vocabulary (the paper)",
+            prompts=lambda unit, prompt: first_token_texts(unit.contexts, unit.queries, prompt),
         ),
         Estimator(
             "answer-set",

@@ -147,20 +147,37 @@ def label_generation(text: str, query_type: str, true_answer: str | None, contex
 # ------------------------------------------------------------------ computing a unit
 
 
+def _unit_texts(engine: Engine, inp: UnitInput, config: ScoreConfig):
+    """(the estimator, the unit's texts, the prompt format)."""
+    est = ESTIMATORS.get(config.estimator)
+    if est is None:
+        raise ValueError(f"unknown estimator {config.estimator}")
+    queries = [query_text(inp, e, a) for _, e, a in inp.facts]
+    texts = UnitTexts(
+        [t for _, t, _ in inp.contexts],
+        [a for _, _, a in inp.contexts],
+        queries,
+        [a for _, _, a in inp.facts],
+        inp.query_type,
+    )
+    return est, texts, format_for(engine.lm.tokenizer, config)
+
+
+def prefetch_unit(engine: Engine, inp: UnitInput, config: ScoreConfig) -> None:
+    """Start tokenizing the prompts of ``inp`` in the background (``Engine.prefetch``), when its
+    estimator says which they are."""
+    est, texts, fmt = _unit_texts(engine, inp, config)
+    if est.prompts is not None:
+        engine.prefetch(est.prompts(texts, fmt))
+
+
 def compute_unit(
     engine: Engine, inp: UnitInput, config: ScoreConfig, progress: Callable[[int], None] | None = None
 ) -> dict[str, pa.Table]:
     """Scores of one unit as Arrow tables (persuasion, susceptibility, prior_topk, prompt_topk,
     generation). Raises ScoreError on NaN/inf."""
-    ctx_texts = [t for _, t, _ in inp.contexts]
-    queries = [query_text(inp, e, a) for _, e, a in inp.facts]
-    fmt = format_for(engine.lm.tokenizer, config)
-    est = ESTIMATORS.get(config.estimator)
-    if est is None:
-        raise ValueError(f"unknown estimator {config.estimator}")
-    texts = UnitTexts(
-        ctx_texts, [a for _, _, a in inp.contexts], queries, [a for _, _, a in inp.facts], inp.query_type
-    )
+    est, texts, fmt = _unit_texts(engine, inp, config)
+    ctx_texts, queries = list(texts.contexts), list(texts.queries)
     res = est.run(
         engine,
         texts,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ..engine import Engine
 from ..models import LoadedModel
-from ..units import ScoreConfig, UnitInput, UnitResult, run_unit_checked
+from ..units import ScoreConfig, UnitInput, UnitResult, prefetch_unit, run_unit_checked
 from .base import ModelSpec, worker_name
 
 _DONE = object()
@@ -59,9 +59,12 @@ class LocalExecutor:
     ) -> None:
         worker = worker_name()
         try:
-            for inp in inputs:
-                if stop.is_set():
-                    break
+            ahead = iter(inputs)
+            nxt = next(ahead, None)
+            while nxt is not None and not stop.is_set():
+                inp, nxt = nxt, next(ahead, None)
+                if nxt is not None:  # the next unit's prompts tokenize while this one computes
+                    prefetch_unit(self.engine, nxt, self.config)
                 sent = [0]
 
                 def tick(n: int, total=inp.n_prompts, sent=sent) -> None:  # clamp to the unit's prompt count
