@@ -234,6 +234,7 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     engine_run(lm, warm[2], warm[3], 24, 4)
     free_cache(device)
     reset_peak(device)
+    free_gib = round(torch.cuda.mem_get_info()[0] / 2**30, 1) if device.startswith("cuda") else None
     eng, res, secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size)
     engine_gib = peak_gib(device)
     assert all(np.isfinite(r.susceptibility) for r in res)
@@ -250,9 +251,8 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
         "floor_fraction": round(floor / secs, 3),
         "model_mem_gib": model_gib,
         "engine_peak_mem_gib": engine_gib,
-        "free_mem_gib_at_start": round(torch.cuda.mem_get_info()[0] / 2**30, 1)
-        if device.startswith("cuda")
-        else None,
+        "free_mem_gib_at_start": free_gib,
+        "tokens_computed": eng.tokens_computed,
         "batch_size": eng.batch_size,
         "token_budget": eng.token_budget,
         "oom_splits": eng.oom_splits,
