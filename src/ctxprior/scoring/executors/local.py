@@ -93,7 +93,10 @@ class LocalExecutor:
                     raise item.exc
                 yield item
         finally:
-            stop.set()  # the thread drops the unit it is on and ends; nobody waits for it
+            stop.set()  # the thread drops the unit it is on and ends
+            # wait for it: a thread still inside torch when the interpreter exits aborts the process
+            # ("terminate called without an active exception", exit 134; issue 27)
+            thread.join()
 
     def close(self) -> None:
         pass
