@@ -40,6 +40,13 @@ def integrity(store) -> None:
         store.arrow(f"SELECT * FROM {ident(t)}")
 
 
+@pytest.fixture
+def demo_db(db_path, run_cli):
+    res = run_cli("ingest", "demo")
+    assert res.exit_code == 0, res.output
+    return db_path
+
+
 def _fill(folder: Path, leave: int) -> None:
     """Leave about ``leave`` bytes free on the file system of ``folder``."""
     st = os.statvfs(folder)
@@ -69,3 +76,130 @@ def test_full_disk_mid_run_ends_in_one_line_not_an_abort(base, tmpfs, tmp_path, 
     code, out = run_cli_child(["--db", db, *SCORE, "--model", base["tiny"]], tmp_path / "d.log")
     assert code == 0, out
     assert snapshot(db) == base["ref"] and duplicates(db) == 0
+
+
+# ------------------------------------------------------------------ one open function, one handle
+def test_every_open_of_the_warehouse_goes_through_store_connect():
+    """`duckdb.connect` appears once in the package, in schema/store.py's _connect (kg_build opens
+    its own scratch file in a temporary folder)."""
+    found = []
+    for f in SRC.rglob("*.py"):
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if "duckdb.connect(" in line and not line.lstrip().startswith(("#", "For long")):
+                found.append(f"{f.relative_to(SRC)}:{i}")
+    assert len(found) == 2, found
+    assert found[0].startswith("ingest/kg_build.py") or found[1].startswith("ingest/kg_build.py"), found
+    assert any(x.startswith("schema/store.py") for x in found), found
+
+
+def _handles(path: str) -> int:
+    real = os.path.realpath(path)
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            n += os.readlink(f"/proc/self/fd/{fd}") == real
+        except OSError:
+            pass
+    return n
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT size FROM read_blob('{db}')",
+        "SELECT size FROM read_blob('{rel}')",
+        "SELECT length(content) FROM read_text('{db}')",
+        "SELECT count(*) FROM read_blob('{db}.wal')",
+        "SELECT * FROM read_csv('{db}')",
+        "SELECT count(*) FROM glob('{dir}/*')",
+    ],
+)
+def test_no_user_query_opens_the_warehouse_file(demo_db, query, monkeypatch):
+    """A query reading the warehouse file through a second handle drops this process's POSIX lock
+    when that handle closes (issue 27, item 7): refused, and the file is held once throughout."""
+    import ctxprior
+    from ctxprior.errors import UserError
+
+    db = str(demo_db)
+    monkeypatch.chdir(os.path.dirname(db))
+    q = query.format(db=db, rel=os.path.basename(db), dir=os.path.dirname(db))
+    wh = ctxprior.open(db)
+    with pytest.raises(UserError, match=r"LocalFileSystem has been disabled|may not read the warehouse"):
+        wh.sql(q)
+    with wh.connect() as store:
+        assert _handles(db) == 1
+        from ctxprior.sqlshell import read_only_query
+
+        with pytest.raises(UserError):
+            read_only_query(store, q)
+        assert _handles(db) == 1
+
+
+@pytest.mark.parametrize(
+    "query,var",
+    [
+        ("SELECT size FROM read_blob('{db}')", None),
+        ("SELECT size FROM read_blob('{dir}/*.duckdb')", None),
+        ("SELECT size FROM read_blob(getvariable('p'))", "p={db}"),
+    ],
+)
+def test_allow_read_does_not_reach_the_warehouse(demo_db, query, var, run_cli):
+    db = str(demo_db)
+    folder = os.path.dirname(db)
+    args = ["sql", "--allow-read", folder, query.format(db=db, dir=folder)]
+    if var:
+        args[1:1] = ["--var", var.format(db=db)]
+    res = run_cli(*args)
+    assert res.exit_code == 2 and "may not read the warehouse file itself" in res.output, res.output
+    res = run_cli("sql", "--allow-read", db, "SELECT 1")
+    assert res.exit_code == 2 and "that is the warehouse file" in res.output, res.output
+
+
+@pytest.mark.parametrize("wait", ["nan", "inf", "-5", "-inf"])
+def test_wait_must_be_finite_and_not_negative(demo_db, wait, run_cli):
+    import ctxprior
+    import ctxprior.api
+    from ctxprior.errors import UserError
+
+    res = run_cli("--wait", wait, "info")
+    assert res.exit_code == 2, res.output
+    assert f"Error: --wait {wait}: must be a number of seconds >= 0" in res.output
+    with pytest.raises(UserError, match="must be a number of seconds"):
+        ctxprior.open(demo_db, wait=float(wait))
+    with pytest.raises(UserError, match="must be a number of seconds"):
+        ctxprior.api.migrate(demo_db, wait=float(wait))
+
+
+def test_migrate_waits_for_the_holder_then_fails_in_one_line(demo_db, tmp_path):
+    """`migrate` opens through the one open function: with the file held by another process it
+    waits --wait seconds and ends in the usual one line (it raised a raw IOException traceback)."""
+    import sys
+
+    ready = tmp_path / "ready"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time, pathlib; c = duckdb.connect(sys.argv[1]); "
+            "pathlib.Path(sys.argv[2]).touch(); time.sleep(60)",
+            str(demo_db),
+            str(ready),
+        ]
+    )
+    try:
+        for _ in range(300):
+            if ready.exists():
+                break
+            subprocess.run(["sleep", "0.05"])
+        res = subprocess.run(
+            [sys.executable, "-m", "ctxprior", "--db", str(demo_db), "--wait", "1", "migrate"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(SRC.parent)},
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and "IOException" not in res.stderr
+    assert f"Error: warehouse {demo_db} is in use by PID {holder.pid}" in res.stderr, res.stderr

@@ -23,6 +23,7 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import re
@@ -478,14 +479,28 @@ def _write_error(path: str, e: BaseException) -> UserError:
     )
 
 
+def check_wait(wait: Any) -> float:
+    """``wait`` (``--wait``, ``ctxprior.open(wait=...)``) as seconds: a finite number >= 0."""
+    try:
+        value = float(wait)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        shown = f"{value:g}" if isinstance(wait, (int, float)) else wait
+        raise UserError(f"--wait {shown}: must be a number of seconds >= 0 (e.g. --wait 60)")
+    return value
+
+
 def _connect(
     path: str, read_only: bool, wait: float, brief_writer: bool = False
 ) -> duckdb.DuckDBPyConnection:
     """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it.
 
-    Honours another process's writer intent; a brief writer announces its own intent while it
-    waits. See the module docstring for the protocol.
+    The one place ctxprior opens the warehouse file (docs/write-protocol.md; tests/test_write_protocol.py
+    checks that nothing else calls ``duckdb.connect``). Honours another process's writer intent; a brief
+    writer announces its own intent while it waits. See the module docstring for the protocol.
     """
+    wait = check_wait(wait)
     start = time.monotonic()
     deadline = start + wait
     intent = path + INTENT_SUFFIX
@@ -543,6 +558,7 @@ def open_store(
     create: bool = True,
     wait: float = 0.0,
     brief: bool = False,
+    migrating: bool = False,
 ) -> Store:
     """Open (and when writable, create or check) the warehouse at ``path``.
 
@@ -551,12 +567,15 @@ def open_store(
     - wait: seconds to keep retrying while another process holds the write lock.
     - brief: a brief writer (long jobs such as scoring runs): hold the file only while writing,
       announce the intent to write, let readers in between commits (module docstring).
+    - migrating: ``ctxprior migrate``: an existing file, opened read-write without the version check
+      and without creating anything (the migration does both).
     """
     from .versions import SCHEMA_VERSION, check_version
 
     path = str(path or default_db_path())
+    wait = check_wait(wait)
     exists = Path(path).exists()
-    if not exists and (read_only or not create):
+    if not exists and (read_only or not create or migrating):
         raise UserError(f"no warehouse at {path}; create one with `ctxprior --db {path} ingest demo`")
     if exists and Path(path).is_dir():
         raise UserError(f"warehouse path {path} is a directory; pass a file path with --db")
@@ -573,6 +592,8 @@ def open_store(
             _remove_marker(path + WRITER_SUFFIX)
         raise
     store = Store(path, con, read_only, brief=brief and not read_only, wait=wait)
+    if migrating:
+        return store
     try:
         version = store.schema_version()
         if version is None and exists and store.table_names():
