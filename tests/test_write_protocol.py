@@ -203,3 +203,114 @@ def test_migrate_waits_for_the_holder_then_fails_in_one_line(demo_db, tmp_path):
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and "IOException" not in res.stderr
     assert f"Error: warehouse {demo_db} is in use by PID {holder.pid}" in res.stderr, res.stderr
+
+
+# ------------------------------------------------------------------ faults end in one line
+def _cli(args, no_dac: bool = False) -> tuple[int, str]:
+    """The real `ctxprior` in a fresh process (optionally root without CAP_DAC_OVERRIDE)."""
+    import sys
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv.pop(1)); from scale_helpers import _drop_dac_override; "
+        f"{'_drop_dac_override(); ' if no_dac else ''}from ctxprior.cli import main; main(sys.argv[1:])"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC.parent)},
+        timeout=300,
+    )
+    return res.returncode, res.stdout + res.stderr
+
+
+def _one_line(code: int, out: str, *words: str) -> str:
+    err = [ln for ln in out.splitlines() if ln.startswith("Error:")]
+    assert code == 2, out
+    assert len(err) == 1 and all(w in err[0] for w in words), out
+    assert "Traceback" not in out and "terminate called" not in out, out
+    return err[0]
+
+
+def _intact(db: str, probe: str | None = None) -> None:
+    from ctxprior.schema import open_store
+
+    with open_store(db, read_only=True) as store:
+        integrity(store)
+        if probe:
+            assert store.scalar("SELECT value FROM meta WHERE key = ?", [probe]) == "committed"
+
+
+def _commit_and_die(db: str, key: str) -> None:
+    """A process that commits a row and dies before any checkpoint: the WAL is left over."""
+    import sys
+
+    code = (
+        "import os, sys; from ctxprior.schema import open_store; s = open_store(sys.argv[1]); "
+        "s.execute('INSERT INTO meta VALUES (?, ?)', [sys.argv[2], 'committed']); os._exit(0)"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code, db, key], check=True, env={**os.environ, "PYTHONPATH": str(SRC.parent)}
+    )
+    assert os.path.getsize(db + ".wal") > 0
+
+
+SAMPLE = ["sample", "--dataset", "demo", "--entities", "4", "--contexts", "12"]
+
+
+@pytest.mark.slow
+def test_faults_end_in_one_line(demo_db, tmpfs, tmp_path):
+    """Full disk during an export, an import, a commit and a WAL replay's checkpoint; a read-only
+    file; a newer schema version; a left-over WAL: one line naming the cause and what to do, exit 2,
+    and the warehouse opens, reads every block, and keeps what was committed."""
+    import shutil
+
+    from ctxprior.schema import open_store
+
+    out = tmp_path / "export"
+    code, text = _cli(["--db", demo_db, "export", "parquet", out])
+    assert code == 0, text
+    # 1. export onto a full disk (the output folder's disk, the warehouse elsewhere)
+    _fill(tmpfs, 100_000)
+    line = _one_line(*_cli(["--db", demo_db, "export", "parquet", tmpfs / "out"]), "No space left on device")
+    assert "free disk space" in line and f"warehouse {demo_db} is intact" in line
+    _intact(demo_db)
+    # 2. import into a new warehouse on a full disk
+    _one_line(*_cli(["--db", tmpfs / "n.duckdb", "import", "parquet", out]), "No space left on device")
+    os.unlink(tmpfs / "filler")
+    shutil.rmtree(tmpfs / "out", ignore_errors=True)
+    if (tmpfs / "n.duckdb").exists():
+        _intact(str(tmpfs / "n.duckdb"))
+    for f in tmpfs.iterdir():
+        f.unlink()
+    # 3. a left-over WAL (a process died after its commit), read and written with a full disk
+    db = str(tmpfs / "w.duckdb")
+    shutil.copyfile(demo_db, db)
+    _commit_and_die(db, "wal-probe")
+    _fill(tmpfs, 0)
+    code, text = _cli(["--db", db, "sql", "SELECT value FROM meta WHERE key = 'wal-probe'"])
+    assert code == 0 and "committed" in text, text  # a reader replays the WAL in memory
+    _one_line(*_cli(["--db", db, *SAMPLE]), "cannot write warehouse", "No space left on device", "intact")
+    os.unlink(tmpfs / "filler")
+    _intact(db, "wal-probe")
+    # 4. the same left-over WAL, disk space back: a writer replays it and goes on
+    code, text = _cli(["--db", db, *SAMPLE])
+    assert code == 0, text
+    _intact(db, "wal-probe")
+    # 5. a read-only file (root made to obey file modes), with a WAL left over
+    _commit_and_die(db, "wal-probe-2")
+    os.chmod(db, 0o444)
+    try:
+        code, text = _cli(["--db", db, "info"], no_dac=True)
+        assert code == 0, text
+        _one_line(*_cli(["--db", db, *SAMPLE], no_dac=True), "Permission denied", "fix permissions")
+    finally:
+        os.chmod(db, 0o644)
+    _intact(db, "wal-probe-2")
+    # 6. a newer schema version: every command says so and writes nothing
+    with open_store(db) as store:
+        store.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    before = Path(db).read_bytes()
+    for args in (["info"], SAMPLE, ["migrate"]):
+        _one_line(*_cli(["--db", db, *args]), "schema v99, newer than this ctxprior", "upgrade")
+    assert Path(db).read_bytes() == before

@@ -152,6 +152,10 @@ class Warehouse:
         store = _store.open_store(self.path, read_only=not write, wait=self.wait, brief=brief and write)
         try:
             yield store
+        except _store.IO_ERRORS as e:  # a full disk / lost permission writing any file: one line
+            if not _store.is_write_fault(e):
+                raise
+            raise _store.io_error(self.path, e) from None
         finally:
             store.close()
 

@@ -22,6 +22,7 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import math
 import os
@@ -470,9 +471,45 @@ def _is_io_error(e: BaseException) -> bool:
     return isinstance(e, (duckdb.IOException, OSError)) or any(w in str(e) for w in _IO_WORDS)
 
 
+IO_ERRORS = (duckdb.IOException, OSError)
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+
+
+def is_write_fault(e: BaseException) -> bool:
+    """A full disk, a read-only file system, a lost permission (not a missing input file)."""
+    if isinstance(e, OSError) and not isinstance(e, duckdb.Error):
+        return e.errno in _WRITE_ERRNOS
+    return any(w in str(e) for w in _IO_WORDS)
+
+
+def _detail(e: BaseException) -> str:
+    """The first line of an I/O error; DuckDB's async writes wrap the cause in JSON."""
+    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    m = re.search(r'"exception_message":"((?:[^"\\]|\\.)*)"', first)
+    if m:
+        try:
+            import json
+
+            first = "IO Error: " + json.loads(f'"{m.group(1)}"')
+        except ValueError:
+            pass
+    return first
+
+
+def io_error(path: str, e: BaseException) -> UserError:
+    """A write fault of a command as one line: the warehouse's own file, or an output file."""
+    detail = _detail(e)
+    if os.path.basename(path) in detail and not re.search(r"\.(parquet|csv|json|html|png)\b", detail):
+        return _write_error(path, e)
+    return UserError(
+        f"cannot write: {detail}; the warehouse {path} is intact "
+        "(free disk space / fix permissions or choose another folder, then rerun)"
+    )
+
+
 def _write_error(path: str, e: BaseException) -> UserError:
     """A failed write (disk full, no permission, ...) as one line; the last commit stays intact."""
-    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    first = _detail(e)
     return UserError(
         f"cannot write warehouse {path}: {first}; the last committed state is intact "
         "(free disk space / fix permissions, then rerun or resume)"
@@ -552,6 +589,18 @@ def _connect(
             _remove_marker(intent)
 
 
+def _unlink_unfinished(path: str, e: BaseException) -> None:
+    """A warehouse this open was creating, left unfinished by a full disk or a lost permission
+    (a file DuckDB can no longer open): removed, so the next command starts afresh."""
+    if not (is_write_fault(e) or str(e).startswith("cannot write warehouse")):
+        return
+    for f in (path, path + ".wal"):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
 def open_store(
     path: str | os.PathLike | None = None,
     read_only: bool = False,
@@ -587,9 +636,11 @@ def open_store(
         _write_marker(path + WRITER_SUFFIX)
     try:
         con = _connect(path, read_only, wait, brief_writer=brief and not read_only)
-    except BaseException:
+    except BaseException as e:
         if brief:
             _remove_marker(path + WRITER_SUFFIX)
+        if not exists:
+            _unlink_unfinished(path, e)
         raise
     store = Store(path, con, read_only, brief=brief and not read_only, wait=wait)
     if migrating:
@@ -602,12 +653,13 @@ def open_store(
             check_version(path, version, SCHEMA_VERSION)
         if not read_only:
             store.ensure_schema()
-    except duckdb.IOException as e:
+        if store.brief:
+            store.release()
+    except BaseException as e:
         store.close()
-        raise _write_error(path, e) from None
-    except BaseException:
-        store.close()
+        if not exists:
+            _unlink_unfinished(path, e)
+        if isinstance(e, duckdb.IOException):
+            raise _write_error(path, e) from None
         raise
-    if store.brief:
-        store.release()
     return store
