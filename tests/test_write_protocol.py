@@ -314,3 +314,19 @@ def test_faults_end_in_one_line(demo_db, tmpfs, tmp_path):
     for args in (["info"], SAMPLE, ["migrate"]):
         _one_line(*_cli(["--db", db, *args]), "schema v99, newer than this ctxprior", "upgrade")
     assert Path(db).read_bytes() == before
+
+
+# ------------------------------------------------------------------ soak
+@pytest.mark.slow
+def test_soak_short(base, tmp_path):
+    """A scoring run SIGKILLed at random moments and restarted, two --wait writers and two readers
+    throughout (tests/soak.py; its long version is a documented command there)."""
+    from soak import soak
+
+    res = soak(base, tmp_path, seconds=15, readers=2, writers=2, seed=27)
+    print("\nsoak:", res)
+    assert res["kills"] >= 2, res
+    assert res["lost"] == 0 and res["doubled"] == 0 and res["corrupt"] == 0, res
+    assert res["reader_errors"] == 0 and not res["writer_errors"], res
+    assert res["most_handles_per_process"] == 1, res
+    assert res["reader_queries"] > 0 and res["writer_commits"] > 0, res
