@@ -108,6 +108,7 @@ def _handles(path: str) -> int:
     [
         "SELECT size FROM read_blob('{db}')",
         "SELECT size FROM read_blob('{rel}')",
+        "SELECT content FROM read_blob('{db}')",
         "SELECT length(content) FROM read_text('{db}')",
         "SELECT count(*) FROM read_blob('{db}.wal')",
         "SELECT * FROM read_csv('{db}')",
@@ -133,6 +134,16 @@ def test_no_user_query_opens_the_warehouse_file(demo_db, query, monkeypatch):
         with pytest.raises(UserError):
             read_only_query(store, q)
         assert _handles(db) == 1
+        # the lock is still held: another process cannot open the file read-write (before the fix,
+        # read_csv('<warehouse>') let it in while this reader was open)
+        import sys
+
+        probe = subprocess.run(
+            [sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", db],
+            capture_output=True,
+            text=True,
+        )
+        assert probe.returncode != 0 and "Could not set lock" in probe.stderr, probe.stderr
 
 
 @pytest.mark.parametrize(
