@@ -6,7 +6,9 @@ the run's rows equal an uninterrupted run's.
 Short version: ``tests/test_write_protocol.py::test_soak_short`` (about 30 s).
 Long version (a documented command)::
 
-    PYTHONPATH=src:tests python tests/soak.py --minutes 20 --readers 4 --writers 3
+    PYTHONPATH=src:tests python tests/soak.py --minutes 20 --readers 4 --writers 3 \
+        --fault 'wh.connect@2+:sleep=0.3' --fault 'wh.release@1+:sleep=0.2' \
+        --fault 'tx.after_commit@1+:sleep=0.2' --fault 'tx.before_commit@2+:sleep=0.2'
 
 It prints the figures: processes, operations, kills, minutes, rows checked, lost / doubled /
 corrupt.
@@ -65,9 +67,16 @@ def writer(db: str, name: str, log: str, stop_file: str, max_seconds: float) -> 
 
 
 def soak(
-    base: dict, workdir: Path, seconds: float, readers: int = 2, writers: int = 2, seed: int = 0
+    base: dict,
+    workdir: Path,
+    seconds: float,
+    readers: int = 2,
+    writers: int = 2,
+    seed: int = 0,
+    fault: str = SLOW["CTXPRIOR_FAULT"],
 ) -> dict:
-    """Run the soak for about ``seconds``; returns the figures (see the module docstring)."""
+    """Run the soak for about ``seconds``; returns the figures (see the module docstring). ``fault``:
+    the driver's CTXPRIOR_FAULT (faults.py), the delay that widens one step of the hand-over."""
     from loadtest import check_answers, reader, unit_reference
 
     from ctxprior.schema import open_store
@@ -91,7 +100,7 @@ def soak(
     kills = starts = 0
     while True:  # a driver, killed at a random moment while time is left, then started again
         starts += 1
-        d = start_cli(cmd, workdir / f"driver{starts}.log", env=SLOW)
+        d = start_cli(cmd, workdir / f"driver{starts}.log", env={"CTXPRIOR_FAULT": fault})
         if time.monotonic() - t0 < seconds:
             d.join(rng.uniform(0.5, 4.0))
             if d.is_alive():
@@ -168,10 +177,26 @@ def main() -> None:
     ap.add_argument("--readers", type=int, default=4)
     ap.add_argument("--writers", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--fault",
+        action="append",
+        help="the driver's CTXPRIOR_FAULT (repeatable: the minutes are shared between them), e.g. "
+        "wh.release@1+:sleep=0.2 (checkpointed, not closed) or tx.after_commit@1+:sleep=0.2",
+    )
     a = ap.parse_args()
+    faults = a.fault or [SLOW["CTXPRIOR_FAULT"]]
+    total: dict = {}
     with tempfile.TemporaryDirectory() as d:
         base = scored_base(Path(d))
-        res = soak(base, Path(d), a.minutes * 60, a.readers, a.writers, a.seed)
+        for i, fault in enumerate(faults):
+            work = Path(d) / f"soak{i}"
+            work.mkdir()
+            r = soak(base, work, a.minutes * 60 / len(faults), a.readers, a.writers, a.seed + i, fault)
+            print(fault, json.dumps(r), flush=True)
+            for k, v in r.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    total[k] = max(total.get(k, 0), v) if k.startswith("most") else total.get(k, 0) + v
+    res = total
     print(json.dumps(res, indent=1))
     raise SystemExit(0 if res["lost"] == res["doubled"] == res["corrupt"] == 0 else 1)
 

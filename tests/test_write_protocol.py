@@ -341,3 +341,34 @@ def test_soak_short(base, tmp_path):
     assert res["reader_errors"] == 0 and not res["writer_errors"], res
     assert res["most_handles_per_process"] == 1, res
     assert res["reader_queries"] > 0 and res["writer_commits"] > 0, res
+
+
+@pytest.mark.parametrize(
+    "holder",
+    [
+        "Conflicting lock is held in PID 0. See also https://duckdb.org/docs/current/connect/concurrency",
+        "Conflicting lock is held in PID 999999999. See also https://duckdb.org/docs/current/connect/concurrency",
+    ],
+)
+def test_a_lock_conflict_without_a_program_name_is_waited_out(demo_db, monkeypatch, holder):
+    """DuckDB names the holder only by PID at times (PID 0 when the holder let go in between): the
+    soak's readers failed at once with "cannot open warehouse ... Could not set lock" despite --wait."""
+    import duckdb
+
+    from ctxprior.errors import UserError
+    from ctxprior.schema import store as st
+
+    real, calls = duckdb.connect, []
+
+    def flaky(path, read_only=False, **kw):
+        calls.append(path)
+        if len(calls) <= 2:
+            raise duckdb.IOException(f'IO Error: Could not set lock on file "{path}": {holder}')
+        return real(path, read_only=read_only, **kw)
+
+    monkeypatch.setattr(st.duckdb, "connect", flaky)
+    with st.open_store(demo_db, read_only=True, wait=5) as store:
+        assert store.scalar("SELECT count(*) FROM meta") > 0
+    calls.clear()
+    with pytest.raises(UserError, match=r"is in use by (another process|PID 999999999 \(\?\)); wait for it"):
+        st.open_store(demo_db, read_only=True, wait=0)

@@ -97,7 +97,10 @@ def views_digest() -> str:
     return h.hexdigest()
 
 
-_LOCK_RE = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
+# DuckDB names the holder "in <program> (PID n)", or only "in PID n" (no program name; PID 0 when
+# the lock was released between DuckDB's failed lock and its look-up of the holder)
+_LOCK_RE = re.compile(r"Conflicting lock is held in (?:(.*?) \(PID (\d+)\)|PID (\d+))")
+_LOCK_WORDS = "Could not set lock on file"
 
 
 def _cmdline(pid: int | str, default: str = "?") -> str:
@@ -113,15 +116,18 @@ def _cmdline(pid: int | str, default: str = "?") -> str:
 
 def _lock_pid(msg: str) -> int | None:
     m = _LOCK_RE.search(msg)
-    return int(m.group(2)) if m else None
+    return int(m.group(2) or m.group(3)) if m else None
 
 
 def _lock_holder(msg: str) -> str | None:
+    """Who holds the lock, for the "in use by" line; None when ``msg`` is no lock conflict."""
     m = _LOCK_RE.search(msg)
     if not m:
-        return None
-    pid = m.group(2)
-    return f"PID {pid} ({_cmdline(pid, m.group(1))})"
+        return "another process" if _LOCK_WORDS in msg else None
+    pid = m.group(2) or m.group(3)
+    if pid == "0":
+        return "another process"
+    return f"PID {pid} ({_cmdline(pid, m.group(1) or '?')})"
 
 
 BRIEF_GRACE_ENV = "CTXPRIOR_BRIEF_GRACE"
