@@ -32,7 +32,7 @@ from typing import Any
 import duckdb
 
 from .errors import UserError
-from .schema.store import Store
+from .schema.store import Store, holds_lock
 from .sqlfiles import ident, literal
 
 ALLOWED = "only SELECT / WITH / EXPLAIN [ANALYZE] SELECT / SET VARIABLE"
@@ -205,9 +205,14 @@ def sql_error(e: duckdb.Error) -> UserError:
     """A DuckDB error of a user's query as one line (a refused file read says what to pass)."""
     first = str(e).splitlines()[0]
     if isinstance(e, duckdb.PermissionException):
+        spill = (
+            " (a query larger than memory also spills to disk only then)"
+            if "LocalFileSystem has been disabled" in first
+            else ""
+        )
         return UserError(
             f"SQL error: {first}; `ctxprior sql` reads only the warehouse unless a file or "
-            "folder is named with --allow-read PATH (Python: allow_read=[PATH])"
+            f"folder is named with --allow-read PATH (Python: allow_read=[PATH]){spill}"
         )
     return UserError(f"SQL error: {first}")
 
@@ -225,9 +230,27 @@ def read_only_query(
     if allow_read:
         _refuse_warehouse_paths(sql, [str(p) for p in (params or []) if isinstance(p, str)], store.path)
     try:
-        return store.arrow(sql, params) if arrow else store.df(sql, params)
+        out = store.arrow(sql, params) if arrow else store.df(sql, params)
     except duckdb.PermissionException as e:
+        _lock_kept(store, allow_read)
         raise sql_error(e) from None
+    except duckdb.Error:
+        _lock_kept(store, allow_read)
+        raise
+    _lock_kept(store, allow_read)
+    return out
+
+
+def _lock_kept(store: Store, allow_read) -> None:
+    """With ``allow_read`` a path built inside the query can still name the warehouse file: when
+    that released this process's lock on it, the result is not trusted (and not returned)."""
+    if allow_read and holds_lock(store.path) is False:
+        store.close()
+        raise UserError(
+            "the query opened the warehouse file itself, which released this process's lock on it; "
+            "its result is discarded (query the warehouse's tables and views; --allow-read files, "
+            "not the warehouse's folder)"
+        )
 
 
 def _literal(value: str) -> str:
@@ -263,12 +286,14 @@ def run_read_only(
     try:
         for st in stmts:
             cur = store.con.execute(st.query)
+        rows = [] if cur is None or cur.description is None else cur.fetchall()
     except duckdb.Error as e:
+        _lock_kept(store, allow_read)
         raise sql_error(e) from None
+    _lock_kept(store, allow_read)
     if cur is None or cur.description is None:
         return [], []
-    cols = [d[0] for d in cur.description]
-    return cols, cur.fetchall()
+    return [d[0] for d in cur.description], rows
 
 
 def _fmt(v: Any) -> str:
