@@ -125,7 +125,7 @@ class Warehouse:
     ):
         self.path = str(path or _store.default_db_path())
         self.writable = write
-        self.wait = wait
+        self.wait = _store.check_wait(wait)
         # a read-only warehouse is checked now (missing file, not a warehouse, schema of another
         # version); a writable one on its first call, so a missing file is created only once that
         # call's input is valid, and a scoring run opens it as a brief writer from the start.
@@ -156,6 +156,10 @@ class Warehouse:
 
                 check_views(store)  # a warehouse from elsewhere is data, not code
             yield store
+        except _store.IO_ERRORS as e:  # a full disk / lost permission writing any file: one line
+            if not _store.is_write_fault(e):
+                raise
+            raise _store.io_error(self.path, e) from None
         finally:
             store.close()
 
@@ -1150,7 +1154,7 @@ def _listed(values: Any) -> Any:
     return [values] if isinstance(values, str) else values
 
 
-def migrate(path: str | Path | None = None) -> list[str]:
+def migrate(path: str | Path | None = None, *, wait: float = 0.0) -> list[str]:
     """Upgrade the warehouse at ``path`` (default as :func:`open`) made by an older ctxprior to this
     version's schema, after a backup; returns what was done, one line each.
 
@@ -1163,7 +1167,7 @@ def migrate(path: str | Path | None = None) -> list[str]:
     path = str(path or _store.default_db_path())
     if not os.path.exists(path):
         raise UserError(f"no warehouse at {path}")
-    return _migrate(path)
+    return _migrate(path, wait=wait)
 
 
 def _per_layer(value: str | bool | None) -> str | None:

@@ -10,11 +10,18 @@ Two guards, both DuckDB's own (see [the warehouse](warehouse.md#what-sql-can-rea
 - the connection runs with DuckDB's ``enable_external_access`` off, so a SELECT reads the
   warehouse and nothing else on disk or the network; ``allow_read`` (``--allow-read PATH``) names
   the files and folders it may read besides (DuckDB's ``allowed_paths`` / ``allowed_directories``).
+- no query opens the warehouse file itself (``read_blob('<warehouse>')``): DuckDB always lets a
+  restricted connection read its own database file, and a second handle on it, once closed, drops
+  this process's POSIX lock on the file (issue 27; docs/write-protocol.md). Without ``allow_read``
+  DuckDB's local file system is switched off altogether (``disabled_filesystems``), so no table
+  function opens any file; with it, a path given to the query (a string constant or a ``--var``)
+  that names the warehouse or its WAL, and an ``allow_read`` entry that is one of them, are refused.
 """
 
 from __future__ import annotations
 
 import csv
+import glob
 import io
 import json
 import os
@@ -25,7 +32,7 @@ from typing import Any
 import duckdb
 
 from .errors import UserError
-from .schema.store import Store
+from .schema.store import Store, holds_lock
 from .sqlfiles import ident, literal
 
 ALLOWED = "only SELECT / WITH / EXPLAIN [ANALYZE] SELECT / SET VARIABLE"
@@ -112,18 +119,68 @@ def _sql_list(values: Iterable[str]) -> str:
     return "[" + ", ".join(literal(str(v)) for v in values) + "]"
 
 
-def restrict(con: duckdb.DuckDBPyConnection, allow_read: Iterable[str | os.PathLike] = ()) -> None:
+def _warehouse_files(warehouse: str) -> list[str]:
+    return [warehouse, warehouse + ".wal"]
+
+
+def _is_warehouse(name: str, warehouse: str) -> bool:
+    """Whether ``name`` (a path or glob, relative to the working folder) reaches the warehouse file."""
+    if not name or len(name) > 4096 or "\0" in name:
+        return False
+    candidates = glob.glob(os.path.expanduser(name), recursive=True) if glob.has_magic(name) else [name]
+    for c in candidates[:10000]:
+        for w in _warehouse_files(warehouse):
+            try:
+                if os.path.exists(w) and os.path.samefile(os.path.expanduser(c), w):
+                    return True
+            except (OSError, ValueError):
+                continue
+    return False
+
+
+def _refuse_warehouse_paths(sql: str, values: Iterable[str], warehouse: str) -> None:
+    """A UserError when a string constant of ``sql`` or one of ``values`` names the warehouse file."""
+    names = [t[1:-1].replace("''", "'") for p, t in _raw_tokens(sql) if t.startswith("'") and t.endswith("'")]
+    for name in [*names, *values]:
+        if _is_warehouse(str(name), warehouse):
+            raise UserError(
+                f"`ctxprior sql` may not read the warehouse file itself ({name}); query its tables and views"
+            )
+
+
+def _raw_tokens(sql: str) -> list[tuple[int, str]]:
+    toks = [(p, t) for p, t in duckdb.tokenize(sql) if t.name == "string_const"]
+    out = []
+    for pos, _t in toks:  # a string constant runs to its closing quote
+        end = pos + 1
+        while end < len(sql):
+            if sql[end] == "'" and (end + 1 >= len(sql) or sql[end + 1] != "'"):
+                break
+            end += 2 if sql[end] == "'" else 1
+        out.append((pos, sql[pos : end + 1]))
+    return out
+
+
+def restrict(
+    con: duckdb.DuckDBPyConnection,
+    allow_read: Iterable[str | os.PathLike] = (),
+    warehouse: str | None = None,
+) -> None:
     """Turn DuckDB's external access off on ``con``'s database (until it closes): it then reads
-    the warehouse, and of other files only those in ``allow_read`` (files, or folders and all
-    below them). A path that does not exist is a UserError."""
+    the warehouse's tables, and of other files only those in ``allow_read`` (files, or folders and
+    all below them); without ``allow_read`` no file at all (see the module docstring). A path that
+    does not exist, or is the ``warehouse`` file, is a UserError."""
     if isinstance(allow_read, (str, os.PathLike)):
         allow_read = [allow_read]
+    allow_read = list(allow_read)
     files: list[str] = []
     dirs: list[str] = []
     for p in allow_read:
         path = Path(os.path.expanduser(str(p)))
         if not path.exists():
             raise UserError(f"--allow-read {p}: no such file or folder")
+        if warehouse and _is_warehouse(str(path), warehouse):
+            raise UserError(f"--allow-read {p}: that is the warehouse file; query its tables and views")
         names = {os.path.abspath(path), str(path.resolve())}  # as written, and with links resolved
         if path.is_dir():
             dirs += sorted(n.rstrip("/") + "/" for n in names)
@@ -140,15 +197,22 @@ def restrict(con: duckdb.DuckDBPyConnection, allow_read: Iterable[str | os.PathL
             "without it; run this one when it is done"
         ) from None
     con.execute("SET enable_external_access = false")
+    if not allow_read:  # DuckDB still lets the query open the warehouse file: no local files at all
+        con.execute("SET disabled_filesystems = 'LocalFileSystem'")
 
 
 def sql_error(e: duckdb.Error) -> UserError:
     """A DuckDB error of a user's query as one line (a refused file read says what to pass)."""
     first = str(e).splitlines()[0]
     if isinstance(e, duckdb.PermissionException):
+        spill = (
+            " (a query larger than memory also spills to disk only then)"
+            if "LocalFileSystem has been disabled" in first
+            else ""
+        )
         return UserError(
             f"SQL error: {first}; `ctxprior sql` reads only the warehouse unless a file or "
-            "folder is named with --allow-read PATH (Python: allow_read=[PATH])"
+            f"folder is named with --allow-read PATH (Python: allow_read=[PATH]){spill}"
         )
     return UserError(f"SQL error: {first}")
 
@@ -161,12 +225,32 @@ def read_only_query(
     arrow: bool = False,
 ):
     """``Warehouse.sql`` / ``Warehouse.arrow``: ``sql`` checked and run on a restricted connection."""
-    restrict(store.con, allow_read)
+    restrict(store.con, allow_read, store.path)
     check_read_only(store.con, sql)
+    if allow_read:
+        _refuse_warehouse_paths(sql, [str(p) for p in (params or []) if isinstance(p, str)], store.path)
     try:
-        return store.arrow(sql, params) if arrow else store.df(sql, params)
+        out = store.arrow(sql, params) if arrow else store.df(sql, params)
     except duckdb.PermissionException as e:
+        _lock_kept(store, allow_read)
         raise sql_error(e) from None
+    except duckdb.Error:
+        _lock_kept(store, allow_read)
+        raise
+    _lock_kept(store, allow_read)
+    return out
+
+
+def _lock_kept(store: Store, allow_read) -> None:
+    """With ``allow_read`` a path built inside the query can still name the warehouse file: when
+    that released this process's lock on it, the result is not trusted (and not returned)."""
+    if allow_read and holds_lock(store.path) is False:
+        store.close()
+        raise UserError(
+            "the query opened the warehouse file itself, which released this process's lock on it; "
+            "its result is discarded (query the warehouse's tables and views; --allow-read files, "
+            "not the warehouse's folder)"
+        )
 
 
 def _literal(value: str) -> str:
@@ -190,7 +274,9 @@ def run_read_only(
     allow_read: Iterable[str | os.PathLike] = (),
 ):
     """Run every statement (restricted, see the module docstring); (column names, rows) of the last one."""
-    restrict(store.con, allow_read)
+    restrict(store.con, allow_read, store.path)
+    if allow_read:
+        _refuse_warehouse_paths(sql, [str(v) for v in (variables or {}).values()], store.path)
     for name, value in (variables or {}).items():
         if not name.isidentifier():
             raise UserError(f"--var {name}: not a valid variable name")
@@ -200,12 +286,14 @@ def run_read_only(
     try:
         for st in stmts:
             cur = store.con.execute(st.query)
+        rows = [] if cur is None or cur.description is None else cur.fetchall()
     except duckdb.Error as e:
+        _lock_kept(store, allow_read)
         raise sql_error(e) from None
+    _lock_kept(store, allow_read)
     if cur is None or cur.description is None:
         return [], []
-    cols = [d[0] for d in cur.description]
-    return cols, cur.fetchall()
+    return [d[0] for d in cur.description], rows
 
 
 def _fmt(v: Any) -> str:

@@ -70,7 +70,7 @@ def migrate_cmd(app) -> None:
     """Upgrade a warehouse made by an older ctxprior to this version's schema (backs it up first)."""
     from ..api import migrate
 
-    for line in migrate(app.db):
+    for line in migrate(app.db, wait=app.wait):
         click.echo(line)
 
 

@@ -9,20 +9,18 @@ one, a new key) bumps ``SCHEMA_VERSION`` (``versions.py``) and registers a step 
 from __future__ import annotations
 
 from ..errors import UserError
-from .store import Store
+from .store import open_store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 
 __all__ = ["MIGRATIONS", "check_version", "migrate"]
 
 
-def migrate(path: str) -> list[str]:
-    """Upgrade the warehouse at ``path`` to the current version; return what was done."""
+def migrate(path: str, wait: float = 0.0) -> list[str]:
+    """Upgrade the warehouse at ``path`` to the current version; return what was done. Opens the
+    file through ``open_store`` like every command (waits ``wait`` seconds for another holder)."""
     import shutil
 
-    import duckdb
-
-    con = duckdb.connect(path)
-    store = Store(path, con, read_only=False)
+    store = open_store(path, wait=wait, migrating=True)
     try:
         found = store.schema_version()
         if found is None:
@@ -31,12 +29,11 @@ def migrate(path: str) -> list[str]:
             return [f"{path} is already at schema v{found}"]
         if found > SCHEMA_VERSION:
             check_version(path, found, SCHEMA_VERSION)
-        con.execute("CHECKPOINT")
-        con.close()
+        store.execute("CHECKPOINT")
+        store.close()
         backup = f"{path}.v{found}.bak"
         shutil.copyfile(path, backup)
-        con = duckdb.connect(path)
-        store = Store(path, con, read_only=False)
+        store = open_store(path, wait=wait, migrating=True)
         done = [f"backup written to {backup}"]
         for v in range(found, SCHEMA_VERSION):
             step = MIGRATIONS.get(v)

@@ -22,7 +22,9 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import math
 import os
 import random
 import re
@@ -95,7 +97,10 @@ def views_digest() -> str:
     return h.hexdigest()
 
 
-_LOCK_RE = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
+# DuckDB names the holder "in <program> (PID n)", or only "in PID n" (no program name; PID 0 when
+# the lock was released between DuckDB's failed lock and its look-up of the holder)
+_LOCK_RE = re.compile(r"Conflicting lock is held in (?:(.*?) \(PID (\d+)\)|PID (\d+))")
+_LOCK_WORDS = "Could not set lock on file"
 
 
 def _cmdline(pid: int | str, default: str = "?") -> str:
@@ -111,15 +116,18 @@ def _cmdline(pid: int | str, default: str = "?") -> str:
 
 def _lock_pid(msg: str) -> int | None:
     m = _LOCK_RE.search(msg)
-    return int(m.group(2)) if m else None
+    return int(m.group(2) or m.group(3)) if m else None
 
 
 def _lock_holder(msg: str) -> str | None:
+    """Who holds the lock, for the "in use by" line; None when ``msg`` is no lock conflict."""
     m = _LOCK_RE.search(msg)
     if not m:
-        return None
-    pid = m.group(2)
-    return f"PID {pid} ({_cmdline(pid, m.group(1))})"
+        return "another process" if _LOCK_WORDS in msg else None
+    pid = m.group(2) or m.group(3)
+    if pid == "0":
+        return "another process"
+    return f"PID {pid} ({_cmdline(pid, m.group(1) or '?')})"
 
 
 BRIEF_GRACE_ENV = "CTXPRIOR_BRIEF_GRACE"
@@ -469,13 +477,84 @@ def _is_io_error(e: BaseException) -> bool:
     return isinstance(e, (duckdb.IOException, OSError)) or any(w in str(e) for w in _IO_WORDS)
 
 
+IO_ERRORS = (duckdb.IOException, OSError)
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
+
+
+def is_write_fault(e: BaseException) -> bool:
+    """A full disk, a read-only file system, a lost permission (not a missing input file)."""
+    if isinstance(e, OSError) and not isinstance(e, duckdb.Error):
+        return e.errno in _WRITE_ERRNOS
+    return any(w in str(e) for w in _IO_WORDS)
+
+
+def _detail(e: BaseException) -> str:
+    """The first line of an I/O error; DuckDB's async writes wrap the cause in JSON."""
+    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    m = re.search(r'"exception_message":"((?:[^"\\]|\\.)*)"', first)
+    if m:
+        try:
+            import json
+
+            first = "IO Error: " + json.loads(f'"{m.group(1)}"')
+        except ValueError:
+            pass
+    return first
+
+
+def io_error(path: str, e: BaseException) -> UserError:
+    """A write fault of a command as one line: the warehouse's own file, or an output file."""
+    detail = _detail(e)
+    if os.path.basename(path) in detail and not re.search(r"\.(parquet|csv|json|html|png)\b", detail):
+        return _write_error(path, e)
+    return UserError(
+        f"cannot write: {detail}; the warehouse {path} is intact "
+        "(free disk space / fix permissions or choose another folder, then rerun)"
+    )
+
+
 def _write_error(path: str, e: BaseException) -> UserError:
     """A failed write (disk full, no permission, ...) as one line; the last commit stays intact."""
-    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    first = _detail(e)
     return UserError(
         f"cannot write warehouse {path}: {first}; the last committed state is intact "
         "(free disk space / fix permissions, then rerun or resume)"
     )
+
+
+def holds_lock(path: str) -> bool | None:
+    """Whether this process holds a POSIX lock on ``path`` (``/proc/locks``); None where unknown.
+    A second descriptor of the file, once closed, drops the lock (docs/write-protocol.md)."""
+    try:
+        ino = os.stat(path).st_ino
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    me = str(os.getpid())
+    for line in lines:
+        parts = line.split()
+        if "->" in parts:  # a waiter blocked on a lock, not a lock held
+            continue
+        try:
+            kind, pid, where = parts[1], parts[4], parts[5]
+        except IndexError:
+            continue
+        if kind == "POSIX" and pid == me and where.rsplit(":", 1)[-1] == str(ino):
+            return True
+    return False
+
+
+def check_wait(wait: Any) -> float:
+    """``wait`` (``--wait``, ``ctxprior.open(wait=...)``) as seconds: a finite number >= 0."""
+    try:
+        value = float(wait)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        shown = f"{value:g}" if isinstance(wait, (int, float)) else wait
+        raise UserError(f"--wait {shown}: must be a number of seconds >= 0 (e.g. --wait 60)")
+    return value
 
 
 def _connect(
@@ -483,9 +562,11 @@ def _connect(
 ) -> duckdb.DuckDBPyConnection:
     """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it.
 
-    Honours another process's writer intent; a brief writer announces its own intent while it
-    waits. See the module docstring for the protocol.
+    The one place ctxprior opens the warehouse file (docs/write-protocol.md; tests/test_write_protocol.py
+    checks that nothing else calls ``duckdb.connect``). Honours another process's writer intent; a brief
+    writer announces its own intent while it waits. See the module docstring for the protocol.
     """
+    wait = check_wait(wait)
     start = time.monotonic()
     deadline = start + wait
     intent = path + INTENT_SUFFIX
@@ -537,12 +618,25 @@ def _connect(
             _remove_marker(intent)
 
 
+def _unlink_unfinished(path: str, e: BaseException) -> None:
+    """A warehouse this open was creating, left unfinished by a full disk or a lost permission
+    (a file DuckDB can no longer open): removed, so the next command starts afresh."""
+    if not (is_write_fault(e) or str(e).startswith("cannot write warehouse")):
+        return
+    for f in (path, path + ".wal"):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
 def open_store(
     path: str | os.PathLike | None = None,
     read_only: bool = False,
     create: bool = True,
     wait: float = 0.0,
     brief: bool = False,
+    migrating: bool = False,
 ) -> Store:
     """Open (and when writable, create or check) the warehouse at ``path``.
 
@@ -551,12 +645,15 @@ def open_store(
     - wait: seconds to keep retrying while another process holds the write lock.
     - brief: a brief writer (long jobs such as scoring runs): hold the file only while writing,
       announce the intent to write, let readers in between commits (module docstring).
+    - migrating: ``ctxprior migrate``: an existing file, opened read-write without the version check
+      and without creating anything (the migration does both).
     """
     from .versions import SCHEMA_VERSION, check_version
 
     path = str(path or default_db_path())
+    wait = check_wait(wait)
     exists = Path(path).exists()
-    if not exists and (read_only or not create):
+    if not exists and (read_only or not create or migrating):
         raise UserError(f"no warehouse at {path}; create one with `ctxprior --db {path} ingest demo`")
     if exists and Path(path).is_dir():
         raise UserError(f"warehouse path {path} is a directory; pass a file path with --db")
@@ -568,11 +665,15 @@ def open_store(
         _write_marker(path + WRITER_SUFFIX)
     try:
         con = _connect(path, read_only, wait, brief_writer=brief and not read_only)
-    except BaseException:
+    except BaseException as e:
         if brief:
             _remove_marker(path + WRITER_SUFFIX)
+        if not exists:
+            _unlink_unfinished(path, e)
         raise
     store = Store(path, con, read_only, brief=brief and not read_only, wait=wait)
+    if migrating:
+        return store
     try:
         version = store.schema_version()
         if version is None and exists and store.table_names():
@@ -581,12 +682,13 @@ def open_store(
             check_version(path, version, SCHEMA_VERSION)
         if not read_only:
             store.ensure_schema()
-    except duckdb.IOException as e:
+        if store.brief:
+            store.release()
+    except BaseException as e:
         store.close()
-        raise _write_error(path, e) from None
-    except BaseException:
-        store.close()
+        if not exists:
+            _unlink_unfinished(path, e)
+        if isinstance(e, duckdb.IOException):
+            raise _write_error(path, e) from None
         raise
-    if store.brief:
-        store.release()
     return store

@@ -15,6 +15,11 @@ from .base import ModelSpec, worker_name
 _DONE = object()
 
 
+class _Stopped(BaseException):
+    """Raised in the compute thread (from its progress callback) once the caller stopped listening:
+    the unit it is on is dropped after the current batch, so the caller's join is short."""
+
+
 class _Raised:
     def __init__(self, exc: BaseException):
         self.exc = exc
@@ -68,6 +73,8 @@ class LocalExecutor:
                 sent = [0]
 
                 def tick(n: int, total=inp.n_prompts, sent=sent) -> None:  # clamp to the unit's prompt count
+                    if stop.is_set():
+                        raise _Stopped
                     n = min(n, total - sent[0])
                     if n > 0 and progress:
                         sent[0] += n
@@ -76,6 +83,8 @@ class LocalExecutor:
                 res = run_unit_checked(self.engine, inp, self.config, worker, progress=tick)
                 tick(inp.n_prompts)
                 _put(out, res, stop)
+        except _Stopped:
+            pass
         except BaseException as e:  # surfaced in the caller's thread
             _put(out, _Raised(e), stop)
         finally:
@@ -96,7 +105,10 @@ class LocalExecutor:
                     raise item.exc
                 yield item
         finally:
-            stop.set()  # the thread drops the unit it is on and ends; nobody waits for it
+            stop.set()  # the thread drops the unit it is on and ends
+            # wait for it: a thread still inside torch when the interpreter exits aborts the process
+            # ("terminate called without an active exception", exit 134; issue 27)
+            thread.join()
 
     def close(self) -> None:
         pass
