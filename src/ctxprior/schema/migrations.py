@@ -9,7 +9,7 @@ one, a new key) bumps ``SCHEMA_VERSION`` (``versions.py``) and registers a step 
 from __future__ import annotations
 
 from ..errors import UserError
-from .store import open_store
+from .store import Store, open_store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 
 __all__ = ["MIGRATIONS", "check_version", "migrate"]
