@@ -239,3 +239,17 @@ def scored_base(d: Path) -> dict:
     code, out = run_cli_child(["--db", ref, *SCORE, "--model", tiny], d / "ref.log")
     assert code == 0, out
     return {"db": db, "tiny": tiny, "ref": snapshot(ref), "refdb": ref, "dir": d}
+
+
+def open_handles(path: str) -> int:
+    """How many file descriptors of this process point at ``path`` (Linux: /proc/self/fd)."""
+    import os
+
+    real = os.path.realpath(path)
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            n += os.readlink(f"/proc/self/fd/{fd}") == real
+        except OSError:
+            pass
+    return n

@@ -23,22 +23,11 @@ import signal
 import time
 from pathlib import Path
 
-from scale_helpers import SCORE, copy_db, duplicates, forkserver, snapshot, start_cli
+from scale_helpers import SCORE, copy_db, duplicates, forkserver, open_handles, snapshot, start_cli
 
 # the driver pauses 0.3 s (file released) before each reopen: a run lasts long enough to be killed
 # at many moments, readers and writers get in between its commits
 SLOW = {"CTXPRIOR_FAULT": "wh.connect@2+:sleep=0.3"}
-
-
-def _handles(path: str) -> int:
-    real = os.path.realpath(path)
-    n = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            n += os.readlink(f"/proc/self/fd/{fd}") == real
-        except OSError:
-            pass
-    return n
 
 
 def writer(db: str, name: str, log: str, stop_file: str, max_seconds: float) -> None:
@@ -54,7 +43,7 @@ def writer(db: str, name: str, log: str, stop_file: str, max_seconds: float) -> 
             try:
                 with open_store(db, wait=120) as store, store.transaction():
                     store.execute("INSERT INTO meta VALUES (?, 'probe')", [key])
-                    most = max(most, _handles(db))
+                    most = max(most, open_handles(db))
             except Exception as e:
                 errors.append(f"{type(e).__name__}: {str(e).splitlines()[0]}")
                 time.sleep(0.1)

@@ -17,6 +17,7 @@ import transformers as T
 from ctxprior.scoring.architectures import EXACT, RECURRENT, prefix_reuse, sliding_window
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
+from ctxprior.scoring.hfcompat import cache_arg, output_cache
 from ctxprior.scoring.models import LoadedModel
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -375,7 +376,9 @@ def left_padded_reuse(lm: LoadedModel, pairs, cache_factory) -> torch.Tensor:
     ``cache_factory()``, prefixes left-padded (masked) in one batch, suffixes (equal lengths) run
     on it with positions after each row's own prefix. Next-token log-probs [n, V] (float64)."""
     caches = [
-        lm.model(input_ids=torch.tensor([p]), use_cache=True, past_key_values=cache_factory()).past_key_values
+        output_cache(
+            lm.model(input_ids=torch.tensor([p]), use_cache=True, **cache_arg(lm.model, cache_factory()))
+        )
         for p, _ in pairs
     ]
     lps = [len(p) for p, _ in pairs]
@@ -397,8 +400,8 @@ def left_padded_reuse(lm: LoadedModel, pairs, cache_factory) -> torch.Tensor:
         input_ids=torch.tensor([s for _, s in pairs]),
         attention_mask=attn,
         position_ids=pos,
-        past_key_values=T.DynamicCache(layers),
         use_cache=True,
+        **cache_arg(lm.model, T.DynamicCache(layers)),
     )
     return torch.log_softmax(out.logits[:, -1].double(), -1)
 
