@@ -570,27 +570,26 @@ class Warehouse:
         Ray workers. ``prompt_format="chat"`` wraps each prompt in the model's chat template
         ([Chat models](scoring.md#chat-models)); ``per_layer="chi"`` (or True) / ``"psi"`` adds the
         logit-lens scores of every layer ([Per-layer scores](scoring.md#per-layer-scores)).
-        Options are those of ``ctxprior score`` ([Scoring](scoring.md#options)).
+        Options are those of ``ctxprior score`` ([Scoring](scoring.md#options)), declared once
+        (:func:`score_options`) and checked alike: a bad value is the command's one-line
+        ``UserError``, raised before anything is written.
         """
         from .scoring.executors import executor_factory
         from .scoring.models import LoadedModel
+        from .scoring.options import SCORE_OPTIONS, ScoreConfig, check_options
         from .scoring.runs import score_sample
-        from .scoring.units import ScoreConfig
 
         if sample is None and resume is None:
             raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
-        config = ScoreConfig(
-            estimator=estimator,
-            query_types=tuple(query_types),
-            relations=tuple(relations) if relations else None,
-            prior_topk=prior_topk,
-            store_topk=store_topk,
-            memorization=memorization,
-            max_new_tokens=max_new_tokens,
-            query_forms_per_type=query_forms_per_type,
-            prompt_format=prompt_format,
-            per_layer=_per_layer(per_layer),
-        )
+        here = locals()
+        args = {o.name: here[o.name] for o in SCORE_OPTIONS}  # every declared option is a keyword
+        args["per_layer"] = per_layer = _per_layer(per_layer)
+        check_options(SCORE_OPTIONS, args)  # the CLI's checks, before anything is read or written
+        args["query_types"] = tuple(query_types)
+        args["relations"] = tuple(relations) if relations else None
+        # the options that change the rows (shard_size is chosen when the run starts)
+        fields = set(ScoreConfig.__dataclass_fields__) - {"shard_size"}
+        config = ScoreConfig(**{k: v for k, v in args.items() if k in fields})
         lm = model if isinstance(model, LoadedModel) else None
         if resume is not None:
             from .schema.runs import refuse_if_driven
@@ -1172,13 +1171,19 @@ def migrate(path: str | Path | None = None, *, wait: float = 0.0) -> list[str]:
 
 def _per_layer(value: str | bool | None) -> str | None:
     """``per_layer`` of score / quick: None/False, True or "chi" (χ per layer), "psi" (χ and ψ)."""
+    from .scoring.options import PER_LAYER
+
     if value in (None, False, ""):
         return None
-    if value is True:
-        return "chi"
-    if value not in ("chi", "psi"):
-        raise UserError(f"--per-layer {value}: use chi or psi")
-    return value
+    return PER_LAYER.check(PER_LAYER.bare if value is True else value)
+
+
+def score_options() -> tuple:
+    """The declared options of :meth:`Warehouse.score` (``ctxprior.scoring.options.Option``: name,
+    flag, help, default, type, choices, validity), from which ``ctxprior score`` makes its options."""
+    from .scoring.options import SCORE_OPTIONS
+
+    return SCORE_OPTIONS
 
 
 def quick(

@@ -6,54 +6,16 @@ import sys
 
 import click
 
+from ..api import score_options
 from .app import pass_app
+from .options import declared_options
 
 EXECUTOR_OPTIONS = ("executor", "address", "workers", "gpus_per_worker", "shard_dir")
 
 
 def executor_options(f):
     """--executor/--address/--workers/--gpus-per-worker/--shard-dir (keyword arguments of Warehouse.score)."""
-    for opt in reversed(
-        [
-            click.option(
-                "--executor",
-                type=click.Choice(["local", "ray"]),
-                default="local",
-                show_default=True,
-                help="local: units one after the other in this process; ray: units on Ray "
-                "workers (a local Ray instance unless --address), the driver commits.",
-            ),
-            click.option(
-                "--address",
-                default=None,
-                metavar="ray://HOST:PORT|auto",
-                help="Ray cluster to join (--executor ray). Default: start a local one.",
-            ),
-            click.option(
-                "--workers",
-                type=int,
-                default=None,
-                help="Ray workers (actors, one model each). Default: one per GPU of the "
-                "cluster (per --gpus-per-worker GPUs), or one per CPU on a cluster without GPUs.",
-            ),
-            click.option(
-                "--gpus-per-worker",
-                type=float,
-                default=None,
-                help="GPUs per Ray worker (0 = CPU workers). Default: 1 when the cluster has "
-                "GPUs, else 0. The driver never loads the model itself.",
-            ),
-            click.option(
-                "--shard-dir",
-                default=None,
-                metavar="DIR",
-                help="Folder for the workers' Parquet shards (default <db>.shards); on several "
-                "nodes a folder every node sees under the same path.",
-            ),
-        ]
-    ):
-        f = opt(f)
-    return f
+    return declared_options(score_options(), EXECUTOR_OPTIONS)(f)
 
 
 def echo_run(run, interrupted_hint: str) -> None:

