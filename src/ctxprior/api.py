@@ -973,7 +973,8 @@ class Warehouse:
         unfinished run (``resume=RUN`` continues run RUN with its stored options); Ctrl-C or
         ``ctxprior runs cancel`` keeps the finished facts. Returns a ``DynamicRun``: ``id``,
         ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
-        from .dynamicqa.generate import DynamicConfig, run_dynamic
+        from .dynamicqa.config import DynamicConfig
+        from .dynamicqa.run import run_dynamic
 
         cfg = DynamicConfig(
             dataset=dataset,
