@@ -91,7 +91,7 @@ def _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relatio
 
 def _score(wh, echo, samples, model) -> dict[str, int]:
     """[3/6] score every sample; memorization (greedy answers) on one relation of the demo."""
-    plan = [
+    plan: list[tuple[str, int, dict[str, Any]]] = [
         ("demo", samples["demo"], {}),
         (
             "memorization",
