@@ -100,7 +100,7 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
     Every file's sha256 is checked against manifest.json first. The warehouse (--db) must have no
     rows unless --merge or --replace is given; everything is loaded in one transaction.
     """
-    added = app.api(write=True).import_parquet(directory, mode=_mode(merge, replace))
+    added = app.api(write=True).parquet.load(directory, mode=_mode(merge, replace))
     click.echo(
         f"imported {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} "
         f"table(s) of {app.db}"
