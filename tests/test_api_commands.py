@@ -93,3 +93,11 @@ def test_read_only_warehouse_refuses_writes_and_migrate_needs_a_file(demo, tmp_p
 
 def test_migrate_is_exported_at_the_top():
     assert ctxprior.migrate is api.migrate and "migrate" in dir(ctxprior)
+
+
+def test_commands_call_the_new_paths_not_the_deprecated_names():
+    """No command calls a method of earlier releases (``api.MOVED``) or a part's deprecated call form."""
+    old = "|".join([*api.MOVED, "datasets", "samples", "runs", "fakes"])
+    call = re.compile(rf"(?:api\([^)]*\)|\bwh)\.({old})\(")
+    for f in sorted((ROOT / "src" / "ctxprior" / "commands").glob("*.py")):
+        assert not call.findall(f.read_text()), f"{f.name} calls {call.findall(f.read_text())}"
