@@ -106,7 +106,7 @@ def sample_cmd(
     elif n_entities == 0:
         n_entities = None
     wh = app.api(write=True)
-    sid = wh.sample(
+    sid = wh.samples.draw(
         dataset,
         relations=relations,
         entities=n_entities,
@@ -119,7 +119,7 @@ def sample_cmd(
         fakes=fakes,
         real_entities=real_entities,
     )
-    s = wh.samples().set_index("sample_id").loc[sid]
+    s = wh.samples.list().set_index("sample_id").loc[sid]
     click.echo(
         f"sample {sid}: dataset '{s['dataset']}', seed {s['seed']}, design {s['design']}, "
         f"{s['relations']} relations, {s['entities']} entities, {s['contexts']} contexts"
