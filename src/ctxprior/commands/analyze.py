@@ -8,16 +8,21 @@ from .app import pass_app
 
 
 class _OnlyOption(click.Option):
-    """--only: its help names the registry's analyses, looked up when shown (not at start-up)."""
+    """--only: its help names the registry's analyses, looked up when shown (not at start-up), by
+    ``--help`` and by the generated CLI reference alike."""
 
-    def get_help_record(self, ctx):
+    @property
+    def help(self) -> str:
         from ..api import analysis_names
 
-        self.help = (
+        return (
             f"Comma-separated analyses to run. Choices: {','.join(analysis_names())}. "
             "Default: all but covariate (which runs when --covariate is given)."
         )
-        return super().get_help_record(ctx)
+
+    @help.setter
+    def help(self, value) -> None:  # click's __init__ sets it; the registry holds it
+        pass
 
 
 @click.command("analyze")

@@ -206,14 +206,6 @@ Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Mode
   NULL, not 0, when undefined.
 """
 
-ESTIMATORS = {
-    "first-token": "the answer variable A is the next token: the softmax of the last prompt position's "
-    "logits over the full vocabulary (as in the paper)",
-    "answer-set": "A ranges over the relation's answer strings, each scored by its sequence likelihood "
-    "after the prompt and renormalized",
-    "sampled": "A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
-}
-
 
 # -- column meanings ----------------------------------------------------------------------------
 
@@ -426,8 +418,11 @@ def _card_method(runs: list[dict[str, Any]]) -> list[str]:
     out = ["## How the scores were computed", "", METHOD_TEXT]
     est = sorted({r.get("estimator") for r in runs if r.get("estimator")})
     if est:
+        from ..scoring.estimators import registry  # the estimators' own words (loads torch)
+
+        known = registry()
         out += ["Estimators used by the runs in this dataset:", ""]
-        out += [f"- `{e}`: {ESTIMATORS.get(e, 'see the run config (`run.config_json`)')}" for e in est]
+        out += [f"- `{e}`: {_estimator_text(known.get(e))}" for e in est]
         out.append("")
     out += [
         "The full configuration of each run (every option, the seed, the package version) is in "
@@ -435,6 +430,11 @@ def _card_method(runs: list[dict[str, Any]]) -> list[str]:
         "",
     ]
     return out
+
+
+def _estimator_text(e) -> str:
+    """An estimator's line on the card: what A is (its registry entry), else where to look."""
+    return (e.card or e.help) if e is not None else "see the run config (`run.config_json`)"
 
 
 def _card_runs(runs: list[dict[str, Any]]) -> list[str]:

@@ -5,7 +5,9 @@ runs each prompt's suffix on it, left-padding the prefixes of one batch in the c
 slots, each row's position ids start after its own prefix). That is exact (equal to running each
 prompt alone, to float rounding) whenever a layer's output at a position depends only on the
 unmasked keys and values before it and on that position's id. ``tests/test_architectures.py``
-checks it for every family in ``EXACT`` on a tiny random config.
+checks it for every family in ``EXACT`` on a tiny random config; ``families()`` is ``EXACT`` with
+the families other packages declare (entry points ``ctxprior.model_families``, a module that calls
+``register_family``; see ``ctxprior.plugins``), verified by those packages.
 
 It is not exact, or not known to be, for
 - **sliding-window layers whose window is shorter than the prompt**: the cache transformers
@@ -60,6 +62,27 @@ EXACT: dict[str, tuple[str, str]] = {
     "granite": ("Granite", "GraniteForCausalLM"),
     "smollm3": ("SmolLM3, NoPE layers", "SmolLM3ForCausalLM"),
 }
+
+_FOUND: list[bool] = []
+
+
+def register_family(model_type: str, family: str, cls: str) -> None:
+    """Declare prefix reuse exact for ``model_type`` (a plug-in module calls it once it has checked
+    it as ``tests/test_architectures.py`` does); a type already declared otherwise is a mistake."""
+    if EXACT.get(model_type, (family, cls)) != (family, cls):
+        raise ValueError(f"model family {model_type!r} is declared twice")
+    EXACT[model_type] = (family, cls)
+
+
+def families() -> dict[str, tuple[str, str]]:
+    """``EXACT`` with the plug-ins' families (loaded on first use): model_type -> (family, class)."""
+    if not _FOUND:
+        from .. import plugins
+
+        plugins.discover("model_families")
+        _FOUND.append(True)
+    return EXACT
+
 
 # model types whose layers keep a recurrent state instead of (or beside) a key/value cache
 RECURRENT: frozenset[str] = frozenset(
@@ -163,7 +186,7 @@ def prefix_reuse(
             f"{mtype}: chunked attention (chunks of {getattr(cfg, 'attention_chunk_size', '?')} "
             "tokens at absolute indices, moved by left padding); running full prompts"
         )
-    if mtype not in EXACT:
+    if mtype not in families():
         return False, (
             f"{mtype}: prefix reuse not verified for this model type "
             "(see docs/architectures.md); running full prompts"

@@ -5,9 +5,11 @@
 - ``answer_set``: A ranges over a set of candidate answer strings, each scored in full (teacher
   forcing, sum of token log-probs), normalized over the set.
 
-``ESTIMATORS`` (at the end) is the registry: one ``Estimator`` entry per ``--estimator`` name,
-with the call a unit makes and what the estimator supports; the unit's dispatch
-(``units.compute_unit``), the run's checks and the shard size read it.
+``ESTIMATORS`` (at the end) is the registry: one ``Estimator`` entry per value of
+``run.estimator``, with the call a unit makes and what the estimator supports; ``registry()`` is it
+with the plug-ins of other packages added (entry points ``ctxprior.estimators``, see
+``ctxprior.plugins``). The unit's dispatch (``units.compute_unit``), the run's checks, the shard
+size, ``score --estimator`` (choices and help) and the dataset card read it.
 
 Every query is scored against every context (the same contexts for every entity); the prompt is
 ``context + query`` as one string, rendered by a ``PromptFormat`` (``prompts.py``: raw, or the user
@@ -330,14 +332,18 @@ class Estimator:
     ``vocab_table``: a unit holds a [prompts x vocab] table (the shard size follows free memory),
     else units hold at most 8 entities; ``help``: its line in ``ctxprior score --help``;
     ``prompts(unit, prompt)``: the texts ``run`` will tokenize first, when known ahead (the executor
-    tokenizes the next unit's while the device computes this one's)."""
+    tokenizes the next unit's while the device computes this one's); ``card``: what the answer
+    variable A is, for the dataset card (default: ``help``); ``score``: a choice of ``ctxprior
+    score --estimator`` (False: another kind of run writes it, with ``run`` None)."""
 
     name: str
-    run: Callable[..., list[QueryScores]]
+    run: Callable[..., list[QueryScores]] | None
     per_layer: bool = False
     vocab_table: bool = False
     help: str = ""
     prompts: Callable[[UnitTexts, PromptFormat], list[str]] | None = None
+    card: str = ""
+    score: bool = True
 
 
 def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
@@ -373,12 +379,51 @@ ESTIMATORS: dict[str, Estimator] = {
             vocab_table=True,
             help="next-token distribution over the vocabulary (the paper)",
             prompts=lambda unit, prompt: first_token_texts(unit.contexts, unit.queries, prompt),
+            card="the answer variable A is the next token: the softmax of the last prompt position's "
+            "logits over the full vocabulary (as in the paper)",
         ),
         Estimator(
             "answer-set",
             _run_answer_set,
             help="full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
             "scored by teacher forcing and normalized over the set",
+            card="A ranges over the relation's answer strings, each scored by its sequence likelihood "
+            "after the prompt and renormalized",
+        ),
+        Estimator(
+            "sampled",
+            None,
+            help="semantic clusters of sampled answers (ctxprior score-dynamic)",
+            card="A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
+            score=False,
         ),
     )
 }
+_FOUND: list[bool] = []
+
+
+def register_estimator(estimator: Estimator) -> Estimator:
+    """Add ``estimator`` to the registry (a plug-in module calls it; a name already taken by
+    another estimator is a mistake in the code)."""
+    if ESTIMATORS.get(estimator.name, estimator) is not estimator:
+        raise ValueError(f"estimator {estimator.name!r} is declared twice")
+    ESTIMATORS[estimator.name] = estimator
+    return estimator
+
+
+def registry() -> dict[str, Estimator]:
+    """Every estimator by name: the built-ins above, then the entry points ``ctxprior.estimators``
+    (an ``Estimator``, or a module that calls ``register_estimator``), loaded on first use."""
+    if not _FOUND:
+        from .. import plugins
+
+        for obj in plugins.discover("estimators"):
+            if isinstance(obj, Estimator):
+                register_estimator(obj)
+        _FOUND.append(True)
+    return ESTIMATORS
+
+
+def score_estimators() -> dict[str, Estimator]:
+    """The estimators ``ctxprior score --estimator`` offers (``score``), by name."""
+    return {n: e for n, e in registry().items() if e.score}

@@ -132,15 +132,15 @@ def check_options(options: Sequence[Option], values: dict[str, Any]) -> None:
 
 
 def _estimator_names() -> tuple[str, ...]:
-    from .estimators import ESTIMATORS
+    from .estimators import score_estimators
 
-    return tuple(ESTIMATORS)
+    return tuple(score_estimators())
 
 
 def _estimator_help() -> str:
-    from .estimators import ESTIMATORS
+    from .estimators import score_estimators
 
-    return "; ".join(f"{name}: {e.help}" for name, e in ESTIMATORS.items()) + "."
+    return "; ".join(f"{name}: {e.help}" for name, e in score_estimators().items()) + "."
 
 
 MODEL_OPTIONS = (

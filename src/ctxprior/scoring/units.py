@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from .engine import Engine
-from .estimators import ESTIMATORS, ScoreError, UnitTexts
+from .estimators import ScoreError, UnitTexts, score_estimators
 from .options import ScoreConfig
 from .prompts import PromptFormat, format_for
 
@@ -116,7 +116,7 @@ def label_generation(text: str, query_type: str, true_answer: str | None, contex
 
 def _unit_texts(engine: Engine, inp: UnitInput, config: ScoreConfig):
     """(the estimator, the unit's texts, the prompt format)."""
-    est = ESTIMATORS.get(config.estimator)
+    est = score_estimators().get(config.estimator)
     if est is None:
         raise ValueError(f"unknown estimator {config.estimator}")
     queries = [query_text(inp, e, a) for _, e, a in inp.facts]
