@@ -196,6 +196,7 @@ def test_reliance_torch_matches_the_numpy_reference(case):
     ref = reliance_np(lp, l0, ctx, gold)
     got = reliance_torch(
         torch.from_numpy(lp),
+        torch.from_numpy(np.exp(lp)),
         torch.from_numpy(l0),
         torch.from_numpy(ctx),
         torch.tensor(gold),

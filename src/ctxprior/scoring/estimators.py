@@ -99,9 +99,10 @@ def scores_batch(
         )
     parts: dict[str, list] = {}
     for i in range(nq):
-        out = scores_torch(rows[i])
+        out = scores_torch(rows[i], keep_probs=prior is not None)
         if prior is not None:
-            out.update(reliance_torch(rows[i], prior[i], answers[0][i], answers[1][i], out["entropy"]))
+            p = out.pop("probs")
+            out.update(reliance_torch(rows[i], p, prior[i], answers[0][i], answers[1][i], out["entropy"]))
         for k, v in out.items():
             parts.setdefault(k, []).append(v)
     dev = {k: torch.stack(v) for k, v in parts.items()}

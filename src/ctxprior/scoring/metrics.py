@@ -134,11 +134,12 @@ def persuasion(probs, weights=None) -> np.ndarray:
 # ---------------------------------------------------------------- torch (fast path)
 
 
-def scores_torch(logp, weights=None):
+def scores_torch(logp, weights=None, keep_probs: bool = False):
     """Same as scores_np for a torch tensor [N, V] of log-probs; stays on the tensor's device.
 
     Returns a dict of float64 tensors: persuasion [N], entropy [N], susceptibility, mixture_entropy,
-    mean_conditional_entropy (0-d), log_mixture [V].
+    mean_conditional_entropy (0-d), log_mixture [V]; with ``keep_probs``, also probs [N, V] (the
+    float64 probabilities, for ``reliance_torch``).
     """
     import torch
 
@@ -158,7 +159,7 @@ def scores_torch(logp, weights=None):
     pm = log_mix.exp()
     h_mix = -torch.where(pm > 0, pm * log_mix, zero).sum()
     w = lw.exp()
-    return {
+    out = {
         "persuasion": psi,
         "entropy": ent,
         "susceptibility": (w * psi).sum(),
@@ -166,6 +167,7 @@ def scores_torch(logp, weights=None):
         "mean_conditional_entropy": (w * ent).sum(),
         "log_mixture": log_mix,
     }
+    return {**out, "probs": p} if keep_probs else out
 
 
 def scores_torch_chunk(lp32):
@@ -287,38 +289,39 @@ def reliance_np(logp, log_prior, context_answer, gold_answer: int = -1) -> dict[
     }
 
 
-def reliance_torch(lp, prior, context_answer, gold_answer, entropy):
-    """``reliance_np`` on the device for one query: ``lp [C, A]`` and ``prior [A]`` log-probs,
-    ``context_answer [C]`` and ``gold_answer`` (0-d) int64 indices (-1: none), ``entropy [C]`` the
-    H(p_c) ``scores_torch`` already has. Float64; returns a dict of [C] tensors."""
+def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
+    """``reliance_np`` on the device for one query, from what ``scores_torch`` already holds:
+    ``lp [C, A]`` log-probs, ``p [C, A]`` their float64 probabilities, ``entropy [C]`` H(p_c);
+    ``prior [A]`` the no-context log-probs; ``context_answer [C]`` and ``gold_answer`` (0-d) int64
+    indices (-1: none). Fewer passes over the rows than the definitions: KL(p_c ‖ p_0) =
+    −H(p_c) − Σ p_c log p_0 (one product) and JSD = H(m) − ½ (H(p_c) + H(p_0)). Float64; returns a
+    dict of [C] tensors. Exact where p_0 > 0 wherever p_c > 0 (else the KL is infinite)."""
     import torch
 
-    lp, l0 = lp.to(torch.float64), prior.to(torch.float64)
-    p, p0 = lp.exp(), l0.exp()
-    zero = torch.zeros((), dtype=torch.float64, device=lp.device)
-    logm = torch.logaddexp(lp, l0[None, :]) - LN2
-    kl_pm = torch.where(p > 0, p * (lp - logm), zero).sum(-1)
-    kl_0m = torch.where(p0 > 0, p0 * (l0 - logm), zero).sum(-1)
+    l0 = prior.to(torch.float64)
+    p0 = l0.exp()
+    h0 = entropy_torch(l0)
+    m = (p + p0) * 0.5
+    h_m = -torch.special.xlogy(m, m).sum(-1)
     top0 = l0.argmax()
-    rows = torch.arange(lp.shape[0], device=lp.device)
     ctx = context_answer.clamp_min(0)
-    nan = torch.full((), float("nan"), dtype=torch.float64, device=lp.device)
-    p_ctx = torch.where(context_answer >= 0, p[rows, ctx], nan)
+    nan = torch.full((), float("nan"), dtype=torch.float64, device=p.device)
+    p_ctx = torch.where(context_answer >= 0, p.gather(1, ctx[:, None])[:, 0], nan)
     d = p_ctx - p0[ctx]
     den = torch.where(d >= 0, 1.0 - p0[ctx], p0[ctx])
-    scaled = torch.where(den > 0, d / torch.where(den > 0, den, 1.0), zero)
+    scaled = torch.where(den > 0, d / torch.where(den > 0, den, 1.0), 0.0)
     return {
-        "shift": torch.where(p > 0, p * (lp - l0[None, :]), zero).sum(-1).clamp_min(0.0),
-        "jsd": (0.5 * (kl_pm.clamp_min(0.0) + kl_0m.clamp_min(0.0))).clamp(0.0, LN2),
-        "confidence_gain": entropy_torch(l0) - entropy,
+        "shift": (-entropy - p @ l0.nan_to_num(neginf=0.0)).clamp_min(0.0),
+        "jsd": (h_m - 0.5 * (entropy + h0)).clamp(0.0, LN2),
+        "confidence_gain": h0 - entropy,
         "p_context_answer": p_ctx,
         "p_gold_answer": torch.where(gold_answer >= 0, p[:, gold_answer.clamp_min(0)], nan),
         "p_prior_answer": p[:, top0],
         "scaled_difference": torch.where(context_answer >= 0, scaled, nan),
         "answer_top": lp.argmax(-1),
-        "answer_prior": top0.expand(lp.shape[0]),
+        "answer_prior": top0.expand(p.shape[0]),
         "answer_context": context_answer,
-        "answer_gold": gold_answer.expand(lp.shape[0]),
+        "answer_gold": gold_answer.expand(p.shape[0]),
     }
 
 
