@@ -419,6 +419,71 @@ def test_answer_set_run(db_path):
         assert {"Yes", "No"} & toks
 
 
+def test_reliance_matches_a_naive_reference():
+    """first_token's reliance measures (same pass, same distributions) equal metrics.reliance_np on
+    one-prompt-at-a-time log-probs, each answer read as its first token after the prompt."""
+    from naive_scoring import _last_logprobs
+
+    from ctxprior.scoring.metrics import RELIANCE_KEYS, reliance_np
+
+    lm = tiny()
+    ctx_answers = ["Rome", "Paris", None, "Rome", "Lima"]
+    gold = ["Paris", "Madrid", None]
+    res = first_token(Engine(lm, batch_size=4), CONTEXTS, QUERIES, answers=([ctx_answers] * 3, gold))
+
+    def first(a):
+        return lm.tokenizer(" " + a, add_special_tokens=False)["input_ids"][0] if a else -1
+
+    ids = np.array([first(a) for a in ctx_answers])
+    for q, g, r in zip(QUERIES, gold, res):
+        lp = _last_logprobs(lm.model, lm.tokenizer, [c + q for c in CONTEXTS], 32)
+        prior = _last_logprobs(lm.model, lm.tokenizer, [q], 1)[0]
+        ref = reliance_np(lp, prior, ids, first(g))
+        for k in RELIANCE_KEYS:
+            np.testing.assert_allclose(np.asarray(r.reliance[k], np.float64), ref[k], atol=1e-6, err_msg=k)
+
+
+@pytest.mark.parametrize("estimator", ["first-token", "answer-set"])
+def test_reliance_rows_and_views(db_path, estimator):
+    sid = _demo(db_path, entities=2, contexts=6)
+    with open_store(db_path) as wh:
+        config = ScoreConfig(estimator=estimator)
+        s = score_sample(wh, sid, "tiny", lm=tiny(), config=config, shard_size=2, progress=False, log=print)
+        run = [s.run_id]
+        n = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", run)
+        assert wh.scalar("SELECT count(*) FROM reliance WHERE run_id = ?", run) == n > 0
+        assert wh.scalar("SELECT count(*) FROM v_reliance WHERE run_id = ?", run) == n
+        # the mean shift over an item's contexts = chi + KL(mixture || no-context prompt)
+        diff = wh.scalar(
+            """SELECT max(abs(s.susceptibility + s.prior_kl - r.m)) FROM susceptibility s JOIN
+               (SELECT query_form_id, fact_id, avg(shift) m FROM reliance WHERE run_id = ? GROUP BY ALL) r
+               USING (query_form_id, fact_id) WHERE s.run_id = ?""",
+            run * 2,
+        )
+        assert diff < 1e-9
+        bad = wh.scalar(
+            """SELECT count(*) FROM v_reliance WHERE run_id = ? AND NOT (jsd BETWEEN 0 AND ln(2)
+               AND shift >= 0 AND scaled_difference BETWEEN -1 AND 1 AND answer_context IS NOT NULL
+               AND answer_gold IS NOT NULL AND keeps_prior = (answer_top = answer_prior)
+               AND outcome = CASE WHEN answer_top = answer_gold THEN 'ORIGINAL'
+                                  WHEN answer_top = answer_context THEN 'CONTEXT' ELSE 'OTHER' END)""",
+            run,
+        )
+        assert bad == 0
+        if estimator == "answer-set":  # closed forms: candidates Yes, No, ...; gold Yes, a context Yes or No
+            got = wh.query(
+                "SELECT DISTINCT answer_gold, answer_context IN (0, 1) FROM v_reliance "
+                "WHERE run_id = ? AND query_type = 'closed'",
+                run,
+            )
+            assert got == [(0, True)]
+        rates = wh.df("SELECT * FROM v_reliance_rates WHERE run_id = ?", run)
+        assert set(rates["scope"]) == {"relation", "all relations"}
+        c = rates[rates["n_conflict"] > 0]
+        np.testing.assert_allclose(c["conr"] + c["memr"] + c["other_rate"], 1.0)
+        assert (rates.groupby("scope")["n"].sum() == n).all()
+
+
 # ---------------------------------------------------------------- CLI and model loading
 
 
