@@ -286,8 +286,8 @@ def test_resuming_a_run_from_before_the_options_keeps_its_rules():
     "opts", [{}, dict(se_form="authors", cp_tokens="answer", labels="alias", kl_zeros="drop")]
 )
 def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
+    from dynamicqa_helpers import subset
     from fixtures.make_dynamicqa import make_dynamicqa
-    from test_dynamicqa import subset
     from transformers import AutoTokenizer
 
     from ctxprior.dynamicqa.ingest import ingest_dynamicqa

@@ -11,7 +11,7 @@ import pytest
 from chat_mock import ChatMock
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ingest import snapshot
+from warehouse_helpers import snapshot
 
 from ctxprior.errors import UserError
 from ctxprior.fakes import Screen, add_fakes, generate_fakes

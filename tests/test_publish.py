@@ -16,8 +16,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from hub_mock import HubMock, subprocess_env
-from test_parquet import assert_same_warehouse
-from test_parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse
+from warehouse_helpers import assert_same_warehouse
 
 REPO = "ctx-lab/pythia-scores"
 TOKEN = "hf_ctxpriorTEST" + secrets.token_hex(12)

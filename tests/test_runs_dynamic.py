@@ -66,7 +66,7 @@ def _rows(db: str, run_id: int = 1) -> dict:
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     """A warehouse with 9 DynamicQA facts, the tiny model, and the rows of an uninterrupted run."""
-    from test_dynamicqa import subset
+    from dynamicqa_helpers import subset
 
     d = tmp_path_factory.mktemp("runs_dyn")
     src = subset(make_dynamicqa(d / "full", n=60, seed=0).folder, d / "dq", 3)
