@@ -210,6 +210,7 @@ def _expected_counts(info) -> dict:
     }
 
 
+@pytest.mark.quick
 def test_ingest_fixture_files(tmp_path, run_cli, db_path):
     """The real-files test's checks, on a fixture whose expected values come from the rows written."""
     info = make_dynamicqa(tmp_path / "dq", n=40, seed=3)
@@ -630,6 +631,7 @@ def test_hub_layout_and_absent_optional_columns(tmp_path, run_cli, db_path):
 # ---- semantic metrics -----------------------------------------------------------------------
 
 
+@pytest.mark.quick
 def test_semantic_entropy_zero_when_all_agree():
     lps = [-1.0, -2.5, -0.3, -4.0]
     assert sem.semantic_entropy(lps, [0, 0, 0, 0]) == 0.0
@@ -656,6 +658,7 @@ def test_cp_nonnegative_and_zero_for_identical(na, nb, v, seed):
     assert sem.coherent_persuasion(a, np.zeros(na), a, np.zeros(na)) == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.quick
 def test_cp_matches_direct_kl():
     p = torch.tensor([[0.7, 0.2, 0.1]], dtype=torch.float64)
     q = torch.tensor([[0.1, 0.8, 0.1], [0.3, 0.3, 0.4]], dtype=torch.float64)
@@ -786,6 +789,7 @@ def test_nli_bad_labels_is_user_error(tmp_path):
         sem.load_equivalence("nli:/no/such/folder")
 
 
+@pytest.mark.quick
 def test_contains_answer():
     assert sem.contains_answer("He was a Politician.", ["politician"])
     assert not sem.contains_answer("He was a politicians' aide", ["politician"])

@@ -234,6 +234,7 @@ def test_cp_tokens_generated_includes_every_step_up_to_eos():
 # ---- defaults, options, resume ----------------------------------------------------------------
 
 
+@pytest.mark.quick
 def test_defaults_follow_the_paper_and_the_released_code():
     cfg = gen.DynamicConfig()
     assert (cfg.se_form, cfg.cp_tokens, cfg.labels, cfg.kl_zeros) == ("sum", "generated", "rouge", "inf")
@@ -245,6 +246,7 @@ def test_defaults_follow_the_paper_and_the_released_code():
             gen.DynamicConfig(**bad).validate()
 
 
+@pytest.mark.quick
 def test_cli_options_and_their_defaults(run_cli):
     out = run_cli("score-dynamic", "--help").output
     for opt in (

@@ -38,6 +38,7 @@ def test_batched_shared_prefix_equals_one_prompt_at_a_time(family, batch_size, s
         assert eng.tokens_computed < sum(len(s) for s in set(seqs))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("family", FAMILIES)
 def test_scores_batched_equal_scores_of_lone_prompts(family):
     """ψ and χ from the engine equal the metrics on one-prompt-at-a-time log-probs."""
@@ -80,6 +81,7 @@ def test_continuations_equal_teacher_forcing_one_at_a_time(family):
                 assert val == pytest.approx(ref, abs=2e-5)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("family", FAMILIES)
 def test_greedy_equals_generate_one_at_a_time(family):
     lm = tiny_family(family)
@@ -100,6 +102,7 @@ def test_greedy_equals_generate_one_at_a_time(family):
         assert g == tok.decode(out[0, len(s) :], skip_special_tokens=True)
 
 
+@pytest.mark.quick
 def test_answer_set_batched_equals_batch_of_one():
     lm = tiny_family("gpt_neox")
     cands = [["Paris", "Rome", "Madrid"], ["Madrid", "Paris"], ["Lima", "Paris"]]
@@ -148,6 +151,7 @@ def test_oom_splits_the_batch_and_loses_no_row(limit):
     torch.testing.assert_close(table[torch.tensor(rows)], ref[torch.tensor(ref_rows)], atol=1e-5, rtol=0)
 
 
+@pytest.mark.quick
 def test_oom_on_a_single_row_is_raised():
     lm = tiny_family("llama")
     eng = Engine(lm, batch_size=8)

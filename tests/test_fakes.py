@@ -112,6 +112,7 @@ WORD = st.text(alphabet=string.ascii_letters + "éüøß", min_size=1, max_size=
 NAME = st.lists(WORD, min_size=1, max_size=4).map(" ".join)
 
 
+@pytest.mark.quick
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(NAME, min_size=1, max_size=12, unique_by=name_key),

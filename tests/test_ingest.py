@@ -130,6 +130,7 @@ def test_ingest_only_some_relations_and_name(run_cli, db_path, yago_file):
         assert [r[0] for r in wh.query("SELECT name FROM relation ORDER BY position")] == [first, second]
 
 
+@pytest.mark.quick
 def test_ids_are_stable(tmp_path, yago_file):
     from ctxprior.ingest.yago_qec import ingest_yago_qec
 

@@ -10,7 +10,10 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from architecture_helpers import LAYER, MAY_IMPORT
+
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "ctxprior"

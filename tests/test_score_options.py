@@ -15,6 +15,8 @@ from ctxprior.api import Warehouse, score_options
 from ctxprior.cli import cli
 from ctxprior.errors import UserError
 
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
 # API keyword -> (a bad value, the same value on the command line (None: the API's own), message)
 BAD = {
     "dtype": ("float8", ["--dtype", "float8"], "--dtype float8: use auto, float32, bfloat16 or float16"),

@@ -86,6 +86,7 @@ def test_prefix_plan_uses_whole_prompt_tokens():
     assert eng._plan(seqs[:1], [[0]]) == [((), seqs[0])]
 
 
+@pytest.mark.quick
 def test_answer_set_estimator():
     lm = tiny()
     cands = [["Paris", "Rome", "Madrid", "Lima"]] * len(QUERIES)
@@ -119,6 +120,7 @@ def test_greedy_generation_batched_equals_single():
     assert eng1.greedy(seqs, 3) == eng8.greedy(seqs, 3)
 
 
+@pytest.mark.quick
 def test_memorization_labels():
     assert label_generation(" Paris, of course", "open", "Paris", "Rome") == "ORIGINAL"
     assert label_generation(" rome\nQ:", "open", "Paris", "Rome") == "CONTEXT"
@@ -231,6 +233,7 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
         assert bad == 0
 
 
+@pytest.mark.quick
 def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     lm = tiny()
     cfg = ScoreConfig(query_types=("open",))
@@ -297,6 +300,7 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
         assert wh.scalar("SELECT status FROM run") == "failed"
 
 
+@pytest.mark.quick
 def test_plan_is_stable_and_validation(db_path):
     sid = _demo(db_path, 2, 6)
     with open_store(db_path) as wh:
