@@ -139,7 +139,7 @@ def test_runs_cancel_stops_a_running_dynamic_run_then_resume_finishes_it(base, t
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the writer waits 0.3 s (file released) before each reopen from the third, so the cancel lands mid-run
     p = start_cli(
-        ["--db", db, *base["cmd"]], tmp_path / "run.log", env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"}
+        ["--db", db, *base["cmd"]], tmp_path / "run.log", env={"CTXPRIOR_FAULT": "store.connect@3+:sleep=0.3"}
     )
     from ctxprior.schema import open_store
 
