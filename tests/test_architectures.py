@@ -360,7 +360,7 @@ def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
     torch.testing.assert_close(table[rows], naive_last(lm, seqs).float(), atol=ATOL, rtol=0)
     assert eng.tokens_computed == sum(len(s) for s in dict.fromkeys(seqs))
 
-    from test_scoring import _demo
+    from scoring_helpers import _demo
 
     from ctxprior.schema import open_store
     from ctxprior.scoring.runs import score_sample

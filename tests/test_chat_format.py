@@ -26,7 +26,7 @@ from ctxprior.scoring.units import ScoreConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import _last_logprobs, naive_first_token
-from test_scoring import _Interrupting
+from scoring_helpers import _Interrupting
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

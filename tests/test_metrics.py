@@ -24,6 +24,8 @@ from ctxprior.scoring.metrics import (
     scores_torch,
 )
 
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
 
 def test_reference_uniform():
     s = scores_from_probs(np.full((3, 4), 0.25))

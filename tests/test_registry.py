@@ -140,7 +140,7 @@ def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, t
 
 
 def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
-    from test_scoring import _demo, tiny
+    from scoring_helpers import _demo, tiny
 
     from ctxprior.scoring import estimators
     from ctxprior.scoring.runs import score_sample

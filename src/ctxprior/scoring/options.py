@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import UserError
-from .models import DEFAULT_MODEL, DTYPES, QUANTIZATIONS
+from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .prompts import FORMATS
 
 SEED_MAX = 2**63 - 1  # run.seed is a BIGINT
@@ -168,7 +168,7 @@ MODEL_OPTIONS = (
     Option(
         "batch_size",
         "--batch-size",
-        "Prompts per forward pass, or auto (64 on CPU, sized to free memory on CUDA).",
+        f"Prompts per forward pass, or auto ({CPU_BATCH_SIZE} on CPU, sized to free memory on CUDA).",
         kind=int,
         minimum=1,
         auto=True,
