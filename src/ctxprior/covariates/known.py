@@ -4,8 +4,8 @@ A run's model answers each of the run's open queries q(e) with no context (a gre
 answer; ``ctxprior.scoring.closed_book`` generates them). Each answer is judged here by
 ``answer_matches`` (the one matching rule): a gold answer (the fact's answer and, for DynamicQA
 facts, its aliases) occurs as whole words in the answer's first line after SQuAD normalization
-(lower case, punctuation and the articles a / an / the removed, spaces collapsed; the same
-normalization as DynamicQA's alias matching). The per-entity label is the view
+(case folded, punctuation and the articles a / an / the removed, spaces collapsed; DynamicQA's
+alias matching, with Unicode case folding instead of lower-casing). The per-entity label is the view
 ``stg_known_entity`` (schema/views/32_known.sql): ``known`` when at least half of the entity's
 answers in the run are correct, ``unknown`` when none is, ``partial`` otherwise. Ferrando et al.
 call an entity known when the model gets most of its attributes right and unknown when it gets
@@ -50,8 +50,8 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
 def normalize(text: str) -> str:
-    """Lower case, punctuation and articles removed, spaces collapsed (SQuAD-style)."""
-    return " ".join(_ARTICLES.sub(" ", _PUNCT.sub(" ", text.lower())).split())
+    """Case folded (ß = ss), punctuation and articles removed, spaces collapsed (SQuAD-style)."""
+    return " ".join(_ARTICLES.sub(" ", _PUNCT.sub(" ", text.casefold())).split())
 
 
 def first_line(text: str) -> str:

@@ -209,7 +209,7 @@ closed_book_answer = Table(
         Boolean,
         nullable=False,
         comment="a gold answer occurs in the answer's first line as whole words after SQuAD normalization "
-        "(lower case, no punctuation, no a/an/the); gold = the fact's answer and its aliases",
+        "(case folded, no punctuation, no a/an/the); gold = the fact's answer and its aliases",
     ),
     comment="Closed-book greedy answers of a run's model, judged against the gold answer "
     "(`covariates known`; the known / unknown split of Ferrando et al. 2025 is view stg_known_entity).",
