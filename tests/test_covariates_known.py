@@ -130,8 +130,9 @@ def test_known_analysis_finds_unknown_entities_more_susceptible(synth, tmp_path)
     open(db, "wb").write(open(synth, "rb").read())
     _plant(db, lambda e, qf: not e.startswith("fake"))  # fakes (planted more susceptible) unknown
     with open_store(db) as w:
-        analyze(w, only=["known"], run_ids=[1], k=200, log=lambda m: None)
+        counts = analyze(w, run_ids=[1], k=200, log=lambda m: None)  # in the defaults: run 1 has answers
         res = w.df("SELECT * FROM analysis_result WHERE analysis = 'known'")
+    assert counts["known"] == len(res) > 0
     assert set(res.test) == {"independent", "entity_mean"}
     assert (res.label1 == "unknown").all() and (res.alternative == "greater").all()
     assert (res.mean1 > res.mean2).all()
@@ -142,8 +143,11 @@ def test_analysis_without_answers_stores_nothing(synth, tmp_path):
     db = str(tmp_path / "w.duckdb")
     open(db, "wb").write(open(synth, "rb").read())
     with open_store(db) as w:
-        analyze(w, only=["known"], run_ids=[1], k=20, log=lambda m: None)
+        assert "known" not in analyze(w, run_ids=[1], k=20, log=lambda m: None)  # not a default then
+        logs = []
+        assert analyze(w, only=["known"], run_ids=[1], k=20, log=logs.append) == {"known": 0}
         assert w.scalar("SELECT count(*) FROM analysis_result WHERE analysis = 'known'") == 0
+    assert "known: no data in runs [1]" in " ".join(logs)
 
 
 # ---------------------------------------------------------------- CLI and API

@@ -21,6 +21,7 @@ RUN_ORDER = (
     "assertive",
     "negation",
     "familiarity",
+    "known",
     "answer-groups",
     "mr",
     "reliability",
@@ -57,7 +58,7 @@ GROUP BY ALL
 
 def test_every_analysis_is_declared_once_in_run_order():
     assert registry.names() == RUN_ORDER
-    assert registry.default_names() == tuple(n for n in RUN_ORDER if n != "covariate")
+    assert registry.default_names() == tuple(n for n in RUN_ORDER if n not in ("covariate", "known"))
     declared = [
         f.name
         for f in resources.files("ctxprior.queries").iterdir()

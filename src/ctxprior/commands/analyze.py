@@ -15,7 +15,8 @@ class _OnlyOption(click.Option):
 
         self.help = (
             f"Comma-separated analyses to run. Choices: {','.join(analysis_names())}. "
-            "Default: all but covariate (which runs when --covariate is given)."
+            "Default: all but covariate (which runs when --covariate is given) and known (which runs "
+            "when the runs have closed-book answers: `ctxprior covariates known`)."
         )
         return super().get_help_record(ctx)
 

@@ -1,6 +1,8 @@
 -- analysis: known
 -- order: 45
--- help: unknown vs known entities by the model's own closed-book answers (Ferrando et al. 2025)
+-- default: no
+-- help: unknown vs known entities by the model's closed-book answers (Ferrando et al. 2025); runs by
+-- help: default when the runs have them (`covariates known`)
 -- compare: unknown > known
 -- design: entity_mean
 -- unit: chi per (entity, query form)
