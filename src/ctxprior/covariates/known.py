@@ -6,7 +6,7 @@ answer; ``ctxprior.scoring.closed_book`` generates them). Each answer is judged 
 facts, its aliases) occurs as whole words in the answer's first line after SQuAD normalization
 (case folded, punctuation and the articles a / an / the removed, spaces collapsed; DynamicQA's
 alias matching, with Unicode case folding instead of lower-casing). The per-entity label is the view
-``stg_known_entity`` (schema/views/32_known.sql): ``known`` when at least half of the entity's
+``stg_known_entity`` (schema/views/05_staging.sql): ``known`` when at least half of the entity's
 answers in the run are correct, ``unknown`` when none is, ``partial`` otherwise. Ferrando et al.
 call an entity known when the model gets most of its attributes right and unknown when it gets
 none, and leave the rest out; the ``known`` analysis compares χ of unknown vs known entities.
