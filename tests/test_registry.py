@@ -21,6 +21,7 @@ RUN_ORDER = (
     "assertive",
     "negation",
     "familiarity",
+    "known",
     "answer-groups",
     "mr",
     "reliability",
@@ -59,7 +60,7 @@ def test_every_analysis_is_declared_once_in_run_order():
     orders = [registry.get(n).order for n in registry.names()]
     assert orders == sorted(orders) and len(set(registry.names())) == len(orders)
     assert set(RUN_ORDER) <= set(registry.names())  # the paper's, at least
-    assert "covariate" not in registry.default_names()
+    assert "covariate" not in registry.default_names() and "known" not in registry.default_names()
     assert registry.default_names() == tuple(n for n, a in registry.analyses().items() if a.default)
     declared = [
         f.name

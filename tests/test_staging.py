@@ -16,6 +16,7 @@ STAGING = [
     "stg_dynamicqa_score",
     "stg_fact",
     "stg_generation",
+    "stg_known_entity",
     "stg_persuasion",
     "stg_query_form",
     "stg_susceptibility",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -95,3 +96,40 @@ class Covariates(Noun):
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
         with self._wh.connect(write=True) as store:
             return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
+
+    def known(
+        self,
+        run: int,
+        *,
+        name: str | None = None,
+        max_new_tokens: int = 16,
+        device: str = "auto",
+        batch_size: int | None = None,
+        model: Any = None,
+        replace: bool = False,
+        progress: bool = True,
+    ) -> dict:
+        """The run's model's own familiarity with each entity (Ferrando et al. 2025): its greedy
+        closed-book answer to every open query of the run, judged against the gold answer, as
+        ``cov_<name>`` (default ``known_r<run>``) with ``known`` 1 / 0 / NULL (partial) per entity.
+        ``model``: the run's model already loaded (:func:`load_model`) or its path; default: the run's.
+
+        Command: ``ctxprior covariates known``.
+        """
+        from ..covariates import known as kn
+        from ..errors import UserError
+        from ..scoring.closed_book import closed_book_answers
+        from .inmemory import _as_model
+
+        if max_new_tokens < 1:
+            raise UserError(f"--max-new-tokens {max_new_tokens}: use 1 or more")
+        with self._wh.connect() as store:
+            p = kn.plan(store, run, name, replace)
+            if p.unchanged:
+                return kn.summary(store, p, unchanged=True)
+        lm = _as_model(model or p.model, None, device, p.dtype or "auto", p.quantization)
+        texts = closed_book_answers(
+            lm, p.prompts, p.config, max_new_tokens=max_new_tokens, batch_size=batch_size, progress=progress
+        )
+        with self._wh.connect(write=True) as store:
+            return kn.store_answers(store, p, texts, {"max_new_tokens": max_new_tokens})

@@ -17,7 +17,8 @@ class _OnlyOption(click.Option):
 
         return (
             f"Comma-separated analyses to run. Choices: {','.join(analysis_names())}. "
-            "Default: all but covariate (which runs when --covariate is given)."
+            "Default: all but covariate (which runs when --covariate is given) and known (which runs "
+            "when the runs have closed-book answers: `ctxprior covariates known`)."
         )
 
     @help.setter

@@ -155,6 +155,50 @@ def kg_degree_cmd(app, triples, name, fmt, dataset, replace, description) -> Non
         click.echo(f"skipped {rep['n_unparsed_lines']} line(s) that are not {rep.get('format', '')} triples")
 
 
+@covariates.command("known")
+@click.option(
+    "--run", "run_id", required=True, type=int, help="Persuasion run whose model answers (its open queries)."
+)
+@click.option("--name", default=None, help="Covariate name (view cov_<name>); default known_r<run>.")
+@click.option(
+    "--max-new-tokens",
+    default=16,
+    show_default=True,
+    type=int,
+    help="Length of each greedy closed-book answer.",
+)
+@click.option(
+    "--device", default="auto", show_default=True, help="Where the model runs: auto, cpu, cuda, mps."
+)
+@click.option(
+    "--batch-size", default=None, type=int, help="Prompts per batch (default: from the model size)."
+)
+@click.option(
+    "--replace", is_flag=True, help="Replace an existing covariate of this name (answers asked again)."
+)
+@pass_app
+def known_cmd(app, run_id, name, max_new_tokens, device, batch_size, replace) -> None:
+    """The model's own familiarity with each entity (Ferrando et al. 2025): the run's model answers
+    each of the run's open queries with no context (greedy); an answer is correct when a gold answer
+    occurs in its first line (case, punctuation and a/an/the ignored). An entity is known when at
+    least half of its answers are correct, unknown when none is, partial otherwise."""
+    rep = app.api(write=True).covariates.known(
+        run_id,
+        name=name,
+        max_new_tokens=max_new_tokens,
+        device=device,
+        batch_size=batch_size,
+        replace=replace,
+    )
+    click.echo(
+        f"{rep['view']}: run {rep['run_id']}: {rep['n_correct']} of {rep['n_answers']} closed-book answers "
+        f"correct; {rep['n_entities']} entities: {rep['n_known']} known, {rep['n_unknown']} unknown, "
+        f"{rep['n_partial']} partial"
+    )
+    if rep.get("unchanged"):
+        click.echo("already computed for this run; nothing to do (--replace asks again)")
+
+
 @covariates.command("add")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--name", required=True, help="Covariate name (view cov_<name>).")

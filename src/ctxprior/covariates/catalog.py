@@ -12,7 +12,7 @@ from ..sqlfiles import body, ident, literal, read_sql
 from ..version import __version__
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,58}$")
-KINDS = ("cooccurrence", "kg_degree", "fact_degree", "user")
+KINDS = ("cooccurrence", "kg_degree", "fact_degree", "user", "known")
 
 
 SQL = "ctxprior.covariates"

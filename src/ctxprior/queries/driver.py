@@ -71,7 +71,8 @@ def analyze(
 ) -> dict:
     """Run the analyses on `run_ids`, store their rows, return {analysis: n rows stored}.
 
-    only: list of analysis names (default all but `covariate`, which runs when covariates are given).
+    only: list of analysis names (default all but `covariate`, which runs when covariates are given,
+    and `known`, which runs when some of the runs have closed-book answers from `covariates known`).
     run_ids: persuasion runs go to the persuasion analyses, dynamic runs to `dynamicqa` (default:
     every finished persuasion run and every dynamic run with scores). Analyses without runs of
     their kind are skipped with a message; UserError only when none of the requested analyses
@@ -113,6 +114,15 @@ def analyze(
     return job.counts
 
 
+def _has_closed_book_answers(store, run_ids) -> bool:
+    """Whether some of the runs have closed-book answers (`covariates known`): then the default
+    analyses include ``known``."""
+    if not run_ids or "closed_book_answer" not in store.table_names():
+        return False
+    sql = "SELECT count(*) FROM closed_book_answer WHERE run_id IN (SELECT unnest(?::INTEGER[]))"
+    return bool(store.scalar(sql, [list(run_ids)]))
+
+
 def _prepare(store, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) -> Job:
     """Validate every input and find the runs (before anything is written); log skips and notes."""
     if k < 1:
@@ -123,6 +133,8 @@ def _prepare(store, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) 
     if covariates and "covariate" not in names:
         names.append("covariate")
     plan = plan_runs(store, run_ids)
+    if not only and _has_closed_book_answers(store, plan.persuasion):
+        names = [n for n in registry.names() if n in names or n == "known"]
     check_plan(plan, names, bool(run_ids))
     for spec in covariates:
         resolve_covariate(store, spec)  # validate before any work

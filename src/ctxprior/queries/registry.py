@@ -21,7 +21,8 @@
   analysis's units), ``transform`` (``exclude-seen-fakes``: without the fake entities seen in
   the corpus; ``label-mixture``: say when values are ψ against a mixture), ``summary``
   (the summary line's text), ``report-title``, ``report`` (the report section's text),
-  ``figure`` (the report figure shown in the section).
+  ``figure`` (the report figure shown in the section), ``default`` (``no``: not run unless named
+  in ``--only`` or added by the driver, as ``known`` is for runs with closed-book answers).
 - An analysis that needs Python beyond SQL and a standard comparison registers a step with
   ``@register_analysis(name, order=..., help=...)`` in its own module of ``queries/steps/``.
 
@@ -161,6 +162,7 @@ def _declared() -> dict[str, Analysis]:
             report_title=meta.get("report-title") or name,
             report_text=meta.get("report") or help_,
             figure=meta.get("figure"),
+            default=meta.get("default", "yes") != "no",
         )
     return out
 

@@ -9,6 +9,7 @@ columns are the user's, so it cannot be declared here); the catalog row names it
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Double,
@@ -187,4 +188,29 @@ kg_entity_degree = Table(
     ),
     Column("n_relations", BigInteger, nullable=False, comment="distinct predicates on those triples"),
     comment="Total KG degree of warehouse entities.",
+)
+
+closed_book_answer = Table(
+    "closed_book_answer",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True, comment="run whose model answered"),
+    Column(
+        "query_form_id",
+        Integer,
+        ForeignKey("query_form.query_form_id"),
+        primary_key=True,
+        comment="open query form of the run, asked with no context",
+    ),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
+    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), nullable=False),
+    Column("text", Text, nullable=False, comment="the model's greedy answer to the bare query (closed book)"),
+    Column(
+        "correct",
+        Boolean,
+        nullable=False,
+        comment="a gold answer occurs in the answer's first line as whole words after SQuAD normalization "
+        "(case folded, no punctuation, no a/an/the); gold = the fact's answer and its aliases",
+    ),
+    comment="Closed-book greedy answers of a run's model, judged against the gold answer "
+    "(`covariates known`; the known / unknown split of Ferrando et al. 2025 is view stg_known_entity).",
 )
