@@ -183,7 +183,7 @@ def test_reals_without_degrees_are_fixed_by_default_and_per_seed_on_request(tmp_
 @pytest.mark.parametrize(
     "kwargs,msg",
     [
-        (dict(n_entities=10, n_contexts=60, fakes="nope"), "--fakes nope: expected one of random, paired"),
+        (dict(n_entities=10, n_contexts=60, fakes="nope"), "--fakes nope: use random or paired"),
         (dict(n_entities=10, n_contexts=60, real_entities="nope"), "--real-entities nope"),
         (dict(n_entities=10, n_contexts=61), "multiple of --entities"),
         (dict(n_entities=10, n_contexts=50), "multiple of --entities"),

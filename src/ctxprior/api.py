@@ -482,8 +482,8 @@ class Warehouse:
         self,
         dataset: str,
         *,
-        entities: int | None = 100,
-        contexts: int | None = 600,
+        entities: int | None = None,
+        contexts: int | None = None,
         context_types: Sequence[str] = ("base", "assertive", "negation"),
         seed: int = 11,
         relations: Sequence[str] | None = None,
@@ -505,14 +505,28 @@ class Warehouse:
         replacement) or ``distinct`` (uniform over distinct answers); see
         [Datasets and samples](datasets.md#sampling-answers-and-namesakes). ``design="all"``
         renders every template once per entity (the case studies; ``templates_per_type`` keeps a
-        seeded choice of that many templates per context type).
+        seeded choice of that many templates per context type). ``entities`` / ``contexts`` default
+        to the paper design's 100 / 600; with ``design="all"``, every entity.
 
         >>> sid = ctxprior.open("demo.duckdb", write=True).sample("demo", relations=["capital"], entities=2, contexts=6)
 
         Command: ``ctxprior sample``.
         """
-        from .ingest.sampling import draw_sample
+        from .ingest.sampling import check_sample, draw_sample
 
+        check_sample(
+            dataset=dataset,
+            entities=entities,
+            contexts=contexts,
+            context_types=context_types,
+            seed=seed,
+            design=design,
+            answer_sampling=answer_sampling,
+            templates_per_type=templates_per_type,
+            fakes=fakes,
+            real_entities=real_entities,
+            relations=tuple(relations or ()),
+        )
         with self.connect(write=True) as store:
             return draw_sample(
                 store,
@@ -663,10 +677,13 @@ class Warehouse:
 
         Command: ``ctxprior analyze``.
         """
-        from .queries.driver import analyze, parse_only
+        from .options import check_options
+        from .queries.driver import ANALYZE_OPTIONS, analyze, parse_only
 
         if isinstance(only, str):
             only = parse_only(only)
+        values = {"runs": tuple(runs or ()), "only": tuple(only or ()) or None, "seed": seed}
+        check_options(ANALYZE_OPTIONS, {**values, "permutations": permutations, "alpha": alpha})
         with self.connect(write=True) as store:
             counts = analyze(
                 store,
@@ -1176,6 +1193,22 @@ def _per_layer(value: str | bool | None) -> str | None:
     if value in (None, False, ""):
         return None
     return PER_LAYER.check(PER_LAYER.bare if value is True else value)
+
+
+def command_options(command: str) -> tuple:
+    """The declared options (``ctxprior.options.Option``) of ``ctxprior <command>`` and of the API
+    method it calls, from which the command makes its click options and the method its checks."""
+    from importlib import import_module
+
+    module, name = _COMMAND_OPTIONS[command]
+    return getattr(import_module(module), name)
+
+
+_COMMAND_OPTIONS = {  # command -> (module, name) of its declared options
+    "score": ("ctxprior.scoring.options", "SCORE_OPTIONS"),
+    "sample": ("ctxprior.ingest.sampling", "SAMPLE_OPTIONS"),
+    "analyze": ("ctxprior.queries.driver", "ANALYZE_OPTIONS"),
+}
 
 
 def score_options() -> tuple:
