@@ -808,8 +808,10 @@ class Warehouse:
 
         Command: ``ctxprior import parquet``.
         """
+        from .publish.options import MODE
         from .publish.parquet import check_folder, import_parquet
 
+        MODE.check(mode)
         check_folder(directory)
         with self._removed_if_failed(), self.connect(write=True) as store:
             return import_parquet(store, directory, mode=mode, verify=False)
@@ -884,7 +886,9 @@ class Warehouse:
         Command: ``ctxprior pull``.
         """
         from .publish.hub import pull
+        from .publish.options import MODE
 
+        MODE.check(mode)
         with self._removed_if_failed():
             return pull(
                 lambda: self.connect(write=True),
@@ -1208,6 +1212,10 @@ _COMMAND_OPTIONS = {  # command -> (module, name) of its declared options
     "score": ("ctxprior.scoring.options", "SCORE_OPTIONS"),
     "sample": ("ctxprior.ingest.sampling", "SAMPLE_OPTIONS"),
     "analyze": ("ctxprior.queries.driver", "ANALYZE_OPTIONS"),
+    "export parquet": ("ctxprior.publish.options", "EXPORT_OPTIONS"),
+    "import parquet": ("ctxprior.publish.options", "IMPORT_OPTIONS"),
+    "publish": ("ctxprior.publish.options", "PUBLISH_OPTIONS"),
+    "pull": ("ctxprior.publish.options", "PULL_OPTIONS"),
 }
 
 

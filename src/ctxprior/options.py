@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 from .errors import UserError
@@ -104,29 +105,43 @@ class Option:
         return text + (" or auto" if self.auto else "")
 
     def check(self, value: Any) -> Any:
-        """``value`` if valid, else the UserError ``"<flag> <value>: <problem>"``."""
+        """``value`` if valid, else the UserError ``"<flag> <value>: <problem>"`` (of a list, the
+        value at fault where one is)."""
         if value is None or self.kind is bool:
             return value
-        problem = self._problem(value)
-        if problem:
-            raise UserError(f"{self.label} {self.text(value)}: {problem}")
+        several = self.listed or self.multiple
+        if several and isinstance(value, (str, bytes)):
+            value = (value,) if self.multiple else self.parse(value)
+        found = self._problem(tuple(value) if several else (value,))
+        if found:
+            culprit, problem = found
+            shown = value if culprit is None else culprit
+            raise UserError(f"{self.label} {self.text(shown) if culprit is None else shown}: {problem}")
         return value
 
-    def _problem(self, value: Any) -> str | None:
+    def _problem(self, values: tuple) -> tuple[Any, str] | None:
+        """(the value at fault, or None for the whole, and what is wrong), or None when valid."""
         names = self.names()
-        values = tuple(value) if self.listed or self.multiple else (value,)
         if self.listed and not values:
-            return f"give at least one of {', '.join(names)}" if names else "give at least one value"
+            return None, (f"give at least one of {', '.join(names)}" if names else "give at least one value")
         if self.listed and len(set(values)) < len(values):
-            return "give each value once"
-        if names and any(v not in names for v in values):
-            return "use " + (", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0])
-        if self.kind in (int, float) and not (
-            (self.minimum is None or value >= self.minimum)
-            and (self.maximum is None or value <= self.maximum)
-        ):
-            return self.bounds()
+            return None, "give each value once"
+        for v in values:
+            if names and v not in names:
+                return v, "use " + (
+                    ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+                )
+            if self.kind in (int, float) and not self._is_number(v):
+                return v, self.expected()
+            if self.kind in (int, float) and not self._in_range(v):
+                return v, self.bounds()
         return None
+
+    def _is_number(self, v: Any) -> bool:
+        return not isinstance(v, bool) and isinstance(v, Integral if self.kind is int else Real)
+
+    def _in_range(self, v: Any) -> bool:
+        return (self.minimum is None or v >= self.minimum) and (self.maximum is None or v <= self.maximum)
 
 
 def check_options(options: Sequence[Option], values: dict[str, Any]) -> None:

@@ -64,7 +64,7 @@ def click_option(opt):
     kwargs = {"default": opt.default, "show_default": opt.default is not None or opt.auto}
     if opt.bare is not None:
         kwargs.update(is_flag=False, flag_value=opt.bare, show_default=False)
-    if opt.listed or opt.auto:
+    if (opt.listed and opt.default is not None) or opt.auto:
         kwargs["default"] = opt.text(opt.default)
     if opt.required:
         kwargs.update(required=True, show_default=False)
