@@ -115,8 +115,14 @@ class Option:
         found = self._problem(tuple(value) if several else (value,))
         if found:
             culprit, problem = found
-            shown = value if culprit is None else culprit
-            raise UserError(f"{self.label} {self.text(shown) if culprit is None else shown}: {problem}")
+            shown = (
+                self.text(value)
+                if culprit is None
+                else f"{culprit:g}"
+                if isinstance(culprit, float)
+                else culprit
+            )
+            raise UserError(f"{self.label} {shown}: {problem}")
         return value
 
     def _problem(self, values: tuple) -> tuple[Any, str] | None:
