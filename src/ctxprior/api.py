@@ -959,8 +959,12 @@ class Warehouse:
         """A sample of DynamicQA facts for :meth:`score` (the first ``limit`` facts per partition,
         their original and counter-memory snippets as contexts); an identical existing sample is
         reused. Returns ``{"sample_id", "facts", "contexts"}`` (``ctxprior sample-dynamic``)."""
-        from .dynamicqa.sample import make_sample, sample_counts
+        from .dynamicqa.options import SAMPLE_DYNAMIC_OPTIONS
+        from .dynamicqa.sample import make_sample, parse_partitions, sample_counts
+        from .options import check_options
 
+        check_options(SAMPLE_DYNAMIC_OPTIONS, {"dataset": dataset, "limit": limit})
+        partitions = parse_partitions(partitions)
         with self.connect(write=True) as store:
             sid = make_sample(store, dataset, partitions, limit)
             n_facts, n_contexts = sample_counts(store, sid)
@@ -995,6 +999,8 @@ class Warehouse:
         ``ctxprior runs cancel`` keeps the finished facts. Returns a ``DynamicRun``: ``id``,
         ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
         from .dynamicqa.generate import DynamicConfig, run_dynamic
+        from .dynamicqa.options import SCORE_DYNAMIC_OPTIONS
+        from .options import by_name
 
         cfg = DynamicConfig(
             dataset=dataset,
@@ -1015,6 +1021,7 @@ class Warehouse:
             kl_zeros=kl_zeros,
         )
         cfg.validate()
+        by_name(SCORE_DYNAMIC_OPTIONS)["resume"].check(resume)
         with self.connect(write=True, brief=True) as store, _sigterm_interrupts():
             return run_dynamic(
                 store,
@@ -1029,7 +1036,10 @@ class Warehouse:
         ``dynamicqa_summary`` / ``dynamicqa_regression``; returns the printed text
         (``ctxprior analyze-dynamic``)."""
         from .dynamicqa.analyses import analyze_dynamicqa
+        from .dynamicqa.options import ANALYZE_DYNAMIC_OPTIONS
+        from .options import check_options
 
+        check_options(ANALYZE_DYNAMIC_OPTIONS, {"runs": tuple(runs or ())})
         with self.connect(write=True) as store:
             return analyze_dynamicqa(store, list(runs) if runs else None)
 
@@ -1216,6 +1226,9 @@ _COMMAND_OPTIONS = {  # command -> (module, name) of its declared options
     "import parquet": ("ctxprior.publish.options", "IMPORT_OPTIONS"),
     "publish": ("ctxprior.publish.options", "PUBLISH_OPTIONS"),
     "pull": ("ctxprior.publish.options", "PULL_OPTIONS"),
+    "sample-dynamic": ("ctxprior.dynamicqa.options", "SAMPLE_DYNAMIC_OPTIONS"),
+    "score-dynamic": ("ctxprior.dynamicqa.options", "SCORE_DYNAMIC_OPTIONS"),
+    "analyze-dynamic": ("ctxprior.dynamicqa.options", "ANALYZE_DYNAMIC_OPTIONS"),
 }
 
 

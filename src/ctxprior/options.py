@@ -29,7 +29,7 @@ class Option:
     """One option: ``name`` (the API keyword), ``flag`` (the CLI option; None: API only), ``help``
     (a string, or a function returning it when shown), ``default`` (the API's; the CLI shows it as
     text), ``kind`` (str, int, float, or bool for an on/off flag), ``choices`` (a tuple, or a
-    function returning the names: a registry read when used), ``minimum`` / ``maximum``,
+    function returning the names: a registry read when used), ``minimum`` / ``maximum`` (inclusive), ``above`` (a strict lower bound),
     ``listed`` (a comma-separated list on the command line, a sequence of distinct values in the
     API), ``multiple`` (a repeatable option), ``auto`` (the text ``auto`` means None),
     ``bare`` (the value an option given without one takes, e.g. ``--per-layer``), ``argument``
@@ -43,6 +43,7 @@ class Option:
     kind: type = str
     choices: tuple[str, ...] | Callable[[], Sequence[str]] = ()
     minimum: int | float | None = None
+    above: int | float | None = None
     maximum: int | float | None = None
     metavar: str | None = None
     listed: bool = False
@@ -98,7 +99,9 @@ class Option:
 
     def bounds(self) -> str:
         """The valid range, in words."""
-        if self.maximum is not None:
+        if self.above is not None:
+            text = f"must be above {self.above:g}"
+        elif self.maximum is not None:
             text = f"must be from {self.minimum} to {self.maximum}"
         else:
             text = f"must be at least {self.minimum}"
@@ -147,7 +150,11 @@ class Option:
         return not isinstance(v, bool) and isinstance(v, Integral if self.kind is int else Real)
 
     def _in_range(self, v: Any) -> bool:
-        return (self.minimum is None or v >= self.minimum) and (self.maximum is None or v <= self.maximum)
+        return (
+            (self.minimum is None or v >= self.minimum)
+            and (self.maximum is None or v <= self.maximum)
+            and (self.above is None or v > self.above)
+        )
 
 
 def check_options(options: Sequence[Option], values: dict[str, Any]) -> None:
