@@ -28,10 +28,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ctxprior.dynamicqa import generate as gen
+from ctxprior.dynamicqa import answers
 from ctxprior.dynamicqa import semantic as sem
+from ctxprior.dynamicqa.config import CONDITIONS, PROMPT_CTX, PROMPT_NONE, DynamicConfig
+from ctxprior.dynamicqa.facts import _fact_seed, fact_rows
 from ctxprior.dynamicqa.sample import resolve_dataset, select_facts
 from ctxprior.schema import open_store
+from ctxprior.scoring.generate import Sampling, generate, stop_ids
 
 STEM = NOSTEM = None  # rouge_score scorers, when importable
 
@@ -89,13 +92,13 @@ def measure(db, limit, out, threshold):
 
     wh = open_store(db, read_only=True)
     ds = resolve_dataset(wh, "dynamicqa")
-    facts = gen._fact_rows(select_facts(wh, ds, ["static", "temporal", "disputable"], limit), wh)
+    facts = fact_rows(select_facts(wh, ds, ["static", "temporal", "disputable"], limit), wh)
     wh.close()
     lm = load_model("smollm2-135m", device="cpu")
     eqm = sem.EmbeddingEquivalence("minilm", threshold)
     chat = bool(getattr(lm.tokenizer, "chat_template", None))
-    stop = gen._stop_ids(lm)
-    cfg = gen.DynamicConfig()
+    stop = stop_ids(lm.tokenizer, lm.model)
+    cfg = DynamicConfig()
     f = open(out, "a")
     for fact in facts:
         t0 = time.time()
@@ -104,28 +107,30 @@ def measure(db, limit, out, threshold):
             "original": fact["template"].format(answer=fact["object"]),
             "counter": fact["template"].format(answer=fact["replace_name"]),
         }
-        contents = [gen.PROMPT_NONE.format(question=q)] + [
-            gen.PROMPT_CTX.format(context=ctxs[c], question=q) for c in ("original", "counter")
+        contents = [PROMPT_NONE.format(question=q)] + [
+            PROMPT_CTX.format(context=ctxs[c], question=q) for c in ("original", "counter")
         ]
-        prompts = [gen.build_prompt(lm.tokenizer, c, chat) for c in contents]
-        seqs, logits = gen._decode(
+        prompts = [answers.build_prompt(lm.tokenizer, c, chat) for c in contents]
+        ids = [lm.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+        g = generate(
             lm,
-            prompts,
-            cfg.samples + 1,
-            cfg.temperature,
+            ids,
             cfg.max_new_tokens,
-            gen._fact_seed(0, fact["fact_id"]),
-            stop,
+            Sampling(temperature=cfg.temperature, seed=_fact_seed(0, fact["fact_id"])),
+            repeat=cfg.samples + 1,
+            greedy_first=True,
+            keep_logits=True,
         )
+        seqs, logits = g.tokens, g.logits
         r = cfg.samples + 1
         S = {}
         for rule in ("generated", "answer"):
-            S[rule] = gen._answers(lm.tokenizer, seqs, logits, r, 3, stop, rule)
+            S[rule] = answers._answers(lm.tokenizer, seqs, logits, r, 3, stop, rule)
         # float16 what-if: softmax of float16 logits over every generated step (the authors' 8-bit/fp16 runs)
         f16 = []
         for b in range(seqs.shape[0]):
             toks = seqs[b].tolist()
-            m, end = gen._answer_len(lm.tokenizer, toks, stop)
+            m, end = answers._answer_len(lm.tokenizer, toks, stop)
             k = min(end + 1, len(toks))
             f16.append(torch.softmax(logits[b, :k].half(), -1).float().mean(0).double())
         rec = {
@@ -138,7 +143,7 @@ def measure(db, limit, out, threshold):
         }
         sampled, greedy = S["generated"]
         labels_cc, labels_auth, labels_noq, auth_clusters = {}, {}, {}, {}
-        for ci, cond in enumerate(gen.CONDITIONS):
+        for ci, cond in enumerate(CONDITIONS):
             texts = [a.text for a in sampled[ci]]
             labels_cc[cond] = eqm.cluster(q, texts)
             eq = eqm.equivalent(q, texts)
@@ -147,7 +152,7 @@ def measure(db, limit, out, threshold):
             labels_auth[cond] = translate(ac, len(texts))
             # the authors' NLI input has no question: the same embedding test on the answers alone
             labels_noq[cond] = eqm.cluster("", texts)
-        for ci, cond in enumerate(gen.CONDITIONS):
+        for ci, cond in enumerate(CONDITIONS):
             ans = sampled[ci]
             lps = [a.logprob_sum for a in ans]
             nt = [a.n_tokens for a in ans]
@@ -185,8 +190,7 @@ def measure(db, limit, out, threshold):
             if cond != "none":
                 for rule in ("generated", "answer"):
                     ld = {
-                        cc: torch.stack([a.logdist for a in S[rule][0][k]])
-                        for k, cc in enumerate(gen.CONDITIONS)
+                        cc: torch.stack([a.logdist for a in S[rule][0][k]]) for k, cc in enumerate(CONDITIONS)
                     }
                     c[f"cp_{rule}"] = sem.coherent_persuasion(
                         ld[cond], labels_cc[cond], ld["none"], labels_cc["none"]

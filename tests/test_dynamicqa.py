@@ -838,8 +838,9 @@ def tiny_lm():
 
 
 def _run(db, src, tmp_path, tiny_lm, minilm, **kw):
-    from ctxprior.dynamicqa.generate import DynamicConfig, score_dynamic
+    from ctxprior.dynamicqa.config import DynamicConfig
     from ctxprior.dynamicqa.ingest import ingest_dynamicqa
+    from ctxprior.dynamicqa.run import run_facts
 
     d = tmp_path / "dq"
     if not d.exists():
@@ -851,7 +852,7 @@ def _run(db, src, tmp_path, tiny_lm, minilm, **kw):
     return (
         wh,
         cfg,
-        lambda **k: score_dynamic(wh, cfg, lm=tiny_lm, equivalence=minilm, progress=False, **{**kw, **k}),
+        lambda **k: run_facts(wh, cfg, lm=tiny_lm, equivalence=minilm, progress=False, **{**kw, **k}),
     )
 
 
@@ -920,7 +921,8 @@ def test_dynamic_run_rows_and_resume(dq_src, tmp_path, tiny_lm, minilm):
 
 
 def test_score_dynamic_user_errors(dq_src, tmp_path, tiny_lm, minilm):
-    from ctxprior.dynamicqa.generate import DynamicConfig, score_dynamic
+    from ctxprior.dynamicqa.config import DynamicConfig
+    from ctxprior.dynamicqa.run import run_facts
     from ctxprior.errors import UserError
 
     wh, cfg, go = _run(str(tmp_path / "c.duckdb"), dq_src, tmp_path, tiny_lm, minilm)
@@ -932,17 +934,17 @@ def test_score_dynamic_user_errors(dq_src, tmp_path, tiny_lm, minilm):
         dict(equivalence="cosine"),
     ):
         with pytest.raises(UserError):
-            score_dynamic(
+            run_facts(
                 wh, DynamicConfig(**{**cfg.__dict__, **bad}), lm=tiny_lm, equivalence=minilm, progress=False
             )
     with pytest.raises(UserError, match="no such run"):
-        score_dynamic(wh, resume=99, lm=tiny_lm, equivalence=minilm, progress=False)
+        run_facts(wh, resume=99, lm=tiny_lm, equivalence=minilm, progress=False)
     assert wh.scalar("SELECT count(*) FROM run") == 0
     wh.close()
 
 
 def test_calibration_on_pairs(dq_src, tmp_path, minilm):
-    from ctxprior.dynamicqa.generate import calibrate
+    from ctxprior.dynamicqa.calibrate import calibrate
     from ctxprior.dynamicqa.ingest import ingest_dynamicqa
 
     d = subset(dq_src, tmp_path / "dq", 60)

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from ctxprior.dynamicqa import generate as gen
+from ctxprior.dynamicqa import answers, facts, run
 from ctxprior.dynamicqa import semantic as sem
+from ctxprior.dynamicqa.config import CONDITIONS, DynamicConfig
 
 LN = math.log
 
@@ -163,11 +164,11 @@ def _fact():
 
 
 def _row(cond, g_text, g_none, rule):
-    a = gen.Answer(g_text, g_text, -1.0, 2, None)
-    cfg = gen.DynamicConfig(labels=rule)
-    labels = {c: np.zeros(1, np.int64) for c in gen.CONDITIONS}
-    logd = {c: torch.log_softmax(torch.zeros(1, 4, dtype=torch.float64), -1) for c in gen.CONDITIONS}
-    return gen._score_row(_fact(), cond, [a], a, g_none, labels, logd, _Eq(), cfg)
+    a = answers.Answer(g_text, g_text, -1.0, 2, None)
+    cfg = DynamicConfig(labels=rule)
+    labels = {c: np.zeros(1, np.int64) for c in CONDITIONS}
+    logd = {c: torch.log_softmax(torch.zeros(1, 4, dtype=torch.float64), -1) for c in CONDITIONS}
+    return facts._score_row(_fact(), cond, [a], a, g_none, labels, logd, _Eq(), cfg)
 
 
 def test_labels_rouge_and_alias_differ_where_the_released_code_does():
@@ -219,7 +220,7 @@ def test_cp_tokens_generated_includes_every_step_up_to_eos():
     seqs = torch.tensor([[0, 1, 9, 8, 8], [0, 2, 3, 9, 8], [0, 1, 1, 1, 1]])  # rows: EOS, newline, no EOS
     logits = torch.randn(3, 5, 10)
     for rule, steps in (("generated", (3, 4, 5)), ("answer", (2, 1, 5))):
-        sampled, greedy = gen._answers(_Tok(), seqs, logits, 3, 1, {9}, rule)
+        sampled, greedy = answers._answers(_Tok(), seqs, logits, 3, 1, {9}, rule)
         rows = [greedy[0], *sampled[0]]
         assert [a.text for a in rows] == ["Paris", "Par", "Parisisisis"]
         assert [a.n_tokens for a in rows] == [2, 1, 5]  # SE's tokens do not change with the rule
@@ -235,14 +236,14 @@ def test_cp_tokens_generated_includes_every_step_up_to_eos():
 
 
 def test_defaults_follow_the_paper_and_the_released_code():
-    cfg = gen.DynamicConfig()
+    cfg = DynamicConfig()
     assert (cfg.se_form, cfg.cp_tokens, cfg.labels, cfg.kl_zeros) == ("sum", "generated", "rouge", "inf")
     cfg.validate()
     from ctxprior.errors import UserError
 
     for bad in (dict(se_form="mean"), dict(cp_tokens="all"), dict(labels="nli"), dict(kl_zeros="nan")):
         with pytest.raises(UserError, match="expected"):
-            gen.DynamicConfig(**bad).validate()
+            DynamicConfig(**bad).validate()
 
 
 def test_cli_options_and_their_defaults(run_cli):
@@ -259,7 +260,7 @@ def test_cli_options_and_their_defaults(run_cli):
     from ctxprior.commands.dynamicqa import score_dynamic_cmd
 
     defaults = {p.name: p.default for p in score_dynamic_cmd.params}
-    cfg = gen.DynamicConfig()
+    cfg = DynamicConfig()
     for name in ("se_form", "cp_tokens", "labels", "kl_zeros"):
         assert defaults[name] == getattr(cfg, name), name  # the CLI's defaults are the API's
 
@@ -273,9 +274,9 @@ class _RunRow:
 
 
 def test_resuming_a_run_from_before_the_options_keeps_its_rules():
-    old = gen._stored_config(_RunRow({"dataset": "dynamicqa", "samples": 3}), 1)
+    old = run._stored_config(_RunRow({"dataset": "dynamicqa", "samples": 3}), 1)
     assert (old.se_form, old.cp_tokens, old.labels, old.kl_zeros) == ("sum", "answer", "alias", "inf")
-    new = gen._stored_config(_RunRow({"samples": 3, "cp_tokens": "generated", "labels": "rouge"}), 1)
+    new = run._stored_config(_RunRow({"samples": 3, "cp_tokens": "generated", "labels": "rouge"}), 1)
     assert (new.cp_tokens, new.labels) == ("generated", "rouge")
 
 
@@ -300,10 +301,10 @@ def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
     d = subset(make_dynamicqa(tmp_path / "full", n=12, seed=0).folder, tmp_path / "dq", 2)
     with open_store(str(tmp_path / "wh.duckdb")) as wh:
         ingest_dynamicqa(wh, d)
-        cfg = gen.DynamicConfig(
+        cfg = DynamicConfig(
             limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", **opts
         )
-        rid = gen.score_dynamic(
+        rid = run.run_facts(
             wh, cfg, lm=lm, equivalence=sem.EmbeddingEquivalence("minilm", 0.89), progress=False
         )
         stored = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [rid]))

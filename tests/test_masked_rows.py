@@ -152,3 +152,28 @@ def test_naive_baseline_is_finite_with_nan_on_masked_rows(monkeypatch):
     got = gpu.naive_rows(lm, contexts, queries[:1], batch_size=5)
     assert np.isfinite(got).all()
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("family", ["gpt_neox", "llama"])
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+def test_generation_path_is_unchanged_by_nan_on_masked_rows(family, attn, monkeypatch):
+    """scoring.generate (DynamicQA answers, local fakes): prompts of different lengths, prefilled
+    alone and decoded together from one left-padded cache, sampled and greedy rows."""
+    from ctxprior.scoring.generate import Sampling, generate
+
+    lm = _model(family, torch.float32, attn)
+    contexts, queries = prompts()
+    ids = [lm.tokenizer(t)["input_ids"] for t in (contexts[0] + queries[0], queries[1], contexts[1])]
+    assert len({len(i) for i in ids}) == 3
+
+    def run():
+        g = generate(
+            lm, ids, 5, Sampling(temperature=0.8, seed=3), repeat=3, greedy_first=True, keep_logits=True
+        )
+        return g.tokens, g.logits
+
+    ref = run()
+    nan_on_masked_rows(monkeypatch)
+    got = run()
+    assert torch.isfinite(got[1]).all()
+    assert torch.equal(got[0], ref[0]) and torch.equal(got[1], ref[1])

@@ -998,8 +998,9 @@ class Warehouse:
         unfinished run (``resume=RUN`` continues run RUN with its stored options); Ctrl-C or
         ``ctxprior runs cancel`` keeps the finished facts. Returns a ``DynamicRun``: ``id``,
         ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
-        from .dynamicqa.generate import DynamicConfig, run_dynamic
+        from .dynamicqa.config import DynamicConfig
         from .dynamicqa.options import SCORE_DYNAMIC_OPTIONS
+        from .dynamicqa.run import run_dynamic
         from .options import by_name
 
         cfg = DynamicConfig(

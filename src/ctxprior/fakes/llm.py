@@ -25,7 +25,6 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 from ..errors import UserError
@@ -56,43 +55,27 @@ class LocalChat:
         """Room for ``n_names`` list lines (~16 tokens each) plus a preamble, at most 2048."""
         return min(2048, 16 * n_names + 48)
 
-    def _enough(self, start: int, n_names: int):
+    def _enough(self, n_names: int):
         """Stop generating once a finished line completes ``n_names`` parseable names."""
-        import torch
-        from transformers import StoppingCriteria
-
         tok = self.lm.tokenizer
 
-        class Enough(StoppingCriteria):
-            def __call__(self, input_ids, scores, **kwargs):
-                text = tok.decode(input_ids[0, start:], skip_special_tokens=True)
-                done = text.endswith("\n") and len(parse_names(text)) >= n_names
-                return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
+        def enough(tokens) -> bool:  # tokens [1, t] generated so far
+            text = tok.decode(tokens[0], skip_special_tokens=True)
+            return text.endswith("\n") and len(parse_names(text)) >= n_names
 
-        return Enough()
+        return enough
 
     def complete(self, messages: list[dict], seed: int, n_names: int) -> str:
-        """The model's answer to ``messages`` (sampled with ``seed``; greedy at temperature 0)."""
-        import torch
+        """The model's answer to ``messages`` (sampled with ``seed``; greedy at temperature 0), on
+        the one generation path (``scoring.generate``). Sampling keeps the top 50 tokens before
+        top-p: what transformers' ``generate`` did here by default, so fakes stay the same."""
+        from ..scoring.generate import Sampling, cut, generate
 
         tok = self.lm.tokenizer
-        enc = tok.apply_chat_template(
-            messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
-        ).to(self.lm.device)
-        start = enc["input_ids"].shape[1]
-        kw: dict[str, Any] = {
-            "max_new_tokens": self.max_new_tokens(n_names),
-            "pad_token_id": tok.pad_token_id,
-            "stopping_criteria": [self._enough(start, n_names)],
-        }
-        if self.temperature > 0:
-            kw.update(do_sample=True, temperature=self.temperature, top_p=self.top_p)
-        else:
-            kw.update(do_sample=False)
-        torch.manual_seed(seed)
-        with torch.no_grad():
-            out = self.lm.model.generate(**enc, **kw)
-        return tok.decode(out[0, start:], skip_special_tokens=True)
+        ids = tok.apply_chat_template(messages, add_generation_prompt=True, return_dict=True)["input_ids"]
+        sampling = Sampling(temperature=max(self.temperature, 0.0), top_p=self.top_p, top_k=50, seed=seed)
+        g = generate(self.lm, [ids], self.max_new_tokens(n_names), sampling, until=self._enough(n_names))
+        return tok.decode(cut(g.tokens[0].tolist(), g.stop), skip_special_tokens=True)
 
 
 SECRET_PARAM = ("key", "token", "secret", "pass", "auth", "sig")  # query parameters that hold one

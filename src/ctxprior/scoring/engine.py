@@ -47,6 +47,7 @@ import torch
 from transformers.cache_utils import DynamicLayer
 
 from .architectures import dims, text_config
+from .generate import cut, decode, stop_ids
 from .hfcompat import cache_arg, check_cache
 from .models import LoadedModel
 
@@ -700,8 +701,8 @@ class Engine:
         groups: Sequence[Sequence[int]] | None = None,
     ) -> list[str]:
         """Greedy continuation text of each sequence: ``max_new_tokens`` argmax steps on the
-        device (no stopping checks, so no syncs), cut at the first end-of-sequence token after
-        one transfer. ``groups`` share a KV prefix as in ``last_logprobs``."""
+        device (the one generation loop, ``generate.decode``, without stopping checks, so no
+        syncs), cut at the first stop token (``generate.stop_ids``) after one transfer. ``groups`` share a KV prefix as in ``last_logprobs``."""
         tok = self.lm.tokenizer
         utok, row_of, ugroups = self._distinct(seqs, groups)
         out = torch.zeros((len(utok.lengths), max_new_tokens), dtype=torch.long, device=self.device)
@@ -710,52 +711,34 @@ class Engine:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
             b = e - s
             logits = self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])
-            pos = rows.lp[s:e] + rows.ls[s:e]  # next position
-            step = logits.argmax(-1)
-            toks = [step]
+            at = {"pos": rows.lp[s:e] + rows.ls[s:e], "mask": mask}  # next position, the mask so far
             fwd = self.body if self.head.exact else self.model
-            for _ in range(max_new_tokens - 1):
-                mask = torch.cat([mask, mask.new_ones((b, 1))], dim=1)
+
+            def step(tokens: torch.Tensor) -> torch.Tensor:
+                at["mask"] = torch.cat([at["mask"], at["mask"].new_ones((b, 1))], dim=1)
                 self.forward_calls += 1
                 o = fwd(
-                    input_ids=step[:, None],
-                    attention_mask=mask,
-                    position_ids=pos[:, None],
+                    input_ids=tokens[:, None],
+                    attention_mask=at["mask"],
+                    position_ids=at["pos"][:, None],
                     use_cache=True,
                     **cache_arg(fwd, cache),
                 )
-                check_cache(cache, mask.shape[1], "greedy step")
-                last = o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1]
-                step = self._logits(last).argmax(-1)
-                pos = pos + 1
-                toks.append(step)
-            out[rows.out[s:e]] = torch.stack(toks, dim=1)
+                check_cache(cache, at["mask"].shape[1], "greedy step")
+                at["pos"] = at["pos"] + 1
+                return self._logits(o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1])
+
+            out[rows.out[s:e]] = decode(step, logits, max_new_tokens, lambda lg: lg.argmax(-1))[0]
 
         if max_new_tokens > 0 and len(utok.lengths):
             self._each_batch(utok, ugroups, run, new_tokens=max_new_tokens)
-        ids = out.cpu().tolist()
-        stop = _eos_ids(self.lm)
-        texts = []
-        for row in ids:
-            cut = next((i for i, x in enumerate(row) if x in stop), len(row))
-            texts.append(tok.decode(row[:cut], skip_special_tokens=True))
+        stop = stop_ids(tok, self.model)
+        texts = [tok.decode(cut(row, stop), skip_special_tokens=True) for row in out.cpu().tolist()]
         return [texts[r] for r in row_of.tolist()]
 
 
 def _encode(tokenizer, texts: Sequence[str]) -> list[tuple[int, ...]]:
     return [tuple(ids) for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
-
-
-def _eos_ids(lm: LoadedModel) -> set[int]:
-    """The token ids that end a generation (the generation config's and the tokenizer's)."""
-    ids: set[int] = set()
-    gc = getattr(lm.model, "generation_config", None)
-    for v in (getattr(gc, "eos_token_id", None), lm.tokenizer.eos_token_id):
-        if isinstance(v, int):
-            ids.add(v)
-        elif v:
-            ids.update(int(x) for x in v)
-    return ids
 
 
 def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
