@@ -25,8 +25,8 @@ def workload(entities: int, contexts: int):
 
     db = Path(tempfile.mkdtemp()) / "precision.duckdb"
     wh = ctxprior.open(db, write=True)
-    wh.ingest_demo(only=["demo"])
-    sid = wh.sample("demo", relations=["capital"], entities=entities, contexts=contexts, seed=11)
+    wh.datasets.ingest_demo(only=["demo"])
+    sid = wh.samples.draw("demo", relations=["capital"], entities=entities, contexts=contexts, seed=11)
     ctx = wh.sql("SELECT context, entity FROM v_context WHERE sample_id = ? ORDER BY ordinal", [sid])
     ents = wh.sql("SELECT entity, answer FROM v_sample_entity WHERE sample_id = ? ORDER BY ordinal", [sid])
     forms = wh.sql(

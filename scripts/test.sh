@@ -29,10 +29,12 @@ if [ ${#deselect[@]} -gt 0 ]; then
   marks=(-m "$expr")
 fi
 # Lint and format first (pyproject.toml [tool.ruff]); the tree must be clean: `ruff format .` and
-# `ruff check --fix .` fix most of it. CTXPRIOR_LINT=0 skips this step (e.g. while iterating on one test).
+# `ruff check --fix .` fix most of it; then the type check. CTXPRIOR_LINT=0 skips this step (e.g. while iterating on one test).
 if [ "${CTXPRIOR_LINT:-1}" != 0 ]; then
   ruff check . || { echo "test.sh: ruff check failed (see above); ruff check --fix . fixes the [*] ones"; exit 1; }
   ruff format --check . || { echo "test.sh: ruff format --check failed; run: ruff format ."; exit 1; }
+  # mypy over src/ against the committed mypy-baseline.txt (only shrinks; scripts/typecheck.sh says how)
+  bash scripts/typecheck.sh || { echo "test.sh: type check failed (see above)"; exit 1; }
 fi
 # DuckDB 2's nanobind bindings list "leaked" objects when a Python process that used it exits
 # (pytest itself and the CLI subprocesses the tests start); drop those lines so pytest's summary

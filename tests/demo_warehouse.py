@@ -24,11 +24,11 @@ def build_scored_demo(folder: Path) -> Path:
         return dest
     tiny = make_tiny_folder(folder / "tiny-model")
     wh = ctxprior.open(dest, write=True)
-    wh.ingest_demo(only=["demo"])
-    sid = wh.sample("demo", relations=["capital", "officialLanguage"], entities=4, contexts=12, seed=11)
-    run = wh.score(sid, model=tiny, memorization=True, max_new_tokens=3, progress=False, log=None)
+    wh.datasets.ingest_demo(only=["demo"])
+    sid = wh.samples.draw("demo", relations=["capital", "officialLanguage"], entities=4, contexts=12, seed=11)
+    run = wh.runs.score(sid, model=tiny, memorization=True, max_new_tokens=3, progress=False, log=None)
     assert run.status == "done", run
-    wh.analyze([run.id], permutations=200, log=None)
+    wh.analyses.run([run.id], permutations=200, log=None)
     _BUILT["db"] = dest
     _BUILT["model"] = Path(tiny)
     return dest

@@ -4,7 +4,9 @@ forward passes; its docstring examples run here as doctests."""
 from __future__ import annotations
 
 import doctest
+import importlib
 import os
+import pkgutil
 
 import pandas as pd
 import pytest
@@ -27,26 +29,26 @@ def demo_db(scored_demo, tmp_path):
 def test_read_side_returns_dataframes(demo_db):
     wh = ctxprior.open(demo_db)
     assert not wh.writable
-    assert set(wh.datasets()["dataset"]) == {"demo"}
-    assert wh.samples().loc[0, "sample_id"] == 1
-    runs = wh.runs()
+    assert set(wh.datasets.list()["dataset"]) == {"demo"}
+    assert wh.samples.list().loc[0, "sample_id"] == 1
+    runs = wh.runs.list()
     assert runs.loc[0, "status"] == "done" and runs.loc[0, "kind"] == "persuasion"
     chi = wh.sql("SELECT entity, entity_kind, susceptibility FROM v_susceptibility WHERE run_id = ?", [1])
     assert isinstance(chi, pd.DataFrame) and len(chi) == 2 * 4 * 4  # relations x entities x query forms
     assert (chi["susceptibility"] >= 0).all()
     tbl = wh.arrow("SELECT * FROM v_persuasion LIMIT 3")
     assert tbl.num_rows == 3
-    assert set(wh.results([1])["analysis"]) >= {"relevance", "assertive", "negation", "familiarity"}
+    assert set(wh.analyses.results([1])["analysis"]) >= {"relevance", "assertive", "negation", "familiarity"}
     assert "warehouse" in wh.info()
 
 
 def test_read_only_unless_asked(demo_db):
     wh = ctxprior.open(demo_db)
     with pytest.raises(UserError, match="opened read-only"):
-        wh.sample("demo", entities=2, contexts=6)
+        wh.samples.draw("demo", entities=2, contexts=6)
     with pytest.raises(UserError, match="read-only"):
         wh.sql("DELETE FROM run")
-    assert wh.runs().shape[0] == 1
+    assert wh.runs.list().shape[0] == 1
 
 
 def test_sql_reads_files_only_when_allowed(demo_db, tmp_path):
@@ -72,7 +74,7 @@ def test_missing_warehouse_is_one_clear_error(tmp_path):
     with pytest.raises(UserError, match="no warehouse at"):
         ctxprior.open(tmp_path / "nope.duckdb")
     wh = ctxprior.open(tmp_path / "new.duckdb", write=True)  # created
-    assert wh.datasets().empty
+    assert wh.datasets.list().empty
 
 
 def test_a_notebook_does_not_hold_the_file(demo_db):
@@ -94,10 +96,10 @@ def test_a_notebook_does_not_hold_the_file(demo_db):
 
 def test_score_analyze_and_covariates_from_python(demo_db):
     wh = ctxprior.open(demo_db, write=True)
-    sid = wh.sample("demo", relations=["capital"], entities=2, contexts=6, seed=12)
-    run = wh.score(sid, model=tiny_model_folder(), query_types=["open"], progress=False, log=None)
+    sid = wh.samples.draw("demo", relations=["capital"], entities=2, contexts=6, seed=12)
+    run = wh.runs.score(sid, model=tiny_model_folder(), query_types=["open"], progress=False, log=None)
     assert run.status == "done" and run.prompts == 2 * 2 * 7 and run.id == 2
-    res = wh.analyze([run.id], only=["relevance"], permutations=50, log=None)
+    res = wh.analyses.run([run.id], only=["relevance"], permutations=50, log=None)
     assert set(res["analysis"]) == {"relevance"} and set(res["run_id"]) == {2}
     names = wh.sql("SELECT DISTINCT entity FROM v_susceptibility WHERE run_id = 1 ORDER BY 1").entity
     freq = pd.DataFrame({"entity": names, "freq": range(len(names))})
@@ -144,8 +146,41 @@ def test_docstring_examples_run(demo_db, monkeypatch):
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     globs = {"ctxprior": ctxprior, "wh": ctxprior.open("demo.duckdb")}
-    tests = [t for t in finder.find(api, globs=globs) if t.examples]
+    modules = [api] + [
+        importlib.import_module(f"ctxprior.api.{m.name}") for m in pkgutil.iter_modules(api.__path__)
+    ]
+    tests = [t for m in modules for t in finder.find(m, globs=globs) if t.examples]
     assert len(tests) >= 4
     for t in tests:
         runner.run(t)
     assert runner.failures == 0, f"{runner.failures} docstring example(s) failed (see output above)"
+
+
+def test_the_method_names_of_earlier_releases_warn_and_forward(demo_db):
+    """Each old ``Warehouse`` method (``ctxprior.api.MOVED``) warns, names its new place and returns
+    what the new one returns; ``wh.runs()`` and the other callable parts are their ``list()``."""
+    from ctxprior.api import MOVED
+
+    wh = ctxprior.open(demo_db)
+    assert MOVED["generate_fakes"] == "fakes.generate"
+    for old, new in MOVED.items():
+        noun, method = new.split(".")
+        assert callable(getattr(getattr(wh, noun), method)), new
+        assert getattr(ctxprior.api.Warehouse, old).__doc__.endswith(f"use ``wh.{new}``."), old
+    with pytest.warns(
+        DeprecationWarning, match=r"Warehouse.most_susceptible is deprecated; use wh.runs.most_susceptible"
+    ):
+        old = wh.most_susceptible(1, 3)
+    pd.testing.assert_frame_equal(old, wh.runs.most_susceptible(1, 3))
+    with pytest.warns(DeprecationWarning, match=r"Warehouse.results is deprecated; use wh.analyses.results"):
+        pd.testing.assert_frame_equal(wh.results([1]), wh.analyses.results([1]))
+    with pytest.warns(DeprecationWarning, match=r"wh.runs\(\) is deprecated; use wh.runs.list\(\)"):
+        pd.testing.assert_frame_equal(wh.runs(), wh.runs.list())
+    with pytest.warns(DeprecationWarning, match=r"wh.fakes\(\) is deprecated"):
+        assert wh.fakes("demo") == wh.fakes.list("demo")
+    with pytest.warns(DeprecationWarning), pytest.raises(UserError, match="opened read-only"):
+        wh.sample("demo", entities=2, contexts=6)  # the new method's checks and errors
+    rw = ctxprior.open(demo_db, write=True)
+    assert rw.runs.cancel(1) == ("done", "done")  # (status before, status after)
+    with pytest.warns(DeprecationWarning):
+        assert rw.cancel(1) == "done"  # the status after only, as it was

@@ -45,7 +45,7 @@ def test_the_reference_pairs_every_command_with_an_api_method():
 @pytest.fixture
 def demo(tmp_path):
     wh = ctxprior.open(tmp_path / "w.duckdb", write=True)
-    wh.ingest_demo(["demo"])
+    wh.datasets.ingest_demo(["demo"])
     return wh
 
 
@@ -54,21 +54,21 @@ def test_query_fakes_and_covariates_return_python_values(demo):
     assert rows.columns == ["m"] and rows.rows == [(42,)]
     assert rows.format("csv").splitlines() == ["m", "42"]
     assert isinstance(rows.to_pandas(), pd.DataFrame)
-    fakes = demo.fakes("demo")
+    fakes = demo.fakes.list("demo")
     assert "relation" in fakes.columns and len(fakes.rows) == 9
     assert demo.covariates.list().empty  # no catalog table yet: an empty frame, as the command says
     with pytest.raises(UserError, match="--only nope: use "):
-        demo.analyze(only="relevance,nope")
+        demo.analyses.run(only="relevance,nope")
 
 
 def test_export_import_and_pull_round_trip(demo, tmp_path):
-    manifest = demo.export_parquet(tmp_path / "out", tables="dataset,relation")
+    manifest = demo.parquet.export(tmp_path / "out", tables="dataset,relation")
     assert [e["name"] for e in manifest["tables"]] == ["dataset", "relation"]
-    full = demo.export_parquet(tmp_path / "full")
+    full = demo.parquet.export(tmp_path / "full")
     copy = ctxprior.open(tmp_path / "copy.duckdb", write=True)
-    added = copy.import_parquet(tmp_path / "full")
+    added = copy.parquet.load(tmp_path / "full")
     assert added["fact"] == int(demo.sql("SELECT count(*) AS n FROM fact")["n"][0])
-    folder, again = ctxprior.open(tmp_path / "pulled.duckdb", write=True).pull(tmp_path / "full")
+    folder, again = ctxprior.open(tmp_path / "pulled.duckdb", write=True).hub.pull(tmp_path / "full")
     assert str(folder) == str(tmp_path / "full") and again == added
     assert full["tables"]
 
@@ -76,16 +76,28 @@ def test_export_import_and_pull_round_trip(demo, tmp_path):
 def test_pull_and_import_check_the_folder_before_creating_the_warehouse(tmp_path):
     wh = ctxprior.open(tmp_path / "new.duckdb", write=True)
     with pytest.raises(UserError):
-        wh.pull(tmp_path / "nowhere")
+        wh.hub.pull(tmp_path / "nowhere")
     with pytest.raises(UserError):
-        wh.import_parquet(tmp_path)
+        wh.parquet.load(tmp_path)
     assert not (tmp_path / "new.duckdb").exists()
 
 
 def test_read_only_warehouse_refuses_writes_and_migrate_needs_a_file(demo, tmp_path):
     ro = ctxprior.open(demo.path)
     with pytest.raises(UserError, match="opened read-only"):
-        ro.add_fakes(tmp_path / "names.txt", "demo", "capital")
+        ro.fakes.add(tmp_path / "names.txt", "demo", "capital")
     with pytest.raises(UserError, match="no warehouse at"):
         api.migrate(tmp_path / "missing.duckdb")
     assert api.migrate(demo.path) == [f"{demo.path} is already at schema v{SCHEMA_VERSION}"]
+
+
+def test_migrate_is_exported_at_the_top():
+    assert ctxprior.migrate is api.migrate and "migrate" in dir(ctxprior)
+
+
+def test_commands_call_the_new_paths_not_the_deprecated_names():
+    """No command calls a method of earlier releases (``api.MOVED``) or a part's deprecated call form."""
+    old = "|".join([*api.MOVED, "datasets", "samples", "runs", "fakes"])
+    call = re.compile(rf"(?:api\([^)]*\)|\bwh)\.({old})\(")
+    for f in sorted((ROOT / "src" / "ctxprior" / "commands").glob("*.py")):
+        assert not call.findall(f.read_text()), f"{f.name} calls {call.findall(f.read_text())}"

@@ -1,5 +1,5 @@
 """Issue 22 item 7: a data source is one declaration (``ctxprior.ingest.registry``) beside its
-loader; ``ctxprior ingest <name>`` and ``wh.ingest(name, ...)`` are made from it."""
+loader; ``ctxprior ingest <name>`` and ``wh.datasets.ingest(name, ...)`` are made from it."""
 
 from __future__ import annotations
 
@@ -72,17 +72,17 @@ def test_a_new_source_is_one_declaration(pairs, run_cli, db_path):
     res = run_cli("ingest", "pairs", "Ada=tea", "Bo=coffee", "--name", "drinks")
     assert (res.exit_code, res.output) == (0, "ingested dataset 'drinks': 2 facts\n")
     wh = ctxprior.open(db_path, write=True)
-    assert wh.ingest("pairs", ["Cy=milk"], relation="drinks")["facts"] == 1
+    assert wh.datasets.ingest("pairs", ["Cy=milk"], relation="drinks")["facts"] == 1
     assert list(wh.sql("SELECT name FROM dataset ORDER BY name")["name"]) == ["drinks", "pairs"]
 
 
 def test_ingest_binds_like_the_command(tmp_path):
     wh = ctxprior.open(tmp_path / "w.duckdb", write=True)
-    assert [s["dataset"] for s in wh.ingest("demo", only=["gender"])] == ["gender"]
-    assert wh.ingest("demo", ["gender"]) == []  # already there
+    assert [s["dataset"] for s in wh.datasets.ingest("demo", only=["gender"])] == ["gender"]
+    assert wh.datasets.ingest("demo", ["gender"]) == []  # already there
     with pytest.raises(UserError, match="unknown data source 'nope'; choose from demo, dynamicqa, yago-qec"):
-        wh.ingest("nope")
+        wh.datasets.ingest("nope")
     with pytest.raises(TypeError, match="no parameter 'onl'"):
-        wh.ingest("demo", onl=["gender"])
+        wh.datasets.ingest("demo", onl=["gender"])
     with pytest.raises(TypeError, match="missing 'path'"):
-        wh.ingest("yago-qec")
+        wh.datasets.ingest("yago-qec")

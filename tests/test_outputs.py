@@ -77,16 +77,16 @@ def test_write_demo_corpus_never_the_warehouse_nor_an_existing_file(wh_file, tmp
     before = digest(wh_file)
     wh = ctxprior.open(wh_file)
     with pytest.raises(UserError, match="is the warehouse"):
-        wh.write_demo_corpus(wh_file)
+        wh.datasets.write_demo_corpus(wh_file)
     with pytest.raises(UserError, match="is the warehouse"):
-        wh.write_demo_corpus(Path(wh_file), overwrite=True)
+        wh.datasets.write_demo_corpus(Path(wh_file), overwrite=True)
     assert digest(wh_file) == before
     mine = tmp_path / "corpus.jsonl.zst"
     mine.write_text("mine")
     with pytest.raises(UserError, match="file exists"):
-        wh.write_demo_corpus(mine)
+        wh.datasets.write_demo_corpus(mine)
     assert mine.read_text() == "mine"
-    assert wh.write_demo_corpus(mine, overwrite=True, n_documents=10)["documents"] == 10
+    assert wh.datasets.write_demo_corpus(mine, overwrite=True, n_documents=10)["documents"] == 10
 
 
 def test_export_and_dry_run_never_clear_a_folder_holding_the_warehouse(run_cli, tmp_path):
@@ -101,4 +101,4 @@ def test_export_and_dry_run_never_clear_a_folder_holding_the_warehouse(run_cli, 
     one_line_error(res, "holds the warehouse")
     assert digest(db) == before
     with pytest.raises(UserError, match="holds the warehouse"):
-        ctxprior.open(db).export_parquet(tmp_path, overwrite=True)
+        ctxprior.open(db).parquet.export(tmp_path, overwrite=True)

@@ -180,7 +180,7 @@ def test_runs_lists_both_kinds(base, tmp_path):
         assert default_runs(store, "persuasion") == [2]
         assert default_runs(store, "dynamic") == [1]
         assert default_runs(store) == [1, 2]
-    runs = wh.runs()
+    runs = wh.runs.list()
     assert runs[["run_id", "kind", "status"]].values.tolist() == [
         [1, "dynamic", "done"],
         [2, "persuasion", "done"],

@@ -1,5 +1,5 @@
 """Issue 28, say it once: every option of ``ctxprior score`` is declared once
-(``ctxprior.api.score_options()``), and the command line and ``Warehouse.score`` refuse the same bad
+(``ctxprior.api.score_options()``), and the command line and ``wh.runs.score`` refuse the same bad
 value with the same one-line message, leaving the warehouse file byte for byte unchanged."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ctxprior
-from ctxprior.api import Warehouse, score_options
+from ctxprior.api import Runs, score_options
 from ctxprior.cli import cli
 from ctxprior.errors import UserError
 
@@ -61,8 +61,8 @@ CASES = [(name, *BAD[name]) for name in BAD] + MORE
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     wh = ctxprior.open(tmp_path_factory.mktemp("opts") / "w.duckdb", write=True)
-    wh.ingest_demo()
-    return wh, wh.sample("demo", relations=["capital"], entities=2, contexts=6, seed=1)
+    wh.datasets.ingest_demo()
+    return wh, wh.samples.draw("demo", relations=["capital"], entities=2, contexts=6, seed=1)
 
 
 def _sha(path) -> str:
@@ -80,7 +80,7 @@ def test_the_api_and_the_cli_refuse_a_bad_value_alike(demo, run_cli, name, value
     wh, sid = demo
     before = _sha(wh.path)
     with pytest.raises(UserError) as e:
-        wh.score(sid, **{name: value}, progress=False, log=None)
+        wh.runs.score(sid, **{name: value}, progress=False, log=None)
     assert str(e.value) == message
     assert _sha(wh.path) == before
     if args is not None:
@@ -102,9 +102,9 @@ def test_cli_spellings_are_refused_in_one_line(demo, run_cli):
 
 
 def test_the_declarations_are_the_api_signature_and_the_cli_options():
-    """Each declared option is a keyword of Warehouse.score with the declared default, and each one
+    """Each declared option is a keyword of wh.runs.score with the declared default, and each one
     with a flag is an option of `ctxprior score` with that default."""
-    params = inspect.signature(Warehouse.score).parameters
+    params = inspect.signature(Runs.score).parameters
     command = {p.name: p for p in cli.commands["score"].params}
     for opt in score_options():
         default = params[opt.name].default

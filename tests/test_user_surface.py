@@ -28,7 +28,7 @@ def test_dir_and_help_list_the_api():
 @pytest.fixture(scope="module")
 def demo_wh(tmp_path_factory):
     wh = ctxprior.open(tmp_path_factory.mktemp("api") / "w.duckdb", write=True)
-    wh.ingest_demo()
+    wh.datasets.ingest_demo()
     return wh
 
 
@@ -53,23 +53,23 @@ def _sha(path) -> str:
         (lambda wh: ctxprior.load_model(135), "load_model: model must be a string or a path, got int 135"),
         (lambda wh: wh.sql(5), "Warehouse.sql: query must be a string, got int 5"),
         (lambda wh: wh.sql("SELECT 1", 5), "Warehouse.sql: params must be a list or None, got int 5"),
-        (lambda wh: wh.sample(5), "Warehouse.sample: dataset must be a string, got int 5"),
+        (lambda wh: wh.samples.draw(5), "Samples.draw: dataset must be a string, got int 5"),
         (
-            lambda wh: wh.sample("demo", entities="10"),
-            "Warehouse.sample: entities must be an integer or None, got str",
+            lambda wh: wh.samples.draw("demo", entities="10"),
+            "Samples.draw: entities must be an integer or None, got str",
         ),
         (
-            lambda wh: wh.results(runs=1),
-            "Warehouse.results: runs must be a list of integers or None, got int 1",
+            lambda wh: wh.analyses.results(runs=1),
+            "Analyses.results: runs must be a list of integers or None, got int 1",
         ),
         (
-            lambda wh: wh.most_susceptible("1"),
-            "Warehouse.most_susceptible: run must be an integer, got str '1'",
+            lambda wh: wh.runs.most_susceptible("1"),
+            "Runs.most_susceptible: run must be an integer, got str '1'",
         ),
-        (lambda wh: wh.score(sample="1"), "Warehouse.score: sample must be an integer or None, got str '1'"),
+        (lambda wh: wh.runs.score(sample="1"), "Runs.score: sample must be an integer or None, got str '1'"),
         (
-            lambda wh: wh.analyze(runs=[1.5]),
-            "Warehouse.analyze: runs must be a list of integers or None, got list",
+            lambda wh: wh.analyses.run(runs=[1.5]),
+            "Analyses.run: runs must be a list of integers or None, got list",
         ),
         (
             lambda wh: wh.covariates.add(5, on="entity", name="x"),
@@ -88,10 +88,12 @@ def test_wrong_argument_types_name_the_argument(demo_wh, call, message):
 
 def test_numpy_and_pandas_values_are_accepted(demo_wh):
     """What a notebook passes from a DataFrame (numpy integers, arrays) works like plain Python values."""
-    sid = demo_wh.sample("demo", relations=np.array(["capital"]), entities=np.int64(2), contexts=np.int64(6))
+    sid = demo_wh.samples.draw(
+        "demo", relations=np.array(["capital"]), entities=np.int64(2), contexts=np.int64(6)
+    )
     assert isinstance(sid, int)
-    assert demo_wh.most_susceptible(np.int64(1), n=np.int64(3)).empty
-    assert demo_wh.results(runs=np.array([1])).empty
+    assert demo_wh.runs.most_susceptible(np.int64(1), n=np.int64(3)).empty
+    assert demo_wh.analyses.results(runs=np.array([1])).empty
     assert ctxprior.open(Path(demo_wh.path)).sql("SELECT ?::INT AS x", (np.int64(3),)).x[0] == 3
 
 

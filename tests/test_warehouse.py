@@ -110,6 +110,17 @@ def test_older_warehouse_says_what_to_run_and_migrates(db_path, run_cli, monkeyp
     assert "already at" in run_cli("migrate").output
 
 
+def test_migrate_without_a_step_refuses_before_writing(db_path, tmp_path):
+    # v0 has no registered step: migrate says so before it writes the backup or applies any step
+    open_store(db_path).close()
+    _set_version(db_path, 0)
+    before = open(db_path, "rb").read()
+    with pytest.raises(UserError, match="has schema v0 and no migration exists from v0"):
+        migrations.migrate(db_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wh.duckdb"]  # no backup left behind
+    assert open(db_path, "rb").read() == before
+
+
 def test_v1_warehouse_migrates_to_v2_with_the_head_column(db_path, run_cli):
     open_store(db_path).close()
     con = duckdb.connect(db_path)

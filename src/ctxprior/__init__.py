@@ -11,7 +11,7 @@ The Python API (see ``ctxprior.api``)::
 
 from .version import __version__
 
-_LAZY = ("open", "quick", "load_model", "Warehouse", "Run", "Covariates")
+_LAZY = ("open", "quick", "load_model", "migrate", "Warehouse", "Run", "Covariates")
 __all__ = [*_LAZY, "__version__"]
 
 

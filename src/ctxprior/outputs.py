@@ -1,7 +1,7 @@
 """Where a command may write: the one rule every writer of a user-named path follows.
 
 A path the user names for output (``report --out``, ``figures --out``, ``export parquet DIR``,
-``publish --dry-run DIR``, ``wh.write_demo_corpus(path)``, ...) is checked here before anything
+``publish --dry-run DIR``, ``wh.datasets.write_demo_corpus(path)``, ...) is checked here before anything
 is written:
 
 - it is never the warehouse itself or one of its side files (``.wal``, ``.write-intent``), however

@@ -39,33 +39,33 @@ def run_demo(
     runs = _score(wh, echo, samples, model)
     _summarize_top(wh, echo, runs["demo"])
     _cooccurrence(wh, echo, out)
-    wh.analyze(list(runs.values()), permutations=permutations, seed=0, log=None)
+    wh.analyses.run(list(runs.values()), permutations=permutations, seed=0, log=None)
     echo("[5/6] analyses (permutation t-tests, Benjamini-Hochberg, alpha 0.05):")
-    for line in wh.summary(list(runs.values())):
+    for line in wh.analyses.summary(list(runs.values())):
         echo("  " + line)
-    figs = [png for _, png, _ in wh.figures(out / "figures", overwrite=True) if png]
-    report = wh.report(out / "report.html", overwrite=True)
+    figs = [png for _, png, _ in wh.analyses.figures(out / "figures", overwrite=True) if png]
+    report = wh.analyses.report(out / "report.html", overwrite=True)
     echo(f"[6/6] {len(figs)} figures in {out / 'figures'}/ (PNG + the CSV behind each); report: {report}")
     return {"samples": samples, "runs": runs, "figures": figs, "report": report}
 
 
 def _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relations) -> dict[str, int]:
     """[1/6] the three bundled datasets; [2/6] one sample each (the gender study kept small)."""
-    stats = wh.ingest_demo()
+    stats = wh.datasets.ingest_demo()
     for s in stats:
         echo(f"[1/6] ingested '{s['dataset']}': {s['relations']} relations, {s['facts']} facts")
     if not stats:
         echo("[1/6] demo datasets already in the warehouse")
     samples = {
-        "demo": wh.sample("demo", relations=relations, entities=entities, contexts=contexts, seed=seed),
-        "friend_enemy": wh.sample(
+        "demo": wh.samples.draw("demo", relations=relations, entities=entities, contexts=contexts, seed=seed),
+        "friend_enemy": wh.samples.draw(
             "friend_enemy",
             entities=friend_enemy,
             contexts=3 * friend_enemy,
             context_types=["positive", "neutral", "negative"],
             seed=seed,
         ),
-        "gender": wh.sample(
+        "gender": wh.samples.draw(
             "gender",
             entities=8,
             design="all",
@@ -79,7 +79,7 @@ def _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relatio
             ],
         ),
     }
-    table = wh.samples().set_index("sample_id")
+    table = wh.samples.list().set_index("sample_id")
     for name, sid in samples.items():
         s = table.loc[sid]
         echo(
@@ -91,7 +91,7 @@ def _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relatio
 
 def _score(wh, echo, samples, model) -> dict[str, int]:
     """[3/6] score every sample; memorization (greedy answers) on one relation of the demo."""
-    plan = [
+    plan: list[tuple[str, int, dict[str, Any]]] = [
         ("demo", samples["demo"], {}),
         (
             "memorization",
@@ -103,7 +103,7 @@ def _score(wh, echo, samples, model) -> dict[str, int]:
     ]
     runs = {}
     for name, sid, opts in plan:
-        r = wh.score(sid, model=model, log=None, **opts)
+        r = wh.runs.score(sid, model=model, log=None, **opts)
         echo(
             f"[3/6] run {r.id} ({name}): {r.status}, {r.prompts} prompts in {r.seconds:.1f} s "
             f"({r.prompts_per_second:.0f} prompts/s)"
@@ -118,13 +118,13 @@ def _summarize_top(wh, echo, run_id: int) -> None:
         ("least susceptible:", True),
     ):
         echo(title)
-        for r in wh.most_susceptible(run_id, 5, least=least).itertuples():
+        for r in wh.runs.most_susceptible(run_id, 5, least=least).itertuples():
             echo(f"  {r.susceptibility:.3f}  {r.entity} [{r.entity_kind}]  {r.relation}, {r.query_form}")
 
 
 def _cooccurrence(wh, echo, out: Path) -> None:
     """[4/6] a co-occurrence covariate from a small generated corpus (the frequency analysis)."""
-    info = wh.write_demo_corpus(out / "corpus" / "demo.jsonl.zst", overwrite=True)
+    info = wh.datasets.write_demo_corpus(out / "corpus" / "demo.jsonl.zst", overwrite=True)
     rep = wh.covariates.cooccurrence(
         str(out / "corpus"), name="demo_cooc", dataset="demo", workers=1, progress=False
     )

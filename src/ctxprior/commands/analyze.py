@@ -23,13 +23,13 @@ def analyze_cmd(app, runs, only, quiet, **options):
     kind of run is missing are skipped with a message. Prints a short summary.
     """
     wh = app.api(write=True)
-    counts = wh.analyze(runs, only=only or "", **options).attrs["counts"]
+    counts = wh.analyses.run(runs, only=only or "", **options).attrs["counts"]
     stored = sum(v for v in counts.values() if v > 0)
     click.echo(
         f"stored {stored} analysis rows ({', '.join(f'{a} {n}' for a, n in counts.items() if n >= 0)})"
     )
     if not quiet:
-        for line in wh.summary(runs, only=only or ""):
+        for line in wh.analyses.summary(runs, only=only or ""):
             click.echo(line)
 
 
@@ -55,7 +55,7 @@ def analyze_cmd(app, runs, only, quiet, **options):
 @pass_app
 def figures_cmd(app, runs, out_dir, overwrite):
     """Write the paper's figures (Fig. 2-5, 8-11 analogues) as PNG + CSV from stored analyses."""
-    written = app.api().figures(out_dir, runs, overwrite=overwrite)
+    written = app.api().analyses.figures(out_dir, runs, overwrite=overwrite)
     for _name, png, note in written:
         click.echo(f"{png or '-':<40} {note}")
 
@@ -81,7 +81,7 @@ def figures_cmd(app, runs, out_dir, overwrite):
 @pass_app
 def report_cmd(app, runs, out_path, overwrite):
     """Write one self-contained HTML page with the figures, tables and a plain reading of each result."""
-    path = app.api().report(out_path, runs, overwrite=overwrite)
+    path = app.api().analyses.report(out_path, runs, overwrite=overwrite)
     click.echo(f"wrote {path}")
 
 

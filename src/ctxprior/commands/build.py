@@ -99,7 +99,7 @@ def build_dataset_cmd(
     """Build dataset NAME from TRIPLES (N-Triples, one-line Turtle or TSV files or folders, plain or
     gzip, any size): the top entities by KG degree for each relation of --relations, with answers,
     names, degrees, query forms and context templates, like an ingested yago_qec.json."""
-    rep = app.api(write=True).build_dataset(
+    rep = app.api(write=True).datasets.build(
         list(triples),
         relations,
         name,

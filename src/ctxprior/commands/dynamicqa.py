@@ -17,7 +17,7 @@ from .runs import interrupted
 def sample_dynamic_cmd(app, dataset: str, partitions: tuple[str, ...], limit: int | None) -> None:
     """Store a sample for `ctxprior score --sample S`: the chosen facts with their original and
     counter-memory snippets as contexts. Reuses an identical existing sample. Prints the id last."""
-    s = app.api(write=True).sample_dynamic(dataset, partitions, limit)
+    s = app.api(write=True).dynamic.sample(dataset, partitions, limit)
     click.echo(
         f"sample {s['sample_id']}: dataset '{dataset}', {s['facts']} facts, {s['contexts']} contexts "
         "(original + counter per fact)"
@@ -33,7 +33,7 @@ def score_dynamic_cmd(app, **options) -> None:
     counter-memory context; store texts, log-probs, semantic clusters, semantic entropy, CP,
     accuracy and persuaded/stubborn labels. Prints the run id alone on the last line."""
     try:
-        run = app.api(write=True).score_dynamic(**options, log=lambda m: click.echo(m, err=True))
+        run = app.api(write=True).dynamic.score(**options, log=lambda m: click.echo(m, err=True))
     except KeyboardInterrupt:
         interrupted("rerun the command (or `ctxprior runs resume RUN`) to continue")
     click.echo(
@@ -52,7 +52,7 @@ def analyze_dynamic_cmd(app, runs: tuple[int, ...]) -> None:
     without context, mean semantic entropy and CP per partition, and the OLS of CP on z-scored
     num_edits, s_pop, o_pop and SE without / with context. Stored in dynamicqa_summary and
     dynamicqa_regression, and printed."""
-    click.echo(app.api(write=True).analyze_dynamic(list(runs) or None))
+    click.echo(app.api(write=True).dynamic.analyze(list(runs) or None))
 
 
 COMMANDS = [sample_dynamic_cmd, score_dynamic_cmd, analyze_dynamic_cmd]

@@ -126,7 +126,7 @@ def generate_cmd(
 ) -> None:
     """Generate fake entities for RELATION with a chat model and store them with their provenance
     (model, revision, prompts, raw answers, seed, sampling parameters)."""
-    res = app.api(write=True).generate_fakes(
+    res = app.api(write=True).fakes.generate(
         dataset,
         relation,
         n=n,
@@ -165,7 +165,7 @@ def generate_cmd(
 def add_cmd(app, path, dataset, relation, n, entity_class) -> None:
     """Add your own fake names from PATH: one per line (numbered / bulleted lists and JSON arrays
     work too) or a CSV with a 'name' column. Screened like generated ones; rerunning is a no-op."""
-    res = app.api(write=True).add_fakes(path, dataset, relation, n=n, entity_class=entity_class)
+    res = app.api(write=True).fakes.add(path, dataset, relation, n=n, entity_class=entity_class)
     _report(res)
 
 
@@ -186,7 +186,7 @@ def add_cmd(app, path, dataset, relation, n, entity_class) -> None:
 def list_cmd(app, dataset, relation, fmt) -> None:
     """Fakes of a dataset: per relation (counts by source), or one relation's fakes with the real
     entity whose answer each borrows and where each came from."""
-    click.echo(app.api().fakes(dataset, relation).format(fmt))
+    click.echo(app.api().fakes.list(dataset, relation).format(fmt))
 
 
 COMMANDS = [fakes]

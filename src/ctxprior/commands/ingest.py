@@ -33,11 +33,11 @@ def ingest() -> None:
 
 
 def _command(source) -> click.Command:
-    """``ctxprior ingest <source>``: calls ``wh.ingest(name, **params)`` and prints the source's lines."""
+    """``ctxprior ingest <source>``: calls ``wh.datasets.ingest(name, **params)`` and prints the source's lines."""
 
     @pass_app
     def run(app, **params) -> None:
-        result = app.api(write=True).ingest(source.name, **params)
+        result = app.api(write=True).datasets.ingest(source.name, **params)
         for line in source.lines(result):
             click.echo(line)
 

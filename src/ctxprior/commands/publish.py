@@ -59,7 +59,7 @@ def export_parquet_cmd(app, directory, **options) -> None:
     The manifest records the schema and ctxprior versions, the runs included, every column's type,
     and each file's row count and sha256. `ctxprior import parquet DIRECTORY` rebuilds the warehouse.
     """
-    manifest = app.api().export_parquet(directory, **options)
+    manifest = app.api().parquet.export(directory, **options)
     n = sum(len(e["files"]) for e in manifest["tables"])
     click.echo(f"exported {len(manifest['tables'])} table(s)/view(s), {n} file(s) to {directory}")
     _print_counts(manifest)
@@ -81,7 +81,7 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
     Every file's sha256 is checked against manifest.json first. The warehouse (--db) must have no
     rows unless --merge or --replace is given; everything is loaded in one transaction.
     """
-    added = app.api(write=True).import_parquet(directory, mode=_mode(merge, replace))
+    added = app.api(write=True).parquet.load(directory, mode=_mode(merge, replace))
     click.echo(
         f"imported {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} "
         f"table(s) of {app.db}"
@@ -98,7 +98,7 @@ def publish_cmd(app, repo_id, dry_run, **options) -> None:
     One config per table and readable view (Parquet under data/<config>/), a dataset card built from
     the warehouse, and manifest.json. One commit; none when the Hub already has identical files.
     """
-    res = app.api().publish(repo_id, dry_run=dry_run, log=click.echo, **options)
+    res = app.api().hub.publish(repo_id, dry_run=dry_run, log=click.echo, **options)
     if dry_run:
         n = sum(len(e["files"]) for e in res.manifest["tables"])
         click.echo(f"dry run: wrote README.md, manifest.json and {n} Parquet file(s) to {dry_run}")
@@ -122,7 +122,7 @@ def publish_cmd(app, repo_id, dry_run, **options) -> None:
 @pass_app
 def pull_cmd(app, source, merge, replace, **options) -> None:
     """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the warehouse."""
-    folder, added = app.api(write=True).pull(source, mode=_mode(merge, replace), **options)
+    folder, added = app.api(write=True).hub.pull(source, mode=_mode(merge, replace), **options)
     click.echo(
         f"pulled {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} table(s) "
         f"of {app.db} from {folder}"

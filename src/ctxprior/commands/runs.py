@@ -14,7 +14,7 @@ EXECUTOR_OPTIONS = ("executor", "address", "workers", "gpus_per_worker", "shard_
 
 
 def executor_options(f):
-    """--executor/--address/--workers/--gpus-per-worker/--shard-dir (keyword arguments of Warehouse.score)."""
+    """--executor/--address/--workers/--gpus-per-worker/--shard-dir (keyword arguments of wh.runs.score)."""
     return declared_options(score_options(), EXECUTOR_OPTIONS)(f)
 
 
@@ -55,7 +55,7 @@ def runs_group(ctx, as_json) -> None:
 
     import pandas as pd
 
-    runs = ctx.obj.api().runs().to_dict("records")
+    runs = ctx.obj.api().runs.list().to_dict("records")
     if as_json:
         for r in runs:
             click.echo(json.dumps(r, default=str))
@@ -87,7 +87,7 @@ def resume_cmd(app, run_id, quiet, **executor) -> None:
     and options are used); ends with exactly the rows of an uninterrupted run. Prints the run id on
     the last line."""
     try:
-        run = app.api(write=True).resume(run_id, progress=not quiet, **executor)
+        run = app.api(write=True).runs.resume(run_id, progress=not quiet, **executor)
     except KeyboardInterrupt:
         interrupted("`ctxprior runs resume` continues")
     echo_run(run, "rerun to retry the failed units")
@@ -107,7 +107,7 @@ def cancel_cmd(app, run_id, timeout) -> None:
     """Stop run RUN_ID (persuasion or dynamic): interrupt its process (SIGTERM, when it runs on this
     host; finished units are kept) and mark it cancelled. `ctxprior runs resume RUN_ID` continues it
     later."""
-    before, status = app.api(write=True).cancel_run(
+    before, status = app.api(write=True).runs.cancel(
         run_id, timeout=timeout, log=lambda m: click.echo(m, err=True)
     )
     if before in ("done", "cancelled"):

@@ -15,8 +15,8 @@ from .options import declared_options
 def sample_cmd(app, dataset, entities, contexts, **options) -> None:
     """Draw a context sample and store it; prints the new sample id alone on the last line."""
     wh = app.api(write=True)
-    sid = wh.sample(dataset, entities=entities, contexts=contexts, **options)
-    s = wh.samples().set_index("sample_id").loc[sid]
+    sid = wh.samples.draw(dataset, entities=entities, contexts=contexts, **options)
+    s = wh.samples.list().set_index("sample_id").loc[sid]
     click.echo(
         f"sample {sid}: dataset '{s['dataset']}', seed {s['seed']}, design {s['design']}, "
         f"{s['relations']} relations, {s['entities']} entities, {s['contexts']} contexts"

@@ -49,12 +49,12 @@ def score_cmd(app, load_in_8bit, load_in_4bit, quiet, **options) -> None:
     quantization = _quant(load_in_8bit, load_in_4bit)
     wh = app.api(write=True)
     try:
-        run = wh.score(**options, quantization=quantization, progress=not quiet)
+        run = wh.runs.score(**options, quantization=quantization, progress=not quiet)
     except KeyboardInterrupt:
         interrupted("rerun the command (or --resume) to continue")
     if not quiet and run.status == "done":
         for title, least in (("most susceptible:", False), ("least susceptible:", True)):
-            rows = wh.most_susceptible(run.id, 5, least=least)
+            rows = wh.runs.most_susceptible(run.id, 5, least=least)
             if len(rows):
                 click.echo(title)
             for r in rows.itertuples():

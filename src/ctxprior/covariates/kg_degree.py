@@ -15,6 +15,7 @@ the degree of ``<uri>`` (delta is direction-free).
 from __future__ import annotations
 
 import hashlib
+import json
 
 from ..digest import sha256_file
 from ..errors import UserError
@@ -45,7 +46,8 @@ def kg_degree(
     digest = _files_digest(tf.files)
     if existing is not None and not replace:
         if existing["source_sha256"] == digest:
-            return _summary(store, existing["covariate_id"], name, did, tf.files, None, unchanged=True)
+            n_triples = json.loads(existing["params_json"]).get("n_triples")
+            return _summary(store, existing["covariate_id"], name, did, tf.files, n_triples, unchanged=True)
         raise UserError(f"--name {name}: already computed from other files; pass --replace to recompute")
     _check_entity_uris(store, did)
     n_lines, n_bad = _load_triples(store.con, tf, did)
@@ -176,8 +178,6 @@ def _summary(store, cid, name, did, files, n_triples, unchanged: bool = False) -
         [did, did],
     )
     found = store.scalar("SELECT count(*) FROM kg_entity_degree WHERE covariate_id = ?", [cid])
-    if n_triples is None:
-        n_triples = __import__("json").loads(catalog.get(store, name)["params_json"]).get("n_triples")
     return {
         "view": v,
         "n_files": len(files),

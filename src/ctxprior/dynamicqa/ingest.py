@@ -125,16 +125,26 @@ class Row:
     mask_count: int = 0
     mask_kind: str = ""
 
+    @property
+    def label(self) -> str:
+        """The relation label ``prop``, which every static and temporal row has (not disputable ones)."""
+        if self.prop is None:
+            raise ValueError(f"{self.partition} data row {self.row + 1} has no relation label (prop)")
+        return self.prop
+
 
 class _Bad(Exception):
     pass
 
 
 def _num(v: str, col: str, blank_ok: bool) -> float | None:
+    """A number, or None for a blank value where ``blank_ok``."""
+    return None if blank_ok and v.strip() == "" else _float(v, col)
+
+
+def _float(v: str, col: str) -> float:
     v = v.strip()
     if v == "":
-        if blank_ok:
-            return None
         raise _Bad(f"column {col} is blank")
     try:
         x = float(v)
@@ -146,7 +156,7 @@ def _num(v: str, col: str, blank_ok: bool) -> float | None:
 
 
 def _int(v: str, col: str) -> int:
-    x = _num(v, col, False)
+    x = _float(v, col)
     if x != int(x):
         raise _Bad(f"column {col}: {v!r} is not an integer")
     return int(x)
@@ -237,9 +247,9 @@ def _check_keys(path: Path, rows: list[Row], partition: str) -> None:
     if partition != "disputable":
         pid_of: dict[str, str | None] = {}
         for r in rows:
-            if pid_of.setdefault(r.prop, r.prop_id) != r.prop_id:
+            if pid_of.setdefault(r.label, r.prop_id) != r.prop_id:
                 raise UserError(
-                    f"{path}: relation '{r.prop}' has two property ids ({pid_of[r.prop]}, "
+                    f"{path}: relation '{r.prop}' has two property ids ({pid_of[r.label]}, "
                     f"{r.prop_id}) (data row {r.row + 1})"
                 )
 
@@ -273,7 +283,7 @@ def _mask_spans(context: str) -> list[tuple[int, int]]:
 def _parse_row(d: dict[str, str], partition: str, row: int) -> Row:
     idx = d.get("", "").strip()
     index = None if idx == "" else _int(idx, "(unnamed index)")
-    common = dict(
+    common: dict[str, Any] = dict(
         partition=partition,
         row=row,
         index=index,
@@ -283,7 +293,7 @@ def _parse_row(d: dict[str, str], partition: str, row: int) -> Row:
         context=_text(d["context"], "context"),
         obj=_text(d["obj"], "obj"),
         replace_name=_text(d["replace_name"], "replace_name"),
-        num_edits=_num(d["num_edits"], "num_edits", False),
+        num_edits=_float(d["num_edits"], "num_edits"),
         s_pop=_num(d.get("s_pop", ""), "s_pop", True),
     )
     if partition == "disputable":
@@ -340,13 +350,13 @@ def _question_template(rows: list[Row], path_of: dict[str, Path]) -> dict[str, s
                 f"{path_of[r.partition]}: data row {r.row + 1}: the question {r.question!r} "
                 f"does not contain the subject {r.subj!r}"
             )
-        cands[r.prop][r.question[:i] + "\x00" + r.question[i + len(r.subj) :]] += 1
+        cands[r.label][r.question[:i] + "\x00" + r.question[i + len(r.subj) :]] += 1
     tpl = {p: c.most_common(1)[0][0] for p, c in cands.items()}
     for r in rows:
-        if tpl[r.prop].replace("\x00", r.subj) != r.question:
+        if tpl[r.label].replace("\x00", r.subj) != r.question:
             raise UserError(
                 f"{path_of[r.partition]}: data row {r.row + 1}: question {r.question!r} does "
-                f"not follow relation '{r.prop}' template {tpl[r.prop].replace(chr(0), '{}')!r}"
+                f"not follow relation '{r.prop}' template {tpl[r.label].replace(chr(0), '{}')!r}"
             )
     return tpl
 
@@ -516,9 +526,9 @@ def _relations(
     rel_facts: dict[str, list[Row]] = defaultdict(list)
     use_pid = all(r.prop_id for r in st_rows)  # else the label names the relation
     for r in st_rows:
-        rn = r.prop_id if use_pid else r.prop
+        rn = r.prop_id if use_pid and r.prop_id else r.label  # use_pid: every row has a prop_id
         if rn not in relations:
-            relations[rn] = {"name": rn, "short_name": r.prop, "tpl": qtpl[r.prop]}
+            relations[rn] = {"name": rn, "short_name": r.prop, "tpl": qtpl[r.label]}
         rel_facts[rn].append(r)
     for r in parts["disputable"]:
         rn = f"disputable:{r.id}"

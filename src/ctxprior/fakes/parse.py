@@ -235,7 +235,8 @@ def parse_names(text: str) -> list[str]:
             items = [_MARKER.sub("", ln, count=1) for ln in marked]
         else:
             items = [ln for ln in lines if not ln.rstrip().endswith(":")]
-            if len(items) == 1 and _comma_list(items[0]):
-                items = _comma_list(items[0])
+            parts = _comma_list(items[0]) if len(items) == 1 else None
+            if parts:
+                items = parts
             items = [i for i in items if not _sentence(i)]
     return [c for c in (_clean_item(i) for i in items) if c]

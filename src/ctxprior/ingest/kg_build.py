@@ -376,8 +376,8 @@ def _pass1(
         rejected.update(files.rejected())
     out = []
     for role, files in (("triples", tf), ("labels", lf)):
-        for f in files.files if files else []:
-            out.append(_file_stats(con, f, role, files, rejected.get(f, [])))
+        if files is not None:
+            out += [_file_stats(con, f, role, files, rejected.get(f, [])) for f in files.files]
     _check_malformed(out, opts)
     return out
 
@@ -580,7 +580,9 @@ def _named(facts: list[dict]) -> tuple[list[dict], int]:
     """The chosen facts with their entity and answer names (label, else the IRI's local name; a
     literal answer's text); a fact whose entity or answer has no usable name is left out, and the
     positions of its relation close up. Returns the facts and how many were left out."""
-    out, dropped, pos = [], 0, {}
+    out: list[dict] = []
+    dropped = 0
+    pos: dict[Any, int] = {}  # relation id -> the next position
     for f in facts:
         f["entity_name"] = (
             unescape(f["entity_label"]) if f["entity_label"] is not None else local_name(f["entity"])

@@ -18,7 +18,7 @@ module that holds its loader (``ingest/yago_qec.py``, ``ingest/demo.py``,
   low-level store and returns what was loaded.
 - ``lines(result) -> list[str]``: what ``ctxprior ingest <name>`` prints.
 
-The API (``ctxprior.api.ingest_sources()``, ``Warehouse.ingest``) imports the modules that
+The API (``ctxprior.api.ingest_sources()``, ``wh.datasets.ingest``) imports the modules that
 declare sources; ``commands/ingest.py`` makes one subcommand per source from these declarations.
 """
 

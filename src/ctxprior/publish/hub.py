@@ -94,11 +94,12 @@ class _Scrub:
 def _hub_error(action: str, e: BaseException, scrub: _Scrub) -> UserError:
     status = getattr(getattr(e, "response", None), "status_code", None)
     first = scrub(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    hint = {
+    hints: dict[int | None, str] = {
         401: "the token was rejected; check it has write access (HF_TOKEN / --token-env / `hf auth login`)",
         403: "the token may not write to this namespace; check the owner and the token's permissions",
         404: "the repository was not found; check OWNER/NAME and that the token can see it",
-    }.get(status, "check the network, HF_ENDPOINT and the token, then run the command again")
+    }
+    hint = hints.get(status, "check the network, HF_ENDPOINT and the token, then run the command again")
     return UserError(f"{action}: {first}; {hint}")
 
 
@@ -291,9 +292,7 @@ def publish(
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _remote_state(
-    api: Any, repo_id: str, private: bool, scrub: Callable[[str], str]
-) -> tuple[Any, dict, Any]:
+def _remote_state(api: Any, repo_id: str, private: bool, scrub: _Scrub) -> tuple[Any, dict, Any]:
     """Create the dataset repo if needed; (its url, {path: remote file}, head commit or None)."""
     from huggingface_hub.errors import RepositoryNotFoundError
 

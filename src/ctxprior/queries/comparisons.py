@@ -71,7 +71,7 @@ def tests_for(cmp: Comparison, units: pd.DataFrame, k: int, seed: int) -> pd.Dat
     res = stats.permutation_t_tests(g1, g2, cmp.alternative, k=k, seed=seed)
     rows = [dict(zip(keys, key), test="independent", unit=cmp.unit, **r) for key, r in zip(cells, res.rows())]
     if cmp.alt_design:
-        rows += _alt_rows(cmp, units, keys, cells, k, seed)
+        rows += _alt_rows(cmp, cmp.alt_design, units, keys, cells, k, seed)
     out = pd.DataFrame(rows).rename(columns={cmp.stratum: "query_type"})
     out["analysis"] = cmp.name
     out["alternative"] = cmp.alternative
@@ -79,8 +79,10 @@ def tests_for(cmp: Comparison, units: pd.DataFrame, k: int, seed: int) -> pd.Dat
     return out
 
 
-def _alt_rows(cmp: Comparison, units: pd.DataFrame, keys: list, cells: list, k: int, seed: int) -> list[dict]:
-    """The rows of the alternative design (paired or entity_mean) for the same cells."""
+def _alt_rows(
+    cmp: Comparison, design: str, units: pd.DataFrame, keys: list, cells: list, k: int, seed: int
+) -> list[dict]:
+    """The rows of the alternative design ``design`` (paired or entity_mean) for the same cells."""
     # average the query forms per entity (fact) and group first; NaN scores stay NaN
     ent = (
         units.assign(_nan=units["value"].isna())
@@ -93,7 +95,7 @@ def _alt_rows(cmp: Comparison, units: pd.DataFrame, keys: list, cells: list, k: 
     ecells = ent.groupby(keys, sort=True, dropna=False).size().index.tolist()
     assert ecells == cells
     alt = cmp.alternative
-    if cmp.alt_design == "paired":
+    if design == "paired":
         res2 = stats.paired_permutation_t_tests(_paired_diffs(cmp, ent, keys, cells), alt, k=k, seed=seed + 1)
     else:
         n = len(cells)
@@ -105,8 +107,8 @@ def _alt_rows(cmp: Comparison, units: pd.DataFrame, keys: list, cells: list, k: 
         )
     rows = []
     for key, r in zip(cells, res2.rows()):
-        row = dict(zip(keys, key), test=cmp.alt_design, unit=ALT_UNIT[cmp.alt_design], **r)
-        if cmp.alt_design == "paired":
+        row = dict(zip(keys, key), test=design, unit=ALT_UNIT[design], **r)
+        if design == "paired":
             row["mean2"] = None
         rows.append(row)
     return rows
@@ -144,6 +146,8 @@ def bh(df: pd.DataFrame, family, alpha: float) -> pd.DataFrame:
 def step_comparison(job, name: str) -> None:
     """A declared group comparison: its units, both designs, its transforms, BH per family."""
     cmp = registry.get(name).comparison
+    if cmp is None:  # the registry gives every analysis without a step a comparison
+        raise ValueError(f"analysis {name}: has neither a step nor a declared comparison")
     if cmp.units_from:  # one scan of persuasion for the three context analyses
         cached = job.cache.get(cmp.units_from)
         if cached is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -22,6 +23,9 @@ import pandas as pd
 
 from .selection import covariate_values, query_file, sql
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
 QT_COLORS = {"open": "#1f77b4", "closed": "#ff7f0e"}
 
 
@@ -30,7 +34,7 @@ class Figure:
     name: str
     title: str
     data: pd.DataFrame
-    fig: object | None
+    fig: MplFigure | None
     note: str = ""
 
 
@@ -520,7 +524,7 @@ def write_figures(store, out_dir, run_ids=None, overwrite: bool = False) -> list
                 plt.close(f.fig)
         raise
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[tuple[str, str | None, str]] = []
     for f in figs:
         if f.fig is None:
             written.append((f.name, None, f"skipped: {f.note}"))

@@ -64,6 +64,15 @@ class TestResult:
         return out
 
 
+def _nan_result(T: int) -> TestResult:
+    """A result for T tests: every statistic NaN and no skip reason (the tests fill it in)."""
+
+    def nan() -> np.ndarray:
+        return np.full(T, np.nan)
+
+    return TestResult(nan(), nan(), nan(), nan(), nan(), nan(), nan(), skip_reason=[None] * T)
+
+
 def _f(x) -> float | None:
     x = float(x)
     return None if math.isnan(x) else x
@@ -162,7 +171,7 @@ def permutation_t_tests(
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, not {sorted(bad)}")
     rng = np.random.default_rng(seed)
     bank = _MaskBank(k, rng)
-    res = TestResult(*(np.full(T, np.nan) for _ in range(7)), skip_reason=[None] * T)
+    res = _nan_result(T)
     by_size: dict[tuple[int, int], list[int]] = {}
     arrays = []
     for j in range(T):
@@ -209,7 +218,7 @@ def paired_permutation_t_tests(
     T = len(diffs)
     alt = np.array([alternative] * T if isinstance(alternative, str) else list(alternative), dtype=object)
     rng = np.random.default_rng(seed)
-    res = TestResult(*(np.full(T, np.nan) for _ in range(7)), skip_reason=[None] * T)
+    res = _nan_result(T)
     by_n: dict[int, list[int]] = {}
     arrays = []
     for j in range(T):

@@ -27,8 +27,8 @@ def migrate(path: str, wait: float = 0.0) -> list[str]:
             raise UserError(f"{path} is not a ctxprior warehouse (no meta table)")
         if found == SCHEMA_VERSION:
             return [f"{path} is already at schema v{found}"]
-        if found > SCHEMA_VERSION:
-            check_version(path, found, SCHEMA_VERSION)
+        if found > SCHEMA_VERSION or any(v not in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
+            check_version(path, found, SCHEMA_VERSION)  # says why, before the backup or any step
         store.execute("CHECKPOINT")
         store.close()
         backup = f"{path}.v{found}.bak"
@@ -36,9 +36,7 @@ def migrate(path: str, wait: float = 0.0) -> list[str]:
         store = open_store(path, wait=wait, migrating=True)
         done = [f"backup written to {backup}"]
         for v in range(found, SCHEMA_VERSION):
-            step = MIGRATIONS.get(v)
-            if step is None:
-                check_version(path, v, SCHEMA_VERSION)
+            step = MIGRATIONS[v]
             with store.transaction():
                 step(store)
                 store.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(v + 1)])

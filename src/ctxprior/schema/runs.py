@@ -34,7 +34,7 @@ import secrets
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,7 +145,7 @@ def close_run(
     store: Store,
     run_id: int,
     status: str,
-    errors: list[str] = (),
+    errors: Sequence[str] = (),
     recount: Callable[[Store, int], Any] | None = None,
 ) -> None:
     """Final counts (``recount``), status, end time and, unless done, the joined errors; never

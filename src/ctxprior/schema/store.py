@@ -291,7 +291,7 @@ class Store:
         results in the order threads finish, so the last bit of a stored aggregate could differ
         between two runs on the same data; analyses that store numbers read inside this."""
         with self.session():
-            old = self.con.execute("SELECT current_setting('threads')").fetchone()[0]
+            old = self.scalar("SELECT current_setting('threads')")
             self.con.execute("SET threads = 1")
             try:
                 yield self
@@ -343,7 +343,7 @@ class Store:
         if isinstance(stmt, ClauseElement):
             compiled = stmt.compile(dialect=_dialect(), compile_kwargs={"render_postcompile": True})
             sql = str(compiled)
-            p = compiled.construct_params()
+            p = compiled.construct_params() or {}
             pos = getattr(compiled, "positiontup", None)
             if pos:
                 return self.con.execute(sql, [p[k] for k in pos])

@@ -65,7 +65,8 @@ def _reaches_out(con: duckdb.DuckDBPyConnection, view_sql: str) -> str | None:
     head, sep, query = view_sql.partition(" AS ")
     if not sep or not head.startswith("CREATE VIEW "):
         return "a definition that is not a plain view"
-    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0])
+    ((serialized,),) = con.execute("SELECT json_serialize_sql(?)", [query]).fetchall()
+    tree = json.loads(serialized)
     if tree.get("error"):
         return "a definition that does not parse"
     fns = _table_functions(tree, [])

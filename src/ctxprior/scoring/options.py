@@ -1,5 +1,5 @@
 """The options of a scoring run, each declared once: ``ctxprior score``'s click options and
-``Warehouse.score``'s checks are both made from :data:`SCORE_OPTIONS`.
+``wh.runs.score``'s checks are both made from :data:`SCORE_OPTIONS`.
 
 Each is an :class:`~ctxprior.options.Option` (API keyword, flag, help, default, type, choices,
 range; see that module), so the command line and the API refuse the same values with the same
@@ -216,7 +216,7 @@ SCORE_OPTIONS = (
     ),
     *EXECUTOR_OPTIONS,
 )
-"""Every option of ``ctxprior score`` / ``Warehouse.score`` but the CLI's own (--load-in-8bit,
+"""Every option of ``ctxprior score`` / ``wh.runs.score`` but the CLI's own (--load-in-8bit,
 --load-in-4bit: its spelling of ``quantization``; --quiet) and the API's own (``progress``, ``log``)."""
 
 _BY_NAME = {o.name: o for o in SCORE_OPTIONS}

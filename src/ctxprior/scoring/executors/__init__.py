@@ -11,7 +11,9 @@ May import: ``scoring`` (units, engine, models), ``errors``, ``faults``; never t
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .base import Executor, ModelSpec, worker_name
 from .local import LocalExecutor
@@ -47,27 +49,45 @@ def executor_factory(
         import ray  # noqa: F401
     except ImportError:
         raise UserError("--executor ray: Ray is not installed; pip install 'ray[default]'") from None
-    from .ray_cluster import RayExecutor, default_shard_dir
+    from .ray_cluster import default_shard_dir
 
     folder = shard_dir or default_shard_dir(db)
     if gpus_per_worker is None:  # one worker per GPU when there are GPUs, else CPU workers
         gpus_per_worker = 1.0 if _cluster_gpus(address) else 0.0
+    return RayFactory(device, dtype, workers, address, gpus_per_worker, folder, log)
 
-    def make(lm, config, batch_size):
-        spec = ModelSpec(lm.model_id, device=device, dtype=dtype, quantization=lm.quantization)
+
+@dataclass(frozen=True)
+class RayFactory:
+    """What ``executor_factory`` returns for ``--executor ray``: called with (model, config,
+    batch size), it makes the run's RayExecutor; ``worker_gpus``: whether its workers use GPUs."""
+
+    device: str
+    dtype: str
+    workers: int | None
+    address: str | None
+    gpus_per_worker: float
+    shard_dir: str
+    log: Callable[[str], None] | None
+
+    @property
+    def worker_gpus(self) -> bool:
+        return self.gpus_per_worker > 0
+
+    def __call__(self, lm, config, batch_size):
+        from .ray_cluster import RayExecutor
+
+        spec = ModelSpec(lm.model_id, device=self.device, dtype=self.dtype, quantization=lm.quantization)
         return RayExecutor(
             spec,
             config,
             batch_size,
-            shard_dir=folder,
-            workers=workers,
-            gpus_per_worker=gpus_per_worker,
-            address=address,
-            log=log,
+            shard_dir=self.shard_dir,
+            workers=self.workers,
+            gpus_per_worker=self.gpus_per_worker,
+            address=self.address,
+            log=self.log,
         )
-
-    make.worker_gpus = gpus_per_worker > 0
-    return make
 
 
 def _cluster_gpus(address: str | None) -> float:
@@ -80,5 +100,5 @@ def _cluster_gpus(address: str | None) -> float:
     import ray
 
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+        ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     return float(ray.cluster_resources().get("GPU", 0))

@@ -22,6 +22,7 @@ Shape (see docs/readme/scale.md):
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
@@ -29,6 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ... import faults
 from ..models import LoadedModel
@@ -178,8 +180,11 @@ class RayExecutor:
         ncpu = os.cpu_count() or 1
         env = {k: v for k, v in os.environ.items() if k.startswith(FORWARD_ENV)}
         if not ray.is_initialized():
-            kw = dict(
-                include_dashboard=False, logging_level="ERROR", log_to_driver=False, configure_logging=True
+            kw: dict[str, Any] = dict(
+                include_dashboard=False,
+                logging_level=logging.ERROR,
+                log_to_driver=False,
+                configure_logging=True,
             )
             if address:
                 ray.init(address=address, runtime_env={"env_vars": env} if env else None, **kw)
@@ -198,7 +203,9 @@ class RayExecutor:
             raise RuntimeError(f"the Ray cluster has no room for a worker with {gpus_per_worker} GPU(s)")
         if threads is None and not gpus_per_worker:  # torch threads per CPU worker
             threads = max(1, int(res.get("CPU", ncpu) // workers))
-        opts = dict(num_cpus=1, num_gpus=gpus_per_worker or 0, max_restarts=max_restarts, max_task_retries=0)
+        opts: dict[str, Any] = dict(
+            num_cpus=1, num_gpus=gpus_per_worker or 0, max_restarts=max_restarts, max_task_retries=0
+        )
         if env and not address:
             opts["runtime_env"] = {"env_vars": env}
         actor_cls = ray.remote(ScoringWorker).options(**opts)
@@ -317,7 +324,7 @@ class _Dispatch:
 
     def __init__(self, ex: RayExecutor, inputs: list[UnitInput]):
         self.ex = ex
-        self.queue = deque((inp, 1, None) for inp in inputs)
+        self.queue: deque[tuple[UnitInput, int, int | None]] = deque((inp, 1, None) for inp in inputs)
         self.inflight: dict = {}  # ref -> (input, attempt, actor index)
         self.pings: dict = {}  # ref -> actor index: a worker that died is used again once it answers
         n = len(ex.actors)
@@ -347,7 +354,7 @@ class _Dispatch:
             pick = [i for i in free if i != avoid] or free
             i = min(pick, key=lambda j: (self.load[j], j))
             self.queue.popleft()
-            ref = self.ex.actors[i].score.remote(inp, attempt)
+            ref = self.ex.actors[i].score.remote(inp, attempt)  # type: ignore[attr-defined]
             self.inflight[ref] = (inp, attempt, i)
             self.load[i] += 1
 
@@ -359,7 +366,7 @@ class _Dispatch:
             self.state[i] = "dead"
         else:
             self.state[i] = "probing"  # Ray restarts the actor (max_restarts); wait for it
-            self.pings[self.ex.actors[i].info.remote()] = i
+            self.pings[self.ex.actors[i].info.remote()] = i  # type: ignore[attr-defined]
 
     def on_ping(self, ref, lost: tuple) -> None:
         """A probed worker answered (ready again) or died again."""
@@ -383,7 +390,7 @@ def wait_actors(ex: RayExecutor, timeout: float = 300) -> list[dict]:
     """Block until every worker has loaded its model; their pid/worker/device (tests, logs)."""
     import ray
 
-    return ray.get([a.info.remote() for a in ex.actors], timeout=timeout)
+    return ray.get([a.info.remote() for a in ex.actors], timeout=timeout)  # type: ignore[attr-defined]
 
 
 def _now() -> float:

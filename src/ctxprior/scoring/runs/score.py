@@ -56,6 +56,12 @@ class _Request:
     resumed: bool = False
     identity: dict | None = None
 
+    def sample(self) -> int:
+        """The sample to score (given, or the resumed run's); a request without one is refused."""
+        if self.sample_id is None:
+            raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
+        return self.sample_id
+
 
 def score_sample(
     store: Store,
@@ -100,13 +106,13 @@ def score_sample(
     torch.manual_seed(seed)
     if req.resume is None:
         _choose_shards_and_run(store, req, lm, shard_size, fresh, log)
-    units = plan_units(store, req.sample_id, req.config)
+    units = plan_units(store, req.sample(), req.config)
     run_id = _open_run(store, req, lm, units, dataset_id, device, batch_size, seed)
     done = {
         r[0]
         for r in store.query("SELECT unit_id FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])
     }
-    inputs = load_inputs(store, req.sample_id, run_id, [u for u in units if u.unit_id not in done])
+    inputs = load_inputs(store, req.sample(), run_id, [u for u in units if u.unit_id not in done])
     total_prompts = sum(i.n_prompts for i in inputs)
     log(
         f"run {run_id}: {len(units)} units ({len(done)} already done), {total_prompts} prompts to score "
@@ -191,16 +197,15 @@ def _resolve_resume(store: Store, req: _Request, resume: int, log) -> RunSummary
 def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
     """Every option checked before anything is loaded or written; returns the sample's dataset id."""
     config = req.config
-    if req.sample_id is None:
-        raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
+    sample_id = req.sample()
     check_options(SCORE_OPTIONS, {**vars(config), "batch_size": batch_size})  # what a caller skipped
     if config.per_layer and not ESTIMATORS[config.estimator].per_layer:
         able = " or ".join(n for n, e in ESTIMATORS.items() if e.per_layer)
         raise UserError(f"--per-layer: needs --estimator {able} (not {config.estimator})")
-    _, dataset_id = sample_row(store, req.sample_id)
-    if not plan_units(store, req.sample_id, replace(config, shard_size=10**9)):
+    _, dataset_id = sample_row(store, sample_id)
+    if not plan_units(store, sample_id, replace(config, shard_size=10**9)):
         raise UserError(
-            f"sample {req.sample_id} has nothing to score for query types "
+            f"sample {sample_id} has nothing to score for query types "
             f"{','.join(config.query_types)} (no facts, contexts or query forms)"
         )
     return dataset_id
@@ -220,7 +225,7 @@ def _choose_shards_and_run(
     req.config = replace(req.config, shard_size=int(shard_size))
     req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
     if not fresh:
-        found = find_resumable(store, req.sample_id, req.identity)
+        found = find_resumable(store, req.sample(), req.identity)
         if found is not None:
             req.resume, req.resumed = found, True
             log(f"resuming unfinished run {found} (same sample, model and options; --fresh starts a new one)")

@@ -1,0 +1,64 @@
+"""The Python API: open a warehouse, run the pipeline's steps, get pandas DataFrames back.
+
+This is the layer researchers import (``import ctxprior``) and the one the ``ctxprior`` command
+line calls: every command parses its options, calls one function or method here, and prints.
+
+>>> import ctxprior
+>>> wh = ctxprior.open("demo.duckdb")                       # read-only unless write=True
+>>> chi = wh.sql("SELECT entity, query_form, susceptibility FROM v_susceptibility")
+>>> list(chi.columns)
+['entity', 'query_form', 'susceptibility']
+
+A :class:`Warehouse` hands out one part per noun, each in its own module here: ``wh.datasets``
+(ingest, build, list), ``wh.samples``, ``wh.fakes``, ``wh.runs`` (score, resume, cancel, list),
+``wh.dynamic`` (DynamicQA), ``wh.covariates``, ``wh.analyses`` (analyses, summary, figures,
+report), ``wh.parquet`` and ``wh.hub`` (export, import, publish, pull).
+
+>>> wh.runs.list().loc[0, "status"]
+'done'
+
+A :class:`Warehouse` holds no connection between calls: each call opens the DuckDB file, works
+and closes it, so a notebook never keeps a ``ctxprior score`` running in a terminal from writing.
+For long read sessions, ``duckdb.connect(path, read_only=True)`` sees every view too
+(see [the warehouse](warehouse.md#working-with-duckdb-directly)).
+"""
+
+from .analyses import Analyses
+from .core import Rows, Run
+from .covariates import Covariates
+from .datasets import Datasets
+from .dynamic import Dynamic
+from .fakes import Fakes
+from .hub import Hub
+from .inmemory import load_model, quick
+from .options import command_options
+from .parquet import Parquet
+from .plugins import analysis_names, estimators, ingest_sources
+from .runs import Runs, score_options
+from .samples import Samples
+from .warehouse import MOVED, Warehouse, migrate, open
+
+__all__ = [
+    "MOVED",
+    "Analyses",
+    "Covariates",
+    "Datasets",
+    "Dynamic",
+    "Fakes",
+    "Hub",
+    "Parquet",
+    "Rows",
+    "Run",
+    "Runs",
+    "Samples",
+    "Warehouse",
+    "analysis_names",
+    "command_options",
+    "estimators",
+    "ingest_sources",
+    "load_model",
+    "migrate",
+    "open",
+    "quick",
+    "score_options",
+]

@@ -1,0 +1,210 @@
+"""``wh.runs``: score a sample (a persuasion run), resume or cancel any run, list the runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..errors import UserError
+from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
+from .core import Listed, Run, _per_layer, _stderr
+from .typecheck import checked_methods
+
+
+def score_options() -> tuple:
+    """The declared options of :meth:`Runs.score` (``ctxprior.scoring.options.Option``: name,
+    flag, help, default, type, choices, validity), from which ``ctxprior score`` makes its options."""
+    from ..scoring.options import SCORE_OPTIONS
+
+    return SCORE_OPTIONS
+
+
+@checked_methods
+class Runs(Listed):
+    """``wh.runs``: the runs of the warehouse (persuasion runs from :meth:`score`, dynamic runs from
+    ``wh.dynamic.score``)."""
+
+    name = "runs"
+
+    def list(self) -> pd.DataFrame:
+        """One row per run: kind, model, status, units done/total, prompts/s, first error."""
+        from ..schema.runs import list_runs
+
+        with self._wh.connect() as store:
+            return pd.DataFrame(list_runs(store))
+
+    def most_susceptible(self, run: int, n: int = 5, least: bool = False) -> pd.DataFrame:
+        """The ``n`` (entity, query form) rows of a run with the highest χ (``least=True``: lowest)."""
+        from ..sqlfiles import body, read_sql
+
+        top = body(read_sql("ctxprior.queries", "sql/most_susceptible.sql"))
+        return self._wh.sql(top.format(direction="ASC" if least else "DESC"), [int(run), int(n)])
+
+    def score(
+        self,
+        sample: int | None = None,
+        *,
+        model: Any = "smollm2-135m",
+        device: str = "auto",
+        dtype: str = "auto",
+        quantization: str | None = None,
+        batch_size: int | None = None,
+        query_types: Sequence[str] = ("open", "closed"),
+        query_forms_per_type: int | None = None,
+        relations: Sequence[str] | None = None,
+        estimator: str = "first-token",
+        memorization: bool = False,
+        max_new_tokens: int = 8,
+        store_topk: int = 0,
+        prior_topk: int = 10,
+        shard_size: int | None = None,
+        seed: int = 0,
+        prompt_format: str = "raw",
+        resume: int | None = None,
+        fresh: bool = False,
+        executor: str = "local",
+        workers: int | None = None,
+        address: str | None = None,
+        gpus_per_worker: float | None = None,
+        shard_dir: str | None = None,
+        progress: bool = True,
+        per_layer: str | bool | None = None,
+        log: Callable[[str], None] | None = _stderr,
+    ) -> Run:
+        """Score a sample: ψ per (query form, entity, context), χ per (query form, entity).
+
+        ``model``: an alias (``smollm2-135m``), a Hugging Face id or folder, a ``.gguf`` file, or a
+        model already loaded with :func:`ctxprior.load_model`. Rerunning the same call continues an
+        unfinished run (``resume=RUN`` names one; ``fresh=True`` starts anew). Ctrl-C (or
+        ``ctxprior runs cancel``) keeps the finished units. ``executor="ray"`` computes units on
+        Ray workers. ``prompt_format="chat"`` wraps each prompt in the model's chat template
+        ([Chat models](scoring.md#chat-models)); ``per_layer="chi"`` (or True) / ``"psi"`` adds the
+        logit-lens scores of every layer ([Per-layer scores](scoring.md#per-layer-scores)).
+        Options are those of ``ctxprior score`` ([Scoring](scoring.md#options)), declared once
+        (:func:`score_options`) and checked alike: a bad value is the command's one-line
+        ``UserError``, raised before anything is written.
+        """
+        from ..scoring.executors import executor_factory
+        from ..scoring.models import LoadedModel
+        from ..scoring.options import SCORE_OPTIONS, ScoreConfig, check_options
+        from ..scoring.runs import score_sample
+
+        if sample is None and resume is None:
+            raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
+        here = locals()
+        args = {o.name: here[o.name] for o in SCORE_OPTIONS}  # every declared option is a keyword
+        args["per_layer"] = per_layer = _per_layer(per_layer)
+        check_options(SCORE_OPTIONS, args)  # the CLI's checks, before anything is read or written
+        args["query_types"] = tuple(query_types)
+        args["relations"] = tuple(relations) if relations else None
+        # the options that change the rows (shard_size is chosen when the run starts)
+        fields = set(ScoreConfig.__dataclass_fields__) - {"shard_size"}
+        config = ScoreConfig(**{k: v for k, v in args.items() if k in fields})
+        lm = model if isinstance(model, LoadedModel) else None
+        if resume is not None:
+            from ..schema.runs import refuse_if_driven
+            from ..scoring.runs import stored_device_dtype
+
+            with self._wh.connect() as store:
+                refuse_if_driven(store, resume)  # before the model loads: one driver per run
+                if device == "auto" and dtype == "auto":
+                    device, dtype = stored_device_dtype(store, resume)
+        factory = executor_factory(
+            self._wh.path,
+            executor,
+            device=device,
+            dtype=dtype,
+            workers=workers,
+            address=address,
+            gpus_per_worker=gpus_per_worker,
+            shard_dir=shard_dir,
+        )
+        with self._wh.connect(write=True, brief=True) as store, _sigterm_interrupts():
+            s = score_sample(
+                store,
+                sample,
+                lm.model_id if lm else model,
+                device=device,
+                dtype=dtype,
+                quantization=quantization,
+                batch_size=batch_size,
+                config=config,
+                shard_size=shard_size,
+                seed=seed,
+                resume=resume,
+                fresh=fresh,
+                lm=lm,
+                executor_factory=factory,
+                progress=progress,
+                log=log or (lambda m: None),
+            )
+        return Run.of(s)
+
+    def resume(
+        self,
+        run: int,
+        *,
+        executor: str = "local",
+        workers: int | None = None,
+        address: str | None = None,
+        gpus_per_worker: float | None = None,
+        shard_dir: str | None = None,
+        progress: bool = True,
+        log: Callable[[str], None] | None = _stderr,
+    ) -> Run:
+        """Continue run ``run`` of any kind (persuasion or dynamic) with its stored model and options,
+        after a crash, kill or cancel; ends with exactly the rows of an uninterrupted run
+        (``ctxprior runs resume``). The executor options apply to persuasion runs (a dynamic run
+        computes in this process). Returns a :class:`Run` for either kind (for a dynamic run its units
+        are facts; ``wh.dynamic.score(resume=run)`` returns the ``DynamicRun`` with its means)."""
+        from ..schema.runs import refuse_if_driven, run_kind
+
+        with self._wh.connect() as store:
+            kind = run_kind(store, run)
+            refuse_if_driven(store, run)  # one driver per run: a live one is never joined by a second
+        if kind == "dynamic":
+            if executor != "local":
+                raise UserError(
+                    f"--executor {executor}: run {run} is a dynamic run; it resumes in "
+                    "this process (--executor local)"
+                )
+            return Run.of(self._wh.dynamic.score(resume=run, progress=progress, log=log))
+        return self.score(
+            resume=run,
+            executor=executor,
+            workers=workers,
+            address=address,
+            gpus_per_worker=gpus_per_worker,
+            shard_dir=shard_dir,
+            progress=progress,
+            log=log,
+        )
+
+    def cancel(
+        self, run: int, *, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr
+    ) -> tuple[str | None, str]:
+        """Stop a running run of any kind (SIGTERM to its driver on this host, only when that process
+        is proven to be the run's driver, never to a PID an imported row merely names; finished units
+        are kept) and mark it cancelled; :meth:`resume` continues it. Returns (status before, status
+        after): a run that was already done or cancelled is left as it is (what ``ctxprior runs
+        cancel`` prints).
+
+        Command: ``ctxprior runs cancel``."""
+        self._wh._need_write()
+        runs = self.list()
+        before = runs.set_index("run_id")["status"].get(run) if len(runs) else None
+        if before in ("done", "cancelled"):
+            return before, before
+        return before, self._stop(run, timeout=timeout, log=log)
+
+    def _stop(self, run: int, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr) -> str:
+        """Cancel ``run`` (:meth:`cancel`'s work); returns its status afterwards."""
+        from ..schema.runs import cancel_run
+
+        if not self._wh.writable:
+            raise UserError(
+                f"{self._wh.path} was opened read-only; use ctxprior.open({self._wh.path!r}, write=True)"
+            )
+        return cancel_run(self._wh.path, run, timeout=timeout, wait=self._wh.wait, log=log)

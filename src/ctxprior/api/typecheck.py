@@ -1,0 +1,133 @@
+"""Argument types checked at run time: a public function or method of the API checks its arguments
+against its annotations before it runs, so a notebook user's wrong type is one clear error naming the
+argument (an ``ArgumentTypeError``: both a TypeError and a UserError), not a raw duckdb or pandas
+exception. Applied explicitly: ``@checked`` on a function, ``@checked_methods`` on a class."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits the annotation ``hint`` (unknown annotations accept anything)."""
+    import collections.abc as abc
+    import numbers
+    import os
+    import types
+    import typing
+
+    if hint is Any:
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool) or type(value).__name__ == "bool_"
+    if hint in (int, float):
+        ok = numbers.Integral if hint is int else numbers.Real
+        return isinstance(value, ok) and not isinstance(value, bool)
+    if hint is Path:
+        return isinstance(value, os.PathLike)
+    if origin is abc.Sequence:
+        if (
+            isinstance(value, (str, bytes, abc.Mapping))
+            or not isinstance(value, abc.Sized)
+            or not isinstance(value, abc.Iterable)
+        ):
+            return False
+        return not args or all(_matches(v, args[0]) for v in value)
+    if origin is abc.Callable or hint is abc.Callable:
+        return callable(value)
+    if isinstance(hint, type) and origin is None:
+        return isinstance(value, hint)
+    return True  # Any, TypeVars and the like
+
+
+def _plain(value: Any) -> Any:
+    """numpy / pandas values as Python ones: a numpy scalar -> int, float, bool; an array, Series
+    or Index -> a list (a notebook passes df["run_id"].unique() as runs)."""
+    mod = type(value).__module__.split(".")[0]
+    if mod == "numpy" and getattr(value, "ndim", None) == 0:
+        return value.item()
+    if mod in ("numpy", "pandas") and hasattr(value, "tolist"):
+        return value.tolist()
+    if type(value) in (list, tuple):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+def _describe(hint: Any) -> str:
+    """'an integer or None', 'a list of strings', ... for an annotation."""
+    import collections.abc as abc
+    import types
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(dict.fromkeys(_describe(a) for a in args))
+    if origin is abc.Sequence:
+        return "a list" + (
+            f" of {_describe(args[0]).split(' ', 1)[-1]}s" if args and args[0] is not Any else ""
+        )
+    names = {
+        type(None): "None",
+        bool: "a bool",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        Path: "a path",
+        abc.Callable: "a function",
+    }
+    if origin is abc.Callable:
+        return "a function"
+    if hint in names:
+        return names[hint]
+    module = getattr(hint, "__module__", "").split(".")[0]
+    return f"a {module + '.' if module and module != 'ctxprior' else ''}{getattr(hint, '__name__', hint)}"
+
+
+def checked(fn: Callable) -> Callable:
+    """``fn`` with its arguments checked against its annotations (read on the first call)."""
+    import functools
+    import inspect
+    import typing
+
+    from ..errors import ArgumentTypeError
+
+    sig, state = inspect.signature(fn), {}
+    where = fn.__qualname__.removesuffix(".__init__")
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "hints" not in state:
+            state["hints"] = typing.get_type_hints(fn)
+        hints = state["hints"]
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise ArgumentTypeError(f"{where}: {e}") from None
+        for name, value in bound.arguments.items():
+            p = sig.parameters[name]
+            if name not in hints or hints[name] is Any or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            value = bound.arguments[name] = _plain(value)
+            if not _matches(value, hints[name]):
+                shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+                raise ArgumentTypeError(
+                    f"{where}: {name} must be {_describe(hints[name])}, got {type(value).__name__} {shown}"
+                )
+        return fn(*bound.args, **bound.kwargs)
+
+    return wrapper
+
+
+def checked_methods(cls: type) -> type:
+    """Class decorator: every public method of ``cls`` (and its ``__init__``) checks its arguments."""
+    for name, fn in list(vars(cls).items()):
+        if callable(fn) and (not name.startswith("_") or name == "__init__") and not isinstance(fn, type):
+            setattr(cls, name, checked(fn))
+    return cls

@@ -1,0 +1,309 @@
+"""The core of the Python API: :func:`open` a :class:`Warehouse`, which reads SQL and hands out one
+part per noun (``wh.datasets``, ``wh.runs``, ...); :func:`migrate` upgrades an older file."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import UserError
+from ..schema import store as _store
+from .analyses import Analyses
+from .core import Noun, Rows, _stderr
+from .covariates import Covariates
+from .datasets import Datasets
+from .dynamic import Dynamic
+from .fakes import Fakes
+from .hub import Hub
+from .parquet import Parquet
+from .runs import Runs
+from .samples import Samples
+from .typecheck import checked, checked_methods
+
+NOUNS: tuple[type[Noun], ...] = (Datasets, Samples, Fakes, Runs, Dynamic, Covariates, Analyses, Parquet, Hub)
+
+# The methods of earlier releases, each moved to a noun: ``wh.<old>(...)`` still works for one
+# release, warns, and calls ``wh.<new>(...)``. (``wh.datasets()``, ``wh.samples()``, ``wh.runs()``
+# and ``wh.fakes(...)`` are the nouns' ``list``, with the same warning: ``core.Listed``.)
+MOVED = {
+    "ingest": "datasets.ingest",
+    "ingest_demo": "datasets.ingest_demo",
+    "ingest_yago_qec": "datasets.ingest_yago_qec",
+    "ingest_dynamicqa": "datasets.ingest_dynamicqa",
+    "build_dataset": "datasets.build",
+    "write_demo_corpus": "datasets.write_demo_corpus",
+    "sample": "samples.draw",
+    "generate_fakes": "fakes.generate",
+    "add_fakes": "fakes.add",
+    "score": "runs.score",
+    "resume": "runs.resume",
+    "cancel_run": "runs.cancel",
+    "cancel": "runs.cancel",  # it returned the status after only: the second item
+    "most_susceptible": "runs.most_susceptible",
+    "analyze": "analyses.run",
+    "results": "analyses.results",
+    "summary": "analyses.summary",
+    "figures": "analyses.figures",
+    "report": "analyses.report",
+    "sample_dynamic": "dynamic.sample",
+    "score_dynamic": "dynamic.score",
+    "analyze_dynamic": "dynamic.analyze",
+    "export_parquet": "parquet.export",
+    "import_parquet": "parquet.load",
+    "publish": "hub.publish",
+    "pull": "hub.pull",
+}
+
+
+def _moved(old: str, new: str) -> Callable:
+    """The deprecated method ``Warehouse.<old>``: warns, then calls ``wh.<new>``."""
+    noun, method = new.split(".")
+
+    def alias(self, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"Warehouse.{old} is deprecated; use wh.{new}", DeprecationWarning, stacklevel=2)
+        out = getattr(getattr(self, noun), method)(*args, **kwargs)
+        return out[1] if old == "cancel" else out
+
+    alias.__name__, alias.__qualname__ = old, f"Warehouse.{old}"
+    alias.__wrapped__ = getattr(next(n for n in NOUNS if n.name == noun), method)  # its signature
+    alias.__doc__ = f"Deprecated (kept for one release): use ``wh.{new}``."
+    return alias
+
+
+def deprecated_aliases(cls: type) -> type:
+    """Class decorator: the methods of :data:`MOVED` on ``cls``, each forwarding to its new place."""
+    for old, new in MOVED.items():
+        setattr(cls, old, _moved(old, new))
+    return cls
+
+
+@checked
+def open(path: str | Path | None = None, *, write: bool = False, wait: float = 0.0) -> Warehouse:
+    """Open the warehouse at ``path`` (default ``$CTXPRIOR_DB``, else ``ctxprior.duckdb``).
+
+    Read-only unless ``write=True``; with ``write=True`` a missing file is created.
+    ``wait``: seconds to keep retrying while another process writes the file.
+
+    >>> wh = ctxprior.open("demo.duckdb")
+    >>> wh.writable
+    False
+    """
+    return Warehouse(path, write=write, wait=wait)
+
+
+@deprecated_aliases
+@checked_methods
+class Warehouse:
+    """One ctxprior warehouse file. Create it with :func:`ctxprior.open`.
+
+    The warehouse reads SQL itself (:meth:`sql`, :meth:`arrow`, :meth:`query`, :meth:`info`) and runs
+    the demo (:meth:`demo`); the rest is done by the parts it hands out, one per noun:
+    ``wh.datasets``, ``wh.samples``, ``wh.fakes``, ``wh.runs``, ``wh.dynamic``, ``wh.covariates``,
+    ``wh.analyses``, ``wh.parquet``, ``wh.hub`` (the methods of earlier releases, such as
+    ``wh.generate_fakes``, still work for one release, with a DeprecationWarning: :data:`MOVED`).
+
+    ``Warehouse(path, check=False)`` opens a read-only warehouse first on its first call rather than
+    at once (the command line, so that a command's own input errors come first)."""
+
+    datasets: Datasets
+    samples: Samples
+    fakes: Fakes
+    runs: Runs
+    dynamic: Dynamic
+    covariates: Covariates
+    analyses: Analyses
+    parquet: Parquet
+    hub: Hub
+
+    def __init__(
+        self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0, check: bool = True
+    ):
+        self.path = str(path or _store.default_db_path())
+        self.writable = write
+        self.wait = _store.check_wait(wait)
+        # a read-only warehouse is checked now (missing file, not a warehouse, schema of another
+        # version); a writable one on its first call, so a missing file is created only once that
+        # call's input is valid, and a scoring run opens it as a brief writer from the start.
+        # check=False (the command line): a read-only one too, so a command's own input errors come first
+        if not write and check:
+            with self.connect():
+                pass
+        for noun in NOUNS:
+            setattr(self, noun.name, noun(self))
+
+    def __repr__(self) -> str:
+        return f"ctxprior.Warehouse({self.path!r}, write={self.writable})"
+
+    # -- connections -----------------------------------------------------------------------
+    @contextmanager
+    def connect(self, write: bool = False, brief: bool = False) -> Iterator[_store.Store]:
+        """The low-level connection object that library functions take (closed on exit).
+
+        ``write=True`` needs a warehouse opened with ``write=True``. ``brief=True`` holds the file
+        only while writing (long runs; other processes read between commits).
+        """
+        if write and not self.writable:
+            raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")
+        write = write or (self.writable and not Path(self.path).exists())  # created on first use
+        store = _store.open_store(self.path, read_only=not write, wait=self.wait, brief=brief and write)
+        try:
+            if not (brief and write):
+                from ..schema.trust import check_views
+
+                check_views(store)  # a warehouse from elsewhere is data, not code
+            yield store
+        except _store.IO_ERRORS as e:  # a full disk / lost permission writing any file: one line
+            if not _store.is_write_fault(e):
+                raise
+            raise _store.io_error(self.path, e) from None
+        finally:
+            store.close()
+
+    @contextmanager
+    def _removed_if_failed(self) -> Iterator[None]:
+        """A warehouse file the block creates is removed again when the block fails: a failed import
+        or pull leaves no empty warehouse behind."""
+        import os
+
+        existed = Path(self.path).exists()
+        try:
+            yield
+        except BaseException:
+            if not existed:
+                for p in (self.path, self.path + ".wal"):
+                    if os.path.exists(p):
+                        os.unlink(p)
+            raise
+
+    def _need_write(self) -> None:
+        if not self.writable:
+            raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")
+
+    def _open_store(self, read_only: bool = False, create: bool = True) -> _store.Store:
+        """The low-level store, opened (the caller closes it); for library functions that open
+        the warehouse themselves, when they are ready to (``build_dataset``)."""
+        if not read_only:
+            self._need_write()
+        return _store.open_store(self.path, read_only=read_only, create=create, wait=self.wait)
+
+    # -- reading ---------------------------------------------------------------------------
+    def sql(
+        self,
+        query: str,
+        params: Sequence[Any] | None = None,
+        *,
+        allow_read: str | Path | Sequence[str | Path] = (),
+    ) -> pd.DataFrame:
+        """Run read-only SQL (``?`` parameters) and return a pandas DataFrame.
+
+        The query reads the warehouse, and of other files only those named in ``allow_read``
+        (files, or folders and everything below them); see [what sql can reach](warehouse.md#what-sql-can-reach).
+
+        >>> wh.sql("SELECT entity, susceptibility FROM v_susceptibility ORDER BY susceptibility DESC LIMIT 1").shape
+        (1, 2)
+        """
+        from ..sqlshell import read_only_query
+
+        with self.connect() as store:
+            return read_only_query(store, query, params, allow_read)
+
+    def arrow(
+        self,
+        query: str,
+        params: Sequence[Any] | None = None,
+        *,
+        allow_read: str | Path | Sequence[str | Path] = (),
+    ) -> pa.Table:
+        """Like :meth:`sql`, as a pyarrow Table (``polars.from_arrow(...)`` makes it a polars frame)."""
+        from ..sqlshell import read_only_query
+
+        with self.connect() as store:
+            return read_only_query(store, query, params, allow_read, arrow=True)
+
+    def query(
+        self,
+        query: str,
+        variables: dict[str, str] | None = None,
+        *,
+        allow_read: str | Path | Sequence[str | Path] = (),
+    ) -> Rows:
+        """Run read-only SQL as ``ctxprior sql`` does: every statement of ``query`` in turn (after
+        ``SET VARIABLE name = value`` for each of ``variables``, values as JSON text such as ``"[1,2]"``,
+        read with ``getvariable('name')``); the columns and rows of the last one.
+
+        >>> wh.query("SELECT 1 AS one").rows
+        [(1,)]
+
+        Command: ``ctxprior sql``.
+        """
+        from ..sqlshell import run_read_only
+
+        with self.connect() as store:
+            cols, rows = run_read_only(store, query, variables, allow_read)
+        return Rows(cols, rows)
+
+    def info(self) -> str:
+        """The overview ``ctxprior info`` prints: datasets, samples, runs, schema version.
+
+        Command: ``ctxprior info``.
+        """
+        from ..info import warehouse_info
+
+        with self.connect() as store:
+            return warehouse_info(store)
+
+    def demo(
+        self,
+        out: str | Path = "demo-output",
+        *,
+        entities: int = 4,
+        contexts: int = 12,
+        seed: int = 11,
+        model: str = "smollm2-135m",
+        permutations: int = 10_000,
+        all_relations: bool = False,
+        log: Callable[[str], None] | None = _stderr,
+    ) -> dict:
+        """The main job (``ctxprior demo``): ingest the bundled demo datasets, sample, score, count
+        co-occurrences, analyze, and write the figures and the report into ``out``, logging each
+        step. Returns the sample and run ids and the output paths.
+
+        Command: ``ctxprior demo``.
+        """
+        from ..pipeline import DEMO_RELATIONS, run_demo
+
+        self._need_write()
+        return run_demo(
+            self,
+            log or (lambda m: None),
+            entities=entities,
+            contexts=contexts,
+            seed=seed,
+            model=model,
+            permutations=permutations,
+            out=out,
+            relations=None if all_relations else DEMO_RELATIONS,
+        )
+
+
+@checked
+def migrate(path: str | Path | None = None, *, wait: float = 0.0) -> list[str]:
+    """Upgrade the warehouse at ``path`` (default as :func:`open`) made by an older ctxprior to this
+    version's schema, after a backup; returns what was done, one line each.
+
+    Command: ``ctxprior migrate``.
+    """
+    import os
+
+    from ..schema.migrations import migrate as _migrate
+
+    path = str(path or _store.default_db_path())
+    if not os.path.exists(path):
+        raise UserError(f"no warehouse at {path}")
+    return _migrate(path, wait=wait)
