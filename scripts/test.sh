@@ -4,9 +4,21 @@
 #   shared_data  the real files under ../shared (or $CTXPRIOR_SHARED)
 #   browser      chromium (the report screenshot)
 # Extra arguments go to pytest; with a -m among them, the caller's selection is used as is.
+#
+# --quick: the inner loop. Only the tests marked `quick` (under 2 minutes on a 2-core machine;
+# together they use every package, tests/test_test_suite.py checks that), lint still on, and setup
+# only when .venv is missing. CI runs the whole suite (no --quick).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+quick=0
+args=()
+for a in "$@"; do
+  if [ "$a" = --quick ]; then quick=1; else args+=("$a"); fi
+done
+set -- ${args[@]+"${args[@]}"}
+if [ "$quick" = 0 ] || [ ! -d .venv ]; then
+  bash scripts/setup.sh
+fi
 . .venv/bin/activate
 export CTXPRIOR_SHARED="${CTXPRIOR_SHARED:-$(cd .. && pwd)/shared}"
 own_m=0
@@ -21,6 +33,11 @@ fi
 if [ "$own_m" = 0 ] && ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   deselect+=("not browser")
   echo "test.sh: deselected the report screenshot test (marker browser): chromium is not installed; apt-get install chromium, then run: bash scripts/test.sh -m browser"
+fi
+files=()
+if [ "$quick" = 1 ]; then
+  mapfile -t files < <(grep -l 'pytest\.mark\.quick' tests/test_*.py)  # collect only these files
+  [ "$own_m" = 1 ] || deselect=("quick" ${deselect[@]+"${deselect[@]}"})
 fi
 marks=()
 if [ ${#deselect[@]} -gt 0 ]; then
@@ -39,4 +56,4 @@ fi
 # DuckDB 2's nanobind bindings list "leaked" objects when a Python process that used it exits
 # (pytest itself and the CLI subprocesses the tests start); drop those lines so pytest's summary
 # stays the last thing printed. pipefail keeps pytest's exit code.
-python -m pytest -q ${marks[@]+"${marks[@]}"} "$@" 2>&1 | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)'
+python -m pytest -q ${marks[@]+"${marks[@]}"} "$@" ${files[@]+"${files[@]}"} 2>&1 | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)'

@@ -7,7 +7,7 @@ Short version: ``tests/test_write_protocol.py::test_soak_short`` (about 30 s).
 Long version (a documented command)::
 
     PYTHONPATH=src:tests python tests/soak.py --minutes 20 --readers 4 --writers 3 \
-        --fault 'wh.connect@2+:sleep=0.3' --fault 'wh.release@1+:sleep=0.2' \
+        --fault 'store.connect@2+:sleep=0.3' --fault 'store.release@1+:sleep=0.2' \
         --fault 'tx.after_commit@1+:sleep=0.2' --fault 'tx.before_commit@2+:sleep=0.2'
 
 It prints the figures: processes, operations, kills, minutes, rows checked, lost / doubled /
@@ -27,7 +27,7 @@ from scale_helpers import SCORE, copy_db, duplicates, forkserver, open_handles, 
 
 # the driver pauses 0.3 s (file released) before each reopen: a run lasts long enough to be killed
 # at many moments, readers and writers get in between its commits
-SLOW = {"CTXPRIOR_FAULT": "wh.connect@2+:sleep=0.3"}
+SLOW = {"CTXPRIOR_FAULT": "store.connect@2+:sleep=0.3"}
 
 
 def writer(db: str, name: str, log: str, stop_file: str, max_seconds: float) -> None:
@@ -170,7 +170,7 @@ def main() -> None:
         "--fault",
         action="append",
         help="the driver's CTXPRIOR_FAULT (repeatable: the minutes are shared between them), e.g. "
-        "wh.release@1+:sleep=0.2 (checkpointed, not closed) or tx.after_commit@1+:sleep=0.2",
+        "store.release@1+:sleep=0.2 (checkpointed, not closed) or tx.after_commit@1+:sleep=0.2",
     )
     a = ap.parse_args()
     faults = a.fault or [SLOW["CTXPRIOR_FAULT"]]

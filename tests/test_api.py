@@ -42,6 +42,7 @@ def test_read_side_returns_dataframes(demo_db):
     assert "warehouse" in wh.info()
 
 
+@pytest.mark.quick
 def test_read_only_unless_asked(demo_db):
     wh = ctxprior.open(demo_db)
     with pytest.raises(UserError, match="opened read-only"):
@@ -70,6 +71,7 @@ def test_sql_reads_files_only_when_allowed(demo_db, tmp_path):
     assert hashlib.sha256(open(demo_db, "rb").read()).hexdigest() == before
 
 
+@pytest.mark.quick
 def test_missing_warehouse_is_one_clear_error(tmp_path):
     with pytest.raises(UserError, match="no warehouse at"):
         ctxprior.open(tmp_path / "nope.duckdb")

@@ -293,6 +293,16 @@ def test_every_family_in_the_table_is_tested():
     assert tested == set(EXACT)
 
 
+def test_every_family_in_the_table_has_its_row_in_the_docs():
+    """docs/architectures.md says why each ``EXACT`` family is exact: a row naming its model type
+    and class (the third place a new family touches, docs/architecture.md "Where to add")."""
+    from conftest import ROOT
+
+    rows = [ln for ln in (ROOT / "docs" / "architectures.md").read_text().splitlines() if ln.startswith("| ")]
+    for mtype, (_, cls) in EXACT.items():
+        assert any(f"(`{mtype}`" in r or f", `{mtype}`" in r for r in rows if cls in r), mtype
+
+
 def test_gpt_neox_is_partial_rotary_and_qwen2_has_biases():
     neox = build("gpt_neox").model.config
     rot = getattr(neox, "rotary_pct", None) or neox.rope_parameters["partial_rotary_factor"]
@@ -350,7 +360,7 @@ def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
     torch.testing.assert_close(table[rows], naive_last(lm, seqs).float(), atol=ATOL, rtol=0)
     assert eng.tokens_computed == sum(len(s) for s in dict.fromkeys(seqs))
 
-    from test_scoring import _demo
+    from scoring_helpers import _demo
 
     from ctxprior.schema import open_store
     from ctxprior.scoring.runs import score_sample

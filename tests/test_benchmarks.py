@@ -116,3 +116,11 @@ def test_engine_overhead_prints_ratios():
 def test_commit_benchmark_small(tmp_path):
     text = _run("commit.py", "--sizes", "0,20000", "--units", "1", "--dir", str(tmp_path))
     assert text.count("ms per commit") == 2
+
+
+def test_reliance_overhead_prints_the_ratio_and_the_device_error():
+    text = _run(
+        "reliance_overhead.py", "--queries", "2", "--contexts", "5", "--vocab", "64", "--device", "cpu"
+    )
+    assert "ratio (with / without)" in text
+    assert float(text.split("measures: ")[1].split()[0]) < 1e-9

@@ -105,7 +105,7 @@ def test_eight_readers_during_a_run(base, tmp_path):
     assert snapshot(db) == base["ref"] and duplicates(db) == 0
 
 
-SLOW_REOPENS = {"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"}
+SLOW_REOPENS = {"CTXPRIOR_FAULT": "store.connect@3+:sleep=0.3"}
 
 
 def test_runs_cancel_then_resume(base, tmp_path):

@@ -198,6 +198,7 @@ def test_add_bad_tables(wh_path, run_cli, tmp_path, frame, on, message):
         assert wh.scalar("SELECT count(*) FROM covariate") == 0
 
 
+@pytest.mark.quick
 def test_list(wh_path, run_cli, tmp_path):
     r = run_cli("covariates", "list")
     assert r.exit_code == 0 and "no covariates yet" in r.output
@@ -210,6 +211,7 @@ def test_list(wh_path, run_cli, tmp_path):
 
 
 # -- degrees stored on fact rows ----------------------------------------------------------------
+@pytest.mark.quick
 def test_register_fact_degrees(wh_path):
     with open_store(wh_path) as wh:
         did = wh.scalar("SELECT dataset_id FROM dataset")

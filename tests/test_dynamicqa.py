@@ -13,47 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from dynamicqa_helpers import SOURCES, dq_dir, dq_src, subset  # noqa: F401 (dq_src: a fixture)
 from fixtures.make_dynamicqa import make_dynamicqa
 from hub_mock import HubMock, StaticServer, go_online
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ingest import snapshot
+from warehouse_helpers import snapshot
 
 from ctxprior.dynamicqa import semantic as sem
 from ctxprior.dynamicqa.ingest import FILES, HUB_FILES, HUB_REPO, HUB_REVISION
 from ctxprior.schema import open_store
-
-
-def dq_dir(shared_dir: Path) -> Path:
-    return shared_dir / "data" / "dynamicqa"
-
-
-# the same tests on files written by tests/fixtures/make_dynamicqa.py and, when present, on the real ones
-SOURCES = [pytest.param("fixture"), pytest.param("real", marks=pytest.mark.shared_data)]
-
-
-@pytest.fixture(params=SOURCES)
-def dq_src(request, tmp_path_factory) -> Path:
-    """A folder holding the three DynamicQA files (made-up rows in the real format, or the real files)."""
-    if request.param == "real":
-        return dq_dir(request.getfixturevalue("shared_dir"))
-    return make_dynamicqa(tmp_path_factory.mktemp("dq_full"), n=60, seed=0).folder
-
-
-def subset(src: Path, out: Path, rows: dict[str, list[int]] | int = 6) -> Path:
-    """Copy selected data rows of the files in ``src`` (re-written with a CSV writer, same quoting)."""
-    out.mkdir(parents=True, exist_ok=True)
-    for part, name in FILES.items():
-        with open(src / name, encoding="utf-8", newline="") as f:
-            recs = list(csv.reader(f))
-        header, data = recs[0], recs[1:]
-        pick = rows[part] if isinstance(rows, dict) else list(range(rows))
-        with open(out / name, "w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(header)
-            for i in pick:
-                w.writerow(data[i])
-    return out
 
 
 def edge_rows(src: Path) -> dict[str, list[int]]:
@@ -241,6 +210,7 @@ def _expected_counts(info) -> dict:
     }
 
 
+@pytest.mark.quick
 def test_ingest_fixture_files(tmp_path, run_cli, db_path):
     """The real-files test's checks, on a fixture whose expected values come from the rows written."""
     info = make_dynamicqa(tmp_path / "dq", n=40, seed=3)
@@ -661,6 +631,7 @@ def test_hub_layout_and_absent_optional_columns(tmp_path, run_cli, db_path):
 # ---- semantic metrics -----------------------------------------------------------------------
 
 
+@pytest.mark.quick
 def test_semantic_entropy_zero_when_all_agree():
     lps = [-1.0, -2.5, -0.3, -4.0]
     assert sem.semantic_entropy(lps, [0, 0, 0, 0]) == 0.0
@@ -687,6 +658,7 @@ def test_cp_nonnegative_and_zero_for_identical(na, nb, v, seed):
     assert sem.coherent_persuasion(a, np.zeros(na), a, np.zeros(na)) == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.quick
 def test_cp_matches_direct_kl():
     p = torch.tensor([[0.7, 0.2, 0.1]], dtype=torch.float64)
     q = torch.tensor([[0.1, 0.8, 0.1], [0.3, 0.3, 0.4]], dtype=torch.float64)
@@ -817,6 +789,7 @@ def test_nli_bad_labels_is_user_error(tmp_path):
         sem.load_equivalence("nli:/no/such/folder")
 
 
+@pytest.mark.quick
 def test_contains_answer():
     assert sem.contains_answer("He was a Politician.", ["politician"])
     assert not sem.contains_answer("He was a politicians' aide", ["politician"])

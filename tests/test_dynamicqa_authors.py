@@ -235,6 +235,7 @@ def test_cp_tokens_generated_includes_every_step_up_to_eos():
 # ---- defaults, options, resume ----------------------------------------------------------------
 
 
+@pytest.mark.quick
 def test_defaults_follow_the_paper_and_the_released_code():
     cfg = DynamicConfig()
     assert (cfg.se_form, cfg.cp_tokens, cfg.labels, cfg.kl_zeros) == ("sum", "generated", "rouge", "inf")
@@ -246,6 +247,7 @@ def test_defaults_follow_the_paper_and_the_released_code():
             DynamicConfig(**bad).validate()
 
 
+@pytest.mark.quick
 def test_cli_options_and_their_defaults(run_cli):
     out = run_cli("score-dynamic", "--help").output
     for opt in (
@@ -287,8 +289,8 @@ def test_resuming_a_run_from_before_the_options_keeps_its_rules():
     "opts", [{}, dict(se_form="authors", cp_tokens="answer", labels="alias", kl_zeros="drop")]
 )
 def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
+    from dynamicqa_helpers import subset
     from fixtures.make_dynamicqa import make_dynamicqa
-    from test_dynamicqa import subset
     from transformers import AutoTokenizer
 
     from ctxprior.dynamicqa.ingest import ingest_dynamicqa

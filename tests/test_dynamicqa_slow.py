@@ -4,7 +4,7 @@ first-token KL / CP comparison on the same facts."""
 from __future__ import annotations
 
 import pytest
-from test_dynamicqa import dq_src, subset  # noqa: F401 (dq_src: a fixture, the fixture files or the real ones)
+from dynamicqa_helpers import dq_src, subset  # noqa: F401 (dq_src: a fixture, the fixture files or the real ones)
 
 from ctxprior.schema import open_store
 from ctxprior.sqlfiles import read_sql

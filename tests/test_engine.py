@@ -3,7 +3,6 @@ vectorized planning against a naive reference, and the out-of-memory split path.
 
 from __future__ import annotations
 
-import functools
 import inspect
 
 import numpy as np
@@ -11,77 +10,12 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_scoring import CONTEXTS, QUERIES, bpe_tokenizer
+from scoring_helpers import CONTEXTS, QUERIES, _demo, _rows, one_at_a_time, prompts, tiny, tiny_family
 
 from ctxprior.scoring.engine import Engine, Tokens, dedupe, group_prefixes
 from ctxprior.scoring.estimators import answer_set, first_token
-from ctxprior.scoring.models import LoadedModel
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-@functools.cache
-def tiny_family(family: str, seed: int = 0) -> LoadedModel:
-    """A tiny random model of ``family``: GPT-NeoX has partial rotary (rotary_pct 0.25, as
-    Pythia), Llama grouped-query attention."""
-    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig, LlamaForCausalLM
-
-    tok = bpe_tokenizer()
-    torch.manual_seed(seed)
-    if family == "gpt_neox":
-        cfg = GPTNeoXConfig(
-            vocab_size=len(tok),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=3,
-            num_attention_heads=4,
-            rotary_pct=0.25,
-            max_position_embeddings=512,
-            use_parallel_residual=True,
-            pad_token_id=tok.pad_token_id,
-            eos_token_id=tok.eos_token_id,
-            bos_token_id=tok.eos_token_id,
-        )
-        model = GPTNeoXForCausalLM(cfg)
-    else:
-        cfg = LlamaConfig(
-            vocab_size=len(tok),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=3,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=512,
-            pad_token_id=tok.pad_token_id,
-            eos_token_id=tok.eos_token_id,
-        )
-        model = LlamaForCausalLM(cfg)
-    return LoadedModel(
-        model=model.eval(),
-        tokenizer=tok,
-        model_id=f"tiny-{family}",
-        revision=None,
-        dtype="float32",
-        device="cpu",
-    )
-
-
-@torch.inference_mode()
-def one_at_a_time(lm: LoadedModel, seqs) -> np.ndarray:
-    """The reference: each sequence alone through the model's own forward, float64 log-softmax."""
-    rows = []
-    for s in seqs:
-        logits = lm.model(input_ids=torch.tensor([s])).logits[0, -1]
-        rows.append(torch.log_softmax(logits.double(), -1).numpy())
-    return np.stack(rows)
-
-
-def prompts():
-    """Contexts of different token lengths (so prefixes differ in length within a batch), a
-    duplicated context, and entities whose names differ in length (suffixes too)."""
-    ents = ["France", "Spain", "Zorblax Quentaria", "Peru", "Italy"]
-    queries = [f"Q: What is the capital of {e}?\nA:" for e in ents]
-    return CONTEXTS + ["Definitely not.\n"], queries
 
 
 FAMILIES = ["gpt_neox", "llama"]
@@ -104,6 +38,7 @@ def test_batched_shared_prefix_equals_one_prompt_at_a_time(family, batch_size, s
         assert eng.tokens_computed < sum(len(s) for s in set(seqs))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("family", FAMILIES)
 def test_scores_batched_equal_scores_of_lone_prompts(family):
     """ψ and χ from the engine equal the metrics on one-prompt-at-a-time log-probs."""
@@ -146,6 +81,7 @@ def test_continuations_equal_teacher_forcing_one_at_a_time(family):
                 assert val == pytest.approx(ref, abs=2e-5)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("family", FAMILIES)
 def test_greedy_equals_generate_one_at_a_time(family):
     lm = tiny_family(family)
@@ -166,6 +102,7 @@ def test_greedy_equals_generate_one_at_a_time(family):
         assert g == tok.decode(out[0, len(s) :], skip_special_tokens=True)
 
 
+@pytest.mark.quick
 def test_answer_set_batched_equals_batch_of_one():
     lm = tiny_family("gpt_neox")
     cands = [["Paris", "Rome", "Madrid"], ["Madrid", "Paris"], ["Lima", "Paris"]]
@@ -214,6 +151,7 @@ def test_oom_splits_the_batch_and_loses_no_row(limit):
     torch.testing.assert_close(table[torch.tensor(rows)], ref[torch.tensor(ref_rows)], atol=1e-5, rtol=0)
 
 
+@pytest.mark.quick
 def test_oom_on_a_single_row_is_raised():
     lm = tiny_family("llama")
     eng = Engine(lm, batch_size=8)
@@ -225,8 +163,6 @@ def test_oom_on_a_single_row_is_raised():
 def test_oom_fails_the_unit_and_records_the_splits(db_path):
     """In a run, the splits are recorded per unit; a unit whose single row does not fit fails
     cleanly (no rows) and the run says why."""
-    from test_scoring import _demo
-
     from ctxprior.schema import open_store
     from ctxprior.scoring.executors import LocalExecutor
     from ctxprior.scoring.runs import score_sample
@@ -320,8 +256,6 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     import threading
     import time
 
-    from test_scoring import _demo, _rows
-
     from ctxprior.schema import open_store
     from ctxprior.scoring import units
     from ctxprior.scoring.runs import score, score_sample
@@ -377,8 +311,6 @@ def test_prefetched_prompts_are_the_ones_encoded_and_equal_a_direct_encode():
 def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
     """While unit k computes, unit k + 1's prompts are tokenizing: every unit after the first is
     encoded from a prefetch, and the scores equal those of a run without it."""
-    from test_scoring import _demo, _rows, tiny
-
     from ctxprior.schema import open_store
     from ctxprior.scoring.runs.score import score_sample
     from ctxprior.scoring.units import ScoreConfig

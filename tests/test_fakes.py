@@ -11,7 +11,7 @@ import pytest
 from chat_mock import ChatMock
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ingest import snapshot
+from warehouse_helpers import snapshot
 
 from ctxprior.errors import UserError
 from ctxprior.fakes import Screen, add_fakes, generate_fakes
@@ -112,6 +112,7 @@ WORD = st.text(alphabet=string.ascii_letters + "éüøß", min_size=1, max_size=
 NAME = st.lists(WORD, min_size=1, max_size=4).map(" ".join)
 
 
+@pytest.mark.quick
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(NAME, min_size=1, max_size=12, unique_by=name_key),

@@ -86,7 +86,7 @@ def test_sigkill_at_many_points_then_resume(base, tmp_path):
     # 4. right after unit 4's COMMIT, before the checkpoint: the WAL alone must carry it
     crash("tx.after_commit@4:kill", expect_units=4)  # tx: schema, run row, unit 3, unit 4
     # 5. in a brief writer's release (checkpointed, file not closed yet)
-    crash("wh.release@6:kill")
+    crash("store.release@6:kill")
     # 6. at a random moment, from outside
     p = start_cli(cmd, log)
     time.sleep(random.Random(8).uniform(1.0, 4.0))
@@ -143,7 +143,7 @@ def test_permission_lost_mid_run(base, tmp_path):
         ["--db", db, *SCORE, "--model", base["tiny"]],
         tmp_path / "c.log",
         no_dac=True,
-        env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"},
+        env={"CTXPRIOR_FAULT": "store.connect@3+:sleep=0.3"},
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
@@ -207,3 +207,17 @@ def test_broken_model_units_fail_with_reason(base, tmp_path, poison):
     assert units and all(s == "failed" and "NaN/inf" in e for s, e in units), units
     res = CliRunner().invoke(cli, ["--db", db, "runs"])
     assert "failed" in res.output and "NaN/inf" in res.output
+
+
+def test_an_unknown_fault_point_is_refused_not_ignored(monkeypatch):
+    """A misspelt or renamed point (wh.connect is store.connect now) would make a crash test pass
+    without crashing anything; it is an error naming the points instead."""
+    from ctxprior import faults
+
+    monkeypatch.setattr(faults, "_spec_cache", None)
+    monkeypatch.setattr(faults, "_counts", {})
+    monkeypatch.setenv(faults.ENV, "wh.connect@2+:sleep=0.3")
+    with pytest.raises(ValueError, match=r"unknown point 'wh.connect'; the points are .*store\.connect"):
+        faults.hit("store.connect")
+    monkeypatch.setenv(faults.ENV, "store.connect@2:raise")
+    faults.hit("store.connect")  # the first arrival: nothing

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse
 
 import ctxprior
 

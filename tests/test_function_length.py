@@ -9,7 +9,10 @@ import sys
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import pytest
 from structure_counts import body_lines
+
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 LIMIT = 60
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_chat_format import _tokenizer
-from test_engine import prompts, tiny_family
+from chat_helpers import _tokenizer
+from scoring_helpers import prompts, tiny_family
 
 from ctxprior.scoring.generate import Sampling, _filtered, choose, cut, end_of_turn_ids, generate, stop_ids
 

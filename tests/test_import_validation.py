@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse
 
 from ctxprior.digest import sha256_file
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.make_yago_qec import make_yago_qec
+from warehouse_helpers import snapshot
 
 from ctxprior.schema import open_store
 
@@ -22,23 +23,6 @@ def yago_file(tmp_path):
     path = tmp_path / "yago_qec.json"
     make_yago_qec(path, n_relations=6, n_facts=40, seed=0, with_degrees=True)
     return path
-
-
-def snapshot(db: str) -> dict:
-    """Every table's rows, sorted: 'the warehouse is exactly as it was'."""
-    import duckdb
-
-    con = duckdb.connect(db, read_only=True)
-    try:
-        tables = [
-            r[0]
-            for r in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_type='BASE TABLE'"
-            ).fetchall()
-        ]
-        return {t: sorted(map(repr, con.execute(f'SELECT * FROM "{t}"').fetchall())) for t in tables}
-    finally:
-        con.close()
 
 
 @pytest.fixture(params=[pytest.param("bundled"), pytest.param("real", marks=pytest.mark.shared_data)])
@@ -146,6 +130,7 @@ def test_ingest_only_some_relations_and_name(run_cli, db_path, yago_file):
         assert [r[0] for r in wh.query("SELECT name FROM relation ORDER BY position")] == [first, second]
 
 
+@pytest.mark.quick
 def test_ids_are_stable(tmp_path, yago_file):
     from ctxprior.ingest.yago_qec import ingest_yago_qec
 

@@ -3,10 +3,12 @@ loader; ``ctxprior ingest <name>`` and ``wh.datasets.ingest(name, ...)`` are mad
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import ctxprior
-from ctxprior import api
+from ctxprior import api, plugins
 from ctxprior.errors import UserError
 from ctxprior.ingest import registry
 from ctxprior.ingest.builder import DatasetBuilder
@@ -53,14 +55,14 @@ def pairs(monkeypatch):
     return ingest_source(_pairs_source())
 
 
-def test_the_three_sources_are_declared_beside_their_loaders():
+def test_every_source_is_declared_beside_its_loader(run_cli):
     sources = api.ingest_sources()
-    assert list(sources) == ["demo", "dynamicqa", "yago-qec"]
-    assert {n: s.load.__module__ for n, s in sources.items()} == {
-        "demo": "ctxprior.ingest.demo",
-        "dynamicqa": "ctxprior.dynamicqa.ingest",
-        "yago-qec": "ctxprior.ingest.yago_qec",
-    }
+    assert sources and list(sources) == sorted(sources)
+    builtin = plugins.modules("ctxprior.ingest") + plugins.children("ctxprior", "ingest")
+    listing = run_cli("ingest", "--help").output
+    for name, s in sources.items():
+        assert s.name == name and s.help and s.load.__module__ in builtin, name
+        assert re.search(rf"^\s+{re.escape(name)}\s", listing, re.M), name
 
 
 def test_a_new_source_is_one_declaration(pairs, run_cli, db_path):

@@ -3,10 +3,13 @@ never change its label (the generation is stripped before its first line is comp
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxprior.scoring.units import label_generation
+
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 WS = st.text(alphabet=" \t\n\r", max_size=6)
 ANSWERS = st.sampled_from(["Paris", "Rome", "Buenos Aires", "New York City", "São Paulo"])

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_engine import prompts, tiny_family
+from scoring_helpers import prompts, tiny_family
 
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import first_token

@@ -10,13 +10,21 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ctxprior.scoring.metrics import (
+    RELIANCE_KEYS,
     entropy_np,
+    jsd_np,
     kl_np,
     memorization_ratio,
+    outcomes_np,
+    reliance_np,
+    reliance_torch,
+    scaled_difference_np,
     scores_from_probs,
     scores_np,
     scores_torch,
 )
+
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 
 def test_reference_uniform():
@@ -159,3 +167,104 @@ def test_chunked_torch_scores_equal_the_numpy_reference(nq, nc, v, seed):
         np.testing.assert_allclose(got["persuasion"][i].numpy(), ref.persuasion, atol=1e-9)
         assert float(got["susceptibility"][i]) == pytest.approx(ref.susceptibility, abs=1e-9)
         assert float(got["mixture_entropy"][i]) == pytest.approx(ref.mixture_entropy, abs=1e-9)
+
+
+# ---------------------------------------------------------------- reliance against the no-context prompt
+
+
+def _logs(p: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return np.log(p / p.sum(axis=-1, keepdims=True))
+
+
+def reliance_cases():
+    """(with-context probs [C, V] (zeros allowed), a strictly positive no-context row [V], the
+    context answers [C] (-1: none), the gold answer)."""
+    return prob_matrices(max_rows=5).flatmap(
+        lambda p: st.tuples(
+            st.just(p),
+            arrays(np.float64, p.shape[1], elements=st.floats(1e-4, 1.0)),
+            arrays(np.int64, p.shape[0], elements=st.integers(-1, p.shape[1] - 1)),
+            st.integers(-1, p.shape[1] - 1),
+        )
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(reliance_cases())
+def test_reliance_torch_matches_the_numpy_reference(case):
+    p, p0, ctx, gold = case
+    lp, l0 = _logs(p), _logs(p0)
+    ref = reliance_np(lp, l0, ctx, gold)
+    got = reliance_torch(
+        torch.from_numpy(lp),
+        torch.from_numpy(np.exp(lp)),
+        torch.from_numpy(l0),
+        torch.from_numpy(ctx),
+        torch.tensor(gold),
+        torch.from_numpy(entropy_np(lp)),
+    )
+    for k in RELIANCE_KEYS:
+        np.testing.assert_allclose(np.asarray(got[k]), ref[k], atol=1e-12, err_msg=k)  # NaN == NaN
+
+
+@settings(max_examples=200, deadline=None)
+@given(reliance_cases())
+def test_reliance_invariants(case):
+    p, p0, ctx, gold = case
+    lp, l0 = _logs(p), _logs(p0)
+    r = reliance_np(lp, l0, ctx, gold)
+    assert (r["shift"] >= 0).all()
+    assert ((r["jsd"] >= 0) & (r["jsd"] <= math.log(2) + 1e-15)).all()
+    # JSD is symmetric
+    np.testing.assert_allclose(r["jsd"], jsd_np(l0[None, :], lp), atol=1e-12)
+    np.testing.assert_allclose(r["confidence_gain"], entropy_np(l0) - entropy_np(lp), atol=1e-12)
+    sd = r["scaled_difference"][ctx >= 0]
+    assert ((sd >= -1 - 1e-12) & (sd <= 1 + 1e-12)).all()
+    assert np.isnan(r["p_context_answer"][ctx < 0]).all() and np.isnan(r["scaled_difference"][ctx < 0]).all()
+    assert (r["answer_prior"] == np.argmax(l0)).all()
+    # the mean shift over the contexts is chi + KL(mixture || no-context): psi's reference is the mixture
+    s = scores_np(lp, keep_mixture=True)
+    mean_shift = s.susceptibility + float(kl_np(s.log_mixture, l0))
+    assert float(np.mean(r["shift"])) == pytest.approx(mean_shift, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.float64, st.integers(2, 8), elements=st.floats(1e-4, 1.0)), st.integers(1, 4))
+def test_reliance_is_zero_when_the_context_changes_nothing(p0, n):
+    """A context that leaves the distribution as the no-context prompt has it: no shift, no JSD, no
+    confidence gain, scaled difference 0, and the model keeps its prior answer."""
+    l0 = _logs(p0)
+    lp = np.repeat(l0[None, :], n, axis=0)
+    r = reliance_np(lp, l0, np.zeros(n, np.int64), 0)
+    for k in ("shift", "jsd", "confidence_gain", "scaled_difference"):
+        np.testing.assert_allclose(r[k], 0.0, atol=1e-12, err_msg=k)
+    assert (r["answer_top"] == r["answer_prior"]).all()
+
+
+def test_jsd_reference_values():
+    with np.errstate(divide="ignore"):
+        one, other = np.log([1.0, 0.0]), np.log([0.0, 1.0])
+        assert float(jsd_np(one, other)) == pytest.approx(math.log(2), abs=1e-15)  # disjoint: ln 2
+        assert float(jsd_np(one, one)) == 0.0
+    p, q = np.array([0.5, 0.5]), np.array([0.9, 0.1])
+    m = (p + q) / 2
+    want = 0.5 * np.sum(p * np.log(p / m)) + 0.5 * np.sum(q * np.log(q / m))
+    assert float(jsd_np(np.log(p), np.log(q))) == pytest.approx(want, abs=1e-15)
+
+
+def test_scaled_difference_reference_values():
+    # raised from 0.2 to 0.6: (0.6 - 0.2) / 0.8; lowered from 0.8 to 0.2: (0.2 - 0.8) / 0.8
+    np.testing.assert_allclose(
+        scaled_difference_np([0.6, 0.2, 1.0, 0.0], [0.2, 0.8, 1.0, 0.0]), [0.5, -0.75, 0, 0]
+    )
+    assert float(scaled_difference_np(1.0, 0.3)) == 1.0 and float(scaled_difference_np(0.0, 0.3)) == -1.0
+
+
+def test_outcomes():
+    top, ctx = np.array([2, 1, 0, 3, 1]), np.array([1, 1, 1, 1, -1])
+    got = outcomes_np(top, ctx, 2).tolist()
+    assert got == ["ORIGINAL", "CONTEXT", "OTHER", "OTHER", "OTHER"]
+    # a context that supports the gold answer: following it counts as ORIGINAL (as generation labels do)
+    assert outcomes_np(np.array([2]), np.array([2]), 2).tolist() == ["ORIGINAL"]
+    assert outcomes_np(np.array([2]), np.array([-1]), -1).tolist() == ["OTHER"]

@@ -8,7 +8,9 @@ import ast
 from pathlib import Path
 
 import pytest
-from test_layers import MAY_IMPORT
+from architecture_helpers import MAY_IMPORT
+
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 COMMANDS = Path(__file__).resolve().parents[1] / "src" / "ctxprior" / "commands"
 # the commands/ row of docs/architecture.md's table (layer 0 beyond it is not allowed here)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse
 
 import ctxprior
 from ctxprior.errors import UserError

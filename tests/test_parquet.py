@@ -7,47 +7,8 @@ import json
 
 import duckdb
 import pytest
-from test_parquet_fixtures import build_warehouse
-
-
-def _tables(path: str) -> dict[str, list[tuple]]:
-    """table -> [(column, type)] for every base table."""
-    con = duckdb.connect(path, read_only=True)
-    try:
-        out: dict[str, list[tuple]] = {}
-        for t, c, ty in con.execute(
-            "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema='main' AND table_name IN (SELECT table_name FROM information_schema.tables "
-            "WHERE table_schema='main' AND table_type='BASE TABLE') ORDER BY table_name, ordinal_position"
-        ).fetchall():
-            out.setdefault(t, []).append((c, ty))
-        return out
-    finally:
-        con.close()
-
-
-def assert_same_warehouse(a: str, b: str, tables: list[str] | None = None) -> None:
-    """Every table: same columns, same types, same rows (as multisets), compared inside DuckDB."""
-    ta, tb = _tables(a), _tables(b)
-    names = tables or sorted(ta)
-    if tables is None:
-        assert sorted(ta) == sorted(tb)
-    con = duckdb.connect()
-    try:
-        con.execute(f"ATTACH '{a}' AS a (READ_ONLY)")
-        con.execute(f"ATTACH '{b}' AS b (READ_ONLY)")
-        for t in names:
-            assert ta[t] == tb[t], f"columns/types of {t} differ"
-            na = con.execute(f'SELECT count(*) FROM a."{t}"').fetchone()[0]
-            nb = con.execute(f'SELECT count(*) FROM b."{t}"').fetchone()[0]
-            assert na == nb, f"{t}: {na} vs {nb} rows"
-            for x, y in (("a", "b"), ("b", "a")):
-                diff = con.execute(
-                    f'SELECT count(*) FROM (SELECT * FROM {x}."{t}" EXCEPT ALL SELECT * FROM {y}."{t}")'
-                ).fetchone()[0]
-                assert diff == 0, f"{t}: {diff} rows of {x} missing from {y}"
-    finally:
-        con.close()
+from parquet_fixtures import build_warehouse
+from warehouse_helpers import assert_same_warehouse
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from test_engine import prompts, tiny_family
-from test_scoring import tiny
+from scoring_helpers import prompts, tiny, tiny_family
 
 from ctxprior.scoring.engine import Engine, final_norm
 from ctxprior.scoring.estimators import first_token
@@ -81,7 +80,7 @@ def test_chi_only_keeps_no_persuasion_by_layer():
 
 # ---------------------------------------------------------------- warehouse, view, CLI, API
 
-from test_scoring import _demo, tiny_folder  # noqa: E402,F401
+from scoring_helpers import _demo, tiny_folder  # noqa: E402,F401
 
 from ctxprior.errors import UserError  # noqa: E402
 from ctxprior.schema import open_store  # noqa: E402

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from hub_mock import HubMock, subprocess_env
-from test_parquet import assert_same_warehouse
-from test_parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse
+from warehouse_helpers import assert_same_warehouse
 
 REPO = "ctx-lab/pythia-scores"
 TOKEN = "hf_ctxpriorTEST" + secrets.token_hex(12)
@@ -127,6 +127,7 @@ def expected_rows(db: str, name: str, runs: list[int]) -> int:
 # -- the dry run ----------------------------------------------------------------------------------
 
 
+@pytest.mark.quick
 def test_dry_run_layout_configs_and_manifest(dry, src):
     m = json.loads((dry / "manifest.json").read_text())
     fm = front_matter(dry / "README.md")

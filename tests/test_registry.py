@@ -56,8 +56,11 @@ GROUP BY ALL
 
 
 def test_every_analysis_is_declared_once_in_run_order():
-    assert registry.names() == RUN_ORDER
-    assert registry.default_names() == tuple(n for n in RUN_ORDER if n != "covariate")
+    orders = [registry.get(n).order for n in registry.names()]
+    assert orders == sorted(orders) and len(set(registry.names())) == len(orders)
+    assert set(RUN_ORDER) <= set(registry.names())  # the paper's, at least
+    assert "covariate" not in registry.default_names()
+    assert registry.default_names() == tuple(n for n, a in registry.analyses().items() if a.default)
     declared = [
         f.name
         for f in resources.files("ctxprior.queries").iterdir()
@@ -90,10 +93,10 @@ def test_front_matter_is_the_leading_key_lines_only():
 
 def test_only_choices_and_help_come_from_the_registry(run_cli, db_path):
     assert parse_only(None) == list(registry.default_names())
-    with pytest.raises(UserError, match="choose from " + ", ".join(RUN_ORDER)):
+    with pytest.raises(UserError, match="choose from " + ", ".join(registry.names())):
         parse_only("relevance,nope")
     out = "".join(run_cli("analyze", "--help", db=db_path).output.split())  # click breaks long words
-    assert "Choices:" + ",".join(RUN_ORDER) + ".Default:allbutcovariate" in out
+    assert "Choices:" + ",".join(registry.names()) + ".Default:allbutcovariate" in out
 
 
 @pytest.fixture
@@ -125,12 +128,19 @@ def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, t
         assert rows["p_adj"].notna().any()
         lines = summary_lines(wh, [1])
         assert any(line.startswith("negation differs from assertive: ") for line in lines), lines
+        # no report-title / report keys: the report's section is titled by its name, its help the text
+        from ctxprior.queries.report import write_report
+
+        write_report(wh, str(tmp_path / "r.html"), [1])
+        page = (tmp_path / "r.html").read_text()
+        assert "<h2>negation-vs-assertive</h2>" in page
+        assert "<p>negation vs assertive contexts (a test&#x27;s analysis)</p>" in page
     finally:
         wh.close()
 
 
 def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
-    from test_scoring import _demo, tiny
+    from scoring_helpers import _demo, tiny
 
     from ctxprior.scoring import estimators
     from ctxprior.scoring.runs import score_sample
@@ -152,7 +162,9 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
     shown = CliRunner().invoke(cli, ["score", "--help"]).output
     assert "first-token-again: the same again." in " ".join(shown.split())
     bad = CliRunner().invoke(cli, ["--db", str(db_path), "score", "--estimator", "nope"])
-    assert bad.exit_code == 2 and "use first-token, answer-set or first-token-again" in bad.output
+    *rest, last = estimators.score_estimators()
+    assert last == "first-token-again" and "sampled" not in rest  # not a choice of score
+    assert bad.exit_code == 2 and f"use {', '.join(rest)} or {last}" in bad.output
     sid = _demo(db_path, entities=2, contexts=6)
     with open_store(db_path) as wh:
         for est in ("first-token", "first-token-again"):

@@ -13,7 +13,7 @@ import time
 
 import duckdb
 import pytest
-from test_parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse
 
 from ctxprior.schema import runs
 

@@ -66,7 +66,7 @@ def _rows(db: str, run_id: int = 1) -> dict:
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     """A warehouse with 9 DynamicQA facts, the tiny model, and the rows of an uninterrupted run."""
-    from test_dynamicqa import subset
+    from dynamicqa_helpers import subset
 
     d = tmp_path_factory.mktemp("runs_dyn")
     src = subset(make_dynamicqa(d / "full", n=60, seed=0).folder, d / "dq", 3)
@@ -139,7 +139,7 @@ def test_runs_cancel_stops_a_running_dynamic_run_then_resume_finishes_it(base, t
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the writer waits 0.3 s (file released) before each reopen from the third, so the cancel lands mid-run
     p = start_cli(
-        ["--db", db, *base["cmd"]], tmp_path / "run.log", env={"CTXPRIOR_FAULT": "wh.connect@3+:sleep=0.3"}
+        ["--db", db, *base["cmd"]], tmp_path / "run.log", env={"CTXPRIOR_FAULT": "store.connect@3+:sleep=0.3"}
     )
     from ctxprior.schema import open_store
 

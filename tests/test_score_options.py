@@ -15,6 +15,8 @@ from ctxprior.api import Runs, score_options
 from ctxprior.cli import cli
 from ctxprior.errors import UserError
 
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
 # API keyword -> (a bad value, the same value on the command line (None: the API's own), message)
 BAD = {
     "dtype": ("float8", ["--dtype", "float8"], "--dtype float8: use auto, float32, bfloat16 or float16"),
@@ -113,3 +115,18 @@ def test_the_declarations_are_the_api_signature_and_the_cli_options():
             assert opt.flag in command[opt.name].opts, opt.name
             shown = command[opt.name].default
             assert shown in (opt.default, opt.text(opt.default), ()), opt.name
+
+
+def test_the_cpu_batch_size_is_said_where_it_is_defined():
+    """--batch-size auto on the CPU: the engine, the option's help and docs/scoring.md all say
+    scoring/models.py's CPU_BATCH_SIZE."""
+    from types import SimpleNamespace
+
+    from ctxprior.scoring.engine import auto_batch_size
+    from ctxprior.scoring.models import CPU_BATCH_SIZE
+
+    assert auto_batch_size(SimpleNamespace(device="cpu")) == CPU_BATCH_SIZE
+    (help_text,) = [o.help for o in score_options() if o.name == "batch_size"]
+    assert f"auto ({CPU_BATCH_SIZE} on CPU" in help_text
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "scoring.md").read_text()
+    assert f"(auto: {CPU_BATCH_SIZE} on CPU" in docs and f"({CPU_BATCH_SIZE} rows on\nthe CPU)" in docs

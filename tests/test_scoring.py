@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import sys
@@ -17,54 +16,24 @@ from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.executors import LocalExecutor
-from ctxprior.scoring.models import LoadedModel, load_model, tiny_model
+from ctxprior.scoring.models import load_model, tiny_model
 from ctxprior.scoring.runs import plan_units, score_sample
 from ctxprior.scoring.units import ScoreConfig, label_generation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token
+from scoring_helpers import (  # noqa: F401 (tiny_folder: a fixture)
+    CONTEXTS,
+    QUERIES,
+    _demo,
+    _Interrupting,
+    _rows,
+    bpe_tokenizer,
+    tiny,
+    tiny_folder,
+)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-CORPUS = [
-    "The capital of France is Paris.\n",
-    "Definitely, the capital of Germany is Berlin.\n",
-    "The capital of Italy is not Rome.\n",
-    "Q: What is the capital of Spain?\nA:",
-    "Q: Is the capital of Peru Lima?\nA: Yes No",
-    "Zorblax Quentaria Madrid Lima Cairo",
-] * 5
-
-
-@functools.cache
-def bpe_tokenizer():
-    """A small byte-level BPE trained in-test (no download)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    tr = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tk.train_from_iterator(CORPUS, tr)
-    return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>")
-
-
-@functools.cache
-def tiny(arch: str = "llama", seed: int = 0) -> LoadedModel:
-    return tiny_model(bpe_tokenizer(), seed=seed, arch=arch)
-
-
-CONTEXTS = [
-    "The capital of France is Rome.\n",
-    "Definitely, the capital of Spain is Paris.\n",
-    "The capital of Italy is not Madrid.\n",
-    "The capital of France is Rome.\n",
-    "The capital of Peru is Lima",
-]  # the last one has no newline: tokens merge with the query
-QUERIES = [f"Q: What is the capital of {e}?\nA:" for e in ["France", "Spain", "Zorblax"]]
 
 
 # ---------------------------------------------------------------- engine
@@ -117,6 +86,7 @@ def test_prefix_plan_uses_whole_prompt_tokens():
     assert eng._plan(seqs[:1], [[0]]) == [((), seqs[0])]
 
 
+@pytest.mark.quick
 def test_answer_set_estimator():
     lm = tiny()
     cands = [["Paris", "Rome", "Madrid", "Lima"]] * len(QUERIES)
@@ -150,6 +120,7 @@ def test_greedy_generation_batched_equals_single():
     assert eng1.greedy(seqs, 3) == eng8.greedy(seqs, 3)
 
 
+@pytest.mark.quick
 def test_memorization_labels():
     assert label_generation(" Paris, of course", "open", "Paris", "Rome") == "ORIGINAL"
     assert label_generation(" rome\nQ:", "open", "Paris", "Rome") == "CONTEXT"
@@ -161,42 +132,6 @@ def test_memorization_labels():
 
 
 # ---------------------------------------------------------------- warehouse runs
-
-
-def _demo(db_path: str, entities: int = 4, contexts: int = 12) -> int:
-    from ctxprior.ingest.demo import ingest_demo
-    from ctxprior.ingest.sampling import draw_sample
-
-    with open_store(db_path) as wh:
-        ingest_demo(wh, only=["demo"])
-        return draw_sample(
-            wh,
-            dataset="demo",
-            relations=["capital"],
-            n_entities=entities,
-            n_contexts=contexts,
-            context_types=["base", "assertive", "negation"],
-            seed=11,
-        )
-
-
-def _rows(wh, run_id):
-    p = wh.query(
-        "SELECT query_form_id, fact_id, context_id, persuasion, entropy FROM persuasion "
-        "WHERE run_id = ? ORDER BY 1, 2, 3",
-        [run_id],
-    )
-    s = wh.query(
-        "SELECT query_form_id, fact_id, susceptibility, mixture_entropy, n_contexts, prior_entropy "
-        "FROM susceptibility WHERE run_id = ? ORDER BY 1, 2",
-        [run_id],
-    )
-    t = wh.query(
-        "SELECT query_form_id, fact_id, rank, token_id, prob FROM prior_topk WHERE run_id = ? "
-        "ORDER BY 1, 2, 3",
-        [run_id],
-    )
-    return p, s, t
 
 
 def test_score_sample_rows_views_and_bookkeeping(db_path):
@@ -298,22 +233,7 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
         assert bad == 0
 
 
-class _Interrupting:
-    """Wraps LocalExecutor and raises KeyboardInterrupt after n units (a Ctrl-C mid-run)."""
-
-    def __init__(self, inner, n):
-        self.inner, self.n = inner, n
-
-    def run(self, inputs, progress=None):
-        for i, r in enumerate(self.inner.run(inputs, progress)):
-            if i == self.n:
-                raise KeyboardInterrupt
-            yield r
-
-    def close(self):
-        pass
-
-
+@pytest.mark.quick
 def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     lm = tiny()
     cfg = ScoreConfig(query_types=("open",))
@@ -380,6 +300,7 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
         assert wh.scalar("SELECT status FROM run") == "failed"
 
 
+@pytest.mark.quick
 def test_plan_is_stable_and_validation(db_path):
     sid = _demo(db_path, 2, 6)
     with open_store(db_path) as wh:
@@ -419,16 +340,72 @@ def test_answer_set_run(db_path):
         assert {"Yes", "No"} & toks
 
 
-# ---------------------------------------------------------------- CLI and model loading
+def test_reliance_matches_a_naive_reference():
+    """first_token's reliance measures (same pass, same distributions) equal metrics.reliance_np on
+    one-prompt-at-a-time log-probs, each answer read as its first token after the prompt."""
+    from naive_scoring import _last_logprobs
 
+    from ctxprior.scoring.metrics import RELIANCE_KEYS, reliance_np
 
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tinymodel")
     lm = tiny()
-    lm.model.save_pretrained(d)
-    lm.tokenizer.save_pretrained(d)
-    return str(d)
+    ctx_answers = ["Rome", "Paris", None, "Rome", "Lima"]
+    gold = ["Paris", "Madrid", None]
+    res = first_token(Engine(lm, batch_size=4), CONTEXTS, QUERIES, answers=([ctx_answers] * 3, gold))
+
+    def first(a):
+        return lm.tokenizer(" " + a, add_special_tokens=False)["input_ids"][0] if a else -1
+
+    ids = np.array([first(a) for a in ctx_answers])
+    for q, g, r in zip(QUERIES, gold, res):
+        lp = _last_logprobs(lm.model, lm.tokenizer, [c + q for c in CONTEXTS], 32)
+        prior = _last_logprobs(lm.model, lm.tokenizer, [q], 1)[0]
+        ref = reliance_np(lp, prior, ids, first(g))
+        for k in RELIANCE_KEYS:
+            np.testing.assert_allclose(np.asarray(r.reliance[k], np.float64), ref[k], atol=1e-6, err_msg=k)
+
+
+@pytest.mark.parametrize("estimator", ["first-token", "answer-set"])
+def test_reliance_rows_and_views(db_path, estimator):
+    sid = _demo(db_path, entities=2, contexts=6)
+    with open_store(db_path) as wh:
+        config = ScoreConfig(estimator=estimator)
+        s = score_sample(wh, sid, "tiny", lm=tiny(), config=config, shard_size=2, progress=False, log=print)
+        run = [s.run_id]
+        n = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", run)
+        assert wh.scalar("SELECT count(*) FROM reliance WHERE run_id = ?", run) == n > 0
+        assert wh.scalar("SELECT count(*) FROM v_reliance WHERE run_id = ?", run) == n
+        # the mean shift over an item's contexts = chi + KL(mixture || no-context prompt)
+        diff = wh.scalar(
+            """SELECT max(abs(s.susceptibility + s.prior_kl - r.m)) FROM susceptibility s JOIN
+               (SELECT query_form_id, fact_id, avg(shift) m FROM reliance WHERE run_id = ? GROUP BY ALL) r
+               USING (query_form_id, fact_id) WHERE s.run_id = ?""",
+            run * 2,
+        )
+        assert diff < 1e-9
+        bad = wh.scalar(
+            """SELECT count(*) FROM v_reliance WHERE run_id = ? AND NOT (jsd BETWEEN 0 AND ln(2)
+               AND shift >= 0 AND scaled_difference BETWEEN -1 AND 1 AND answer_context IS NOT NULL
+               AND answer_gold IS NOT NULL AND keeps_prior = (answer_top = answer_prior)
+               AND outcome = CASE WHEN answer_top = answer_gold THEN 'ORIGINAL'
+                                  WHEN answer_top = answer_context THEN 'CONTEXT' ELSE 'OTHER' END)""",
+            run,
+        )
+        assert bad == 0
+        if estimator == "answer-set":  # closed forms: candidates Yes, No, ...; gold Yes, a context Yes or No
+            got = wh.query(
+                "SELECT DISTINCT answer_gold, answer_context IN (0, 1) FROM v_reliance "
+                "WHERE run_id = ? AND query_type = 'closed'",
+                run,
+            )
+            assert got == [(0, True)]
+        rates = wh.df("SELECT * FROM v_reliance_rates WHERE run_id = ?", run)
+        assert set(rates["scope"]) == {"relation", "all relations"}
+        c = rates[rates["n_conflict"] > 0]
+        np.testing.assert_allclose(c["conr"] + c["memr"] + c["other_rate"], 1.0)
+        assert (rates.groupby("scope")["n"].sum() == n).all()
+
+
+# ---------------------------------------------------------------- CLI and model loading
 
 
 def test_load_local_folder_records_hash(tiny_folder):

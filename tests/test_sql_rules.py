@@ -18,6 +18,10 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
 
 SQL = re.compile(

@@ -8,6 +8,8 @@ from analysis_fixtures import add_dynamic, add_friend_enemy, add_gender, make_ya
 from ctxprior.schema import open_store
 from ctxprior.sqlfiles import body, ident, literal
 
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
 STAGING = [
     "stg_context",
     "stg_dynamicqa_fact",

@@ -15,6 +15,8 @@ from ctxprior.queries.stats import (
     spearman,
 )
 
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
 K = 10_000
 
 
@@ -137,3 +139,29 @@ def test_spearman_matches_scipy_and_skips():
     assert "constant" in spearman([1, 1, 1, 1], [1, 2, 3, 4])[3]
     # NaN pairs are dropped and counted in n
     assert spearman([1, 2, 3, np.nan, 5], [2, 1, 4, 3, 6])[2] == 4
+
+
+def test_spearman_rows_pool_each_run_and_query_type_and_split_by_relation():
+    """The frequency/degree step's rows: one pooled '(all)' row per run and query type, then one per
+    relation, each scipy's rho over that group (a group under 3 pairs gets a skip reason)."""
+    import pandas as pd
+
+    from ctxprior.queries.steps.spearman import spearman_rows
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(
+        dict(
+            run_id=[1] * 8,
+            query_type=["open"] * 8,
+            relation=["capital"] * 6 + ["author"] * 2,
+            relation_id=[10] * 6 + [20] * 2,
+            degree=rng.normal(size=8),
+            susceptibility=rng.normal(size=8),
+        )
+    )
+    rows = spearman_rows(df, "degree", "degree", note="", unit="fact")
+    assert [r["relation"] for r in rows] == ["(all)", "author", "capital"]
+    pooled, author, capital = rows
+    assert pooled["effect_size"] == pytest.approx(st.spearmanr(df.degree, df.susceptibility).statistic)
+    assert pooled["n1"] == 8 and capital["n1"] == 6 and capital["relation_id"] == 10
+    assert author["effect_size"] is None and "at least 3" in author["skip_reason"]

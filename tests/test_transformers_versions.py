@@ -31,7 +31,7 @@ warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import numpy as np, torch, transformers
-    from test_engine import one_at_a_time, prompts, tiny_family
+    from scoring_helpers import one_at_a_time, prompts, tiny_family
     from ctxprior.scoring.engine import Engine
     out = {"version": transformers.__version__}
     for family in ("gpt_neox", "llama"):
@@ -98,7 +98,7 @@ class _Forgetful:
 
 
 def test_a_forward_pass_that_ignores_the_cache_fails_loudly():
-    from test_engine import prompts, tiny_family
+    from scoring_helpers import prompts, tiny_family
 
     lm = tiny_family("llama")
     eng = Engine(lm, batch_size=4)
@@ -111,7 +111,7 @@ def test_a_forward_pass_that_ignores_the_cache_fails_loudly():
 
 
 def test_cache_arg_reads_the_forward_signature():
-    from test_engine import tiny_family
+    from scoring_helpers import tiny_family
 
     model = tiny_family("llama").model
     params = inspect.signature(type(model).forward).parameters

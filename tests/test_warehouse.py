@@ -10,6 +10,8 @@ import pytest
 from ctxprior.errors import UserError
 from ctxprior.schema import SCHEMA_VERSION, migrations, open_store
 
+pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
 
 def test_new_warehouse_has_schema_and_views(db_path):
     with open_store(db_path) as wh:

@@ -23,10 +23,10 @@ ONCE_ENV = "CTXPRIOR_FAULT_ONCE"
 
 POINTS = {
     "model.load": "driver or worker, just before the model is loaded",
-    "wh.connect": "a brief writer is about to (re)open the warehouse",
+    "store.connect": "a brief writer is about to (re)open the warehouse",
     "tx.before_commit": "inside a transaction, all statements run, COMMIT not yet sent",
     "tx.after_commit": "COMMIT returned, before the checkpoint / close of a brief writer",
-    "wh.release": "a brief writer checkpointed, about to close the file",
+    "store.release": "a brief writer checkpointed, about to close the file",
     "unit.received": "driver: a unit's result (Parquet shard) arrived, not yet committed",
     "worker.unit": "Ray worker: in the middle of computing a unit (after its first batch)",
     "worker.shard_written": "Ray worker: shard files written, result not yet returned",
@@ -41,6 +41,8 @@ def _parse(text: str) -> list[tuple[str, int, bool, str]]:
     for part in filter(None, (p.strip() for p in text.split(","))):
         head, _, action = part.partition(":")
         point, _, n = head.partition("@")
+        if point not in POINTS:
+            raise ValueError(f"{ENV}: unknown point {point!r}; the points are {', '.join(POINTS)}")
         every = n.endswith("+")
         out.append((point, int(n.rstrip("+") or 1), every, action or "kill"))
     return out

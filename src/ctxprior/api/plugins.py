@@ -9,7 +9,7 @@ _PACKAGE = __package__.rpartition(".")[0]  # ctxprior: the package whose modules
 
 
 def analysis_names() -> tuple[str, ...]:
-    """Every analysis ``Warehouse.analyze(only=...)`` accepts, in run order (the registry of
+    """Every analysis ``wh.analyses.run(only=...)`` accepts, in run order (the registry of
     ``ctxprior.queries``: each analysis declared in its own file)."""
     from ..queries.registry import names
 
@@ -17,40 +17,18 @@ def analysis_names() -> tuple[str, ...]:
 
 
 def ingest_sources() -> dict[str, Any]:
-    """Every data source :meth:`Warehouse.ingest` (and ``ctxprior ingest``) knows, by name: the
-    registry ``ctxprior.ingest.registry.SOURCES``, one declaration per source beside its loader.
-    The declaring modules are found, not listed: every module of ``ingest/`` and each library
-    package's ``ingest.py``."""
-    import importlib
-    from importlib import resources
+    """Every data source ``wh.datasets.ingest`` (and ``ctxprior ingest``) knows, by name: the
+    registry ``ctxprior.ingest.registry``, one declaration per source beside its loader, found in
+    ``ingest/``, each library package's ``ingest.py`` and other packages' entry points."""
+    from .. import plugins
+    from ..ingest.registry import sources
 
-    from ..ingest.registry import SOURCES
-
-    global _SOURCES_FOUND
-    if not _SOURCES_FOUND:
-        root = resources.files(_PACKAGE)
-        names = [
-            f"ingest.{f.name[:-3]}"
-            for f in (root / "ingest").iterdir()
-            if f.name.endswith(".py") and not f.name.startswith("_")
-        ]
-        names += [
-            f"{d.name}.ingest"
-            for d in root.iterdir()
-            if d.name not in ("ingest", "commands") and (d / "ingest.py").is_file()
-        ]
-        for name in sorted(names):
-            importlib.import_module(f"{_PACKAGE}.{name}")
-        _SOURCES_FOUND = True
-    return dict(sorted(SOURCES.items()))
-
-
-_SOURCES_FOUND = False
+    return sources(plugins.children(_PACKAGE, "ingest", skip=("ingest", "commands")))
 
 
 def estimators() -> dict[str, str]:
-    """Every ``estimator`` :meth:`Warehouse.score` accepts, with its one-line description (the
-    registry ``ctxprior.scoring.estimators.ESTIMATORS``: one entry per estimator)."""
-    from ..scoring.estimators import ESTIMATORS
+    """Every ``estimator`` ``wh.runs.score`` accepts, with its one-line description (the
+    registry of ``ctxprior.scoring.estimators``: one entry per estimator)."""
+    from ..scoring.estimators import score_estimators
 
-    return {name: e.help for name, e in ESTIMATORS.items()}
+    return {name: e.help for name, e in score_estimators().items()}

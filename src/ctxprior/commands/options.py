@@ -34,15 +34,20 @@ class DeclaredType(click.ParamType):
 
 
 class DeclaredOption(click.Option):
-    """Its help is the declaration's, read when shown (the estimator registry's lines)."""
+    """Its help is the declaration's, read when shown (the estimator registry's lines), by
+    ``--help`` and by the generated CLI reference alike."""
 
     def __init__(self, *args, declared, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
         self.declared = declared
+        super().__init__(*args, **kwargs)
 
-    def get_help_record(self, ctx):
-        self.help = self.declared.help_text()
-        return super().get_help_record(ctx)
+    @property
+    def help(self) -> str:
+        return self.declared.help_text()
+
+    @help.setter
+    def help(self, value) -> None:  # click's __init__ sets it; the declaration holds it
+        pass
 
 
 def click_param(opt):

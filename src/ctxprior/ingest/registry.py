@@ -18,8 +18,11 @@ module that holds its loader (``ingest/yago_qec.py``, ``ingest/demo.py``,
   low-level store and returns what was loaded.
 - ``lines(result) -> list[str]``: what ``ctxprior ingest <name>`` prints.
 
-The API (``ctxprior.api.ingest_sources()``, ``wh.datasets.ingest``) imports the modules that
-declare sources; ``commands/ingest.py`` makes one subcommand per source from these declarations.
+``sources(builtin)`` finds them (``ctxprior.plugins``): every module of ``ingest/``, the modules
+``builtin`` names (the API passes each library package's ``ingest.py``: this layer does not import
+the packages above it), and the entry points ``ctxprior.ingest_sources`` of other packages (an
+``IngestSource``, or a module that declares some). The API (``ctxprior.api.ingest_sources()``,
+``wh.datasets.ingest``) reads it; ``commands/ingest.py`` makes one subcommand per source.
 """
 
 from __future__ import annotations
@@ -104,3 +107,18 @@ def ingest_source(source: IngestSource) -> IngestSource:
         raise ValueError(f"ingest source {source.name!r} is declared twice")
     SOURCES[source.name] = source
     return source
+
+
+_FOUND: list[bool] = []
+
+
+def sources(builtin: Sequence[str] = ()) -> dict[str, IngestSource]:
+    """Every source by name, sorted: found on first use (module docstring)."""
+    if not _FOUND:
+        from .. import plugins
+
+        for obj in plugins.discover("ingest_sources", [*plugins.modules(__package__), *builtin]):
+            if isinstance(obj, IngestSource):
+                ingest_source(obj)
+        _FOUND.append(True)
+    return dict(sorted(SOURCES.items()))

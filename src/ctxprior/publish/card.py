@@ -63,6 +63,29 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "group_run_id": "the group's first counted run; its reliability rows carry this run_id",
         "reason": "why a run does not count, when it does not",
     },
+    "v_reliance": {
+        "context": "the context text c, prepended to the query",
+        "context_answer": "answer the context states",
+        "is_relevant": "true when the context mentions the queried entity (by the context's stored entity id)",
+        "conflict": "the context's answer differs from the fact's (case-insensitively, by name; false when either is missing)",
+        "entropy": "H(p(A|c,q(e))) in nats",
+    },
+    "v_reliance_rates": {
+        "scope": "relation: per relation and query form; all relations: over every relation of the query type (relation and query_form NULL)",
+        "n": "contexts x facts in the group",
+        "n_conflict": "of them, knowledge conflicts (the context's answer differs from the fact's)",
+        "conr": "ConR: share of conflicts whose with-context argmax is the context's answer (outcome CONTEXT)",
+        "memr": "MemR: share of conflicts whose with-context argmax is the fact's answer (outcome ORIGINAL)",
+        "other_rate": "share of conflicts whose with-context argmax is neither (outcome OTHER)",
+        "memorization_ratio": "ORIGINAL / (ORIGINAL + CONTEXT) over conflicts (Longpre et al. 2021); NULL when undefined",
+        "accuracy": "share of every context whose with-context argmax is the fact's answer",
+        "context_preference": "ClashEval: of the contexts whose answer differs from the model's own no-context answer, the share whose with-context argmax is the context's answer",
+        "mean_persuasion": "mean psi over the group, nats",
+        "mean_shift": "mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
+        "mean_jsd": "mean JSD(p(A|c,q(e)), no-context p(A|q(e))) over the group, nats",
+        "mean_confidence_gain": "mean H(no-context) - H(with context) over the group, nats (CK-PLUG)",
+        "mean_scaled_difference": "mean DRUID scaled probability difference of the context's answer over the group",
+    },
     "v_memorization": {
         "n_original": "greedy generations labelled ORIGINAL (start with the fact's true answer; 'Yes' for closed queries)",
         "n_context": "greedy generations labelled CONTEXT (start with the answer the context states; 'No' for closed queries)",
@@ -204,15 +227,13 @@ Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Mode
   accumulation. The memorization ratio (App. D) labels each greedy generation ORIGINAL, CONTEXT or
   OTHER (table `generation`, view `v_memorization`) and counts knowledge conflicts only; it is
   NULL, not 0, when undefined.
+- Against the **no-context prompt** instead of the mixture, from the same distributions (table
+  `reliance`, views `v_reliance`, `v_reliance_rates`): the shift KL(p(A|c,q(e)) || p(A|q(e)) without
+  context), JSD (AdaCAD), the confidence gain H(no context) - H(with context) (CK-PLUG), the
+  probabilities of the context's, the gold and the prior's answer, DRUID's scaled probability
+  difference, and the argmax outcome (ORIGINAL / CONTEXT / OTHER) with ConR, MemR and ClashEval's
+  context preference.
 """
-
-ESTIMATORS = {
-    "first-token": "the answer variable A is the next token: the softmax of the last prompt position's "
-    "logits over the full vocabulary (as in the paper)",
-    "answer-set": "A ranges over the relation's answer strings, each scored by its sequence likelihood "
-    "after the prompt and renormalized",
-    "sampled": "A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
-}
 
 
 # -- column meanings ----------------------------------------------------------------------------
@@ -426,8 +447,11 @@ def _card_method(runs: list[dict[str, Any]]) -> list[str]:
     out = ["## How the scores were computed", "", METHOD_TEXT]
     est = sorted({r.get("estimator") for r in runs if r.get("estimator")})
     if est:
+        from ..scoring.estimators import registry  # the estimators' own words (loads torch)
+
+        known = registry()
         out += ["Estimators used by the runs in this dataset:", ""]
-        out += [f"- `{e}`: {ESTIMATORS.get(e, 'see the run config (`run.config_json`)')}" for e in est]
+        out += [f"- `{e}`: {_estimator_text(known.get(e))}" for e in est]
         out.append("")
     out += [
         "The full configuration of each run (every option, the seed, the package version) is in "
@@ -435,6 +459,11 @@ def _card_method(runs: list[dict[str, Any]]) -> list[str]:
         "",
     ]
     return out
+
+
+def _estimator_text(e) -> str:
+    """An estimator's line on the card: what A is (its registry entry), else where to look."""
+    return (e.card or e.help) if e is not None else "see the run config (`run.config_json`)"
 
 
 def _card_runs(runs: list[dict[str, Any]]) -> list[str]:

@@ -30,6 +30,7 @@ from ..sqlfiles import body, ident, literal, path_sql, read_sql
 # the rows of these tables have no primary key in the DDL, but one row per key
 NATURAL_KEYS = {
     "persuasion": ("run_id", "query_form_id", "fact_id", "context_id"),
+    "reliance": ("run_id", "query_form_id", "fact_id", "context_id"),
     "persuasion_layer": ("run_id", "query_form_id", "fact_id", "context_id", "layer"),
     "prompt_topk": ("run_id", "query_form_id", "fact_id", "context_id", "rank"),
     "generation": ("run_id", "query_form_id", "fact_id", "context_id"),

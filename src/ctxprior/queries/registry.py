@@ -25,17 +25,21 @@
 - An analysis that needs Python beyond SQL and a standard comparison registers a step with
   ``@register_analysis(name, order=..., help=...)`` in its own module of ``queries/steps/``.
 
-``analyses()`` loads both once, ordered by ``order``.
+- Another package adds analyses with an entry point ``ctxprior.analyses`` (``ctxprior.plugins``)
+  naming a module: its import registers its steps, and the ``*.sql`` files of its folder are read
+  as above.
+
+``report-title`` falls back to the name, ``report`` and ``summary`` to ``help``.
+``analyses()`` loads them all once, ordered by ``order``.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 
 _FRONT = re.compile(r"^--\s*([a-z][a-z0-9-]*):\s?(.*)$")
 _OPS = {">": "greater", "<": "less", "!=": "two-sided"}
@@ -127,9 +131,12 @@ def _comparison(name: str, file: str, meta: dict[str, str], text: str) -> Compar
     )
 
 
+_PLUGIN_FOLDERS: list = []  # the folders of the modules the entry points name
+
+
 def _folders() -> list:
-    """Where analyses are declared: this package (tests add a folder)."""
-    return [resources.files(__package__)]
+    """Where analyses are declared: this package, then the plug-ins' folders (tests add one)."""
+    return [resources.files(__package__), *_PLUGIN_FOLDERS]
 
 
 def _declared() -> dict[str, Analysis]:
@@ -144,14 +151,15 @@ def _declared() -> dict[str, Analysis]:
         name = meta["analysis"]
         if name in out:
             raise ValueError(f"{f.name}: analysis {name} is declared twice")
+        help_ = meta.get("help", "") or name
         out[name] = Analysis(
             name,
             int(meta["order"]),
-            meta.get("help", ""),
+            help_,
             comparison=_comparison(name, f.name, meta, text),
-            summary=meta.get("summary"),
-            report_title=meta.get("report-title"),
-            report_text=meta.get("report"),
+            summary=meta.get("summary") or help_,
+            report_title=meta.get("report-title") or name,
+            report_text=meta.get("report") or help_,
             figure=meta.get("figure"),
         )
     return out
@@ -160,10 +168,12 @@ def _declared() -> dict[str, Analysis]:
 def analyses() -> dict[str, Analysis]:
     """{name: Analysis} of every analysis, in run order (loaded on first use)."""
     if not _LOADED:
-        from . import steps
+        from .. import plugins
 
-        for mod in pkgutil.iter_modules(steps.__path__):
-            importlib.import_module(f"{steps.__name__}.{mod.name}")
+        for obj in plugins.discover("analyses", plugins.modules(f"{__package__}.steps")):
+            file = getattr(obj, "__file__", None)  # a module: its folder's .sql files
+            if file and Path(file).parent not in _PLUGIN_FOLDERS:
+                _PLUGIN_FOLDERS.append(Path(file).parent)
         found = {**_declared(), **_REGISTERED}
         _LOADED.update(sorted(found.items(), key=lambda kv: kv[1].order))
     return _LOADED

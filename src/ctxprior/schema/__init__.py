@@ -13,7 +13,7 @@ import pkgutil
 from .base import metadata
 
 for _m in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    if _m not in {"base", "versions", "warehouse", "migrations"}:
+    if _m not in {"base", "versions", "migrations"}:
         importlib.import_module(f"{__name__}.{_m}")
 
 from . import migrations  # noqa: E402,F401  (fills versions.MIGRATIONS)

@@ -33,7 +33,11 @@ dataset = Table(
     Column("dataset_id", Integer, primary_key=True),
     Column("name", Text, nullable=False, unique=True),
     Column(
-        "source_format", Text, nullable=False, comment="yago_qec | demo | friend_enemy | gender | dynamicqa"
+        "source_format",
+        Text,
+        nullable=False,
+        comment="the format its loader read, set by the data source that ingested it (`ctxprior ingest "
+        "--help` lists the sources); friend_enemy and gender mark the case-study collections",
     ),
     Column("source_path", Text),
     Column("source_sha256", Text),
@@ -205,7 +209,13 @@ run = Table(
     Column("dtype", Text),
     Column("quantization", Text, comment="none | 8bit | 4bit"),
     Column("device", Text),
-    Column("estimator", Text, nullable=False, comment="first-token | answer-set | sampled (dynamic)"),
+    Column(
+        "estimator",
+        Text,
+        nullable=False,
+        comment="how the answer distribution was read: an estimator registered in "
+        "ctxprior.scoring.estimators (the card says what each run's estimator is)",
+    ),
     Column("batch_size", Integer),
     Column("seed", BigInteger),
     Column("config_json", Text, nullable=False, comment="every option of the run as JSON"),

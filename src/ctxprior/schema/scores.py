@@ -6,7 +6,7 @@ Rows are written per work unit, together with the unit's `run_unit` row, in one 
 resumed run skips finished units and never writes a row twice.
 """
 
-from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Integer, Table, Text
+from sqlalchemy import BigInteger, Boolean, Column, DateTime, Double, ForeignKey, Integer, Table, Text
 
 from .base import metadata
 
@@ -71,6 +71,72 @@ persuasion = Table(
     ),
     Column("entropy", Double, nullable=False, comment="H(p(A|c,q(e))) in nats"),
     comment="Per-context persuasion scores.",
+)
+
+_A = "(first-token: a token id; answer-set: an index into the query's candidate answers)"
+
+reliance = Table(
+    "reliance",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), nullable=False),
+    Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), nullable=False),
+    Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
+    Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
+    Column(
+        "shift",
+        Double,
+        nullable=False,
+        comment="KL(p(A|c,q(e)) || p(A|q(e)) of the no-context prompt) in nats: the shift the context "
+        "causes against the prompt without context (inseq's contrastive KL; DRUID); not psi, whose "
+        "reference is the mixture over the contexts",
+    ),
+    Column(
+        "jsd",
+        Double,
+        nullable=False,
+        comment="Jensen-Shannon divergence between p(A|c,q(e)) and the no-context p(A|q(e)), nats, "
+        "0..ln 2 (AdaCAD's degree of conflict)",
+    ),
+    Column(
+        "confidence_gain",
+        Double,
+        nullable=False,
+        comment="H(no-context p(A|q(e))) - H(p(A|c,q(e))) in nats (CK-PLUG's confidence gain; "
+        "negative: the context makes the model less sure, a sign of conflict)",
+    ),
+    Column("p_context_answer", Double, comment="p(the answer this context supports | c, q(e)); NULL: none"),
+    Column("p_gold_answer", Double, comment="p(the fact's gold answer | c, q(e)); NULL: none"),
+    Column(
+        "p_prior_answer",
+        Double,
+        nullable=False,
+        comment="p(the prior's answer | c, q(e)), the prior's answer = the argmax of the no-context p(A|q(e))",
+    ),
+    Column(
+        "scaled_difference",
+        Double,
+        comment="DRUID's scaled probability difference of the context's answer, -1..1: "
+        "(p_c - p_0)/(1 - p_0) when the context raises it, (p_c - p_0)/p_0 when it lowers it; NULL: none",
+    ),
+    Column("answer_top", Integer, nullable=False, comment="argmax of p(A|c,q(e)) " + _A),
+    Column("answer_prior", Integer, nullable=False, comment="argmax of the no-context p(A|q(e)) " + _A),
+    Column("answer_context", Integer, comment="the answer this context supports " + _A + "; NULL: none"),
+    Column("answer_gold", Integer, comment="the fact's gold answer " + _A + "; NULL: none"),
+    Column(
+        "outcome",
+        Text,
+        nullable=False,
+        comment="ORIGINAL (argmax = the gold answer; wins when the context supports it too) | CONTEXT "
+        "(argmax = the context's answer) | OTHER (Longpre et al. 2021; ConR / MemR count these)",
+    ),
+    Column(
+        "keeps_prior",
+        Boolean,
+        nullable=False,
+        comment="the argmax with context equals the argmax without (ClashEval: the model keeps its prior answer)",
+    ),
+    comment="Per-context reliance measures against the no-context prompt, from the same distributions "
+    "as persuasion, in the same pass (written with it); see docs/concepts.md#reliance-against-the-no-context-prompt.",
 )
 
 susceptibility = Table(

@@ -226,7 +226,7 @@ class Store:
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            _fault("wh.connect")
+            _fault("store.connect")
             self._con = _connect(self.path, self.read_only, self.wait, brief_writer=self.brief)
             self.reopens += 1
         return self._con
@@ -262,7 +262,7 @@ class Store:
                     if _is_io_error(e):
                         raise _write_error(self.path, e) from None
                     raise
-            _fault("wh.release")
+            _fault("store.release")
         finally:
             con.close()
 

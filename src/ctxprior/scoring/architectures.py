@@ -1,26 +1,31 @@
 """Which model families the engine's shared-prefix key/value reuse is exact for.
 
 The engine computes a prefix group's common token prefix once, keeps its key/value cache, and
-runs each prompt's suffix on it, left-padding the prefixes of one batch in the cache (masked
-slots, each row's position ids start after its own prefix). That is exact (equal to running each
+runs each prompt's suffix on it: a batch of prefixes is computed right-padded, then shifted into
+one left-padded key/value block (every prefix ends at the same column, its pad slots zeroed and
+masked), and each row's position ids start after its own prefix (engine.py's module docstring has
+the details). That is exact (equal to running each
 prompt alone, to float rounding) whenever a layer's output at a position depends only on the
 unmasked keys and values before it and on that position's id. ``tests/test_architectures.py``
-checks it for every family in ``EXACT`` on a tiny random config.
+checks it for every family in ``EXACT`` on a tiny random config; ``families()`` is ``EXACT`` with
+the families other packages declare (entry points ``ctxprior.model_families``, a module that calls
+``register_family``; see ``ctxprior.plugins``), verified by those packages.
 
 It is not exact, or not known to be, for
-- **sliding-window layers whose window is shorter than the prompt**: the cache transformers
-  builds from the model's config keeps only the last ``window - 1`` keys of a sliding layer, so a
-  longer prefix no longer fits (today's engine raises a key/value shape mismatch). A cache that
-  keeps every key (``transformers.DynamicCache()`` without a config) makes them exact again,
-  because the window is applied by the mask; pass ``full_prefix_cache=True`` when the engine
-  computes its prefixes that way;
+- **sliding-window layers whose window is shorter than the prompt, in a cache built from the
+  model's config**: that cache keeps only the last ``window - 1`` keys of a sliding layer, so a
+  longer prefix no longer fits. A cache that keeps every key (``transformers.DynamicCache()``
+  without a config) makes them exact again, because the window is applied by the mask. The
+  engine computes its prefixes that way and asks with ``full_prefix_cache=True``, so for it a
+  window of any length is exact;
 - **chunked attention** (Llama 4): chunk boundaries are absolute token indices, which left
   padding moves;
 - **recurrent or state-space layers** (Mamba, RWKV, Jamba, ...): a state, not a key/value cache;
 - **any model type not in the table**: not verified, so not trusted.
 
-For these the engine runs every prompt in full (``Engine(share_prefix=False)``: prompts of one
-length batched together, no padding), which is exact for every causal LM. The table with the
+For these the engine runs every prompt in full (``Engine(share_prefix=False)``: no prefix cache;
+whole prompts sorted by length, right-padded and masked in batches), which is exact for every
+causal LM. The table with the
 reasons is in docs/architectures.md.
 """
 
@@ -60,6 +65,27 @@ EXACT: dict[str, tuple[str, str]] = {
     "granite": ("Granite", "GraniteForCausalLM"),
     "smollm3": ("SmolLM3, NoPE layers", "SmolLM3ForCausalLM"),
 }
+
+_FOUND: list[bool] = []
+
+
+def register_family(model_type: str, family: str, cls: str) -> None:
+    """Declare prefix reuse exact for ``model_type`` (a plug-in module calls it once it has checked
+    it as ``tests/test_architectures.py`` does); a type already declared otherwise is a mistake."""
+    if EXACT.get(model_type, (family, cls)) != (family, cls):
+        raise ValueError(f"model family {model_type!r} is declared twice")
+    EXACT[model_type] = (family, cls)
+
+
+def families() -> dict[str, tuple[str, str]]:
+    """``EXACT`` with the plug-ins' families (loaded on first use): model_type -> (family, class)."""
+    if not _FOUND:
+        from .. import plugins
+
+        plugins.discover("model_families")
+        _FOUND.append(True)
+    return EXACT
+
 
 # model types whose layers keep a recurrent state instead of (or beside) a key/value cache
 RECURRENT: frozenset[str] = frozenset(
@@ -163,7 +189,7 @@ def prefix_reuse(
             f"{mtype}: chunked attention (chunks of {getattr(cfg, 'attention_chunk_size', '?')} "
             "tokens at absolute indices, moved by left padding); running full prompts"
         )
-    if mtype not in EXACT:
+    if mtype not in families():
         return False, (
             f"{mtype}: prefix reuse not verified for this model type "
             "(see docs/architectures.md); running full prompts"

@@ -49,7 +49,7 @@ from transformers.cache_utils import DynamicLayer
 from .architectures import dims, text_config
 from .generate import cut, decode, stop_ids
 from .hfcompat import cache_arg, check_cache
-from .models import LoadedModel
+from .models import CPU_BATCH_SIZE, LoadedModel
 
 OOM = torch.cuda.OutOfMemoryError
 
@@ -98,9 +98,9 @@ def group_prefixes(
     takes its first group.
     """
     n = len(tok.lengths)
-    lp, gid = np.zeros(n, np.int64), np.full(n, -1, np.int64)
+    prefix_len, gid = np.zeros(n, np.int64), np.full(n, -1, np.int64)
     if not groups:
-        return lp, gid
+        return prefix_len, gid
     members = np.fromiter(itertools.chain.from_iterable(groups), np.int64)
     owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
     members, first = np.unique(members, return_index=True)  # a row's first group wins
@@ -111,7 +111,7 @@ def group_prefixes(
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     ok = sizes >= 2
     if not ok.any():
-        return lp, gid
+        return prefix_len, gid
     ref = members[starts[owner]]  # the first member of each row's group
     cols = np.arange(tok.ids.shape[1])[None, :]
     same = (
@@ -127,9 +127,9 @@ def group_prefixes(
     lcp = np.zeros(len(groups), np.int64)
     lcp[sizes > 0] = g_lcp
     lcp[~ok | (lcp < min_prefix)] = 0
-    lp[members] = lcp[owner]
+    prefix_len[members] = lcp[owner]
     gid[members] = np.where(lcp[owner] > 0, owner, -1)
-    return lp, gid
+    return prefix_len, gid
 
 
 # ------------------------------------------------------------------ the model's output head
@@ -226,14 +226,14 @@ def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8, ge
 
 
 def auto_batch_size(lm: LoadedModel, generate: bool = False) -> int:
-    """Rows per forward pass: 64 on CPU; on CUDA, from the free memory and the model's real
+    """Rows per forward pass: ``CPU_BATCH_SIZE`` on CPU; on CUDA, from the free memory and the model's real
     per-row cost (``row_bytes``), keeping a third of the free memory for the prefix blocks, at most
     4096. On one H100, 6.9b scoring went from 4645 to 4972 prompts/s when this stopped counting
     every layer's gathered cache for scoring (batch 871 -> 1742, same peak memory)."""
     if lm.device.startswith("cuda"):
         free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
         return int(max(8, min(4096, (free * 0.5) // row_bytes(lm, generate=generate))))
-    return 64
+    return CPU_BATCH_SIZE
 
 
 def logits_elements(lm: LoadedModel) -> int:
@@ -259,11 +259,11 @@ class _Rows:
 
     suffix: torch.Tensor  # [R, Ls_max] right-padded suffix ids
     ls: torch.Tensor  # [R] suffix lengths
-    lp: torch.Tensor  # [R] prefix lengths (0: none)
+    prefix_len: torch.Tensor  # [R] prefix lengths (0: none)
     pidx: torch.Tensor  # [R] the row's prefix within its chunk's block (0 when none)
     out: torch.Tensor  # [R] where the row's result goes
     host_ls: np.ndarray  # the same, on the host (batch shapes without device syncs)
-    host_lp: np.ndarray
+    host_prefix_len: np.ndarray
 
 
 class Engine:
@@ -430,19 +430,19 @@ class Engine:
         from transformers import DynamicCache
 
         ls_w = int(rows.host_ls[s:e].max())
-        lp_w = block.width if block is not None else 0
+        prefix_w = block.width if block is not None else 0
         ids = rows.suffix[s:e, :ls_w]  # [B, Ls]
-        lp = rows.lp[s:e]
-        cols = torch.arange(lp_w + ls_w, device=self.device)[None, :]
+        prefix_len = rows.prefix_len[s:e]
+        cols = torch.arange(prefix_w + ls_w, device=self.device)[None, :]
         mask = torch.where(
-            cols < lp_w,
-            cols >= lp_w - lp[:, None],  # prefix: right-aligned
-            cols - lp_w < rows.ls[s:e, None],
+            cols < prefix_w,
+            cols >= prefix_w - prefix_len[:, None],  # prefix: right-aligned
+            cols - prefix_w < rows.ls[s:e, None],
         ).long()  # [B, Lp + Ls]
-        pos = lp[:, None] + torch.arange(ls_w, device=self.device)[None, :]
+        pos = prefix_len[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
-        if lp_w:
-            cache = _block_cache(block.layers, rows.pidx[s:e], lp_w, keep=keep_cache)
+        if prefix_w:
+            cache = _block_cache(block.layers, rows.pidx[s:e], prefix_w, keep=keep_cache)
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
         exact = self.head.check(self.model, self.device)
@@ -451,12 +451,12 @@ class Engine:
             input_ids=ids,
             attention_mask=mask,
             position_ids=pos,
-            use_cache=keep_cache or lp_w > 0,
+            use_cache=keep_cache or prefix_w > 0,
             output_hidden_states=hidden,
             **cache_arg(fwd, cache),
         )
         if cache is not None:
-            check_cache(cache, lp_w + ls_w, "suffix pass")
+            check_cache(cache, prefix_w + ls_w, "suffix pass")
         states = out.last_hidden_state if exact else out.logits
         return states, mask, cache, out.hidden_states if hidden else None
 
@@ -473,12 +473,12 @@ class Engine:
             torch.cuda.empty_cache()
 
     # -------------------------------------------------------------- planning
-    def _layout(self, tok: Tokens, lp: np.ndarray, gid: np.ndarray, out_rows: np.ndarray):
+    def _layout(self, tok: Tokens, prefix_len: np.ndarray, gid: np.ndarray, out_rows: np.ndarray):
         """Chunks of prefixes (their key/value blocks bounded by ``block_budget``), each with its
         rows sorted by suffix length: [(prefix Tokens or None, _Rows)]."""
         groups = np.unique(gid[gid >= 0])
         per_token = kv_bytes_per_token(self.lm)
-        width = int(lp.max()) if len(lp) else 0
+        width = int(prefix_len.max()) if len(prefix_len) else 0
         per_chunk = max(1, block_budget(self.lm) // max(1, per_token * max(width, 1)))
         chunks = [None] + [groups[i : i + per_chunk] for i in range(0, len(groups), per_chunk)]
         plans = []
@@ -491,19 +491,21 @@ class Engine:
             if chunk is not None:
                 first = np.unique(gid[sel], return_index=True)[1]  # one row per group
                 ref = sel[first]
-                w = int(lp[ref].max())
+                w = int(prefix_len[ref].max())
                 cols = np.arange(w)[None, :]
-                pre = Tokens(np.where(cols < lp[ref, None], tok.ids[ref, :w], 0), lp[ref])  # right-padded
+                pre = Tokens(
+                    np.where(cols < prefix_len[ref, None], tok.ids[ref, :w], 0), prefix_len[ref]
+                )  # right-padded
                 pidx = np.searchsorted(gid[ref], gid[sel])
-            lps = lp[sel]
-            ls = tok.lengths[sel] - lps
-            order = np.lexsort((lps, ls))
-            sel, lps, ls, pidx = sel[order], lps[order], ls[order], pidx[order]
+            prefix_lens = prefix_len[sel]
+            ls = tok.lengths[sel] - prefix_lens
+            order = np.lexsort((prefix_lens, ls))
+            sel, prefix_lens, ls, pidx = sel[order], prefix_lens[order], ls[order], pidx[order]
             cols = np.arange(int(ls.max()))[None, :]
-            src = np.minimum(lps[:, None] + cols, tok.ids.shape[1] - 1)
+            src = np.minimum(prefix_lens[:, None] + cols, tok.ids.shape[1] - 1)
             suffix = np.where(cols < ls[:, None], tok.ids[sel[:, None], src], 0)
-            d = self.to_device(suffix, ls, lps, pidx, out_rows[sel])
-            plans.append((pre, _Rows(*d, host_ls=ls, host_lp=lps)))
+            d = self.to_device(suffix, ls, prefix_lens, pidx, out_rows[sel])
+            plans.append((pre, _Rows(*d, host_ls=ls, host_prefix_len=prefix_lens)))
         return plans
 
     def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
@@ -523,8 +525,8 @@ class Engine:
     def _plan(self, seqs: Sequence[tuple[int, ...]], groups: Sequence[Sequence[int]] | None):
         """Split each sequence into (shared prefix, suffix) using its prefix group."""
         tok = Tokens.pack(seqs)
-        lp, _ = group_prefixes(tok, groups if self.share_prefix else None, self.min_prefix)
-        return [(tuple(s[:k]), tuple(s[k:])) for s, k in zip(seqs, lp.tolist())]
+        prefix_len, _ = group_prefixes(tok, groups if self.share_prefix else None, self.min_prefix)
+        return [(tuple(s[:k]), tuple(s[k:])) for s, k in zip(seqs, prefix_len.tolist())]
 
     def _each_batch(
         self,
@@ -540,8 +542,10 @@ class Engine:
         block)`` for every batch; an out-of-memory batch is split in two and retried."""
         tok = seqs if isinstance(seqs, Tokens) else Tokens.pack(seqs)
         groups = groups if self.share_prefix else None
-        lp, gid = group_prefixes(tok, groups, self.min_prefix if min_prefix is None else min_prefix, cap)
-        for pre, rows in self._layout(tok, lp, gid, np.arange(len(tok.lengths))):
+        prefix_len, gid = group_prefixes(
+            tok, groups, self.min_prefix if min_prefix is None else min_prefix, cap
+        )
+        for pre, rows in self._layout(tok, prefix_len, gid, np.arange(len(tok.lengths))):
             room = int(rows.host_ls.max()) + new_tokens
             block = self._prefix_block(pre, room) if pre is not None else None
             pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
@@ -669,7 +673,7 @@ class Engine:
             # suffix column j predicts column j + 1; targets are the continuation's tokens
             col = torch.arange(lp.shape[1], device=self.device)[None, :]
             tgt = torch.roll(rows.suffix[s:e, : lp.shape[1]], -1, dims=1)
-            first = start_d[rows.out[s:e]] - rows.lp[s:e]  # suffix column of the first target
+            first = start_d[rows.out[s:e]] - rows.prefix_len[s:e]  # suffix column of the first target
             use = (col + 1 >= first[:, None]) & (col + 1 < rows.ls[s:e, None])
             picked = lp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
             sums[rows.out[s:e]] = torch.where(use, picked, 0.0).sum(-1)
@@ -711,7 +715,7 @@ class Engine:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
             b = e - s
             logits = self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])
-            at = {"pos": rows.lp[s:e] + rows.ls[s:e], "mask": mask}  # next position, the mask so far
+            at = {"pos": rows.prefix_len[s:e] + rows.ls[s:e], "mask": mask}  # next position, the mask so far
             fwd = self.body if self.head.exact else self.model
 
             def step(tokens: torch.Tensor) -> torch.Tensor:

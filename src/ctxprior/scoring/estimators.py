@@ -5,9 +5,11 @@
 - ``answer_set``: A ranges over a set of candidate answer strings, each scored in full (teacher
   forcing, sum of token log-probs), normalized over the set.
 
-``ESTIMATORS`` (at the end) is the registry: one ``Estimator`` entry per ``--estimator`` name,
-with the call a unit makes and what the estimator supports; the unit's dispatch
-(``units.compute_unit``), the run's checks and the shard size read it.
+``ESTIMATORS`` (at the end) is the registry: one ``Estimator`` entry per value of
+``run.estimator``, with the call a unit makes and what the estimator supports; ``registry()`` is it
+with the plug-ins of other packages added (entry points ``ctxprior.estimators``, see
+``ctxprior.plugins``). The unit's dispatch (``units.compute_unit``), the run's checks, the shard
+size, ``score --estimator`` (choices and help) and the dataset card read it.
 
 Every query is scored against every context (the same contexts for every entity); the prompt is
 ``context + query`` as one string, rendered by a ``PromptFormat`` (``prompts.py``: raw, or the user
@@ -25,7 +27,7 @@ import numpy as np
 import torch
 
 from .engine import Engine
-from .metrics import entropy_torch, kl_torch, scores_torch, scores_torch_chunk
+from .metrics import RELIANCE_KEYS, entropy_torch, kl_torch, reliance_torch, scores_torch, scores_torch_chunk
 from .prompts import PromptFormat
 
 RAW = PromptFormat()
@@ -50,6 +52,8 @@ class QueryScores:
     # per-layer logit-lens scores (``per_layer``): susceptibility, mixture_entropy,
     # mean_conditional_entropy [layers + 1] and, for "psi", persuasion [layers + 1, contexts]
     by_layer: dict[str, np.ndarray] | None = None
+    # reliance against the no-context prompt (``metrics.RELIANCE_KEYS`` -> [contexts]), with a prior
+    reliance: dict[str, np.ndarray] | None = None
 
 
 def _check_finite(name: str, *values) -> None:
@@ -72,28 +76,37 @@ def _topk_lists(top, labels: Callable[[int], str]) -> list[list[tuple[int, str, 
     return [[(int(t), labels(int(t)), float(p)) for t, p in zip(ti, pi)] for ti, pi in zip(idx, probs)]
 
 
+SCORE_KEYS = ("persuasion", "entropy", "susceptibility", "mixture_entropy", "mean_conditional_entropy")
+
+
 def scores_batch(
-    rows: torch.Tensor, prior: torch.Tensor | None, topk: int, prompt_topk: int, labels: Callable[[int], str]
+    rows: torch.Tensor,
+    prior: torch.Tensor | None,
+    topk: int,
+    prompt_topk: int,
+    labels: Callable[[int], str],
+    answers: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> list[QueryScores]:
     """Scores of every query from its log-prob rows ``[queries, contexts, answers]`` and no-context
     rows ``[queries, answers]``: the math runs on the device query by query (no host syncs), and
-    the results come to the host at the end. NaN/+inf log-probs or scores -> ScoreError."""
+    the results come to the host at the end. With the no-context rows, the reliance measures
+    (``metrics.reliance_torch``) come from the same rows; ``answers`` = (the index in A of the
+    answer each context supports ``[queries, contexts]``, of the gold answer ``[queries]``; -1:
+    none). NaN/+inf log-probs or scores -> ScoreError."""
     nq, nc, _ = rows.shape
-    parts = {
-        k: []
-        for k in (
-            "persuasion",
-            "entropy",
-            "susceptibility",
-            "mixture_entropy",
-            "mean_conditional_entropy",
-            "log_mixture",
+    if prior is not None and answers is None:
+        answers = (
+            rows.new_full((nq, nc), -1, dtype=torch.int64),
+            rows.new_full((nq,), -1, dtype=torch.int64),
         )
-    }
+    parts: dict[str, list] = {}
     for i in range(nq):
-        out = scores_torch(rows[i])
-        for k in parts:
-            parts[k].append(out[k])
+        out = scores_torch(rows[i], keep_probs=prior is not None)
+        if prior is not None:
+            p = out.pop("probs")
+            out.update(reliance_torch(rows[i], p, prior[i], answers[0][i], answers[1][i], out["entropy"]))
+        for k, v in out.items():
+            parts.setdefault(k, []).append(v)
     dev = {k: torch.stack(v) for k, v in parts.items()}
     bad = [torch.isnan(rows).any() | torch.isposinf(rows).any()]
     if prior is not None:
@@ -107,33 +120,25 @@ def scores_batch(
     prior_top = _topk_lists(_topk(prior, topk), labels) if prior is not None and topk > 0 else None
     prompt_top = _topk(rows.reshape(nq * nc, -1), prompt_topk)
     prompt_top = _topk_lists(prompt_top, labels) if prompt_top is not None else None
-    results = []
-    for i in range(nq):
-        res = QueryScores(
-            persuasion=host["persuasion"][i],
-            entropy=host["entropy"][i],
-            susceptibility=float(host["susceptibility"][i]),
-            mixture_entropy=float(host["mixture_entropy"][i]),
-            mean_conditional_entropy=float(host["mean_conditional_entropy"][i]),
-            n_contexts=nc,
-        )
-        _check_finite(
-            "persuasion",
-            res.persuasion,
-            res.entropy,
-            res.susceptibility,
-            res.mixture_entropy,
-            res.mean_conditional_entropy,
-        )
-        if prior is not None:
-            res.prior_entropy = float(host["prior_entropy"][i])
-            res.prior_kl = float(host["prior_kl"][i])
-            _check_finite("prior", res.prior_entropy, res.prior_kl)
-            res.prior_topk = prior_top[i] if prior_top else []
-        if prompt_top is not None:
-            res.prompt_topk = prompt_top[i * nc : (i + 1) * nc]
-        results.append(res)
-    return results
+    return [_query_scores(host, i, nc, prior_top, prompt_top) for i in range(nq)]
+
+
+def _query_scores(host: dict[str, np.ndarray], i: int, nc: int, prior_top, prompt_top) -> QueryScores:
+    """Query i's ``QueryScores`` from the batch's host arrays, checked finite."""
+    res = QueryScores(
+        **{k: host[k][i] if k in ("persuasion", "entropy") else float(host[k][i]) for k in SCORE_KEYS},
+        n_contexts=nc,
+    )
+    _check_finite("persuasion", *(getattr(res, k) for k in SCORE_KEYS))
+    if "prior_entropy" in host:
+        res.prior_entropy = float(host["prior_entropy"][i])
+        res.prior_kl = float(host["prior_kl"][i])
+        res.reliance = {k: host[k][i] for k in RELIANCE_KEYS}
+        _check_finite("prior", res.prior_entropy, res.prior_kl, *(res.reliance[k] for k in RELIANCE_KEYS[:3]))
+        res.prior_topk = prior_top[i] if prior_top else []
+    if prompt_top is not None:
+        res.prompt_topk = prompt_top[i * nc : (i + 1) * nc]
+    return res
 
 
 def first_token_texts(
@@ -156,9 +161,11 @@ def first_token(
     progress: Callable[[int], None] | None = None,
     prompt: PromptFormat = RAW,
     per_layer: str | None = None,
+    answers: Answers | None = None,
 ) -> list[QueryScores]:
     """Score every query against every context with the next-token distribution; ``per_layer``
-    ("chi" or "psi") adds the logit-lens scores of every layer (``layer_scores``)."""
+    ("chi" or "psi") adds the logit-lens scores of every layer (``layer_scores``); ``answers``
+    (``reliance_answers``) name the answers whose first tokens the reliance measures read."""
     nc, nq = len(contexts), len(queries)
     seqs = engine.encode(first_token_texts(contexts, queries, prompt, with_prior))
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)]  # one context, every query
@@ -169,10 +176,14 @@ def first_token(
     else:
         table, row_of = engine.last_logprobs(seqs, groups, progress=progress)
     row_of = np.asarray(row_of, np.int64)
-    (idx,) = engine.to_device(row_of)
+    if with_prior and answers is not None:
+        ctx_ids, gold_ids = _first_token_ids(engine, answers, seqs[nq * nc], prompt.prior(queries[0]))
+        idx, *ids = engine.to_device(row_of, ctx_ids, gold_ids)
+    else:
+        (idx,), ids = engine.to_device(row_of), None
     rows = table[idx[: nq * nc]].view(nq, nc, -1)
     prior = table[idx[nq * nc :]] if with_prior else None
-    results = scores_batch(rows, prior, topk, prompt_topk, _token_labels(engine))
+    results = scores_batch(rows, prior, topk, prompt_topk, _token_labels(engine), ids)
     if per_layer:
         inner = layer_scores(engine, hidden, idx[: nq * nc], nq, nc, psi=per_layer == "psi")
         for i, r in enumerate(results):
@@ -276,11 +287,13 @@ def answer_set(
     with_prior: bool = True,
     progress: Callable[[int], None] | None = None,
     prompt: PromptFormat = RAW,
+    answers: Answers | None = None,
 ) -> list[QueryScores]:
     """Score every query against every context over a candidate answer set per query.
 
     ``candidates[i]``: the answer strings of query i (deduplicated, order kept). p(a | prompt) =
-    exp(sum log p(tokens of a)) normalized over the set.
+    exp(sum log p(tokens of a)) normalized over the set. ``answers`` (``reliance_answers``): the
+    candidates the reliance measures read (an answer outside the set counts as none).
     """
     nc, nq = len(contexts), len(queries)
     per = nc + (1 if with_prior else 0)
@@ -298,8 +311,52 @@ def answer_set(
         logp = torch.log_softmax(block, dim=-1)
         rows, prior = logp[:nc], (logp[nc : nc + 1] if with_prior else None)
         names = cands[i]
-        results += scores_batch(rows[None], prior, topk, prompt_topk, lambda t, names=names: names[t])
+        ids = _candidate_ids(names, answers[0][i], answers[1][i]) if answers and with_prior else None
+        results += scores_batch(rows[None], prior, topk, prompt_topk, lambda t, names=names: names[t], ids)
     return results
+
+
+# -- the answers the reliance measures read -----------------------------------------------------
+Answers = tuple[Sequence[Sequence[str | None]], Sequence[str | None]]
+
+
+def reliance_answers(unit: UnitTexts) -> Answers:
+    """(per query, the answer each context supports; per query, the gold answer), as strings.
+    Open queries: the context's stated answer and the fact's answer. Closed queries (a yes/no
+    question about the fact's answer): gold "Yes"; a context supports "No" when it states another
+    answer than the fact's (case-insensitively), "Yes" when it states the fact's -- as the
+    generation labels read them."""
+    ctx = list(unit.context_answers)
+    if unit.query_type != "closed":
+        return [ctx] * len(unit.queries), list(unit.answers)
+    yes, no = closed_candidates()
+
+    def supports(c: str | None, a: str | None) -> str | None:
+        same = a is not None and c is not None and c.strip().casefold() == a.strip().casefold()
+        return None if c is None else (yes if same else no)
+
+    return [[supports(c, a) for c in ctx] for a in unit.answers], [yes] * len(unit.queries)
+
+
+def _first_token_ids(
+    engine: Engine, answers: Answers, prompt_ids: tuple[int, ...], prompt_text: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The first token of each answer after a no-context prompt of the unit (its queries share the
+    template's ending, so one prompt stands for all): ([queries, contexts], [queries]) int64, -1
+    where there is no answer. One tokenizer call for the unit's distinct answers."""
+    ctx, gold = answers
+    words = sorted({a for row in ctx for a in row if a} | {a for a in gold if a})
+    conts = _continuation_ids(engine, [prompt_ids], [prompt_text], [words])[0] if words else []
+    first = {w: (c[0] if c else -1) for w, c in zip(words, conts)}
+    c_ids = np.array([[first.get(a, -1) for a in row] for row in ctx], np.int64).reshape(len(gold), -1)
+    return c_ids, np.array([first.get(a, -1) for a in gold], np.int64)
+
+
+def _candidate_ids(names: Sequence[str], ctx: Sequence[str | None], gold: str | None):
+    """(each context's answer, the gold answer) as indices into one query's candidates, -1: none."""
+    pos = {n: k for k, n in enumerate(names)}
+    c = torch.tensor([pos.get(a, -1) for a in ctx], dtype=torch.int64)
+    return c[None], torch.tensor([pos.get(gold, -1)], dtype=torch.int64)
 
 
 def closed_candidates() -> list[str]:
@@ -330,14 +387,18 @@ class Estimator:
     ``vocab_table``: a unit holds a [prompts x vocab] table (the shard size follows free memory),
     else units hold at most 8 entities; ``help``: its line in ``ctxprior score --help``;
     ``prompts(unit, prompt)``: the texts ``run`` will tokenize first, when known ahead (the executor
-    tokenizes the next unit's while the device computes this one's)."""
+    tokenizes the next unit's while the device computes this one's); ``card``: what the answer
+    variable A is, for the dataset card (default: ``help``); ``score``: a choice of ``ctxprior
+    score --estimator`` (False: another kind of run writes it, with ``run`` None)."""
 
     name: str
-    run: Callable[..., list[QueryScores]]
+    run: Callable[..., list[QueryScores]] | None
     per_layer: bool = False
     vocab_table: bool = False
     help: str = ""
     prompts: Callable[[UnitTexts, PromptFormat], list[str]] | None = None
+    card: str = ""
+    score: bool = True
 
 
 def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
@@ -353,14 +414,16 @@ def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
 def _run_first_token(
     engine: Engine, unit: UnitTexts, *, per_layer: str | None = None, **kw
 ) -> list[QueryScores]:
-    return first_token(engine, unit.contexts, unit.queries, per_layer=per_layer, **kw)
+    return first_token(
+        engine, unit.contexts, unit.queries, per_layer=per_layer, answers=reliance_answers(unit), **kw
+    )
 
 
 def _run_answer_set(
     engine: Engine, unit: UnitTexts, *, per_layer: str | None = None, **kw
 ) -> list[QueryScores]:
     cands = [answer_candidates(unit, a) for a in unit.answers]
-    return answer_set(engine, unit.contexts, unit.queries, cands, **kw)
+    return answer_set(engine, unit.contexts, unit.queries, cands, answers=reliance_answers(unit), **kw)
 
 
 ESTIMATORS: dict[str, Estimator] = {
@@ -373,12 +436,51 @@ ESTIMATORS: dict[str, Estimator] = {
             vocab_table=True,
             help="next-token distribution over the vocabulary (the paper)",
             prompts=lambda unit, prompt: first_token_texts(unit.contexts, unit.queries, prompt),
+            card="the answer variable A is the next token: the softmax of the last prompt position's "
+            "logits over the full vocabulary (as in the paper)",
         ),
         Estimator(
             "answer-set",
             _run_answer_set,
             help="full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
             "scored by teacher forcing and normalized over the set",
+            card="A ranges over the relation's answer strings, each scored by its sequence likelihood "
+            "after the prompt and renormalized",
+        ),
+        Estimator(
+            "sampled",
+            None,
+            help="semantic clusters of sampled answers (ctxprior score-dynamic)",
+            card="A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
+            score=False,
         ),
     )
 }
+_FOUND: list[bool] = []
+
+
+def register_estimator(estimator: Estimator) -> Estimator:
+    """Add ``estimator`` to the registry (a plug-in module calls it; a name already taken by
+    another estimator is a mistake in the code)."""
+    if ESTIMATORS.get(estimator.name, estimator) is not estimator:
+        raise ValueError(f"estimator {estimator.name!r} is declared twice")
+    ESTIMATORS[estimator.name] = estimator
+    return estimator
+
+
+def registry() -> dict[str, Estimator]:
+    """Every estimator by name: the built-ins above, then the entry points ``ctxprior.estimators``
+    (an ``Estimator``, or a module that calls ``register_estimator``), loaded on first use."""
+    if not _FOUND:
+        from .. import plugins
+
+        for obj in plugins.discover("estimators"):
+            if isinstance(obj, Estimator):
+                register_estimator(obj)
+        _FOUND.append(True)
+    return ESTIMATORS
+
+
+def score_estimators() -> dict[str, Estimator]:
+    """The estimators ``ctxprior score --estimator`` offers (``score``), by name."""
+    return {n: e for n, e in registry().items() if e.score}

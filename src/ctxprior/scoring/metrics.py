@@ -20,6 +20,13 @@ Two implementations with the same semantics:
 - ``scores_torch`` (torch, on the tensors' device, float64) -- used by the fast estimator;
   ``scores_torch_chunk`` is the same for a chunk of queries at once (uniform weights), used by
   the per-layer logit-lens scores.
+
+The field's other reliance measures compare each with-context distribution p_c = p(A | c, q(e))
+with the *no-context* one p_0 = p(A | q(e)) of the prompt without any context (not the mixture):
+``reliance_np`` (reference) and ``reliance_torch`` (device) -- the shift KL(p_c ‖ p_0) (inseq's
+contrastive KL, original = with context), JSD(p_c, p_0) (AdaCAD), the confidence gain
+H(p_0) − H(p_c) (CK-PLUG), the probabilities of the context's, the gold and the prior's answer,
+the scaled probability difference (DRUID) and the argmax answers; see docs/concepts.md.
 """
 
 from __future__ import annotations
@@ -127,11 +134,12 @@ def persuasion(probs, weights=None) -> np.ndarray:
 # ---------------------------------------------------------------- torch (fast path)
 
 
-def scores_torch(logp, weights=None):
+def scores_torch(logp, weights=None, keep_probs: bool = False):
     """Same as scores_np for a torch tensor [N, V] of log-probs; stays on the tensor's device.
 
     Returns a dict of float64 tensors: persuasion [N], entropy [N], susceptibility, mixture_entropy,
-    mean_conditional_entropy (0-d), log_mixture [V].
+    mean_conditional_entropy (0-d), log_mixture [V]; with ``keep_probs``, also probs [N, V] (the
+    float64 probabilities, for ``reliance_torch``).
     """
     import torch
 
@@ -151,7 +159,7 @@ def scores_torch(logp, weights=None):
     pm = log_mix.exp()
     h_mix = -torch.where(pm > 0, pm * log_mix, zero).sum()
     w = lw.exp()
-    return {
+    out = {
         "persuasion": psi,
         "entropy": ent,
         "susceptibility": (w * psi).sum(),
@@ -159,6 +167,7 @@ def scores_torch(logp, weights=None):
         "mean_conditional_entropy": (w * ent).sum(),
         "log_mixture": log_mix,
     }
+    return {**out, "probs": p} if keep_probs else out
 
 
 def scores_torch_chunk(lp32):
@@ -204,6 +213,126 @@ def entropy_torch(logp):
     p = lp.exp()
     zero = torch.zeros((), dtype=torch.float64, device=lp.device)
     return -torch.where(p > 0, p * lp, zero).sum(-1)
+
+
+# ---------------------------------------------------------------- reliance against the no-context prompt
+
+LN2 = float(np.log(2.0))
+RELIANCE_KEYS = (
+    "shift",
+    "jsd",
+    "confidence_gain",
+    "p_context_answer",
+    "p_gold_answer",
+    "p_prior_answer",
+    "scaled_difference",
+    "answer_top",
+    "answer_prior",
+    "answer_context",
+    "answer_gold",
+)
+
+
+def jsd_np(logp: np.ndarray, logq: np.ndarray) -> np.ndarray:
+    """Jensen–Shannon divergence ½ KL(p ‖ m) + ½ KL(q ‖ m), m = (p + q) / 2, over the last axis, in
+    nats (0 ≤ JSD ≤ ln 2; AdaCAD, Wang et al. 2025)."""
+    logp, logq = np.broadcast_arrays(np.asarray(logp, np.float64), np.asarray(logq, np.float64))
+    logm = np.logaddexp(logp, logq) - LN2
+    return np.clip(0.5 * (kl_np(logp, logm) + kl_np(logq, logm)), 0.0, LN2)
+
+
+def scaled_difference_np(p_with, p_without) -> np.ndarray:
+    """DRUID's scaled probability difference of one answer (Hagström et al. 2025), in [-1, 1]:
+    (p_c − p_0) / (1 − p_0) when the context raises the answer's probability, (p_c − p_0) / p_0
+    when it lowers it; 0 when they are equal (also where the denominator is 0)."""
+    pc, p0 = np.asarray(p_with, np.float64), np.asarray(p_without, np.float64)
+    d = pc - p0
+    den = np.where(d >= 0, 1.0 - p0, p0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, d / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _pick_np(p: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """p[c, idx[c]] per row, NaN where idx < 0 (no such answer)."""
+    out = p[np.arange(len(idx)), np.maximum(idx, 0)]
+    return np.where(idx >= 0, out, np.nan)
+
+
+def reliance_np(logp, log_prior, context_answer, gold_answer: int = -1) -> dict[str, np.ndarray]:
+    """The reliance measures of one query (reference for ``reliance_torch``).
+
+    ``logp [C, A]``: log p(A | c, q) per context; ``log_prior [A]``: log p(A | q) without context;
+    ``context_answer [C]``: the index in A of the answer each context supports (-1: none);
+    ``gold_answer``: the index of the fact's gold answer (-1: none). Returns arrays of length C
+    (``RELIANCE_KEYS``); an answer probability is NaN where the answer is unknown; ``answer_*`` are
+    indices in A (the argmax with context, the argmax without, and the two inputs).
+    """
+    lp = np.asarray(logp, np.float64)
+    l0 = np.asarray(log_prior, np.float64)
+    ctx = np.asarray(context_answer, np.int64)
+    p, p0 = np.exp(lp), np.exp(l0)
+    top0 = int(np.argmax(l0))
+    p_ctx = _pick_np(p, ctx)
+    p0_ctx = np.where(ctx >= 0, p0[np.maximum(ctx, 0)], np.nan)
+    return {
+        "shift": kl_np(lp, l0[None, :]),
+        "jsd": jsd_np(lp, l0[None, :]),
+        "confidence_gain": entropy_np(l0) - entropy_np(lp),
+        "p_context_answer": p_ctx,
+        "p_gold_answer": _pick_np(p, np.full(len(lp), gold_answer, np.int64)),
+        "p_prior_answer": p[:, top0],
+        "scaled_difference": np.where(ctx >= 0, scaled_difference_np(p_ctx, p0_ctx), np.nan),
+        "answer_top": np.argmax(lp, axis=-1),
+        "answer_prior": np.full(len(lp), top0, np.int64),
+        "answer_context": ctx,
+        "answer_gold": np.full(len(lp), gold_answer, np.int64),
+    }
+
+
+def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
+    """``reliance_np`` on the device for one query, from what ``scores_torch`` already holds:
+    ``lp [C, A]`` log-probs, ``p [C, A]`` their float64 probabilities, ``entropy [C]`` H(p_c);
+    ``prior [A]`` the no-context log-probs; ``context_answer [C]`` and ``gold_answer`` (0-d) int64
+    indices (-1: none). Fewer passes over the rows than the definitions: KL(p_c ‖ p_0) =
+    −H(p_c) − Σ p_c log p_0 (one product) and JSD = H(m) − ½ (H(p_c) + H(p_0)). Float64; returns a
+    dict of [C] tensors. Exact where p_0 > 0 wherever p_c > 0 (else the KL is infinite)."""
+    import torch
+
+    l0 = prior.to(torch.float64)
+    p0 = l0.exp()
+    h0 = entropy_torch(l0)
+    m = (p + p0) * 0.5
+    h_m = -torch.special.xlogy(m, m).sum(-1)
+    top0 = l0.argmax()
+    ctx = context_answer.clamp_min(0)
+    nan = torch.full((), float("nan"), dtype=torch.float64, device=p.device)
+    p_ctx = torch.where(context_answer >= 0, p.gather(1, ctx[:, None])[:, 0], nan)
+    d = p_ctx - p0[ctx]
+    den = torch.where(d >= 0, 1.0 - p0[ctx], p0[ctx])
+    scaled = torch.where(den > 0, d / torch.where(den > 0, den, 1.0), 0.0)
+    return {
+        "shift": (-entropy - p @ l0.nan_to_num(neginf=0.0)).clamp_min(0.0),
+        "jsd": (h_m - 0.5 * (entropy + h0)).clamp(0.0, LN2),
+        "confidence_gain": h0 - entropy,
+        "p_context_answer": p_ctx,
+        "p_gold_answer": torch.where(gold_answer >= 0, p[:, gold_answer.clamp_min(0)], nan),
+        "p_prior_answer": p[:, top0],
+        "scaled_difference": torch.where(context_answer >= 0, scaled, nan),
+        "answer_top": lp.argmax(-1),
+        "answer_prior": top0.expand(p.shape[0]),
+        "answer_context": context_answer,
+        "answer_gold": gold_answer.expand(p.shape[0]),
+    }
+
+
+def outcomes_np(top, context_answer, gold_answer) -> np.ndarray:
+    """Per context, from the with-context argmax answer: ORIGINAL (the gold answer; it wins when the
+    context supports the gold answer too), CONTEXT (the answer the context supports) or OTHER --
+    the labels of Longpre et al. (2021) that ``generation.label`` uses."""
+    top, ctx, gold = np.asarray(top), np.asarray(context_answer), np.asarray(gold_answer)
+    return np.where(
+        (gold >= 0) & (top == gold), "ORIGINAL", np.where((ctx >= 0) & (top == ctx), "CONTEXT", "OTHER")
+    )
 
 
 def memorization_ratio(labels) -> float | None:

@@ -48,6 +48,8 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "voc
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 QUANTIZATIONS = (None, "none", "8bit", "4bit")
+# --batch-size auto on the CPU (on CUDA the engine sizes batches from the free memory)
+CPU_BATCH_SIZE = 64
 
 
 @dataclass

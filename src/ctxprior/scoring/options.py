@@ -16,20 +16,20 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..options import Option, check_options, seed_option  # noqa: F401  (check_options: re-exported)
-from .models import DEFAULT_MODEL, DTYPES, QUANTIZATIONS
+from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .prompts import FORMATS
 
 
 def _estimator_names() -> tuple[str, ...]:
-    from .estimators import ESTIMATORS
+    from .estimators import score_estimators
 
-    return tuple(ESTIMATORS)
+    return tuple(score_estimators())
 
 
 def _estimator_help() -> str:
-    from .estimators import ESTIMATORS
+    from .estimators import score_estimators
 
-    return "; ".join(f"{name}: {e.help}" for name, e in ESTIMATORS.items()) + "."
+    return "; ".join(f"{name}: {e.help}" for name, e in score_estimators().items()) + "."
 
 
 MODEL_OPTIONS = (
@@ -57,7 +57,7 @@ MODEL_OPTIONS = (
     Option(
         "batch_size",
         "--batch-size",
-        "Prompts per forward pass, or auto (64 on CPU, sized to free memory on CUDA).",
+        f"Prompts per forward pass, or auto ({CPU_BATCH_SIZE} on CPU, sized to free memory on CUDA).",
         kind=int,
         minimum=1,
         auto=True,

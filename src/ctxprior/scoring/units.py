@@ -18,13 +18,15 @@ import numpy as np
 import pyarrow as pa
 
 from .engine import Engine
-from .estimators import ESTIMATORS, ScoreError, UnitTexts
+from .estimators import ScoreError, UnitTexts, score_estimators
+from .metrics import RELIANCE_KEYS, outcomes_np
 from .options import ScoreConfig
 from .prompts import PromptFormat, format_for
 
 # every table a unit may write, in the order they are written
 SCORE_TABLES = (
     "persuasion",
+    "reliance",
     "susceptibility",
     "prior_topk",
     "prompt_topk",
@@ -116,7 +118,7 @@ def label_generation(text: str, query_type: str, true_answer: str | None, contex
 
 def _unit_texts(engine: Engine, inp: UnitInput, config: ScoreConfig):
     """(the estimator, the unit's texts, the prompt format)."""
-    est = ESTIMATORS.get(config.estimator)
+    est = score_estimators().get(config.estimator)
     if est is None:
         raise ValueError(f"unknown estimator {config.estimator}")
     queries = [query_text(inp, e, a) for _, e, a in inp.facts]
@@ -156,6 +158,7 @@ def compute_unit(
     )
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
     tables = _score_tables(inp, res, ctx_ids)
+    tables["reliance"] = _reliance_table(inp, res, ctx_ids)
     if config.memorization:
         tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
     if config.per_layer and est.per_layer:
@@ -214,6 +217,34 @@ def _score_tables(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> dict[str, p
         "prior_topk": _int_table(ptk),
         "prompt_topk": _int_table(qtk),
     }
+
+
+RELIANCE_FLOATS = RELIANCE_KEYS[:7]
+
+
+def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> pa.Table:
+    """The reliance rows of a unit's contexts (none when it had no no-context prompt): the device's
+    measures, and each context's outcome from its argmax answer (``metrics.outcomes_np``). An
+    answer probability the unit could not read (no such answer) is NULL."""
+    rel = [(f, r.reliance) for (f, _, _), r in zip(inp.facts, res) if r.reliance is not None]
+    nc, n = len(ctx_ids), len(rel) * len(ctx_ids)
+    cols = {
+        "run_id": np.full(n, inp.run_id, np.int32),
+        "query_form_id": np.full(n, inp.spec.query_form_id, np.int32),
+        "fact_id": np.repeat(np.array([f for f, _ in rel], np.int32), nc),
+        "context_id": np.tile(ctx_ids, len(rel)),
+    }
+    for k in RELIANCE_KEYS:
+        cols[k] = np.concatenate([r[k] for _, r in rel]) if rel else np.zeros(0)
+    out = {k: pa.array(v) for k, v in list(cols.items())[:4]}
+    out.update({k: pa.array(cols[k], pa.float64(), from_pandas=True) for k in RELIANCE_FLOATS})
+    ids = {k: np.asarray(cols[k], np.int64) for k in RELIANCE_KEYS[7:]}
+    out.update({k: pa.array(v.astype(np.int32), mask=v < 0) for k, v in ids.items()})
+    out["outcome"] = pa.array(
+        outcomes_np(ids["answer_top"], ids["answer_context"], ids["answer_gold"]), pa.string()
+    )
+    out["keeps_prior"] = pa.array(ids["answer_top"] == ids["answer_prior"], pa.bool_())
+    return pa.table(out)
 
 
 def _layer_tables(inp: UnitInput, res, ctx_ids: np.ndarray) -> dict[str, pa.Table]:

@@ -106,11 +106,11 @@ def auto_shard_size(
     A unit computes each (context, query-form head) prefix once, so bigger units share more: on
     CUDA up to 128 entities (a paper relation's 100 in one unit), on the CPU 16."""
     from ..device import vocab_size
-    from ..estimators import ESTIMATORS
+    from ..estimators import registry
 
     cuda = lm.device.startswith("cuda")
     cap = cap or (128 if cuda else 16)
-    if not getattr(ESTIMATORS.get(estimator), "vocab_table", False):  # no [prompts x vocab] table
+    if not getattr(registry().get(estimator), "vocab_table", False):  # no [prompts x vocab] table
         return min(cap, 8)
     if cuda and lm.model is not None:
         import torch

@@ -19,7 +19,7 @@ from ...schema import runs
 from ...schema.store import Store
 from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
-from ..estimators import ESTIMATORS
+from ..estimators import score_estimators
 from ..executors import Executor, LocalExecutor, ModelSpec
 from ..models import LoadedModel
 from ..options import SCORE_OPTIONS, check_options
@@ -199,8 +199,9 @@ def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
     config = req.config
     sample_id = req.sample()
     check_options(SCORE_OPTIONS, {**vars(config), "batch_size": batch_size})  # what a caller skipped
-    if config.per_layer and not ESTIMATORS[config.estimator].per_layer:
-        able = " or ".join(n for n, e in ESTIMATORS.items() if e.per_layer)
+    known = score_estimators()
+    if config.per_layer and not known[config.estimator].per_layer:
+        able = " or ".join(n for n, e in known.items() if e.per_layer)
         raise UserError(f"--per-layer: needs --estimator {able} (not {config.estimator})")
     _, dataset_id = sample_row(store, sample_id)
     if not plan_units(store, sample_id, replace(config, shard_size=10**9)):

@@ -1,0 +1,68 @@
+"""What the reliance measures (shift, JSD, confidence gain, answer probabilities, argmax outcomes;
+``metrics.reliance_torch``) add to the scoring math of a unit, on the device, and how exactly the
+device matches the numpy reference.
+
+A unit's log-prob rows ``[queries, contexts, vocab]`` (float32, random, on the device) are scored
+by ``estimators.scores_batch`` without the no-context rows (ψ/χ only: the baseline) and with them
+(ψ/χ, prior entropy and KL, and every reliance measure), alternating, best of ``--repeats``.
+
+    python benchmarks/reliance_overhead.py [--queries 16] [--contexts 600] [--vocab 49152] [--device cuda]
+
+Prints both times, their ratio, and max |device − numpy| over one query's measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from ctxprior.scoring.estimators import scores_batch
+from ctxprior.scoring.metrics import RELIANCE_KEYS, reliance_np
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--queries", type=int, default=16)
+    ap.add_argument("--contexts", type=int, default=600)
+    ap.add_argument("--vocab", type=int, default=49152)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    g = torch.Generator(device="cpu").manual_seed(0)
+    q, c, v = args.queries, args.contexts, args.vocab
+    logits = torch.randn((q * (c + 1), v), generator=g) * 4
+    table = torch.log_softmax(logits, -1).to(args.device)
+    rows, prior = table[: q * c].view(q, c, v), table[q * c :]
+    ctx = torch.randint(-1, v, (q, c), generator=g).to(args.device)
+    gold = torch.randint(0, v, (q,), generator=g).to(args.device)
+    best = {"psi/chi only": float("inf"), "with reliance": float("inf")}
+    for _ in range(args.repeats):
+        for name, kw in (("psi/chi only", {"prior": None}), ("with reliance", {"prior": prior})):
+            _sync(args.device)
+            t0 = time.perf_counter()
+            res = scores_batch(rows, kw["prior"], 0, 0, str, (ctx, gold) if kw["prior"] is not None else None)
+            _sync(args.device)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    print(f"{q} queries x {c} contexts x vocab {v} on {args.device}")
+    for name, t in best.items():
+        print(f"{name:>14}: {t * 1e3:8.1f} ms  ({t / (q * c) * 1e6:6.2f} µs/prompt)")
+    print(f"ratio (with / without): {best['with reliance'] / best['psi/chi only']:.2f}x")
+    ref = reliance_np(
+        rows[0].double().cpu().numpy(), prior[0].double().cpu().numpy(), ctx[0].cpu().numpy(), int(gold[0])
+    )
+    err = max(
+        float(np.nanmax(np.abs(np.asarray(res[0].reliance[k], np.float64) - ref[k]))) for k in RELIANCE_KEYS
+    )
+    print(f"max |device - numpy| over query 0's measures: {err:.1e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+-- The field's reliance measures beside ψ (docs/concepts.md#reliance-against-the-no-context-prompt):
+-- one row per (run, query form, fact, context) that has both, with the labels of stg_persuasion.
+-- ψ's reference is the mixture over the item's contexts; shift, jsd and confidence_gain compare
+-- with the prompt without any context. conflict: the context's answer differs from the fact's
+-- (case-insensitively, by name; false when either is missing), as in stg_generation.
+CREATE OR REPLACE VIEW v_reliance AS
+SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.query_type,
+       p.entity, p.entity_kind, p.answer,
+       p.context, p.context_type, p.context_answer, p.is_relevant,
+       coalesce(lower(trim(p.context_answer)) <> lower(trim(p.answer)), false) AS conflict,
+       p.persuasion,
+       r.shift, r.jsd, r.confidence_gain,
+       r.p_context_answer, r.p_gold_answer, r.p_prior_answer, r.scaled_difference,
+       r.outcome, r.keeps_prior,
+       r.answer_top, r.answer_prior, r.answer_context, r.answer_gold,
+       p.entropy,
+       p.query_form_id, p.fact_id, p.context_id, p.relation_id, p.entity_id, p.sample_id
+FROM stg_persuasion p
+JOIN reliance r ON r.run_id = p.run_id AND r.query_form_id = p.query_form_id
+               AND r.fact_id = p.fact_id AND r.context_id = p.context_id;
+
+-- Outcome rates as the papers report them, per run and context type (the dataset's label: gold,
+-- conflicting, irrelevant, ...), per relation and query form (scope 'relation') and over all
+-- relations of a query type (scope 'all relations'; relation and query_form NULL) -- a
+-- fixed-context dataset makes each item its own relation, so read its rates there.
+-- Over the knowledge conflicts (conflict): conr = share CONTEXT (ConR), memr = share ORIGINAL
+-- (MemR / ParR), other_rate = share OTHER, memorization_ratio = ORIGINAL / (ORIGINAL + CONTEXT)
+-- (Longpre et al. 2021; NULL when undefined). Over every context of the group: accuracy = share
+-- ORIGINAL; context_preference = ClashEval's: of the contexts whose answer differs from the
+-- model's own no-context answer, the share whose argmax is the context's answer.
+CREATE OR REPLACE VIEW v_reliance_rates AS
+SELECT run_id, any_value(model) AS model, dataset,
+       CASE WHEN grouping(relation) = 1 THEN 'all relations' ELSE 'relation' END AS scope,
+       relation, query_form, query_type, context_type,
+       count(*) AS n,
+       count(*) FILTER (WHERE conflict) AS n_conflict,
+       avg((outcome = 'CONTEXT')::DOUBLE) FILTER (WHERE conflict)  AS conr,
+       avg((outcome = 'ORIGINAL')::DOUBLE) FILTER (WHERE conflict) AS memr,
+       avg((outcome = 'OTHER')::DOUBLE) FILTER (WHERE conflict)    AS other_rate,
+       CASE WHEN count(*) FILTER (WHERE conflict AND outcome <> 'OTHER') = 0 THEN NULL
+            ELSE (count(*) FILTER (WHERE conflict AND outcome = 'ORIGINAL'))::DOUBLE
+                 / count(*) FILTER (WHERE conflict AND outcome <> 'OTHER') END AS memorization_ratio,
+       avg((outcome = 'ORIGINAL')::DOUBLE) AS accuracy,
+       avg((answer_top = answer_context)::DOUBLE)
+           FILTER (WHERE answer_context IS DISTINCT FROM answer_prior AND answer_context IS NOT NULL)
+           AS context_preference,
+       avg(persuasion) AS mean_persuasion,
+       avg(shift) AS mean_shift,
+       avg(jsd) AS mean_jsd,
+       avg(confidence_gain) AS mean_confidence_gain,
+       avg(scaled_difference) AS mean_scaled_difference
+FROM v_reliance
+GROUP BY GROUPING SETS ((run_id, dataset, relation, query_form, query_type, context_type),
+                        (run_id, dataset, query_type, context_type));

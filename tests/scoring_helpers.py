@@ -1,0 +1,179 @@
+"""Shared by the scoring and engine tests: a small BPE tokenizer trained in-test, tiny random
+models (``tiny`` through ctxprior's own ``tiny_model``, ``tiny_family`` of a named transformers
+family), the prompts they score, a demo sample in a warehouse and its result rows."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+from ctxprior.schema import open_store
+from ctxprior.scoring.models import LoadedModel, tiny_model
+
+CORPUS = [
+    "The capital of France is Paris.\n",
+    "Definitely, the capital of Germany is Berlin.\n",
+    "The capital of Italy is not Rome.\n",
+    "Q: What is the capital of Spain?\nA:",
+    "Q: Is the capital of Peru Lima?\nA: Yes No",
+    "Zorblax Quentaria Madrid Lima Cairo",
+] * 5
+
+
+@functools.cache
+def bpe_tokenizer():
+    """A small byte-level BPE trained in-test (no download)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tr = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tk.train_from_iterator(CORPUS, tr)
+    return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>")
+
+
+@functools.cache
+def tiny(arch: str = "llama", seed: int = 0) -> LoadedModel:
+    return tiny_model(bpe_tokenizer(), seed=seed, arch=arch)
+
+
+CONTEXTS = [
+    "The capital of France is Rome.\n",
+    "Definitely, the capital of Spain is Paris.\n",
+    "The capital of Italy is not Madrid.\n",
+    "The capital of France is Rome.\n",
+    "The capital of Peru is Lima",
+]  # the last one has no newline: tokens merge with the query
+QUERIES = [f"Q: What is the capital of {e}?\nA:" for e in ["France", "Spain", "Zorblax"]]
+
+
+@functools.cache
+def tiny_family(family: str, seed: int = 0) -> LoadedModel:
+    """A tiny random model of ``family``: GPT-NeoX has partial rotary (rotary_pct 0.25, as
+    Pythia), Llama grouped-query attention."""
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, LlamaConfig, LlamaForCausalLM
+
+    tok = bpe_tokenizer()
+    torch.manual_seed(seed)
+    if family == "gpt_neox":
+        cfg = GPTNeoXConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            rotary_pct=0.25,
+            max_position_embeddings=512,
+            use_parallel_residual=True,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+            bos_token_id=tok.eos_token_id,
+        )
+        model = GPTNeoXForCausalLM(cfg)
+    else:
+        cfg = LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=512,
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+        model = LlamaForCausalLM(cfg)
+    return LoadedModel(
+        model=model.eval(),
+        tokenizer=tok,
+        model_id=f"tiny-{family}",
+        revision=None,
+        dtype="float32",
+        device="cpu",
+    )
+
+
+@torch.inference_mode()
+def one_at_a_time(lm: LoadedModel, seqs) -> np.ndarray:
+    """The reference: each sequence alone through the model's own forward, float64 log-softmax."""
+    rows = []
+    for s in seqs:
+        logits = lm.model(input_ids=torch.tensor([s])).logits[0, -1]
+        rows.append(torch.log_softmax(logits.double(), -1).numpy())
+    return np.stack(rows)
+
+
+def prompts():
+    """Contexts of different token lengths (so prefixes differ in length within a batch), a
+    duplicated context, and entities whose names differ in length (suffixes too)."""
+    ents = ["France", "Spain", "Zorblax Quentaria", "Peru", "Italy"]
+    queries = [f"Q: What is the capital of {e}?\nA:" for e in ents]
+    return CONTEXTS + ["Definitely not.\n"], queries
+
+
+def _demo(db_path: str, entities: int = 4, contexts: int = 12) -> int:
+    from ctxprior.ingest.demo import ingest_demo
+    from ctxprior.ingest.sampling import draw_sample
+
+    with open_store(db_path) as wh:
+        ingest_demo(wh, only=["demo"])
+        return draw_sample(
+            wh,
+            dataset="demo",
+            relations=["capital"],
+            n_entities=entities,
+            n_contexts=contexts,
+            context_types=["base", "assertive", "negation"],
+            seed=11,
+        )
+
+
+def _rows(wh, run_id):
+    p = wh.query(
+        "SELECT query_form_id, fact_id, context_id, persuasion, entropy FROM persuasion "
+        "WHERE run_id = ? ORDER BY 1, 2, 3",
+        [run_id],
+    )
+    s = wh.query(
+        "SELECT query_form_id, fact_id, susceptibility, mixture_entropy, n_contexts, prior_entropy "
+        "FROM susceptibility WHERE run_id = ? ORDER BY 1, 2",
+        [run_id],
+    )
+    t = wh.query(
+        "SELECT query_form_id, fact_id, rank, token_id, prob FROM prior_topk WHERE run_id = ? "
+        "ORDER BY 1, 2, 3",
+        [run_id],
+    )
+    return p, s, t
+
+
+class _Interrupting:
+    """Wraps LocalExecutor and raises KeyboardInterrupt after n units (a Ctrl-C mid-run)."""
+
+    def __init__(self, inner, n):
+        self.inner, self.n = inner, n
+
+    def run(self, inputs, progress=None):
+        for i, r in enumerate(self.inner.run(inputs, progress)):
+            if i == self.n:
+                raise KeyboardInterrupt
+            yield r
+
+    def close(self):
+        pass
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tinymodel")
+    lm = tiny()
+    lm.model.save_pretrained(d)
+    lm.tokenizer.save_pretrained(d)
+    return str(d)
