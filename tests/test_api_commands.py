@@ -57,7 +57,7 @@ def test_query_fakes_and_covariates_return_python_values(demo):
     fakes = demo.fakes.list("demo")
     assert "relation" in fakes.columns and len(fakes.rows) == 9
     assert demo.covariates.list().empty  # no catalog table yet: an empty frame, as the command says
-    with pytest.raises(UserError, match="unknown analysis"):
+    with pytest.raises(UserError, match="--only nope: use "):
         demo.analyses.run(only="relevance,nope")
 
 

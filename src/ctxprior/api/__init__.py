@@ -31,6 +31,7 @@ from .dynamic import Dynamic
 from .fakes import Fakes
 from .hub import Hub
 from .inmemory import load_model, quick
+from .options import command_options
 from .parquet import Parquet
 from .plugins import analysis_names, estimators, ingest_sources
 from .runs import Runs, score_options
@@ -52,6 +53,7 @@ __all__ = [
     "Samples",
     "Warehouse",
     "analysis_names",
+    "command_options",
     "estimators",
     "ingest_sources",
     "load_model",

@@ -39,10 +39,13 @@ class Analyses(Noun):
 
         Command: ``ctxprior analyze``.
         """
-        from ..queries.driver import analyze, parse_only
+        from ..options import check_options
+        from ..queries.driver import ANALYZE_OPTIONS, analyze, parse_only
 
         if isinstance(only, str):
             only = parse_only(only)
+        values = {"runs": tuple(runs or ()), "only": tuple(only or ()) or None, "seed": seed}
+        check_options(ANALYZE_OPTIONS, {**values, "permutations": permutations, "alpha": alpha})
         with self._wh.connect(write=True) as store:
             counts = analyze(
                 store,

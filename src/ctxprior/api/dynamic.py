@@ -25,8 +25,12 @@ class Dynamic(Noun):
         """A sample of DynamicQA facts for :meth:`score` (the first ``limit`` facts per partition,
         their original and counter-memory snippets as contexts); an identical existing sample is
         reused. Returns ``{"sample_id", "facts", "contexts"}`` (``ctxprior sample-dynamic``)."""
-        from ..dynamicqa.sample import make_sample, sample_counts
+        from ..dynamicqa.options import SAMPLE_DYNAMIC_OPTIONS
+        from ..dynamicqa.sample import make_sample, parse_partitions, sample_counts
+        from ..options import check_options
 
+        check_options(SAMPLE_DYNAMIC_OPTIONS, {"dataset": dataset, "limit": limit})
+        partitions = parse_partitions(partitions)
         with self._wh.connect(write=True) as store:
             sid = make_sample(store, dataset, partitions, limit)
             n_facts, n_contexts = sample_counts(store, sid)
@@ -61,7 +65,9 @@ class Dynamic(Noun):
         ``ctxprior runs cancel`` keeps the finished facts. Returns a ``DynamicRun``: ``id``,
         ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
         from ..dynamicqa.config import DynamicConfig
+        from ..dynamicqa.options import SCORE_DYNAMIC_OPTIONS
         from ..dynamicqa.run import run_dynamic
+        from ..options import by_name
 
         cfg = DynamicConfig(
             dataset=dataset,
@@ -82,6 +88,7 @@ class Dynamic(Noun):
             kl_zeros=kl_zeros,
         )
         cfg.validate()
+        by_name(SCORE_DYNAMIC_OPTIONS)["resume"].check(resume)
         with self._wh.connect(write=True, brief=True) as store, _sigterm_interrupts():
             return run_dynamic(
                 store,
@@ -96,6 +103,10 @@ class Dynamic(Noun):
         ``dynamicqa_summary`` / ``dynamicqa_regression``; returns the printed text
         (``ctxprior analyze-dynamic``)."""
         from ..dynamicqa.analyses import analyze_dynamicqa
+        from ..dynamicqa.options import ANALYZE_DYNAMIC_OPTIONS
+        from ..options import check_options
+
+        check_options(ANALYZE_DYNAMIC_OPTIONS, {"runs": tuple(runs or ())})
 
         with self._wh.connect(write=True) as store:
             return analyze_dynamicqa(store, list(runs) if runs else None)

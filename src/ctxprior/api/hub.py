@@ -86,6 +86,9 @@ class Hub(Noun):
         Command: ``ctxprior pull``.
         """
         from ..publish.hub import pull
+        from ..publish.options import MODE
+
+        MODE.check(mode)
 
         with self._wh._removed_if_failed():
             return pull(

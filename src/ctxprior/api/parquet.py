@@ -47,8 +47,10 @@ class Parquet(Noun):
 
         Command: ``ctxprior import parquet``.
         """
+        from ..publish.options import MODE
         from ..publish.parquet import check_folder, import_parquet
 
+        MODE.check(mode)
         check_folder(directory)
         with self._wh._removed_if_failed(), self._wh.connect(write=True) as store:
             return import_parquet(store, directory, mode=mode, verify=False)

@@ -29,8 +29,8 @@ class Samples(Listed):
         self,
         dataset: str,
         *,
-        entities: int | None = 100,
-        contexts: int | None = 600,
+        entities: int | None = None,
+        contexts: int | None = None,
         context_types: Sequence[str] = ("base", "assertive", "negation"),
         seed: int = 11,
         relations: Sequence[str] | None = None,
@@ -52,14 +52,28 @@ class Samples(Listed):
         replacement) or ``distinct`` (uniform over distinct answers); see
         [Datasets and samples](datasets.md#sampling-answers-and-namesakes). ``design="all"``
         renders every template once per entity (the case studies; ``templates_per_type`` keeps a
-        seeded choice of that many templates per context type).
+        seeded choice of that many templates per context type). ``entities`` / ``contexts`` default
+        to the paper design's 100 / 600; with ``design="all"``, every entity.
 
         >>> sid = ctxprior.open("demo.duckdb", write=True).samples.draw("demo", relations=["capital"], entities=2, contexts=6)
 
         Command: ``ctxprior sample``.
         """
-        from ..ingest.sampling import draw_sample
+        from ..ingest.sampling import check_sample, draw_sample
 
+        check_sample(
+            dataset=dataset,
+            entities=entities,
+            contexts=contexts,
+            context_types=context_types,
+            seed=seed,
+            design=design,
+            answer_sampling=answer_sampling,
+            templates_per_type=templates_per_type,
+            fakes=fakes,
+            real_entities=real_entities,
+            relations=tuple(relations or ()),
+        )
         with self._wh.connect(write=True) as store:
             return draw_sample(
                 store,

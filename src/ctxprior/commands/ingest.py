@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from .app import pass_app
+from .options import click_param
 
 
 class _Sources(click.Group):
@@ -31,24 +32,6 @@ def ingest() -> None:
     """Load a dataset into the warehouse (validated fully, written in one transaction)."""
 
 
-def _param(p) -> click.Parameter:
-    """A declared parameter (``ctxprior.ingest.registry.Param``) as click's argument or option."""
-    kind = click.Path(file_okay=False) if p.directory else click.Choice(p.choices) if p.choices else None
-    if p.option is None:
-        return click.Argument(
-            [p.name], required=p.required, type=kind, metavar=p.metavar, nargs=-1 if p.multiple else 1
-        )
-    return click.Option(
-        [p.option, p.name],
-        type=kind,
-        default=p.default,
-        multiple=p.multiple,
-        metavar=p.metavar,
-        help=p.help,
-        show_default=p.default is not None,
-    )
-
-
 def _command(source) -> click.Command:
     """``ctxprior ingest <source>``: calls ``wh.datasets.ingest(name, **params)`` and prints the source's lines."""
 
@@ -58,7 +41,7 @@ def _command(source) -> click.Command:
         for line in source.lines(result):
             click.echo(line)
 
-    params = [_param(p) for p in source.params]
+    params = [click_param(p) for p in source.params]
     return click.Command(source.name, callback=run, params=params, help=source.help)
 
 

@@ -27,7 +27,10 @@ class DeclaredType(click.ParamType):
         if not isinstance(value, str):  # already the API's value (a default)
             return value
         value = self.option.parse(value)
-        return value if self.option.multiple else self.option.check(value)
+        if self.option.multiple:  # one of the repeated values
+            self.option.check((value,))
+            return value
+        return self.option.check(value)
 
 
 class DeclaredOption(click.Option):
@@ -47,15 +50,29 @@ class DeclaredOption(click.Option):
         pass
 
 
+def click_param(opt):
+    """The click argument or option of a declared ``Option`` (its keyword is the API's)."""
+    if opt.argument:
+        kind = click.Path(file_okay=False) if opt.directory else DeclaredType(opt)
+        return click.Argument(
+            [opt.name], required=opt.required, type=kind, metavar=opt.metavar, nargs=-1 if opt.multiple else 1
+        )
+    return click_option(opt)(lambda: None).__click_params__[0]
+
+
 def click_option(opt):
-    """The click option of a declared ``Option`` (its keyword is the API's)."""
+    """The click option decorator of a declared ``Option`` (its keyword is the API's)."""
+    if opt.argument:
+        return _argument(opt)
     if opt.kind is bool:
         return click.option(opt.flag, opt.name, is_flag=True, default=bool(opt.default), help=opt.help_text())
     kwargs = {"default": opt.default, "show_default": opt.default is not None or opt.auto}
     if opt.bare is not None:
         kwargs.update(is_flag=False, flag_value=opt.bare, show_default=False)
-    if opt.listed or opt.auto:
+    if (opt.listed and opt.default is not None) or opt.auto:
         kwargs["default"] = opt.text(opt.default)
+    if opt.required:
+        kwargs.update(required=True, show_default=False)
     return click.option(
         opt.flag,
         opt.name,
@@ -69,12 +86,21 @@ def click_option(opt):
     )
 
 
+def _argument(opt):
+    def decorate(f):
+        f.__click_params__ = [*getattr(f, "__click_params__", []), click_param(opt)]
+        return f
+
+    return decorate
+
+
 def declared_options(options, names=None):
-    """A decorator adding the click options of ``options`` (those in ``names``, if given) in order."""
+    """A decorator adding the click arguments and options of ``options`` (those in ``names``, if
+    given) in declared order; API-only options (no flag, not an argument) are left out."""
 
     def decorate(f):
         for opt in reversed(options):
-            if opt.flag and (names is None or opt.name in names):
+            if (opt.flag or opt.argument) and (names is None or opt.name in names):
                 f = click_option(opt)(f)
         return f
 

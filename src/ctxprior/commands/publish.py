@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
+from ..api import command_options
 from ..errors import UserError
 from .app import pass_app
+from .options import declared_options
 
 
 def _mode(merge: bool, replace: bool) -> str:
@@ -49,36 +51,15 @@ def export_group() -> None:
 
 
 @export_group.command("parquet")
-@click.argument("directory", type=click.Path(file_okay=False))
-@click.option(
-    "--tables",
-    "tables",
-    multiple=True,
-    metavar="NAMES",
-    help="Only these tables (comma-separated or repeated). Default: every table.",
-)
-@click.option(
-    "--views",
-    "views",
-    multiple=True,
-    metavar="NAMES",
-    help="Only these views (comma-separated or repeated); 'all' for every view.",
-)
-@click.option(
-    "--runs",
-    multiple=True,
-    metavar="IDS",
-    help="Only rows of these runs in tables/views with a run_id column (comma-separated).",
-)
-@click.option("--overwrite", is_flag=True, help="Replace an earlier export in DIRECTORY.")
+@declared_options(command_options("export parquet"))
 @pass_app
-def export_parquet_cmd(app, directory, tables, views, runs, overwrite) -> None:
+def export_parquet_cmd(app, directory, **options) -> None:
     """Write every table (or the chosen tables/views) as Parquet under DIRECTORY, with manifest.json.
 
     The manifest records the schema and ctxprior versions, the runs included, every column's type,
     and each file's row count and sha256. `ctxprior import parquet DIRECTORY` rebuilds the warehouse.
     """
-    manifest = app.api().parquet.export(directory, tables=tables, views=views, runs=runs, overwrite=overwrite)
+    manifest = app.api().parquet.export(directory, **options)
     n = sum(len(e["files"]) for e in manifest["tables"])
     click.echo(f"exported {len(manifest['tables'])} table(s)/view(s), {n} file(s) to {directory}")
     _print_counts(manifest)
@@ -90,7 +71,7 @@ def import_group() -> None:
 
 
 @import_group.command("parquet")
-@click.argument("directory", type=click.Path(file_okay=False))
+@declared_options(command_options("import parquet"))
 @_merge_opt
 @_replace_opt
 @pass_app
@@ -109,69 +90,15 @@ def import_parquet_cmd(app, directory, merge, replace) -> None:
 
 
 @click.command("publish")
-@click.argument("repo_id")
-@click.option("--private", is_flag=True, help="Create the Hub repository as private (ignored if it exists).")
-@click.option(
-    "--runs",
-    multiple=True,
-    metavar="IDS",
-    help="Publish only these runs (comma-separated). Default: every run with status done.",
-)
-@click.option(
-    "--include-distributions",
-    is_flag=True,
-    help="Also publish the heavy per-prompt tables (prompt_topk, persuasion_layer).",
-)
-@click.option(
-    "--dry-run",
-    "dry_run",
-    type=click.Path(file_okay=False),
-    metavar="DIR",
-    help="Write exactly what would be uploaded into DIR and upload nothing.",
-)
-@click.option(
-    "--token-env",
-    metavar="VAR",
-    help="Read the Hub token from this environment variable (default: HF_TOKEN, then `hf auth login`).",
-)
-@click.option("--license", "license_", metavar="ID", help="License id for the card, e.g. cc-by-4.0.")
-@click.option("--citation", metavar="TEXT|FILE", help="Citation (BibTeX) for the card, or a file holding it.")
-@click.option(
-    "--message", metavar="TEXT", help="Commit summary (default names the ctxprior version and runs)."
-)
-@click.option("--overwrite", is_flag=True, help="With --dry-run: replace an earlier dry run in DIR.")
+@declared_options(command_options("publish"))
 @pass_app
-def publish_cmd(
-    app,
-    repo_id,
-    private,
-    runs,
-    include_distributions,
-    dry_run,
-    token_env,
-    license_,
-    citation,
-    message,
-    overwrite,
-) -> None:
+def publish_cmd(app, repo_id, dry_run, **options) -> None:
     """Publish the warehouse as a Hugging Face dataset REPO_ID (OWNER/NAME).
 
     One config per table and readable view (Parquet under data/<config>/), a dataset card built from
     the warehouse, and manifest.json. One commit; none when the Hub already has identical files.
     """
-    res = app.api().hub.publish(
-        repo_id,
-        dry_run=dry_run,
-        private=private,
-        runs=runs,
-        include_distributions=include_distributions,
-        token_env=token_env,
-        license=license_,
-        citation=citation,
-        message=message,
-        overwrite=overwrite,
-        log=click.echo,
-    )
+    res = app.api().hub.publish(repo_id, dry_run=dry_run, log=click.echo, **options)
     if dry_run:
         n = sum(len(e["files"]) for e in res.manifest["tables"])
         click.echo(f"dry run: wrote README.md, manifest.json and {n} Parquet file(s) to {dry_run}")
@@ -189,17 +116,13 @@ def publish_cmd(
 
 
 @click.command("pull")
-@click.argument("source")
-@click.option("--revision", metavar="REV", help="Hub branch, tag or commit (default: main).")
-@click.option("--token-env", metavar="VAR", help="Read the Hub token from this environment variable.")
+@declared_options(command_options("pull"))
 @_merge_opt
 @_replace_opt
 @pass_app
-def pull_cmd(app, source, revision, token_env, merge, replace) -> None:
+def pull_cmd(app, source, merge, replace, **options) -> None:
     """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the warehouse."""
-    folder, added = app.api(write=True).hub.pull(
-        source, mode=_mode(merge, replace), revision=revision, token_env=token_env
-    )
+    folder, added = app.api(write=True).hub.pull(source, mode=_mode(merge, replace), **options)
     click.echo(
         f"pulled {sum(added.values()):,} rows into {sum(1 for n in added.values() if n)} table(s) "
         f"of {app.db} from {folder}"

@@ -15,6 +15,7 @@ from ..ingest.sampling import store_sample
 from ..schema.store import Store
 from ..sqlfiles import read_sql
 from .ingest import PARTITIONS
+from .options import PARTITIONS_OPTION
 
 
 def resolve_dataset(store: Store, dataset: str) -> int:
@@ -34,16 +35,13 @@ def resolve_dataset(store: Store, dataset: str) -> int:
 
 
 def parse_partitions(spec: str | Sequence[str] | None) -> list[str]:
-    """'static,temporal' (or a list, or None = all) -> partitions in their canonical order."""
+    """'static,temporal' (or a list, or None = all) -> partitions in their canonical order;
+    checked by the declared ``--partition`` option."""
     if spec is None:
         return list(PARTITIONS)
     items = spec.split(",") if isinstance(spec, str) else list(spec)
-    items = [s.strip().lower() for s in items if s.strip()]
-    bad = [s for s in items if s not in PARTITIONS]
-    if bad or not items:
-        raise UserError(
-            f"--partition {','.join(items) or '(empty)'}: expected a comma list of {', '.join(PARTITIONS)}"
-        )
+    items = tuple(s.strip().lower() for s in items if s.strip())
+    PARTITIONS_OPTION.check(items)
     return [p for p in PARTITIONS if p in items]
 
 

@@ -31,23 +31,36 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..options import Option
 
-@dataclass(frozen=True)
-class Param:
-    """One argument (``option`` None) or option (``option="--relation"``) of a source; ``name`` is
-    the loader's keyword. ``multiple``: repeatable (a tuple); ``choices``: the allowed values;
-    ``directory``: an argument naming a folder (an existing file is refused); ``required``: an
-    argument's (options are optional)."""
 
-    name: str
-    option: str | None = None
-    help: str | None = None
-    default: Any = None
-    metavar: str | None = None
-    multiple: bool = False
-    choices: tuple[str, ...] = ()
-    directory: bool = False
-    required: bool = True
+def Param(
+    name: str,
+    option: str | None = None,
+    help: str | None = None,
+    default: Any = None,
+    metavar: str | None = None,
+    multiple: bool = False,
+    choices: tuple[str, ...] = (),
+    directory: bool = False,
+    required: bool = True,
+) -> Option:
+    """One argument (``option`` None) or option (``option="--relation"``) of a source, as the
+    :class:`~ctxprior.options.Option` every command declares; ``name`` is the loader's keyword.
+    ``multiple``: repeatable (a tuple); ``choices``: the allowed values; ``directory``: an argument
+    naming a folder (an existing file is refused); ``required``: an argument's (options are optional)."""
+    return Option(
+        name,
+        option,
+        help or "",
+        default=default,
+        metavar=metavar,
+        multiple=multiple,
+        choices=choices,
+        argument=option is None,
+        required=required and option is None,
+        directory=directory,
+    )
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,7 @@ class IngestSource:
 
     name: str
     help: str
-    params: tuple[Param, ...]
+    params: tuple[Option, ...]
     load: Callable[..., Any]
     lines: Callable[[Any], list[str]]
     prepare: Callable[..., dict] | None = None
@@ -79,7 +92,7 @@ class IngestSource:
         bound.update(params)
         for p in self.params:
             if p.name not in bound:
-                if p.option is None and p.required:
+                if p.argument and p.required:
                     raise TypeError(f"ingest {self.name!r}: missing {p.name!r}")
                 bound[p.name] = () if p.multiple and p.default is None else p.default
         return bound

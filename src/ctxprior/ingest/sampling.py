@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UserError
+from ..options import Option, check_options, seed_option
 from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
 from ..version import __version__
@@ -195,12 +196,104 @@ def _random_fakes(
     )
 
 
+PAPER_ENTITIES, PAPER_CONTEXTS = 100, 600  # the paper's design: entities and contexts per relation
+
+SAMPLE_OPTIONS = (
+    Option("dataset", "--dataset", "Dataset name (see `ctxprior info`).", required=True),
+    Option(
+        "relations",
+        "--relation",
+        "Only this relation (short name or full id); repeatable. Default: all.",
+        metavar="R",
+        multiple=True,
+    ),
+    Option(
+        "entities",
+        "--entities",
+        f"Entities per relation: half real (top by degree when known), half fake. Default: "
+        f"{PAPER_ENTITIES} for the paper design, every entity for --design all (0 also means every entity).",
+        kind=int,
+        minimum=0,
+    ),
+    Option(
+        "contexts",
+        "--contexts",
+        f"Contexts per relation (paper design); each entity appears in contexts/entities of them. "
+        f"Default: {PAPER_CONTEXTS}.",
+        kind=int,
+        minimum=1,
+    ),
+    Option(
+        "context_types",
+        "--context-types",
+        "Comma-separated context types, split evenly per entity.",
+        default=("base", "assertive", "negation"),
+        listed=True,
+    ),
+    seed_option(11, "Random seed (paper: 11, 12, 13)."),
+    Option(
+        "design",
+        "--design",
+        "paper: the balanced random design; all: every template once per entity (case studies).",
+        default="paper",
+        choices=DESIGNS,
+    ),
+    Option(
+        "answer_sampling",
+        "--answer-sampling",
+        "How each context's answer is drawn from the relation's answers. authors: as the paper's "
+        "code, from the full list of its facts' answers (frequent answers more often) without "
+        "replacement; distinct: uniformly over the distinct answers, with replacement.",
+        default="authors",
+        choices=ANSWER_SAMPLING,
+    ),
+    Option(
+        "templates_per_type",
+        "--templates-per-type",
+        "With --design all: render a seeded choice of N templates per context type (e.g. a small "
+        "gender study). Default: every template.",
+        kind=int,
+        minimum=1,
+        metavar="N",
+    ),
+    Option(
+        "fakes",
+        "--fakes",
+        "Which fakes a sample queries. random: as the authors' code, a seeded random choice among "
+        "the relation's fakes (each with its own answer); paired: the fakes at the positions of "
+        "the selected real entities (the same for every seed).",
+        default="random",
+        choices=FAKE_SELECTION,
+    ),
+    Option(
+        "real_entities",
+        "--real-entities",
+        "fixed: top by degree, else one random draw that does not depend on --seed (seeds vary "
+        "the contexts and fakes, as in the paper); per-seed: without degrees, a new draw for "
+        "every seed.",
+        default="fixed",
+        choices=REAL_SELECTION,
+    ),
+)
+"""The options of ``ctxprior sample`` / ``Warehouse.sample``."""
+
+
+def sample_sizes(design: str, entities: int | None, contexts: int | None) -> tuple[int | None, int | None]:
+    """Entities and contexts per relation: the paper design's defaults fill what is None; with
+    ``design="all"``, 0 or None entities means every entity."""
+    if design == "paper":
+        return (PAPER_ENTITIES if entities is None else entities), (
+            PAPER_CONTEXTS if contexts is None else contexts
+        )
+    return (entities or None), contexts
+
+
 def draw_sample(
     store: Store,
     dataset: str,
     relations: Iterable[str] | None = None,
-    n_entities: int | None = 100,
-    n_contexts: int | None = 600,
+    n_entities: int | None = None,
+    n_contexts: int | None = None,
     context_types: Sequence[str] = ("base", "assertive", "negation"),
     seed: int = 11,
     design: str = "paper",
@@ -221,9 +314,19 @@ def draw_sample(
     random draw that does not depend on ``seed``, so seeds vary only the contexts and the fakes)
     or ``per-seed`` (without degrees, a new draw for every seed).
     """
-    context_types = _check_options(design, templates_per_type, answer_sampling, context_types)
-    _check_choice("--fakes", fakes, FAKE_SELECTION)
-    _check_choice("--real-entities", real_entities, REAL_SELECTION)
+    context_types = check_sample(
+        dataset=dataset,
+        entities=n_entities,
+        contexts=n_contexts,
+        context_types=context_types,
+        seed=seed,
+        design=design,
+        answer_sampling=answer_sampling,
+        templates_per_type=templates_per_type,
+        fakes=fakes,
+        real_entities=real_entities,
+    )
+    n_entities, n_contexts = sample_sizes(design, n_entities, n_contexts)
     ds_id = _dataset_id(store, dataset)
     per_type = _contexts_per_type(n_entities, n_contexts, len(context_types)) if design == "paper" else None
     rels = _sample_relations(store, ds_id, dataset, relations)
@@ -274,28 +377,26 @@ def draw_sample(
     return sample_id
 
 
-def _check_options(
-    design: str, templates_per_type: int | None, answer_sampling: str, context_types: Sequence[str]
-) -> list[str]:
-    """Check the design, ``templates_per_type`` and answer sampling; return the stripped,
-    non-empty, distinct context types."""
-    if design not in DESIGNS:
-        raise UserError(f"--design {design}: expected one of {', '.join(DESIGNS)}")
-    if templates_per_type is not None and (design != "all" or templates_per_type < 1):
-        raise UserError(f"--templates-per-type {templates_per_type}: a positive number, with --design all")
-    if answer_sampling not in ANSWER_SAMPLING:
-        raise UserError(f"--answer-sampling {answer_sampling}: expected one of {', '.join(ANSWER_SAMPLING)}")
+def check_sample(**values: Any) -> list[str]:
+    """Check the options of a sample (API keywords of :data:`SAMPLE_OPTIONS`) before anything is
+    opened or written; return the stripped, non-empty, distinct context types."""
+    check_options(SAMPLE_OPTIONS, {k: tuple(v) if k == "context_types" else v for k, v in values.items()})
+    return _check_options(
+        values.get("design", "paper"), values.get("templates_per_type"), values["context_types"]
+    )
+
+
+def _check_options(design: str, templates_per_type: int | None, context_types: Sequence[str]) -> list[str]:
+    """What the declarations cannot check alone: ``templates_per_type`` needs design ``all``;
+    return the stripped, non-empty, distinct context types."""
+    if templates_per_type is not None and design != "all":
+        raise UserError(f"--templates-per-type {templates_per_type}: only with --design all")
     context_types = [t.strip() for t in context_types if t.strip()]
     if not context_types:
         raise UserError("--context-types: give at least one context type")
     if len(set(context_types)) != len(context_types):
         raise UserError(f"--context-types {','.join(context_types)}: a type is repeated")
     return context_types
-
-
-def _check_choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise UserError(f"{option} {value}: expected one of {', '.join(allowed)}")
 
 
 def _dataset_id(store: Store, dataset: str) -> int:

@@ -41,6 +41,7 @@ from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..version import __version__
+from .options import MODE
 from .validate import _safe_type, validate_folder
 
 MANIFEST = "manifest.json"
@@ -457,8 +458,7 @@ def import_parquet(
     """
     from ..schema import SCHEMA_VERSION
 
-    if mode not in ("fail", "replace", "merge"):
-        raise ValueError(mode)
+    MODE.check(mode)
     folder = Path(folder)
     m = check_folder(folder, verify=verify)
     tables = [e for e in m["tables"] if e.get("kind") == "table"]

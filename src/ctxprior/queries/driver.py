@@ -18,21 +18,74 @@ import pandas as pd
 
 from ..covariates.resolve import auto_covariate, resolve_covariate, seen_fakes_spec
 from ..errors import UserError
+from ..options import Option, seed_option
 from . import registry
 from .comparisons import step_comparison
 from .selection import check_plan, plan_runs, precision_note
 from .storage import save_results
 
 
+def _only_help() -> str:
+    return (
+        f"Comma-separated analyses to run. Choices: {','.join(registry.names())}. "
+        "Default: all but covariate (which runs when --covariate is given) and known (which runs "
+        "when the runs have closed-book answers: `ctxprior covariates known`)."
+    )
+
+
+RUNS_OPTION = Option(
+    "runs",
+    "--run",
+    "Run to analyze (repeatable): persuasion runs go to the persuasion analyses, dynamic runs to "
+    "dynamicqa. Default: every finished persuasion run and every dynamic run with scores.",
+    kind=int,
+    minimum=1,
+    multiple=True,
+    metavar="RUN_ID",
+)
+
+ONLY_OPTION = Option("only", "--only", _only_help, choices=registry.names, listed=True, metavar="A,B,...")
+
+ANALYZE_OPTIONS = (
+    RUNS_OPTION,
+    ONLY_OPTION,
+    Option(
+        "permutations", "--permutations", "Permutations per test (k).", default=10_000, kind=int, minimum=1
+    ),
+    Option(
+        "alpha",
+        "--alpha",
+        "Significance level of the Benjamini-Hochberg procedure.",
+        default=0.05,
+        kind=float,
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    seed_option(0, "Random seed of the permutations."),
+    Option(
+        "covariates",
+        "--covariate",
+        "Spearman rho of susceptibility against this column of a table/view keyed by entity "
+        "(and dataset/relation/answer), e.g. cov_cooccurrence.log_count. Repeatable.",
+        multiple=True,
+        metavar="VIEW.COLUMN",
+    ),
+    Option(
+        "seen_fakes",
+        "--seen-fakes",
+        "Exclude fake entities with a value > 0 here from real-vs-fake tests "
+        "(default: the co-occurrence covariate, when one exists).",
+        metavar="VIEW.COLUMN",
+    ),
+)
+"""The options of ``ctxprior analyze`` / ``Warehouse.analyze``."""
+
+
 def parse_only(only: str | None) -> list[str]:
     """The analyses of ``--only A,B`` (default: the default ones); UserError for an unknown name."""
     if not only:
         return list(registry.default_names())
-    names = [s.strip() for s in only.split(",") if s.strip()]
-    bad = [n for n in names if n not in registry.analyses()]
-    if bad:
-        raise UserError(f"--only {bad[0]}: unknown analysis; choose from {', '.join(registry.names())}")
-    return names
+    return list(ONLY_OPTION.check(ONLY_OPTION.parse(only)))
 
 
 @dataclass

@@ -1,11 +1,9 @@
 """The options of a scoring run, each declared once: ``ctxprior score``'s click options and
 ``wh.runs.score``'s checks are both made from :data:`SCORE_OPTIONS`.
 
-An :class:`Option` holds an option's API keyword, its command-line flag, help, default, type,
-choices and validity (a range). ``Option.check(value)`` returns the value or raises the one
-:class:`~ctxprior.errors.UserError` both doors give, ``"<flag> <value>: <problem>"``; the CLI
-parses its text with ``Option.parse`` and checks it the same way, so the command line and the API
-refuse the same values with the same message, before anything is written. :class:`ScoreConfig`
+Each is an :class:`~ctxprior.options.Option` (API keyword, flag, help, default, type, choices,
+range; see that module), so the command line and the API refuse the same values with the same
+message, before anything is written. :class:`ScoreConfig`
 (the options that change a run's rows) takes its defaults from the declarations.
 
 Importing this module imports no torch (the CLI builds its options from it at start-up).
@@ -14,121 +12,12 @@ Import rules: the package table in docs/architecture.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import UserError
+from ..options import Option, check_options, seed_option  # noqa: F401  (check_options: re-exported)
 from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .prompts import FORMATS
-
-SEED_MAX = 2**63 - 1  # run.seed is a BIGINT
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option: ``name`` (the API keyword), ``flag`` (the CLI option; None: API only), ``help``
-    (a string, or a function returning it when shown), ``default`` (the API's; the CLI shows it as
-    text), ``kind`` (str, int, float, or bool for an on/off flag), ``choices`` (a tuple, or a
-    function returning the names: a registry read when used), ``minimum`` / ``maximum``,
-    ``listed`` (a comma-separated list on the command line, a sequence of distinct values in the
-    API), ``multiple`` (a repeatable option), ``auto`` (the text ``auto`` means None),
-    ``bare`` (the value an option given without one takes, e.g. ``--per-layer``)."""
-
-    name: str
-    flag: str | None
-    help: str | Callable[[], str]
-    default: Any = None
-    kind: type = str
-    choices: tuple[str, ...] | Callable[[], Sequence[str]] = ()
-    minimum: int | float | None = None
-    maximum: int | float | None = None
-    metavar: str | None = None
-    listed: bool = False
-    multiple: bool = False
-    auto: bool = False
-    bare: str | None = None
-
-    @property
-    def label(self) -> str:
-        """How messages name the option: its flag, else its API keyword."""
-        return self.flag or self.name
-
-    def names(self) -> tuple[str, ...]:
-        """The allowed values (empty: any)."""
-        return tuple(self.choices() if callable(self.choices) else self.choices)
-
-    def help_text(self) -> str:
-        return self.help() if callable(self.help) else self.help
-
-    def text(self, value: Any) -> str:
-        """``value`` as the command line writes it (the default shown by ``--help`` too)."""
-        if value is None and self.auto:
-            return "auto"
-        if self.listed and not isinstance(value, str):
-            return ",".join(map(str, value))
-        if isinstance(value, float):
-            return f"{value:g}"
-        return str(value)
-
-    def parse(self, text: str) -> Any:
-        """The command line's text as the API's value (a number that is not one is refused with
-        the message ``check`` gives)."""
-        if self.auto and text == "auto":
-            return None
-        if self.listed:
-            return tuple(t.strip() for t in text.split(",") if t.strip())
-        if self.kind in (int, float):
-            try:
-                return self.kind(text)
-            except ValueError:
-                raise UserError(f"{self.label} {text}: {self.expected()}") from None
-        return text
-
-    def expected(self) -> str:
-        """What a number option takes, in words."""
-        what = "an integer" if self.kind is int else "a number"
-        return "expected " + what + (" or auto" if self.auto else "")
-
-    def bounds(self) -> str:
-        """The valid range, in words."""
-        if self.maximum is not None:
-            text = f"must be from {self.minimum} to {self.maximum}"
-        else:
-            text = f"must be at least {self.minimum}"
-        return text + (" or auto" if self.auto else "")
-
-    def check(self, value: Any) -> Any:
-        """``value`` if valid, else the UserError ``"<flag> <value>: <problem>"``."""
-        if value is None or self.kind is bool:
-            return value
-        problem = self._problem(value)
-        if problem:
-            raise UserError(f"{self.label} {self.text(value)}: {problem}")
-        return value
-
-    def _problem(self, value: Any) -> str | None:
-        names = self.names()
-        values = tuple(value) if self.listed or self.multiple else (value,)
-        if self.listed and not values:
-            return f"give at least one of {', '.join(names)}" if names else "give at least one value"
-        if self.listed and len(set(values)) < len(values):
-            return "give each value once"
-        if names and any(v not in names for v in values):
-            return "use " + (", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0])
-        if self.kind in (int, float) and not (
-            (self.minimum is None or value >= self.minimum)
-            and (self.maximum is None or value <= self.maximum)
-        ):
-            return self.bounds()
-        return None
-
-
-def check_options(options: Sequence[Option], values: dict[str, Any]) -> None:
-    """Check every declared option present in ``values`` (API keyword -> value), in declared order."""
-    for opt in options:
-        if opt.name in values:
-            opt.check(values[opt.name])
 
 
 def _estimator_names() -> tuple[str, ...]:
@@ -309,15 +198,7 @@ SCORE_OPTIONS = (
         kind=int,
         minimum=1,
     ),
-    Option(
-        "seed",
-        "--seed",
-        "Torch seed, recorded in the run row.",
-        default=0,
-        kind=int,
-        minimum=0,
-        maximum=SEED_MAX,
-    ),
+    seed_option(0, "Torch seed, recorded in the run row."),
     Option(
         "resume",
         "--resume",

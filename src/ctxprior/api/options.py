@@ -1,0 +1,28 @@
+"""Which declared options (``ctxprior.options.Option``) each command and its API method take:
+the command makes its click arguments and options from them, the method checks its keyword
+arguments with them, so both refuse a bad value with the same one-line message before anything
+is written."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    # command: (module, name of its declared options, the API method: noun.method)
+    "score": ("ctxprior.scoring.options", "SCORE_OPTIONS", "runs.score"),
+    "sample": ("ctxprior.ingest.sampling", "SAMPLE_OPTIONS", "samples.draw"),
+    "analyze": ("ctxprior.queries.driver", "ANALYZE_OPTIONS", "analyses.run"),
+    "export parquet": ("ctxprior.publish.options", "EXPORT_OPTIONS", "parquet.export"),
+    "import parquet": ("ctxprior.publish.options", "IMPORT_OPTIONS", "parquet.load"),
+    "publish": ("ctxprior.publish.options", "PUBLISH_OPTIONS", "hub.publish"),
+    "pull": ("ctxprior.publish.options", "PULL_OPTIONS", "hub.pull"),
+    "sample-dynamic": ("ctxprior.dynamicqa.options", "SAMPLE_DYNAMIC_OPTIONS", "dynamic.sample"),
+    "score-dynamic": ("ctxprior.dynamicqa.options", "SCORE_DYNAMIC_OPTIONS", "dynamic.score"),
+    "analyze-dynamic": ("ctxprior.dynamicqa.options", "ANALYZE_DYNAMIC_OPTIONS", "dynamic.analyze"),
+}
+
+
+def command_options(command: str) -> tuple:
+    """The declared options of ``ctxprior <command>`` and of its API method (:data:`COMMANDS`)."""
+    module, name, _method = COMMANDS[command]
+    return getattr(import_module(module), name)
