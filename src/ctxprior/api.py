@@ -492,8 +492,13 @@ class Warehouse:
         templates_per_type: int | None = None,
         fakes: str = "random",
         real_entities: str = "fixed",
+        items: int | None = None,
     ) -> int:
         """Draw the paper's sample design (App. C) from ``dataset``; returns the sample id.
+
+        ``design="fixed"``: every item of a fixed-context dataset (``ingest("table", ...)`` or a
+        preset) with exactly its own passages, the first ``items`` (default all); ``entities``,
+        ``contexts`` and the other design options do not apply to it.
 
         ``fakes``: ``random`` (the authors' code: a seeded random choice among the relation's
         fakes) or ``paired`` (the fakes at the positions of the selected real entities, the same
@@ -527,6 +532,7 @@ class Warehouse:
                 templates_per_type=templates_per_type,
                 fakes=fakes,
                 real_entities=real_entities,
+                items=items,
             )
 
     # -- scoring ---------------------------------------------------------------------------

@@ -41,11 +41,19 @@ from .app import pass_app
 @click.option("--seed", type=int, default=11, show_default=True, help="Random seed (paper: 11, 12, 13).")
 @click.option(
     "--design",
-    type=click.Choice(["paper", "all"]),
+    type=click.Choice(["paper", "all", "fixed"]),
     default="paper",
     show_default=True,
     help="paper: the balanced random design; all: every template once per entity "
-    "(case studies; --entities 0 means every entity).",
+    "(case studies; --entities 0 means every entity); fixed: every item of a fixed-context "
+    "dataset (`ingest table`, nq-swap, conflictqa, counterfact) with exactly its own passages.",
+)
+@click.option(
+    "--items",
+    type=int,
+    default=None,
+    metavar="N",
+    help="With --design fixed: only the first N items in source order. Default: every item.",
 )
 @click.option(
     "--answer-sampling",
@@ -97,6 +105,7 @@ def sample_cmd(
     templates_per_type,
     fakes,
     real_entities,
+    items,
 ) -> None:
     """Draw a context sample and store it; prints the new sample id alone on the last line."""
     types = [t for t in context_types.split(",") if t.strip()]
@@ -118,6 +127,7 @@ def sample_cmd(
         templates_per_type=templates_per_type,
         fakes=fakes,
         real_entities=real_entities,
+        items=items,
     )
     s = wh.samples().set_index("sample_id").loc[sid]
     click.echo(
