@@ -53,12 +53,16 @@ def pairs(monkeypatch):
     return ingest_source(_pairs_source())
 
 
-def test_the_three_sources_are_declared_beside_their_loaders():
+def test_the_sources_are_declared_beside_their_loaders():
     sources = api.ingest_sources()
-    assert list(sources) == ["demo", "dynamicqa", "yago-qec"]
+    assert list(sources) == ["conflictqa", "counterfact", "demo", "dynamicqa", "nq-swap", "table", "yago-qec"]
     assert {n: s.load.__module__ for n, s in sources.items()} == {
+        "conflictqa": "ctxprior.ingest.table_presets",
+        "counterfact": "ctxprior.ingest.table_presets",
         "demo": "ctxprior.ingest.demo",
         "dynamicqa": "ctxprior.dynamicqa.ingest",
+        "nq-swap": "ctxprior.ingest.table_presets",
+        "table": "ctxprior.ingest.table",
         "yago-qec": "ctxprior.ingest.yago_qec",
     }
 
@@ -80,7 +84,10 @@ def test_ingest_binds_like_the_command(tmp_path):
     wh = ctxprior.open(tmp_path / "w.duckdb", write=True)
     assert [s["dataset"] for s in wh.ingest("demo", only=["gender"])] == ["gender"]
     assert wh.ingest("demo", ["gender"]) == []  # already there
-    with pytest.raises(UserError, match="unknown data source 'nope'; choose from demo, dynamicqa, yago-qec"):
+    with pytest.raises(
+        UserError,
+        match="unknown data source 'nope'; choose from conflictqa, counterfact, demo, dynamicqa, nq-swap, table, yago-qec",
+    ):
         wh.ingest("nope")
     with pytest.raises(TypeError, match="no parameter 'onl'"):
         wh.ingest("demo", onl=["gender"])
