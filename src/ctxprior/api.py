@@ -518,6 +518,11 @@ class Warehouse:
         """
         from .ingest.sampling import draw_sample
 
+        if design == "fixed":
+            from .ingest.fixed_sample import draw_fixed_sample
+
+            with self.connect(write=True) as store:
+                return draw_fixed_sample(store, dataset, items, seed)
         with self.connect(write=True) as store:
             return draw_sample(
                 store,

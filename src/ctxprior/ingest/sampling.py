@@ -45,7 +45,7 @@ from ..sqlfiles import read_sql
 from ..version import __version__
 from .yago_qec import resolve_relations
 
-DESIGNS = ("paper", "all", "fixed")  # fixed: ingest/fixed_sample.py
+DESIGNS = ("paper", "all")  # and fixed: ingest/fixed_sample.py (Warehouse.sample picks it)
 
 
 def _rng(seed: int, relation_name: str) -> np.random.Generator:
@@ -211,9 +211,7 @@ def draw_sample(
     items: int | None = None,
 ) -> int:
     """Validate, draw and store a sample in one transaction; return its ``sample_id``.
-
-    ``design="fixed"``: every item of a fixed-context dataset with its own passages (the first
-    ``items``; ``ingest/fixed_sample.py``); the other options do not apply to it.
+    (Design ``fixed`` is ``ingest/fixed_sample.py``; ``items`` belongs to it and is refused here.)
 
     ``answer_sampling``: ``authors`` (default; the paper's code: the full answer list, frequent
     answers more often, without replacement) or ``distinct`` (uniform over distinct answers, with
@@ -227,10 +225,6 @@ def draw_sample(
     """
     if items is not None and design != "fixed":
         raise UserError(f"--items {items}: only with --design fixed (other designs: --entities)")
-    if design == "fixed":
-        from .fixed_sample import draw_fixed_sample
-
-        return draw_fixed_sample(store, dataset, items, seed)
     context_types = _check_options(design, templates_per_type, answer_sampling, context_types)
     _check_choice("--fakes", fakes, FAKE_SELECTION)
     _check_choice("--real-entities", real_entities, REAL_SELECTION)
