@@ -15,6 +15,8 @@ STAGING = [
     "stg_dynamicqa_fact",
     "stg_dynamicqa_score",
     "stg_fact",
+    "stg_fixed_context",
+    "stg_fixed_item",
     "stg_generation",
     "stg_known_entity",
     "stg_persuasion",

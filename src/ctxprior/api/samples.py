@@ -39,8 +39,13 @@ class Samples(Listed):
         templates_per_type: int | None = None,
         fakes: str = "random",
         real_entities: str = "fixed",
+        items: int | None = None,
     ) -> int:
         """Draw the paper's sample design (App. C) from ``dataset``; returns the sample id.
+
+        ``design="fixed"``: every item of a fixed-context dataset (``ingest("table", ...)`` or a
+        preset) with exactly its own passages, the first ``items`` (default all); ``entities``,
+        ``contexts`` and the other design options do not apply to it.
 
         ``fakes``: ``random`` (the authors' code: a seeded random choice among the relation's
         fakes) or ``paired`` (the fakes at the positions of the selected real entities, the same
@@ -73,7 +78,13 @@ class Samples(Listed):
             fakes=fakes,
             real_entities=real_entities,
             relations=tuple(relations or ()),
+            items=items,
         )
+        if design == "fixed":
+            from ..ingest.fixed_sample import draw_fixed_sample
+
+            with self._wh.connect(write=True) as store:
+                return draw_fixed_sample(store, dataset, items, seed)
         with self._wh.connect(write=True) as store:
             return draw_sample(
                 store,

@@ -46,7 +46,7 @@ from ..sqlfiles import read_sql
 from ..version import __version__
 from .yago_qec import resolve_relations
 
-DESIGNS = ("paper", "all")
+DESIGNS = ("paper", "all", "fixed")  # fixed: ingest/fixed_sample.py (wh.samples.draw picks it)
 
 
 def _rng(seed: int, relation_name: str) -> np.random.Generator:
@@ -234,9 +234,19 @@ SAMPLE_OPTIONS = (
     Option(
         "design",
         "--design",
-        "paper: the balanced random design; all: every template once per entity (case studies).",
+        "paper: the balanced random design; all: every template once per entity (case studies); "
+        "fixed: every item of a fixed-context dataset (`ingest table`, nq-swap, conflictqa, "
+        "counterfact) with exactly its own passages.",
         default="paper",
         choices=DESIGNS,
+    ),
+    Option(
+        "items",
+        "--items",
+        "With --design fixed: only the first N items in source order. Default: every item.",
+        kind=int,
+        minimum=1,
+        metavar="N",
     ),
     Option(
         "answer_sampling",
@@ -301,8 +311,10 @@ def draw_sample(
     templates_per_type: int | None = None,
     fakes: str = "random",
     real_entities: str = "fixed",
+    items: int | None = None,
 ) -> int:
     """Validate, draw and store a sample in one transaction; return its ``sample_id``.
+    (Design ``fixed`` is ``ingest/fixed_sample.py``; ``items`` belongs to it and is refused here.)
 
     ``answer_sampling``: ``authors`` (default; the paper's code: the full answer list, frequent
     answers more often, without replacement) or ``distinct`` (uniform over distinct answers, with
@@ -325,6 +337,7 @@ def draw_sample(
         templates_per_type=templates_per_type,
         fakes=fakes,
         real_entities=real_entities,
+        items=items,
     )
     n_entities, n_contexts = sample_sizes(design, n_entities, n_contexts)
     ds_id = _dataset_id(store, dataset)
@@ -382,13 +395,20 @@ def check_sample(**values: Any) -> list[str]:
     opened or written; return the stripped, non-empty, distinct context types."""
     check_options(SAMPLE_OPTIONS, {k: tuple(v) if k == "context_types" else v for k, v in values.items()})
     return _check_options(
-        values.get("design", "paper"), values.get("templates_per_type"), values["context_types"]
+        values.get("design", "paper"),
+        values.get("templates_per_type"),
+        values["context_types"],
+        values.get("items"),
     )
 
 
-def _check_options(design: str, templates_per_type: int | None, context_types: Sequence[str]) -> list[str]:
-    """What the declarations cannot check alone: ``templates_per_type`` needs design ``all``;
-    return the stripped, non-empty, distinct context types."""
+def _check_options(
+    design: str, templates_per_type: int | None, context_types: Sequence[str], items: int | None = None
+) -> list[str]:
+    """What the declarations cannot check alone: ``templates_per_type`` needs design ``all``,
+    ``items`` design ``fixed``; return the stripped, non-empty, distinct context types."""
+    if items is not None and design != "fixed":
+        raise UserError(f"--items {items}: only with --design fixed (other designs: --entities)")
     if templates_per_type is not None and design != "all":
         raise UserError(f"--templates-per-type {templates_per_type}: only with --design all")
     context_types = [t.strip() for t in context_types if t.strip()]

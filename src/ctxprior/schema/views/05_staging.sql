@@ -191,3 +191,37 @@ SELECT a.run_id, f.entity_id,
 FROM closed_book_answer a
 JOIN fact f ON f.fact_id = a.fact_id
 GROUP BY a.run_id, f.entity_id;
+
+-- One row per fixed-context item (`ingest table --shape contexts`, nq-swap, conflictqa,
+-- counterfact), in the source's terms; joins stg_susceptibility / stg_persuasion USING (fact_id).
+CREATE OR REPLACE VIEW stg_fixed_item AS
+SELECT d.name          AS dataset,
+       fi.item_key     AS item,
+       fi.question,
+       e.name          AS entity,
+       ga.name         AS gold_answer,
+       fi.source_row,
+       fi.fact_id, fi.relation_id, f.entity_id, fi.gold_answer_id, fi.dataset_id
+FROM fixed_item fi
+JOIN fact f ON f.fact_id = fi.fact_id
+JOIN dataset d ON d.dataset_id = fi.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+JOIN answer ga ON ga.answer_id = fi.gold_answer_id;
+
+-- One row per sampled passage of a fixed-context item (a context of a `--design fixed` sample):
+-- the item, the passage's label, type and supported answer; supports_gold: it supports the
+-- item's gold answer (by answer id). Joins stg_persuasion USING (context_id).
+CREATE OR REPLACE VIEW stg_fixed_context AS
+SELECT c.context_id, c.sample_id,
+       i.dataset, i.item, i.question, i.gold_answer,
+       fc.label        AS context_label,
+       fc.context_type,
+       sa.name         AS supported_answer,
+       (fc.answer_id IS NOT DISTINCT FROM i.gold_answer_id) AS supports_gold,
+       fc.text         AS context,
+       fc.ordinal,
+       i.fact_id, fc.context_template_id, fc.answer_id AS supported_answer_id
+FROM context c
+JOIN fixed_context fc ON fc.context_template_id = c.context_template_id
+JOIN stg_fixed_item i ON i.fact_id = fc.fact_id
+LEFT JOIN answer sa ON sa.answer_id = fc.answer_id;

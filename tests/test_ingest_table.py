@@ -1,0 +1,381 @@
+"""Issue 29 part 1: `ctxprior ingest table` (templated facts, fixed contexts) and its presets
+(nq-swap, conflictqa, counterfact), each on a fixture written here in the published format;
+`sample --design fixed` makes the items scorable by `score` unchanged."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import ctxprior
+from ctxprior.errors import UserError
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+NQ_SWAP = [  # pminervini/NQ-Swap: question, org_context, org_answer (list), sub_context, sub_answer
+    {
+        "question": "who wrote the hobbit",
+        "org_context": "The Hobbit is a novel by J. R. R. Tolkien.",
+        "org_answer": ["J. R. R. Tolkien", "Tolkien"],
+        "sub_context": "The Hobbit is a novel by Jane Austen.",
+        "sub_answer": ["Jane Austen"],
+    },
+    {
+        "question": "what is the capital of france",
+        "org_context": "Paris is the capital of France.",
+        "org_answer": ["Paris"],
+        "sub_context": "Lyon is the capital of France.",
+        "sub_answer": ["Lyon"],
+    },
+]
+
+CONFLICTQA = [  # osunlp/ConflictQA (JSON lines in a .json file)
+    {
+        "question": "What is George Rankin's occupation?",
+        "popularity": 142,
+        "ground_truth": ["politician", "political figure"],
+        "memory_answer": "photographer",
+        "parametric_memory": "As a professional photographer, George Rankin ...",
+        "counter_answer": "politician",
+        "counter_memory": "George Rankin has been involved in politics ...",
+        "parametric_memory_aligned_evidence": "George Rankin has a website showing his photographs.",
+        "counter_memory_aligned_evidence": "Major General George Rankin was an Australian politician.",
+    },
+    {
+        "question": "In what country is Lyon?",
+        "popularity": 9000,
+        "ground_truth": ["France"],
+        "memory_answer": "France",
+        "parametric_memory": "Lyon is a city in France.",
+        "counter_answer": "Italy",
+        "counter_memory": "Lyon is a city in Italy.",
+        "parametric_memory_aligned_evidence": "Lyon is the third-largest city of France.",
+        "counter_memory_aligned_evidence": "Lyon is a city in northern Italy.",
+    },
+]
+
+
+def _cf(case_id, prompt, subject, true, new):
+    return {
+        "case_id": case_id,
+        "pararel_idx": 1000 + case_id,
+        "requested_rewrite": {
+            "prompt": prompt,
+            "relation_id": "P103",
+            "target_new": {"str": new, "id": "Q1"},
+            "target_true": {"str": true, "id": "Q2"},
+            "subject": subject,
+        },
+        "paraphrase_prompts": ["..."],
+        "neighborhood_prompts": ["..."],
+        "attribute_prompts": [],
+        "generation_prompts": [],
+    }
+
+
+COUNTERFACT = [  # ROME's counterfact.json: a JSON array
+    _cf(0, "The mother tongue of {} is", "Danielle Darrieux", "French", "English"),
+    _cf(1, "{} is a native speaker of", "Thomas Joannes Stieltjes", "Dutch", "English"),
+]
+
+
+def nq_swap_folder(root: Path, rows=NQ_SWAP) -> Path:
+    """A Hub download of NQ-Swap: README.md and data/dev-00000-of-00001.parquet."""
+    (root / "data").mkdir(parents=True)
+    (root / "README.md").write_text("---\nlicense: mit\n---\n")
+    pq.write_table(pa.Table.from_pylist(rows), root / "data" / "dev-00000-of-00001.parquet")
+    return root
+
+
+def jsonl(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_nq_swap_preset_hub_folder_sample_fixed(tmp_path, run_cli, db_path):
+    folder = nq_swap_folder(tmp_path / "NQ-Swap")
+    r = run_cli("ingest", "nq-swap", folder)
+    assert r.exit_code == 0, r.output
+    assert "ingested dataset 'nq_swap': 2 items, 4 context passages" in r.output
+    assert "sha256 " in r.output and "dev-00000-of-00001.parquet" in r.output
+    r = run_cli("sample", "--dataset", "nq_swap", "--design", "fixed")
+    assert r.exit_code == 0, r.output
+    sid = int(r.output.split()[-1])
+    wh = ctxprior.open(db_path)
+    ctx = wh.sql(
+        "SELECT item, context_label, supported_answer, supports_gold, gold_answer FROM stg_fixed_context "
+        "WHERE sample_id = ? ORDER BY item, ordinal",
+        [sid],
+    )
+    assert ctx.values.tolist() == [
+        ["1", "gold", "J. R. R. Tolkien", True, "J. R. R. Tolkien"],
+        ["1", "conflicting", "Jane Austen", False, "J. R. R. Tolkien"],
+        ["2", "gold", "Paris", True, "Paris"],
+        ["2", "conflicting", "Lyon", False, "Paris"],
+    ]
+    # each item is its own relation: its fact and exactly its two contexts, the question as query forms
+    per_rel = wh.sql(
+        "SELECT c.relation_id, count(*) AS n, any_value(c.entity_id = f.entity_id) AS rel "
+        "FROM context c JOIN sample_fact sf USING (sample_id, relation_id) JOIN fact f USING (fact_id) "
+        "WHERE c.sample_id = ? GROUP BY 1 ORDER BY 1",
+        [sid],
+    )
+    assert per_rel["n"].tolist() == [2, 2] and per_rel["rel"].all()
+    forms = wh.sql("SELECT template FROM query_form ORDER BY query_form_id")["template"].tolist()
+    assert forms[:2] == ["Q: who wrote the hobbit\nA:", "Q: who wrote the hobbit Is it {answer}?\nA:"]
+    ds = wh.sql("SELECT source_format, source_path, source_sha256 FROM dataset").iloc[0]
+    assert ds["source_format"] == "nq-swap" and len(ds["source_sha256"]) == 64
+    r = run_cli("sample", "--dataset", "nq_swap", "--design", "fixed", "--items", "1")
+    assert r.exit_code == 0 and "1 relations" in r.output
+
+
+def test_conflictqa_preset_json_lines(tmp_path):
+    path = jsonl(tmp_path / "conflictQA-popQA-chatgpt.json", CONFLICTQA)
+    wh = ctxprior.open(tmp_path / "w.duckdb", write=True)
+    s = wh.datasets.ingest("conflictqa", str(path))
+    assert (s["dataset"], s["facts"], s["context_templates"]) == ("conflictqa", 2, 4)
+    rows = wh.sql(
+        "SELECT fi.item_key, ga.name AS gold, fc.label, a.name AS supports FROM fixed_context fc "
+        "JOIN fixed_item fi USING (fact_id) JOIN answer ga ON ga.answer_id = fi.gold_answer_id "
+        "JOIN answer a ON a.answer_id = fc.answer_id ORDER BY fi.source_row, fc.ordinal"
+    ).values.tolist()
+    assert rows == [
+        ["1", "politician", "parametric", "photographer"],
+        ["1", "politician", "counter", "politician"],
+        ["2", "France", "parametric", "France"],
+        ["2", "France", "counter", "Italy"],
+    ]
+
+
+def test_counterfact_preset_json_array(tmp_path):
+    path = tmp_path / "counterfact.json"
+    path.write_text(json.dumps(COUNTERFACT))
+    wh = ctxprior.open(tmp_path / "w.duckdb", write=True)
+    wh.datasets.ingest("counterfact", str(path), name="cf")
+    sid = wh.samples.draw("cf", design="fixed")
+    items = wh.sql("SELECT item, question, entity, gold_answer FROM stg_fixed_item ORDER BY source_row")
+    assert items.values.tolist()[0] == [
+        "0",
+        "The mother tongue of Danielle Darrieux is",
+        "Danielle Darrieux",
+        "French",
+    ]
+    ctx = wh.sql(
+        "SELECT context_type, context FROM stg_fixed_context WHERE sample_id = ? AND item = '1'", [sid]
+    )
+    assert ctx.values.tolist() == [
+        ["gold", "Thomas Joannes Stieltjes is a native speaker of Dutch."],
+        ["conflicting", "Thomas Joannes Stieltjes is a native speaker of English."],
+    ]
+    forms = wh.sql("SELECT query_type, template FROM query_form").values.tolist()
+    assert forms[0] == ["open", "The mother tongue of Danielle Darrieux is"] and len(forms) == 2
+
+
+def _long_csv(path: Path, rows) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "q", "gold", "passage", "stance", "says"])
+        w.writerows(rows)
+    return path
+
+
+LONG = [
+    ["a", "Who founded Rome?", "Romulus", "Romulus founded Rome.", "supports", "Romulus"],
+    ["a", "Who founded Rome?", "Romulus", "Remus founded Rome.", "refutes", "Remus"],
+    ["a", "Who founded Rome?", "Romulus", "Cats sleep a lot.", "unrelated", ""],
+    ["b", "Where is Kyoto?", "Japan", "Kyoto is in Japan.", "supports", "Japan"],
+]
+LONG_OPTS = ("--item", "id", "--question", "q", "--gold", "gold", "--context-text", "passage",
+             "--context-label", "stance", "--context-answer", "says", "--label", "supports=gold",
+             "--label", "refutes=conflicting", "--label", "unrelated=irrelevant")  # fmt: skip
+
+
+def test_table_long_csv_with_labels_mapped(tmp_path, run_cli, db_path):
+    path = _long_csv(tmp_path / "t.csv", LONG)
+    r = run_cli("ingest", "table", path, "--name", "mine", *LONG_OPTS)
+    assert r.exit_code == 0, r.output
+    assert "2 items, 4 context passages" in r.output
+    got = ctxprior.open(db_path).sql(
+        "SELECT fi.item_key, fc.label, fc.context_type, fc.answer_id IS NULL AS no_answer "
+        "FROM fixed_context fc JOIN fixed_item fi USING (fact_id) ORDER BY fc.context_template_id"
+    )
+    assert got.values.tolist() == [
+        ["a", "supports", "gold", False],
+        ["a", "refutes", "conflicting", False],
+        ["a", "unrelated", "irrelevant", True],
+        ["b", "supports", "gold", False],
+    ]
+
+
+def test_table_nested_list_from_a_spec_file_yaml_and_json(tmp_path):
+    rows = [
+        {"qid": 7, "question": "Who painted the Mona Lisa?", "answer": "Leonardo da Vinci",
+         "ctxs": [{"text": "Leonardo painted it.", "type": "gold", "ans": "Leonardo da Vinci"},
+                  {"text": "Raphael painted it.", "type": "counter", "ans": "Raphael"}]},
+    ]  # fmt: skip
+    path = jsonl(tmp_path / "t.jsonl", rows)
+    spec = {"item": "qid", "question": "question", "gold": "answer", "context_list": "ctxs",
+            "context_text": "text", "context_label": "type", "context_answer": "ans",
+            "labels": {"gold": "gold", "counter": "conflicting"}}  # fmt: skip
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    (tmp_path / "spec.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in spec.items()))
+    for i, sp in enumerate(("spec.json", "spec.yaml")):
+        wh = ctxprior.open(tmp_path / f"w{i}.duckdb", write=True)
+        s = wh.datasets.ingest("table", str(path), spec=str(tmp_path / sp))
+        assert (s["facts"], s["context_templates"]) == (1, 2)
+        assert wh.sql("SELECT item_key FROM fixed_item").values.tolist() == [["7"]]
+
+
+def test_table_templated_facts_sample_as_yago(tmp_path, run_cli, db_path):
+    path = tmp_path / "facts.csv"
+    path.write_text(
+        "rel,subject,object\ncapital,France,Paris\ncapital,Japan,Tokyo\ncapital,Peru,Lima\n"
+        "language,France,French\nlanguage,Japan,Japanese\nlanguage,Peru,Spanish\n"
+    )
+    r = run_cli(
+        "ingest", "table", path, "--shape", "facts", "--name", "facts", "--relation", "rel",
+        "--entity", "subject", "--answer", "object", "--query-template", "Q: What is {entity}'s {answer}?",
+        "--query-template", "{entity} is known for", "--context-template", "base={entity} is linked to {answer}.",
+        "--context-template", "assertive=Definitely, {entity} is linked to {answer}.",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "2 relations, 6 facts, 4 query forms, 4 context templates" in r.output
+    r = run_cli("sample", "--dataset", "facts", "--entities", "2", "--contexts", "4",
+                "--context-types", "base,assertive", "--answer-sampling", "distinct")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "2 relations, 4 entities, 8 contexts" in r.output
+    types = ctxprior.open(db_path).sql("SELECT query_type, count(*) n FROM query_form GROUP BY 1 ORDER BY 1")
+    assert types.values.tolist() == [["closed", 2], ["open", 2]]
+
+
+@pytest.mark.parametrize(
+    "kind, expect",
+    [
+        ("missing column", "t.csv: row 1, column 'stance': no such column"),
+        ("unknown label", "t.csv: row 2, column 'stance': context label 'maybe' is not in the mapping"),
+        ("empty passage", "t.csv: row 3, column 'passage': empty"),
+        ("other question", "t.csv: row 2, column 'q': item 'a' has another question"),
+    ],
+)
+def test_bad_tables_exit_2_one_line_warehouse_unchanged(tmp_path, run_cli, db_path, kind, expect):
+    rows = [list(r) for r in LONG]
+    if kind == "unknown label":
+        rows[1][4] = "maybe"
+    elif kind == "empty passage":
+        rows[2][3] = ""
+    elif kind == "other question":
+        rows[1][1] = "Who built Rome?"
+    path = _long_csv(tmp_path / "t.csv", rows)
+    opts = list(LONG_OPTS)
+    if kind == "missing column":
+        path.write_text(path.read_text().replace("stance", "position"))
+    assert run_cli("ingest", "demo", "--only", "demo").exit_code == 0
+    before = Path(db_path).read_bytes()
+    r = run_cli("ingest", "table", path, *opts)
+    assert r.exit_code == 2
+    line = r.output.strip()
+    assert "\n" not in line and expect in line, line
+    assert Path(db_path).read_bytes() == before
+    with pytest.raises(UserError, match="row"):  # the API refuses what the CLI refuses
+        ctxprior.open(db_path, write=True).ingest("table", str(path), **_kw(opts))
+    assert Path(db_path).read_bytes() == before
+
+
+def _kw(opts: list[str]) -> dict:
+    """CLI options -> API keywords (repeatable --label -> labels)."""
+    kw: dict = {}
+    for flag, v in zip(opts[::2], opts[1::2]):
+        key = {"--label": "labels"}.get(flag, flag[2:].replace("-", "_"))
+        if key == "labels":
+            kw.setdefault(key, []).append(v)
+        else:
+            kw[key] = v
+    return kw
+
+
+def test_bad_presets_wrong_type_empty_list_duplicates(tmp_path, run_cli, db_path):
+    assert run_cli("ingest", "demo", "--only", "demo").exit_code == 0
+    before = Path(db_path).read_bytes()
+    bad_type = [dict(CONFLICTQA[0]), {**CONFLICTQA[1], "question": 42}]
+    r = run_cli("ingest", "conflictqa", jsonl(tmp_path / "c.json", bad_type))
+    assert r.exit_code == 2 and "row 2, column 'question': expected text, got int" in r.output
+    cf = [COUNTERFACT[0], COUNTERFACT[1], {**COUNTERFACT[0]}]
+    (tmp_path / "cf.json").write_text(json.dumps(cf))
+    r = run_cli("ingest", "counterfact", tmp_path / "cf.json")
+    assert r.exit_code == 2 and "row 3, column 'case_id': duplicate item '0' (first at row 1)" in r.output
+    nested = [{"q": "x?", "g": "y", "ctxs": []}]
+    r = run_cli("ingest", "table", jsonl(tmp_path / "n.jsonl", nested), "--question", "q", "--gold", "g",
+                "--context-list", "ctxs", "--context-text", "t", "--context-label", "l", "--label", "gold")  # fmt: skip
+    assert r.exit_code == 2 and "row 1, column 'ctxs': empty context list" in r.output
+    r = run_cli("ingest", "nq-swap", nq_swap_folder(tmp_path / "nq", [{**NQ_SWAP[0], "sub_context": None}]))
+    assert r.exit_code == 2 and "row 1, column 'sub_context': empty" in r.output
+    r = run_cli("ingest", "table", tmp_path / "c.json", "--question", "question")
+    assert r.exit_code == 2 and "--gold" in r.output
+    assert Path(db_path).read_bytes() == before
+    with pytest.raises(UserError, match="duplicate item"):
+        ctxprior.open(db_path, write=True).ingest("counterfact", str(tmp_path / "cf.json"))
+    assert Path(db_path).read_bytes() == before
+
+
+def test_every_table_option_has_help(run_cli):
+    from ctxprior.api import ingest_sources
+
+    for name in ("table", "nq-swap", "conflictqa", "counterfact"):
+        src = ingest_sources()[name]
+        out = run_cli("ingest", name, "--help").output
+        for p in src.params:
+            if p.option:
+                assert p.option in out and p.help, (name, p.name)
+    assert "--design [paper|all|fixed]" in run_cli("sample", "--help").output
+
+
+def test_fixed_sample_scores_with_a_tiny_model(tmp_path, db_path):
+    from scale_helpers import make_tiny_folder
+
+    model = make_tiny_folder(tmp_path / "tiny")
+    wh = ctxprior.open(db_path, write=True)
+    wh.datasets.ingest("nq-swap", str(nq_swap_folder(tmp_path / "nq")))
+    sid = wh.samples.draw("nq_swap", design="fixed")
+    wh.runs.score(sid, model=model, device="cpu", progress=False)
+    psi = wh.sql(
+        "SELECT f.item, f.context_label, p.query_form, p.persuasion FROM stg_persuasion p "
+        "JOIN stg_fixed_context f USING (context_id) ORDER BY 1, 2, 3"
+    )
+    assert len(psi) == 8 and (psi["persuasion"] >= 0).all()
+    chi = wh.sql(
+        "SELECT i.item, s.susceptibility, s.n_contexts FROM stg_susceptibility s JOIN stg_fixed_item i "
+        "USING (fact_id) WHERE s.query_form = 'open_0' ORDER BY 1"
+    )
+    assert chi["n_contexts"].tolist() == [2, 2]
+    wh.datasets.ingest("demo", only=["demo"])
+    with pytest.raises(UserError, match="no fixed-context items"):
+        wh.samples.draw("demo", design="fixed")
+    with pytest.raises(UserError, match="--items 2: only with --design fixed"):
+        wh.samples.draw("nq_swap", items=2)
+
+
+def test_publish_and_export_write_the_fixed_tables(tmp_path, run_cli, db_path):
+    """`publish` (dry run) and `export-parquet` carry fixed_item / fixed_context, described in the card."""
+    from scale_helpers import make_tiny_folder
+
+    model = make_tiny_folder(tmp_path / "tiny")
+    wh = ctxprior.open(db_path, write=True)
+    wh.datasets.ingest("conflictqa", str(jsonl(tmp_path / "c.json", CONFLICTQA)))
+    wh.runs.score(wh.samples.draw("conflictqa", design="fixed"), model=model, device="cpu", progress=False)
+    out = tmp_path / "repo"
+    r = run_cli("publish", "lab/fixed", "--dry-run", out)
+    assert r.exit_code == 0, r.output
+    m = json.loads((out / "manifest.json").read_text())
+    rows = {e["name"]: e["rows"] for e in m["tables"]}
+    assert rows["fixed_item"] == 2 and rows["fixed_context"] == 4
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "### `fixed_context`" in card and "the answer the passage supports" in card
+    ex = tmp_path / "export"
+    r = run_cli("export", "parquet", ex)
+    assert r.exit_code == 0, r.output
+    assert list((ex / "data" / "fixed_item").glob("*.parquet"))
