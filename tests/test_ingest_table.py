@@ -329,8 +329,8 @@ def test_every_table_option_has_help(run_cli):
         src = ingest_sources()[name]
         out = run_cli("ingest", name, "--help").output
         for p in src.params:
-            if p.option:
-                assert p.option in out and p.help, (name, p.name)
+            if p.flag:
+                assert p.flag in out and p.help, (name, p.name)
     assert "--design [paper|all|fixed]" in run_cli("sample", "--help").output
 
 
