@@ -113,7 +113,7 @@ class Option:
         if value is None or self.kind is bool:
             return value
         several = self.listed or self.multiple
-        if several and isinstance(value, (str, bytes)):
+        if several and isinstance(value, str):
             value = (value,) if self.multiple else self.parse(value)
         found = self._problem(tuple(value) if several else (value,))
         if found:
