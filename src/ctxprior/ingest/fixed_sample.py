@@ -31,7 +31,8 @@ def draw_fixed_sample(store: Store, dataset: str, items: int | None = None, seed
     keep = list(dict.fromkeys(r[0] for r in rows))[:items]
     sample_id = store.next_id("sample", "sample_id")
     sf, cx = _empty_columns()
-    ctx, ordinal, kept = int(store.next_id("context", "context_id")), defaultdict(int), set(keep)
+    ctx, kept = int(store.next_id("context", "context_id")), set(keep)
+    ordinal: defaultdict[int, int] = defaultdict(int)
     for fid, rid, eid, _row, tid, ctype, aid, text in rows:
         if fid not in kept:
             continue

@@ -213,9 +213,11 @@ def lookup(data: dict, column: str) -> Any:
     return cur
 
 
-def text(data: dict, column: str, *, optional: bool = False, key: bool = False) -> str | None:
+def optional_text(data: dict, column: str | None, *, key: bool = False) -> str | None:
     """The text in ``column``: a string (a list of strings: its first, e.g. NQ-Swap's answers; a
-    key may be an integer). Missing, empty or another type -> :class:`Bad`."""
+    key may be an integer); None when it is empty. Missing or another type -> :class:`Bad`."""
+    if column is None:
+        raise Bad("(none)", "no column is mapped here; give it in the options or the spec")
     v = lookup(data, column)
     if v is _MISSING:
         cols = ", ".join(list(data)[:12])
@@ -225,15 +227,21 @@ def text(data: dict, column: str, *, optional: bool = False, key: bool = False) 
     if key and isinstance(v, int) and not isinstance(v, bool):
         v = str(v)
     if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip()):
-        if optional:
-            return None
-        raise Bad(column, "empty")
+        return None
     if not isinstance(v, str):
         raise Bad(column, f"expected text, got {type(v).__name__} {str(v)[:40]!r}")
     return v
 
 
-def _fail(r: Record, column: str, problem: str) -> UserError:
+def text(data: dict, column: str | None, *, key: bool = False) -> str:
+    """:func:`optional_text`, and empty is :class:`Bad` too."""
+    v = optional_text(data, column, key=key)
+    if v is None:
+        raise Bad(column or "(none)", "empty")
+    return v
+
+
+def _fail(r: Record, column: str | None, problem: str) -> UserError:
     return UserError(f"{r.where}: row {r.row}, column '{column}': {problem}; fix the data or the mapping")
 
 
@@ -270,7 +278,9 @@ def _item_head(m: Mapping, r: Record, data: dict) -> Item:
     return Item(key.strip(), r.row, q, entity.strip(), text(data, m.gold).strip())
 
 
-def _label(m: Mapping, data: dict, column: str) -> tuple[str, str]:
+def _label(m: Mapping, data: dict, column: str | None) -> tuple[str, str]:
+    if column is None:
+        raise Bad("(none)", "no --context-label column is mapped; give one")
     v = lookup(data, column)
     lab = str(v) if isinstance(v, (int, bool)) else text(data, column)
     if lab not in m.labels:
@@ -283,7 +293,7 @@ def _label(m: Mapping, data: dict, column: str) -> tuple[str, str]:
 
 def _passage(m: Mapping, data: dict, row: int) -> Passage:
     lab, typ = _label(m, data, m.context_label)
-    ans = text(data, m.context_answer, optional=True) if m.context_answer else None
+    ans = optional_text(data, m.context_answer) if m.context_answer else None
     return Passage(lab, typ, text(data, m.context_text), ans, row)
 
 
@@ -291,7 +301,7 @@ def _passages(m: Mapping, r: Record, data: dict) -> list[Passage]:
     """The passages one row holds (wide columns, or its nested list)."""
     if m.contexts:
         return [
-            Passage(t, t, text(data, col), text(data, acol, optional=True) if acol else None, r.row)
+            Passage(t, t, text(data, col), optional_text(data, acol) if acol else None, r.row)
             for t, col, acol in m.contexts
         ]
     if not m.context_list:
@@ -457,7 +467,8 @@ def _fact_templates(m: Mapping, rel_name: str):
             f"relation '{rel_name}': no {'query' if not qts else 'context'} templates; give "
             "--query-template / --context-template TYPE=TEMPLATE or relations.<REL> in the spec"
         )
-    forms, n = [], defaultdict(int)
+    forms: list = []
+    n: defaultdict[str, int] = defaultdict(int)
     for t in qts:
         qtype = "closed" if "{answer}" in str(t) else "open"
         forms.append(
