@@ -101,6 +101,7 @@ class Option:
         """The valid range, in words."""
         if self.above is not None:
             text = f"must be above {self.above:g}"
+            text += "" if self.maximum is None else f" and at most {self.maximum:g}"
         elif self.maximum is not None:
             text = f"must be from {self.minimum} to {self.maximum}"
         else:

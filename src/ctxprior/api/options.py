@@ -19,6 +19,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sample-dynamic": ("ctxprior.dynamicqa.options", "SAMPLE_DYNAMIC_OPTIONS", "dynamic.sample"),
     "score-dynamic": ("ctxprior.dynamicqa.options", "SCORE_DYNAMIC_OPTIONS", "dynamic.score"),
     "analyze-dynamic": ("ctxprior.dynamicqa.options", "ANALYZE_DYNAMIC_OPTIONS", "dynamic.analyze"),
+    "fakes generate": ("ctxprior.fakes.options", "GENERATE_OPTIONS", "fakes.generate"),
+    "fakes add": ("ctxprior.fakes.options", "ADD_OPTIONS", "fakes.add"),
+    "fakes list": ("ctxprior.fakes.options", "LIST_OPTIONS", "fakes.list"),
 }
 
 
