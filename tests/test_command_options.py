@@ -47,6 +47,10 @@ VALID: dict[str, dict] = {
     "fakes generate": {"dataset": "demo", "relation": "capital"},
     "fakes add": {"path": "names.txt", "dataset": "demo", "relation": "capital"},
     "fakes list": {"dataset": "demo"},
+    "covariates cooccurrence": {"corpus": ("corpus.jsonl",), "name": "cooc"},
+    "covariates kg-degree": {"triples": ("kg.nt",), "name": "deg"},
+    "covariates known": {"run": 1},
+    "covariates add": {"data": "table.csv", "name": "mine", "on": ("entity",)},
 }
 
 

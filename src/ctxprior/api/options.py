@@ -22,6 +22,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "fakes generate": ("ctxprior.fakes.options", "GENERATE_OPTIONS", "fakes.generate"),
     "fakes add": ("ctxprior.fakes.options", "ADD_OPTIONS", "fakes.add"),
     "fakes list": ("ctxprior.fakes.options", "LIST_OPTIONS", "fakes.list"),
+    "covariates cooccurrence": (
+        "ctxprior.covariates.options",
+        "COOCCURRENCE_OPTIONS",
+        "covariates.cooccurrence",
+    ),
+    "covariates kg-degree": ("ctxprior.covariates.options", "KG_DEGREE_OPTIONS", "covariates.kg_degree"),
+    "covariates known": ("ctxprior.covariates.options", "KNOWN_OPTIONS", "covariates.known"),
+    "covariates add": ("ctxprior.covariates.options", "ADD_OPTIONS", "covariates.add"),
 }
 
 
