@@ -47,6 +47,7 @@ VALID: dict[str, dict] = {
     "fakes generate": {"dataset": "demo", "relation": "capital"},
     "fakes add": {"path": "names.txt", "dataset": "demo", "relation": "capital"},
     "fakes list": {"dataset": "demo"},
+    "build-dataset": {"triples": ("kg.nt",), "name": "kg", "relations": "relations.yaml"},
     "covariates cooccurrence": {"corpus": ("corpus.jsonl",), "name": "cooc"},
     "covariates kg-degree": {"triples": ("kg.nt",), "name": "deg"},
     "covariates known": {"run": 1},

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "covariates kg-degree": ("ctxprior.covariates.options", "KG_DEGREE_OPTIONS", "covariates.kg_degree"),
     "covariates known": ("ctxprior.covariates.options", "KNOWN_OPTIONS", "covariates.known"),
     "covariates add": ("ctxprior.covariates.options", "ADD_OPTIONS", "covariates.add"),
+    "build-dataset": ("ctxprior.ingest.kg_options", "BUILD_OPTIONS", "datasets.build"),
 }
 
 
