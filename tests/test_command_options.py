@@ -48,11 +48,16 @@ VALID: dict[str, dict] = {
     "fakes add": {"path": "names.txt", "dataset": "demo", "relation": "capital"},
     "fakes list": {"dataset": "demo"},
     "build-dataset": {"triples": ("kg.nt",), "name": "kg", "relations": "relations.yaml"},
+    "runs resume": {"run": 1},
+    "runs cancel": {"run": 1},
+    "quick": {"model": "smollm2-135m", "query": "{entity} is", "entities": ["Paris"], "contexts": ["x\n"]},
     "covariates cooccurrence": {"corpus": ("corpus.jsonl",), "name": "cooc"},
     "covariates kg-degree": {"triples": ("kg.nt",), "name": "deg"},
     "covariates known": {"run": 1},
     "covariates add": {"data": "table.csv", "name": "mine", "on": ("entity",)},
 }
+# what a command line needs besides its declared options (the API takes the lists themselves)
+CLI_EXTRA = {"quick": ["--entities-file", "entities.txt", "--contexts-file", "contexts.txt"]}
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +127,7 @@ def _cli_args(command: str, values: dict) -> list[str]:
         texts = values[opt.name] if isinstance(values[opt.name], tuple) else (values[opt.name],)
         for t in texts:
             args += [str(t)] if opt.argument else [opt.flag, str(t)]
-    return args
+    return args + CLI_EXTRA.get(command, [])
 
 
 def _expected(opt, value) -> str:
@@ -167,6 +172,16 @@ def test_a_number_option_refuses_text(demo, run_cli, command, opt):
     assert (r.exit_code, r.output) == (2, f"Error: {message}\n")
     with pytest.raises(UserError):  # the API's type check (or the declaration's) names it
         _method(demo, command)(**{**VALID[command], opt.name: "many"})
+
+
+def test_most_susceptible_checks_its_arguments(demo):
+    for kwargs, message in [
+        ({"run": 1, "n": -1}, "n -1: must be at least 0"),
+        ({"run": 0}, "run 0: must be at least 1"),
+    ]:
+        with pytest.raises(UserError) as e:
+            demo.runs.most_susceptible(**kwargs)
+        assert str(e.value) == message
 
 
 def test_every_command_has_a_valid_call():

@@ -31,6 +31,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "covariates known": ("ctxprior.covariates.options", "KNOWN_OPTIONS", "covariates.known"),
     "covariates add": ("ctxprior.covariates.options", "ADD_OPTIONS", "covariates.add"),
     "build-dataset": ("ctxprior.ingest.kg_options", "BUILD_OPTIONS", "datasets.build"),
+    "runs resume": ("ctxprior.scoring.options", "RESUME_OPTIONS", "runs.resume"),
+    "runs cancel": ("ctxprior.scoring.options", "CANCEL_OPTIONS", "runs.cancel"),
+    "quick": ("ctxprior.scoring.options", "QUICK_OPTIONS", "quick"),
 }
 
 
