@@ -28,6 +28,9 @@ WITHOUT_OPTIONS = {
     "info": "no options",
     "migrate": "no options: `ctxprior.migrate(path)`",
     "covariates list": "no options",
+    "sql": "its options are the CLI's spellings of Warehouse.query's arguments (QUERY or --file, "
+    "--var NAME=VALUE for the variables dict, --allow-read as is) and of printing (--format, "
+    "--max-rows); none has a check of its own",
     "ingest": "each data source declares its own parameters (ingest/registry.py, test_ingest_registry.py)",
 }
 
@@ -48,6 +51,9 @@ VALID: dict[str, dict] = {
     "fakes add": {"path": "names.txt", "dataset": "demo", "relation": "capital"},
     "fakes list": {"dataset": "demo"},
     "build-dataset": {"triples": ("kg.nt",), "name": "kg", "relations": "relations.yaml"},
+    "figures": {"out": "figures"},
+    "report": {},
+    "demo": {},
     "runs resume": {"run": 1},
     "runs cancel": {"run": 1},
     "quick": {"model": "smollm2-135m", "query": "{entity} is", "entities": ["Paris"], "contexts": ["x\n"]},

@@ -34,6 +34,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "runs resume": ("ctxprior.scoring.options", "RESUME_OPTIONS", "runs.resume"),
     "runs cancel": ("ctxprior.scoring.options", "CANCEL_OPTIONS", "runs.cancel"),
     "quick": ("ctxprior.scoring.options", "QUICK_OPTIONS", "quick"),
+    "figures": ("ctxprior.queries.driver", "FIGURES_OPTIONS", "analyses.figures"),
+    "report": ("ctxprior.queries.driver", "REPORT_OPTIONS", "analyses.report"),
+    "demo": ("ctxprior.pipeline", "DEMO_OPTIONS", "demo"),
 }
 
 

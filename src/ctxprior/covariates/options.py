@@ -141,7 +141,7 @@ KNOWN_OPTIONS = (
 )
 
 ADD_OPTIONS = (
-    Option("data", None, "CSV or Parquet file.", argument=True, required=True, metavar="FILE"),
+    Option("data", None, "CSV or Parquet file.", argument=True, required=True, metavar="FILE", file=True),
     _name("my_table"),
     Option(
         "on",

@@ -93,7 +93,7 @@ GENERATE_OPTIONS = (
 )
 
 ADD_OPTIONS = (
-    Option("path", None, "File of names.", argument=True, required=True, metavar="PATH"),
+    Option("path", None, "File of names.", argument=True, required=True, metavar="PATH", file=True),
     DATASET,
     RELATION,
     Option(
