@@ -328,7 +328,7 @@ def test_api_quick_with_a_notebook_model_and_chat_format():
     chat = prompt_format(lm.tokenizer, "chat")
     ref = first_token(Engine(lm), CONTEXTS[:2], [QUERIES[0]], prompt=chat, with_prior=False)[0]
     np.testing.assert_allclose(df["persuasion"].to_numpy(), ref.persuasion, atol=1e-9)
-    with pytest.raises(UserError, match="prompt_format"):
+    with pytest.raises(UserError, match="--prompt-format x: use raw or chat"):
         ctxprior.quick(
             lm.model, "{entity}", ["France"], CONTEXTS[:1], tokenizer=lm.tokenizer, prompt_format="x"
         )

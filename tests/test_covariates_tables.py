@@ -186,7 +186,11 @@ def test_add_key_column_absent_is_one_clear_line_and_changes_nothing(wh_path, ru
         ({"entity": ["France"]}, "entity", "no value columns"),
         ({"entity": ["Nowhere"], "v": [1]}, "entity", "none of its 1 rows matches"),
         ({"entity": ["France"], "fact_id": [1]}, "entity", "clashes with the view's key columns"),
-        ({"entity": ["France"], "v": [1]}, "entity,colour", "--on entity,colour: use key columns"),
+        (
+            {"entity": ["France"], "v": [1]},
+            "entity,colour",
+            "--on colour: use dataset, relation, entity or answer",
+        ),
     ],
 )
 def test_add_bad_tables(wh_path, run_cli, tmp_path, frame, on, message):

@@ -34,7 +34,8 @@ class Option:
     API), ``multiple`` (a repeatable option), ``auto`` (the text ``auto`` means None),
     ``bare`` (the value an option given without one takes, e.g. ``--per-layer``), ``argument``
     (a positional argument on the command line; ``flag`` is then None), ``required``,
-    ``directory`` (a path that must name a folder, not a file)."""
+    ``directory`` (a path that must name a folder, not a file), ``file`` (a path that must name a
+    file, not a folder)."""
 
     name: str
     flag: str | None
@@ -53,6 +54,7 @@ class Option:
     argument: bool = False
     required: bool = False
     directory: bool = False
+    file: bool = False
 
     @property
     def label(self) -> str:
@@ -101,6 +103,7 @@ class Option:
         """The valid range, in words."""
         if self.above is not None:
             text = f"must be above {self.above:g}"
+            text += "" if self.maximum is None else f" and at most {self.maximum:g}"
         elif self.maximum is not None:
             text = f"must be from {self.minimum} to {self.maximum}"
         else:

@@ -6,7 +6,7 @@ groups on a few entities, a co-occurrence covariate from a small generated corpu
 the friend–enemy and gender case studies; then the figures and the HTML report.
 
 It drives the Python API alone: ``ctxprior.api.Warehouse.demo`` hands it the warehouse, and it
-imports nothing of ctxprior.
+imports nothing of ctxprior but the declarations of its options (:data:`DEMO_OPTIONS`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,34 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .options import Option, seed_option
+
 # five of the demo's nine relations: the main job stays a few minutes on 2 CPU cores
 DEMO_RELATIONS = ("capital", "officialLanguage", "author", "director", "flowsInto")
+
+
+DEMO_OPTIONS = (
+    Option("entities", "--entities", "Entities per relation (half fake).", default=4, kind=int, minimum=1),
+    Option(
+        "all_relations",
+        "--all-relations",
+        "All nine demo relations (default: five, to stay a few minutes).",
+        default=False,
+        kind=bool,
+    ),
+    Option("contexts", "--contexts", "Contexts per relation.", default=12, kind=int, minimum=1),
+    Option("permutations", "--permutations", "Permutations per test.", default=10_000, kind=int, minimum=1),
+    seed_option(11, "Sampling seed."),
+    Option("model", "--model", "Model to score with.", default="smollm2-135m"),
+    Option(
+        "out",
+        "--out",
+        "Folder for the figures, the HTML report and the generated corpus.",
+        default="demo-output",
+        directory=True,
+    ),
+)
+"""``ctxprior demo`` / ``wh.demo``."""
 
 
 def run_demo(

@@ -93,8 +93,11 @@ class Analyses(Noun):
 
         Command: ``ctxprior figures``.
         """
+        from ..options import check_options
+        from ..queries.driver import FIGURES_OPTIONS
         from ..queries.figures import write_figures
 
+        check_options(FIGURES_OPTIONS, {"runs": tuple(runs or ())})
         with self._wh.connect() as store:
             return write_figures(store, str(out), list(runs) if runs else None, overwrite=overwrite)
 
@@ -106,7 +109,10 @@ class Analyses(Noun):
 
         Command: ``ctxprior report``.
         """
+        from ..options import check_options
+        from ..queries.driver import REPORT_OPTIONS
         from ..queries.report import write_report
 
+        check_options(REPORT_OPTIONS, {"runs": tuple(runs or ())})
         with self._wh.connect() as store:
             return write_report(store, str(out), list(runs) if runs else None, overwrite=overwrite)

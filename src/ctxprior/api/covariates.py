@@ -13,6 +13,16 @@ from .core import Noun
 from .typecheck import checked_methods
 
 
+def _check(options: Sequence, name: str | None, values: dict) -> None:
+    """The declared checks of a covariate command's options and its name, before the warehouse is opened."""
+    from ..covariates.catalog import check_name
+    from ..options import check_options
+
+    check_options(options, values)
+    if name is not None:
+        check_name(name)
+
+
 @checked_methods
 class Covariates(Noun):
     """``wh.covariates``: tables keyed by entity / answer / relation, joinable as ``cov_<name>`` views."""
@@ -49,8 +59,10 @@ class Covariates(Noun):
 
         Command: ``ctxprior covariates add``.
         """
+        from ..covariates.options import ADD_OPTIONS
         from ..covariates.user import add_user_table
 
+        _check(ADD_OPTIONS, name, {"on": on, "match": match})
         keys = on if isinstance(on, str) else ",".join(on)
         with self._wh.connect(write=True) as store:
             return add_user_table(
@@ -77,7 +89,9 @@ class Covariates(Noun):
         Command: ``ctxprior covariates cooccurrence``.
         """
         from ..covariates.cooccurrence import cooccurrence
+        from ..covariates.options import COOCCURRENCE_OPTIONS
 
+        _check(COOCCURRENCE_OPTIONS, name, {"window": window, **options})
         files = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
         with self._wh.connect(write=True) as store:
             return cooccurrence(
@@ -92,7 +106,9 @@ class Covariates(Noun):
         Command: ``ctxprior covariates kg-degree``.
         """
         from ..covariates.kg_degree import kg_degree
+        from ..covariates.options import KG_DEGREE_OPTIONS
 
+        _check(KG_DEGREE_OPTIONS, name, options)
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
         with self._wh.connect(write=True) as store:
             return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
@@ -117,12 +133,11 @@ class Covariates(Noun):
         Command: ``ctxprior covariates known``.
         """
         from ..covariates import known as kn
-        from ..errors import UserError
+        from ..covariates.options import KNOWN_OPTIONS
         from ..scoring.closed_book import closed_book_answers
         from .inmemory import _as_model
 
-        if max_new_tokens < 1:
-            raise UserError(f"--max-new-tokens {max_new_tokens}: use 1 or more")
+        _check(KNOWN_OPTIONS, name, locals())
         with self._wh.connect() as store:
             p = kn.plan(store, run, name, replace)
             if p.unchanged:

@@ -96,7 +96,6 @@ class Datasets(Listed):
         """
         from ..ingest.kg_build import BuildOptions, build_dataset, line_list
 
-        self._wh._need_write()
         opts = BuildOptions(
             lang=lang,
             entities_per_relation=entities_per_relation,
@@ -106,6 +105,8 @@ class Datasets(Listed):
             require_label=require_label,
             answer_choice=answer_choice,
         )
+        opts.check()  # the declared checks (ingest/kg_options.py), before anything is read or opened
+        self._wh._need_write()
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
         rep = build_dataset(
             self._wh._open_store,

@@ -41,7 +41,10 @@ class Fakes(Listed):
         Command: ``ctxprior fakes generate``.
         """
         from ..fakes import generate_fakes
+        from ..fakes.options import GENERATE_OPTIONS
+        from ..options import check_options
 
+        check_options(GENERATE_OPTIONS, locals())  # before the warehouse is opened
         with self._wh.connect(write=True, brief=True) as store:
             return generate_fakes(
                 store,
@@ -77,7 +80,10 @@ class Fakes(Listed):
         Command: ``ctxprior fakes add``.
         """
         from ..fakes import add_fakes
+        from ..fakes.options import ADD_OPTIONS
+        from ..options import check_options
 
+        check_options(ADD_OPTIONS, locals())
         with self._wh.connect(write=True) as store:
             return add_fakes(store, path, dataset, relation, n=n, entity_class=entity_class)
 

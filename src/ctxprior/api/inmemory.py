@@ -48,13 +48,14 @@ def quick(
 
     Command: ``ctxprior quick``.
     """
+    from ..options import check_options
+    from ..scoring.options import QUICK_OPTIONS
     from ..scoring.quick import quick_scores
 
+    per_layer = _per_layer(per_layer)
+    check_options(QUICK_OPTIONS, locals())  # the CLI's checks (scoring/options.py)
     if "{entity}" not in query:
         raise UserError("query: the template needs an {entity} placeholder")
-    if prompt_format not in ("raw", "chat"):
-        raise UserError(f"prompt_format {prompt_format}: use raw or chat")
-    per_layer = _per_layer(per_layer)
     out = quick_scores(
         _as_model(model, tokenizer, device, dtype, quantization),
         query,

@@ -19,6 +19,24 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "sample-dynamic": ("ctxprior.dynamicqa.options", "SAMPLE_DYNAMIC_OPTIONS", "dynamic.sample"),
     "score-dynamic": ("ctxprior.dynamicqa.options", "SCORE_DYNAMIC_OPTIONS", "dynamic.score"),
     "analyze-dynamic": ("ctxprior.dynamicqa.options", "ANALYZE_DYNAMIC_OPTIONS", "dynamic.analyze"),
+    "fakes generate": ("ctxprior.fakes.options", "GENERATE_OPTIONS", "fakes.generate"),
+    "fakes add": ("ctxprior.fakes.options", "ADD_OPTIONS", "fakes.add"),
+    "fakes list": ("ctxprior.fakes.options", "LIST_OPTIONS", "fakes.list"),
+    "covariates cooccurrence": (
+        "ctxprior.covariates.options",
+        "COOCCURRENCE_OPTIONS",
+        "covariates.cooccurrence",
+    ),
+    "covariates kg-degree": ("ctxprior.covariates.options", "KG_DEGREE_OPTIONS", "covariates.kg_degree"),
+    "covariates known": ("ctxprior.covariates.options", "KNOWN_OPTIONS", "covariates.known"),
+    "covariates add": ("ctxprior.covariates.options", "ADD_OPTIONS", "covariates.add"),
+    "build-dataset": ("ctxprior.ingest.kg_options", "BUILD_OPTIONS", "datasets.build"),
+    "runs resume": ("ctxprior.scoring.options", "RESUME_OPTIONS", "runs.resume"),
+    "runs cancel": ("ctxprior.scoring.options", "CANCEL_OPTIONS", "runs.cancel"),
+    "quick": ("ctxprior.scoring.options", "QUICK_OPTIONS", "quick"),
+    "figures": ("ctxprior.queries.driver", "FIGURES_OPTIONS", "analyses.figures"),
+    "report": ("ctxprior.queries.driver", "REPORT_OPTIONS", "analyses.report"),
+    "demo": ("ctxprior.pipeline", "DEMO_OPTIONS", "demo"),
 }
 
 

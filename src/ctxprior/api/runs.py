@@ -37,8 +37,11 @@ class Runs(Listed):
 
     def most_susceptible(self, run: int, n: int = 5, least: bool = False) -> pd.DataFrame:
         """The ``n`` (entity, query form) rows of a run with the highest χ (``least=True``: lowest)."""
+        from ..options import check_options
+        from ..scoring.options import MOST_SUSCEPTIBLE_OPTIONS
         from ..sqlfiles import body, read_sql
 
+        check_options(MOST_SUSCEPTIBLE_OPTIONS, {"run": run, "n": n})
         top = body(read_sql("ctxprior.queries", "sql/most_susceptible.sql"))
         return self._wh.sql(top.format(direction="ASC" if least else "DESC"), [int(run), int(n)])
 
@@ -159,8 +162,11 @@ class Runs(Listed):
         (``ctxprior runs resume``). The executor options apply to persuasion runs (a dynamic run
         computes in this process). Returns a :class:`Run` for either kind (for a dynamic run its units
         are facts; ``wh.dynamic.score(resume=run)`` returns the ``DynamicRun`` with its means)."""
+        from ..options import check_options
         from ..schema.runs import refuse_if_driven, run_kind
+        from ..scoring.options import RESUME_OPTIONS
 
+        check_options(RESUME_OPTIONS, locals())  # before the warehouse is opened
         with self._wh.connect() as store:
             kind = run_kind(store, run)
             refuse_if_driven(store, run)  # one driver per run: a live one is never joined by a second
@@ -192,6 +198,10 @@ class Runs(Listed):
         cancel`` prints).
 
         Command: ``ctxprior runs cancel``."""
+        from ..options import check_options
+        from ..scoring.options import CANCEL_OPTIONS
+
+        check_options(CANCEL_OPTIONS, {"run": run, "timeout": timeout})
         self._wh._need_write()
         runs = self.list()
         before = runs.set_index("run_id")["status"].get(run) if len(runs) else None

@@ -276,8 +276,10 @@ class Warehouse:
 
         Command: ``ctxprior demo``.
         """
-        from ..pipeline import DEMO_RELATIONS, run_demo
+        from ..options import check_options
+        from ..pipeline import DEMO_OPTIONS, DEMO_RELATIONS, run_demo
 
+        check_options(DEMO_OPTIONS, locals())  # before the warehouse is opened
         self._need_write()
         return run_demo(
             self,

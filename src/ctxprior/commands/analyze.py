@@ -34,54 +34,21 @@ def analyze_cmd(app, runs, only, quiet, **options):
 
 
 @click.command("figures")
-@click.option(
-    "--run",
-    "runs",
-    type=int,
-    multiple=True,
-    metavar="RUN_ID",
-    help="Run to plot (repeatable). Default: every run with stored analyses.",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Folder for the PNG figures and the CSV data behind each.",
-)
-@click.option(
-    "--overwrite", is_flag=True, help="Replace figure files of the same names already in the folder."
-)
+@declared_options(command_options("figures"))
 @pass_app
-def figures_cmd(app, runs, out_dir, overwrite):
+def figures_cmd(app, runs, out, overwrite):
     """Write the paper's figures (Fig. 2-5, 8-11 analogues) as PNG + CSV from stored analyses."""
-    written = app.api().analyses.figures(out_dir, runs, overwrite=overwrite)
+    written = app.api().analyses.figures(out, runs, overwrite=overwrite)
     for _name, png, note in written:
         click.echo(f"{png or '-':<40} {note}")
 
 
 @click.command("report")
-@click.option(
-    "--run",
-    "runs",
-    type=int,
-    multiple=True,
-    metavar="RUN_ID",
-    help="Run to report (repeatable). Default: every run with stored analyses.",
-)
-@click.option(
-    "--out",
-    "out_path",
-    default="report.html",
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="HTML file to write (self-contained: figures embedded).",
-)
-@click.option("--overwrite", is_flag=True, help="Replace the --out file if it exists.")
+@declared_options(command_options("report"))
 @pass_app
-def report_cmd(app, runs, out_path, overwrite):
+def report_cmd(app, runs, out, overwrite):
     """Write one self-contained HTML page with the figures, tables and a plain reading of each result."""
-    path = app.api().analyses.report(out_path, runs, overwrite=overwrite)
+    path = app.api().analyses.report(out, runs, overwrite=overwrite)
     click.echo(f"wrote {path}")
 
 

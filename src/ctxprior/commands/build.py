@@ -6,112 +6,19 @@ import os
 
 import click
 
+from ..api import command_options
 from .app import pass_app
+from .options import declared_options
 
 
 @click.command("build-dataset")
-@click.argument("triples", nargs=-1, required=True, type=click.Path())
-@click.option("--name", required=True, help="Dataset name in the warehouse.")
-@click.option(
-    "--relations",
-    "relations",
-    required=True,
-    type=click.Path(),
-    help="Relations file (YAML): predicates, query forms, context templates, class filters "
-    "(format in docs/datasets.md; example: ctxprior/ingest/data/kg_relations.yaml).",
-)
-@click.option(
-    "--labels",
-    "labels",
-    multiple=True,
-    type=click.Path(),
-    metavar="FILE",
-    help="Extra triple file(s) read only for labels (rdfs:label, skos:prefLabel, schema:name); "
-    "repeatable. Labels in TRIPLES are used too.",
-)
-@click.option(
-    "--lang",
-    default="en",
-    show_default=True,
-    help="Label language: labels tagged with it win over untagged ones; other languages are ignored.",
-)
-@click.option(
-    "--entities-per-relation",
-    type=int,
-    default=1000,
-    show_default=True,
-    help="Keep this many entities per relation: the top ones by KG degree (ties broken by --seed).",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Seed for breaking degree ties and for the random answer choice.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["auto", "nt", "ttl", "tsv"]),
-    default="auto",
-    show_default=True,
-    help="Triple format of all files (auto: from each file name, .nt/.ttl/.tsv, optionally .gz).",
-)
-@click.option(
-    "--max-malformed",
-    type=float,
-    default=0.001,
-    show_default=True,
-    help="Refuse the input when more than this fraction of its lines are not triples "
-    "(fewer are skipped and reported with line numbers).",
-)
-@click.option(
-    "--require-label",
-    type=click.Choice(["both", "entity", "none"]),
-    default="both",
-    show_default=True,
-    help="both: as the authors, drop facts whose entity or (IRI) answer has no label in --lang; "
-    "entity: only entities need one; none: name unlabelled IRIs after their local name.",
-)
-@click.option(
-    "--answer-choice",
-    type=click.Choice(["random", "degree"]),
-    default="random",
-    show_default=True,
-    help="Which answer an entity with several gets. random: as the authors, one at random "
-    "(seeded by --seed); degree: a labelled one with the highest KG degree.",
-)
+@declared_options(command_options("build-dataset"))
 @pass_app
-def build_dataset_cmd(
-    app,
-    triples,
-    name,
-    relations,
-    labels,
-    lang,
-    entities_per_relation,
-    seed,
-    fmt,
-    max_malformed,
-    require_label,
-    answer_choice,
-) -> None:
+def build_dataset_cmd(app, triples, relations, name, **options) -> None:
     """Build dataset NAME from TRIPLES (N-Triples, one-line Turtle or TSV files or folders, plain or
     gzip, any size): the top entities by KG degree for each relation of --relations, with answers,
     names, degrees, query forms and context templates, like an ingested yago_qec.json."""
-    rep = app.api(write=True).datasets.build(
-        list(triples),
-        relations,
-        name,
-        labels=list(labels),
-        lang=lang,
-        entities_per_relation=entities_per_relation,
-        seed=seed,
-        fmt=fmt,
-        max_malformed=max_malformed,
-        require_label=require_label,
-        answer_choice=answer_choice,
-    )
+    rep = app.api(write=True).datasets.build(list(triples), relations, name, **options)
     click.echo(
         f"built dataset '{rep['dataset']}': {rep['relations']} relations, {rep['facts']} facts, "
         f"{rep['entities']} entities, {rep['answers']} answers, {rep['query_forms']} query forms, "

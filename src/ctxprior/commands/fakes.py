@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..api import command_options
 from .app import pass_app
+from .options import declared_options
 
 
 @click.group()
@@ -31,149 +33,25 @@ def _report(res) -> None:
 
 
 @fakes.command("generate")
-@click.option("--dataset", required=True, help="Dataset name (see `ctxprior info`).")
-@click.option("--relation", required=True, help="Relation (short name or full id).")
-@click.option(
-    "--n",
-    "n",
-    type=int,
-    default=50,
-    show_default=True,
-    help="Fakes to add (at most the relation's real entities without a fake).",
-)
-@click.option(
-    "--model",
-    default="smollm2-135m",
-    show_default=True,
-    help="smollm2-135m, a Hugging Face id or folder (local, chat template), or openai:MODEL "
-    "for an OpenAI-compatible endpoint (the paper: openai:gpt-4-1106-preview).",
-)
-@click.option(
-    "--base-url",
-    default=None,
-    help="OpenAI-compatible endpoint for openai:MODEL, e.g. http://localhost:8000/v1 (vLLM) or "
-    "http://localhost:11434/v1 (Ollama). Default: https://api.openai.com/v1.",
-)
-@click.option(
-    "--api-key-env",
-    default=None,
-    metavar="NAME",
-    help="Environment variable holding the API key (default OPENAI_API_KEY; required for "
-    "api.openai.com). The key is never printed or stored.",
-)
-@click.option(
-    "--seed",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Sampling seed; model call k uses seed + k (reruns reproduce the same names).",
-)
-@click.option(
-    "--temperature",
-    type=float,
-    default=1.0,
-    show_default=True,
-    help="Sampling temperature (0 = greedy for local models); the paper used the API default 1.",
-)
-@click.option("--top-p", type=float, default=1.0, show_default=True, help="Nucleus sampling top-p.")
-@click.option(
-    "--prompt-style",
-    type=click.Choice(["relation", "paper"]),
-    default="relation",
-    show_default=True,
-    help="paper: the authors' GPT-4 prompts per entity class; relation: the same plus the "
-    "relation, its query form and real examples.",
-)
-@click.option(
-    "--max-rounds",
-    type=int,
-    default=10,
-    show_default=True,
-    help="Model calls per entity class at most, until --n names are accepted.",
-)
-@click.option(
-    "--allow-partial",
-    is_flag=True,
-    help="Store what was accepted when fewer than --n names were (default: error, nothing stored).",
-)
-@click.option(
-    "--timeout", type=float, default=120.0, show_default=True, help="Seconds per HTTP request (openai:)."
-)
-@click.option(
-    "--retries",
-    type=int,
-    default=4,
-    show_default=True,
-    help="Retries for HTTP 429 / 5xx / network errors, with exponential backoff (openai:).",
-)
+@declared_options(command_options("fakes generate"))
 @pass_app
-def generate_cmd(
-    app,
-    dataset,
-    relation,
-    n,
-    model,
-    base_url,
-    api_key_env,
-    seed,
-    temperature,
-    top_p,
-    prompt_style,
-    max_rounds,
-    allow_partial,
-    timeout,
-    retries,
-) -> None:
+def generate_cmd(app, dataset, relation, **options) -> None:
     """Generate fake entities for RELATION with a chat model and store them with their provenance
     (model, revision, prompts, raw answers, seed, sampling parameters)."""
-    res = app.api(write=True).fakes.generate(
-        dataset,
-        relation,
-        n=n,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seed=seed,
-        temperature=temperature,
-        top_p=top_p,
-        max_rounds=max_rounds,
-        prompt_style=prompt_style,
-        timeout=timeout,
-        retries=retries,
-        allow_partial=allow_partial,
-    )
-    _report(res)
+    _report(app.api(write=True).fakes.generate(dataset, relation, **options))
 
 
 @fakes.command("add")
-@click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--dataset", required=True, help="Dataset name (see `ctxprior info`).")
-@click.option("--relation", required=True, help="Relation (short name or full id).")
-@click.option(
-    "--n",
-    "n",
-    type=int,
-    default=None,
-    help="Add at most this many (default: as many as the relation has real entities without a fake).",
-)
-@click.option(
-    "--entity-class",
-    default=None,
-    help="Class to record for these fakes (default: the class of the real entity each one pairs with).",
-)
+@declared_options(command_options("fakes add"))
 @pass_app
-def add_cmd(app, path, dataset, relation, n, entity_class) -> None:
+def add_cmd(app, path, dataset, relation, **options) -> None:
     """Add your own fake names from PATH: one per line (numbered / bulleted lists and JSON arrays
     work too) or a CSV with a 'name' column. Screened like generated ones; rerunning is a no-op."""
-    res = app.api(write=True).fakes.add(path, dataset, relation, n=n, entity_class=entity_class)
-    _report(res)
+    _report(app.api(write=True).fakes.add(path, dataset, relation, **options))
 
 
 @fakes.command("list")
-@click.option("--dataset", required=True, help="Dataset name (see `ctxprior info`).")
-@click.option(
-    "--relation", default=None, help="List this relation's fakes one by one (default: a count per relation)."
-)
+@declared_options(command_options("fakes list"))
 @click.option(
     "--format",
     "fmt",

@@ -53,7 +53,7 @@ class DeclaredOption(click.Option):
 def click_param(opt):
     """The click argument or option of a declared ``Option`` (its keyword is the API's)."""
     if opt.argument:
-        kind = click.Path(file_okay=False) if opt.directory else DeclaredType(opt)
+        kind = _path_type(opt) or DeclaredType(opt)
         return click.Argument(
             [opt.name], required=opt.required, type=kind, metavar=opt.metavar, nargs=-1 if opt.multiple else 1
         )
@@ -78,12 +78,19 @@ def click_option(opt):
         opt.name,
         cls=DeclaredOption,
         declared=opt,
-        type=DeclaredType(opt),
+        type=_path_type(opt) or DeclaredType(opt),
         metavar=opt.metavar,
         multiple=opt.multiple,
         help=opt.help_text() if isinstance(opt.help, str) else "",
         **kwargs,
     )
+
+
+def _path_type(opt):
+    """click's path type for a declared folder or file (it says "is a file" / "is a directory")."""
+    if opt.directory:
+        return click.Path(file_okay=False)
+    return click.Path(dir_okay=False) if opt.file else None
 
 
 def _argument(opt):

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..api import score_options
+from ..api import command_options, score_options
 from .app import pass_app
 from .options import declared_options
 
@@ -78,42 +78,34 @@ def runs_group(ctx, as_json) -> None:
 
 
 @runs_group.command("resume")
-@click.argument("run_id", type=int)
-@executor_options
+@declared_options(command_options("runs resume"))
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @pass_app
-def resume_cmd(app, run_id, quiet, **executor) -> None:
+def resume_cmd(app, run, quiet, **executor) -> None:
     """Continue run RUN_ID (persuasion or dynamic) after a crash, kill or cancel (its stored model
     and options are used); ends with exactly the rows of an uninterrupted run. Prints the run id on
     the last line."""
     try:
-        run = app.api(write=True).runs.resume(run_id, progress=not quiet, **executor)
+        done = app.api(write=True).runs.resume(run, progress=not quiet, **executor)
     except KeyboardInterrupt:
         interrupted("`ctxprior runs resume` continues")
-    echo_run(run, "rerun to retry the failed units")
+    echo_run(done, "rerun to retry the failed units")
 
 
 @runs_group.command("cancel")
-@click.argument("run_id", type=int)
-@click.option(
-    "--timeout",
-    type=float,
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for a running run to stop after the interrupt.",
-)
+@declared_options(command_options("runs cancel"))
 @pass_app
-def cancel_cmd(app, run_id, timeout) -> None:
+def cancel_cmd(app, run, timeout) -> None:
     """Stop run RUN_ID (persuasion or dynamic): interrupt its process (SIGTERM, when it runs on this
     host; finished units are kept) and mark it cancelled. `ctxprior runs resume RUN_ID` continues it
     later."""
     before, status = app.api(write=True).runs.cancel(
-        run_id, timeout=timeout, log=lambda m: click.echo(m, err=True)
+        run, timeout=timeout, log=lambda m: click.echo(m, err=True)
     )
     if before in ("done", "cancelled"):
-        click.echo(f"run {run_id} is already {before}")
+        click.echo(f"run {run} is already {before}")
         return
-    click.echo(f"run {run_id}: {status}")
+    click.echo(f"run {run}: {status}")
 
 
 COMMANDS = [runs_group]

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..api import score_options
+from ..api import command_options, score_options
 from ..errors import UserError
 from .app import pass_app
 from .options import declared_options
@@ -80,12 +80,7 @@ def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
 
 @click.command("quick")
 @model_options
-@click.option(
-    "--query",
-    required=True,
-    help='Query template with {entity}, e.g. "Q: What is the capital of {entity}?\\nA:" '
-    "(\\n escapes allowed).",
-)
+@declared_options(command_options("quick"), ("query",))
 @click.option(
     "--entities-file", required=True, type=click.Path(dir_okay=False), help="Entities, one per line."
 )
@@ -102,7 +97,7 @@ def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
     show_default=True,
     help="Estimator (quick supports first-token).",
 )
-@declared_options(SCORE_OPTIONS, ("per_layer",))
+@declared_options(command_options("quick"), ("per_layer",))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
 def quick_cmd(
     model,

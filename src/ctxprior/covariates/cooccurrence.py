@@ -24,7 +24,7 @@ from ..sqlfiles import body, ident, literal, read_sql
 from . import catalog
 from .corpus import ShardStats, _one_line, check_shard, find_shards
 from .counting import CountSpec
-from .text import check_punctuation, normalize
+from .text import normalize
 from .worker import _init_worker, _pool_task, _ray_task, count_shard
 
 SQL = "ctxprior.covariates"
@@ -372,15 +372,14 @@ def cooccurrence(
 
 
 def _check_options(name: str, punctuation: str, window: int, executor: str, workers: int | None) -> None:
-    """Fail on a bad name, punctuation mode, window, executor or number of workers."""
+    """Fail on a bad name, punctuation mode, window, executor or number of workers (the declared
+    checks of ``covariates/options.py``)."""
+    from ..options import check_options
+    from .options import COOCCURRENCE_OPTIONS
+
     catalog.check_name(name)
-    check_punctuation(punctuation)
-    if window < 1:
-        raise UserError(f"--window {window}: must be a positive number of words")
-    if executor not in ("local", "ray"):
-        raise UserError(f"--executor {executor}: use local or ray")
-    if workers is not None and workers < 1:
-        raise UserError(f"--workers {workers}: must be at least 1")
+    values = {"punctuation": punctuation, "window": window, "executor": executor, "workers": workers}
+    check_options(COOCCURRENCE_OPTIONS, values)
 
 
 def _params(

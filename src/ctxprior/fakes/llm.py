@@ -298,16 +298,15 @@ def make_chat(
     backoff: float = 1.0,
 ):
     """``openai:MODEL`` -> OpenAIChat (key from the environment); anything else -> LocalChat."""
-    if temperature < 0 or not 0 < top_p <= 1:
-        raise UserError(
-            f"--temperature {temperature} / --top-p {top_p}: need temperature >= 0 and 0 < top-p <= 1"
-        )
+    from ..options import check_options
+    from .options import GENERATE_OPTIONS
+
+    values = {"temperature": temperature, "top_p": top_p, "timeout": timeout, "retries": retries}
+    check_options(GENERATE_OPTIONS, values)  # the declared checks (fakes/options.py)
     if model.startswith(OPENAI_PREFIX):
         name = model[len(OPENAI_PREFIX) :]
         if not name:
             raise UserError("--model openai: give the model after the colon, e.g. openai:gpt-4-1106-preview")
-        if timeout <= 0 or retries < 0:
-            raise UserError(f"--timeout {timeout} / --retries {retries}: need timeout > 0 and retries >= 0")
         base = base_url or OPENAI_BASE_URL
         return OpenAIChat(
             name, base, read_api_key(api_key_env, base), temperature, top_p, timeout, retries, backoff

@@ -28,7 +28,7 @@ from .plan import (
     group_by_class,
     plan_relation,
 )
-from .prompts import PROMPT_STYLES, build_messages
+from .prompts import build_messages
 from .screen import Accepted, FakesResult, Screen, rejected_text
 
 N_EXAMPLES = 5
@@ -132,12 +132,11 @@ def generate_fakes(
     """
     from tqdm import tqdm
 
+    from ..options import check_options
     from .llm import make_chat
+    from .options import GENERATE_OPTIONS
 
-    if prompt_style not in PROMPT_STYLES:
-        raise UserError(f"--prompt-style {prompt_style}: expected one of {', '.join(PROMPT_STYLES)}")
-    if max_rounds <= 0:
-        raise UserError(f"--max-rounds {max_rounds}: must be positive")
+    check_options(GENERATE_OPTIONS, {"prompt_style": prompt_style, "max_rounds": max_rounds})
     with store.session():
         plan = plan_relation(store, dataset, relation)
     _check_capacity(plan, n)

@@ -45,6 +45,7 @@ from ..digest import sha256_file
 from ..errors import UserError
 from ..sqlfiles import literal, read_sql, split_statements
 from .builder import DatasetBuilder
+from .kg_options import ANSWER_CHOICE, BUILD_OPTIONS, DEFAULTS, REQUIRE_LABEL  # noqa: F401  (re-exported)
 from .kg_relations import RelationsFile, read_relations
 
 LABEL_PREDICATES = (
@@ -58,41 +59,30 @@ PKG = "ctxprior.ingest"
 # without a label are named by their last segment). --answer-choice: random (the authors: one of
 # the entity's answers at random, here in md5(seed, entity, answer) order) or degree (a named
 # answer first, then the highest total degree, then one in --lang, then md5). See kg_select.sql.
-REQUIRE_LABEL = ("both", "entity", "none")
-ANSWER_CHOICE = ("random", "degree")
 
 
 @dataclass
 class BuildOptions:
     """Everything besides the inputs that defines the built dataset (stored in dataset_build)."""
 
-    lang: str = "en"
-    entities_per_relation: int = 1000
-    seed: int = 0
-    fmt: str = "auto"
-    max_malformed: float = 0.001
-    require_label: str = "both"
-    answer_choice: str = "random"
+    lang: str = DEFAULTS["lang"]
+    entities_per_relation: int = DEFAULTS["entities_per_relation"]
+    seed: int = DEFAULTS["seed"]
+    fmt: str = DEFAULTS["fmt"]
+    max_malformed: float = DEFAULTS["max_malformed"]
+    require_label: str = DEFAULTS["require_label"]
+    answer_choice: str = DEFAULTS["answer_choice"]
     label_predicates: tuple[str, ...] = LABEL_PREDICATES
 
     def check(self) -> None:
         if isinstance(self.require_label, bool):  # the flag of earlier versions: entities only, or none
             self.require_label = "entity" if self.require_label else "none"
-        if self.require_label not in REQUIRE_LABEL:
-            raise UserError(
-                f"--require-label {self.require_label}: expected one of {', '.join(REQUIRE_LABEL)}"
-            )
-        if self.answer_choice not in ANSWER_CHOICE:
-            raise UserError(
-                f"--answer-choice {self.answer_choice}: expected one of {', '.join(ANSWER_CHOICE)}"
-            )
+        from ..options import check_options
+
+        check_options(BUILD_OPTIONS, asdict(self))  # the declared checks (kg_options.py)
         if not re.fullmatch(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*", self.lang or ""):
             raise UserError(f"--lang {self.lang!r}: expected a language tag such as en, de or pt-br")
         self.lang = self.lang.lower()
-        if self.entities_per_relation < 1:
-            raise UserError(f"--entities-per-relation {self.entities_per_relation}: must be at least 1")
-        if not 0 <= self.max_malformed <= 1:
-            raise UserError(f"--max-malformed {self.max_malformed}: expected a fraction between 0 and 1")
 
 
 @dataclass

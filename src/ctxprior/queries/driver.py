@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -78,6 +78,34 @@ ANALYZE_OPTIONS = (
         metavar="VIEW.COLUMN",
     ),
 )
+
+_OVERWRITE_HELP = "Replace figure files of the same names already in the folder."
+
+FIGURES_OPTIONS = (
+    replace(RUNS_OPTION, help="Run to plot (repeatable). Default: every run with stored analyses."),
+    Option(
+        "out",
+        "--out",
+        "Folder for the PNG figures and the CSV data behind each.",
+        required=True,
+        directory=True,
+    ),
+    Option("overwrite", "--overwrite", _OVERWRITE_HELP, default=False, kind=bool),
+)
+"""``ctxprior figures`` / ``wh.analyses.figures``."""
+
+REPORT_OPTIONS = (
+    replace(RUNS_OPTION, help="Run to report (repeatable). Default: every run with stored analyses."),
+    Option(
+        "out",
+        "--out",
+        "HTML file to write (self-contained: figures embedded).",
+        default="report.html",
+        file=True,
+    ),
+    Option("overwrite", "--overwrite", "Replace the --out file if it exists.", default=False, kind=bool),
+)
+"""``ctxprior report`` / ``wh.analyses.report``."""
 """The options of ``ctxprior analyze`` / ``Warehouse.analyze``."""
 
 

@@ -221,6 +221,46 @@ SCORE_OPTIONS = (
 
 _BY_NAME = {o.name: o for o in SCORE_OPTIONS}
 
+RUN_ID = Option(
+    "run", None, "The run's id.", kind=int, minimum=1, argument=True, required=True, metavar="RUN_ID"
+)
+
+RESUME_OPTIONS = (RUN_ID, *EXECUTOR_OPTIONS)
+"""``ctxprior runs resume`` / ``wh.runs.resume`` (the CLI's --quiet is the API's ``progress``)."""
+
+CANCEL_OPTIONS = (
+    RUN_ID,
+    Option(
+        "timeout",
+        "--timeout",
+        "Seconds to wait for a running run to stop after the interrupt.",
+        default=60.0,
+        kind=float,
+        minimum=0,
+    ),
+)
+"""``ctxprior runs cancel`` / ``wh.runs.cancel``."""
+
+MOST_SUSCEPTIBLE_OPTIONS = (
+    Option("run", None, "The run's id.", kind=int, minimum=1),
+    Option("n", None, "How many rows.", default=5, kind=int, minimum=0),
+)
+"""``wh.runs.most_susceptible`` (API only; ``ctxprior score`` prints its top five)."""
+
+QUICK_OPTIONS = (
+    *MODEL_OPTIONS,
+    Option(
+        "query",
+        "--query",
+        'Query template with {entity}, e.g. "Q: What is the capital of {entity}?\\nA:" '
+        "(\\n escapes allowed).",
+        required=True,
+    ),
+    PER_LAYER,
+)
+"""``ctxprior quick`` / ``ctxprior.quick`` (the CLI's --entities-file / --contexts-file are the
+API's lists, --load-in-8bit / --load-in-4bit its ``quantization``, --json its output)."""
+
 
 def default(name: str) -> Any:
     """The declared default of the score option ``name``."""

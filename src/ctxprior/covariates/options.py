@@ -1,0 +1,163 @@
+"""The options of ``ctxprior covariates cooccurrence`` / ``kg-degree`` / ``known`` / ``add`` and of
+their API methods (``wh.covariates.cooccurrence`` / ``kg_degree`` / ``known`` / ``add``), each
+declared once (``ctxprior.options.Option``): the command's click arguments and options and the
+method's checks are made from them."""
+
+from __future__ import annotations
+
+from ..options import Option
+from .triples import FORMATS
+from .user import KEYS
+
+PUNCTUATION = ("delete", "space")
+MATCH = ("name", "uri")
+
+
+def _name(example: str) -> Option:
+    return Option("name", "--name", f"Covariate name (view cov_<name>), e.g. {example}.", required=True)
+
+
+_DESCRIPTION = Option("description", "--description", "Free text stored in the catalog.")
+_REPLACE = Option(
+    "replace", "--replace", "Replace an existing covariate of this name.", default=False, kind=bool
+)
+
+COOCCURRENCE_OPTIONS = (
+    Option(
+        "corpus",
+        None,
+        "Corpus files or folders.",
+        argument=True,
+        required=True,
+        multiple=True,
+        metavar="CORPUS...",
+    ),
+    _name("pile_cooc"),
+    Option(
+        "window",
+        "--window",
+        "Co-occur when the later name starts at most this many words after the earlier one ends.",
+        default=50,
+        kind=int,
+        minimum=1,
+    ),
+    Option("dataset", "--dataset", "Count the facts of this dataset only (default: all datasets)."),
+    Option(
+        "executor",
+        "--executor",
+        "local: worker processes on this machine; ray: Ray tasks (one per shard file).",
+        default="local",
+        choices=("local", "ray"),
+    ),
+    Option(
+        "workers",
+        "--workers",
+        "Parallel worker processes (local) or CPUs of the local Ray instance. Default: all CPUs.",
+        kind=int,
+        minimum=1,
+    ),
+    Option(
+        "address",
+        "--address",
+        "Ray cluster address (e.g. ray://head:10001 or auto); default: start a local Ray instance.",
+    ),
+    Option(
+        "ignore_case", "--ignore-case", "Lower-case names and text before matching.", default=False, kind=bool
+    ),
+    Option(
+        "punctuation",
+        "--punctuation",
+        "Remove punctuation (the paper's rule: U.S. -> US) or replace it by a space (Hilton's -> Hilton s).",
+        default="delete",
+        choices=PUNCTUATION,
+    ),
+    Option("text_field", "--text-field", "JSON field holding the document text.", default="text"),
+    Option(
+        "restart",
+        "--restart",
+        "Drop the counts already stored under this name and count from scratch.",
+        default=False,
+        kind=bool,
+    ),
+    _DESCRIPTION,
+)
+
+KG_DEGREE_OPTIONS = (
+    Option(
+        "triples",
+        None,
+        "Triple files or folders.",
+        argument=True,
+        required=True,
+        multiple=True,
+        metavar="TRIPLES...",
+    ),
+    _name("yago_degree"),
+    Option(
+        "fmt",
+        "--format",
+        "Triple format: N-Triples, Turtle with one triple per line, or TSV (subject, predicate, object).",
+        default="auto",
+        choices=("auto", *FORMATS),
+    ),
+    Option("dataset", "--dataset", "Attach degrees to this dataset's facts only (default: all)."),
+    _REPLACE,
+    _DESCRIPTION,
+)
+
+KNOWN_OPTIONS = (
+    Option(
+        "run",
+        "--run",
+        "Persuasion run whose model answers (its open queries).",
+        kind=int,
+        minimum=1,
+        required=True,
+    ),
+    Option("name", "--name", "Covariate name (view cov_<name>); default known_r<run>."),
+    Option(
+        "max_new_tokens",
+        "--max-new-tokens",
+        "Length of each greedy closed-book answer.",
+        default=16,
+        kind=int,
+        minimum=1,
+    ),
+    Option("device", "--device", "Where the model runs: auto, cpu, cuda, mps.", default="auto"),
+    Option(
+        "batch_size",
+        "--batch-size",
+        "Prompts per batch (default: from the model size).",
+        kind=int,
+        minimum=1,
+    ),
+    Option(
+        "replace",
+        "--replace",
+        "Replace an existing covariate of this name (answers asked again).",
+        default=False,
+        kind=bool,
+    ),
+)
+
+ADD_OPTIONS = (
+    Option("data", None, "CSV or Parquet file.", argument=True, required=True, metavar="FILE", file=True),
+    _name("my_table"),
+    Option(
+        "on",
+        "--on",
+        f"Key columns of FILE, comma-separated, from {','.join(KEYS)} (e.g. entity,answer).",
+        choices=KEYS,
+        listed=True,
+        required=True,
+    ),
+    Option(
+        "match",
+        "--match",
+        "Match entity/answer/relation values against names or URIs.",
+        default="name",
+        choices=MATCH,
+    ),
+    _REPLACE,
+    _DESCRIPTION,
+)
