@@ -193,7 +193,7 @@ def test_closed_only_run_is_a_user_error(synth, tmp_path, run_cli):
 
 
 def test_api_with_a_tiny_model_then_unchanged_then_replace(synth, tmp_path):
-    from test_scoring import tiny
+    from scoring_helpers import tiny
 
     db = str(tmp_path / "w.duckdb")
     open(db, "wb").write(open(synth, "rb").read())

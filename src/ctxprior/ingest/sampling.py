@@ -313,19 +313,9 @@ def draw_sample(
     real_entities: str = "fixed",
     items: int | None = None,
 ) -> int:
-    """Validate, draw and store a sample in one transaction; return its ``sample_id``.
-    (Design ``fixed`` is ``ingest/fixed_sample.py``; ``items`` belongs to it and is refused here.)
-
-    ``answer_sampling``: ``authors`` (default; the paper's code: the full answer list, frequent
-    answers more often, without replacement) or ``distinct`` (uniform over distinct answers, with
-    replacement); see ``_AnswerDraws``. ``templates_per_type`` (design ``all``): render only that
-    many templates of each context type, a seeded choice (None: all of them).
-    ``fakes``: ``random`` (default; the authors' code: a seeded random choice among the
-    relation's fakes) or ``paired`` (the fakes at the positions of the selected real entities,
-    the same for every seed). ``real_entities``: ``fixed`` (default; top by degree, else one
-    random draw that does not depend on ``seed``, so seeds vary only the contexts and the fakes)
-    or ``per-seed`` (without degrees, a new draw for every seed).
-    """
+    """Validate, draw and store a sample in one transaction; return its ``sample_id``. The options
+    are :data:`SAMPLE_OPTIONS` (``n_entities`` / ``n_contexts``: ``entities`` / ``contexts``);
+    design ``fixed`` is ``ingest/fixed_sample.py`` (``items`` belongs to it and is refused here)."""
     context_types = check_sample(
         dataset=dataset,
         entities=n_entities,
