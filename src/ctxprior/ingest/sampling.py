@@ -359,9 +359,43 @@ def draw_sample(
             rows = _all_rows(chosen, templates[rid], context_types, templates_per_type, rng)
         ctx0 = _add_contexts(cx_cols, ctx0, sample_id, rid, rows)
 
-    params = {
+    params = _sample_params(
+        dataset,
+        [r[2] for r in rels],
+        design,
+        n_entities,
+        n_contexts,
+        context_types,
+        seed,
+        answer_sampling,
+        templates_per_type,
+        fakes,
+        real_entities,
+    )
+    store_sample(
+        store, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols
+    )
+    return sample_id
+
+
+def _sample_params(
+    dataset,
+    relations,
+    design,
+    n_entities,
+    n_contexts,
+    context_types,
+    seed,
+    answer_sampling,
+    templates_per_type,
+    fakes,
+    real_entities,
+) -> dict:
+    """``sample.params_json``: what the sample was drawn with (its keys and order are part of
+    the stored rows)."""
+    return {
         "dataset": dataset,
-        "relations": [r[2] for r in rels],
+        "relations": relations,
         "design": design,
         "n_entities": n_entities,
         "n_contexts": n_contexts,
@@ -374,10 +408,6 @@ def draw_sample(
         "fakes": fakes,
         "real_entities": real_entities,
     }
-    store_sample(
-        store, sample_id, ds_id, design, seed, n_entities, n_contexts, context_types, params, sf_cols, cx_cols
-    )
-    return sample_id
 
 
 def check_sample(**values: Any) -> list[str]:
