@@ -581,13 +581,13 @@ def analyzed_warehouse(tmp_path_factory) -> str:
     from ctxprior.schema import open_store
 
     path = str(tmp_path_factory.mktemp("analyzed") / "wh.duckdb")
-    wh = open_store(path)
-    make_yago_like(wh, models=("m-small", "m-big"), seeds=(11, 12), nan_relation=2, constant_relation=3)
-    add_friend_enemy(wh)
-    add_gender(wh)
-    add_cooccurrence(wh, seen_fakes=["fake0_1"])
-    analyze(wh, k=ANALYZE_K, log=lambda m: None)
-    wh.close()
+    store = open_store(path)
+    make_yago_like(store, models=("m-small", "m-big"), seeds=(11, 12), nan_relation=2, constant_relation=3)
+    add_friend_enemy(store)
+    add_gender(store)
+    add_cooccurrence(store, seen_fakes=["fake0_1"])
+    analyze(store, k=ANALYZE_K, log=lambda m: None)
+    store.close()
     return path
 
 

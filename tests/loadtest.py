@@ -63,18 +63,18 @@ def unit_reference(db: str, run_id: int = 1) -> dict[int, tuple[int, float]]:
     from ctxprior.scoring.runs import plan_units
     from ctxprior.scoring.units import ScoreConfig
 
-    with open_store(db, read_only=True, wait=60) as wh:
-        sample, cfg = wh.query("SELECT sample_id, config_json FROM run WHERE run_id = ?", [run_id])[0]
+    with open_store(db, read_only=True, wait=60) as store:
+        sample, cfg = store.query("SELECT sample_id, config_json FROM run WHERE run_id = ?", [run_id])[0]
         config = ScoreConfig.from_json_dict(json.loads(cfg)["identity"]["score"])
         per = {
             (qf, f): (n, s)
-            for qf, f, n, s in wh.query(
+            for qf, f, n, s in store.query(
                 "SELECT query_form_id, fact_id, count(*), sum(persuasion) FROM persuasion WHERE run_id = ? "
                 "GROUP BY ALL",
                 [run_id],
             )
         }
-        units = plan_units(wh, sample, config)
+        units = plan_units(store, sample, config)
     out = {}
     for u in units:
         parts = [per.get((u.query_form_id, f), (0, 0.0)) for f in u.fact_ids]
@@ -134,8 +134,8 @@ def wait_for_run(db: str, run_id: int = 1, timeout: float = 300.0, proc=None) ->
         if proc is not None and (proc.poll() if hasattr(proc, "poll") else (not proc.is_alive())):
             return False
         try:
-            with open_store(db, read_only=True, wait=5) as wh:
-                if wh.scalar("SELECT count(*) FROM run WHERE run_id = ?", [run_id]):
+            with open_store(db, read_only=True, wait=5) as store:
+                if store.scalar("SELECT count(*) FROM run WHERE run_id = ?", [run_id]):
                     return True
         except UserError:
             pass

@@ -291,9 +291,9 @@ def _fake_run(wh, run_id: int, status: str, sample_id: int, n_facts: int, n_ctx:
 
 def build_warehouse(path: str, use_demo: bool = True) -> str:
     """A small warehouse at ``path``: core rows (demo data when available) and two runs."""
-    wh = open_store(path)
+    store = open_store(path)
     try:
-        with wh.transaction():
+        with store.transaction():
             sample_id = None
             if use_demo:
                 try:
@@ -302,14 +302,14 @@ def build_warehouse(path: str, use_demo: bool = True) -> str:
                 except ImportError:
                     use_demo = False
             if use_demo:
-                ingest_demo(wh, only=["demo"])
-                rel = wh.scalar("SELECT short_name FROM relation ORDER BY relation_id LIMIT 1")
-                sample_id = draw_sample(wh, "demo", relations=[rel], n_entities=4, n_contexts=12, seed=11)
+                ingest_demo(store, only=["demo"])
+                rel = store.scalar("SELECT short_name FROM relation ORDER BY relation_id LIMIT 1")
+                sample_id = draw_sample(store, "demo", relations=[rel], n_entities=4, n_contexts=12, seed=11)
             else:
-                _manual_core(wh)
+                _manual_core(store)
                 sample_id = 1
-            _fake_run(wh, 1, "done", sample_id, n_facts=4, n_ctx=8, seed=1)
-            _fake_run(wh, 2, "failed", sample_id, n_facts=2, n_ctx=3, seed=2)
+            _fake_run(store, 1, "done", sample_id, n_facts=4, n_ctx=8, seed=1)
+            _fake_run(store, 2, "failed", sample_id, n_facts=2, n_ctx=3, seed=2)
     finally:
-        wh.close()
+        store.close()
     return path

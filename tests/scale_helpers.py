@@ -80,15 +80,17 @@ def snapshot(db: str, run_id: int | None = None) -> dict:
     """Score rows of a run (run_id left out so two runs compare), sorted, plus run_unit facts."""
     from ctxprior.schema import open_store
 
-    with open_store(db, read_only=True, wait=30) as wh:
+    with open_store(db, read_only=True, wait=30) as store:
         if run_id is None:
-            run_id = wh.scalar("SELECT max(run_id) FROM run")
+            run_id = store.scalar("SELECT max(run_id) FROM run")
         out = {
-            t: wh.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
+            t: store.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
             for t, cols in SCORE_TABLES.items()
         }
-        out["units"] = wh.query("SELECT unit_id, status FROM run_unit WHERE run_id = ? ORDER BY 1", [run_id])
-        out["status"] = wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
+        out["units"] = store.query(
+            "SELECT unit_id, status FROM run_unit WHERE run_id = ? ORDER BY 1", [run_id]
+        )
+        out["status"] = store.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
     return out
 
 
@@ -96,9 +98,9 @@ def duplicates(db: str) -> int:
     """Score rows that appear more than once for the same key (must be 0)."""
     from ctxprior.schema import open_store
 
-    with open_store(db, read_only=True, wait=30) as wh:
+    with open_store(db, read_only=True, wait=30) as store:
         return int(
-            wh.scalar(
+            store.scalar(
                 """SELECT (SELECT count(*) FROM (SELECT run_id, query_form_id, fact_id, context_id, count(*) n
                                              FROM persuasion GROUP BY ALL HAVING n > 1))
                     + (SELECT count(*) FROM (SELECT run_id, query_form_id, fact_id, count(*) n

@@ -122,10 +122,10 @@ def _demo(db_path: str, entities: int = 4, contexts: int = 12) -> int:
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
 
-    with open_store(db_path) as wh:
-        ingest_demo(wh, only=["demo"])
+    with open_store(db_path) as store:
+        ingest_demo(store, only=["demo"])
         return draw_sample(
-            wh,
+            store,
             dataset="demo",
             relations=["capital"],
             n_entities=entities,

@@ -47,8 +47,8 @@ def _yago_file(path, entities, answers, degrees):
 
 def _db(tmp_path, entities, answers, degrees):
     db = str(tmp_path / "wh.duckdb")
-    with open_store(db) as wh:
-        write_yago_qec(wh, parse_yago_qec(_yago_file(tmp_path / "y.json", entities, answers, degrees)))
+    with open_store(db) as store:
+        write_yago_qec(store, parse_yago_qec(_yago_file(tmp_path / "y.json", entities, answers, degrees)))
     return db
 
 
@@ -66,34 +66,36 @@ def test_authors_sampling_follows_answer_frequency_without_replacement(tmp_path)
     ents = [f"Person {i}" for i in range(10)]
     answers = ["London"] * 7 + ["Paris", "Rome", "Oslo"]
     db = _db(tmp_path, ents, answers, list(range(100, 90, -1)))
-    with open_store(db) as wh:
+    with open_store(db) as store:
         # 4 entities x 24 contexts: each (entity, context type) group holds 8 contexts, 8 distinct
         # positions of the 10-answer list: at most 7 London and at most 1 of each other answer
-        sid = draw_sample(wh, "yago_qec", n_entities=4, n_contexts=96, seed=11)
-        groups = wh.query(
+        sid = draw_sample(store, "yago_qec", n_entities=4, n_contexts=96, seed=11)
+        groups = store.query(
             """SELECT c.entity_id, c.context_type, a.name, count(*) FROM context c
                              JOIN answer a USING (answer_id) WHERE c.sample_id = ? GROUP BY ALL""",
             [sid],
         )
         assert all(n <= (7 if name == "London" else 1) for _, _, name, n in groups)
-        total = _answers(wh, sid)
+        total = _answers(store, sid)
         assert sum(total.values()) == 96 and total["London"] >= 12 * 5  # >= 5 of every group's 8
-        params = json.loads(wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [sid]))
+        params = json.loads(store.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [sid]))
         assert params["answer_sampling"] == "authors" and params["entity_dedup"] == "name"
-        dist = draw_sample(wh, "yago_qec", n_entities=4, n_contexts=96, seed=11, answer_sampling="distinct")
-        got = _answers(wh, dist)
+        dist = draw_sample(
+            store, "yago_qec", n_entities=4, n_contexts=96, seed=11, answer_sampling="distinct"
+        )
+        got = _answers(store, dist)
         assert sum(got.values()) == 96 and got["London"] < 48  # uniform over the 4 distinct answers
         assert (
-            json.loads(wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [dist]))[
+            json.loads(store.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [dist]))[
                 "answer_sampling"
             ]
             == "distinct"
         )
         # more contexts of a type per entity than the list has answers: refused, as the authors' code fails
-        n_before = wh.scalar("SELECT count(*) FROM sample")
+        n_before = store.scalar("SELECT count(*) FROM sample")
         with pytest.raises(UserError, match="without replacement"):
-            draw_sample(wh, "yago_qec", n_entities=2, n_contexts=66, seed=11)
-        assert wh.scalar("SELECT count(*) FROM sample") == n_before
+            draw_sample(store, "yago_qec", n_entities=2, n_contexts=66, seed=11)
+        assert store.scalar("SELECT count(*) FROM sample") == n_before
 
 
 def test_namesakes_are_never_both_selected(tmp_path):
@@ -101,11 +103,11 @@ def test_namesakes_are_never_both_selected(tmp_path):
     ents = ["John Smith", "John Smith", "Ada Lovelace", "Alan Turing", "Grace Hopper"]
     answers = ["London", "Leeds", "London", "London", "New York City"]
     db = _db(tmp_path, ents, answers, [50, 40, 30, 20, 10])
-    with open_store(db) as wh:
-        sid = draw_sample(wh, "yago_qec", n_entities=4, n_contexts=12, seed=11)
+    with open_store(db) as store:
+        sid = draw_sample(store, "yago_qec", n_entities=4, n_contexts=12, seed=11)
         names = [
             r[0]
-            for r in wh.query(
+            for r in store.query(
                 "SELECT e.name FROM sample_fact s JOIN fact f USING (fact_id) "
                 "JOIN entity e USING (entity_id) WHERE s.sample_id = ? AND e.kind = 'real' "
                 "ORDER BY s.ordinal",

@@ -366,10 +366,10 @@ def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
     from ctxprior.scoring.runs import score_sample
 
     sid = _demo(db_path)
-    with open_store(db_path) as wh:
-        s = score_sample(wh, sid, lm=lm, progress=False, log=lambda m: None)
+    with open_store(db_path) as store:
+        s = score_sample(store, sid, lm=lm, progress=False, log=lambda m: None)
         reasons = {
-            r[0] for r in wh.query("SELECT prefix_reuse FROM run_unit_engine WHERE run_id = ?", [s.run_id])
+            r[0] for r in store.query("SELECT prefix_reuse FROM run_unit_engine WHERE run_id = ?", [s.run_id])
         }
     assert len(reasons) == 1 and next(iter(reasons)).startswith("mystery: prefix reuse not verified")
 

@@ -339,8 +339,8 @@ def _build(db: str, name: str = "countries", triples=(TRIPLES,), relations: str 
 
 
 def _facts(db: str, name: str) -> dict[str, list[dict]]:
-    with open_store(db, read_only=True) as wh:
-        cur = wh.execute(
+    with open_store(db, read_only=True) as store:
+        cur = store.execute(
             """
             SELECT r.short_name AS relation, f.position, e.uri AS entity, e.name AS entity_name, a.uri AS answer_uri,
                    a.name AS answer, f.uri_degree, f.predicate_degree, f.namesake_degree, f.namesake_num_uris
@@ -437,11 +437,11 @@ def test_build_facts_are_right(db_path, run_cli):
     assert f["demonym"]["Monaco"]["answer"] == "Monégasque" and f["demonym"]["Monaco"]["answer_uri"] is None
     assert f["official_language"]["Switzerland"]["predicate_degree"] == 4
     assert "Atlanta" not in f["capital_of"]
-    with open_store(db_path, read_only=True) as wh:
-        order = wh.query("""SELECT e.name FROM fact f JOIN relation r USING (relation_id) JOIN entity e USING (entity_id)
+    with open_store(db_path, read_only=True) as store:
+        order = store.query("""SELECT e.name FROM fact f JOIN relation r USING (relation_id) JOIN entity e USING (entity_id)
                             WHERE r.short_name = 'demonym' ORDER BY f.position LIMIT 3""")
         assert [x[0] for x in order] == ["Russia", "Germany", "France"]  # the highest total degrees
-        assert wh.scalar("SELECT count(*) FROM covariate WHERE name = 'countries_degree'") == 1
+        assert store.scalar("SELECT count(*) FROM covariate WHERE name = 'countries_degree'") == 1
 
 
 def test_formats_and_gzip_build_the_same_dataset(db_path, tmp_path):
@@ -478,10 +478,10 @@ def test_kg_degree_covariate_agrees_with_the_build(db_path, run_cli):
     _build(db_path)
     r = run_cli("covariates", "kg-degree", TRIPLES, "--name", "kg", "--dataset", "countries")
     assert r.exit_code == 0, r.output
-    with open_store(db_path, read_only=True) as wh:
-        rows = wh.query("""SELECT c.degree, c.total_degree, f.predicate_degree, f.uri_degree
+    with open_store(db_path, read_only=True) as store:
+        rows = store.query("""SELECT c.degree, c.total_degree, f.predicate_degree, f.uri_degree
                            FROM cov_kg c JOIN fact f USING (fact_id)""")
-        n_facts = wh.scalar("SELECT count(*) FROM fact")
+        n_facts = store.scalar("SELECT count(*) FROM fact")
     assert len(rows) == n_facts > 300
     assert all(d == pd and t == ud for d, t, pd, ud in rows)
 
@@ -493,14 +493,14 @@ def test_provenance_rows(db_path, tmp_path):
         db_path, triples=(TRIPLES,), relations=str(rel), labels=(LABELS_DE,), entities_per_relation=5, seed=9
     )
     sha = {p: hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (TRIPLES, LABELS_DE, rel)}
-    with open_store(db_path, read_only=True) as wh:
-        src = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        src = store.query(
             "SELECT role, path, format, sha256, size_bytes, n_lines FROM dataset_source ORDER BY ordinal"
         )
-        build = wh.query(
+        build = store.query(
             "SELECT relations_sha256, relations_yaml, params_json, stats_json FROM dataset_build"
         )[0]
-        ds = wh.query("SELECT source_format, source_sha256 FROM dataset")[0]
+        ds = store.query("SELECT source_format, source_sha256 FROM dataset")[0]
     assert [r[:3] for r in src] == [
         ("triples", str(TRIPLES), "nt"),
         ("labels", str(LABELS_DE), "nt"),
@@ -519,9 +519,10 @@ def test_provenance_rows(db_path, tmp_path):
 
 
 def _state(db: str):
-    with open_store(db, read_only=True) as wh:
+    with open_store(db, read_only=True) as store:
         return {
-            t: wh.scalar(f"SELECT count(*) FROM {t}") for t in ("dataset", "entity", "fact", "dataset_source")
+            t: store.scalar(f"SELECT count(*) FROM {t}")
+            for t in ("dataset", "entity", "fact", "dataset_source")
         }
 
 
@@ -654,12 +655,12 @@ def test_build_sample_score_analyze(db_path, run_cli, tiny_folder):
     sid = int(r.output.strip().splitlines()[-1])
     r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--quiet")
     assert r.exit_code == 0, r.output
-    with open_store(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as store:
         assert (
-            wh.scalar("SELECT count(*) FROM persuasion") == 2 * 4 * 4 * 12
+            store.scalar("SELECT count(*) FROM persuasion") == 2 * 4 * 4 * 12
         )  # relations x entities x forms x contexts
-        assert wh.scalar("SELECT count(*) FROM susceptibility") == 2 * 4 * 4
-        assert wh.scalar("SELECT count(*) FROM persuasion WHERE persuasion IS NULL OR persuasion < 0") == 0
+        assert store.scalar("SELECT count(*) FROM susceptibility") == 2 * 4 * 4
+        assert store.scalar("SELECT count(*) FROM persuasion WHERE persuasion IS NULL OR persuasion < 0") == 0
     r = run_cli("analyze", "--permutations", "200", "--quiet")
     assert r.exit_code == 0, r.output
 
@@ -693,9 +694,9 @@ def test_build_with_the_papers_query_forms(shared_dir, db_path, tmp_path):
     p.write_text(yaml.safe_dump({"relations": rels}))
     rep = _build(db_path, "yago_forms", relations=str(p), entities_per_relation=10)
     assert rep["relations"] == 6 and rep["facts"] == 60
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM context_template") == 6 * 5
-        names = [r[0] for r in wh.query("SELECT short_name FROM relation ORDER BY position")]
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM context_template") == 6 * 5
+        names = [r[0] for r in store.query("SELECT short_name FROM relation ORDER BY position")]
     assert names == ["capital", "reverse-capital", "officialLanguage", "neighbors", "flowsInto", "demonym"]
 
 
@@ -756,8 +757,8 @@ def test_glob_characters_in_a_path_name_exactly_that_file(db_path, run_cli, tmp_
         (kg / decoy).write_text("\n".join(extra) + "\n")
     r = run_cli("build-dataset", kg / name, "--name", "g", "--relations", EXAMPLE)
     assert r.exit_code == 0, r.output
-    with open_store(db_path, read_only=True) as wh:
-        src = wh.query("SELECT path, sha256, n_lines FROM dataset_source WHERE role = 'triples'")
+    with open_store(db_path, read_only=True) as store:
+        src = store.query("SELECT path, sha256, n_lines FROM dataset_source WHERE role = 'triples'")
     assert src == [(str(kg / name), hashlib.sha256((kg / name).read_bytes()).hexdigest(), 1768)]
     _build(db_path, "ref")
     assert _facts(db_path, "g") == _facts(db_path, "ref")
@@ -781,8 +782,8 @@ def test_a_non_utf8_line_is_a_malformed_line(db_path, run_cli, tmp_path):
     r = run_cli("build-dataset", p, "--name", "c", "--relations", EXAMPLE, "--max-malformed", "0.01")
     assert r.exit_code == 0, r.output
     assert "skipped 2 malformed line(s) in latin1.nt (lines 52, 103; 1 not UTF-8)" in r.output, r.output
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.query("SELECT n_lines, n_malformed FROM dataset_source WHERE role = 'triples'") == [
+    with open_store(db_path, read_only=True) as store:
+        assert store.query("SELECT n_lines, n_malformed FROM dataset_source WHERE role = 'triples'") == [
             (1770, 2)
         ]
     assert _facts(db_path, "c") == (_build(db_path, "ref") and _facts(db_path, "ref"))
@@ -836,13 +837,15 @@ def test_an_undeclared_prefix_makes_a_malformed_line(db_path, run_cli, tmp_path,
     assert (
         f"skipped {bad} malformed line(s) in extra{suffix} (line{'s' if bad > 1 else ''} {line}" in r.output
     ), r.output
-    with open_store(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as store:
         assert (
-            wh.scalar("SELECT count(*) FROM entity WHERE uri LIKE 'undeclared:%' OR name LIKE '%undeclared%'")
+            store.scalar(
+                "SELECT count(*) FROM entity WHERE uri LIKE 'undeclared:%' OR name LIKE '%undeclared%'"
+            )
             == 0
         )
-        assert wh.scalar("SELECT count(*) FROM answer WHERE uri LIKE 'undeclared:%'") == 0
-        n = wh.scalar("SELECT n_malformed FROM dataset_source WHERE path = ?", [str(extra)])
+        assert store.scalar("SELECT count(*) FROM answer WHERE uri LIKE 'undeclared:%'") == 0
+        n = store.scalar("SELECT n_malformed FROM dataset_source WHERE path = ?", [str(extra)])
     assert n == bad
 
 
@@ -881,10 +884,10 @@ def test_labels_that_are_not_usable_names_are_skipped(db_path, run_cli, tmp_path
     assert r.exit_code == 0, r.output
     # the long IRI as capital entity and as capital_of answer
     assert "left out 2 chosen fact(s) whose entity or answer has no usable name" in r.output, r.output
-    with open_store(db_path, read_only=True) as wh:
-        names = [n for (n,) in wh.query("SELECT name FROM entity UNION ALL SELECT name FROM answer")]
-        assert wh.scalar("SELECT count(*) FROM entity WHERE uri = ?", [long_iri[1:-1]]) == 0
-        assert wh.scalar("SELECT name FROM entity WHERE uri = ?", [countries[0][1:-1]]) == "Goodname"
+    with open_store(db_path, read_only=True) as store:
+        names = [n for (n,) in store.query("SELECT name FROM entity UNION ALL SELECT name FROM answer")]
+        assert store.scalar("SELECT count(*) FROM entity WHERE uri = ?", [long_iri[1:-1]]) == 0
+        assert store.scalar("SELECT name FROM entity WHERE uri = ?", [countries[0][1:-1]]) == "Goodname"
     assert names and all(name_problem(n) is None for n in names), [n for n in names if name_problem(n)][:3]
     assert max(map(len, names)) <= 100 and not any("\x00" in n or "\u202e" in n or "\t" in n for n in names)
 
@@ -971,8 +974,8 @@ def test_entity_classes_come_from_rdf_type_without_class_filters(db_path):
     assert by_rel["flows_into"] == ("entity", "http://schema.org/RiverBodyOfWater", 1.0)  # no filter: derived
     assert by_rel["capital_of"] == ("entity", "http://schema.org/Place", 1.0)  # cities are City and Place
     _build(db_path)
-    with open_store(db_path, read_only=True) as wh:
-        rows = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        rows = store.query(
             "SELECT r.short_name, c.class_name FROM relation_class c JOIN relation r USING (relation_id) "
             "WHERE c.role = 'entity' ORDER BY 1"
         )
@@ -1017,6 +1020,6 @@ def test_cli_answer_choice_and_require_label(db_path, run_cli):
     )
     assert r.exit_code == 0, r.output
     assert "flows_into: 20 of 32 entities (total degree 18..5); 1 named after their IRI" in r.output
-    with open_store(db_path, read_only=True) as wh:
-        params = json.loads(wh.scalar("SELECT params_json FROM dataset_build"))
+    with open_store(db_path, read_only=True) as store:
+        params = json.loads(store.scalar("SELECT params_json FROM dataset_build"))
     assert params["answer_choice"] == "degree" and params["require_label"] == "none"

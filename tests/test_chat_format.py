@@ -167,10 +167,10 @@ def _demo(db_path: str, entities: int = 2, contexts: int = 6) -> int:
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
 
-    with open_store(db_path) as wh:
-        ingest_demo(wh, only=["demo"])
+    with open_store(db_path) as store:
+        ingest_demo(store, only=["demo"])
         return draw_sample(
-            wh,
+            store,
             dataset="demo",
             relations=["capital"],
             n_entities=entities,
@@ -193,10 +193,12 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
 
     monkeypatch.setattr(Engine, "greedy", spy)
     cfg = ScoreConfig(query_types=("open",), prompt_format="chat", memorization=True, max_new_tokens=2)
-    with open_store(db_path) as wh:
-        s = score_sample(wh, sid, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None)
+    with open_store(db_path) as store:
+        s = score_sample(
+            store, sid, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None
+        )
         r = score_sample(
-            wh,
+            store,
             sid,
             "tiny",
             lm=lm,
@@ -206,22 +208,24 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
             log=lambda m: None,
         )
         assert s.status == r.status == "done" and s.run_id != r.run_id
-        ident = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [s.run_id]))["identity"]
+        ident = json.loads(store.scalar("SELECT config_json FROM run WHERE run_id = ?", [s.run_id]))[
+            "identity"
+        ]
         assert (
             ident["score"]["prompt_format"] == "chat" and ident["score"]["prompt_template"] == chat.template
         )
         assert ident["score"]["prompt_template_sha256"] == chat.template_sha256
-        raw = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [r.run_id]))["identity"]
+        raw = json.loads(store.scalar("SELECT config_json FROM run WHERE run_id = ?", [r.run_id]))["identity"]
         assert raw["score"]["prompt_format"] == "raw" and raw["score"]["prompt_template"] is None
-        n = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
-        assert n == wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [r.run_id]) > 0
-        diff = wh.scalar(
+        n = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
+        assert n == store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [r.run_id]) > 0
+        diff = store.scalar(
             "SELECT max(abs(a.persuasion - b.persuasion)) FROM persuasion a JOIN persuasion b "
             "USING (query_form_id, fact_id, context_id) WHERE a.run_id = ? AND b.run_id = ?",
             [s.run_id, r.run_id],
         )
         assert diff > 1e-6
-        assert wh.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id]) == n
+        assert store.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id]) == n
     assert seen and all(t.startswith(chat.head) and t.endswith(chat.tail) for t in seen)
 
 
@@ -232,10 +236,10 @@ def test_resume_respects_the_prompt_format(db_path):
     lm = tiny()
     cfg = ScoreConfig(query_types=("open",), prompt_format="chat")
     quiet = {"shard_size": 1, "progress": False, "log": lambda m: None}
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         with pytest.raises(KeyboardInterrupt):
             score_sample(
-                wh,
+                store,
                 sid,
                 "tiny",
                 lm=lm,
@@ -243,18 +247,18 @@ def test_resume_respects_the_prompt_format(db_path):
                 **quiet,
                 executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1),
             )
-        chat_run = wh.scalar("SELECT max(run_id) FROM run")
+        chat_run = store.scalar("SELECT max(run_id) FROM run")
         # a raw request does not continue the unfinished chat run
-        raw = score_sample(wh, sid, "tiny", lm=lm, config=ScoreConfig(query_types=("open",)), **quiet)
+        raw = score_sample(store, sid, "tiny", lm=lm, config=ScoreConfig(query_types=("open",)), **quiet)
         assert raw.run_id != chat_run and not raw.resumed
         # a tokenizer whose template renders differently cannot continue it
         other = tiny(TEMPLATE.replace("helpful", "terse"))
-        before = wh.query("SELECT status, units_done FROM run WHERE run_id = ?", [chat_run])
+        before = store.query("SELECT status, units_done FROM run WHERE run_id = ?", [chat_run])
         with pytest.raises(UserError, match="renders differently"):
-            score_sample(wh, None, "tiny", lm=other, resume=chat_run, progress=False, log=lambda m: None)
-        assert wh.query("SELECT status, units_done FROM run WHERE run_id = ?", [chat_run]) == before
+            score_sample(store, None, "tiny", lm=other, resume=chat_run, progress=False, log=lambda m: None)
+        assert store.query("SELECT status, units_done FROM run WHERE run_id = ?", [chat_run]) == before
         # the same chat request continues it
-        again = score_sample(wh, sid, "tiny", lm=lm, config=cfg, **quiet)
+        again = score_sample(store, sid, "tiny", lm=lm, config=cfg, **quiet)
         assert again.run_id == chat_run and again.resumed and again.units_skipped == 1
         assert again.status == "done"
 

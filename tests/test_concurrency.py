@@ -48,9 +48,9 @@ def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):
     deadline = time.monotonic() + 300
     while not refused and time.monotonic() < deadline and p.is_alive():
         try:
-            with open_store(db) as wh:  # a second writer, no --wait
-                with wh.transaction():
-                    wh.execute("INSERT INTO meta VALUES (?, 'between commits')", [f"probe-{got_in}"])
+            with open_store(db) as store:  # a second writer, no --wait
+                with store.transaction():
+                    store.execute("INSERT INTO meta VALUES (?, 'between commits')", [f"probe-{got_in}"])
                 got_in += 1
         except UserError as e:
             refused.append(str(e))
@@ -60,13 +60,13 @@ def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):
         rf"is in use by PID {p.pid} \(.+\); wait for it to finish \(or pass --wait SECONDS\)", refused[0]
     ), refused[0]
     # with --wait it queues behind the driver's commit and then writes
-    with open_store(db, wait=120) as wh, wh.transaction():
-        wh.execute("INSERT INTO meta VALUES ('probe-wait', 'waited')")
+    with open_store(db, wait=120) as store, store.transaction():
+        store.execute("INSERT INTO meta VALUES ('probe-wait', 'waited')")
     p.join(300)
     assert p.exitcode == 0, (tmp_path / "run.log").read_text()
     assert snapshot(db) == base["ref"] and duplicates(db) == 0
-    with open_store(db, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM meta WHERE key LIKE 'probe-%'") == got_in + 1
+    with open_store(db, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM meta WHERE key LIKE 'probe-%'") == got_in + 1
 
 
 def test_eight_readers_during_a_run(base, tmp_path):
@@ -123,8 +123,8 @@ def test_runs_cancel_then_resume(base, tmp_path):
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:
-            with open_store(db, read_only=True, wait=5) as wh:
-                if (wh.scalar("SELECT count(*) FROM run_unit") or 0) >= 1:
+            with open_store(db, read_only=True, wait=5) as store:
+                if (store.scalar("SELECT count(*) FROM run_unit") or 0) >= 1:
                     break
         except Exception:
             pass
@@ -133,8 +133,8 @@ def test_runs_cancel_then_resume(base, tmp_path):
     assert res.exit_code == 0, res.output
     p.join(60)
     assert not p.is_alive() and p.exitcode == 130, (tmp_path / "run.log").read_text()
-    with open_store(db, read_only=True) as wh:
-        status, done = wh.query("SELECT status, units_done FROM run")[0]
+    with open_store(db, read_only=True) as store:
+        status, done = store.query("SELECT status, units_done FROM run")[0]
     assert status == "cancelled" and done >= 1
     code, out = run_cli_child(["--db", db, "runs", "resume", "1", "--quiet"], tmp_path / "resume.log")
     assert code == 0, out

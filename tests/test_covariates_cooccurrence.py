@@ -57,8 +57,8 @@ def toy(db_path, tmp_path):
 
 
 def view_rows(db_path, name):
-    with open_store(db_path, read_only=True) as wh:
-        rows = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        rows = store.query(
             f'SELECT relation, entity, answer, cooccurrence, entity_count, answer_count, "window" '
             f"FROM cov_{name} ORDER BY relation, entity, answer"
         )
@@ -174,8 +174,8 @@ def test_planted_counts_exact(toy, run_cli, db_path):
     for (rel, ent, ans), (co, ne, na, _) in v.items():
         if co is not None:
             assert (co, ne, na) == oracle(ALL_DOCS, ent, ans, 50), (ent, ans)
-    with open_store(db_path, read_only=True) as wh:
-        cat = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        cat = store.query(
             "SELECT kind, status, key_columns, value_columns, n_rows FROM covariate WHERE name='toy_cooc'"
         )
         assert cat == [
@@ -187,10 +187,10 @@ def test_planted_counts_exact(toy, run_cli, db_path):
                 len(FACTS),
             )
         ]
-        assert wh.scalar("SELECT sum(n_bad_json) FROM cooccurrence_shard") == 1
-        assert wh.scalar("SELECT sum(n_missing_text) FROM cooccurrence_shard") == 1
-        assert wh.scalar("SELECT sum(n_documents) FROM cooccurrence_shard") == len(ALL_DOCS)
-        cols = [d[0] for d in wh.execute("SELECT * FROM cov_toy_cooc LIMIT 0").description]
+        assert store.scalar("SELECT sum(n_bad_json) FROM cooccurrence_shard") == 1
+        assert store.scalar("SELECT sum(n_missing_text) FROM cooccurrence_shard") == 1
+        assert store.scalar("SELECT sum(n_documents) FROM cooccurrence_shard") == len(ALL_DOCS)
+        cols = [d[0] for d in store.execute("SELECT * FROM cov_toy_cooc LIMIT 0").description]
         assert cols == [
             "dataset",
             "relation",
@@ -232,8 +232,8 @@ def test_ignore_case_window_and_punctuation_options(toy, run_cli, db_path):
 def test_resume_skips_counted_shards_and_merges_exactly(toy, run_cli, db_path):
     r = run_cli("covariates", "cooccurrence", toy / "s1.jsonl.zst", "--name", "part", "--workers", "1")
     assert r.exit_code == 0, r.output
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT status FROM covariate WHERE name='part'") == "complete"
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT status FROM covariate WHERE name='part'") == "complete"
     r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--workers", "1")
     assert r.exit_code == 0, r.output
     assert "shards: 3 counted, 1 already counted (skipped)" in r.output
@@ -241,9 +241,9 @@ def test_resume_skips_counted_shards_and_merges_exactly(toy, run_cli, db_path):
     assert view_rows(db_path, "part") == view_rows(db_path, "full")
     r = run_cli("covariates", "cooccurrence", toy, "--name", "part", "--workers", "1")
     assert "shards: 0 counted, 4 already counted (skipped)" in r.output
-    with open_store(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as store:
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(*) FROM cooccurrence_shard WHERE covariate_id = "
                 "(SELECT covariate_id FROM covariate WHERE name='part')"
             )
@@ -273,12 +273,12 @@ def test_ray_equals_local(toy, run_cli, db_path):
     r = run_cli("covariates", "cooccurrence", toy, "--name", "ray", "--executor", "ray", "--workers", "2")
     assert r.exit_code == 0, r.output
     assert view_rows(db_path, "ray") == view_rows(db_path, "loc")
-    with open_store(db_path, read_only=True) as wh:
-        a = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        a = store.query(
             "SELECT path, sha256, n_documents, n_words FROM cooccurrence_shard s JOIN covariate c "
             "USING (covariate_id) WHERE c.name='loc' ORDER BY path"
         )
-        b = wh.query(
+        b = store.query(
             "SELECT path, sha256, n_documents, n_words FROM cooccurrence_shard s JOIN covariate c "
             "USING (covariate_id) WHERE c.name='ray' ORDER BY path"
         )
@@ -287,8 +287,8 @@ def test_ray_equals_local(toy, run_cli, db_path):
 
 # -- bad input ----------------------------------------------------------------------------------
 def catalog_rows(db_path):
-    with open_store(db_path, read_only=True) as wh:
-        return wh.query("SELECT * FROM covariate ORDER BY covariate_id")
+    with open_store(db_path, read_only=True) as store:
+        return store.query("SELECT * FROM covariate ORDER BY covariate_id")
 
 
 def test_unreadable_zst_is_a_clear_error_and_changes_nothing(toy, run_cli, db_path, tmp_path):
@@ -313,9 +313,9 @@ def test_truncated_shard_fails_that_shard_only(toy, run_cli, db_path, tmp_path, 
     assert r.exit_code == 2
     assert "1 shard(s) failed and were not stored" in r.output and f"trunc.jsonl.{ext}" in r.output
     assert "EOFError" in r.output
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.query("SELECT status FROM covariate WHERE name='t'") == [("partial",)]
-        assert wh.scalar("SELECT count(*) FROM cooccurrence_shard") == 1
+    with open_store(db_path, read_only=True) as store:
+        assert store.query("SELECT status FROM covariate WHERE name='t'") == [("partial",)]
+        assert store.scalar("SELECT count(*) FROM cooccurrence_shard") == 1
 
 
 def test_missing_text_field_everywhere_is_reported(db_path, run_cli, tmp_path):
@@ -366,12 +366,12 @@ def test_empty_warehouse(run_cli, tmp_path):
 def test_view_joins_with_susceptibility_shape(toy, run_cli, db_path):
     """The documented join: USING (dataset, relation, entity, answer) gives one row per fact."""
     run_cli("covariates", "cooccurrence", toy, "--name", "j", "--workers", "1")
-    with open_store(db_path, read_only=True) as wh:
-        n = wh.scalar(
+    with open_store(db_path, read_only=True) as store:
+        n = store.scalar(
             "SELECT count(*) FROM v_entity v JOIN cov_j c USING (dataset, relation, entity, answer)"
         )
         assert n == len(FACTS)
-        assert json.loads(wh.scalar("SELECT params_json FROM covariate WHERE name='j'"))["window"] == 50
+        assert json.loads(store.scalar("SELECT params_json FROM covariate WHERE name='j'"))["window"] == 50
 
 
 def test_pair_enumeration_in_chunks_is_exact(monkeypatch):
@@ -397,7 +397,7 @@ def test_pair_enumeration_in_chunks_is_exact(monkeypatch):
 def test_library_call_with_progress_bar(toy, db_path, capsys):
     from ctxprior.covariates.cooccurrence import cooccurrence
 
-    with open_store(db_path) as wh:
-        rep = cooccurrence(wh, [str(toy)], name="lib", workers=1, progress=True)
+    with open_store(db_path) as store:
+        rep = cooccurrence(store, [str(toy)], name="lib", workers=1, progress=True)
     assert rep.shards_counted == 4 and rep.bytes_text > 0 and rep.bytes_counted > 0
     assert "cooccurrence lib" in capsys.readouterr().err

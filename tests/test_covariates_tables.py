@@ -48,10 +48,10 @@ def wh_path(db_path):
 
 
 def degrees(db_path, name):
-    with open_store(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as store:
         return {
             (r[0], r[1]): (r[2], r[3])
-            for r in wh.query(f"SELECT relation, entity, degree, total_degree FROM cov_{name}")
+            for r in store.query(f"SELECT relation, entity, degree, total_degree FROM cov_{name}")
         }
 
 
@@ -95,8 +95,8 @@ def test_kg_degree_is_idempotent_and_replace(wh_path, run_cli, tmp_path):
     r = run_cli("covariates", "kg-degree", p2, "--name", "kg", "--replace")
     assert r.exit_code == 0, r.output
     assert degrees(wh_path, "kg")[("capital", "France")] == (1, 3)
-    with open_store(wh_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM covariate") == 1
+    with open_store(wh_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM covariate") == 1
 
 
 def test_kg_degree_bad_input(wh_path, run_cli, tmp_path):
@@ -112,8 +112,8 @@ def test_kg_degree_bad_input(wh_path, run_cli, tmp_path):
     p.write_bytes(b"not gzip")
     r = run_cli("covariates", "kg-degree", p, "--name", "kg")
     assert r.exit_code == 2 and "cannot read the triples" in r.output
-    with open_store(wh_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM covariate") == 0
+    with open_store(wh_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM covariate") == 0
 
 
 # -- user tables --------------------------------------------------------------------------------
@@ -130,13 +130,15 @@ def test_add_csv_reports_matches_and_unmatched(wh_path, run_cli, tmp_path):
     assert r.exit_code == 0, r.output
     assert "cov_pop: 2 of 3 rows matched warehouse keys (2 facts); value columns: popularity" in r.output
     assert "1 unmatched key(s):" in r.output and "entity='Atlantis', answer='Poseidonia'" in r.output
-    with open_store(wh_path, read_only=True) as wh:
-        rows = wh.query("SELECT dataset, relation, entity, answer, popularity FROM cov_pop ORDER BY entity")
+    with open_store(wh_path, read_only=True) as store:
+        rows = store.query(
+            "SELECT dataset, relation, entity, answer, popularity FROM cov_pop ORDER BY entity"
+        )
         assert rows == [
             ("toy", "capital", "France", "Paris", 0.9),
             ("toy", "birthPlace", "Paris Hilton", "New York", 0.7),
         ]
-        cat = wh.query(
+        cat = store.query(
             "SELECT kind, key_columns, value_columns, n_rows, n_matched, data_table, length(source_sha256) "
             "FROM covariate WHERE name = 'pop'"
         )
@@ -156,8 +158,8 @@ def test_add_parquet_by_uri_and_relation(wh_path, run_cli, tmp_path):
     ).to_parquet(p)
     r = run_cli("covariates", "add", p, "--name", "deg", "--on", "entity,relation", "--match", "uri")
     assert r.exit_code == 0, r.output
-    with open_store(wh_path, read_only=True) as wh:
-        assert wh.query("SELECT relation, entity, score FROM cov_deg ORDER BY score") == [
+    with open_store(wh_path, read_only=True) as store:
+        assert store.query("SELECT relation, entity, score FROM cov_deg ORDER BY score") == [
             ("capital", "France", 1),
             ("reverse-capital", "Paris", 2),
         ]
@@ -166,17 +168,17 @@ def test_add_parquet_by_uri_and_relation(wh_path, run_cli, tmp_path):
 def test_add_key_column_absent_is_one_clear_line_and_changes_nothing(wh_path, run_cli, tmp_path):
     p = tmp_path / "x.csv"
     pd.DataFrame({"entity": ["France"], "value": [1]}).to_csv(p, index=False)
-    with open_store(wh_path, read_only=True) as wh:
-        before = wh.query("SELECT * FROM covariate")
-        tables = wh.table_names()
+    with open_store(wh_path, read_only=True) as store:
+        before = store.query("SELECT * FROM covariate")
+        tables = store.table_names()
     r = run_cli("covariates", "add", p, "--name", "x", "--on", "entity,answer")
     assert r.exit_code == 2
     assert r.output == (
         f"Error: {p}: no column answer (it has entity, value); rename the column or change --on\n"
     )
-    with open_store(wh_path, read_only=True) as wh:
-        assert wh.query("SELECT * FROM covariate") == before
-        assert wh.table_names() == tables
+    with open_store(wh_path, read_only=True) as store:
+        assert store.query("SELECT * FROM covariate") == before
+        assert store.table_names() == tables
 
 
 @pytest.mark.parametrize(
@@ -198,8 +200,8 @@ def test_add_bad_tables(wh_path, run_cli, tmp_path, frame, on, message):
     pd.DataFrame(frame).to_csv(p, index=False)
     r = run_cli("covariates", "add", p, "--name", "x", "--on", on)
     assert r.exit_code == 2 and message in r.output, r.output
-    with open_store(wh_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM covariate") == 0
+    with open_store(wh_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM covariate") == 0
 
 
 @pytest.mark.quick
@@ -217,22 +219,22 @@ def test_list(wh_path, run_cli, tmp_path):
 # -- degrees stored on fact rows ----------------------------------------------------------------
 @pytest.mark.quick
 def test_register_fact_degrees(wh_path):
-    with open_store(wh_path) as wh:
-        did = wh.scalar("SELECT dataset_id FROM dataset")
-        assert register_fact_degrees(wh, did) is None  # no degrees yet: no-op
-        assert wh.scalar("SELECT count(*) FROM covariate") == 0
-        wh.execute(
+    with open_store(wh_path) as store:
+        did = store.scalar("SELECT dataset_id FROM dataset")
+        assert register_fact_degrees(store, did) is None  # no degrees yet: no-op
+        assert store.scalar("SELECT count(*) FROM covariate") == 0
+        store.execute(
             "UPDATE fact SET predicate_degree = fact_id * 10, uri_degree = 100 WHERE entity_kind = 'real'"
         )
-        with wh.transaction():  # as the ingest calls it
-            assert register_fact_degrees(wh, did) == "toy_degree"
-        assert register_fact_degrees(wh, did) == "toy_degree"  # idempotent
-        assert wh.scalar("SELECT count(*) FROM covariate") == 1
-        rows = wh.query("SELECT entity, predicate_degree, uri_degree FROM cov_toy_degree ORDER BY fact_id")
+        with store.transaction():  # as the ingest calls it
+            assert register_fact_degrees(store, did) == "toy_degree"
+        assert register_fact_degrees(store, did) == "toy_degree"  # idempotent
+        assert store.scalar("SELECT count(*) FROM covariate") == 1
+        rows = store.query("SELECT entity, predicate_degree, uri_degree FROM cov_toy_degree ORDER BY fact_id")
         assert len(rows) == len(FACTS)
         assert rows[0] == ("France", 10, 100)
-        assert wh.scalar("SELECT kind FROM covariate WHERE name = 'toy_degree'") == "fact_degree"
-        assert register_fact_degrees(wh, 999) is None
+        assert store.scalar("SELECT kind FROM covariate WHERE name = 'toy_degree'") == "fact_degree"
+        assert register_fact_degrees(store, 999) is None
 
 
 def test_yago_qec_ingest_registers_degrees_and_cooccurrence_joins(run_cli, db_path, tmp_path):
@@ -245,22 +247,24 @@ def test_yago_qec_ingest_registers_degrees_and_cooccurrence_joins(run_cli, db_pa
     make_yago_qec(path, n_relations=3, n_facts=12, seed=0, with_degrees=True)
     r = run_cli("ingest", "yago-qec", path)
     assert r.exit_code == 0, r.output
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.query("SELECT name, kind FROM covariate") == [("yago_qec_degree", "fact_degree")]
-        assert wh.scalar("SELECT count(*) FROM cov_yago_qec_degree WHERE predicate_degree IS NOT NULL") > 0
-        ents = wh.query("SELECT entity, answer FROM v_entity WHERE answer IS NOT NULL LIMIT 5")
+    with open_store(db_path, read_only=True) as store:
+        assert store.query("SELECT name, kind FROM covariate") == [("yago_qec_degree", "fact_degree")]
+        assert store.scalar("SELECT count(*) FROM cov_yago_qec_degree WHERE predicate_degree IS NOT NULL") > 0
+        ents = store.query("SELECT entity, answer FROM v_entity WHERE answer IS NOT NULL LIMIT 5")
     docs = [{"text": f"{e} and {a}. {a}, {e}!"} for e, a in ents]
     corpus = write_jsonl(tmp_path / "c" / "x.jsonl.zst", docs)
     r = run_cli("covariates", "cooccurrence", corpus, "--name", "yago_cooc", "--workers", "1")
     assert r.exit_code == 0, r.output
-    with open_store(db_path, read_only=True) as wh:
-        n_keys = wh.scalar(
+    with open_store(db_path, read_only=True) as store:
+        n_keys = store.scalar(
             "SELECT count(*) FROM (SELECT DISTINCT dataset, relation, entity, answer FROM v_entity)"
         )
-        assert wh.scalar("SELECT count(*) FROM cov_yago_cooc") == n_keys
+        assert store.scalar("SELECT count(*) FROM cov_yago_cooc") == n_keys
         e, a = ents[0]
         assert (
-            wh.scalar("SELECT max(cooccurrence) FROM cov_yago_cooc WHERE entity = ? AND answer = ?", [e, a])
+            store.scalar(
+                "SELECT max(cooccurrence) FROM cov_yago_cooc WHERE entity = ? AND answer = ?", [e, a]
+            )
             >= 3
         )
 
@@ -276,9 +280,9 @@ def test_add_reads_exactly_the_named_file_despite_glob_characters(wh_path, run_c
         pd.DataFrame({"entity": ["France"], "popularity": [0.1]}).to_csv(tmp_path / decoy, index=False)
     r = run_cli("covariates", "add", good, "--name", "pop", "--on", "entity")
     assert r.exit_code == 0, r.output
-    with open_store(wh_path, read_only=True) as wh:
-        assert wh.query("SELECT DISTINCT popularity FROM cov_pop") == [(0.9,)]
-        sha = wh.scalar("SELECT source_sha256 FROM covariate WHERE name = 'pop'")
+    with open_store(wh_path, read_only=True) as store:
+        assert store.query("SELECT DISTINCT popularity FROM cov_pop") == [(0.9,)]
+        sha = store.scalar("SELECT source_sha256 FROM covariate WHERE name = 'pop'")
     assert sha == hashlib.sha256(good.read_bytes()).hexdigest()
 
 

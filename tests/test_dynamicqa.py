@@ -123,15 +123,15 @@ def test_ingest_real_files(shared_dir, run_cli, db_path):
     res = run_cli("ingest", "dynamicqa", dq_dir(shared_dir))
     assert res.exit_code == 0, res.output
     assert "5689 facts (static 2500, temporal 2495, disputable 694)" in res.output
-    with open_store(db_path, read_only=True) as wh:
-        counts = dict(wh.query("SELECT partition, count(*) FROM v_dynamicqa_fact GROUP BY 1"))
+    with open_store(db_path, read_only=True) as store:
+        counts = dict(store.query("SELECT partition, count(*) FROM v_dynamicqa_fact GROUP BY 1"))
         assert counts == {"static": 2500, "temporal": 2495, "disputable": 694}
         # 108 contexts with embedded newlines (README), kept verbatim
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))") == 108
+        assert store.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))") == 108
         # blank popularity -> NULL: static 24/1, temporal 14/8
         nulls = {
             r[0]: (r[1], r[2])
-            for r in wh.query(
+            for r in store.query(
                 "SELECT partition, count(*) FILTER (WHERE s_pop_new IS NULL), count(*) FILTER (WHERE o_pop_new IS NULL) "
                 "FROM dynamicqa_fact WHERE partition <> 'disputable' GROUP BY 1"
             )
@@ -139,26 +139,30 @@ def test_ingest_real_files(shared_dir, run_cli, db_path):
         assert nulls == {"static": (24, 1), "temporal": (14, 8)}
         # the stray index is not unique in the disputable file; (partition, id) is the key
         assert (
-            wh.scalar("SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'")
+            store.scalar(
+                "SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'"
+            )
             == 551
         )
-        assert wh.scalar("SELECT count(*) FROM (SELECT DISTINCT partition, id FROM v_dynamicqa_fact)") == 5689
+        assert (
+            store.scalar("SELECT count(*) FROM (SELECT DISTINCT partition, id FROM v_dynamicqa_fact)") == 5689
+        )
         # three disputable ids also occur in the static file
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(*) FROM (SELECT id FROM v_dynamicqa_fact GROUP BY id HAVING count(*) > 1)"
             )
             >= 3
         )
         # aliases: one row per alias, obj always among them
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(*) FROM v_dynamicqa_fact v WHERE NOT EXISTS (SELECT 1 FROM dynamicqa_alias a "
                 "WHERE a.fact_id = v.fact_id AND a.alias = v.object)"
             )
             == 0
         )
-        row = wh.query(
+        row = store.query(
             "SELECT subject, relation, object, replace_name, num_edits, s_pop, o_pop, question "
             "FROM v_dynamicqa_fact WHERE partition = 'temporal' AND id = 4222362"
         )[0]
@@ -173,13 +177,13 @@ def test_ingest_real_files(shared_dir, run_cli, db_path):
             "What is George Rankin's occupation?",
         )
         # question templates per relation reproduce every question
-        bad = wh.scalar("""SELECT count(*) FROM v_dynamicqa_fact v JOIN query_form q
+        bad = store.scalar("""SELECT count(*) FROM v_dynamicqa_fact v JOIN query_form q
                            ON q.relation_id = v.relation_id AND q.name = 'open_0'
                            WHERE replace(q.template, '{entity}', v.subject) <> 'Q: ' || v.question || chr(10) || 'A:'
                              AND v.partition <> 'disputable'""")
         assert bad == 0
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(DISTINCT relation_id) FROM v_dynamicqa_fact WHERE partition <> 'disputable'"
             )
             == 16
@@ -219,43 +223,49 @@ def test_ingest_fixture_files(tmp_path, run_cli, db_path):
     assert res.exit_code == 0, res.output
     assert "120 facts (static 40, temporal 40, disputable 40)" in res.output
     assert f"source: {info.folder.resolve()}" in res.output
-    with open_store(db_path, read_only=True) as wh:
-        assert dict(wh.query("SELECT partition, count(*) FROM v_dynamicqa_fact GROUP BY 1")) == exp["facts"]
+    with open_store(db_path, read_only=True) as store:
         assert (
-            wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))")
+            dict(store.query("SELECT partition, count(*) FROM v_dynamicqa_fact GROUP BY 1")) == exp["facts"]
+        )
+        assert (
+            store.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))")
             == exp["newline"]
             == 2
         )
         nulls = {
             r[0]: (r[1], r[2])
-            for r in wh.query(
+            for r in store.query(
                 "SELECT partition, count(*) FILTER (WHERE s_pop_new IS NULL), count(*) FILTER (WHERE o_pop_new IS NULL) "
                 "FROM dynamicqa_fact WHERE partition <> 'disputable' GROUP BY 1"
             )
         }
         assert nulls == exp["nulls"] == {"static": (1, 1), "temporal": (1, 1)}
         assert (
-            wh.scalar("SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'")
+            store.scalar(
+                "SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'"
+            )
             == exp["dp_index"]
             == 39
         )
-        assert wh.scalar("SELECT count(*) FROM (SELECT DISTINCT partition, id FROM v_dynamicqa_fact)") == 120
         assert (
-            wh.scalar(
+            store.scalar("SELECT count(*) FROM (SELECT DISTINCT partition, id FROM v_dynamicqa_fact)") == 120
+        )
+        assert (
+            store.scalar(
                 "SELECT count(*) FROM (SELECT id FROM v_dynamicqa_fact GROUP BY id HAVING count(*) > 1)"
             )
             == exp["shared_ids"]
             == 1
         )
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(*) FROM v_dynamicqa_fact v WHERE NOT EXISTS (SELECT 1 FROM dynamicqa_alias a "
                 "WHERE a.fact_id = v.fact_id AND a.alias = v.object)"
             )
             == 0
         )
         r = info.rows["temporal"][9]
-        row = wh.query(
+        row = store.query(
             "SELECT v.subject, v.relation, v.object, v.replace_name, v.num_edits, v.s_pop, v.o_pop, "
             "v.question, df.relation_qid, df.subject_qid, df.object_qid FROM v_dynamicqa_fact v "
             "JOIN dynamicqa_fact df USING (fact_id) WHERE v.partition = 'temporal' AND v.id = ?",
@@ -276,26 +286,26 @@ def test_ingest_fixture_files(tmp_path, run_cli, db_path):
         )
         aliases = [
             a
-            for (a,) in wh.query(
+            for (a,) in store.query(
                 "SELECT alias FROM dynamicqa_alias JOIN v_dynamicqa_fact USING (fact_id) "
                 "WHERE partition = 'temporal' AND id = ? ORDER BY ordinal",
                 [int(r["id"])],
             )
         ]
         assert aliases == __import__("json").loads(r["possible_answers"])
-        bad = wh.scalar("""SELECT count(*) FROM v_dynamicqa_fact v JOIN query_form q
+        bad = store.scalar("""SELECT count(*) FROM v_dynamicqa_fact v JOIN query_form q
                            ON q.relation_id = v.relation_id AND q.name = 'open_0'
                            WHERE replace(q.template, '{entity}', v.subject) <> 'Q: ' || v.question || chr(10) || 'A:'
                              AND v.partition <> 'disputable'""")
         assert bad == 0
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(DISTINCT relation_id) FROM v_dynamicqa_fact WHERE partition <> 'disputable'"
             )
             == exp["relations"]
             == 8
         )
-        files = wh.scalar("SELECT description FROM dataset")
+        files = store.scalar("SELECT description FROM dataset")
         for p, name in FILES.items():
             assert f"{name} sha256 {hashlib.sha256(info.files[p].read_bytes()).hexdigest()}" in files
     before = snapshot(db_path)
@@ -305,35 +315,35 @@ def test_ingest_fixture_files(tmp_path, run_cli, db_path):
 
 
 def _check_edge_case_rows(db_path: str) -> None:
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))") == 2
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM dynamicqa_fact WHERE contains(context, chr(10))") == 2
         assert (
-            wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE partition='disputable'")
-            == wh.scalar(
+            store.scalar("SELECT count(*) FROM dynamicqa_fact WHERE partition='disputable'")
+            == store.scalar(
                 "SELECT count(DISTINCT source_index) FROM dynamicqa_fact WHERE partition='disputable'"
             )
             + 1
         )
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(*) FROM dynamicqa_fact WHERE s_pop_new IS NULL AND partition <> 'disputable'"
             )
             >= 2
         )
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(*) FROM dynamicqa_fact WHERE o_pop_new IS NULL AND partition <> 'disputable'"
             )
             >= 2
         )
         # the masked template renders back to the context with obj (static/temporal)
-        for ctx, tpl, obj in wh.query(
+        for ctx, tpl, obj in store.query(
             "SELECT v.context, df.context_template, v.object FROM v_dynamicqa_fact v "
             "JOIN dynamicqa_fact df USING (fact_id) WHERE v.partition <> 'disputable'"
         ):
             assert tpl.format(answer=obj) == ctx.replace("[ENTITY]", obj).strip()
         # disputable: obj is swapped in the literal text, with the authors' "This article is about" prefix
-        for ctx, tpl, obj, subj in wh.query(
+        for ctx, tpl, obj, subj in store.query(
             "SELECT v.context, df.context_template, v.object, v.subject FROM "
             "v_dynamicqa_fact v JOIN dynamicqa_fact df USING (fact_id) "
             "WHERE v.partition = 'disputable'"
@@ -358,10 +368,10 @@ def test_ingest_edge_case_rows_fixture(tmp_path, run_cli, db_path):
     _check_edge_case_rows(db_path)
     assert run_cli("ingest", "dynamicqa", info.folder).exit_code == 0
     dp = info.rows["disputable"]
-    with open_store(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as store:
 
         def fact(part: str, i: int):
-            return wh.query(
+            return store.query(
                 "SELECT mask_count, mask_kind, context_template, source_index FROM dynamicqa_fact df "
                 "JOIN dataset d USING (dataset_id) WHERE d.name = 'dynamicqa' AND partition = ? "
                 "AND source_row = ?",
@@ -378,7 +388,7 @@ def test_ingest_edge_case_rows_fixture(tmp_path, run_cli, db_path):
         )
         assert fact("disputable", 0)[3] == fact("disputable", 3)[3]  # the repeated stray index
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT dir_info FROM dynamicqa_fact WHERE partition = 'disputable' AND source_row = 6 "
                 "AND dataset_id = 2"
             )
@@ -386,7 +396,7 @@ def test_ingest_edge_case_rows_fixture(tmp_path, run_cli, db_path):
         )
         # "Who was the producer of W?": the subject is also a letter of the template
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT q.template FROM query_form q JOIN relation r USING (relation_id) "
                 "WHERE r.name = 'P162' AND q.name = 'open_0' AND r.dataset_id = 2"
             )
@@ -394,7 +404,7 @@ def test_ingest_edge_case_rows_fixture(tmp_path, run_cli, db_path):
         )
         # a disputable question that does not name the subject keeps its text as the query form
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT q.template FROM query_form q JOIN relation r USING (relation_id) "
                 "WHERE r.name = ? AND q.name = 'open_0'",
                 [f"disputable:{dp[6]['id']}"],
@@ -465,9 +475,9 @@ def test_sample_dynamic_contexts(dq_src, tmp_path, run_cli, db_path):
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
     assert int(run_cli("sample-dynamic", "--limit", "2").output.strip().splitlines()[-1]) == sid  # reused
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid]) == 6
-        rows = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid]) == 6
+        rows = store.query(
             """SELECT dc.condition, c.text, v.object, v.replace_name, v.context, v.partition,
                                   c.answer_id = v.answer_id, c.answer_id = v.counter_answer_id, c.entity_id = v.entity_id
                            FROM dynamicqa_context dc JOIN context c USING (context_id)
@@ -484,7 +494,7 @@ def test_sample_dynamic_contexts(dq_src, tmp_path, run_cli, db_path):
                 assert text == ctx.replace("[ENTITY]", fill).strip() + "\n"
         # contexts belong to the fact's relation, so the persuasion scorer pairs them with the fact
         assert (
-            wh.scalar("""SELECT count(*) FROM dynamicqa_context dc JOIN context c USING (context_id)
+            store.scalar("""SELECT count(*) FROM dynamicqa_context dc JOIN context c USING (context_id)
                             JOIN fact f ON f.fact_id = dc.fact_id WHERE c.relation_id <> f.relation_id""")
             == 0
         )
@@ -525,15 +535,15 @@ def test_ingest_dynamicqa_from_the_hub_at_the_pinned_revision(
     assert f"source: hf://datasets/{HUB_REPO}@{HUB_REVISION}" in res.output
     got = {r.path.rsplit("/", 1)[-1] for r in hub_env.calls(pattern=f"/resolve/{HUB_REVISION}/")}
     assert got == set(HUB_FILES.values())
-    with open_store(db_path, read_only=True) as wh:
-        src, desc = wh.query("SELECT source_path, description FROM dataset")[0]
+    with open_store(db_path, read_only=True) as store:
+        src, desc = store.query("SELECT source_path, description FROM dataset")[0]
         assert src == f"hf://datasets/{HUB_REPO}@{HUB_REVISION}"
         sha = hashlib.sha256(pinned.files["static"].read_bytes()).hexdigest()
         assert f"static.csv sha256 {sha}" in desc
         # no stray index column in the Hub layout: source_index is NULL, the rest as in the files
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_fact WHERE source_index IS NOT NULL") == 0
+        assert store.scalar("SELECT count(*) FROM dynamicqa_fact WHERE source_index IS NOT NULL") == 0
         r = pinned.rows["static"][6]
-        assert wh.query(
+        assert store.query(
             "SELECT subject, object FROM v_dynamicqa_fact WHERE partition = 'static' AND id = ?",
             [int(r["id"])],
         ) == [(r["subj"], r["obj"])]
@@ -602,25 +612,25 @@ def test_hub_layout_and_absent_optional_columns(tmp_path, run_cli, db_path):
     assert sorted(p.name for p in info.folder.iterdir()) == sorted(HUB_FILES.values())
     res = run_cli("ingest", "dynamicqa", info.folder)
     assert res.exit_code == 0, res.output
-    with open_store(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as store:
         assert (
-            wh.scalar(
+            store.scalar(
                 "SELECT count(*) FROM dynamicqa_fact WHERE s_pop IS NOT NULL OR o_pop IS NOT NULL "
                 "OR subject_qid IS NOT NULL OR relation_qid IS NOT NULL OR dir_info IS NOT NULL "
                 "OR source_index IS NOT NULL"
             )
             == 0
         )
-        assert wh.scalar("SELECT count(*) FROM dynamicqa_alias") == 24  # obj only
+        assert store.scalar("SELECT count(*) FROM dynamicqa_alias") == 24  # obj only
         assert set(
-            r[0] for r in wh.query("SELECT name FROM relation WHERE name NOT LIKE 'disputable:%'")
+            r[0] for r in store.query("SELECT name FROM relation WHERE name NOT LIKE 'disputable:%'")
         ) == {r["prop"] for p in ("static", "temporal") for r in info.rows[p]}
-        kinds = wh.query(
+        kinds = store.query(
             "SELECT mask_kind, count(*) FROM dynamicqa_fact WHERE partition = 'disputable' GROUP BY 1"
         )
         assert kinds == [("entity_token", 8)]
         dp = info.rows["disputable"][2]  # obj twice -> two masks
-        tpl = wh.scalar(
+        tpl = store.scalar(
             "SELECT context_template FROM dynamicqa_fact WHERE partition = 'disputable' AND source_row = 2"
         )
         assert tpl.format(answer="X") == f"This article is about {dp['subj']}. " + dp["context"].replace(
@@ -818,14 +828,14 @@ def _run(db, src, tmp_path, tiny_lm, minilm, **kw):
     d = tmp_path / "dq"
     if not d.exists():
         subset(src, d, 3)
-    wh = open_store(db)
-    if not wh.scalar("SELECT count(*) FROM dataset"):
-        ingest_dynamicqa(wh, d)
+    store = open_store(db)
+    if not store.scalar("SELECT count(*) FROM dataset"):
+        ingest_dynamicqa(store, d)
     cfg = DynamicConfig(limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", seed=7)
     return (
-        wh,
+        store,
         cfg,
-        lambda **k: run_facts(wh, cfg, lm=tiny_lm, equivalence=minilm, progress=False, **{**kw, **k}),
+        lambda **k: run_facts(store, cfg, lm=tiny_lm, equivalence=minilm, progress=False, **{**kw, **k}),
     )
 
 
@@ -921,11 +931,11 @@ def test_calibration_on_pairs(dq_src, tmp_path, minilm):
     from ctxprior.dynamicqa.ingest import ingest_dynamicqa
 
     d = subset(dq_src, tmp_path / "dq", 60)
-    with open_store(str(tmp_path / "cal.duckdb")) as wh:
-        ingest_dynamicqa(wh, d)
-        rec = calibrate(wh, "dynamicqa", minilm, n_facts=180)
+    with open_store(str(tmp_path / "cal.duckdb")) as store:
+        ingest_dynamicqa(store, d)
+        rec = calibrate(store, "dynamicqa", minilm, n_facts=180)
         assert rec["n_pos"] > 20 and rec["n_neg"] > 60
         assert 0.5 < rec["threshold"] < 1.0
         assert rec["balanced_accuracy_fit"] > 0.55
-        again = calibrate(wh, "dynamicqa", minilm, n_facts=180)
+        again = calibrate(store, "dynamicqa", minilm, n_facts=180)
         assert again["calibration_id"] == rec["calibration_id"]  # cached per (dataset, encoder, seed)

@@ -301,18 +301,18 @@ def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
     tok.eos_token = "[SEP]"
     lm = tiny_model(tok, seed=0, hidden=32)
     d = subset(make_dynamicqa(tmp_path / "full", n=12, seed=0).folder, tmp_path / "dq", 2)
-    with open_store(str(tmp_path / "wh.duckdb")) as wh:
-        ingest_dynamicqa(wh, d)
+    with open_store(str(tmp_path / "wh.duckdb")) as store:
+        ingest_dynamicqa(store, d)
         cfg = DynamicConfig(
             limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", **opts
         )
         rid = run.run_facts(
-            wh, cfg, lm=lm, equivalence=sem.EmbeddingEquivalence("minilm", 0.89), progress=False
+            store, cfg, lm=lm, equivalence=sem.EmbeddingEquivalence("minilm", 0.89), progress=False
         )
-        stored = json.loads(wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [rid]))
+        stored = json.loads(store.scalar("SELECT config_json FROM run WHERE run_id = ?", [rid]))
         want = {**dict(se_form="sum", cp_tokens="generated", labels="rouge", kl_zeros="inf"), **opts}
         assert {k: stored[k] for k in want} == want
-        rows = wh.query(
+        rows = store.query(
             """SELECT s.semantic_entropy_mc, list(g.logprob_sum ORDER BY g.sample_index),
                                   list(g.n_tokens ORDER BY g.sample_index), list(g.cluster ORDER BY g.sample_index)
                            FROM dynamicqa_score s JOIN dynamicqa_generation g USING (run_id, fact_id, condition)

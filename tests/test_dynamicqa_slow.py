@@ -19,18 +19,21 @@ def test_score_dynamic_smollm_cli(dq_src, tmp_path, run_cli, db_path):
     )
     assert res.exit_code == 0, res.output
     rid = int(res.output.strip().splitlines()[-1])
-    with open_store(db_path, read_only=True) as wh:
-        run = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        run = store.query(
             "SELECT kind, status, model, model_revision, config_json FROM run WHERE run_id = ?", [rid]
         )[0]
         assert run[:3] == ("dynamic", "done", "smollm2-135m") and run[3].startswith("sha256:")
         assert '"chat_template_applied": true' in run[4] and '"threshold": 0.89' in run[4]
-        rows = wh.df("SELECT * FROM v_dynamicqa_score WHERE run_id = ? ORDER BY partition, condition", [rid])
+        rows = store.df(
+            "SELECT * FROM v_dynamicqa_score WHERE run_id = ? ORDER BY partition, condition", [rid]
+        )
         assert len(rows) == 9 and set(rows.partition) == {"static", "temporal", "disputable"}
         ctx = rows[rows.condition != "none"]
         assert (ctx.cp >= 0).all() and rows.semantic_entropy.ge(0).all()
         assert (
-            wh.scalar("SELECT count(*) FROM dynamicqa_generation WHERE run_id = ? AND text = ''", [rid]) < 27
+            store.scalar("SELECT count(*) FROM dynamicqa_generation WHERE run_id = ? AND text = ''", [rid])
+            < 27
         )
     res = run_cli("analyze-dynamic", "--run", rid)
     assert res.exit_code == 0 and "disputable" in res.output
@@ -38,12 +41,12 @@ def test_score_dynamic_smollm_cli(dq_src, tmp_path, run_cli, db_path):
     from ctxprior.cli import cli
 
     assert "score" in cli.commands  # the persuasion scorer, compared with CP on the same facts
-    with open_store(db_path, read_only=True) as wh:
-        sid = wh.scalar("SELECT sample_id FROM run WHERE run_id = ?", [rid])
+    with open_store(db_path, read_only=True) as store:
+        sid = store.scalar("SELECT sample_id FROM run WHERE run_id = ?", [rid])
     res = run_cli("score", "--sample", sid, "--estimator", "first-token", "--query-forms", "open")
     assert res.exit_code == 0, res.output
-    with open_store(db_path, read_only=True) as wh:
-        cmp = wh.df(read_sql("ctxprior.dynamicqa", "sql/compare_scores.sql"), [sid, rid])
+    with open_store(db_path, read_only=True) as store:
+        cmp = store.df(read_sql("ctxprior.dynamicqa", "sql/compare_scores.sql"), [sid, rid])
     assert len(cmp) == 6
     assert cmp.first_token_kl.notna().all() and cmp.cp.notna().all()
     assert (cmp.first_token_kl >= -1e-9).all()

@@ -175,15 +175,15 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
         ex.engine.body = _OOMAbove(ex.engine.body, 2)
         return ex
 
-    with open_store(db_path) as wh:
-        s = score_sample(wh, sid, lm=lm, executor_factory=factory, progress=False)
+    with open_store(db_path) as store:
+        s = score_sample(store, sid, lm=lm, executor_factory=factory, progress=False)
         assert s.status == "done"
-        splits = wh.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [s.run_id])
+        splits = store.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [s.run_id])
         assert splits > 0
-        n_rows = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
-        ref = score_sample(wh, sid, lm=lm, fresh=True, progress=False)
-        assert n_rows == wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [ref.run_id])
-        assert wh.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [ref.run_id]) == 0
+        n_rows = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
+        ref = score_sample(store, sid, lm=lm, fresh=True, progress=False)
+        assert n_rows == store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [ref.run_id])
+        assert store.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [ref.run_id]) == 0
 
         def single_row_oom(m, c, b):
             ex = LocalExecutor(m, c, batch_size=8)
@@ -191,10 +191,10 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
             return ex
 
         bad = score_sample(
-            wh, sid, lm=lm, fresh=True, executor_factory=single_row_oom, progress=False, log=lambda m: None
+            store, sid, lm=lm, fresh=True, executor_factory=single_row_oom, progress=False, log=lambda m: None
         )
         assert bad.status == "failed" and "out of memory" in bad.errors[0]
-        assert wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [bad.run_id]) == 0
+        assert store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [bad.run_id]) == 0
 
 
 # ---------------------------------------------------------------- planning (vectorized vs naive)
@@ -265,10 +265,10 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     events = []
     real_write, real_unit = score.write_unit, units.run_unit_checked
 
-    def slow_write(wh, run_id, res):
+    def slow_write(store, run_id, res):
         events.append(("commit start", res.spec.unit_id, time.perf_counter()))
         time.sleep(0.3)
-        real_write(wh, run_id, res)
+        real_write(store, run_id, res)
         events.append(("commit end", res.spec.unit_id, time.perf_counter()))
 
     def traced_unit(engine, inp, *a, **kw):
@@ -279,8 +279,8 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
 
     monkeypatch.setattr(score, "write_unit", slow_write)
     monkeypatch.setattr("ctxprior.scoring.executors.local.run_unit_checked", traced_unit)
-    with open_store(db_path) as wh:
-        s = score_sample(wh, sid, lm=lm, shard_size=2, progress=False, log=lambda m: None)
+    with open_store(db_path) as store:
+        s = score_sample(store, sid, lm=lm, shard_size=2, progress=False, log=lambda m: None)
         assert s.status == "done" and s.units_total >= 3
         starts = {e[1]: e[2] for e in events if e[0] == "compute start"}
         commits = [(e[1], e[2]) for e in events if e[0] == "commit start"]
@@ -289,8 +289,8 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
         assert len(overlapped) >= s.units_total - 2
         assert all(e[3] == "ctxprior-compute" for e in events if e[0] == "compute start")
         monkeypatch.undo()
-        ref = score_sample(wh, sid, lm=lm, shard_size=2, fresh=True, progress=False, log=lambda m: None)
-        a, b = _rows(wh, s.run_id), _rows(wh, ref.run_id)
+        ref = score_sample(store, sid, lm=lm, shard_size=2, fresh=True, progress=False, log=lambda m: None)
+        a, b = _rows(store, s.run_id), _rows(store, ref.run_id)
         assert [r[:3] for r in a[0]] == [r[:3] for r in b[0]]
         np.testing.assert_allclose([r[3] for r in a[0]], [r[3] for r in b[0]], atol=1e-9)
 

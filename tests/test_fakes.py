@@ -272,8 +272,8 @@ def gen(run_cli, mock, monkeypatch):
 
 
 def fake_rows(db, relation="capital"):
-    with open_store(db, read_only=True) as wh:
-        return wh.query(
+    with open_store(db, read_only=True) as store:
+        return store.query(
             "SELECT f.position, e.name, e.entity_class, a.name, re.name FROM fact f "
             "JOIN relation r USING (relation_id) JOIN entity e USING (entity_id) LEFT JOIN answer a USING (answer_id) "
             "JOIN fact rf ON rf.relation_id = f.relation_id AND rf.position = f.position AND rf.entity_kind = 'real' "
@@ -312,9 +312,9 @@ def test_generate_stores_fakes_with_borrowed_answers_and_provenance(gen, mock, d
     assert body["messages"][0]["content"] == PAPER_SYSTEM
     assert "France; Germany; Italy; Spain; Japan" in body["messages"][1]["content"]
     # provenance, and never the key
-    with open_store(db_path, read_only=True) as wh:
-        g = wh.df("SELECT * FROM fake_generation").iloc[0]
-        links = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        g = store.df("SELECT * FROM fake_generation").iloc[0]
+        links = store.query(
             "SELECT position, raw_name, call_index, class_name FROM fake_generation_fact ORDER BY position"
         )
     assert g.method == "model" and g.model == "openai:mock-model" and g.endpoint == mock.url
@@ -342,8 +342,8 @@ def test_duplicates_and_real_collisions_are_rejected_and_counted(gen, mock, db_p
     assert "rejected: answer 1, duplicate 2, not_a_name 1, real_entity 2" in res.output
     assert [r[1] for r in fake_rows(db_path)] == ["Velmoria", "Kestrania", "Ostravelia"]
     assert [r["body"]["seed"] for r in mock.requests] == [3, 4]  # call k uses seed + k
-    with open_store(db_path, read_only=True) as wh:
-        rej = json.loads(wh.scalar("SELECT rejected_json FROM fake_generation"))
+    with open_store(db_path, read_only=True) as store:
+        rej = json.loads(store.scalar("SELECT rejected_json FROM fake_generation"))
     assert rej["real_entity"] == {
         "count": 2,
         "examples": ["France", "Prague"],
@@ -416,8 +416,8 @@ def test_partial(gen, mock, db_path, nofakes):
     assert snapshot(db_path) == before
     res = gen("--n", 4, "--max-rounds", 2, "--allow-partial")
     assert res.exit_code == 0 and "2 of 4 fakes stored" in res.output and "partial" in res.output
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT status FROM fake_generation") == "partial"
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT status FROM fake_generation") == "partial"
 
 
 @pytest.mark.parametrize(
@@ -652,8 +652,8 @@ def test_store_rechecks_the_relation_after_generating(db_path, nofakes, tmp_path
                 add_fakes(wh2, other, "nofakes", "capital")
             return numbered(["Zalovia", "Quellara"])
 
-    with open_store(db_path) as wh, pytest.raises(UserError, match="changed while the fakes were made"):
-        generate_fakes(wh, "nofakes", "capital", n=2, chat=Racing())
+    with open_store(db_path) as store, pytest.raises(UserError, match="changed while the fakes were made"):
+        generate_fakes(store, "nofakes", "capital", n=2, chat=Racing())
     assert [r[1] for r in fake_rows(db_path)] == ["Velmoria"]
 
 
@@ -688,13 +688,13 @@ def test_sample_pairs_generated_fakes_with_their_real_entities(tmp_path, run_cli
     res = run_cli("sample", "--dataset", "deg", "--relation", "capital", "--entities", 10, "--contexts", 60)
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
-    with open_store(db_path, read_only=True) as wh:
-        ents = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        ents = store.query(
             "SELECT entity, entity_kind, answer FROM v_sample_entity WHERE sample_id = ? ORDER BY ordinal",
             [sid],
         )
         mentioned = {
-            r[0] for r in wh.query("SELECT DISTINCT entity FROM v_context WHERE sample_id = ?", [sid])
+            r[0] for r in store.query("SELECT DISTINCT entity FROM v_context WHERE sample_id = ?", [sid])
         }
     fakes = {(r[0], r[2]) for r in ents if r[1] == "fake"}
     assert fakes == {(GOOD[k], rd["answers"][p]) for k, p in enumerate(top)}
@@ -716,8 +716,8 @@ def test_add_from_text_and_csv(run_cli, db_path, nofakes, tmp_path):
     res = run_cli("fakes", "add", txt, "--dataset", "nofakes", "--relation", "capital")  # rerun: no-op
     assert res.exit_code == 0 and "nothing to do" in res.output, res.output
     assert snapshot(db_path) == before
-    with open_store(db_path, read_only=True) as wh:
-        g = wh.df("SELECT * FROM fake_generation").iloc[0]
+    with open_store(db_path, read_only=True) as store:
+        g = store.df("SELECT * FROM fake_generation").iloc[0]
     import hashlib
 
     assert g.method == "file" and g.source_path == str(txt.resolve()) and g.model is None
@@ -814,11 +814,11 @@ def test_generate_with_local_smollm2(tmp_path):
         db = str(tmp_path / f"w{k}.duckdb")
         from ctxprior.ingest.yago_qec import ingest_yago_qec
 
-        with open_store(db) as wh:
-            ingest_yago_qec(wh, src, name="nofakes")
+        with open_store(db) as store:
+            ingest_yago_qec(store, src, name="nofakes")
             try:
                 res = generate_fakes(
-                    wh,
+                    store,
                     "nofakes",
                     "capital",
                     n=2,
@@ -831,7 +831,7 @@ def test_generate_with_local_smollm2(tmp_path):
             except UserError as e:  # a 135M model may find no usable name: still a clean error
                 assert "no usable names" in str(e)
                 res = None
-            calls = wh.query("SELECT calls_json, model_revision FROM fake_generation")
+            calls = store.query("SELECT calls_json, model_revision FROM fake_generation")
         results.append((res.accepted if res else None, calls))
     assert results[0] == results[1]
     accepted, calls = results[0]
@@ -853,8 +853,8 @@ def test_add_to_a_case_study_rejects_its_labels(run_cli, db_path, tmp_path):
     res = run_cli("fakes", "add", path, "--dataset", "friend_enemy", "--relation", "friend_enemy")
     assert res.exit_code == 0, res.output
     assert "1 of 3 fakes stored" in res.output and "label 1, real_entity 1" in res.output
-    with open_store(db_path, read_only=True) as wh:
-        row = wh.query(
+    with open_store(db_path, read_only=True) as store:
+        row = store.query(
             "SELECT e.name, e.entity_class, f.position, f.answer_id = rf.answer_id FROM fact f "
             "JOIN entity e USING (entity_id) JOIN fact rf ON rf.relation_id = f.relation_id "
             "AND rf.position = f.position AND rf.entity_kind = 'real' WHERE f.entity_kind = 'fake'"

@@ -42,10 +42,10 @@ def base(tmp_path_factory):
 def _state(db):
     from ctxprior.schema import open_store
 
-    with open_store(db, read_only=True, wait=30) as wh:
-        runs = wh.query("SELECT run_id, status, units_done, units_total FROM run ORDER BY 1")
-        units = wh.scalar("SELECT count(*) FROM run_unit WHERE status = 'done'")
-        rows = wh.scalar("SELECT count(*) FROM persuasion")
+    with open_store(db, read_only=True, wait=30) as store:
+        runs = store.query("SELECT run_id, status, units_done, units_total FROM run ORDER BY 1")
+        units = store.scalar("SELECT count(*) FROM run_unit WHERE status = 'done'")
+        rows = store.scalar("SELECT count(*) FROM persuasion")
     return runs, units, rows
 
 
@@ -148,8 +148,8 @@ def test_permission_lost_mid_run(base, tmp_path):
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:
-            with open_store(db, read_only=True, wait=5) as wh:
-                if (wh.scalar("SELECT count(*) FROM run_unit") or 0) >= 1:
+            with open_store(db, read_only=True, wait=5) as store:
+                if (store.scalar("SELECT count(*) FROM run_unit") or 0) >= 1:
                     break
         except Exception:
             pass
@@ -198,11 +198,13 @@ def test_broken_model_units_fail_with_reason(base, tmp_path, poison):
     assert res.exit_code == 2
     from ctxprior.schema import open_store
 
-    with open_store(db, read_only=True) as wh:
-        status, err = wh.query("SELECT status, error FROM run")[0]
-        units = wh.query("SELECT status, error FROM run_unit")
-        n = wh.scalar("SELECT count(*) FROM persuasion") + wh.scalar("SELECT count(*) FROM susceptibility")
-        nan = wh.scalar("SELECT count(*) FROM persuasion WHERE isnan(persuasion) OR isinf(persuasion)")
+    with open_store(db, read_only=True) as store:
+        status, err = store.query("SELECT status, error FROM run")[0]
+        units = store.query("SELECT status, error FROM run_unit")
+        n = store.scalar("SELECT count(*) FROM persuasion") + store.scalar(
+            "SELECT count(*) FROM susceptibility"
+        )
+        nan = store.scalar("SELECT count(*) FROM persuasion WHERE isnan(persuasion) OR isinf(persuasion)")
     assert status == "failed" and n == 0 and nan == 0
     assert units and all(s == "failed" and "NaN/inf" in e for s, e in units), units
     res = CliRunner().invoke(cli, ["--db", db, "runs"])

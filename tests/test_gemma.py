@@ -59,10 +59,10 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
         got = df[df.entity == e]
         np.testing.assert_allclose(got.persuasion.to_numpy(), n["persuasion"], atol=1e-4)
         assert got.susceptibility.iloc[0] == pytest.approx(n["susceptibility"], abs=1e-4)
-    with open_store(db_path) as wh:
-        ingest_demo(wh, only=["demo"])
+    with open_store(db_path) as store:
+        ingest_demo(store, only=["demo"])
         sid = draw_sample(
-            wh,
+            store,
             dataset="demo",
             relations=["capital"],
             n_entities=2,
@@ -71,7 +71,7 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
             seed=11,
         )
         s = score_sample(
-            wh,
+            store,
             sid,
             "gemma3-270m",
             lm=lm,
@@ -82,12 +82,13 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
             log=lambda m: None,
         )
         assert s.status == "done"
-        model, revision = wh.query("SELECT model, model_revision FROM run WHERE run_id = ?", [s.run_id])[0]
+        model, revision = store.query("SELECT model, model_revision FROM run WHERE run_id = ?", [s.run_id])[0]
         assert model == "gemma3-270m" and revision == lm.revision
         chi = [
-            r[0] for r in wh.query("SELECT susceptibility FROM susceptibility WHERE run_id = ?", [s.run_id])
+            r[0]
+            for r in store.query("SELECT susceptibility FROM susceptibility WHERE run_id = ?", [s.run_id])
         ]
-        forms = wh.scalar(
+        forms = store.scalar(
             "SELECT count(*) FROM query_form JOIN relation USING (relation_id) "
             "WHERE short_name = 'capital' AND query_type = 'open'"
         )

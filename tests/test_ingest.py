@@ -69,13 +69,13 @@ def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file_any):
     data = json.loads(yago_file.read_text())
     res = run_cli("ingest", "yago-qec", yago_file)
     assert res.exit_code == 0, res.output
-    with open_store(db_path, read_only=True) as wh:
-        rels = wh.query("SELECT name FROM relation ORDER BY position")
+    with open_store(db_path, read_only=True) as store:
+        rels = store.query("SELECT name FROM relation ORDER BY position")
         assert [r[0] for r in rels] == list(data)
         rel0 = next(iter(data))
         d0 = data[rel0]
         n = len(d0["entities"])
-        rows = wh.df(
+        rows = store.df(
             "SELECT * FROM v_entity WHERE relation_uri = ? ORDER BY entity_kind DESC, position", [rel0]
         )
         real = rows[rows.entity_kind == "real"]
@@ -92,14 +92,14 @@ def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file_any):
         assert list(fake.entity) == d0["gpt_fake_entities"]
         assert list(fake.answer) == d0["answers"]
         assert len(real) == len(fake) == n
-        qf = wh.query(
+        qf = store.query(
             "SELECT query_type, ordinal, template FROM query_form q JOIN relation r USING (relation_id) "
             "WHERE r.name = ? ORDER BY query_type DESC, ordinal",
             [rel0],
         )
         assert [t for _, _, t in qf] == d0["query_forms"]["open"] + d0["query_forms"]["closed"]
         ct = dict(
-            wh.query(
+            store.query(
                 "SELECT context_type, template FROM context_template c JOIN relation r USING (relation_id) "
                 "WHERE r.name = ?",
                 [rel0],
@@ -107,14 +107,14 @@ def test_ingest_yago_qec_all_keys_land(run_cli, db_path, yago_file_any):
         )
         assert ct == {k: v for k, v in d0["context_templates"].items() if v is not None}
         cls = dict(
-            wh.query(
+            store.query(
                 "SELECT class_name, fraction FROM relation_class c JOIN relation r USING (relation_id) "
                 "WHERE r.name = ? AND role = 'entity'",
                 [rel0],
             )
         )
         assert cls == pytest.approx(d0["entity_types"])
-        sha, src = wh.query("SELECT source_sha256, source_path FROM dataset")[0]
+        sha, src = store.query("SELECT source_sha256, source_path FROM dataset")[0]
         assert sha == hashlib.sha256(yago_file.read_bytes()).hexdigest() and src == str(yago_file.resolve())
 
 
@@ -125,9 +125,9 @@ def test_ingest_only_some_relations_and_name(run_cli, db_path, yago_file):
         "ingest", "yago-qec", yago_file, "--name", "subset", "--relation", first, "--relation", second
     )
     assert res.exit_code == 0, res.output
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT name FROM dataset") == "subset"
-        assert [r[0] for r in wh.query("SELECT name FROM relation ORDER BY position")] == [first, second]
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT name FROM dataset") == "subset"
+        assert [r[0] for r in store.query("SELECT name FROM relation ORDER BY position")] == [first, second]
 
 
 @pytest.mark.quick
@@ -137,8 +137,8 @@ def test_ids_are_stable(tmp_path, yago_file):
     snaps = []
     for i in range(2):
         db = str(tmp_path / f"w{i}.duckdb")
-        with open_store(db) as wh:
-            ingest_yago_qec(wh, yago_file)
+        with open_store(db) as store:
+            ingest_yago_qec(store, yago_file)
         s = snapshot(db)
         s.pop("meta")
         s["dataset"] = [r.split("datetime")[0] for r in s["dataset"]]  # created_at differs
@@ -152,15 +152,15 @@ def test_ids_are_stable(tmp_path, yago_file):
 def test_demo_ingest_has_paper_case_studies(run_cli, db_path):
     res = run_cli("ingest", "demo")
     assert res.exit_code == 0, res.output
-    with open_store(db_path, read_only=True) as wh:
-        names = [r[0] for r in wh.query("SELECT name FROM dataset ORDER BY dataset_id")]
+    with open_store(db_path, read_only=True) as store:
+        names = [r[0] for r in store.query("SELECT name FROM dataset ORDER BY dataset_id")]
         assert names == ["demo", "friend_enemy", "gender"]
-        n_rel = wh.scalar(
+        n_rel = store.scalar(
             "SELECT count(*) FROM relation JOIN dataset USING (dataset_id) WHERE dataset.name='demo'"
         )
         assert n_rel >= 6
         # every demo relation: 2 open + 2 closed query forms, base/assertive/negation templates, fakes
-        per_rel = wh.query("""
+        per_rel = store.query("""
             SELECT r.short_name,
                    (SELECT count(*) FROM query_form q WHERE q.relation_id = r.relation_id AND query_type='open'),
                    (SELECT count(*) FROM query_form q WHERE q.relation_id = r.relation_id AND query_type='closed'),
@@ -172,9 +172,9 @@ def test_demo_ingest_has_paper_case_studies(run_cli, db_path):
             assert (n_open, n_closed) == (2, 2), rel
             assert {"base", "assertive", "negation"} <= set(types), rel
             assert n_fake > 0, rel
-        fe = wh.df("SELECT * FROM v_entity WHERE dataset = 'friend_enemy'")
+        fe = store.df("SELECT * FROM v_entity WHERE dataset = 'friend_enemy'")
         assert len(fe) == 73 and set(fe.label) == {"friend", "enemy"}
-        g = wh.df("SELECT * FROM v_entity WHERE dataset = 'gender'")
+        g = store.df("SELECT * FROM v_entity WHERE dataset = 'gender'")
         assert sorted(g.entity_class.value_counts().tolist()) == [20, 20]
     # idempotent: a second run changes nothing
     before = snapshot(db_path)
@@ -317,8 +317,8 @@ def test_ingest_from_url_is_cached_and_recorded(hf_env, web, yago_file, run_cli,
     assert f"source: {url} (sha256 {sha})" in res.output
     cached = list((hf_env / "assets" / "ctxprior" / "urls").glob("*/yago_qec.json"))
     assert len(cached) == 1 and cached[0].read_bytes() == yago_file.read_bytes()
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.query("SELECT source_path, source_sha256 FROM dataset") == [(url, sha)]
+    with open_store(db_path, read_only=True) as store:
+        assert store.query("SELECT source_path, source_sha256 FROM dataset") == [(url, sha)]
     web.close()  # the second time comes from the cache
     res = run_cli("ingest", "yago-qec", url, "--name", "again")
     assert res.exit_code == 0, res.output
@@ -410,9 +410,9 @@ def test_ingest_from_the_hub_records_the_commit(hub, tmp_path, yago_file, run_cl
         "reverse-memberOf",
     )
     assert res.exit_code == 0, res.output
-    with open_store(db_path, read_only=True) as wh:
+    with open_store(db_path, read_only=True) as store:
         rows = dict(
-            (n, (p, s)) for n, p, s in wh.query("SELECT name, source_path, source_sha256 FROM dataset")
+            (n, (p, s)) for n, p, s in store.query("SELECT name, source_path, source_sha256 FROM dataset")
         )
         assert rows["latest"] == (
             f"hf://datasets/lab/yago@{head}/data/yago_qec.json",

@@ -40,15 +40,15 @@ def test_manifest_records_versions_counts_hashes(tmp_path, run_cli, source_db):
     assert m["ctxprior_version"] == __version__
     assert m["schema_version"] == SCHEMA_VERSION
     assert m["runs"] == [1, 2]
-    wh = open_store(source_db, read_only=True)
+    store = open_store(source_db, read_only=True)
     try:
-        assert sorted(e["name"] for e in m["tables"]) == wh.table_names()
+        assert sorted(e["name"] for e in m["tables"]) == store.table_names()
         for e in m["tables"]:
             assert e["kind"] == "table"
-            assert e["rows"] == wh.scalar(f'SELECT count(*) FROM "{e["name"]}"')
+            assert e["rows"] == store.scalar(f'SELECT count(*) FROM "{e["name"]}"')
             assert [c["name"] for c in e["columns"]] == [
                 r[0]
-                for r in wh.query(
+                for r in store.query(
                     "SELECT column_name FROM information_schema.columns WHERE "
                     "table_name=? ORDER BY ordinal_position",
                     [e["name"]],
@@ -61,7 +61,7 @@ def test_manifest_records_versions_counts_hashes(tmp_path, run_cli, source_db):
                 assert len(data) == f["bytes"]
                 assert f["path"].startswith(f"data/{e['name']}/")
     finally:
-        wh.close()
+        store.close()
 
 
 def test_export_is_deterministic_and_sharded(tmp_path, source_db):
@@ -69,14 +69,14 @@ def test_export_is_deterministic_and_sharded(tmp_path, source_db):
     from ctxprior.publish.parquet import export_parquet, select
     from ctxprior.schema import open_store
 
-    wh = open_store(source_db, read_only=True)
+    store = open_store(source_db, read_only=True)
     try:
-        sel = select(wh)
-        m1 = export_parquet(wh, tmp_path / "a", sel, stamp_time=False)
-        m2 = export_parquet(wh, tmp_path / "b", sel, stamp_time=False)
-        m3 = export_parquet(wh, tmp_path / "c", select(wh, tables=["persuasion"]), rows_per_file=10)
+        sel = select(store)
+        m1 = export_parquet(store, tmp_path / "a", sel, stamp_time=False)
+        m2 = export_parquet(store, tmp_path / "b", sel, stamp_time=False)
+        m3 = export_parquet(store, tmp_path / "c", select(store, tables=["persuasion"]), rows_per_file=10)
     finally:
-        wh.close()
+        store.close()
     assert m1 == m2
     assert (tmp_path / "a" / "manifest.json").read_bytes() == (tmp_path / "b" / "manifest.json").read_bytes()
     (p,) = m3["tables"]

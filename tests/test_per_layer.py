@@ -90,9 +90,9 @@ from ctxprior.scoring.units import ScoreConfig  # noqa: E402
 
 def _score(db_path, per_layer, **kw):
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         return sid, score_sample(
-            wh,
+            store,
             sid,
             "tiny",
             lm=tiny(),
@@ -107,27 +107,27 @@ def _score(db_path, per_layer, **kw):
 def test_run_writes_layer_tables_and_the_view(db_path):
     _, s = _score(db_path, "psi")
     n_layers = tiny().model.config.num_hidden_layers + 1
-    with open_store(db_path, read_only=True) as wh:
-        n_sus = wh.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id])
-        n_pers = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
+    with open_store(db_path, read_only=True) as store:
+        n_sus = store.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id])
+        n_pers = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
         assert n_sus > 0
         assert (
-            wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id])
+            store.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id])
             == n_sus * n_layers
         )
         assert (
-            wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [s.run_id])
+            store.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [s.run_id])
             == n_pers * n_layers
         )
         # the last layer is the final-layer table, exactly
-        diff = wh.query(
+        diff = store.query(
             """SELECT count(*), count(*) FILTER (WHERE l.susceptibility <> s.susceptibility)
                            FROM susceptibility_layer l JOIN susceptibility s USING (run_id, query_form_id, fact_id)
                            WHERE l.layer = ? AND l.run_id = ?""",
             [n_layers - 1, s.run_id],
         )[0]
         assert diff == (n_sus, 0)
-        diff = wh.query(
+        diff = store.query(
             """SELECT count(*), count(*) FILTER (WHERE l.persuasion <> p.persuasion)
                            FROM persuasion_layer l JOIN persuasion p USING (run_id, query_form_id, fact_id, context_id)
                            WHERE l.layer = ? AND l.run_id = ?""",
@@ -135,16 +135,16 @@ def test_run_writes_layer_tables_and_the_view(db_path):
         )[0]
         assert diff == (n_pers, 0)
         # χ of a layer is the mean of its ψ (uniform context weights)
-        gap = wh.scalar("""SELECT max(abs(l.susceptibility - p.m)) FROM susceptibility_layer l
+        gap = store.scalar("""SELECT max(abs(l.susceptibility - p.m)) FROM susceptibility_layer l
                            JOIN (SELECT run_id, query_form_id, fact_id, layer, avg(persuasion) AS m FROM persuasion_layer
                                  GROUP BY ALL) p USING (run_id, query_form_id, fact_id, layer)""")
         assert gap < 1e-12
-        v = wh.df(
+        v = store.df(
             "SELECT * FROM v_susceptibility_by_layer WHERE run_id = ? ORDER BY entity, layer", [s.run_id]
         )
         assert len(v) == n_sus * n_layers and set(v["n_layers"]) == {n_layers}
         assert set(v["entity_kind"]) <= {"real", "fake"} and v["entity"].notna().all()
-        ref = wh.df(
+        ref = store.df(
             "SELECT query_form_id, fact_id, susceptibility FROM v_susceptibility WHERE run_id = ?", [s.run_id]
         )
         both = ref.merge(v[v["layer"] == n_layers - 1], on=["query_form_id", "fact_id"])
@@ -153,14 +153,14 @@ def test_run_writes_layer_tables_and_the_view(db_path):
 
 def test_chi_only_run_writes_no_persuasion_by_layer_and_plain_runs_nothing(db_path):
     _, s = _score(db_path, "chi")
-    with open_store(db_path) as wh:
-        assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id]) > 0
-        assert wh.scalar("SELECT count(*) FROM persuasion_layer") == 0
-        cfg = wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [s.run_id])
+    with open_store(db_path) as store:
+        assert store.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [s.run_id]) > 0
+        assert store.scalar("SELECT count(*) FROM persuasion_layer") == 0
+        cfg = store.scalar("SELECT config_json FROM run WHERE run_id = ?", [s.run_id])
         assert '"per_layer": "chi"' in cfg
-        sid = wh.scalar("SELECT sample_id FROM run WHERE run_id = ?", [s.run_id])
+        sid = store.scalar("SELECT sample_id FROM run WHERE run_id = ?", [s.run_id])
         plain = score_sample(
-            wh,
+            store,
             sid,
             "tiny",
             lm=tiny(),
@@ -170,16 +170,16 @@ def test_chi_only_run_writes_no_persuasion_by_layer_and_plain_runs_nothing(db_pa
             log=lambda m: None,
         )
         assert plain.run_id != s.run_id  # another identity: not a resume of the per-layer run
-        assert wh.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [plain.run_id]) == 0
-        assert "per_layer" not in wh.scalar("SELECT config_json FROM run WHERE run_id = ?", [plain.run_id])
+        assert store.scalar("SELECT count(*) FROM susceptibility_layer WHERE run_id = ?", [plain.run_id]) == 0
+        assert "per_layer" not in store.scalar("SELECT config_json FROM run WHERE run_id = ?", [plain.run_id])
 
 
 def test_per_layer_needs_first_token(db_path):
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         with pytest.raises(UserError, match="--per-layer"):
             score_sample(
-                wh,
+                store,
                 sid,
                 "tiny",
                 lm=tiny(),
@@ -187,7 +187,7 @@ def test_per_layer_needs_first_token(db_path):
                 progress=False,
             )
         with pytest.raises(UserError, match="--per-layer"):
-            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(per_layer="all"), progress=False)
+            score_sample(store, sid, "tiny", lm=tiny(), config=ScoreConfig(per_layer="all"), progress=False)
 
 
 def test_cli_score_per_layer(run_cli, db_path, tiny_folder):
@@ -212,10 +212,10 @@ def test_cli_score_per_layer(run_cli, db_path, tiny_folder):
     )
     assert r.exit_code == 0, r.output
     run_psi = int(r.stdout.strip().splitlines()[-1])
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM v_susceptibility_by_layer WHERE run_id = ?", [run_id]) > 0
-        assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_id]) == 0
-        assert wh.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_psi]) > 0
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT count(*) FROM v_susceptibility_by_layer WHERE run_id = ?", [run_id]) > 0
+        assert store.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_id]) == 0
+        assert store.scalar("SELECT count(*) FROM persuasion_layer WHERE run_id = ?", [run_psi]) > 0
     before = open(db_path, "rb").read()
     r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--per-layer", "all")
     assert r.exit_code == 2 and "--per-layer" in r.output
@@ -287,10 +287,10 @@ def test_figure_and_report_line(tmp_path):
 
     db = str(tmp_path / "w.duckdb")
     sid = _demo(db, entities=4, contexts=12)
-    with open_store(db) as wh:
+    with open_store(db) as store:
         kinds = set(
             r[0]
-            for r in wh.query(
+            for r in store.query(
                 "SELECT DISTINCT f.entity_kind FROM sample_fact JOIN fact f USING (fact_id) "
                 "WHERE sample_id = ?",
                 [sid],
@@ -298,12 +298,12 @@ def test_figure_and_report_line(tmp_path):
         )
         assert kinds == {"real", "fake"}
         plain = score_sample(
-            wh, sid, "tiny", lm=tiny(), config=ScoreConfig(), progress=False, log=lambda m: None
+            store, sid, "tiny", lm=tiny(), config=ScoreConfig(), progress=False, log=lambda m: None
         )
-        f = fig_layers_real_fake(wh, [plain.run_id])
+        f = fig_layers_real_fake(store, [plain.run_id])
         assert f.fig is None and "--per-layer" in f.note
         s = score_sample(
-            wh,
+            store,
             sid,
             "tiny",
             lm=tiny(),
@@ -311,11 +311,11 @@ def test_figure_and_report_line(tmp_path):
             progress=False,
             log=lambda m: None,
         )
-        f = fig_layers_real_fake(wh, [s.run_id])
+        f = fig_layers_real_fake(store, [s.run_id])
         n_layers = tiny().model.config.num_hidden_layers + 1
         assert f.fig is not None and set(f.data["grp"]) == {"real", "fake"}
         assert len(f.data) == 2 * 2 * n_layers  # (open, closed) x (real, fake) x layers
-        final = wh.df(
+        final = store.df(
             """SELECT q.query_type, f.entity_kind AS grp, avg(s.susceptibility) AS m FROM susceptibility s
                          JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
                          WHERE run_id = ? GROUP BY ALL""",
@@ -326,7 +326,7 @@ def test_figure_and_report_line(tmp_path):
         line = layers_reading(f.data)
         assert f"run {s.run_id} open: real χ = " in line and "fake χ = " in line
         assert f"at the output (layer {n_layers - 1})" in line
-        html = open(write_report(wh, tmp_path / "r.html", [s.run_id]), encoding="utf-8").read()
+        html = open(write_report(store, tmp_path / "r.html", [s.run_id]), encoding="utf-8").read()
     assert "per-layer χ, logit lens" in html and line.split(";")[0] in html
     assert (
         layers_reading(pd.DataFrame(columns=["run_id", "query_type", "grp", "layer", "n_layers", "mean"]))

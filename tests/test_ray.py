@@ -100,9 +100,9 @@ def _score(
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    with open_store(db, brief=True) as wh:
+    with open_store(db, brief=True) as store:
         s = score_sample(
-            wh,
+            store,
             None if resume else sample,
             model,
             lm=lm,
@@ -127,8 +127,8 @@ def test_ray_equals_local_tiny(ray_local, base, tmp_path):
     assert not (tmp_path / "shards").exists()  # committed shards are removed
     from ctxprior.schema import open_store
 
-    with open_store(ray_db, read_only=True) as wh:
-        workers = {r[0] for r in wh.query("SELECT worker FROM run_unit")}
+    with open_store(ray_db, read_only=True) as store:
+        workers = {r[0] for r in store.query("SELECT worker FROM run_unit")}
     assert len(workers) == 2  # both actors computed units
 
 
@@ -163,8 +163,8 @@ def test_driver_dies_between_shard_and_commit(ray_local, base, tmp_path, monkeyp
     assert left, "the uncommitted shard stays on disk"
     from ctxprior.schema import open_store
 
-    with open_store(db, read_only=True) as wh:
-        run_id, done = wh.query("SELECT run_id, units_done FROM run")[0]
+    with open_store(db, read_only=True) as store:
+        run_id, done = store.query("SELECT run_id, units_done FROM run")[0]
     assert done == 1
     s, _ = _score(db, base["tiny"], ray_workers=2, shard_dir=str(shards), resume=run_id)
     assert s.status == "done" and s.units_skipped == 1
@@ -217,9 +217,9 @@ def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
     factory = executor_factory(db, "ray", workers=1, shard_dir=str(tmp_path / "shards"))
     assert factory.worker_gpus is False  # no GPU here: CPU workers
     logs = []
-    with open_store(db, brief=True) as wh:
+    with open_store(db, brief=True) as store:
         s = score_sample(
-            wh,
+            store,
             1,
             base["tiny"],
             shard_size=2,
@@ -229,9 +229,11 @@ def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
             log=logs.append,
         )
         assert s.status == "done"
-        assert wh.query("SELECT device, dtype FROM run WHERE run_id = ?", [s.run_id]) == [("cpu", "float32")]
+        assert store.query("SELECT device, dtype FROM run WHERE run_id = ?", [s.run_id]) == [
+            ("cpu", "float32")
+        ]
         # the workers' engine counters reach the driver's record
-        assert wh.query(
+        assert store.query(
             "SELECT count(*), min(device), min(forward_calls) > 0 FROM run_unit_engine WHERE run_id = ?",
             [s.run_id],
         ) == [(s.units_total, "cpu", True)]

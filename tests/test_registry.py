@@ -121,24 +121,24 @@ def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, t
     assert parse_only("negation-vs-assertive") == ["negation-vs-assertive"]
     db = str(tmp_path / "w.duckdb")
     shutil.copy(analyzed_warehouse, db)
-    wh = open_store(db)
+    store = open_store(db)
     try:
-        counts = analyze(wh, [1], only=["negation-vs-assertive"], k=50, log=lambda m: None)
+        counts = analyze(store, [1], only=["negation-vs-assertive"], k=50, log=lambda m: None)
         assert counts["negation-vs-assertive"] > 0
-        rows = wh.df("SELECT * FROM analysis_result WHERE analysis = 'negation-vs-assertive'")
+        rows = store.df("SELECT * FROM analysis_result WHERE analysis = 'negation-vs-assertive'")
         assert set(rows["test"]) == {"independent", "paired"} and set(rows["alternative"]) == {"two-sided"}
         assert rows["p_adj"].notna().any()
-        lines = summary_lines(wh, [1])
+        lines = summary_lines(store, [1])
         assert any(line.startswith("negation differs from assertive: ") for line in lines), lines
         # no report-title / report keys: the report's section is titled by its name, its help the text
         from ctxprior.queries.report import write_report
 
-        write_report(wh, str(tmp_path / "r.html"), [1])
+        write_report(store, str(tmp_path / "r.html"), [1])
         page = (tmp_path / "r.html").read_text()
         assert "<h2>negation-vs-assertive</h2>" in page
         assert "<p>negation vs assertive contexts (a test&#x27;s analysis)</p>" in page
     finally:
-        wh.close()
+        store.close()
 
 
 def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
@@ -168,10 +168,10 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
     assert last == "first-token-again" and "sampled" not in rest  # not a choice of score
     assert bad.exit_code == 2 and f"use {', '.join(rest)} or {last}" in bad.output
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         for est in ("first-token", "first-token-again"):
             score_sample(
-                wh,
+                store,
                 sid,
                 "tiny",
                 lm=tiny(),
@@ -180,12 +180,12 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
                 progress=False,
                 log=lambda m: None,
             )
-        assert wh.query("SELECT run_id, estimator FROM run ORDER BY 1") == [
+        assert store.query("SELECT run_id, estimator FROM run ORDER BY 1") == [
             (1, "first-token"),
             (2, "first-token-again"),
         ]
         rows = [
-            wh.query(
+            store.query(
                 "SELECT query_form_id, fact_id, susceptibility FROM susceptibility_layer "
                 "WHERE run_id = ? ORDER BY ALL",
                 [r],
@@ -197,7 +197,7 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
             UserError, match="--per-layer: needs --estimator first-token or first-token-again"
         ):
             score_sample(
-                wh,
+                store,
                 sid,
                 "tiny",
                 lm=tiny(),

@@ -51,12 +51,12 @@ def _tiny_folder(dest: Path) -> str:
 def _rows(db: str, run_id: int = 1) -> dict:
     from ctxprior.schema import open_store
 
-    with open_store(db, read_only=True, wait=30) as wh:
+    with open_store(db, read_only=True, wait=30) as store:
         out = {
-            t: wh.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
+            t: store.query(f"SELECT {cols} FROM {t} WHERE run_id = ? ORDER BY ALL", [run_id])
             for t, cols in DQ_TABLES.items()
         }
-        out["run"] = wh.query(
+        out["run"] = store.query(
             "SELECT kind, status, units_done, units_total, prompts_done, error FROM run WHERE run_id = ?",
             [run_id],
         )
@@ -146,8 +146,8 @@ def test_runs_cancel_stops_a_running_dynamic_run_then_resume_finishes_it(base, t
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
         try:
-            with open_store(db, read_only=True, wait=5) as wh:
-                if (wh.scalar("SELECT count(*) FROM dynamicqa_fact_done") or 0) >= 1:
+            with open_store(db, read_only=True, wait=5) as store:
+                if (store.scalar("SELECT count(*) FROM dynamicqa_fact_done") or 0) >= 1:
                     break
         except Exception:
             pass

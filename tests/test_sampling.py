@@ -19,19 +19,19 @@ def yago_db(tmp_path):
     path = tmp_path / "yago_qec.json"
     data = make_yago_qec(path, n_relations=4, n_facts=40, seed=1, with_degrees=True)
     db = str(tmp_path / "w.duckdb")
-    with open_store(db) as wh:
-        ingest_yago_qec(wh, path)
+    with open_store(db) as store:
+        ingest_yago_qec(store, path)
     return db, data
 
 
 def test_paper_design(yago_db):
     db, data = yago_db
-    with open_store(db) as wh:
-        sid = draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=11, fakes="paired")
-        ents = wh.df("SELECT * FROM v_sample_entity WHERE sample_id = ?", [sid])
-        ctx = wh.df("SELECT * FROM v_context WHERE sample_id = ?", [sid])
+    with open_store(db) as store:
+        sid = draw_sample(store, "yago_qec", n_entities=10, n_contexts=60, seed=11, fakes="paired")
+        ents = store.df("SELECT * FROM v_sample_entity WHERE sample_id = ?", [sid])
+        ctx = store.df("SELECT * FROM v_context WHERE sample_id = ?", [sid])
         for rel_uri, rd in data.items():
-            short = wh.scalar("SELECT short_name FROM relation WHERE name = ?", [rel_uri])
+            short = store.scalar("SELECT short_name FROM relation WHERE name = ?", [rel_uri])
             e = ents[ents.relation == short]
             c = ctx[ctx.relation == short]
             assert (
@@ -55,13 +55,13 @@ def test_paper_design(yago_db):
             assert set(c.answer) <= set(rd["answers"])
             # the context text is the template filled with the context's own entity and answer
             row = c.iloc[0]
-            tpl = wh.scalar(
+            tpl = store.scalar(
                 "SELECT template FROM context_template WHERE context_template_id = ?",
                 [int(row.context_template_id)],
             )
             assert row.context == tpl.format(entity=row.entity, answer=row.answer)
             # paired fakes borrow the answers of the selected reals
-            fe = wh.df(
+            fe = store.df(
                 "SELECT v.position, v.entity_kind FROM v_sample_entity s JOIN v_entity v USING (fact_id) "
                 "WHERE s.sample_id = ? AND v.relation = ?",
                 [sid, short],
@@ -73,31 +73,31 @@ def test_paper_design(yago_db):
 
 def test_same_seed_same_sample_different_seed_differs(yago_db, tmp_path):
     db, _ = yago_db
-    with open_store(db) as wh:
-        a = draw_sample(wh, "yago_qec", n_entities=6, n_contexts=36, seed=11)
-        b = draw_sample(wh, "yago_qec", n_entities=6, n_contexts=36, seed=11)
-        c = draw_sample(wh, "yago_qec", n_entities=6, n_contexts=36, seed=12)
+    with open_store(db) as store:
+        a = draw_sample(store, "yago_qec", n_entities=6, n_contexts=36, seed=11)
+        b = draw_sample(store, "yago_qec", n_entities=6, n_contexts=36, seed=11)
+        c = draw_sample(store, "yago_qec", n_entities=6, n_contexts=36, seed=12)
         q = "SELECT relation_id, ordinal, entity_id, answer_id, context_type, text FROM context WHERE sample_id = ? ORDER BY 1, 2"
-        assert wh.query(q, [a]) == wh.query(q, [b])
-        assert wh.query(q, [a]) != wh.query(q, [c])
+        assert store.query(q, [a]) == store.query(q, [b])
+        assert store.query(q, [a]) != store.query(q, [c])
         # a sample of one relation equals that relation's part of the full sample
-        rel = wh.scalar("SELECT short_name FROM relation ORDER BY position LIMIT 1")
-        d = draw_sample(wh, "yago_qec", relations=[rel], n_entities=6, n_contexts=36, seed=11)
-        rid = wh.scalar("SELECT relation_id FROM relation WHERE short_name = ?", [rel])
-        part = [r for r in wh.query(q, [a]) if r[0] == rid]
-        assert wh.query(q, [d]) == part
-        params = wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [a])
+        rel = store.scalar("SELECT short_name FROM relation ORDER BY position LIMIT 1")
+        d = draw_sample(store, "yago_qec", relations=[rel], n_entities=6, n_contexts=36, seed=11)
+        rid = store.scalar("SELECT relation_id FROM relation WHERE short_name = ?", [rel])
+        part = [r for r in store.query(q, [a]) if r[0] == rid]
+        assert store.query(q, [d]) == part
+        params = store.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [a])
         assert '"seed": 11' in params
 
 
 def test_known_sample_is_reproducible_across_machines(yago_db):
     """Pinned output: PCG64 + crc32 give these exact contexts everywhere (guards RNG changes)."""
     db, _ = yago_db
-    with open_store(db) as wh:
+    with open_store(db) as store:
         sid = draw_sample(
-            wh, "yago_qec", n_entities=2, n_contexts=6, seed=11, answer_sampling="distinct", fakes="paired"
+            store, "yago_qec", n_entities=2, n_contexts=6, seed=11, answer_sampling="distinct", fakes="paired"
         )  # the pre-0.2 defaults, pinned here
-        rows = wh.query(
+        rows = store.query(
             "SELECT entity_id, answer_id, context_type FROM context WHERE sample_id = ? "
             "ORDER BY relation_id, ordinal LIMIT 6",
             [sid],
@@ -128,16 +128,16 @@ def test_fakes_change_with_the_seed_and_reals_with_degrees_do_not(yago_db):
     """The authors draw the fakes at random for each seed (``random.sample``); the reals are the
     top ones by degree, the same for every seed."""
     db, _ = yago_db
-    with open_store(db) as wh:
-        sids = [draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s) for s in (11, 12, 13)]
-        fakes = [_queried(wh, s, "fake") for s in sids]
-        reals = [_queried(wh, s, "real") for s in sids]
+    with open_store(db) as store:
+        sids = [draw_sample(store, "yago_qec", n_entities=10, n_contexts=60, seed=s) for s in (11, 12, 13)]
+        fakes = [_queried(store, s, "fake") for s in sids]
+        reals = [_queried(store, s, "real") for s in sids]
         assert reals[0] == reals[1] == reals[2]
         for rel in fakes[0]:
             assert len({f[rel] for f in fakes}) == 3, rel  # three different fake sets
             assert all(len(f[rel]) == 5 for f in fakes)
         # a random fake keeps its own answer: the answer of the real fact at its position
-        mism = wh.scalar(
+        mism = store.scalar(
             """SELECT count(*) FROM sample_fact s JOIN fact f USING (fact_id)
                             JOIN fact r ON r.relation_id = f.relation_id AND r.position = f.position
                                        AND r.entity_kind = 'real'
@@ -148,7 +148,9 @@ def test_fakes_change_with_the_seed_and_reals_with_degrees_do_not(yago_db):
         # paired: the fakes at the reals' positions, the same for every seed
         paired = [
             _queried(
-                wh, draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s, fakes="paired"), "fake"
+                store,
+                draw_sample(store, "yago_qec", n_entities=10, n_contexts=60, seed=s, fakes="paired"),
+                "fake",
             )
             for s in (11, 12, 13)
         ]
@@ -160,23 +162,25 @@ def test_reals_without_degrees_are_fixed_by_default_and_per_seed_on_request(tmp_
 
     path = tmp_path / "yago_qec.json"
     make_yago_qec(path, n_relations=2, n_facts=40, seed=1, with_degrees=False)
-    with open_store(str(tmp_path / "w.duckdb")) as wh:
-        ingest_yago_qec(wh, path)
+    with open_store(str(tmp_path / "w.duckdb")) as store:
+        ingest_yago_qec(store, path)
         fixed = [
-            _queried(wh, draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s), "real")
+            _queried(store, draw_sample(store, "yago_qec", n_entities=10, n_contexts=60, seed=s), "real")
             for s in (11, 12, 13)
         ]
         per_seed = [
             _queried(
-                wh,
-                draw_sample(wh, "yago_qec", n_entities=10, n_contexts=60, seed=s, real_entities="per-seed"),
+                store,
+                draw_sample(
+                    store, "yago_qec", n_entities=10, n_contexts=60, seed=s, real_entities="per-seed"
+                ),
                 "real",
             )
             for s in (11, 12, 13)
         ]
         assert fixed[0] == fixed[1] == fixed[2]
         assert len({r[rel] for r in per_seed for rel in r}) > len(per_seed[0])  # draws differ across seeds
-        params = wh.scalar("SELECT params_json FROM sample ORDER BY sample_id LIMIT 1")
+        params = store.scalar("SELECT params_json FROM sample ORDER BY sample_id LIMIT 1")
         assert '"fakes": "random"' in params and '"real_entities": "fixed"' in params
 
 
@@ -198,17 +202,17 @@ def test_reals_without_degrees_are_fixed_by_default_and_per_seed_on_request(tmp_
 )
 def test_sampling_errors_leave_warehouse_unchanged(yago_db, kwargs, msg):
     db, _ = yago_db
-    with open_store(db) as wh:
+    with open_store(db) as store:
         with pytest.raises(UserError, match=msg):
-            draw_sample(wh, "yago_qec", **kwargs)
-        assert wh.scalar("SELECT count(*) FROM sample") == 0
-        assert wh.scalar("SELECT count(*) FROM context") == 0
+            draw_sample(store, "yago_qec", **kwargs)
+        assert store.scalar("SELECT count(*) FROM sample") == 0
+        assert store.scalar("SELECT count(*) FROM context") == 0
 
 
 def test_unknown_dataset(yago_db):
     db, _ = yago_db
-    with open_store(db) as wh, pytest.raises(UserError, match=r"unknown dataset 'nope'.*yago_qec"):
-        draw_sample(wh, "nope")
+    with open_store(db) as store, pytest.raises(UserError, match=r"unknown dataset 'nope'.*yago_qec"):
+        draw_sample(store, "nope")
 
 
 def test_all_design_case_studies(run_cli, db_path):
@@ -227,12 +231,12 @@ def test_all_design_case_studies(run_cli, db_path):
     )
     assert res.exit_code == 0, res.output
     sid_fe = int(res.output.strip().splitlines()[-1])
-    with open_store(db_path, read_only=True) as wh:
-        g = wh.df("SELECT * FROM v_context WHERE sample_id = ?", [sid])
-        n_tpl = wh.scalar("SELECT count(*) FROM context_template WHERE context_type = 'masculine_swapped'")
+    with open_store(db_path, read_only=True) as store:
+        g = store.df("SELECT * FROM v_context WHERE sample_id = ?", [sid])
+        n_tpl = store.scalar("SELECT count(*) FROM context_template WHERE context_type = 'masculine_swapped'")
         assert len(g) == n_tpl and g.entity.isna().all()  # fixed sentences, mentioned once each
-        assert wh.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid]) == 40
-        fe = wh.df("SELECT * FROM v_context WHERE sample_id = ?", [sid_fe])
+        assert store.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid]) == 40
+        fe = store.df("SELECT * FROM v_context WHERE sample_id = ?", [sid_fe])
         assert len(fe) == 73 * 11
         # each pair's contexts name both members of the pair
         row = fe.iloc[0]
@@ -267,8 +271,8 @@ def test_cli_fakes_and_real_entities_options(run_cli, db_path):
     )
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
-    with open_store(db_path, read_only=True) as wh:
-        params = wh.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [sid])
+    with open_store(db_path, read_only=True) as store:
+        params = store.scalar("SELECT params_json FROM sample WHERE sample_id = ?", [sid])
     assert '"fakes": "paired"' in params and '"real_entities": "per-seed"' in params
     res = run_cli("sample", "--dataset", "demo", "--fakes", "nope")
     assert res.exit_code == 2 and res.output == "Error: --fakes nope: use random or paired\n"

@@ -137,9 +137,9 @@ def test_memorization_labels():
 def test_score_sample_rows_views_and_bookkeeping(db_path):
     sid = _demo(db_path, entities=4, contexts=12)
     lm = tiny()
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         s = score_sample(
-            wh,
+            store,
             sid,
             "tiny",
             lm=lm,
@@ -149,9 +149,9 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
             log=lambda m: None,
         )
         assert s.status == "done" and s.units_failed == 0
-        n_facts = wh.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid])
-        n_ctx = wh.scalar("SELECT count(*) FROM context WHERE sample_id = ?", [sid])
-        n_qf = wh.scalar(
+        n_facts = store.scalar("SELECT count(*) FROM sample_fact WHERE sample_id = ?", [sid])
+        n_ctx = store.scalar("SELECT count(*) FROM context WHERE sample_id = ?", [sid])
+        n_qf = store.scalar(
             "SELECT count(*) FROM query_form qf JOIN relation r USING (relation_id) "
             "WHERE r.short_name = 'capital' AND qf.relation_id IN "
             "(SELECT relation_id FROM context WHERE sample_id = ?)",
@@ -159,30 +159,33 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
         )
         assert s.units_total == n_qf * math.ceil(n_facts / 3)
         assert (
-            wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
+            store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
             == n_qf * n_facts * n_ctx
         )
-        assert wh.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id]) == n_qf * n_facts
         assert (
-            wh.scalar("SELECT count(*) FROM prompt_topk WHERE run_id = ?", [s.run_id])
+            store.scalar("SELECT count(*) FROM susceptibility WHERE run_id = ?", [s.run_id]) == n_qf * n_facts
+        )
+        assert (
+            store.scalar("SELECT count(*) FROM prompt_topk WHERE run_id = ?", [s.run_id])
             == 2 * n_qf * n_facts * n_ctx
         )
         assert (
-            wh.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id])
+            store.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id])
             == n_qf * n_facts * n_ctx
         )
         assert (
-            wh.scalar("SELECT count(*) FROM prior_topk WHERE run_id = ?", [s.run_id]) == 10 * n_qf * n_facts
+            store.scalar("SELECT count(*) FROM prior_topk WHERE run_id = ?", [s.run_id])
+            == 10 * n_qf * n_facts
         )
         # chi = mean psi, per (query form, fact)
-        diff = wh.scalar(
+        diff = store.scalar(
             """SELECT max(abs(s.susceptibility - p.m)) FROM susceptibility s JOIN
                             (SELECT query_form_id, fact_id, avg(persuasion) m FROM persuasion WHERE run_id = ?
                              GROUP BY ALL) p USING (query_form_id, fact_id) WHERE s.run_id = ?""",
             [s.run_id, s.run_id],
         )
         assert diff < 1e-9
-        run = wh.query(
+        run = store.query(
             "SELECT status, model, estimator, units_total, units_done, prompts_done, ended_at, "
             "config_json, host, pid, ctxprior_version FROM run WHERE run_id = ?",
             [s.run_id],
@@ -191,7 +194,7 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
         assert run[3] == run[4] == s.units_total and run[5] == n_qf * n_facts * (n_ctx + 1)
         assert run[6] is not None and json.loads(run[7])["identity"]["score"]["shard_size"] == 3
         # views
-        v = wh.df("SELECT * FROM v_persuasion WHERE run_id = ?", [s.run_id])
+        v = store.df("SELECT * FROM v_persuasion WHERE run_id = ?", [s.run_id])
         assert len(v) == n_qf * n_facts * n_ctx
         assert {
             "model",
@@ -207,21 +210,21 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
             "persuasion",
         } <= set(v.columns)
         assert v["is_relevant"].sum() > 0 and (~v["is_relevant"]).sum() > 0
-        vs = wh.df("SELECT * FROM v_susceptibility WHERE run_id = ?", [s.run_id])
+        vs = store.df("SELECT * FROM v_susceptibility WHERE run_id = ?", [s.run_id])
         assert len(vs) == n_qf * n_facts and set(vs["entity_kind"]) == {"real", "fake"}
-        k = wh.df("SELECT * FROM v_kappa WHERE run_id = ?", [s.run_id])
+        k = store.df("SELECT * FROM v_kappa WHERE run_id = ?", [s.run_id])
         assert len(k) == n_qf * n_ctx and (k["n_facts"] == n_facts).all()
-        g = wh.df("SELECT * FROM v_gamma WHERE run_id = ?", [s.run_id])
+        g = store.df("SELECT * FROM v_gamma WHERE run_id = ?", [s.run_id])
         assert len(g) == n_qf
-        gamma_direct = wh.scalar(
+        gamma_direct = store.scalar(
             "SELECT avg(persuasion) FROM persuasion WHERE run_id = ? AND query_form_id = ?",
             [s.run_id, int(g["query_form_id"][0])],
         )
         assert float(g["gamma"][0]) == pytest.approx(gamma_direct, abs=1e-12)
-        m = wh.df("SELECT * FROM v_memorization WHERE run_id = ?", [s.run_id])
+        m = store.df("SELECT * FROM v_memorization WHERE run_id = ?", [s.run_id])
         assert len(m) == n_qf * n_facts
         # generation labels are aligned to their own context (no sorted-list misalignment)
-        bad = wh.scalar(
+        bad = store.scalar(
             """SELECT count(*) FROM generation g JOIN context c USING (context_id)
                            JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
                            LEFT JOIN answer ca ON ca.answer_id = c.answer_id
@@ -239,15 +242,15 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     cfg = ScoreConfig(query_types=("open",))
     db_a, db_b = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
     sid_a, sid_b = _demo(db_a, 2, 6), _demo(db_b, 2, 6)
-    with open_store(db_a) as wh:
+    with open_store(db_a) as store:
         full = score_sample(
-            wh, sid_a, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None
+            store, sid_a, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None
         )
-        ref = _rows(wh, full.run_id)
-    with open_store(db_b) as wh:
+        ref = _rows(store, full.run_id)
+    with open_store(db_b) as store:
         with pytest.raises(KeyboardInterrupt):
             score_sample(
-                wh,
+                store,
                 sid_b,
                 "tiny",
                 lm=lm,
@@ -257,18 +260,20 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
                 log=lambda m: None,
                 executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 3),
             )
-        run = wh.query("SELECT run_id, status, units_done FROM run")[0]
+        run = store.query("SELECT run_id, status, units_done FROM run")[0]
         assert run[1] == "cancelled" and run[2] == 3
         # rerunning the same command continues the unfinished run
         msgs = []
-        s2 = score_sample(wh, sid_b, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=msgs.append)
+        s2 = score_sample(
+            store, sid_b, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=msgs.append
+        )
         assert s2.run_id == run[0] and s2.resumed and s2.units_skipped == 3
         assert any("resuming" in m for m in msgs)
-        got = _rows(wh, s2.run_id)
-        assert wh.scalar("SELECT status FROM run WHERE run_id = ?", [s2.run_id]) == "done"
+        got = _rows(store, s2.run_id)
+        assert store.scalar("SELECT status FROM run WHERE run_id = ?", [s2.run_id]) == "done"
         # --resume of a finished run does nothing
-        s3 = score_sample(wh, None, resume=s2.run_id, lm=lm, progress=False, log=lambda m: None)
-        assert s3.status == "done" and _rows(wh, s2.run_id) == got
+        s3 = score_sample(store, None, resume=s2.run_id, lm=lm, progress=False, log=lambda m: None)
+        assert s3.status == "done" and _rows(store, s2.run_id) == got
     for a, b in zip(ref, got):
         assert len(a) == len(b)
         for ra, rb in zip(a, b):
@@ -281,9 +286,9 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
     lm = tiny_model(bpe_tokenizer(), seed=1)
     with torch.no_grad():
         lm.model.lm_head.weight[5, 0] = float("nan")
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         s = score_sample(
-            wh,
+            store,
             sid,
             "tiny-nan",
             lm=lm,
@@ -293,34 +298,38 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
             log=lambda m: None,
         )
         assert s.status == "failed" and s.units_failed == s.units_total
-        assert wh.scalar("SELECT count(*) FROM persuasion") == 0
-        assert wh.scalar("SELECT count(*) FROM susceptibility") == 0
-        errs = wh.query("SELECT DISTINCT status, error FROM run_unit")
+        assert store.scalar("SELECT count(*) FROM persuasion") == 0
+        assert store.scalar("SELECT count(*) FROM susceptibility") == 0
+        errs = store.query("SELECT DISTINCT status, error FROM run_unit")
         assert errs and all(st == "failed" and "NaN" in e for st, e in errs)
-        assert wh.scalar("SELECT status FROM run") == "failed"
+        assert store.scalar("SELECT status FROM run") == "failed"
 
 
 @pytest.mark.quick
 def test_plan_is_stable_and_validation(db_path):
     sid = _demo(db_path, 2, 6)
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         cfg = ScoreConfig(shard_size=3)
-        a, b = plan_units(wh, sid, cfg), plan_units(wh, sid, cfg)
+        a, b = plan_units(store, sid, cfg), plan_units(store, sid, cfg)
         assert a == b and [u.unit_id for u in a] == list(range(len(a)))
         with pytest.raises(UserError, match="no such sample"):
-            score_sample(wh, 99, "tiny", lm=tiny(), progress=False)
+            score_sample(store, 99, "tiny", lm=tiny(), progress=False)
         with pytest.raises(UserError, match="query-forms"):
-            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("opn",)), progress=False)
+            score_sample(
+                store, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("opn",)), progress=False
+            )
         with pytest.raises(UserError, match="relation"):
-            score_sample(wh, sid, "tiny", lm=tiny(), config=ScoreConfig(relations=("nope",)), progress=False)
-        assert wh.scalar("SELECT count(*) FROM run") == 0
+            score_sample(
+                store, sid, "tiny", lm=tiny(), config=ScoreConfig(relations=("nope",)), progress=False
+            )
+        assert store.scalar("SELECT count(*) FROM run") == 0
 
 
 def test_answer_set_run(db_path):
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         s = score_sample(
-            wh,
+            store,
             sid,
             "tiny",
             lm=tiny(),
@@ -330,11 +339,11 @@ def test_answer_set_run(db_path):
             log=lambda m: None,
         )
         assert s.status == "done"
-        assert wh.scalar("SELECT estimator FROM run") == "answer-set"
+        assert store.scalar("SELECT estimator FROM run") == "answer-set"
         # closed forms include Yes/No among the candidates
         toks = {
             r[0]
-            for r in wh.query("""SELECT token FROM prior_topk JOIN query_form USING (query_form_id)
+            for r in store.query("""SELECT token FROM prior_topk JOIN query_form USING (query_form_id)
                                           WHERE query_type = 'closed'""")
         }
         assert {"Yes", "No"} & toks
@@ -367,22 +376,24 @@ def test_reliance_matches_a_naive_reference():
 @pytest.mark.parametrize("estimator", ["first-token", "answer-set"])
 def test_reliance_rows_and_views(db_path, estimator):
     sid = _demo(db_path, entities=2, contexts=6)
-    with open_store(db_path) as wh:
+    with open_store(db_path) as store:
         config = ScoreConfig(estimator=estimator)
-        s = score_sample(wh, sid, "tiny", lm=tiny(), config=config, shard_size=2, progress=False, log=print)
+        s = score_sample(
+            store, sid, "tiny", lm=tiny(), config=config, shard_size=2, progress=False, log=print
+        )
         run = [s.run_id]
-        n = wh.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", run)
-        assert wh.scalar("SELECT count(*) FROM reliance WHERE run_id = ?", run) == n > 0
-        assert wh.scalar("SELECT count(*) FROM v_reliance WHERE run_id = ?", run) == n
+        n = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", run)
+        assert store.scalar("SELECT count(*) FROM reliance WHERE run_id = ?", run) == n > 0
+        assert store.scalar("SELECT count(*) FROM v_reliance WHERE run_id = ?", run) == n
         # the mean shift over an item's contexts = chi + KL(mixture || no-context prompt)
-        diff = wh.scalar(
+        diff = store.scalar(
             """SELECT max(abs(s.susceptibility + s.prior_kl - r.m)) FROM susceptibility s JOIN
                (SELECT query_form_id, fact_id, avg(shift) m FROM reliance WHERE run_id = ? GROUP BY ALL) r
                USING (query_form_id, fact_id) WHERE s.run_id = ?""",
             run * 2,
         )
         assert diff < 1e-9
-        bad = wh.scalar(
+        bad = store.scalar(
             """SELECT count(*) FROM v_reliance WHERE run_id = ? AND NOT (jsd BETWEEN 0 AND ln(2)
                AND shift >= 0 AND scaled_difference BETWEEN -1 AND 1 AND answer_context IS NOT NULL
                AND answer_gold IS NOT NULL AND keeps_prior = (answer_top = answer_prior)
@@ -392,13 +403,13 @@ def test_reliance_rows_and_views(db_path, estimator):
         )
         assert bad == 0
         if estimator == "answer-set":  # closed forms: candidates Yes, No, ...; gold Yes, a context Yes or No
-            got = wh.query(
+            got = store.query(
                 "SELECT DISTINCT answer_gold, answer_context IN (0, 1) FROM v_reliance "
                 "WHERE run_id = ? AND query_type = 'closed'",
                 run,
             )
             assert got == [(0, True)]
-        rates = wh.df("SELECT * FROM v_reliance_rates WHERE run_id = ?", run)
+        rates = store.df("SELECT * FROM v_reliance_rates WHERE run_id = ?", run)
         assert set(rates["scope"]) == {"relation", "all relations"}
         c = rates[rates["n_conflict"] > 0]
         np.testing.assert_allclose(c["conr"] + c["memr"] + c["other_rate"], 1.0)
@@ -426,9 +437,9 @@ def test_cli_score_and_errors(run_cli, db_path, tiny_folder):
     r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet")
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.strip().splitlines()[-1])
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.scalar("SELECT status FROM run WHERE run_id = ?", [run_id]) == "done"
-        assert wh.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id]).startswith("sha256:")
+    with open_store(db_path, read_only=True) as store:
+        assert store.scalar("SELECT status FROM run WHERE run_id = ?", [run_id]) == "done"
+        assert store.scalar("SELECT model_revision FROM run WHERE run_id = ?", [run_id]).startswith("sha256:")
     assert run_cli("score", "--sample", 42, "--model", tiny_folder).exit_code == 2
     r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--load-in-8bit")
     if not torch.cuda.is_available():

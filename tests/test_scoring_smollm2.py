@@ -40,10 +40,10 @@ def test_warehouse_run_matches_naive_reference(db_path):
     from ctxprior.ingest.sampling import draw_sample
 
     lm = smollm2()
-    with open_store(db_path) as wh:
-        ingest_demo(wh, only=["demo"])
+    with open_store(db_path) as store:
+        ingest_demo(store, only=["demo"])
         sid = draw_sample(
-            wh,
+            store,
             dataset="demo",
             relations=["capital"],
             n_entities=2,
@@ -52,7 +52,7 @@ def test_warehouse_run_matches_naive_reference(db_path):
             seed=11,
         )
         s = score_sample(
-            wh,
+            store,
             sid,
             "smollm2-135m",
             lm=lm,
@@ -64,20 +64,20 @@ def test_warehouse_run_matches_naive_reference(db_path):
         )
         assert s.status == "done"
         contexts = [
-            r[0] for r in wh.query("SELECT text FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])
+            r[0] for r in store.query("SELECT text FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])
         ]
         ctx_ids = [
             r[0]
-            for r in wh.query("SELECT context_id FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])
+            for r in store.query("SELECT context_id FROM context WHERE sample_id = ? ORDER BY ordinal", [sid])
         ]
-        facts = wh.query(
+        facts = store.query(
             """SELECT f.fact_id, e.name, a.name, f.entity_kind FROM sample_fact sf
                             JOIN fact f USING (fact_id) JOIN entity e ON e.entity_id = f.entity_id
                             JOIN answer a ON a.answer_id = f.answer_id WHERE sf.sample_id = ? ORDER BY sf.ordinal""",
             [sid],
         )
         assert {k for *_, k in facts} == {"real", "fake"}
-        forms = wh.query("""SELECT query_form_id, template FROM query_form q JOIN relation r USING (relation_id)
+        forms = store.query("""SELECT query_form_id, template FROM query_form q JOIN relation r USING (relation_id)
                             WHERE r.short_name = 'capital' AND q.ordinal = 0 ORDER BY query_type DESC""")
         worst = 0.0
         for qf, template in forms:
@@ -85,14 +85,14 @@ def test_warehouse_run_matches_naive_reference(db_path):
             naive = naive_first_token(lm.model, lm.tokenizer, contexts, queries)
             for (fid, *_), n in zip(facts, naive):
                 got = dict(
-                    wh.query(
+                    store.query(
                         "SELECT context_id, persuasion FROM persuasion WHERE run_id = ? AND "
                         "query_form_id = ? AND fact_id = ?",
                         [s.run_id, qf, fid],
                     )
                 )
                 psi = np.array([got[c] for c in ctx_ids])
-                chi, h, pe = wh.query(
+                chi, h, pe = store.query(
                     "SELECT susceptibility, mixture_entropy, prior_entropy FROM susceptibility "
                     "WHERE run_id = ? AND query_form_id = ? AND fact_id = ?",
                     [s.run_id, qf, fid],

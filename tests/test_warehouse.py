@@ -14,8 +14,8 @@ pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 
 def test_new_warehouse_has_schema_and_views(db_path):
-    with open_store(db_path) as wh:
-        assert wh.schema_version() == SCHEMA_VERSION
+    with open_store(db_path) as store:
+        assert store.schema_version() == SCHEMA_VERSION
         assert {
             "dataset",
             "relation",
@@ -28,15 +28,15 @@ def test_new_warehouse_has_schema_and_views(db_path):
             "sample_fact",
             "context",
             "run",
-        } <= set(wh.table_names())
-        assert {"v_entity", "v_context", "v_persuasion", "v_susceptibility"} <= set(wh.view_names())
+        } <= set(store.table_names())
+        assert {"v_entity", "v_context", "v_persuasion", "v_susceptibility"} <= set(store.view_names())
 
 
 def test_v_entity_and_v_context_columns(run_cli, db_path):
     run_cli("ingest", "demo", "--only", "demo")
     run_cli("sample", "--dataset", "demo", "--entities", "2", "--contexts", "6")
-    with open_store(db_path, read_only=True) as wh:
-        cols = list(wh.df("SELECT * FROM v_entity LIMIT 1").columns)
+    with open_store(db_path, read_only=True) as store:
+        cols = list(store.df("SELECT * FROM v_entity LIMIT 1").columns)
         for c in (
             "dataset",
             "relation",
@@ -49,7 +49,7 @@ def test_v_entity_and_v_context_columns(run_cli, db_path):
             "predicate_degree",
         ):
             assert c in cols
-        cols = list(wh.df("SELECT * FROM v_context LIMIT 1").columns)
+        cols = list(store.df("SELECT * FROM v_context LIMIT 1").columns)
         assert cols[:9] == [
             "sample_id",
             "seed",
@@ -99,16 +99,16 @@ def test_older_warehouse_says_what_to_run_and_migrates(db_path, run_cli, monkeyp
     monkeypatch.setitem(
         migrations.MIGRATIONS,
         0,
-        lambda wh: wh.execute("INSERT INTO meta VALUES ('migrated', 'yes')"),
+        lambda store: store.execute("INSERT INTO meta VALUES ('migrated', 'yes')"),
     )
     res = run_cli("info")
     assert res.exit_code == 2 and f"ctxprior --db {db_path} migrate" in res.output
     res = run_cli("migrate")
     assert res.exit_code == 0, res.output
     assert "backup written" in res.output
-    with open_store(db_path, read_only=True) as wh:
-        assert wh.schema_version() == SCHEMA_VERSION
-        assert wh.scalar("SELECT value FROM meta WHERE key = 'migrated'") == "yes"
+    with open_store(db_path, read_only=True) as store:
+        assert store.schema_version() == SCHEMA_VERSION
+        assert store.scalar("SELECT value FROM meta WHERE key = 'migrated'") == "yes"
     assert "already at" in run_cli("migrate").output
 
 
@@ -132,8 +132,8 @@ def test_v1_warehouse_migrates_to_v2_with_the_head_column(db_path, run_cli):
     assert "migrate" in run_cli("info").output
     res = run_cli("migrate")
     assert res.exit_code == 0 and "migrated v1 -> v2" in res.output, res.output
-    with open_store(db_path, read_only=True) as wh:
-        assert "head" in wh.df("DESCRIBE run_unit_engine").column_name.tolist()
+    with open_store(db_path, read_only=True) as store:
+        assert "head" in store.df("DESCRIBE run_unit_engine").column_name.tolist()
 
 
 def test_sql_formats_and_read_only(run_cli, db_path, tmp_path):
@@ -257,11 +257,11 @@ def test_info(run_cli, db_path):
 
 
 def test_transaction_rolls_back(db_path):
-    with open_store(db_path) as wh:
-        with pytest.raises(RuntimeError), wh.transaction():
-            wh.execute("INSERT INTO meta VALUES ('k', 'v')")
+    with open_store(db_path) as store:
+        with pytest.raises(RuntimeError), store.transaction():
+            store.execute("INSERT INTO meta VALUES ('k', 'v')")
             raise RuntimeError("boom")
-        assert wh.scalar("SELECT count(*) FROM meta WHERE key = 'k'") == 0
+        assert store.scalar("SELECT count(*) FROM meta WHERE key = 'k'") == 0
 
 
 def test_second_writer_gets_clear_message(db_path):
@@ -313,10 +313,10 @@ def test_bad_input_leaves_the_file_byte_for_byte_unchanged(run_cli, db_path):
         res = run_cli(*args)
         assert res.exit_code == code, (args, res.output)
         assert hashlib.sha256(Path(db_path).read_bytes()).hexdigest() == before, args
-    with open_store(db_path) as wh:
-        assert wh.scalar("SELECT value FROM meta WHERE key = 'views_sha256'") == views_digest()
-        wh.execute("DROP VIEW v_entity")
-        wh.execute("UPDATE meta SET value = 'old' WHERE key = 'views_sha256'")  # as if the files changed
-    with open_store(db_path) as wh:
-        assert "v_entity" in wh.view_names()
-        assert wh.scalar("SELECT value FROM meta WHERE key = 'views_sha256'") == views_digest()
+    with open_store(db_path) as store:
+        assert store.scalar("SELECT value FROM meta WHERE key = 'views_sha256'") == views_digest()
+        store.execute("DROP VIEW v_entity")
+        store.execute("UPDATE meta SET value = 'old' WHERE key = 'views_sha256'")  # as if the files changed
+    with open_store(db_path) as store:
+        assert "v_entity" in store.view_names()
+        assert store.scalar("SELECT value FROM meta WHERE key = 'views_sha256'") == views_digest()
