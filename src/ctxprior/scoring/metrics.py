@@ -316,7 +316,7 @@ def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
         "confidence_gain": h0 - entropy,
         "p_context_answer": p_ctx,
         "p_gold_answer": torch.where(gold_answer >= 0, p[:, gold_answer.clamp_min(0)], nan),
-        "p_prior_answer": p[:, top0],
+        "p_prior_answer": p.index_select(1, top0.reshape(1))[:, 0],  # a copy: p[:, top0] is a view of p
         "scaled_difference": torch.where(context_answer >= 0, scaled, nan),
         "answer_top": lp.argmax(-1),
         "answer_prior": top0.expand(p.shape[0]),
