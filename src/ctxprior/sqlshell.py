@@ -35,6 +35,8 @@ from .errors import UserError
 from .schema.store import Store, holds_lock
 from .sqlfiles import ident, literal
 
+AllowRead = str | os.PathLike | Iterable[str | os.PathLike]  # one path, or several
+
 ALLOWED = "only SELECT / WITH / EXPLAIN [ANALYZE] SELECT / SET VARIABLE"
 # the statement head that opens a parenthesised SELECT (not EXPLAIN's option list)
 _SELECT_HEADS = {"SELECT", "WITH", "VALUES", "FROM", "TABLE", "("}
@@ -163,7 +165,7 @@ def _raw_tokens(sql: str) -> list[tuple[int, str]]:
 
 def restrict(
     con: duckdb.DuckDBPyConnection,
-    allow_read: Iterable[str | os.PathLike] = (),
+    allow_read: AllowRead = (),
     warehouse: str | None = None,
 ) -> None:
     """Turn DuckDB's external access off on ``con``'s database (until it closes): it then reads
@@ -221,7 +223,7 @@ def read_only_query(
     store: Store,
     sql: str,
     params: Any = None,
-    allow_read: Iterable[str | os.PathLike] = (),
+    allow_read: AllowRead = (),
     arrow: bool = False,
 ):
     """``Warehouse.sql`` / ``Warehouse.arrow``: ``sql`` checked and run on a restricted connection."""
@@ -271,7 +273,7 @@ def run_read_only(
     store: Store,
     sql: str,
     variables: dict[str, str] | None = None,
-    allow_read: Iterable[str | os.PathLike] = (),
+    allow_read: AllowRead = (),
 ):
     """Run every statement (restricted, see the module docstring); (column names, rows) of the last one."""
     restrict(store.con, allow_read, store.path)

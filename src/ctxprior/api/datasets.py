@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ class Datasets(Listed):
         with self._wh.connect(write=True) as store:
             return src.load(store, **params)
 
-    def ingest_demo(self, only: Sequence[str] | None = None) -> list[dict]:
+    def ingest_demo(self, only: Sequence[str] | None = None) -> builtins.list[dict]:  # list: the method
         """Load the bundled demo datasets (demo, friend_enemy, gender); a no-op when present.
         The same as ``wh.datasets.ingest("demo", only=only)``."""
         return self.ingest("demo", only=only)

@@ -67,11 +67,12 @@ class Dynamic(Noun):
         from ..dynamicqa.config import DynamicConfig
         from ..dynamicqa.options import SCORE_DYNAMIC_OPTIONS
         from ..dynamicqa.run import run_dynamic
+        from ..dynamicqa.sample import parse_partitions
         from ..options import by_name
 
         cfg = DynamicConfig(
             dataset=dataset,
-            partitions=partitions,
+            partitions=parse_partitions(partitions),  # validate's first check, done here
             limit=limit,
             model=model,
             samples=samples,

@@ -65,6 +65,7 @@ def quick(
         prompt_format=prompt_format,
         per_layer=per_layer,
     )
+    rows: list[tuple]  # one a (entity, [context,] [layer,] score...) row
     if per_layer == "chi":
         rows = [(e["entity"], layer, chi) for e in out["entities"] for layer, chi in enumerate(e["layers"])]
         df = pd.DataFrame(rows, columns=["entity", "layer", "susceptibility"])

@@ -71,7 +71,8 @@ def _moved(old: str, new: str) -> Callable:
         return out[1] if old == "cancel" else out
 
     alias.__name__, alias.__qualname__ = old, f"Warehouse.{old}"
-    alias.__wrapped__ = getattr(next(n for n in NOUNS if n.name == noun), method)  # its signature
+    # inspect.signature follows __wrapped__ (mypy knows no such attribute on a function)
+    alias.__wrapped__ = getattr(next(n for n in NOUNS if n.name == noun), method)  # type: ignore[attr-defined]
     alias.__doc__ = f"Deprecated (kept for one release): use ``wh.{new}``."
     return alias
 

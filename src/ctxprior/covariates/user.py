@@ -74,13 +74,12 @@ def add_user_table(
     """Add a CSV / Parquet file (``path``) or an in-memory pandas DataFrame / Arrow table as
     covariate ``name``, joined on the key columns ``on`` (comma-separated)."""
     catalog.check_name(name)
-    frame, sha, path = _source(path)
+    frame, frame_sha, path = _source(path)
     if match not in ("name", "uri"):
         raise UserError(f"--match {match}: use name or uri")
     keys = _key_columns(on)
     catalog.dataset_id(store, None)  # the warehouse must have data
-    if frame is None:
-        sha = sha256_file(path)
+    sha = frame_sha if frame_sha is not None else sha256_file(path)  # None: a file, hashed here
     if _unchanged(store, name, sha, keys, match, replace):
         return {"unchanged": True, "view": catalog.view_name(name), "sha256": sha}
     con = store.con

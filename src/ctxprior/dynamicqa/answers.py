@@ -4,7 +4,7 @@ path) and what is kept of each: answer text, log-prob sum, mean token distributi
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ def build_prompt(tokenizer, content: str, chat: bool) -> str:
     return content + RAW_SUFFIX
 
 
-def _answer_len(tokenizer, tokens: list[int], stop_ids: set[int]) -> tuple[int, int]:
+def _answer_len(tokenizer, tokens: list[int], stop_ids: Set[int]) -> tuple[int, int]:
     """(answer tokens m >= 1, generated tokens before end of sequence)."""
     text = ""
     end = len(tokens)
@@ -81,7 +81,7 @@ def generate(
 
 
 def _answers(
-    tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: set[int], cp_tokens: str = "generated"
+    tok, seqs, all_logits, r: int, n_prompts: int, stop_ids: Set[int], cp_tokens: str = "generated"
 ) -> tuple[list[list[Answer]], list[Answer]]:
     """Each row's answer: text, log-prob sum over its answer tokens and mean token distribution
     (float64, log space) over the steps ``cp_tokens`` names; rows grouped back per prompt

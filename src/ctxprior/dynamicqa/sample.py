@@ -39,8 +39,8 @@ def parse_partitions(spec: str | Sequence[str] | None) -> list[str]:
     checked by the declared ``--partition`` option."""
     if spec is None:
         return list(PARTITIONS)
-    items = spec.split(",") if isinstance(spec, str) else list(spec)
-    items = tuple(s.strip().lower() for s in items if s.strip())
+    raw = spec.split(",") if isinstance(spec, str) else list(spec)
+    items = tuple(s.strip().lower() for s in raw if s.strip())
     PARTITIONS_OPTION.check(items)
     return [p for p in PARTITIONS if p in items]
 

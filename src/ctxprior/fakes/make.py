@@ -236,7 +236,8 @@ def add_fakes(
         raise UserError(f"--n {n}: must be positive")
     with store.session():
         plan = plan_relation(store, dataset, relation)
-    screen, accepted = Screen(plan.known), []
+    screen = Screen(plan.known)
+    accepted: list[Accepted] = []
     for raw in raw_names:
         if n is not None and len(accepted) >= n:
             break

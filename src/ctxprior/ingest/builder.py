@@ -230,8 +230,13 @@ class DatasetBuilder:
                 ids["context_template"],
             )
             for role, cname, frac in r.classes:
-                for k, v in (("relation_id", rid), ("role", role), ("class_name", cname), ("fraction", frac)):
-                    cols["relation_class"][k].append(v)
+                for key, val in (
+                    ("relation_id", rid),
+                    ("role", role),
+                    ("class_name", cname),
+                    ("fraction", frac),
+                ):
+                    cols["relation_class"][key].append(val)
         return cols
 
 

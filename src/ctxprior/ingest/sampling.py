@@ -145,7 +145,8 @@ def _select_facts(
         raise UserError(f"--entities {n_entities}: must be even (half real, half fake entities)")
     n_real = n_entities // 2 if has_fakes else n_entities
     paired = has_fakes and fakes == "paired"
-    chosen, names = [], set()  # one entity per name: namesakes (other URI or kind) are never both queried
+    chosen: list[dict] = []
+    names: set[str] = set()  # one entity per name: namesakes (other URI or kind) are never both queried
     for f in _rank_real(real, real_rng if real_rng is not None else rng, balance_classes):
         if paired and f["position"] not in fake_by_pos:
             continue
@@ -331,7 +332,7 @@ def draw_sample(
     )
     n_entities, n_contexts = sample_sizes(design, n_entities, n_contexts)
     ds_id = _dataset_id(store, dataset)
-    per_type = _contexts_per_type(n_entities, n_contexts, len(context_types)) if design == "paper" else None
+    per_type = _contexts_per_type(n_entities, n_contexts, len(context_types)) if design == "paper" else 0
     rels = _sample_relations(store, ds_id, dataset, relations)
     facts_by_rel, templates = _load_facts_and_templates(store, [r[0] for r in rels])
 

@@ -140,21 +140,20 @@ def hub_file(
     """
     from huggingface_hub import hf_hub_download
 
-    kw = {
-        "repo_id": repo_id,
-        "filename": filename,
-        "repo_type": "dataset",
-        "revision": revision,
-        "cache_dir": str(hub_cache_dir()),
-        "local_files_only": is_offline(),
-    }
-    if os.environ.get("HF_ENDPOINT"):
-        kw["endpoint"] = endpoint()
-    down = None if kw["local_files_only"] else unreachable(endpoint())
-    if down:  # no retries against a host that is not there: a cached copy, else the message
-        kw["local_files_only"] = True
-    try:
-        local = Path(hf_hub_download(**kw))
+    offline, cache = is_offline(), str(hub_cache_dir())
+    host = endpoint() if os.environ.get("HF_ENDPOINT") else None  # None: the library's default
+    down = None if offline else unreachable(endpoint())
+    try:  # no retries against a host that is not there (down): a cached copy, else the message
+        got = hf_hub_download(
+            repo_id,
+            filename,
+            repo_type="dataset",
+            revision=revision,
+            cache_dir=cache,
+            local_files_only=offline or bool(down),
+            endpoint=host,
+        )
+        local = Path(got)
     except Exception as e:  # huggingface_hub raises several types; each becomes one line
         todo = todo or f"download {hub_url(repo_id, filename, revision)} and pass the local path instead"
         raise hub_error(repo_id, filename, revision, e, todo, down) from None

@@ -445,7 +445,7 @@ def _card_description(store: Store, manifest: dict[str, Any]) -> list[str]:
 def _card_method(runs: list[dict[str, Any]]) -> list[str]:
     """Card lines: how the scores were computed, with the estimators the runs used."""
     out = ["## How the scores were computed", "", METHOD_TEXT]
-    est = sorted({r.get("estimator") for r in runs if r.get("estimator")})
+    est = sorted({e for r in runs if (e := r.get("estimator"))})
     if est:
         from ..scoring.estimators import registry  # the estimators' own words (loads torch)
 

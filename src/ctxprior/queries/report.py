@@ -72,6 +72,8 @@ def _table(df: pd.DataFrame, max_rows: int = 60) -> str:
 def reading_for(store, analysis: str, ids: list[int]) -> str:
     """Plain-language reading of one comparison from its stored rows."""
     cmp = registry.get(analysis).comparison
+    if cmp is None:
+        raise RuntimeError(f"reading_for: {analysis} is not a group comparison (it declares no compare:)")
     df = store.df(
         "SELECT * FROM analysis_result WHERE analysis = ? AND list_contains(?::INTEGER[], run_id)",
         [analysis, ids],
@@ -111,7 +113,7 @@ def reading_for(store, analysis: str, ids: list[int]) -> str:
             txt += f"; mean Cohen's d = {mean_d:+.2f}"
         if len(alt_ran):
             txt += (
-                f". The {cmp.alt_design.replace('_', ' ')} alternative (repeated measures of one entity "
+                f". The {(cmp.alt_design or '').replace('_', ' ')} alternative (repeated measures of one entity "
                 f"combined) is significant in {int(alt_ran['significant'].fillna(False).astype(bool).sum())} of "
                 f"{len(alt_ran)}"
             )
@@ -141,15 +143,15 @@ def write_report(store, out_path, run_ids=None, overwrite: bool = False) -> str:
     out += _runs_section(store, ids)
     out += _summary_section(store, ids_list)
     out += _across_models_section(store, ids, figs)
-    cmps = [a for a in registry.analyses().values() if a.comparison]  # declared in their .sql files
-    for a in cmps:
-        if a.comparison.stratum == "query_type":
+    cmps = [(a, a.comparison) for a in registry.analyses().values() if a.comparison]  # in their .sql files
+    for a, cmp in cmps:
+        if cmp.stratum == "query_type":
             out += _comparison_section(store, a, ids, figs)
     out += _mr_section(store, ids, figs)
     out += _reliability_section(store, ids, figs)
     out += _frequency_section(store, ids, figs)
-    for a in cmps:
-        if a.comparison.stratum != "query_type":
+    for a, cmp in cmps:
+        if cmp.stratum != "query_type":
             out += _pair_section(store, a, ids, figs)
     out += _layers_section(store, ids_list, figs)
     out += _skipped_section(store, ids)
@@ -210,7 +212,7 @@ def _across_models_section(store, ids: list[int], figs: dict) -> list[str]:
 
 def _comparison_section(store, a: registry.Analysis, ids: list[int], figs: dict) -> list[str]:
     """One per-relation comparison (relevance, assertive, ...): text, reading, figure, tests that ran."""
-    name, title, what = a.name, a.report_title, a.report_text
+    name, title, what = a.name, a.report_title or a.name, a.report_text or a.help
     rows = store.df(sql("report_comparison.sql"), [name, ids])
     out = [
         f"<h2>{html.escape(title)}</h2>",
@@ -273,7 +275,7 @@ def _frequency_section(store, ids: list[int], figs: dict) -> list[str]:
 
 def _pair_section(store, a: registry.Analysis, ids: list[int], figs: dict) -> list[str]:
     """One comparison per query form (friend-enemy, gender): text, reading, figure, every test row."""
-    name, title, what, fig = a.name, a.report_title, a.report_text, a.figure
+    name, title, what, fig = a.name, a.report_title or a.name, a.report_text or a.help, a.figure or ""
     rows = store.df(sql("report_pair.sql"), [name, ids])
     return [
         f"<h2>{html.escape(title)}</h2>",

@@ -141,16 +141,17 @@ class Dims:
 def dims(config: Any) -> Dims:
     """``Dims`` of a config, under the names the families use (Llama's and GPT-2's)."""
     cfg = text_config(config)
-    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", 12)
-    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", 12)
-    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", 768)
+    # 0 (not None) when a name is absent: falsy for `or` alike, and typed as the ints they are
+    layers = getattr(cfg, "num_hidden_layers", 0) or getattr(cfg, "n_layer", 12)
+    heads = getattr(cfg, "num_attention_heads", 0) or getattr(cfg, "n_head", 12)
+    hidden = getattr(cfg, "hidden_size", 0) or getattr(cfg, "n_embd", 768)
     return Dims(
         layers=layers,
         hidden=hidden,
         heads=heads,
-        kv_heads=getattr(cfg, "num_key_value_heads", None) or heads,
-        head_dim=getattr(cfg, "head_dim", None) or hidden // heads,
-        intermediate=getattr(cfg, "intermediate_size", None) or 4 * hidden,
+        kv_heads=getattr(cfg, "num_key_value_heads", 0) or heads,
+        head_dim=getattr(cfg, "head_dim", 0) or hidden // heads,
+        intermediate=getattr(cfg, "intermediate_size", 0) or 4 * hidden,
     )
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -296,7 +296,8 @@ class Engine:
             if not ok:
                 print(f"note: {why}", file=sys.stderr)
         self.norm = final_norm(self.model)
-        self._pool = self._tokenizer_copy = None  # see prefetch
+        self._pool: ThreadPoolExecutor | None = None  # see prefetch
+        self._tokenizer_copy = None
         self._prefetched: dict[tuple[str, ...], Future] = {}
         self.forward_calls = 0
         self.tokens_computed = 0
@@ -321,7 +322,6 @@ class Engine:
         of the tokenizer (a fast tokenizer is not safe to share between threads), so that the next
         unit's prompts are ready when the device finishes this one."""
         import copy
-        from concurrent.futures import ThreadPoolExecutor
 
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="ctxprior-tokenize")
@@ -441,7 +441,7 @@ class Engine:
         ).long()  # [B, Lp + Ls]
         pos = prefix_len[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
-        if prefix_w:
+        if block is not None and prefix_w:
             cache = _block_cache(block.layers, rows.pidx[s:e], prefix_w, keep=keep_cache)
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
@@ -504,8 +504,10 @@ class Engine:
             cols = np.arange(int(ls.max()))[None, :]
             src = np.minimum(prefix_lens[:, None] + cols, tok.ids.shape[1] - 1)
             suffix = np.where(cols < ls[:, None], tok.ids[sel[:, None], src], 0)
-            d = self.to_device(suffix, ls, prefix_lens, pidx, out_rows[sel])
-            plans.append((pre, _Rows(*d, host_ls=ls, host_prefix_len=prefix_lens)))
+            d_suffix, d_ls, d_prefix_len, d_pidx, d_out = self.to_device(
+                suffix, ls, prefix_lens, pidx, out_rows[sel]
+            )
+            plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, prefix_lens)))
         return plans
 
     def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
@@ -657,7 +659,9 @@ class Engine:
         (last prompt token + continuation tokens). Returns float64 sums (python floats), taken
         from the device in one transfer.
         """
-        seqs, groups, sizes = [], [], []
+        seqs: list[tuple[int, ...]] = []
+        groups: list[list[int]] = []
+        sizes: list[int] = []
         for p, conts in zip(prompts, continuations):
             groups.append(list(range(len(seqs), len(seqs) + len(conts))))
             seqs += [tuple(p) + tuple(c) for c in conts]
@@ -779,7 +783,7 @@ class _GatheredLayer(DynamicLayer):
         self, block_k: torch.Tensor, block_v: torch.Tensor, pidx: torch.Tensor, filled: int, keep: bool
     ):
         super().__init__()
-        self._source = (block_k, block_v, pidx)
+        self._source: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = (block_k, block_v, pidx)
         self.keys = self.values = None
         self.filled, self.keep = filled, keep
         self.dtype, self.device = block_k.dtype, block_k.device
@@ -790,7 +794,10 @@ class _GatheredLayer(DynamicLayer):
             block_k, block_v, pidx = self._source
             self._source = None
             keys, values = block_k.index_select(0, pidx), block_v.index_select(0, pidx)
-        else:
+        else:  # a later update (generation): the layer kept its keys (keep=True)
+            assert self.keys is not None and self.values is not None, (
+                "_GatheredLayer updated again without keep"
+            )
             keys, values = self.keys, self.values
         end = self.filled + key_states.shape[-2]
         if end > keys.shape[-2]:

@@ -103,6 +103,7 @@ def scores_batch(
     for i in range(nq):
         out = scores_torch(rows[i], keep_probs=prior is not None)
         if prior is not None:
+            assert answers is not None  # filled above whenever there is a prior
             p = out.pop("probs")
             out.update(reliance_torch(rows[i], p, prior[i], answers[0][i], answers[1][i], out["entropy"]))
         for k, v in out.items():
@@ -118,15 +119,19 @@ def scores_batch(
         raise ScoreError("the model produced NaN/inf log-probabilities; refusing to store scores")
     host = {k: v.cpu().numpy() for k, v in dev.items()}
     prior_top = _topk_lists(_topk(prior, topk), labels) if prior is not None and topk > 0 else None
-    prompt_top = _topk(rows.reshape(nq * nc, -1), prompt_topk)
-    prompt_top = _topk_lists(prompt_top, labels) if prompt_top is not None else None
+    prompt_raw = _topk(rows.reshape(nq * nc, -1), prompt_topk)
+    prompt_top = _topk_lists(prompt_raw, labels) if prompt_raw is not None else None
     return [_query_scores(host, i, nc, prior_top, prompt_top) for i in range(nq)]
 
 
 def _query_scores(host: dict[str, np.ndarray], i: int, nc: int, prior_top, prompt_top) -> QueryScores:
     """Query i's ``QueryScores`` from the batch's host arrays, checked finite."""
-    res = QueryScores(
-        **{k: host[k][i] if k in ("persuasion", "entropy") else float(host[k][i]) for k in SCORE_KEYS},
+    res = QueryScores(  # the fields of SCORE_KEYS
+        persuasion=host["persuasion"][i],
+        entropy=host["entropy"][i],
+        susceptibility=float(host["susceptibility"][i]),
+        mixture_entropy=float(host["mixture_entropy"][i]),
+        mean_conditional_entropy=float(host["mean_conditional_entropy"][i]),
         n_contexts=nc,
     )
     _check_finite("persuasion", *(getattr(res, k) for k in SCORE_KEYS))
@@ -175,12 +180,14 @@ def first_token(
         table, row_of, hidden = engine.last_logprobs_by_layer(seqs, groups, progress=progress)
     else:
         table, row_of = engine.last_logprobs(seqs, groups, progress=progress)
-    row_of = np.asarray(row_of, np.int64)
+    row_at = np.asarray(row_of, np.int64)
+    ids: tuple[torch.Tensor, torch.Tensor] | None = None
     if with_prior and answers is not None:
         ctx_ids, gold_ids = _first_token_ids(engine, answers, seqs[nq * nc], prompt.prior(queries[0]))
-        idx, *ids = engine.to_device(row_of, ctx_ids, gold_ids)
+        idx, ctx_dev, gold_dev = engine.to_device(row_at, ctx_ids, gold_ids)
+        ids = (ctx_dev, gold_dev)
     else:
-        (idx,), ids = engine.to_device(row_of), None
+        (idx,) = engine.to_device(row_at)
     rows = table[idx[: nq * nc]].view(nq, nc, -1)
     prior = table[idx[nq * nc :]] if with_prior else None
     results = scores_batch(rows, prior, topk, prompt_topk, _token_labels(engine), ids)
@@ -312,7 +319,7 @@ def answer_set(
         rows, prior = logp[:nc], (logp[nc : nc + 1] if with_prior else None)
         names = cands[i]
         ids = _candidate_ids(names, answers[0][i], answers[1][i]) if answers and with_prior else None
-        results += scores_batch(rows[None], prior, topk, prompt_topk, lambda t, names=names: names[t], ids)
+        results += scores_batch(rows[None], prior, topk, prompt_topk, names.__getitem__, ids)
     return results
 
 
@@ -347,14 +354,14 @@ def _first_token_ids(
     ctx, gold = answers
     words = sorted({a for row in ctx for a in row if a} | {a for a in gold if a})
     conts = _continuation_ids(engine, [prompt_ids], [prompt_text], [words])[0] if words else []
-    first = {w: (c[0] if c else -1) for w, c in zip(words, conts)}
+    first: dict[str | None, int] = {w: (c[0] if c else -1) for w, c in zip(words, conts)}
     c_ids = np.array([[first.get(a, -1) for a in row] for row in ctx], np.int64).reshape(len(gold), -1)
     return c_ids, np.array([first.get(a, -1) for a in gold], np.int64)
 
 
 def _candidate_ids(names: Sequence[str], ctx: Sequence[str | None], gold: str | None):
     """(each context's answer, the gold answer) as indices into one query's candidates, -1: none."""
-    pos = {n: k for k, n in enumerate(names)}
+    pos: dict[str | None, int] = {n: k for k, n in enumerate(names)}
     c = torch.tensor([pos.get(a, -1) for a in ctx], dtype=torch.int64)
     return c[None], torch.tensor([pos.get(gold, -1)], dtype=torch.int64)
 

@@ -135,7 +135,8 @@ def decode(
     the loop never waits for the device. ``until(tokens [B, t])`` may end it too. Returns tokens
     [B, T] and, with ``keep_logits``, the logits each token was chosen from [B, T, V]."""
     toks, kept = [], []
-    finished = stop_t = None
+    finished: torch.Tensor | None = None  # with stop: the rows that have stopped, and the stop ids
+    stop_t: torch.Tensor | None = None
     for t in range(max_new_tokens):
         nxt = pick(logits)
         if stop is not None:
@@ -146,7 +147,7 @@ def decode(
         toks.append(nxt)
         if keep_logits:
             kept.append(logits)
-        if stop is not None:
+        if finished is not None and stop_t is not None:  # set above whenever stop is given
             finished |= torch.isin(nxt, stop_t)
             if bool(finished.all()):
                 break

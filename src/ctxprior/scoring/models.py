@@ -405,7 +405,7 @@ def tiny_model(
 ) -> LoadedModel:
     """A tiny random model (for tests and examples) using a given tokenizer's vocabulary."""
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
     tok = vocab_tokenizer
     torch.manual_seed(seed)
@@ -423,9 +423,9 @@ def tiny_model(
             bos_token_id=tok.bos_token_id,
             eos_token_id=tok.eos_token_id,
         )
-        model = LlamaForCausalLM(cfg)
+        model: PreTrainedModel = LlamaForCausalLM(cfg)
     else:
-        cfg = GPT2Config(
+        gpt2 = GPT2Config(
             vocab_size=vocab,
             n_embd=hidden,
             n_layer=n_layer,
@@ -435,7 +435,7 @@ def tiny_model(
             bos_token_id=tok.bos_token_id,
             eos_token_id=tok.eos_token_id,
         )
-        model = GPT2LMHeadModel(cfg)
+        model = GPT2LMHeadModel(gpt2)
     model.eval()
     return LoadedModel(
         model=model,

@@ -184,10 +184,12 @@ _SUS_INT = ("run_id", "query_form_id", "fact_id", "n_contexts")
 def _score_tables(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> dict[str, pa.Table]:
     """The persuasion, susceptibility, prior_topk and prompt_topk tables of a unit's scores."""
     run_id, qf, nc = inp.run_id, inp.spec.query_form_id, len(inp.contexts)
-    pers = {k: [] for k in PERSUASION_COLS}
-    sus = {k: [] for k in SUSCEPTIBILITY_COLS}
-    ptk = {k: [] for k in ("run_id", "query_form_id", "fact_id", "rank", "token_id", "token", "prob")}
-    qtk = {
+    pers: dict[str, list] = {k: [] for k in PERSUASION_COLS}
+    sus: dict[str, list] = {k: [] for k in SUSCEPTIBILITY_COLS}
+    ptk: dict[str, list] = {
+        k: [] for k in ("run_id", "query_form_id", "fact_id", "rank", "token_id", "token", "prob")
+    }
+    qtk: dict[str, list] = {
         k: []
         for k in ("run_id", "query_form_id", "fact_id", "context_id", "rank", "token_id", "token", "prob")
     }
@@ -254,7 +256,7 @@ def _layer_tables(inp: UnitInput, res, ctx_ids: np.ndarray) -> dict[str, pa.Tabl
     n_layers = len(by[0]["susceptibility"]) if by else 0
     layer = np.tile(np.arange(n_layers, dtype=np.int32), len(by))
     n = len(layer)
-    sus = {
+    sus: dict[str, np.ndarray] = {
         "run_id": np.full(n, inp.run_id, np.int32),
         "query_form_id": np.full(n, inp.spec.query_form_id, np.int32),
         "fact_id": np.repeat(fact_ids, n_layers),
@@ -294,7 +296,9 @@ def _generations(
             texts.append(fmt(c, q))
             keys.append((fact_id, cid, answer, cans))
     gens = engine.greedy(engine.encode(texts), config.max_new_tokens)
-    out = {k: [] for k in ("run_id", "query_form_id", "fact_id", "context_id", "text", "label")}
+    out: dict[str, list] = {
+        k: [] for k in ("run_id", "query_form_id", "fact_id", "context_id", "text", "label")
+    }
     for (fact_id, cid, answer, cans), g in zip(keys, gens):
         out["run_id"].append(inp.run_id)
         out["query_form_id"].append(inp.spec.query_form_id)
