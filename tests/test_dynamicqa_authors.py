@@ -243,7 +243,7 @@ def test_defaults_follow_the_paper_and_the_released_code():
     from ctxprior.errors import UserError
 
     for bad in (dict(se_form="mean"), dict(cp_tokens="all"), dict(labels="nli"), dict(kl_zeros="nan")):
-        with pytest.raises(UserError, match="expected"):
+        with pytest.raises(UserError, match=r"^--[a-z-]+ [a-z]+: use "):
             DynamicConfig(**bad).validate()
 
 
