@@ -27,6 +27,7 @@ from ctxprior.scoring.units import ScoreConfig
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from chat_helpers import TEMPLATE, TRIM, _tokenizer
 from naive_scoring import _last_logprobs, naive_first_token
+from scoring_helpers import _demo as scoring_demo
 from scoring_helpers import _Interrupting
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -163,21 +164,8 @@ def test_answer_set_with_chat_format():
 # ---------------------------------------------------------------- runs
 
 
-def _demo(db_path: str, entities: int = 2, contexts: int = 6) -> int:
-    from ctxprior.ingest.demo import ingest_demo
-    from ctxprior.ingest.sampling import draw_sample
-
-    with open_store(db_path) as store:
-        ingest_demo(store, only=["demo"])
-        return draw_sample(
-            store,
-            dataset="demo",
-            relations=["capital"],
-            n_entities=entities,
-            n_contexts=contexts,
-            context_types=["base", "assertive", "negation"],
-            seed=11,
-        )
+def _demo(db_path: str) -> int:
+    return scoring_demo(db_path, entities=2, contexts=6)
 
 
 def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path, monkeypatch):
