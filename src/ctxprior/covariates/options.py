@@ -82,16 +82,19 @@ COOCCURRENCE_OPTIONS = (
     _DESCRIPTION,
 )
 
+TRIPLES = Option(
+    "triples",
+    None,
+    "Triple files or folders.",
+    argument=True,
+    required=True,
+    multiple=True,
+    metavar="TRIPLES...",
+)
+"""The triple files a KG dump is read from (``covariates kg-degree`` and ``build-dataset``)."""
+
 KG_DEGREE_OPTIONS = (
-    Option(
-        "triples",
-        None,
-        "Triple files or folders.",
-        argument=True,
-        required=True,
-        multiple=True,
-        metavar="TRIPLES...",
-    ),
+    TRIPLES,
     _name("yago_degree"),
     Option(
         "fmt",

@@ -4,6 +4,7 @@ the defaults of ``kg_build.BuildOptions`` are made from them."""
 
 from __future__ import annotations
 
+from ..covariates.options import TRIPLES
 from ..options import Option, by_name, seed_option
 
 REQUIRE_LABEL = ("both", "entity", "none")
@@ -11,15 +12,7 @@ ANSWER_CHOICE = ("random", "degree")
 TRIPLE_FORMATS = ("auto", "nt", "ttl", "tsv")
 
 BUILD_OPTIONS = (
-    Option(
-        "triples",
-        None,
-        "Triple files or folders.",
-        argument=True,
-        required=True,
-        multiple=True,
-        metavar="TRIPLES...",
-    ),
+    TRIPLES,
     Option("name", "--name", "Dataset name in the warehouse.", required=True),
     Option(
         "relations",
