@@ -286,7 +286,7 @@ SAMPLE_OPTIONS = (
         choices=REAL_SELECTION,
     ),
 )
-"""The options of ``ctxprior sample`` / ``Warehouse.sample``."""
+"""The options of ``ctxprior sample`` / ``wh.samples.draw``."""
 
 
 def sample_sizes(design: str, entities: int | None, contexts: int | None) -> tuple[int | None, int | None]:

@@ -1,7 +1,7 @@
 """Presets of ``ingest table`` for public knowledge-conflict datasets, one ``IngestSource`` each.
 
 Each preset is a fixed column mapping (``table.Mapping``) of a published format, declared once as
-its own source (``ctxprior ingest nq-swap FILE``, ``wh.ingest("nq-swap", FILE)``), so its help
+its own source (``ctxprior ingest nq-swap FILE``, ``wh.datasets.ingest("nq-swap", FILE)``), so its help
 names the format and its options are only the ones that vary (path, name, sha256, file). Field
 names as published:
 

@@ -1,5 +1,5 @@
 """The options of ``ctxprior export parquet`` / ``import parquet`` / ``publish`` / ``pull`` and of
-their API methods (``Warehouse.export_parquet`` / ``import_parquet`` / ``publish`` / ``pull``),
+their API methods (``wh.parquet.export`` / ``wh.parquet.load`` / ``wh.hub.publish`` / ``wh.hub.pull``),
 each declared once (``ctxprior.options.Option``)."""
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ REPORT_OPTIONS = (
     Option("overwrite", "--overwrite", "Replace the --out file if it exists.", default=False, kind=bool),
 )
 """``ctxprior report`` / ``wh.analyses.report``."""
-"""The options of ``ctxprior analyze`` / ``Warehouse.analyze``."""
+"""The options of ``ctxprior analyze`` / ``wh.analyses.run``."""
 
 
 def parse_only(only: str | None) -> list[str]:
