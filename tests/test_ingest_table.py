@@ -379,3 +379,30 @@ def test_publish_and_export_write_the_fixed_tables(tmp_path, run_cli, db_path):
     r = run_cli("export", "parquet", ex)
     assert r.exit_code == 0, r.output
     assert list((ex / "data" / "fixed_item").glob("*.parquet"))
+
+
+def test_closed_format_empty_means_open_form_only(tmp_path, run_cli, db_path):
+    """`--closed-format ""` (CLI), closed_format="" (API) and `closed_format: ""` in a spec turn the
+    closed query form off; a non-empty option still wins over the spec's empty one."""
+    path = _long_csv(tmp_path / "t.csv", LONG)
+    r = run_cli("ingest", "table", path, "--name", "cli", "--closed-format", "", *LONG_OPTS)
+    assert r.exit_code == 0, r.output
+    wh = ctxprior.open(db_path, write=True)
+    wh.datasets.ingest("table", str(path), name="api", closed_format="", **_kw(list(LONG_OPTS)))
+    (tmp_path / "spec.yaml").write_text('closed_format: ""\n')
+    wh.datasets.ingest(
+        "table", str(path), name="spec", spec=str(tmp_path / "spec.yaml"), **_kw(list(LONG_OPTS))
+    )
+    wh.datasets.ingest(
+        "table", str(path), name="wins", spec=str(tmp_path / "spec.yaml"),
+        closed_format="{question} {answer}?", **_kw(list(LONG_OPTS)),
+    )  # fmt: skip
+    forms = wh.sql(
+        "SELECT d.name, list(q.query_type ORDER BY q.query_type) AS types FROM query_form q "
+        "JOIN relation r USING (relation_id) JOIN dataset d USING (dataset_id) GROUP BY 1 ORDER BY 1"
+    )
+    assert {n: list(t) for n, t in forms.values.tolist()} == {
+        "api": ["open"] * 2, "cli": ["open"] * 2, "spec": ["open"] * 2,
+        "wins": ["closed", "closed", "open", "open"],
+    }  # fmt: skip
+    assert "'' (empty) for none" in run_cli("ingest", "table", "--help").output

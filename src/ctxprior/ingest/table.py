@@ -150,6 +150,8 @@ def mapping(spec: str | None = None, **options: Any) -> Mapping:
     d["context_templates"] = {
         t: v if isinstance(v, list) else [v] for t, v in (d.get("context_templates") or {}).items()
     }
+    if options.get("closed_format") == "" or d.get("closed_format") == "":
+        d["closed_format"] = None  # '' (empty): no closed query form; a non-empty option still wins
     given = {k: v for k, v in options.items() if v not in (None, (), [], "")}
     if "contexts" in given:
         d["contexts"] = _wide(_pairs(given.pop("contexts"), "--context"))
@@ -685,8 +687,8 @@ SOURCE = ingest_source(
             Param(
                 "closed_format",
                 "--closed-format",
-                "The closed query form of an item, with {question} and {answer}. "
-                "Default: 'Q: {question} Is it {answer}?\\nA:'.",
+                "The closed query form of an item, with {question} and {answer}; '' (empty) for none, "
+                "so items get the open form only. Default: 'Q: {question} Is it {answer}?\\nA:'.",
                 metavar="TEXT",
             ),
             Param("relation", "--relation", "Column of each fact's relation (--shape facts).", metavar="COL"),
