@@ -406,3 +406,47 @@ def test_closed_format_empty_means_open_form_only(tmp_path, run_cli, db_path):
         "wins": ["closed", "closed", "open", "open"],
     }  # fmt: skip
     assert "'' (empty) for none" in run_cli("ingest", "table", "--help").output
+
+
+FACTS_CSV = (
+    "rel,subject,object\ncapital,France,Paris\ncapital,Japan,Tokyo\ncapital,Peru,Lima\n"
+    "language,France,French\nlanguage,Japan,Japanese\nlanguage,Peru,Spanish\n"
+)
+FACTS_MAPPING = {
+    "shape": "facts",
+    "relation": "rel",
+    "entity": "subject",
+    "answer": "object",
+    "query_templates": ["Q: What is {entity}'s {answer}?", "{entity} is known for"],
+    "context_templates": [
+        "base={entity} is linked to {answer}.",
+        "assertive=Definitely, {entity} is {answer}.",
+    ],
+}
+
+
+def test_templated_facts_scored_end_to_end_with_a_tiny_model(tmp_path, db_path):
+    """--shape facts: ingest -> the paper's sample design -> score; ψ and χ rows exist and
+    v_reliance has a row per ψ row (the same pass stores the field's other measures)."""
+    from scale_helpers import make_tiny_folder
+
+    model = make_tiny_folder(tmp_path / "tiny")
+    (tmp_path / "facts.csv").write_text(FACTS_CSV)
+    wh = ctxprior.open(db_path, write=True)
+    s = wh.datasets.ingest("table", str(tmp_path / "facts.csv"), name="facts", **FACTS_MAPPING)
+    assert (s["relations"], s["facts"], s["shape"]) == (2, 6, "facts")
+    sid = wh.samples.draw(
+        "facts", entities=2, contexts=4, context_types=("base", "assertive"), answer_sampling="distinct"
+    )
+    assert wh.sql("SELECT design FROM sample WHERE sample_id = ?", [sid]).iloc[0, 0] == "paper"
+    wh.runs.score(sid, model=model, device="cpu", progress=False)
+
+    def one(q: str):
+        return wh.sql(q, [sid]).iloc[0, 0]
+
+    n_psi = one("SELECT count(*) FROM stg_persuasion WHERE sample_id = ?")
+    n_chi = one("SELECT count(*) FROM stg_susceptibility WHERE sample_id = ?")
+    # 2 relations x 2 entities x 4 contexts x 2 query forms (open, closed); χ per (fact, query form)
+    assert (n_psi, n_chi) == (32, 8)
+    assert one("SELECT count(*) FROM v_reliance WHERE sample_id = ?") == n_psi
+    assert one("SELECT count(*) FROM v_reliance WHERE sample_id = ? AND (persuasion < 0 OR jsd IS NULL)") == 0
