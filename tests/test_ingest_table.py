@@ -1,10 +1,13 @@
 """Issue 29 part 1: `ctxprior ingest table` (templated facts, fixed contexts) and its presets
-(nq-swap, conflictqa, counterfact), each on a fixture written here in the published format;
-`sample --design fixed` makes the items scorable by `score` unchanged."""
+(nq-swap, conflictqa, counterfact, druid), each on a fixture written here in the published format,
+from a file, a folder, hf://datasets/... (tests/hub_mock.py) or a URL (a local http.server);
+`sample --design fixed` makes the items scorable by `score` unchanged, and templated facts score
+as yago-qec does."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from pathlib import Path
 
@@ -450,3 +453,93 @@ def test_templated_facts_scored_end_to_end_with_a_tiny_model(tmp_path, db_path):
     assert (n_psi, n_chi) == (32, 8)
     assert one("SELECT count(*) FROM v_reliance WHERE sample_id = ?") == n_psi
     assert one("SELECT count(*) FROM v_reliance WHERE sample_id = ? AND (persuasion < 0 OR jsd IS NULL)") == 0
+
+
+# ---- sources: the Hub (hf://datasets/...) and URLs, as the other sources take them ----------------
+
+
+@pytest.fixture
+def hub(monkeypatch, tmp_path):
+    """A local stand-in for the Hub (tests/hub_mock.py) and a fresh Hugging Face cache; no network."""
+    from hub_mock import HubMock, go_online
+
+    go_online(monkeypatch)
+    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN", "HF_ENDPOINT"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    mock = HubMock(token="unused")
+    monkeypatch.setenv("HF_ENDPOINT", mock.url)
+    yield mock
+    mock.close()
+
+
+def _parquet_bytes(rows) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def test_presets_and_table_from_the_hub_record_the_commit(hub, run_cli, db_path):
+    nq = _parquet_bytes(NQ_SWAP)
+    first = hub.add_dataset(
+        "lab/NQ-Swap", {"README.md": b"---\n---\n", "data/dev-00000-of-00001.parquet": nq}
+    )
+    cqa = "".join(json.dumps(r) + "\n" for r in CONFLICTQA).encode()
+    head = hub.add_dataset("lab/NQ-Swap", {"conflictQA-popQA-chatgpt.json": cqa}, summary="second file")
+    spec = f"hf://datasets/lab/NQ-Swap@{first}/data/dev-00000-of-00001.parquet"
+    r = run_cli("ingest", "nq-swap", spec)
+    assert r.exit_code == 0, r.output
+    assert f"source: {spec} (sha256 {hashlib.sha256(nq).hexdigest()})" in r.output
+    wh = ctxprior.open(db_path, write=True)
+    s = wh.datasets.ingest("table", "hf://datasets/lab/NQ-Swap/conflictQA-popQA-chatgpt.json", name="mine",
+                           question="question", gold="ground_truth",
+                           contexts=["counter=counter_memory_aligned_evidence:counter_answer"])  # fmt: skip
+    assert (s["facts"], s["context_templates"]) == (2, 2)
+    rows = wh.sql("SELECT name, source_path, source_sha256 FROM dataset ORDER BY dataset_id").values.tolist()
+    assert rows == [
+        ["nq_swap", spec, hashlib.sha256(nq).hexdigest()],
+        ["mine", f"hf://datasets/lab/NQ-Swap@{head}/conflictQA-popQA-chatgpt.json", hashlib.sha256(cqa).hexdigest()],
+    ]  # fmt: skip
+    before = Path(db_path).read_bytes()
+    r = run_cli("ingest", "nq-swap", "hf://datasets/lab/NQ-Swap/data/missing.parquet")
+    assert r.exit_code == 2 and "has no file data/missing.parquet" in r.output
+    assert Path(db_path).read_bytes() == before
+
+
+def test_presets_and_table_from_a_url(tmp_path, monkeypatch, run_cli, db_path):
+    """A file served by a local http.server: downloaded, cached, recorded with its URL and sha256;
+    the --sha256 check and the bad-row errors name the URL."""
+    from hub_mock import StaticServer, go_online
+
+    go_online(monkeypatch)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "counterfact.json").write_text(json.dumps(COUNTERFACT))
+    _long_csv(site / "t.csv", LONG)
+    _long_csv(site / "bad.csv", [*LONG[:1], [*LONG[1][:4], "maybe", "Remus"]])
+    web = StaticServer(site)
+    try:
+        sha = hashlib.sha256((site / "counterfact.json").read_bytes()).hexdigest()
+        url = f"{web.url}/counterfact.json"
+        r = run_cli("ingest", "counterfact", url, "--sha256", sha)
+        assert r.exit_code == 0, r.output
+        assert f"source: {url} (sha256 {sha})" in r.output
+        r = run_cli("ingest", "table", f"{web.url}/t.csv", "--name", "mine", *LONG_OPTS)
+        assert r.exit_code == 0, r.output
+        before = Path(db_path).read_bytes()
+        r = run_cli("ingest", "table", f"{web.url}/bad.csv", "--name", "bad", *LONG_OPTS)
+        assert r.exit_code == 2 and f"{web.url}/bad.csv: row 2, column 'stance'" in r.output, r.output
+        r = run_cli("ingest", "counterfact", url, "--name", "cf2", "--sha256", "0" * 64)
+        assert r.exit_code == 2 and f"sha256 is {sha} but --sha256 expects" in r.output, r.output
+        assert Path(db_path).read_bytes() == before
+    finally:
+        web.close()
+    rows = ctxprior.open(db_path).sql("SELECT name, source_path, source_sha256 FROM dataset ORDER BY 1")
+    assert rows.values.tolist() == [
+        ["counterfact", url, sha],
+        ["mine", f"{web.url}/t.csv", hashlib.sha256((site / "t.csv").read_bytes()).hexdigest()],
+    ]
