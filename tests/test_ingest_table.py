@@ -328,7 +328,7 @@ def test_bad_presets_wrong_type_empty_list_duplicates(tmp_path, run_cli, db_path
 def test_every_table_option_has_help(run_cli):
     from ctxprior.api import ingest_sources
 
-    for name in ("table", "nq-swap", "conflictqa", "counterfact"):
+    for name in ("table", "nq-swap", "conflictqa", "counterfact", "druid"):
         src = ingest_sources()[name]
         out = run_cli("ingest", name, "--help").output
         for p in src.params:
@@ -543,3 +543,89 @@ def test_presets_and_table_from_a_url(tmp_path, monkeypatch, run_cli, db_path):
         ["counterfact", url, sha],
         ["mine", f"{web.url}/t.csv", hashlib.sha256((site / "t.csv").read_bytes()).hexdigest()],
     ]
+
+
+DRUID_COLUMNS = ["id", "claim_id", "claim_source", "claim", "claimant", "claim_date", "evidence_source",
+                 "evidence", "evidence_data", "factcheck_verdict", "is_gold", "relevant", "evidence_stance"]  # fmt: skip
+
+
+def _druid_row(i, claim_id, claim, verdict, evidence, stance, relevant=True, is_gold=False):
+    src = claim_id.split("-")[0]
+    return [f"{claim_id}-{i}", claim_id, src, claim, "Viral post" if verdict else "", "2021-03-01",
+            f"https://example.org/{i}", evidence, "2021-02-01", verdict, is_gold, relevant, stance]  # fmt: skip
+
+
+DRUID = [  # copenlu/druid's druid.tsv: a row per (claim, evidence), tab-separated, as pandas writes it
+    _druid_row(0, "politifact-1", "5G causes cancer.", "False", "No study links 5G to cancer.", "refutes",
+               is_gold=True),
+    _druid_row(1, "politifact-1", "5G causes cancer.", "False", "Some worry about 5G.", "insufficient-neutral"),
+    _druid_row(2, "politifact-1", "5G causes cancer.", "False", "5G gave me cancer, says a blog.", "supports"),
+    _druid_row(3, "politifact-1", "5G causes cancer.", "False", "Recipes for pancakes.", "not_applicable",
+               relevant=False),
+    _druid_row(4, "factly-2", "Paris is in France.", "True", "Paris is the capital of France.", "supports"),
+    _druid_row(5, "factly-2", "Paris is in France.", "True", "Paris is a city in Texas.", "insufficient-refutes"),
+    _druid_row(6, "borderlines-3", "Crimea belongs to Ukraine.", "", "Crimea is disputed.", "insufficient-neutral"),
+    _druid_row(7, "checkyourfact-4", "Taxes rose 10%.", "Half True", "Taxes rose 4%.", "refutes"),
+]  # fmt: skip
+
+
+def druid_tsv(path: Path, rows=DRUID) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, delimiter="\t")
+        w.writerow(DRUID_COLUMNS)
+        w.writerows(rows)
+    return path
+
+
+def test_druid_preset_claims_evidence_by_stance(tmp_path, run_cli, db_path):
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "druid.tsv"))
+    assert r.exit_code == 0, r.output
+    assert "ingested dataset 'druid': 3 items, 7 context passages" in r.output
+    assert "left out 1 of 8 rows: claims without a factcheck_verdict (no gold answer)" in r.output
+    r = run_cli("sample", "--dataset", "druid", "--design", "fixed")
+    assert r.exit_code == 0, r.output
+    wh = ctxprior.open(db_path)
+    got = wh.sql(
+        "SELECT item, gold_answer, context_label, context_type, coalesce(supported_answer, '-') FROM stg_fixed_context "
+        "ORDER BY context_id"
+    )
+    assert got.values.tolist() == [
+        ["politifact-1", "False", "refutes", "gold", "False"],
+        ["politifact-1", "False", "insufficient-neutral", "conflicting", "None"],
+        ["politifact-1", "False", "supports", "conflicting", "True"],
+        ["politifact-1", "False", "not_applicable", "irrelevant", "-"],
+        ["factly-2", "True", "supports", "gold", "True"],
+        ["factly-2", "True", "insufficient-refutes", "conflicting", "None"],
+        ["checkyourfact-4", "Half True", "refutes", "conflicting", "False"],
+    ]
+    forms = wh.sql("SELECT template FROM query_form ORDER BY query_form_id")["template"].tolist()
+    assert (
+        forms[0]
+        == (
+            'Claim: "5G causes cancer."\nIs the claim True or False? If you are not sure or cannot answer, '
+            "say None.\nAnswer:"
+        )
+        and len(forms) == 3
+    )
+    ctx = wh.sql("SELECT context FROM stg_fixed_context ORDER BY context_id LIMIT 1")
+    assert ctx.iloc[0, 0] == 'Evidence: "No study links 5G to cancer."\n'
+    ds = wh.sql("SELECT source_format, source_sha256 FROM dataset").values.tolist()
+    assert ds == [["druid", hashlib.sha256((tmp_path / "druid.tsv").read_bytes()).hexdigest()]]
+
+
+def test_druid_bad_rows_exit_2(tmp_path, run_cli, db_path):
+    assert run_cli("ingest", "demo", "--only", "demo").exit_code == 0
+    before = Path(db_path).read_bytes()
+    bad = [list(r) for r in DRUID]
+    bad[4][12] = "maybe"
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "a.tsv", bad))
+    assert (
+        r.exit_code == 2 and "a.tsv: row 5, column 'evidence_stance': stance 'maybe' is not one" in r.output
+    )
+    bad = [list(r) for r in DRUID]
+    bad[1][11] = "perhaps"
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "b.tsv", bad))
+    assert r.exit_code == 2 and "row 2, column 'relevant': expected True or False, got 'perhaps'" in r.output
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "c.tsv", [DRUID[6]]))
+    assert r.exit_code == 2 and "every row is left out (claims without a factcheck_verdict" in r.output
+    assert Path(db_path).read_bytes() == before
