@@ -1,10 +1,13 @@
 """Issue 29 part 1: `ctxprior ingest table` (templated facts, fixed contexts) and its presets
-(nq-swap, conflictqa, counterfact), each on a fixture written here in the published format;
-`sample --design fixed` makes the items scorable by `score` unchanged."""
+(nq-swap, conflictqa, counterfact, druid), each on a fixture written here in the published format,
+from a file, a folder, hf://datasets/... (tests/hub_mock.py) or a URL (a local http.server);
+`sample --design fixed` makes the items scorable by `score` unchanged, and templated facts score
+as yago-qec does."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 from pathlib import Path
 
@@ -325,7 +328,7 @@ def test_bad_presets_wrong_type_empty_list_duplicates(tmp_path, run_cli, db_path
 def test_every_table_option_has_help(run_cli):
     from ctxprior.api import ingest_sources
 
-    for name in ("table", "nq-swap", "conflictqa", "counterfact"):
+    for name in ("table", "nq-swap", "conflictqa", "counterfact", "druid"):
         src = ingest_sources()[name]
         out = run_cli("ingest", name, "--help").output
         for p in src.params:
@@ -379,3 +382,250 @@ def test_publish_and_export_write_the_fixed_tables(tmp_path, run_cli, db_path):
     r = run_cli("export", "parquet", ex)
     assert r.exit_code == 0, r.output
     assert list((ex / "data" / "fixed_item").glob("*.parquet"))
+
+
+def test_closed_format_empty_means_open_form_only(tmp_path, run_cli, db_path):
+    """`--closed-format ""` (CLI), closed_format="" (API) and `closed_format: ""` in a spec turn the
+    closed query form off; a non-empty option still wins over the spec's empty one."""
+    path = _long_csv(tmp_path / "t.csv", LONG)
+    r = run_cli("ingest", "table", path, "--name", "cli", "--closed-format", "", *LONG_OPTS)
+    assert r.exit_code == 0, r.output
+    wh = ctxprior.open(db_path, write=True)
+    wh.datasets.ingest("table", str(path), name="api", closed_format="", **_kw(list(LONG_OPTS)))
+    (tmp_path / "spec.yaml").write_text('closed_format: ""\n')
+    wh.datasets.ingest(
+        "table", str(path), name="spec", spec=str(tmp_path / "spec.yaml"), **_kw(list(LONG_OPTS))
+    )
+    wh.datasets.ingest(
+        "table", str(path), name="wins", spec=str(tmp_path / "spec.yaml"),
+        closed_format="{question} {answer}?", **_kw(list(LONG_OPTS)),
+    )  # fmt: skip
+    forms = wh.sql(
+        "SELECT d.name, list(q.query_type ORDER BY q.query_type) AS types FROM query_form q "
+        "JOIN relation r USING (relation_id) JOIN dataset d USING (dataset_id) GROUP BY 1 ORDER BY 1"
+    )
+    assert {n: list(t) for n, t in forms.values.tolist()} == {
+        "api": ["open"] * 2, "cli": ["open"] * 2, "spec": ["open"] * 2,
+        "wins": ["closed", "closed", "open", "open"],
+    }  # fmt: skip
+    assert "'' (empty) for none" in run_cli("ingest", "table", "--help").output
+
+
+FACTS_CSV = (
+    "rel,subject,object\ncapital,France,Paris\ncapital,Japan,Tokyo\ncapital,Peru,Lima\n"
+    "language,France,French\nlanguage,Japan,Japanese\nlanguage,Peru,Spanish\n"
+)
+FACTS_MAPPING = {
+    "shape": "facts",
+    "relation": "rel",
+    "entity": "subject",
+    "answer": "object",
+    "query_templates": ["Q: What is {entity}'s {answer}?", "{entity} is known for"],
+    "context_templates": [
+        "base={entity} is linked to {answer}.",
+        "assertive=Definitely, {entity} is {answer}.",
+    ],
+}
+
+
+def test_templated_facts_scored_end_to_end_with_a_tiny_model(tmp_path, db_path):
+    """--shape facts: ingest -> the paper's sample design -> score; ψ and χ rows exist and
+    v_reliance has a row per ψ row (the same pass stores the field's other measures)."""
+    from scale_helpers import make_tiny_folder
+
+    model = make_tiny_folder(tmp_path / "tiny")
+    (tmp_path / "facts.csv").write_text(FACTS_CSV)
+    wh = ctxprior.open(db_path, write=True)
+    s = wh.datasets.ingest("table", str(tmp_path / "facts.csv"), name="facts", **FACTS_MAPPING)
+    assert (s["relations"], s["facts"], s["shape"]) == (2, 6, "facts")
+    sid = wh.samples.draw(
+        "facts", entities=2, contexts=4, context_types=("base", "assertive"), answer_sampling="distinct"
+    )
+    assert wh.sql("SELECT design FROM sample WHERE sample_id = ?", [sid]).iloc[0, 0] == "paper"
+    wh.runs.score(sid, model=model, device="cpu", progress=False)
+
+    def one(q: str):
+        return wh.sql(q, [sid]).iloc[0, 0]
+
+    n_psi = one("SELECT count(*) FROM stg_persuasion WHERE sample_id = ?")
+    n_chi = one("SELECT count(*) FROM stg_susceptibility WHERE sample_id = ?")
+    # 2 relations x 2 entities x 4 contexts x 2 query forms (open, closed); χ per (fact, query form)
+    assert (n_psi, n_chi) == (32, 8)
+    assert one("SELECT count(*) FROM v_reliance WHERE sample_id = ?") == n_psi
+    assert one("SELECT count(*) FROM v_reliance WHERE sample_id = ? AND (persuasion < 0 OR jsd IS NULL)") == 0
+
+
+# ---- sources: the Hub (hf://datasets/...) and URLs, as the other sources take them ----------------
+
+
+@pytest.fixture
+def hub(monkeypatch, tmp_path):
+    """A local stand-in for the Hub (tests/hub_mock.py) and a fresh Hugging Face cache; no network."""
+    from hub_mock import HubMock, go_online
+
+    go_online(monkeypatch)
+    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN", "HF_ENDPOINT"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    mock = HubMock(token="unused")
+    monkeypatch.setenv("HF_ENDPOINT", mock.url)
+    yield mock
+    mock.close()
+
+
+def _parquet_bytes(rows) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def test_presets_and_table_from_the_hub_record_the_commit(hub, run_cli, db_path):
+    nq = _parquet_bytes(NQ_SWAP)
+    first = hub.add_dataset(
+        "lab/NQ-Swap", {"README.md": b"---\n---\n", "data/dev-00000-of-00001.parquet": nq}
+    )
+    cqa = "".join(json.dumps(r) + "\n" for r in CONFLICTQA).encode()
+    head = hub.add_dataset("lab/NQ-Swap", {"conflictQA-popQA-chatgpt.json": cqa}, summary="second file")
+    spec = f"hf://datasets/lab/NQ-Swap@{first}/data/dev-00000-of-00001.parquet"
+    r = run_cli("ingest", "nq-swap", spec)
+    assert r.exit_code == 0, r.output
+    assert f"source: {spec} (sha256 {hashlib.sha256(nq).hexdigest()})" in r.output
+    wh = ctxprior.open(db_path, write=True)
+    s = wh.datasets.ingest("table", "hf://datasets/lab/NQ-Swap/conflictQA-popQA-chatgpt.json", name="mine",
+                           question="question", gold="ground_truth",
+                           contexts=["counter=counter_memory_aligned_evidence:counter_answer"])  # fmt: skip
+    assert (s["facts"], s["context_templates"]) == (2, 2)
+    rows = wh.sql("SELECT name, source_path, source_sha256 FROM dataset ORDER BY dataset_id").values.tolist()
+    assert rows == [
+        ["nq_swap", spec, hashlib.sha256(nq).hexdigest()],
+        ["mine", f"hf://datasets/lab/NQ-Swap@{head}/conflictQA-popQA-chatgpt.json", hashlib.sha256(cqa).hexdigest()],
+    ]  # fmt: skip
+    before = Path(db_path).read_bytes()
+    r = run_cli("ingest", "nq-swap", "hf://datasets/lab/NQ-Swap/data/missing.parquet")
+    assert r.exit_code == 2 and "has no file data/missing.parquet" in r.output
+    assert Path(db_path).read_bytes() == before
+
+
+def test_presets_and_table_from_a_url(tmp_path, monkeypatch, run_cli, db_path):
+    """A file served by a local http.server: downloaded, cached, recorded with its URL and sha256;
+    the --sha256 check and the bad-row errors name the URL."""
+    from hub_mock import StaticServer, go_online
+
+    go_online(monkeypatch)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "counterfact.json").write_text(json.dumps(COUNTERFACT))
+    _long_csv(site / "t.csv", LONG)
+    _long_csv(site / "bad.csv", [*LONG[:1], [*LONG[1][:4], "maybe", "Remus"]])
+    web = StaticServer(site)
+    try:
+        sha = hashlib.sha256((site / "counterfact.json").read_bytes()).hexdigest()
+        url = f"{web.url}/counterfact.json"
+        r = run_cli("ingest", "counterfact", url, "--sha256", sha)
+        assert r.exit_code == 0, r.output
+        assert f"source: {url} (sha256 {sha})" in r.output
+        r = run_cli("ingest", "table", f"{web.url}/t.csv", "--name", "mine", *LONG_OPTS)
+        assert r.exit_code == 0, r.output
+        before = Path(db_path).read_bytes()
+        r = run_cli("ingest", "table", f"{web.url}/bad.csv", "--name", "bad", *LONG_OPTS)
+        assert r.exit_code == 2 and f"{web.url}/bad.csv: row 2, column 'stance'" in r.output, r.output
+        r = run_cli("ingest", "counterfact", url, "--name", "cf2", "--sha256", "0" * 64)
+        assert r.exit_code == 2 and f"sha256 is {sha} but --sha256 expects" in r.output, r.output
+        assert Path(db_path).read_bytes() == before
+    finally:
+        web.close()
+    rows = ctxprior.open(db_path).sql("SELECT name, source_path, source_sha256 FROM dataset ORDER BY 1")
+    assert rows.values.tolist() == [
+        ["counterfact", url, sha],
+        ["mine", f"{web.url}/t.csv", hashlib.sha256((site / "t.csv").read_bytes()).hexdigest()],
+    ]
+
+
+DRUID_COLUMNS = ["id", "claim_id", "claim_source", "claim", "claimant", "claim_date", "evidence_source",
+                 "evidence", "evidence_data", "factcheck_verdict", "is_gold", "relevant", "evidence_stance"]  # fmt: skip
+
+
+def _druid_row(i, claim_id, claim, verdict, evidence, stance, relevant=True, is_gold=False):
+    src = claim_id.split("-")[0]
+    return [f"{claim_id}-{i}", claim_id, src, claim, "Viral post" if verdict else "", "2021-03-01",
+            f"https://example.org/{i}", evidence, "2021-02-01", verdict, is_gold, relevant, stance]  # fmt: skip
+
+
+DRUID = [  # copenlu/druid's druid.tsv: a row per (claim, evidence), tab-separated, as pandas writes it
+    _druid_row(0, "politifact-1", "5G causes cancer.", "False", "No study links 5G to cancer.", "refutes",
+               is_gold=True),
+    _druid_row(1, "politifact-1", "5G causes cancer.", "False", "Some worry about 5G.", "insufficient-neutral"),
+    _druid_row(2, "politifact-1", "5G causes cancer.", "False", "5G gave me cancer, says a blog.", "supports"),
+    _druid_row(3, "politifact-1", "5G causes cancer.", "False", "Recipes for pancakes.", "not_applicable",
+               relevant=False),
+    _druid_row(4, "factly-2", "Paris is in France.", "True", "Paris is the capital of France.", "supports"),
+    _druid_row(5, "factly-2", "Paris is in France.", "True", "Paris is a city in Texas.", "insufficient-refutes"),
+    _druid_row(6, "borderlines-3", "Crimea belongs to Ukraine.", "", "Crimea is disputed.", "insufficient-neutral"),
+    _druid_row(7, "checkyourfact-4", "Taxes rose 10%.", "Half True", "Taxes rose 4%.", "refutes"),
+]  # fmt: skip
+
+
+def druid_tsv(path: Path, rows=DRUID) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, delimiter="\t")
+        w.writerow(DRUID_COLUMNS)
+        w.writerows(rows)
+    return path
+
+
+def test_druid_preset_claims_evidence_by_stance(tmp_path, run_cli, db_path):
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "druid.tsv"))
+    assert r.exit_code == 0, r.output
+    assert "ingested dataset 'druid': 3 items, 7 context passages" in r.output
+    assert "left out 1 of 8 rows: claims without a factcheck_verdict (no gold answer)" in r.output
+    r = run_cli("sample", "--dataset", "druid", "--design", "fixed")
+    assert r.exit_code == 0, r.output
+    wh = ctxprior.open(db_path)
+    got = wh.sql(
+        "SELECT item, gold_answer, context_label, context_type, coalesce(supported_answer, '-') FROM stg_fixed_context "
+        "ORDER BY context_id"
+    )
+    assert got.values.tolist() == [
+        ["politifact-1", "False", "refutes", "gold", "False"],
+        ["politifact-1", "False", "insufficient-neutral", "conflicting", "None"],
+        ["politifact-1", "False", "supports", "conflicting", "True"],
+        ["politifact-1", "False", "not_applicable", "irrelevant", "-"],
+        ["factly-2", "True", "supports", "gold", "True"],
+        ["factly-2", "True", "insufficient-refutes", "conflicting", "None"],
+        ["checkyourfact-4", "Half True", "refutes", "conflicting", "False"],
+    ]
+    forms = wh.sql("SELECT template FROM query_form ORDER BY query_form_id")["template"].tolist()
+    assert (
+        forms[0]
+        == (
+            'Claim: "5G causes cancer."\nIs the claim True or False? If you are not sure or cannot answer, '
+            "say None.\nAnswer:"
+        )
+        and len(forms) == 3
+    )
+    ctx = wh.sql("SELECT context FROM stg_fixed_context ORDER BY context_id LIMIT 1")
+    assert ctx.iloc[0, 0] == 'Evidence: "No study links 5G to cancer."\n'
+    ds = wh.sql("SELECT source_format, source_sha256 FROM dataset").values.tolist()
+    assert ds == [["druid", hashlib.sha256((tmp_path / "druid.tsv").read_bytes()).hexdigest()]]
+
+
+def test_druid_bad_rows_exit_2(tmp_path, run_cli, db_path):
+    assert run_cli("ingest", "demo", "--only", "demo").exit_code == 0
+    before = Path(db_path).read_bytes()
+    bad = [list(r) for r in DRUID]
+    bad[4][12] = "maybe"
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "a.tsv", bad))
+    assert (
+        r.exit_code == 2 and "a.tsv: row 5, column 'evidence_stance': stance 'maybe' is not one" in r.output
+    )
+    bad = [list(r) for r in DRUID]
+    bad[1][11] = "perhaps"
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "b.tsv", bad))
+    assert r.exit_code == 2 and "row 2, column 'relevant': expected True or False, got 'perhaps'" in r.output
+    r = run_cli("ingest", "druid", druid_tsv(tmp_path / "c.tsv", [DRUID[6]]))
+    assert r.exit_code == 2 and "every row is left out (claims without a factcheck_verdict" in r.output
+    assert Path(db_path).read_bytes() == before

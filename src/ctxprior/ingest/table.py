@@ -19,7 +19,8 @@ supports. Passages come in one of three layouts:
   columns, rows grouped by ``item`` (else by question);
 - nested: ``--context-list COL``, a list of objects per row whose keys are ``--context-text`` etc.
 Labels of the long and nested layouts must be listed: ``--label LABEL`` or ``--label LABEL=TYPE``
-(a dataset's own label mapped to gold / conflicting / irrelevant, or kept).
+(a dataset's own label mapped to gold / conflicting / irrelevant, or kept); where the data holds
+each passage's type itself, ``--context-type COL`` reads it from there (the label is still kept).
 Each item becomes its own relation (as DynamicQA's disputable facts): ``schema/fixed.py``.
 
 Every row is validated before the warehouse is opened; an error names the file, the row and the
@@ -70,6 +71,7 @@ class Mapping:
     context_text: str | None = None
     context_label: str | None = None
     context_answer: str | None = None
+    context_type: str | None = None  # a passage's type read from a column (else: labels[label])
     labels: dict[str, str] = field(default_factory=dict)  # dataset label -> type
     query_format: str = OPEN_FORMAT
     closed_format: str | None = CLOSED_FORMAT
@@ -79,6 +81,8 @@ class Mapping:
     context_templates: dict[str, list[str]] = field(default_factory=dict)
     relations: dict[str, dict] = field(default_factory=dict)
     derive: Callable[[dict], dict] | None = None  # a preset's record -> flat record
+    skip: Callable[[dict], bool] | None = None  # a preset's rows to leave out (skip_note says which)
+    skip_note: str = ""
     source_format: str = "table"
     description: str | None = None
 
@@ -110,7 +114,7 @@ def _read_spec(path: str | None) -> dict:
         raise UserError(f"--spec {path}: not YAML or JSON ({str(e).splitlines()[0]})") from None
     if not isinstance(spec, dict):
         raise UserError(f"--spec {path}: expected a mapping of option names to values")
-    known = {f.name for f in fields(Mapping)} - {"derive"}
+    known = {f.name for f in fields(Mapping)} - {"derive", "skip", "skip_note"}
     unknown = sorted(set(spec) - known)
     if unknown:
         raise UserError(f"--spec {path}: unknown key '{unknown[0]}'; known: {', '.join(sorted(known))}")
@@ -150,6 +154,8 @@ def mapping(spec: str | None = None, **options: Any) -> Mapping:
     d["context_templates"] = {
         t: v if isinstance(v, list) else [v] for t, v in (d.get("context_templates") or {}).items()
     }
+    if options.get("closed_format") == "" or d.get("closed_format") == "":
+        d["closed_format"] = None  # '' (empty): no closed query form; a non-empty option still wins
     given = {k: v for k, v in options.items() if v not in (None, (), [], "")}
     if "contexts" in given:
         d["contexts"] = _wide(_pairs(given.pop("contexts"), "--context"))
@@ -293,6 +299,8 @@ def _label(m: Mapping, data: dict, column: str | None) -> tuple[str, str]:
 
 def _passage(m: Mapping, data: dict, row: int) -> Passage:
     lab, typ = _label(m, data, m.context_label)
+    if m.context_type:
+        typ = text(data, m.context_type).strip()
     ans = optional_text(data, m.context_answer) if m.context_answer else None
     return Passage(lab, typ, text(data, m.context_text), ans, row)
 
@@ -516,6 +524,7 @@ class Prepared:
     builder: DatasetBuilder
     built: list | None  # fixed contexts: build_items' result
     shape: str
+    left_out: str | None = None  # the rows the preset leaves out (Mapping.skip), as a line says it
 
 
 def prepare_table(table: Table, m: Mapping, name: str) -> Prepared:
@@ -523,10 +532,15 @@ def prepare_table(table: Table, m: Mapping, name: str) -> Prepared:
     b = DatasetBuilder(
         name, m.source_format, source_path=table.origin, source_sha256=table.sha256, description=m.description
     )
+    records = [r for r in table.records if not (m.skip and m.skip(r.data))]
+    skipped = len(table.records) - len(records)
+    if skipped and not records:
+        raise UserError(f"{table.origin}: every row is left out ({m.skip_note}); is it the right file?")
+    left_out = f"left out {skipped} of {len(table.records)} rows: {m.skip_note}" if skipped else None
     if m.shape == "facts":
-        build_facts(table.records, m, b)
-        return Prepared(b, None, "facts")
-    return Prepared(b, build_items(parse_items(table.records, m), m, b), "contexts")
+        build_facts(records, m, b)
+        return Prepared(b, None, "facts", left_out)
+    return Prepared(b, build_items(parse_items(records, m), m, b), "contexts", left_out)
 
 
 def write_table(store, p: Prepared) -> dict[str, Any]:
@@ -539,7 +553,13 @@ def write_table(store, p: Prepared) -> dict[str, Any]:
             items, ctx = _fixed_rows(p.built, stats["dataset_id"], ids)
             store.insert_arrow("fixed_item", _arrow(items))
             store.insert_arrow("fixed_context", _arrow(ctx))
-    return {**stats, "shape": p.shape, "source": p.builder.source_path, "sha256": p.builder.source_sha256}
+    return {
+        **stats,
+        "shape": p.shape,
+        "source": p.builder.source_path,
+        "sha256": p.builder.source_sha256,
+        "left_out": p.left_out,
+    }
 
 
 def table_lines(s: dict[str, Any]) -> list[str]:
@@ -551,6 +571,7 @@ def table_lines(s: dict[str, Any]) -> list[str]:
     )
     return [
         f"ingested dataset '{s['dataset']}': {what}, {s['entities']} entities, {s['answers']} answers",
+        *([s["left_out"]] if s.get("left_out") else []),
         f"source: {s['source']} (sha256 {s['sha256']})",
     ]
 
@@ -566,6 +587,7 @@ MAPPING_OPTIONS = (
     "context_text",
     "context_label",
     "context_answer",
+    "context_type",
     "labels",
     "query_format",
     "closed_format",
@@ -669,6 +691,13 @@ SOURCE = ingest_source(
                 metavar="COL",
             ),
             Param(
+                "context_type",
+                "--context-type",
+                "Column (or list key) of a passage's type, where the data holds it "
+                "(default: the type --label maps its label to).",
+                metavar="COL",
+            ),
+            Param(
                 "labels",
                 "--label",
                 "A passage label the mapping knows, kept or mapped to a type: "
@@ -685,8 +714,8 @@ SOURCE = ingest_source(
             Param(
                 "closed_format",
                 "--closed-format",
-                "The closed query form of an item, with {question} and {answer}. "
-                "Default: 'Q: {question} Is it {answer}?\\nA:'.",
+                "The closed query form of an item, with {question} and {answer}; '' (empty) for none, "
+                "so items get the open form only. Default: 'Q: {question} Is it {answer}?\\nA:'.",
                 metavar="TEXT",
             ),
             Param("relation", "--relation", "Column of each fact's relation (--shape facts).", metavar="COL"),

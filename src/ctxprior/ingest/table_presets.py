@@ -20,6 +20,21 @@ names as published:
   the cloze prompt with the subject as its query form (open only), gold ``target_true.str``, and
   two passages as CUB builds them: the prompt completed with the true object (gold) and with the
   new one (conflicting).
+- DRUID (Hagström et al., ACL 2025, "A Reality Check on Context Utilisation for Retrieval-Augmented
+  Generation"; Hub ``copenlu/druid``, ``druid.tsv``, the annotated DRUID, not DRUID+): a row per
+  (claim, retrieved evidence): ``id``, ``claim_id``, ``claim_source``, ``claim``, ``claimant``,
+  ``claim_date``, ``evidence_source``, ``evidence``, ``evidence_data`` (sic: its date), ``factcheck_verdict`` (True,
+  Half True, False), ``is_gold``, ``relevant``, ``evidence_stance`` (supports, insufficient-supports,
+  insufficient-neutral, insufficient-contradictory, insufficient-refutes, refutes; not_applicable for
+  irrelevant evidence). An item per claim (gold: the fact-check verdict), a passage per evidence
+  labelled with its stance; its type as CUB (Hagström et al. 2025, App. B.3) maps DRUID: irrelevant
+  when not relevant, gold when the stance agrees with the verdict (supports / True, refutes /
+  False), else conflicting (every insufficient-* stance, and any stance on a Half True claim). The
+  answer a passage supports, in the words of DRUID's prompts: True (supports), False (refutes),
+  None (insufficient-*: "not sure or cannot answer"), none for irrelevant evidence. Claims without
+  a verdict (DRUID's borderlines claims) have no gold answer and are left out (the ingest says how
+  many rows). The passage reads ``Evidence: "..."`` and the query form ``Claim: "..."`` with
+  DRUID's 0-shot question; the context comes before the query, as in every ctxprior prompt.
 """
 
 from __future__ import annotations
@@ -48,6 +63,54 @@ def preset(name: str, help: str, m: Mapping) -> IngestSource:
         load=lambda store, prepared: write_table(store, prepared),
         lines=table_lines,
     )
+
+
+DRUID_ANSWER = {
+    "supports": "True",
+    "insufficient-supports": "None",
+    "insufficient-neutral": "None",
+    "insufficient-contradictory": "None",
+    "insufficient-refutes": "None",
+    "refutes": "False",
+    "not_applicable": "",
+}
+_AGREES = {"supports": "True", "refutes": "False"}
+_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _flag(rec: dict, column: str) -> bool:
+    if column not in rec:
+        raise Bad(column, "no such column")
+    v = rec[column]
+    if isinstance(v, bool) or v in (0, 1):
+        return bool(v)
+    flag = _FLAGS.get(str(v).strip().lower())
+    if flag is None:
+        raise Bad(column, f"expected True or False, got {v!r}")
+    return flag
+
+
+def _druid(rec: dict) -> dict:
+    """A DRUID row as a flat record: the claim, its verdict, the evidence with stance and type."""
+    stance = text(rec, "evidence_stance").strip()
+    if stance not in DRUID_ANSWER:
+        raise Bad("evidence_stance", f"stance {stance!r} is not one of DRUID's ({', '.join(DRUID_ANSWER)})")
+    verdict = text(rec, "factcheck_verdict").strip()
+    irrelevant = stance == "not_applicable" or not _flag(rec, "relevant")
+    return {
+        "claim_id": text(rec, "claim_id", key=True),
+        "claim": text(rec, "claim"),
+        "verdict": verdict,
+        "evidence": f'Evidence: "{text(rec, "evidence").strip()}"\n',
+        "stance": stance,
+        "type": "irrelevant" if irrelevant else "gold" if _AGREES.get(stance) == verdict else "conflicting",
+        "says": "" if irrelevant else DRUID_ANSWER[stance],
+    }
+
+
+def _no_verdict(rec: dict) -> bool:
+    v = rec.get("factcheck_verdict", "-")  # a missing column is not skipped: _druid names it
+    return v is None or (isinstance(v, str) and not v.strip())
 
 
 def _counterfact(rec: dict) -> dict:
@@ -121,6 +184,34 @@ COUNTERFACT = ingest_source(
             closed_format=None,
             source_format="counterfact",
             description="CounterFact (Meng et al. 2022): true vs rewritten object as passages",
+        ),
+    )
+)
+
+DRUID = ingest_source(
+    preset(
+        "druid",
+        "Load DRUID (Hagström et al. 2025; hf://datasets/copenlu/druid/druid.tsv): an item per claim (gold: "
+        "its fact-check verdict), a passage per retrieved evidence labelled with its stance, typed as CUB "
+        "maps it (gold: agrees with the verdict; conflicting; irrelevant); claims without a verdict are left "
+        "out. Score with `ctxprior sample --design fixed`.",
+        Mapping(
+            item="claim_id",
+            question="claim",
+            gold="verdict",
+            derive=_druid,
+            skip=_no_verdict,
+            skip_note="claims without a factcheck_verdict (no gold answer)",
+            context_text="evidence",
+            context_label="stance",
+            context_answer="says",
+            context_type="type",
+            labels={s: s for s in DRUID_ANSWER},
+            query_format='Claim: "{question}"\nIs the claim True or False? If you are not sure or cannot '
+            "answer, say None.\nAnswer:",
+            closed_format=None,
+            source_format="druid",
+            description="DRUID (Hagström et al. 2025): claims with real retrieved evidence, by stance",
         ),
     )
 )

@@ -153,7 +153,13 @@ sample = Table(
     metadata,
     Column("sample_id", Integer, primary_key=True),
     Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column("design", Text, nullable=False, comment="paper | all"),
+    Column(
+        "design",
+        Text,
+        nullable=False,
+        comment="how the sample was drawn: a design declared in ctxprior.ingest.sampling.DESIGNS "
+        "(`ctxprior sample --help` lists them)",
+    ),
     Column("seed", BigInteger, nullable=False),
     Column("n_entities", Integer, comment="entities per relation"),
     Column("n_contexts", Integer, comment="contexts per relation"),
