@@ -23,10 +23,10 @@ def base(tmp_path_factory):
 
 @pytest.fixture
 def tmpfs(tmp_path):
-    """A 14 MiB tmpfs (the tests run as root, as CI does): a disk that really fills up."""
+    """A 24 MiB tmpfs (the tests run as root, as CI does): a disk that really fills up."""
     d = tmp_path / "disk"
     d.mkdir()
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=14m", "tmpfs", str(d)], capture_output=True)
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(d)], capture_output=True)
     assert res.returncode == 0, f"this test mounts a tmpfs (needs root): {res.stderr.decode()}"
     try:
         yield d
