@@ -27,7 +27,15 @@ import numpy as np
 import torch
 
 from .engine import Engine
-from .metrics import RELIANCE_KEYS, entropy_torch, kl_torch, reliance_torch, scores_torch, scores_torch_chunk
+from .metrics import (
+    RELIANCE_DIVERGENCES,
+    RELIANCE_KEYS,
+    entropy_torch,
+    kl_torch,
+    reliance_torch,
+    scores_torch,
+    scores_torch_chunk,
+)
 from .prompts import PromptFormat
 
 RAW = PromptFormat()
@@ -139,7 +147,9 @@ def _query_scores(host: dict[str, np.ndarray], i: int, nc: int, prior_top, promp
         res.prior_entropy = float(host["prior_entropy"][i])
         res.prior_kl = float(host["prior_kl"][i])
         res.reliance = {k: host[k][i] for k in RELIANCE_KEYS}
-        _check_finite("prior", res.prior_entropy, res.prior_kl, *(res.reliance[k] for k in RELIANCE_KEYS[:3]))
+        _check_finite(
+            "prior", res.prior_entropy, res.prior_kl, *(res.reliance[k] for k in RELIANCE_DIVERGENCES)
+        )
         res.prior_topk = prior_top[i] if prior_top else []
     if prompt_top is not None:
         res.prompt_topk = prompt_top[i * nc : (i + 1) * nc]

@@ -218,19 +218,16 @@ def entropy_torch(logp):
 # ---------------------------------------------------------------- reliance against the no-context prompt
 
 LN2 = float(np.log(2.0))
-RELIANCE_KEYS = (
-    "shift",
-    "jsd",
-    "confidence_gain",
+RELIANCE_DIVERGENCES = ("shift", "jsd", "confidence_gain")  # always finite
+RELIANCE_FLOATS = (
+    *RELIANCE_DIVERGENCES,
     "p_context_answer",
     "p_gold_answer",
     "p_prior_answer",
     "scaled_difference",
-    "answer_top",
-    "answer_prior",
-    "answer_context",
-    "answer_gold",
-)
+)  # NaN where the answer is unknown
+RELIANCE_ANSWERS = ("answer_top", "answer_prior", "answer_context", "answer_gold")  # indices, -1: none
+RELIANCE_KEYS = RELIANCE_FLOATS + RELIANCE_ANSWERS
 
 
 def jsd_np(logp: np.ndarray, logq: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .engine import Engine
 from .estimators import ScoreError, UnitTexts, score_estimators
-from .metrics import RELIANCE_KEYS, outcomes_np
+from .metrics import RELIANCE_ANSWERS, RELIANCE_FLOATS, RELIANCE_KEYS, outcomes_np
 from .options import ScoreConfig
 from .prompts import PromptFormat, format_for
 
@@ -221,9 +221,6 @@ def _score_tables(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> dict[str, p
     }
 
 
-RELIANCE_FLOATS = RELIANCE_KEYS[:7]
-
-
 def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> pa.Table:
     """The reliance rows of a unit's contexts (none when it had no no-context prompt): the device's
     measures, and each context's outcome from its argmax answer (``metrics.outcomes_np``). An
@@ -240,7 +237,7 @@ def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> pa.Table:
         cols[k] = np.concatenate([r[k] for _, r in rel]) if rel else np.zeros(0)
     out = {k: pa.array(v) for k, v in list(cols.items())[:4]}
     out.update({k: pa.array(cols[k], pa.float64(), from_pandas=True) for k in RELIANCE_FLOATS})
-    ids = {k: np.asarray(cols[k], np.int64) for k in RELIANCE_KEYS[7:]}
+    ids = {k: np.asarray(cols[k], np.int64) for k in RELIANCE_ANSWERS}
     out.update({k: pa.array(v.astype(np.int32), mask=v < 0) for k, v in ids.items()})
     out["outcome"] = pa.array(
         outcomes_np(ids["answer_top"], ids["answer_context"], ids["answer_gold"]), pa.string()
