@@ -2,7 +2,7 @@
 
 - ray == local, row for row (tiny model; SmolLM2 on a few prompts);
 - a Ray worker SIGKILLed in the middle of a unit: the unit is retried on another worker, nothing lost
-  or doubled;
+  or doubled; both workers SIGKILLed at once: the driver waits for Ray to restart them;
 - the driver dying between a worker's shard write and its commit: the shard is not committed, the
   resumed run recomputes the unit and ends identical; shard folders are cleaned up.
 """
@@ -144,6 +144,25 @@ def test_worker_killed_mid_unit_is_retried(ray_local, base, tmp_path, monkeypatc
     assert ex.retries >= 1 and ex.lost, logs
     assert any("worker lost" in m for m in logs)
     assert s.status == "done" and s.units_done == 4, (s.errors, logs)
+    assert snapshot(db, s.run_id) == base["ref"]
+    assert duplicates(db) == 0
+
+
+def test_every_worker_killed_at_once_is_restarted_and_the_run_ends_done(ray_local, base, tmp_path, monkeypatch):
+    """Both workers SIGKILL themselves in their first unit (the two firings of the fault): no
+    worker is ready until Ray has restarted one; the driver waits for them instead of failing the
+    queue, and every unit ends done, identical to the local run."""
+    db = copy_db(base["db"], tmp_path / "kill2.duckdb")
+    monkeypatch.setenv("CTXPRIOR_FAULT", "worker.unit@1:kill")
+    monkeypatch.setenv("CTXPRIOR_FAULT_ONCE", str(tmp_path / "fired"))
+    monkeypatch.setenv("CTXPRIOR_FAULT_FIRES", "2")
+    logs = []
+    s, ex = _score(db, base["tiny"], ray_workers=2, shard_dir=str(tmp_path / "shards"), log=logs.append)
+    monkeypatch.delenv("CTXPRIOR_FAULT")
+    assert sorted(p.name for p in (tmp_path / "fired").iterdir()) == ["worker.unit", "worker.unit.2"]
+    assert s.status == "done" and s.units_done == 4, (s.errors, logs)
+    assert len({x.split(":")[0] for x in ex.lost}) >= 2, ex.lost  # at least one unit of each worker was lost
+    assert not any("out of the run" in m for m in logs), logs
     assert snapshot(db, s.run_id) == base["ref"]
     assert duplicates(db) == 0
 

@@ -7,7 +7,11 @@ Syntax: ``CTXPRIOR_FAULT="point[@n][:action][,point[@n][:action]...]"``
 - ``action``: ``kill`` (SIGKILL this process; the default), ``exit`` (``os._exit(70)``),
   ``raise`` (``RuntimeError``), ``sleep=S`` (pause S seconds: widen a window for a race test).
 - ``CTXPRIOR_FAULT_ONCE=DIR``: a fired fault leaves ``DIR/<point>`` and never fires again in any
-  process (so a restarted Ray worker does not die a second time).
+  process (so a restarted Ray worker does not die a second time). The marker is created with
+  ``O_EXCL``: of several processes arriving at the same moment exactly one fires.
+- ``CTXPRIOR_FAULT_FIRES=N`` (with ``CTXPRIOR_FAULT_ONCE``): up to N firings in all processes
+  together (markers ``DIR/<point>``, ``DIR/<point>.2`` ... ``DIR/<point>.N``): every Ray worker
+  dying once, at the same time.
 
 Without the variable :func:`hit` is one dictionary lookup; nothing is imported.
 """
@@ -20,6 +24,7 @@ import time
 
 ENV = "CTXPRIOR_FAULT"
 ONCE_ENV = "CTXPRIOR_FAULT_ONCE"
+FIRES_ENV = "CTXPRIOR_FAULT_FIRES"
 
 POINTS = {
     "model.load": "driver or worker, just before the model is loaded",
@@ -65,14 +70,24 @@ def hit(point: str) -> None:
         if p != point or not (n == at or (every and n >= at)):
             continue
         once = os.environ.get(ONCE_ENV)
-        if once:
-            marker = os.path.join(once, point)
-            if os.path.exists(marker):
-                continue
-            os.makedirs(once, exist_ok=True)
-            with open(marker, "w") as f:
-                f.write(f"{os.getpid()} {n}\n")
+        if once and not _claim(once, point, n):
+            continue
         _act(action, point, n)
+
+
+def _claim(folder: str, point: str, n: int) -> bool:
+    """Take one of the ``CTXPRIOR_FAULT_FIRES`` firings of ``point`` (atomically); False if none left."""
+    os.makedirs(folder, exist_ok=True)
+    for k in range(1, int(os.environ.get(FIRES_ENV) or 1) + 1):
+        marker = os.path.join(folder, point if k == 1 else f"{point}.{k}")
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{os.getpid()} {n}\n")
+        return True
+    return False
 
 
 def _act(action: str, point: str, n: int) -> None:

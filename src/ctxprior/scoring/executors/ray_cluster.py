@@ -17,6 +17,11 @@ Shape (see docs/readme/scale.md):
   up to ``max_attempts`` times; a unit is committed at most once (``write_unit`` refuses a unit
   already done), so nothing is lost or doubled. A Python error inside a unit (NaN scores, a
   prompt too long) is not retried: the unit is marked failed with its reason.
+- A worker whose unit was lost is probed (``info``) until it answers. Ray says "unavailable"
+  (``ActorUnavailableError``) while it restarts the actor, or before it has noticed the death;
+  that is no verdict, and the probe is sent again after a growing pause. Only "died"
+  (``ActorDiedError``: Ray has given up restarting it) more than ``max_restarts`` times, or no
+  answer within ``probe_timeout`` seconds, puts the worker out of the run.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from .base import ModelSpec, worker_name
 
 TABLES = SCORE_TABLES
 FORWARD_ENV = ("CTXPRIOR_", "HF_", "TRANSFORMERS_")  # env vars handed to workers
+PROBE_TIMEOUT = 1800.0  # s: a lost worker that has not answered by then is out of the run
+PROBE_PAUSE = (0.25, 8.0)  # s: the first and the longest pause before probing an unavailable worker again
 
 
 class ScoringWorker:
@@ -164,6 +171,7 @@ class RayExecutor:
         address: str | None = None,
         max_attempts: int = 3,
         max_restarts: int = 2,
+        probe_timeout: float = PROBE_TIMEOUT,
         in_flight: int = 2,
         threads: int | None = None,
         log: Callable[[str], None] | None = None,
@@ -175,6 +183,7 @@ class RayExecutor:
         self.shard_dir = str(shard_dir)
         self.max_attempts = max_attempts
         self.max_restarts = max_restarts
+        self.probe_timeout = probe_timeout
         self.in_flight = max(1, in_flight)
         self._owns_ray = False
         ncpu = os.cpu_count() or 1
@@ -230,11 +239,16 @@ class RayExecutor:
                 shutil.rmtree(old, ignore_errors=True)
         d = _Dispatch(self, inputs)
         while d.queue or d.inflight:
-            if d.all_gone():  # every worker is gone for good
+            d.probe_due()
+            if d.all_gone():  # every worker is out of the run
                 yield from d.fail_queued()
                 break
             d.submit()
-            ready, _ = ray.wait(list(d.inflight) + list(d.pings), num_returns=1)
+            waiting = list(d.inflight) + list(d.pings)
+            if not waiting:  # only workers waiting for their next probe
+                time.sleep(d.next_probe_in() or 0.0)
+                continue
+            ready, _ = ray.wait(waiting, num_returns=1, timeout=d.next_probe_in())
             for ref in ready:
                 if ref in d.pings:
                     d.on_ping(ref, lost)
@@ -319,22 +333,25 @@ class RayExecutor:
 
 class _Dispatch:
     """The book-keeping of one ``RayExecutor.run``: units queued (input, attempt, worker to
-    avoid), units in flight per worker, and workers that died: probed until Ray has restarted
-    them, dead for good after ``max_restarts`` deaths."""
+    avoid), units in flight per worker, and workers whose unit was lost, probed until Ray has
+    restarted them (see the module docstring)."""
 
     def __init__(self, ex: RayExecutor, inputs: list[UnitInput]):
         self.ex = ex
         self.queue: deque[tuple[UnitInput, int, int | None]] = deque((inp, 1, None) for inp in inputs)
         self.inflight: dict = {}  # ref -> (input, attempt, actor index)
-        self.pings: dict = {}  # ref -> actor index: a worker that died is used again once it answers
+        self.pings: dict = {}  # ref -> actor index: a lost worker is used again once it answers
         n = len(ex.actors)
-        self.load, self.deaths, self.state = [0] * n, [0] * n, ["ready"] * n
+        self.load, self.died, self.state = [0] * n, [0] * n, ["ready"] * n
+        self.lost_at: list[float] = [0.0] * n  # when the worker's probing began
+        self.probes: list[int] = [0] * n  # probes answered "unavailable" in a row
+        self.due: dict[int, float] = {}  # actor index -> when to probe it again
 
     def ready(self) -> list[int]:
         return [i for i, s in enumerate(self.state) if s == "ready"]
 
     def all_gone(self) -> bool:
-        return not self.ready() and not self.pings and not self.inflight
+        return not self.ready() and not self.pings and not self.inflight and not self.due
 
     def fail_queued(self) -> Iterator[UnitResult]:
         while self.queue:
@@ -359,27 +376,67 @@ class _Dispatch:
             self.load[i] += 1
 
     def worker_died(self, i: int) -> None:
+        """A unit on worker ``i`` was lost: stop sending it units and probe it."""
         if self.state[i] != "ready":
-            return  # already being probed (its other in-flight units fail too)
-        self.deaths[i] += 1
-        if self.deaths[i] > self.ex.max_restarts:
-            self.state[i] = "dead"
-        else:
-            self.state[i] = "probing"  # Ray restarts the actor (max_restarts); wait for it
-            self.pings[self.ex.actors[i].info.remote()] = i  # type: ignore[attr-defined]
+            return  # already being probed (its other in-flight units are lost too)
+        self.state[i], self.lost_at[i], self.probes[i] = "probing", _now(), 0
+        self._probe(i)
+
+    def _probe(self, i: int) -> None:
+        self.pings[self.ex.actors[i].info.remote()] = i  # type: ignore[attr-defined]
 
     def on_ping(self, ref, lost: tuple) -> None:
-        """A probed worker answered (ready again) or died again."""
+        """A probed worker answered (ready again) or did not."""
         import ray
 
         i = self.pings.pop(ref)
         try:
             ray.get(ref)
-            self.state[i] = "ready"
-            self.ex.log(f"worker {i} is back")
-        except lost:
-            self.state[i] = "ready"
-            self.worker_died(i)
+        except lost as e:
+            self.probe_failed(i, e)
+            return
+        self.answered(i)
+
+    def answered(self, i: int) -> None:
+        self.state[i], self.probes[i] = "ready", 0
+        self.due.pop(i, None)
+        self.ex.log(f"worker {i} is back")
+
+    def probe_failed(self, i: int, e: Exception) -> None:
+        """Probe worker ``i`` again after a pause, or put it out of the run: Ray said it died
+        (restarts used up) more than ``max_restarts`` times, or ``probe_timeout`` has passed."""
+        from ray.exceptions import ActorDiedError
+
+        if isinstance(e, ActorDiedError):
+            self.died[i] += 1
+        waited = _now() - self.lost_at[i]
+        if self.died[i] > self.ex.max_restarts or waited > self.ex.probe_timeout:
+            self.state[i] = "dead"
+            self.ex.log(f"worker {i} is out of the run ({type(e).__name__} after {waited:.0f} s)")
+            return
+        first, longest = PROBE_PAUSE
+        self.due[i] = _now() + min(longest, first * 2 ** self.probes[i])
+        self.probes[i] += 1
+
+    def probe_due(self) -> None:
+        """Send the probes whose pause is over; put out workers probed past ``probe_timeout``."""
+        now = _now()
+        for i, t in list(self.due.items()):
+            if t <= now:
+                del self.due[i]
+                self._probe(i)
+        for ref, i in list(self.pings.items()):
+            if now - self.lost_at[i] > self.ex.probe_timeout:  # a restart that never ends
+                del self.pings[ref]
+                self.state[i] = "dead"
+                self.ex.log(f"worker {i} is out of the run (no answer in {self.ex.probe_timeout:.0f} s)")
+
+    def next_probe_in(self) -> float | None:
+        """Seconds until the next probe is due (at most 1 s while a probe is out, so that its
+        timeout is seen); None when no worker is being probed."""
+        if not self.due and not self.pings:
+            return None
+        return max(0.0, min([1.0, *(t - _now() for t in self.due.values())]))
 
 
 def default_shard_dir(db_path: str) -> str:
