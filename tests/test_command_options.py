@@ -28,9 +28,9 @@ WITHOUT_OPTIONS = {
     "info": "no options",
     "migrate": "no options: `ctxprior.migrate(path)`",
     "covariates list": "no options",
-    "sql": "its options are the CLI's spellings of Warehouse.query's arguments (QUERY or --file, "
-    "--var NAME=VALUE for the variables dict, --allow-read as is) and of printing (--format, "
-    "--max-rows); none has a check of its own",
+    "sql": "QUERY or --file, --var NAME=VALUE and --allow-read are the CLI's spellings of "
+    "Warehouse.query's arguments, with no check of their own; --format and --max-rows are "
+    "sqlshell.PRINT_OPTIONS, checked by Rows.format (test_sql_printing_options_...)",
     "ingest": "each data source declares its own parameters (ingest/registry.py, test_ingest_registry.py)",
 }
 
@@ -241,3 +241,33 @@ def test_every_command_declares_its_options_or_has_none():
     unlisted = leaves - set(COMMANDS) - set(WITHOUT_OPTIONS) - ingest
     assert not unlisted, sorted(unlisted)
     assert not set(WITHOUT_OPTIONS) - leaves - {"ingest"}, sorted(set(WITHOUT_OPTIONS) - leaves)
+
+
+@pytest.mark.parametrize(
+    "flag, text, message",
+    [
+        ("--max-rows", "0", "--max-rows 0: must be at least 1"),
+        ("--max-rows", "-1", "--max-rows -1: must be at least 1"),
+        ("--format", "xml", "--format xml: use table, csv or json"),
+    ],
+)
+def test_sql_printing_options_are_refused_alike_by_the_cli_and_rows_format(
+    demo, run_cli, flag, text, message
+):
+    """`ctxprior sql --max-rows -1` printed "... 3 more rows" of 2 rows; the printing options are
+    declared once (sqlshell.PRINT_OPTIONS) and Rows.format checks them as the CLI does."""
+    from ctxprior.sqlshell import PRINT_OPTIONS
+
+    r = run_cli("sql", "SELECT 1 AS a UNION ALL SELECT 2", flag, text, db=demo.path)
+    assert (r.exit_code, r.output) == (2, f"Error: {message}\n")
+    opt = next(o for o in PRINT_OPTIONS if o.flag == flag)
+    rows = demo.query("SELECT 1 AS a UNION ALL SELECT 2")
+    with pytest.raises(UserError) as e:
+        rows.format(**{opt.name: opt.parse(text)})
+    assert str(e.value) == message
+    r = run_cli("fakes", "list", "--dataset", "demo", "--format", "xml", db=demo.path)
+    assert (r.exit_code, r.output) == (2, "Error: --format xml: use table, csv or json\n")
+    assert rows.format(max_rows=1).splitlines()[-2:] == [
+        "... 1 more row (use --format csv for all)",
+        "(2 rows)",
+    ]

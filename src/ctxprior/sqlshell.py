@@ -32,6 +32,7 @@ from typing import Any
 import duckdb
 
 from .errors import UserError
+from .options import Option, check_options
 from .schema.store import Store, holds_lock
 from .sqlfiles import ident, literal
 
@@ -306,7 +307,27 @@ def _fmt(v: Any) -> str:
     return str(v).replace("\n", "\\n")
 
 
+FORMATS = ("table", "csv", "json")
+FORMAT = Option(
+    "fmt",
+    "--format",
+    "Output format: an aligned table, CSV, or JSON (a list of objects).",
+    default="table",
+    choices=FORMATS,
+)
+MAX_ROWS = Option(
+    "max_rows",
+    "--max-rows",
+    "Rows shown in table format (csv and json show all).",
+    default=200,
+    kind=int,
+    minimum=1,
+)
+PRINT_OPTIONS = (FORMAT, MAX_ROWS)  # how `ctxprior sql` prints rows (Rows.format); `fakes list` takes FORMAT
+
+
 def format_rows(cols: list[str], rows: list[tuple], fmt: str = "table", max_rows: int | None = None) -> str:
+    check_options(PRINT_OPTIONS, {"fmt": fmt} if max_rows is None else {"fmt": fmt, "max_rows": max_rows})
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -322,6 +343,7 @@ def format_rows(cols: list[str], rows: list[tuple], fmt: str = "table", max_rows
     line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()  # noqa: E731
     out = [line(cols), line(["-" * w for w in widths])] + [line(r) for r in cells]
     if max_rows is not None and len(rows) > max_rows:
-        out.append(f"... {len(rows) - max_rows} more rows (use --format csv for all)")
+        more = len(rows) - max_rows
+        out.append(f"... {more} more row{'s' if more != 1 else ''} (use --format csv for all)")
     out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..api import command_options
+from ..sqlshell import FORMAT
 from .app import pass_app
 from .options import declared_options
 
@@ -52,14 +53,7 @@ def add_cmd(app, path, dataset, relation, **options) -> None:
 
 @fakes.command("list")
 @declared_options(command_options("fakes list"))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "csv", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@declared_options((FORMAT,))
 @pass_app
 def list_cmd(app, dataset, relation, fmt) -> None:
     """Fakes of a dataset: per relation (counts by source), or one relation's fakes with the real

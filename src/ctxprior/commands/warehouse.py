@@ -7,15 +7,15 @@ import os
 import click
 
 from ..errors import UserError
+from ..sqlshell import PRINT_OPTIONS
 from .app import pass_app
+from .options import declared_options
 
 
 @click.command("sql")
 @click.argument("query", required=False)
 @click.option("--file", "file", type=click.Path(dir_okay=False), help="Run the SQL in this file instead.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
-)
+@declared_options(PRINT_OPTIONS, names=("fmt",))
 @click.option(
     "--var",
     "variables",
@@ -24,7 +24,7 @@ from .app import pass_app
     help="SET VARIABLE NAME = VALUE before the query (VALUE as JSON, e.g. run_ids=[1,2]); "
     "read it in SQL with getvariable('NAME'). Repeatable.",
 )
-@click.option("--max-rows", type=int, default=200, show_default=True, help="Rows shown in table format.")
+@declared_options(PRINT_OPTIONS, names=("max_rows",))
 @click.option(
     "--allow-read",
     "allow_read",

@@ -17,6 +17,7 @@ from ..errors import UserError
 from ..schema.store import utcnow
 from ..sqlfiles import read_sql
 from ..version import __version__
+from .options import GENERATE_OPTIONS
 from .parse import name_key, parse_names
 from .plan import (
     SQL,
@@ -105,22 +106,25 @@ def _place(plan: RelationPlan, classes: list, got: dict[Any, list[Accepted]]) ->
     return out
 
 
+_DEFAULT = {o.name: o.default for o in GENERATE_OPTIONS}  # declared once (fakes/options.py)
+
+
 def generate_fakes(
     store,
     dataset: str,
     relation: str,
-    n: int = 50,
-    model: str = "smollm2-135m",
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-    seed: int = 0,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    max_rounds: int = 10,
-    prompt_style: str = "relation",
-    timeout: float = 120.0,
-    retries: int = 4,
-    allow_partial: bool = False,
+    n: int = _DEFAULT["n"],
+    model: str = _DEFAULT["model"],
+    base_url: str | None = _DEFAULT["base_url"],
+    api_key_env: str | None = _DEFAULT["api_key_env"],
+    seed: int = _DEFAULT["seed"],
+    temperature: float = _DEFAULT["temperature"],
+    top_p: float = _DEFAULT["top_p"],
+    max_rounds: int = _DEFAULT["max_rounds"],
+    prompt_style: str = _DEFAULT["prompt_style"],
+    timeout: float = _DEFAULT["timeout"],
+    retries: int = _DEFAULT["retries"],
+    allow_partial: bool = _DEFAULT["allow_partial"],
     chat=None,
     backoff: float = 1.0,
 ) -> FakesResult:
