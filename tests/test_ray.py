@@ -148,7 +148,9 @@ def test_worker_killed_mid_unit_is_retried(ray_local, base, tmp_path, monkeypatc
     assert duplicates(db) == 0
 
 
-def test_every_worker_killed_at_once_is_restarted_and_the_run_ends_done(ray_local, base, tmp_path, monkeypatch):
+def test_every_worker_killed_at_once_is_restarted_and_the_run_ends_done(
+    ray_local, base, tmp_path, monkeypatch
+):
     """Both workers SIGKILL themselves in their first unit (the two firings of the fault): no
     worker is ready until Ray has restarted one; the driver waits for them instead of failing the
     queue, and every unit ends done, identical to the local run."""
