@@ -31,7 +31,7 @@ from .dynamic import Dynamic
 from .fakes import Fakes
 from .hub import Hub
 from .inmemory import load_model, quick
-from .options import command_options
+from .options import command_options, print_options
 from .parquet import Parquet
 from .plugins import analysis_names, estimators, ingest_sources
 from .runs import Runs, score_options
@@ -59,6 +59,7 @@ __all__ = [
     "load_model",
     "migrate",
     "open",
+    "print_options",
     "quick",
     "score_options",
 ]

@@ -44,3 +44,11 @@ def command_options(command: str) -> tuple:
     """The declared options of ``ctxprior <command>`` and of its API method (:data:`COMMANDS`)."""
     module, name, _method = COMMANDS[command]
     return getattr(import_module(module), name)
+
+
+def print_options() -> tuple:
+    """How ``ctxprior sql`` and ``ctxprior fakes list`` print rows (``--format``, ``--max-rows``):
+    declared once in ``sqlshell.PRINT_OPTIONS``, checked by :meth:`Rows.format` as by the CLI."""
+    from ..sqlshell import PRINT_OPTIONS
+
+    return PRINT_OPTIONS

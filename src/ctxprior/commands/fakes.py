@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..api import command_options
-from ..sqlshell import FORMAT
+from ..api import command_options, print_options
 from .app import pass_app
 from .options import declared_options
 
@@ -53,7 +52,7 @@ def add_cmd(app, path, dataset, relation, **options) -> None:
 
 @fakes.command("list")
 @declared_options(command_options("fakes list"))
-@declared_options((FORMAT,))
+@declared_options(print_options(), names=("fmt",))
 @pass_app
 def list_cmd(app, dataset, relation, fmt) -> None:
     """Fakes of a dataset: per relation (counts by source), or one relation's fakes with the real

@@ -6,8 +6,8 @@ import os
 
 import click
 
+from ..api import print_options
 from ..errors import UserError
-from ..sqlshell import PRINT_OPTIONS
 from .app import pass_app
 from .options import declared_options
 
@@ -15,7 +15,7 @@ from .options import declared_options
 @click.command("sql")
 @click.argument("query", required=False)
 @click.option("--file", "file", type=click.Path(dir_okay=False), help="Run the SQL in this file instead.")
-@declared_options(PRINT_OPTIONS, names=("fmt",))
+@declared_options(print_options(), names=("fmt",))
 @click.option(
     "--var",
     "variables",
@@ -24,7 +24,7 @@ from .options import declared_options
     help="SET VARIABLE NAME = VALUE before the query (VALUE as JSON, e.g. run_ids=[1,2]); "
     "read it in SQL with getvariable('NAME'). Repeatable.",
 )
-@declared_options(PRINT_OPTIONS, names=("max_rows",))
+@declared_options(print_options(), names=("max_rows",))
 @click.option(
     "--allow-read",
     "allow_read",
