@@ -171,16 +171,15 @@ def test_every_worker_killed_at_once_is_restarted_and_the_run_ends_done(
 
 def test_workers_that_die_for_good_end_the_run_failed_not_hung(ray_local, base, tmp_path, monkeypatch):
     """Every worker SIGKILLs itself in every unit, after every restart: Ray gives up on each after
-    ``max_restarts``; the driver puts such a worker out of the run (the units may run out of
-    attempts first) and fails the units with a reason instead of waiting for a worker that will
-    never answer. Nothing is committed twice or half."""
+    ``max_restarts``. Whether the units run out of attempts first or the workers are put out of
+    the run first is a race; either way the run ends failed, each unit with a reason, instead of
+    waiting for a worker that will never answer. Nothing is committed twice or half."""
     db = copy_db(base["db"], tmp_path / "doomed.duckdb")
     monkeypatch.setenv("CTXPRIOR_FAULT", "worker.unit@1+:kill")
     logs = []
     s, ex = _score(db, base["tiny"], ray_workers=2, shard_dir=str(tmp_path / "shards"), log=logs.append)
     monkeypatch.delenv("CTXPRIOR_FAULT")
     assert s.status == "failed" and s.units_done == 0, (s.errors, logs)
-    assert any("out of the run" in m for m in logs), logs
     reasons = list(s.errors)
     assert reasons and all("worker lost" in e or "no Ray worker left" in e for e in reasons), reasons
     assert duplicates(db) == 0
