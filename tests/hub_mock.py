@@ -38,6 +38,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -504,6 +505,27 @@ def go_online(monkeypatch) -> None:
     for k in OFFLINE_VARS:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
+def fresh_hf_home(monkeypatch, tmp_path) -> Path:
+    """For one test: online (:func:`go_online`), no Hugging Face cache, token or endpoint from the
+    shell, a fresh HF_HOME under ``tmp_path``, no telemetry, no proxy for the local stand-ins."""
+    go_online(monkeypatch)
+    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN", "HF_ENDPOINT"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    return tmp_path / "hf_home"
+
+
+def local_hub(monkeypatch, tmp_path):
+    """A :class:`HubMock` as HF_ENDPOINT, over :func:`fresh_hf_home`; a generator for a fixture."""
+    fresh_hf_home(monkeypatch, tmp_path)
+    mock = HubMock(token="unused")
+    monkeypatch.setenv("HF_ENDPOINT", mock.url)
+    yield mock
+    mock.close()
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

@@ -15,7 +15,7 @@ import pytest
 import torch
 from dynamicqa_helpers import SOURCES, dq_dir, dq_src, subset  # noqa: F401 (dq_src: a fixture)
 from fixtures.make_dynamicqa import make_dynamicqa
-from hub_mock import HubMock, StaticServer, go_online
+from hub_mock import StaticServer, local_hub
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from warehouse_helpers import snapshot
@@ -506,16 +506,9 @@ def test_sample_dynamic_contexts(dq_src, tmp_path, run_cli, db_path):
 @pytest.fixture
 def hub_env(monkeypatch, tmp_path):
     """Point huggingface_hub and ctxprior at a local Hub stand-in, with a fresh cache under tmp_path."""
-    go_online(monkeypatch)  # whatever HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE the shell has
-    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN"):
-        monkeypatch.delenv(k, raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    mock = HubMock(token="unused")
-    monkeypatch.setenv("HF_ENDPOINT", mock.url)
-    yield mock
-    mock.close()
+    yield from local_hub(
+        monkeypatch, tmp_path
+    )  # whatever HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE the shell has
 
 
 def _hub_files(folder: Path) -> dict[str, bytes]:

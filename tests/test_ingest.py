@@ -267,15 +267,11 @@ def test_real_subprocess_cli(tmp_path, yago_file):
 @pytest.fixture
 def hf_env(monkeypatch, tmp_path):
     """A fresh Hugging Face cache under tmp_path; no network: endpoints are local stand-ins."""
-    from hub_mock import go_online
+    from hub_mock import fresh_hf_home
 
-    go_online(monkeypatch)  # whatever HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE the shell has
-    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN", "HF_ENDPOINT"):
-        monkeypatch.delenv(k, raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    return tmp_path / "hf_home"
+    return fresh_hf_home(
+        monkeypatch, tmp_path
+    )  # whatever HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE the shell has
 
 
 @pytest.fixture

@@ -461,18 +461,9 @@ def test_templated_facts_scored_end_to_end_with_a_tiny_model(tmp_path, db_path):
 @pytest.fixture
 def hub(monkeypatch, tmp_path):
     """A local stand-in for the Hub (tests/hub_mock.py) and a fresh Hugging Face cache; no network."""
-    from hub_mock import HubMock, go_online
+    from hub_mock import local_hub
 
-    go_online(monkeypatch)
-    for k in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_TOKEN", "HF_ENDPOINT"):
-        monkeypatch.delenv(k, raising=False)
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    mock = HubMock(token="unused")
-    monkeypatch.setenv("HF_ENDPOINT", mock.url)
-    yield mock
-    mock.close()
+    yield from local_hub(monkeypatch, tmp_path)
 
 
 def _parquet_bytes(rows) -> bytes:
