@@ -7,9 +7,11 @@ Two guards, both DuckDB's own (see [the warehouse](warehouse.md#what-sql-can-rea
   and EXPLAIN [ANALYZE] of one SELECT run; anything else (COPY, EXPORT, ATTACH, INSTALL, LOAD,
   PRAGMA, CALL, SET of a setting, writes, EXPLAIN ANALYZE of any of them) is refused before
   anything runs;
-- the connection runs with DuckDB's ``enable_external_access`` off, so a SELECT reads the
-  warehouse and nothing else on disk or the network; ``allow_read`` (``--allow-read PATH``) names
-  the files and folders it may read besides (DuckDB's ``allowed_paths`` / ``allowed_directories``).
+- the connection is the warehouse's sandboxed one (``schema.store.sandbox``): DuckDB's
+  ``enable_external_access`` off and its configuration locked, so a SELECT reads the warehouse and
+  nothing else on disk or the network; ``allow_read`` (``--allow-read PATH``) names the files and
+  folders it may read besides (DuckDB's ``allowed_paths`` / ``allowed_directories``, set when the
+  connection opens: ``allowed``).
 - no query opens the warehouse file itself (``read_blob('<warehouse>')``): DuckDB always lets a
   restricted connection read its own database file, and a second handle on it, once closed, drops
   this process's POSIX lock on the file (issue 27; docs/write-protocol.md). Without ``allow_read``
@@ -118,10 +120,6 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> list:
     return stmts
 
 
-def _sql_list(values: Iterable[str]) -> str:
-    return "[" + ", ".join(literal(str(v)) for v in values) + "]"
-
-
 def _warehouse_files(warehouse: str) -> list[str]:
     return [warehouse, warehouse + ".wal"]
 
@@ -164,44 +162,22 @@ def _raw_tokens(sql: str) -> list[tuple[int, str]]:
     return out
 
 
-def restrict(
-    con: duckdb.DuckDBPyConnection,
-    allow_read: AllowRead = (),
-    warehouse: str | None = None,
-) -> None:
-    """Turn DuckDB's external access off on ``con``'s database (until it closes): it then reads
-    the warehouse's tables, and of other files only those in ``allow_read`` (files, or folders and
-    all below them); without ``allow_read`` no file at all (see the module docstring). A path that
-    does not exist, or is the ``warehouse`` file, is a UserError."""
+def allowed(allow_read: AllowRead = (), warehouse: str | None = None) -> list[str]:
+    """The paths of ``allow_read`` (one path or several) that the query's connection may read
+    besides the warehouse (``Warehouse.connect(reads=...)``, which sandboxes it: files, or folders and
+    all below them; without any, no file at all; see the module docstring). A path that does not
+    exist, or is the ``warehouse`` file, is a UserError."""
     if isinstance(allow_read, (str, os.PathLike)):
         allow_read = [allow_read]
-    allow_read = list(allow_read)
-    files: list[str] = []
-    dirs: list[str] = []
+    out = []
     for p in allow_read:
         path = Path(os.path.expanduser(str(p)))
         if not path.exists():
             raise UserError(f"--allow-read {p}: no such file or folder")
         if warehouse and _is_warehouse(str(path), warehouse):
             raise UserError(f"--allow-read {p}: that is the warehouse file; query its tables and views")
-        names = {os.path.abspath(path), str(path.resolve())}  # as written, and with links resolved
-        if path.is_dir():
-            dirs += sorted(n.rstrip("/") + "/" for n in names)
-        else:
-            files += sorted(names)
-    try:
-        if files:
-            con.execute(f"SET allowed_paths = {_sql_list(files)}")
-        if dirs:
-            con.execute(f"SET allowed_directories = {_sql_list(dirs)}")
-    except duckdb.InvalidInputException:  # this process holds a restricted connection already
-        raise UserError(
-            "--allow-read: another query on this warehouse is running in this process "
-            "without it; run this one when it is done"
-        ) from None
-    con.execute("SET enable_external_access = false")
-    if not allow_read:  # DuckDB still lets the query open the warehouse file: no local files at all
-        con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+        out.append(str(path))
+    return out
 
 
 def sql_error(e: duckdb.Error) -> UserError:
@@ -227,8 +203,8 @@ def read_only_query(
     allow_read: AllowRead = (),
     arrow: bool = False,
 ):
-    """``Warehouse.sql`` / ``Warehouse.arrow``: ``sql`` checked and run on a restricted connection."""
-    restrict(store.con, allow_read, store.path)
+    """``Warehouse.sql`` / ``Warehouse.arrow``: ``sql`` checked and run on the store's sandboxed
+    connection (opened with ``reads=allowed(allow_read)``)."""
     check_read_only(store.con, sql)
     if allow_read:
         _refuse_warehouse_paths(sql, [str(p) for p in (params or []) if isinstance(p, str)], store.path)
@@ -276,8 +252,8 @@ def run_read_only(
     variables: dict[str, str] | None = None,
     allow_read: AllowRead = (),
 ):
-    """Run every statement (restricted, see the module docstring); (column names, rows) of the last one."""
-    restrict(store.con, allow_read, store.path)
+    """Run every statement on the store's sandboxed connection (opened with
+    ``reads=allowed(allow_read)``); (column names, rows) of the last one."""
     if allow_read:
         _refuse_warehouse_paths(sql, [str(v) for v in (variables or {}).values()], store.path)
     for name, value in (variables or {}).items():

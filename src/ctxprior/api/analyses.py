@@ -46,7 +46,7 @@ class Analyses(Noun):
             only = parse_only(only)
         values = {"runs": tuple(runs or ()), "only": tuple(only or ()) or None, "seed": seed}
         check_options(ANALYZE_OPTIONS, {**values, "permutations": permutations, "alpha": alpha})
-        with self._wh.connect(write=True) as store:
+        with self._wh.connect(write=True, threads=1) as store:  # stored numbers: one thread (one_thread)
             counts = analyze(
                 store,
                 run_ids=list(runs) if runs else None,

@@ -64,7 +64,8 @@ class Covariates(Noun):
 
         _check(ADD_OPTIONS, name, {"on": on, "match": match})
         keys = on if isinstance(on, str) else ",".join(on)
-        with self._wh.connect(write=True) as store:
+        reads = [data] if isinstance(data, (str, Path)) else []  # a CSV / Parquet DuckDB reads
+        with self._wh.connect(write=True, reads=reads) as store:
             return add_user_table(
                 store,
                 data if not isinstance(data, Path) else str(data),
@@ -110,7 +111,7 @@ class Covariates(Noun):
 
         _check(KG_DEGREE_OPTIONS, name, options)
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)
-        with self._wh.connect(write=True) as store:
+        with self._wh.connect(write=True, reads=files) as store:  # the triple files DuckDB reads
             return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
 
     def known(

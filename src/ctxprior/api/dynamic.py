@@ -109,5 +109,5 @@ class Dynamic(Noun):
 
         check_options(ANALYZE_DYNAMIC_OPTIONS, {"runs": tuple(runs or ())})
 
-        with self._wh.connect(write=True) as store:
+        with self._wh.connect(write=True, threads=1) as store:  # stored numbers: one thread (one_thread)
             return analyze_dynamicqa(store, list(runs) if runs else None)

@@ -52,5 +52,6 @@ class Parquet(Noun):
 
         MODE.check(mode)
         check_folder(directory)
-        with self._wh._removed_if_failed(), self._wh.connect(write=True) as store:
+        reads = [directory]  # its Parquet files, read by DuckDB
+        with self._wh._removed_if_failed(), self._wh.connect(write=True, reads=reads) as store:
             return import_parquet(store, directory, mode=mode, verify=False)

@@ -143,21 +143,33 @@ class Warehouse:
 
     # -- connections -----------------------------------------------------------------------
     @contextmanager
-    def connect(self, write: bool = False, brief: bool = False) -> Iterator[_store.Store]:
+    def connect(
+        self,
+        write: bool = False,
+        brief: bool = False,
+        *,
+        reads: Sequence[str | Path] = (),
+        threads: int | None = None,
+    ) -> Iterator[_store.Store]:
         """The low-level connection object that library functions take (closed on exit).
 
         ``write=True`` needs a warehouse opened with ``write=True``. ``brief=True`` holds the file
-        only while writing (long runs; other processes read between commits).
+        only while writing (long runs; other processes read between commits). The connection is
+        sandboxed (docs/write-protocol.md): it reads no file but the warehouse and ``reads`` (the
+        inputs a command reads through DuckDB); ``threads``: DuckDB's thread count, fixed.
         """
         if write and not self.writable:
             raise UserError(f"{self.path} was opened read-only; use ctxprior.open({self.path!r}, write=True)")
         write = write or (self.writable and not Path(self.path).exists())  # created on first use
-        store = _store.open_store(self.path, read_only=not write, wait=self.wait, brief=brief and write)
+        store = _store.open_store(
+            self.path,
+            read_only=not write,
+            wait=self.wait,
+            brief=brief and write,
+            reads=reads,
+            threads=threads,
+        )
         try:
-            if not (brief and write):
-                from ..schema.trust import check_views
-
-                check_views(store)  # a warehouse from elsewhere is data, not code
             yield store
         except _store.IO_ERRORS as e:  # a full disk / lost permission writing any file: one line
             if not _store.is_write_fault(e):
@@ -209,9 +221,9 @@ class Warehouse:
         >>> wh.sql("SELECT entity, susceptibility FROM v_susceptibility ORDER BY susceptibility DESC LIMIT 1").shape
         (1, 2)
         """
-        from ..sqlshell import read_only_query
+        from ..sqlshell import allowed, read_only_query
 
-        with self.connect() as store:
+        with self.connect(reads=allowed(allow_read, self.path)) as store:
             return read_only_query(store, query, params, allow_read)
 
     def arrow(
@@ -222,9 +234,9 @@ class Warehouse:
         allow_read: str | Path | Sequence[str | Path] = (),
     ) -> pa.Table:
         """Like :meth:`sql`, as a pyarrow Table (``polars.from_arrow(...)`` makes it a polars frame)."""
-        from ..sqlshell import read_only_query
+        from ..sqlshell import allowed, read_only_query
 
-        with self.connect() as store:
+        with self.connect(reads=allowed(allow_read, self.path)) as store:
             return read_only_query(store, query, params, allow_read, arrow=True)
 
     def query(
@@ -243,9 +255,9 @@ class Warehouse:
 
         Command: ``ctxprior sql``.
         """
-        from ..sqlshell import run_read_only
+        from ..sqlshell import allowed, run_read_only
 
-        with self.connect() as store:
+        with self.connect(reads=allowed(allow_read, self.path)) as store:
             cols, rows = run_read_only(store, query, variables, allow_read)
         return Rows(cols, rows)
 

@@ -12,8 +12,9 @@ file its path, rows, bytes and sha256. ``import_parquet`` checks every sha256 be
 anything, then loads every table in one transaction.
 
 Tables are discovered from the warehouse (``store.table_names()``, ``store.view_names()``), so tables
-other areas add are exported without a list to maintain. Files are written with DuckDB's
-``COPY ... TO ... (FORMAT parquet)``, rows in a fixed order (primary key, else every column), so
+other areas add are exported without a list to maintain. The rows are read on the warehouse's
+sandboxed connection, which writes no file, and written with DuckDB's ``COPY ... TO ... (FORMAT
+parquet)`` on an in-memory database (``write_parquet``), rows in a fixed order (primary key, else every column), so
 the same warehouse always gives byte-identical files: that is what lets ``publish`` skip a commit
 when nothing changed.
 """
@@ -306,7 +307,7 @@ def _write_files(
         query = f"{src} ORDER BY {order}"
         if n_files > 1:
             query += f" LIMIT {literal(int(rows_per_file))} OFFSET {literal(int(i * rows_per_file))}"
-        store.execute(f"COPY ({query}) TO {literal(str(out / rel))} (FORMAT parquet, COMPRESSION zstd)")
+        write_parquet(store.con.sql(query), out / rel)
         part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
         files.append(
             {
@@ -317,6 +318,19 @@ def _write_files(
             }
         )
     return files
+
+
+def write_parquet(rel: duckdb.DuckDBPyRelation, path: Path) -> None:
+    """Write the rows of ``rel`` (a query on the warehouse's sandboxed connection, which writes no
+    file) to ``path`` with DuckDB's Parquet writer, on an in-memory database that holds nothing but
+    those rows, streamed as Arrow batches."""
+    reader = rel.to_arrow_reader() if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader()
+    con = duckdb.connect(":memory:")
+    try:
+        con.register("_rows", reader)
+        con.execute(f"COPY (SELECT * FROM _rows) TO {literal(str(path))} (FORMAT parquet, COMPRESSION zstd)")
+    finally:
+        con.close()
 
 
 def _exported_run_ids(store: Store, selection: Selection) -> list[int] | None:

@@ -30,7 +30,7 @@ import random
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
@@ -46,6 +46,8 @@ from ..errors import UserError
 from ..sqlfiles import ident, literal, read_sql, split_statements
 from ..version import __version__
 from .base import metadata
+
+Reads = Iterable[str | os.PathLike]  # the files and folders a sandboxed connection may read
 
 DB_ENV = "CTXPRIOR_DB"
 DEFAULT_DB = "ctxprior.duckdb"
@@ -213,12 +215,16 @@ class Store:
         read_only: bool,
         brief: bool = False,
         wait: float = 0.0,
+        reads: Reads = (),
+        threads: int | None = None,
     ):
         self.path = path
         self._con = con
         self.read_only = read_only
         self.brief = brief
         self.wait = wait
+        self.reads = reads
+        self.threads = threads
         self._in_tx = False
         self._depth = 0
         self.reopens = 0
@@ -227,7 +233,9 @@ class Store:
     def con(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
             _fault("store.connect")
-            self._con = _connect(self.path, self.read_only, self.wait, brief_writer=self.brief)
+            self._con = _connect(
+                self.path, self.read_only, self.wait, self.brief, reads=self.reads, threads=self.threads
+            )
             self.reopens += 1
         return self._con
 
@@ -289,14 +297,15 @@ class Store:
     def one_thread(self) -> Iterator[Store]:
         """A session in which DuckDB runs on one thread. Its parallel sums and averages add partial
         results in the order threads finish, so the last bit of a stored aggregate could differ
-        between two runs on the same data; analyses that store numbers read inside this."""
+        between two runs on the same data; analyses that store numbers read inside this. The
+        sandbox locks DuckDB's configuration, so the store must be opened with ``threads=1``
+        (``Warehouse.connect(write=True, threads=1)``)."""
         with self.session():
-            old = self.scalar("SELECT current_setting('threads')")
-            self.con.execute("SET threads = 1")
-            try:
-                yield self
-            finally:
-                self.con.execute(f"SET threads = {literal(int(old))}")
+            if int(self.scalar("SELECT current_setting('threads')")) != 1:
+                raise RuntimeError(
+                    "one_thread() needs a store opened with threads=1 (its settings are locked)"
+                )
+            yield self
 
     def __enter__(self) -> Store:
         return self
@@ -557,14 +566,79 @@ def check_wait(wait: Any) -> float:
     return value
 
 
+def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
+    """(files, folders) of ``reads`` as DuckDB's ``allowed_paths`` / ``allowed_directories`` take
+    them: each as written (absolute) and with links resolved; folders end in ``/``. Paths that do
+    not exist are left out (the command that names them says so itself)."""
+    files: list[str] = []
+    dirs: list[str] = []
+    for p in reads:
+        path = Path(os.path.expanduser(str(p)))
+        try:
+            if not path.exists():
+                continue
+            names = sorted({os.path.abspath(path), str(path.resolve())})
+        except (OSError, ValueError):
+            continue
+        if path.is_dir():
+            dirs += [n.rstrip("/") + "/" for n in names]
+        else:
+            files += names
+    return files, dirs
+
+
+def sandbox(
+    con: duckdb.DuckDBPyConnection, read_only: bool, reads: Reads = (), threads: int | None = None
+) -> None:
+    """Lock ``con``'s database before any query runs on it (docs/write-protocol.md, "The sandbox"):
+    DuckDB's external access off, so no query (nor a view, macro or default the file carries)
+    reads or writes a file other than the warehouse, except the named ``reads`` (files, or folders
+    and all below them); on a read-only open without ``reads`` the local file system off altogether
+    (DuckDB would still let a query open the warehouse file itself, and a second handle on it drops
+    this process's lock); then the configuration locked, so no SQL turns any of it back on.
+    ``threads``: DuckDB's thread count (fixed from here on)."""
+    files, dirs = read_paths(reads)
+    setting = "SELECT value FROM system.main.duckdb_settings() WHERE name = ?"
+    if con.execute(setting, ["lock_configuration"]).fetchall() == [("true",)]:
+        # this process has the file open already (DuckDB shares one database per file): its sandbox
+        # stands, and cannot be widened for this connection's reads or threads
+        if (
+            files
+            or dirs
+            or (threads is not None and con.execute(setting, ["threads"]).fetchall() != [(str(threads),)])
+        ):
+            con.close()
+            raise UserError(
+                "another connection of this process holds the warehouse with other settings "
+                "(--allow-read, or an analysis); run this once it is closed"
+            )
+        return
+    if threads is not None:
+        con.execute(f"SET threads = {literal(int(threads))}")
+    if files:
+        con.execute(f"SET allowed_paths = [{', '.join(literal(f) for f in files)}]")
+    if dirs:
+        con.execute(f"SET allowed_directories = [{', '.join(literal(d) for d in dirs)}]")
+    con.execute("SET enable_external_access = false")
+    if read_only and not (files or dirs):
+        con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+    con.execute("SET lock_configuration = true")
+
+
 def _connect(
-    path: str, read_only: bool, wait: float, brief_writer: bool = False
+    path: str,
+    read_only: bool,
+    wait: float,
+    brief_writer: bool = False,
+    reads: Reads = (),
+    threads: int | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it.
 
     The one place ctxprior opens the warehouse file (docs/write-protocol.md; tests/test_write_protocol.py
     checks that nothing else calls ``duckdb.connect``). Honours another process's writer intent; a brief
     writer announces its own intent while it waits. See the module docstring for the protocol.
+    Every connection is sandboxed (``sandbox``) before it is returned.
     """
     wait = check_wait(wait)
     start = time.monotonic()
@@ -588,7 +662,7 @@ def _connect(
                     delay = min(delay * 1.6, 0.1)
                     continue
             try:
-                return duckdb.connect(path, read_only=read_only)
+                con = duckdb.connect(path, read_only=read_only)
             except duckdb.IOException as e:
                 holder = _lock_holder(str(e))
                 if holder is None:
@@ -613,6 +687,13 @@ def _connect(
                     ) from None
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 1.6, 0.25)
+                continue
+            try:
+                sandbox(con, read_only, reads, threads)
+            except BaseException:
+                con.close()
+                raise
+            return con
     finally:
         if announced:
             _remove_marker(intent)
@@ -637,6 +718,8 @@ def open_store(
     wait: float = 0.0,
     brief: bool = False,
     migrating: bool = False,
+    reads: Reads = (),
+    threads: int | None = None,
 ) -> Store:
     """Open (and when writable, create or check) the warehouse at ``path``.
 
@@ -647,6 +730,11 @@ def open_store(
       announce the intent to write, let readers in between commits (module docstring).
     - migrating: ``ctxprior migrate``: an existing file, opened read-write without the version check
       and without creating anything (the migration does both).
+    - reads: the files / folders a command must read through DuckDB (its named inputs); the
+      connection reads nothing else (``sandbox``). threads: DuckDB's thread count, fixed.
+
+    Objects in the file that ctxprior does not make (views, macros, types, sequences, schemas) are
+    dropped on a read-write open and refuse a read-only one (``trust.check_catalog``).
     """
     from .versions import SCHEMA_VERSION, check_version
 
@@ -664,24 +752,37 @@ def open_store(
     if brief and not read_only:
         _write_marker(path + WRITER_SUFFIX)
     try:
-        con = _connect(path, read_only, wait, brief_writer=brief and not read_only)
+        con = _connect(path, read_only, wait, brief and not read_only, reads=reads, threads=threads)
     except BaseException as e:
         if brief:
             _remove_marker(path + WRITER_SUFFIX)
         if not exists:
             _unlink_unfinished(path, e)
         raise
-    store = Store(path, con, read_only, brief=brief and not read_only, wait=wait)
+    store = Store(
+        path, con, read_only, brief=brief and not read_only, wait=wait, reads=reads, threads=threads
+    )
     if migrating:
         return store
     try:
+        from .trust import check_catalog
+
+        foreign = check_catalog(store)  # before any query resolves a name of the file's catalog
         version = store.schema_version()
         if version is None and exists and store.table_names():
             raise UserError(f"{path} is a DuckDB file but not a ctxprior warehouse (no meta table)")
         if version is not None:
             check_version(path, version, SCHEMA_VERSION)
         if not read_only:
+            if foreign:
+                from .trust import drop_foreign
+
+                drop_foreign(store, foreign)
             store.ensure_schema()
+        if version is not None or not read_only:
+            from .trust import check_views
+
+            check_views(store)
         if store.brief:
             store.release()
     except BaseException as e:

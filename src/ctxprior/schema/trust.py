@@ -1,34 +1,50 @@
-"""A warehouse from elsewhere is data, not code: its views are checked before anything reads them.
+"""A warehouse from elsewhere is data, not code: its catalog holds only ctxprior's own objects.
 
-A ``.duckdb`` file carries its views' SQL, and ``meta.views_sha256`` is only a claim the file makes
-about them: a file made (or edited) elsewhere can hold a ``v_susceptibility`` that reads
-``read_text('secret.txt')``, which an export, a publication, a report or ``ctxprior sql`` would then
-run. ``check_views`` compares DuckDB's text of every view in the file with the text of the
-package's own views (``views/*.sql``, created once per process in an in-memory database):
+A ``.duckdb`` file carries SQL besides its rows: views, macros (a persisted ``to_json`` macro
+shadows DuckDB's own function in every query that calls it), types, sequences, schemas. Two
+mechanisms keep that SQL from doing harm:
 
-- a package view whose text differs (or that is missing) is recreated from the package on a
-  read-write open, and shadowed by the package's text as a TEMP view on a read-only one (the file
-  is not written; DuckDB resolves a name to the temporary view first);
-- any other view (``cov_<name>`` covariate views) may read only the warehouse: one that calls a
-  table function (``read_text``, ``read_csv``, ``glob``, ``query``, ...) or cannot be parsed is
-  refused in one line.
+- **the sandbox** (``store.sandbox``): every connection runs with DuckDB's external access off
+  and its configuration locked, so no object of the file can read a file on this machine,
+  whatever it calls (docs/write-protocol.md, "The sandbox");
+- **the catalog check** (``check_catalog``, on every open): the package's own objects are those
+  its declarations make (the SQLAlchemy tables and the view files, built once per process in an
+  in-memory database: ``package_catalog``) plus the covariate views the ``covariate`` table
+  records. Any other view, macro, type, sequence or schema is dropped on a read-write open
+  (``drop_foreign``, with a note on stderr) and refuses a read-only open in one line (nothing is
+  resolved, nothing written).
+
+A package view whose text differs from the package's (or that is missing) is recreated on a
+read-write open and shadowed by the package's text as a TEMP view on a read-only one
+(``check_views``; DuckDB resolves a name to the temporary view first).
 """
 
 from __future__ import annotations
 
-import json
+import sys
 
 import duckdb
 
 from ..errors import UserError
-from ..sqlfiles import read_sql
+from ..sqlfiles import ident, read_sql
 from .store import Store, ddl_statements, view_scripts, views_digest
 
-_PACKAGE: dict[str, list[tuple[str, str]]] = {}
+SQL = "ctxprior.schema"
+_PACKAGE: dict[str, tuple[list[tuple[str, str]], set[tuple[str, str, str]]]] = {}
+
+# how each kind of object is dropped (kind as sql/catalog_objects.sql names it)
+_DROP = {
+    "view": "DROP VIEW IF EXISTS {name}",
+    "macro": "DROP MACRO IF EXISTS {name}",
+    "table macro": "DROP MACRO TABLE IF EXISTS {name}",
+    "type": "DROP TYPE IF EXISTS {name}",
+    "sequence": "DROP SEQUENCE IF EXISTS {name}",
+}
 
 
-def package_views() -> list[tuple[str, str]]:
-    """(name, DuckDB's text) of the package's views in creation order."""
+def package_catalog() -> tuple[list[tuple[str, str]], set[tuple[str, str, str]]]:
+    """What the package's declarations make, built in an in-memory database: (name, DuckDB's text)
+    of its views in creation order, and every (kind, schema, name) of its catalog besides tables."""
     key = views_digest()
     if key not in _PACKAGE:
         con = duckdb.connect(":memory:")
@@ -38,55 +54,86 @@ def package_views() -> list[tuple[str, str]]:
                 con.execute(ddl)
             for _name, text in view_scripts():
                 mem.run_script(text)
-            _PACKAGE[key] = [
-                tuple(r) for r in con.execute(read_sql("ctxprior.schema", "sql/view_texts.sql")).fetchall()
-            ]
+            views = [tuple(r) for r in con.execute(read_sql(SQL, "sql/view_texts.sql")).fetchall()]
+            objects = {tuple(r) for r in con.execute(read_sql(SQL, "sql/catalog_objects.sql")).fetchall()}
+            _PACKAGE[key] = (views, objects)  # type: ignore[assignment]
         finally:
             con.close()
     return _PACKAGE[key]
 
 
-def _table_functions(node, found: list[str]) -> list[str]:
-    if isinstance(node, dict):
-        if node.get("type") == "TABLE_FUNCTION":
-            fn = node.get("function") or {}
-            found.append(str(fn.get("function_name") or "a table function"))
-        for v in node.values():
-            _table_functions(v, found)
-    elif isinstance(node, list):
-        for v in node:
-            _table_functions(v, found)
-    return found
+def package_views() -> list[tuple[str, str]]:
+    """(name, DuckDB's text) of the package's views in creation order."""
+    return package_catalog()[0]
 
 
-def _reaches_out(con: duckdb.DuckDBPyConnection, view_sql: str) -> str | None:
-    """What makes view text ``view_sql`` read outside the warehouse (a table function, or text that
-    does not parse as a plain SELECT), or None."""
-    head, sep, query = view_sql.partition(" AS ")
-    if not sep or not head.startswith("CREATE VIEW "):
-        return "a definition that is not a plain view"
-    ((serialized,),) = con.execute("SELECT json_serialize_sql(?)", [query]).fetchall()
-    tree = json.loads(serialized)
-    if tree.get("error"):
-        return "a definition that does not parse"
-    fns = _table_functions(tree, [])
-    return f"the table function {fns[0]}" if fns else None
+def _covariate_views(store: Store) -> set[str]:
+    has = store.scalar(
+        "SELECT count(*) FROM system.main.duckdb_tables() WHERE database_name = "
+        "system.main.current_database() AND schema_name = 'main' AND table_name = 'covariate'"
+    )
+    if not has:
+        return set()
+    try:
+        return {r[0] for r in store.query(read_sql(SQL, "sql/covariate_views.sql"))}
+    except duckdb.Error:  # a covariate table of another shape: it records no view
+        return set()
+
+
+def foreign_objects(store: Store) -> list[tuple[str, str, str]]:
+    """(kind, schema, name) of every object of ``store``'s catalog besides tables that ctxprior
+    does not make (see the module docstring)."""
+    own = package_catalog()[1]
+    covariates = _covariate_views(store)
+    out = []
+    for kind, schema, name in store.query(read_sql(SQL, "sql/catalog_objects.sql")):
+        if (kind, schema, name) in own or (kind == "view" and schema == "main" and name in covariates):
+            continue
+        out.append((kind, schema, name))
+    return out
+
+
+def _named(objects: list[tuple[str, str, str]]) -> str:
+    names = [f"{k} {n if s == 'main' or k == 'schema' else s + '.' + n}" for k, s, n in objects]
+    return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+
+
+def check_catalog(store: Store) -> list[tuple[str, str, str]]:
+    """The foreign objects of ``store`` (to drop on a read-write open); on a read-only one, a
+    UserError naming them (they are never resolved)."""
+    foreign = foreign_objects(store)
+    if foreign and store.read_only:
+        raise UserError(
+            f"{store.path}: holds objects ctxprior does not make ({_named(foreign)}); a ctxprior "
+            "command that writes to the warehouse drops them, or drop them with duckdb"
+        )
+    return foreign
+
+
+def drop_foreign(store: Store, foreign: list[tuple[str, str, str]]) -> None:
+    """Drop the ``foreign`` objects of a read-write ``store`` in one transaction (schemas with all
+    they hold), with a note on stderr; a UserError when one cannot be dropped."""
+    schemas = {n for k, _s, n in foreign if k == "schema"}
+    with store.transaction():
+        for kind, schema, name in foreign:
+            if kind == "schema" or schema in schemas:
+                continue
+            try:
+                store.execute(_DROP[kind].format(name=f"{ident(schema)}.{ident(name)}"))
+            except duckdb.Error as e:
+                raise UserError(
+                    f"{store.path}: cannot drop {kind} {name}, which ctxprior does not make "
+                    f"({str(e).splitlines()[0]}); drop it with duckdb"
+                ) from None
+        for name in sorted(schemas):
+            store.execute(f"DROP SCHEMA IF EXISTS {ident(name)} CASCADE")
+    print(f"note: {store.path}: dropped what ctxprior does not make: {_named(foreign)}", file=sys.stderr)
 
 
 def check_views(store: Store) -> None:
-    """Make every view of ``store`` safe to read (see the module docstring); UserError for a
-    foreign view that reads outside the warehouse."""
-    actual = dict(store.query(read_sql("ctxprior.schema", "sql/view_texts.sql")))
+    """Make the package's views of ``store`` the package's own (see the module docstring)."""
+    actual = dict(store.query(read_sql(SQL, "sql/view_texts.sql")))
     expected = package_views()
-    own = dict(expected)
-    for name, text in actual.items():
-        if name not in own:
-            why = _reaches_out(store.con, text)
-            if why:
-                raise UserError(
-                    f"{store.path}: view {name} is not one ctxprior makes and calls {why}; "
-                    "drop it (DROP VIEW in duckdb) before using this warehouse with ctxprior"
-                )
     if all(actual.get(name) == text for name, text in expected):
         return
     if store.read_only:
