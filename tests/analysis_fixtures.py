@@ -19,6 +19,7 @@ from datetime import datetime
 import numpy as np
 import pyarrow as pa
 import pytest
+from parquet_fixtures import record_covariate_view
 
 NOW = datetime(2026, 1, 1)
 
@@ -567,6 +568,8 @@ def add_cooccurrence(wh, seen_fakes=()):
                CASE WHEN entity_kind = 'real' THEN ln(1 + 10 * (position + 1))
                     WHEN entity IN ({seen}) THEN 1.0 ELSE 0.0 END AS log_count
         FROM v_entity""")
+    if not wh.scalar("SELECT count(*) FROM covariate WHERE view_name = 'cov_cooccurrence'"):
+        record_covariate_view(wh, "cov_cooccurrence")  # the catalog makes it ctxprior's own
 
 
 ANALYZE_K = 200
@@ -581,7 +584,7 @@ def analyzed_warehouse(tmp_path_factory) -> str:
     from ctxprior.schema import open_store
 
     path = str(tmp_path_factory.mktemp("analyzed") / "wh.duckdb")
-    store = open_store(path)
+    store = open_store(path, threads=1)  # analyze stores numbers on one thread (Store.one_thread)
     make_yago_like(store, models=("m-small", "m-big"), seeds=(11, 12), nan_relation=2, constant_relation=3)
     add_friend_enemy(store)
     add_gender(store)

@@ -313,3 +313,26 @@ def build_warehouse(path: str, use_demo: bool = True) -> str:
     finally:
         store.close()
     return path
+
+
+def record_covariate_view(target, view: str) -> None:
+    """A `covariate` catalog row (kind `user`) naming ``view``, written into ``target`` (a path,
+    through plain DuckDB, or an open Store): ctxprior then counts the view as its own, as it does
+    the views `ctxprior covariates ...` makes; a view the catalog does not record is foreign
+    (dropped by a read-write open, refused by a read-only one: ctxprior.schema.trust)."""
+    import duckdb
+
+    now = datetime(2026, 1, 1)
+    con = duckdb.connect(target) if isinstance(target, str) else None
+    run = con.execute if con is not None else target.execute
+    try:
+        cid = run("SELECT coalesce(max(covariate_id), 0) + 1 FROM covariate").fetchone()[0]
+        run(
+            "INSERT INTO covariate (covariate_id, name, kind, view_name, key_columns, value_columns, "
+            "params_json, status, ctxprior_version, added_at, updated_at) "
+            "VALUES (?, ?, 'user', ?, 'entity', 'x', '{}', 'complete', '0', ?, ?)",
+            [cid, view.removeprefix("cov_"), view, now, now],
+        )
+    finally:
+        if con is not None:
+            con.close()

@@ -143,7 +143,7 @@ def test_sql_files_run_standalone_on_all_or_chosen_runs(wh):
 
 
 def test_rerun_replaces_rows_and_is_deterministic(tmp_path):
-    w = open_store(str(tmp_path / "w.duckdb"))
+    w = open_store(str(tmp_path / "w.duckdb"), threads=1)
     make_yago_like(w, n_relations=2, n_entities=5, generations=False)
     analyze(w, only=["relevance"], k=100, seed=3, log=lambda m: None)
     first = w.df("SELECT relation, query_type, test, p FROM analysis_result ORDER BY ALL")
@@ -200,7 +200,7 @@ def test_context_cells_give_the_same_units_as_the_readable_files(wh, name):
 @pytest.mark.quick
 def test_tiny_warehouse_runs_every_analysis_without_crashing(tmp_path):
     # 1 relation, 2 + 2 entities, one with constant scores: tiny groups, Spearman with few points
-    w = open_store(str(tmp_path / "tiny.duckdb"))
+    w = open_store(str(tmp_path / "tiny.duckdb"), threads=1)
     make_yago_like(w, n_relations=2, n_entities=2, constant_relation=1, rng_seed=5)
     analyze(w, k=50, log=lambda m: None)
     df = w.df("SELECT * FROM analysis_result")
@@ -335,7 +335,7 @@ def test_run_option_splits_runs_by_kind(kind_warehouses, tmp_path, run_cli):
 # -- reliability: seed replicates only (issue 11, item 8) ----------------------------------------
 def _replicate_base(tmp_path):
     """Runs 1 (seed 11) and 2 (seed 12) of one model: the replicate pair every case starts from."""
-    w = open_store(str(tmp_path / "rep.duckdb"))
+    w = open_store(str(tmp_path / "rep.duckdb"), threads=1)
     make_yago_like(w, n_relations=2, n_entities=3, seeds=(11, 12), generations=False)
     return w
 
@@ -434,7 +434,7 @@ def test_replicate_rows_are_replaced_on_rerun(tmp_path):
 # -- gender: ψ against a mixture of collections is labelled (issue 11, item 9) -------------------
 @pytest.mark.parametrize("split", [False, True])
 def test_gender_says_when_psi_is_against_a_mixture(tmp_path, split):
-    w = open_store(str(tmp_path / "g.duckdb"))
+    w = open_store(str(tmp_path / "g.duckdb"), threads=1)
     runs = add_gender(w, split=split)
     runs = runs if split else [runs]
     analyze(w, only=["gender"], k=50, log=lambda m: None)
@@ -515,20 +515,24 @@ def _stored(path) -> list:
 
 def test_reanalysis_is_bit_for_bit_reproducible(analyzed_warehouse, tmp_path):
     """Analyzing the same scores again stores the same bits (DuckDB's parallel sums add partial
-    results in thread order; analyze reads on one thread), and the connection's thread setting
-    is restored afterwards."""
+    results in thread order; analyze reads on one thread: the store is opened with threads=1, since
+    the sandbox locks DuckDB's settings), and a store of more threads is refused, not changed."""
     import shutil
 
     first = _stored(analyzed_warehouse)
     for i in range(3):
         path = tmp_path / f"again{i}.duckdb"
         shutil.copy(analyzed_warehouse, path)
-        w = open_store(str(path))
-        threads = w.scalar("SELECT current_setting('threads')")
+        w = open_store(str(path), threads=1)
         analyze(w, k=K, log=lambda m: None)
-        assert w.scalar("SELECT current_setting('threads')") == threads
         w.close()
         assert _stored(str(path)) == first
+    w = open_store(str(path), threads=2)
+    try:
+        with pytest.raises(RuntimeError, match="threads=1"), w.one_thread():
+            pass
+    finally:
+        w.close()
 
 
 def test_analyze_prints_the_dynamicqa_tables_on_stdout(kind_warehouses, tmp_path, run_cli):

@@ -129,7 +129,7 @@ def test_known_analysis_finds_unknown_entities_more_susceptible(synth, tmp_path)
     db = str(tmp_path / "w.duckdb")
     open(db, "wb").write(open(synth, "rb").read())
     _plant(db, lambda e, qf: not e.startswith("fake"))  # fakes (planted more susceptible) unknown
-    with open_store(db) as w:
+    with open_store(db, threads=1) as w:
         counts = analyze(w, run_ids=[1], k=200, log=lambda m: None)  # in the defaults: run 1 has answers
         res = w.df("SELECT * FROM analysis_result WHERE analysis = 'known'")
     assert counts["known"] == len(res) > 0
@@ -142,7 +142,7 @@ def test_known_analysis_finds_unknown_entities_more_susceptible(synth, tmp_path)
 def test_analysis_without_answers_stores_nothing(synth, tmp_path):
     db = str(tmp_path / "w.duckdb")
     open(db, "wb").write(open(synth, "rb").read())
-    with open_store(db) as w:
+    with open_store(db, threads=1) as w:
         assert "known" not in analyze(w, run_ids=[1], k=20, log=lambda m: None)  # not a default then
         logs = []
         assert analyze(w, only=["known"], run_ids=[1], k=20, log=logs.append) == {"known": 0}

@@ -821,7 +821,7 @@ def _run(db, src, tmp_path, tiny_lm, minilm, **kw):
     d = tmp_path / "dq"
     if not d.exists():
         subset(src, d, 3)
-    store = open_store(db)
+    store = open_store(db, threads=1)  # the test analyzes it too (Store.one_thread)
     if not store.scalar("SELECT count(*) FROM dataset"):
         ingest_dynamicqa(store, d)
     cfg = DynamicConfig(limit=1, samples=3, max_new_tokens=4, threshold=0.89, chat_template="none", seed=7)

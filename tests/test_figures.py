@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 from analysis_fixtures import add_friend_enemy, add_gender, analyzed_warehouse, make_yago_like  # noqa: F401
+from parquet_fixtures import record_covariate_view
 
 from ctxprior.queries.driver import analyze
 from ctxprior.schema import open_store
@@ -56,7 +57,7 @@ def long_names_warehouse(tmp_path_factory) -> str:
     """Long model path, long relation names, one query form per type (Fig. 8 and 10 get one
     panel), a long covariate name: the titles the report's figures must still show in full."""
     path = str(tmp_path_factory.mktemp("long") / "wh.duckdb")
-    w = open_store(path)
+    w = open_store(path, threads=1)
     make_yago_like(w, n_relations=2, n_entities=5, models=(LONG_MODEL,), seeds=(11, 12))
     w.execute("UPDATE relation SET short_name = 'reverse-isCitizenOfTheCountryWithCapital' || relation_id")
     for table in ("persuasion", "susceptibility", "generation"):
@@ -70,6 +71,7 @@ def long_names_warehouse(tmp_path_factory) -> str:
                         CASE WHEN entity_kind = 'real' THEN ln(1 + 10 * (position + 1)) ELSE 0.0 END
                         AS log_count_of_entity_answer_pairs
                  FROM v_entity""")
+    record_covariate_view(w, "cov_cooccurrence_in_the_pile_window_50_words")
     analyze(
         w,
         k=20,

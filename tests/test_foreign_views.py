@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
 from pathlib import Path
 
 import duckdb
 import pytest
-from parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse, record_covariate_view
 
 import ctxprior
 from ctxprior.schema import open_store
@@ -120,22 +119,6 @@ def _fill(sql: str, files: Path, db: str) -> str:
     )
 
 
-def _record_covariate(db: str) -> None:
-    """A `covariate` row naming cov_evil: ctxprior then counts the view as its own (the catalog is
-    data in the file too), so only the sandbox stands between the view and the file."""
-    now = datetime(2026, 1, 1)
-    con = duckdb.connect(db)
-    try:
-        con.execute(
-            "INSERT INTO covariate (covariate_id, name, kind, view_name, key_columns, value_columns, "
-            "params_json, status, ctxprior_version, added_at, updated_at) "
-            "VALUES (99, 'evil', 'user', 'cov_evil', 'entity', 'x', '{}', 'complete', '0', ?, ?)",
-            [now, now],
-        )
-    finally:
-        con.close()
-
-
 @pytest.mark.parametrize("way", list(WAYS_IN))
 def test_a_foreign_object_refuses_a_read_only_open_in_one_line(run_cli, tmp_path, files, way):
     db = build_warehouse(str(tmp_path / "r.duckdb"))
@@ -174,7 +157,7 @@ def test_the_sandbox_keeps_a_view_ctxprior_counts_as_its_own_from_reading_files(
         "SELECT b() AS x", f"SELECT content::VARCHAR AS x FROM read_blob('{files / 'secret.txt'}')"
     )
     run_sql(db, ";".join(s for s in sql.split(";") if "MACRO" not in s))
-    _record_covariate(db)
+    record_covariate_view(db, "cov_evil")  # ctxprior counts it as its own: only the sandbox stands
     before = digest(db)
     res = run_cli("export", "parquet", tmp_path / "exp", "--views", "cov_evil", db=db)
     one_line_or_ok(res)

@@ -7,7 +7,7 @@ import json
 
 import duckdb
 import pytest
-from parquet_fixtures import build_warehouse
+from parquet_fixtures import build_warehouse, record_covariate_view
 from warehouse_helpers import assert_same_warehouse
 
 
@@ -248,14 +248,15 @@ def test_a_broken_view_is_skipped_not_fatal(tmp_path, run_cli):
     src = build_warehouse(str(tmp_path / "s.duckdb"), use_demo=False)
     con = duckdb.connect(src)
     con.execute("CREATE TABLE tmp_x (a INTEGER)")
-    con.execute("CREATE VIEW v_broken AS SELECT a FROM tmp_x")
+    con.execute("CREATE VIEW cov_broken AS SELECT a FROM tmp_x")  # a covariate view whose table is gone
     con.execute("DROP TABLE tmp_x")
     con.close()
+    record_covariate_view(src, "cov_broken")
     out = tmp_path / "v"
     r = run_cli("export", "parquet", out, "--views", "all", db=src)
     assert r.exit_code == 0, r.output
     m = json.loads((out / "manifest.json").read_text())
-    assert [v["name"] for v in m["skipped_views"]] == ["v_broken"]
+    assert [v["name"] for v in m["skipped_views"]] == ["cov_broken"]
     assert "v_persuasion" in {e["name"] for e in m["tables"]}
 
 

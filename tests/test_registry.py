@@ -121,7 +121,7 @@ def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, t
     assert parse_only("negation-vs-assertive") == ["negation-vs-assertive"]
     db = str(tmp_path / "w.duckdb")
     shutil.copy(analyzed_warehouse, db)
-    store = open_store(db)
+    store = open_store(db, threads=1)
     try:
         counts = analyze(store, [1], only=["negation-vs-assertive"], k=50, log=lambda m: None)
         assert counts["negation-vs-assertive"] > 0

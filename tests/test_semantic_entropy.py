@@ -32,7 +32,7 @@ def test_summary_columns_are_on_the_papers_scale(tmp_path):
     rid = add_dynamic_run(db, tmp_path)
     from ctxprior.dynamicqa.analyses import analyze_dynamicqa
 
-    with open_store(str(db)) as store:
+    with open_store(str(db), threads=1) as store:
         analyze_dynamicqa(store, [rid])
         rows = store.query(
             """SELECT s.partition, s.se_mc_with_context, s.se_mc_without_context,

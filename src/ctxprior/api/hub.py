@@ -92,7 +92,7 @@ class Hub(Noun):
 
         with self._wh._removed_if_failed():
             return pull(
-                lambda folder: self._wh.connect(write=True, reads=[folder]),  # its Parquet files
+                lambda reads: self._wh.connect(write=True, reads=reads),  # the folder's Parquet files
                 str(source),
                 mode=mode,
                 revision=revision,

@@ -48,10 +48,9 @@ class Parquet(Noun):
         Command: ``ctxprior import parquet``.
         """
         from ..publish.options import MODE
-        from ..publish.parquet import check_folder, import_parquet
+        from ..publish.parquet import check_folder, import_parquet, table_files
 
         MODE.check(mode)
-        check_folder(directory)
-        reads = [directory]  # its Parquet files, read by DuckDB
+        reads = table_files(directory, check_folder(directory))  # the Parquet files DuckDB reads
         with self._wh._removed_if_failed(), self._wh.connect(write=True, reads=reads) as store:
             return import_parquet(store, directory, mode=mode, verify=False)

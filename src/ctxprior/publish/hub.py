@@ -42,6 +42,7 @@ from .parquet import (
     import_parquet,
     read_manifest,
     select,
+    table_files,
     views_reading,
     write_manifest,
 )
@@ -354,7 +355,7 @@ def resolve_source(source: str, *, revision: str | None = None, token_env: str |
 
 
 def pull(
-    open_wh: Callable[[Path], AbstractContextManager[Store]],
+    open_wh: Callable[[list[Path]], AbstractContextManager[Store]],
     source: str,
     *,
     mode: str = "fail",
@@ -362,9 +363,9 @@ def pull(
     token_env: str | None = None,
 ) -> tuple[Path, dict[str, int]]:
     """Load a published ctxprior dataset (a local folder, or OWNER/NAME on the Hub) into the
-    warehouse that ``open_wh(folder)`` opens (reading that folder): only once the source is found and every file's sha256
+    warehouse that ``open_wh(files)`` opens (reading the folder's table files): only once the source is found and every file's sha256
     checked, so a bad source leaves the warehouse untouched (and uncreated)."""
     folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching the warehouse
-    check_folder(folder, strict=True)
-    with open_wh(folder) as store:
+    manifest = check_folder(folder, strict=True)
+    with open_wh(table_files(folder, manifest)) as store:
         return folder, import_parquet(store, folder, mode=mode, verify=False)

@@ -404,6 +404,18 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     return m
 
 
+def table_files(folder: str | os.PathLike, manifest: dict[str, Any]) -> list[Path]:
+    """The Parquet files of the manifest's tables: what an import reads (``reads=`` of the
+    warehouse's sandboxed connection, docs/write-protocol.md)."""
+    return [
+        Path(folder) / f["path"]
+        for e in manifest["tables"]
+        if isinstance(e, dict) and e.get("kind") == "table"
+        for f in e.get("files", [])
+        if isinstance(f, dict) and isinstance(f.get("path"), str)
+    ]
+
+
 def verify_files(
     folder: str | os.PathLike, manifest: dict[str, Any], kinds: Iterable[str] = ("table", "view")
 ) -> None:
