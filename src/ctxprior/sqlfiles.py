@@ -28,13 +28,19 @@ def split_statements(text: str) -> list[str]:
     return out
 
 
-def path_sql(path: str) -> str:
-    """A SQL string literal naming exactly the file ``path`` for DuckDB's readers (read_csv,
-    read_parquet, ...), which expand glob patterns: ``*``, ``?`` and ``[`` become the one-character
-    classes ``[*]``, ``[?]`` and ``[[]``, so ``data[1].nt`` reads that file, not ``data1.nt``."""
+def glob_escaped(path: str) -> str:
+    """``path`` as a glob pattern naming exactly that file: ``*``, ``?`` and ``[`` become the
+    one-character classes ``[*]``, ``[?]`` and ``[[]``."""
     import re
 
-    return "'" + re.sub(r"([*?\[])", r"[\1]", str(path)).replace("'", "''") + "'"
+    return re.sub(r"([*?\[])", r"[\1]", str(path))
+
+
+def path_sql(path: str) -> str:
+    """A SQL string literal naming exactly the file ``path`` for DuckDB's readers (read_csv,
+    read_parquet, ...), which expand glob patterns (``glob_escaped``), so ``data[1].nt`` reads that
+    file, not ``data1.nt``."""
+    return "'" + glob_escaped(path).replace("'", "''") + "'"
 
 
 def ident(name: str) -> str:

@@ -43,7 +43,7 @@ from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.expression import ClauseElement
 
 from ..errors import UserError
-from ..sqlfiles import ident, literal, read_sql, split_statements
+from ..sqlfiles import glob_escaped, ident, literal, read_sql, split_statements
 from ..version import __version__
 from .base import metadata
 
@@ -568,8 +568,9 @@ def check_wait(wait: Any) -> float:
 
 def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
     """(files, folders) of ``reads`` as DuckDB's ``allowed_paths`` / ``allowed_directories`` take
-    them: each as written (absolute) and with links resolved; folders end in ``/``. Paths that do
-    not exist are left out (the command that names them says so itself)."""
+    them: each as written (absolute), with links resolved, and as ``sqlfiles.path_sql`` escapes
+    glob characters (DuckDB checks the pattern before it expands it); folders end in ``/``. Paths
+    that do not exist are left out (the command that names them says so itself)."""
     files: list[str] = []
     dirs: list[str] = []
     for p in reads:
@@ -577,7 +578,8 @@ def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
         try:
             if not path.exists():
                 continue
-            names = sorted({os.path.abspath(path), str(path.resolve())})
+            names = {os.path.abspath(path), str(path.resolve())}
+            names = sorted(names | {glob_escaped(n) for n in names})
         except (OSError, ValueError):
             continue
         if path.is_dir():

@@ -68,11 +68,7 @@ def package_views() -> list[tuple[str, str]]:
 
 
 def _covariate_views(store: Store) -> set[str]:
-    has = store.scalar(
-        "SELECT count(*) FROM system.main.duckdb_tables() WHERE database_name = "
-        "system.main.current_database() AND schema_name = 'main' AND table_name = 'covariate'"
-    )
-    if not has:
+    if not store.scalar(read_sql(SQL, "sql/has_covariate_table.sql")):
         return set()
     try:
         return {r[0] for r in store.query(read_sql(SQL, "sql/covariate_views.sql"))}
