@@ -224,6 +224,27 @@ def test_a_read_write_open_drops_every_foreign_object(tmp_path, files, capfd):
     assert "dropped" not in capfd.readouterr().err
 
 
+def test_macros_shadowing_the_catalog_queries_do_not_hide_anything(run_cli, tmp_path, files):
+    """The catalog is read through DuckDB's `system` catalog: a macro of the file named like the
+    functions that list it (``duckdb_views``, ``current_database``) hides nothing."""
+    db = build_warehouse(str(tmp_path / "r.duckdb"))
+    run_sql(
+        db,
+        "CREATE MACRO duckdb_views() AS TABLE SELECT 1 AS x; CREATE MACRO duckdb_functions() AS TABLE "
+        "SELECT 1 AS x; CREATE MACRO current_database() AS 'elsewhere'; "
+        f"CREATE VIEW cov_evil AS SELECT content FROM read_text('{files / 'secret.txt'}')",
+    )
+    res = run_cli("export", "parquet", tmp_path / "exp", "--views", "all", db=db)
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    for name in ("table macro duckdb_views", "macro current_database", "view cov_evil"):
+        assert name in res.output
+    with ctxprior.open(db, write=True).connect(write=True):
+        pass
+    res = run_cli("export", "parquet", tmp_path / "exp", "--views", "all", db=db)
+    assert res.exit_code == 0, res.output
+    nothing_leaked(res.output, tmp_path / "exp")
+
+
 @pytest.mark.parametrize("read_only", [True, False])
 def test_every_connection_is_sandboxed_and_locked(tmp_path, files, read_only):
     db = build_warehouse(str(tmp_path / "r.duckdb"))

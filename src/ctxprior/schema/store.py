@@ -736,7 +736,7 @@ def open_store(
       connection reads nothing else (``sandbox``). threads: DuckDB's thread count, fixed.
 
     Objects in the file that ctxprior does not make (views, macros, types, sequences, schemas) are
-    dropped on a read-write open and refuse a read-only one (``trust.check_catalog``).
+    dropped on a read-write open and refuse a read-only one (``trust.refuse_or_drop``).
     """
     from .versions import SCHEMA_VERSION, check_version
 
@@ -767,24 +767,20 @@ def open_store(
     if migrating:
         return store
     try:
-        from .trust import check_catalog
+        from . import trust
 
-        foreign = check_catalog(store)  # before any query resolves a name of the file's catalog
+        foreign = trust.foreign_objects(store)  # read before any query resolves a name of the file
         version = store.schema_version()
         if version is None and exists and store.table_names():
             raise UserError(f"{path} is a DuckDB file but not a ctxprior warehouse (no meta table)")
         if version is not None:
             check_version(path, version, SCHEMA_VERSION)
+        if foreign:  # refused (read-only) or dropped (read-write), before any other query
+            trust.refuse_or_drop(store, foreign)
         if not read_only:
-            if foreign:
-                from .trust import drop_foreign
-
-                drop_foreign(store, foreign)
             store.ensure_schema()
         if version is not None or not read_only:
-            from .trust import check_views
-
-            check_views(store)
+            trust.check_views(store)
         if store.brief:
             store.release()
     except BaseException as e:

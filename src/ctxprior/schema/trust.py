@@ -7,12 +7,12 @@ mechanisms keep that SQL from doing harm:
 - **the sandbox** (``store.sandbox``): every connection runs with DuckDB's external access off
   and its configuration locked, so no object of the file can read a file on this machine,
   whatever it calls (docs/write-protocol.md, "The sandbox");
-- **the catalog check** (``check_catalog``, on every open): the package's own objects are those
+- **the catalog check** (``foreign_objects``, on every open): the package's own objects are those
   its declarations make (the SQLAlchemy tables and the view files, built once per process in an
   in-memory database: ``package_catalog``) plus the covariate views the ``covariate`` table
   records. Any other view, macro, type, sequence or schema is dropped on a read-write open
-  (``drop_foreign``, with a note on stderr) and refuses a read-only open in one line (nothing is
-  resolved, nothing written).
+  (``refuse_or_drop``, with a note on stderr) and refuses a read-only open in one line (nothing
+  is resolved, nothing written).
 
 A package view whose text differs from the package's (or that is missing) is recreated on a
 read-write open and shadowed by the package's text as a TEMP view on a read-only one
@@ -94,21 +94,15 @@ def _named(objects: list[tuple[str, str, str]]) -> str:
     return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
 
 
-def check_catalog(store: Store) -> list[tuple[str, str, str]]:
-    """The foreign objects of ``store`` (to drop on a read-write open); on a read-only one, a
-    UserError naming them (they are never resolved)."""
-    foreign = foreign_objects(store)
-    if foreign and store.read_only:
+def refuse_or_drop(store: Store, foreign: list[tuple[str, str, str]]) -> None:
+    """The ``foreign`` objects of ``store``: on a read-only open a UserError naming them (they are
+    never resolved, the file is not written); on a read-write one dropped in one transaction
+    (schemas with all they hold), with a note on stderr; a UserError when one cannot be dropped."""
+    if store.read_only:
         raise UserError(
             f"{store.path}: holds objects ctxprior does not make ({_named(foreign)}); a ctxprior "
             "command that writes to the warehouse drops them, or drop them with duckdb"
         )
-    return foreign
-
-
-def drop_foreign(store: Store, foreign: list[tuple[str, str, str]]) -> None:
-    """Drop the ``foreign`` objects of a read-write ``store`` in one transaction (schemas with all
-    they hold), with a note on stderr; a UserError when one cannot be dropped."""
     schemas = {n for k, _s, n in foreign if k == "schema"}
     with store.transaction():
         for kind, schema, name in foreign:
