@@ -23,7 +23,6 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
 from __future__ import annotations
 
 import errno
-import hashlib
 import math
 import os
 import random
@@ -33,19 +32,18 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
-from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.expression import ClauseElement
 
 from ..errors import UserError
 from ..sqlfiles import glob_escaped, ident, literal, read_sql, split_statements
 from ..version import __version__
 from .base import metadata
+from .declared import ddl_statements, dialect, view_scripts, views_digest
 
 Reads = Iterable[str | os.PathLike]  # the files and folders a sandboxed connection may read
 
@@ -59,44 +57,6 @@ def default_db_path() -> str:
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-def _dialect():
-    from duckdb_engine import Dialect
-
-    return Dialect(paramstyle="qmark")
-
-
-def ddl_statements() -> list[str]:
-    """CREATE TABLE statements for every table, in dependency order.
-
-    Ids are assigned by ctxprior, so no column autoincrements. Foreign keys stay in the
-    SQLAlchemy metadata (documentation, dataset card, integrity tests) but are not emitted:
-    DuckDB implements an UPDATE of a referenced row as delete+insert and would refuse e.g.
-    marking a run done once score rows point at it.
-    """
-    d = _dialect()
-    out = []
-    for t in metadata.sorted_tables:
-        for c in t.primary_key.columns:
-            c.autoincrement = False
-        out.append(str(CreateTable(t, include_foreign_key_constraints=[]).compile(dialect=d)).strip())
-    return out
-
-
-def view_scripts() -> list[tuple[str, str]]:
-    """(file name, SQL text) of every view file, in name order."""
-    root = resources.files("ctxprior.schema").joinpath("views")
-    files = sorted((p for p in root.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
-    return [(p.name, p.read_text(encoding="utf-8")) for p in files]
-
-
-def views_digest() -> str:
-    """sha256 over the view files' names and texts: stored in ``meta`` when the views are made."""
-    h = hashlib.sha256()
-    for name, text in view_scripts():
-        h.update(f"{name}\0{text}\0".encode())
-    return h.hexdigest()
 
 
 # DuckDB names the holder "in <program> (PID n)", or only "in PID n" (no program name; PID 0 when
@@ -350,7 +310,7 @@ class Store:
     def execute(self, stmt: str | ClauseElement, params: Any = None) -> duckdb.DuckDBPyConnection:
         """Run raw SQL (with ? params) or a SQLAlchemy Core statement on this connection."""
         if isinstance(stmt, ClauseElement):
-            compiled = stmt.compile(dialect=_dialect(), compile_kwargs={"render_postcompile": True})
+            compiled = stmt.compile(dialect=dialect(), compile_kwargs={"render_postcompile": True})
             sql = str(compiled)
             p = compiled.construct_params() or {}
             pos = getattr(compiled, "positiontup", None)
@@ -578,8 +538,8 @@ def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
         try:
             if not path.exists():
                 continue
-            names = {os.path.abspath(path), str(path.resolve())}
-            names = sorted(names | {glob_escaped(n) for n in names})
+            plain = {os.path.abspath(path), str(path.resolve())}
+            names = sorted(plain | {glob_escaped(n) for n in plain})
         except (OSError, ValueError):
             continue
         if path.is_dir():

@@ -22,12 +22,15 @@ read-write open and shadowed by the package's text as a TEMP view on a read-only
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import duckdb
 
 from ..errors import UserError
-from ..sqlfiles import ident, read_sql
-from .store import Store, ddl_statements, view_scripts, views_digest
+from ..sqlfiles import ident, read_sql, split_statements
+from .declared import ddl_statements, view_scripts, views_digest
+
+Store = Any  # a schema.store.Store (not imported: store imports this module)
 
 SQL = "ctxprior.schema"
 _PACKAGE: dict[str, tuple[list[tuple[str, str]], set[tuple[str, str, str]]]] = {}
@@ -49,11 +52,11 @@ def package_catalog() -> tuple[list[tuple[str, str]], set[tuple[str, str, str]]]
     if key not in _PACKAGE:
         con = duckdb.connect(":memory:")
         try:
-            mem = Store(":memory:", con, read_only=False)
             for ddl in ddl_statements():
                 con.execute(ddl)
             for _name, text in view_scripts():
-                mem.run_script(text)
+                for stmt in split_statements(text):
+                    con.execute(stmt)
             views = [tuple(r) for r in con.execute(read_sql(SQL, "sql/view_texts.sql")).fetchall()]
             objects = {tuple(r) for r in con.execute(read_sql(SQL, "sql/catalog_objects.sql")).fetchall()}
             _PACKAGE[key] = (views, objects)  # type: ignore[assignment]
