@@ -42,19 +42,30 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .registry import IngestSource, ingest_source
-from .table import SOURCE_PARAMS, Bad, Mapping, prepare_table, table_lines, text, write_table
+from .table import (
+    SEPARATOR_PARAM,
+    SOURCE_PARAMS,
+    Bad,
+    Mapping,
+    prepare_table,
+    separator_value,
+    table_lines,
+    text,
+    write_table,
+)
 from .table_read import read_table
 
 
 def preset(name: str, help: str, m: Mapping) -> IngestSource:
     """The source of a preset: ``ingest table`` with mapping ``m`` (and ``name`` as default name)."""
 
-    def prepare(path, name, sha256=None, file=None) -> dict:
-        return {"prepared": prepare_table(read_table(str(path), sha256, file), m, name)}
+    def prepare(path, name, sha256=None, file=None, separator=None) -> dict:
+        mm = m if separator is None else replace(m, separator=separator_value(separator))
+        return {"prepared": prepare_table(read_table(str(path), sha256, file), mm, name)}
 
     params = tuple(
         p if p.name != "name" else replace(p, default=name.replace("-", "_")) for p in SOURCE_PARAMS
-    )
+    ) + (SEPARATOR_PARAM,)
     return IngestSource(
         name=name,
         help=help,

@@ -52,7 +52,8 @@ LEFT JOIN answer a ON a.answer_id = c.answer_id;
 
 -- One row per persuasion score ψ(c, q(e)): the run, the query form, the queried fact (the labels
 -- of stg_fact) and the context. is_relevant: the context mentions the queried entity (by stored
--- entity id, never by substring).
+-- entity id, never by substring) and its dataset does not type it 'irrelevant' (a fixed-context
+-- dataset's passages all belong to their item; CUB's irrelevant passages are typed so).
 CREATE OR REPLACE VIEW stg_persuasion AS
 SELECT p.run_id, rn.model, rn.estimator, rn.sample_id,
        p.query_form_id, q.name AS query_form, q.query_type,
@@ -74,7 +75,8 @@ SELECT p.run_id, rn.model, rn.estimator, rn.sample_id,
        c.entity_id     AS context_entity_id,
        c.answer_id     AS context_answer_id,
        ca.name         AS context_answer,
-       (c.entity_id IS NOT DISTINCT FROM fa.entity_id) AS is_relevant,
+       (c.entity_id IS NOT DISTINCT FROM fa.entity_id AND c.context_type IS DISTINCT FROM 'irrelevant')
+           AS is_relevant,
        p.persuasion,
        p.entropy
 FROM persuasion p
