@@ -53,26 +53,12 @@ def _v1_to_v2(store: Store) -> None:
 
 
 def _v2_to_v3(store: Store) -> None:
-    """v3: ``dataset.separator`` ('' for the datasets already there: their prompts had none) and,
-    in ``reliance``, CK-PLUG's filtered ``confidence_gain`` (schema v2's whole-vocabulary value
-    moves to ``confidence_gain_vocab``; the filtered one is NULL in older rows),
-    ``scaled_difference_memory``, ``outcome_source`` ('argmax' for older rows) and ``collision``
-    (NULL: not checked); ``outcome`` and ``confidence_gain`` become nullable."""
-    store.execute("ALTER TABLE dataset ADD COLUMN IF NOT EXISTS separator TEXT DEFAULT ''")
-    store.execute("UPDATE dataset SET separator = '' WHERE separator IS NULL")
-    for col, typ in (
-        ("confidence_gain_vocab", "DOUBLE"),
-        ("scaled_difference_memory", "DOUBLE"),
-        ("outcome_source", "TEXT"),
-        ("collision", "BOOLEAN"),
-    ):
-        store.execute(f"ALTER TABLE reliance ADD COLUMN IF NOT EXISTS {col} {typ}")
-    for col in ("confidence_gain", "outcome"):
-        store.execute(f"ALTER TABLE reliance ALTER COLUMN {col} DROP NOT NULL")
-    store.execute(
-        "UPDATE reliance SET confidence_gain_vocab = confidence_gain, confidence_gain = NULL, "
-        "outcome_source = 'argmax' WHERE outcome_source IS NULL"
-    )
+    """v3: ``dataset.separator``; in ``reliance`` CK-PLUG's filtered ``confidence_gain`` beside the
+    whole-vocabulary one, ``scaled_difference_memory``, ``outcome_source`` and ``collision``
+    (sql/migrate_v2_v3.sql says what each older row gets)."""
+    from ..sqlfiles import read_sql
+
+    store.execute(read_sql("ctxprior.schema", "sql/migrate_v2_v3.sql"))
 
 
 MIGRATIONS[1] = _v1_to_v2
