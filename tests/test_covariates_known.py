@@ -360,7 +360,7 @@ def test_api_with_a_tiny_model_then_unchanged_then_replace(synth, tmp_path):
     texts = w.sql("SELECT text FROM closed_book_answer ORDER BY ALL").text.tolist()
     again = w.covariates.known(1, model=tiny(), rule="greedy-majority", max_new_tokens=3, progress=False)
     assert again["unchanged"] and again["n_answers"] == rep["n_answers"]
-    with pytest.raises(UserError, match="made with other options .*max_new_tokens 3"):
+    with pytest.raises(UserError, match=r"made with other options .*max_new_tokens 3"):
         w.covariates.known(1, model=tiny(), rule="greedy-majority", progress=False)
     w.covariates.known(
         1, model=tiny(), rule="greedy-majority", max_new_tokens=3, replace=True, progress=False
