@@ -241,7 +241,13 @@ closed_book_sample = Table(
         nullable=False,
         comment="the open query form asked with no context: the relation's first one the run scored",
     ),
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), nullable=False),
+    Column(
+        "covariate_id",
+        Integer,
+        ForeignKey("covariate.covariate_id"),
+        nullable=False,
+        comment="the `known` covariate whose params (rule, samples, temperature, seed, thresholds) made them",
+    ),
     Column("text", Text, nullable=False, comment="the sampled answer (closed book, cut at the stop rule)"),
     Column(
         "correct",
