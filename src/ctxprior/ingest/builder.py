@@ -53,8 +53,8 @@ class RelationRows:
 
 SEPARATOR = "\n"
 """What joins a context (a passage) to the query in every prompt, ``context + separator + query``,
-unless a source's own format says otherwise (yago-qec's, the case studies' and build-dataset's
-context templates end in their own newline, as the paper writes them: their datasets record '').
+unless a source's own format says otherwise (yago-qec's, the case studies', build-dataset's and
+DynamicQA's contexts end in their own newline, as the paper writes them: their datasets record '').
 Stored in ``dataset.separator``; ``ingest table --separator`` (and its presets) sets it."""
 
 
