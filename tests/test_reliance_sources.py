@@ -249,3 +249,52 @@ def test_migration_v2_to_v3_moves_the_whole_vocabulary_gain(db_path, run_cli):
     r = wh.sql("SELECT confidence_gain, confidence_gain_vocab, outcome_source, collision FROM reliance")
     assert r.iloc[0].tolist()[1:3] == [0.25, "argmax"] and r.confidence_gain.isna().all()
     assert wh.sql("SELECT separator FROM dataset").separator.tolist() == [""]
+
+
+# ---------------------------------------------------------------- Parquet round trips
+
+
+def test_parquet_round_trip_keeps_the_new_columns_and_upgrades_a_v2_export(scored, tmp_path, run_cli):
+    import hashlib
+    import json
+
+    import pyarrow.parquet as pq
+
+    wh = scored[0]
+    cols = "run_id, fact_id, context_id, confidence_gain, confidence_gain_vocab, outcome_source, collision"
+    want = wh.sql(f"SELECT {cols} FROM reliance ORDER BY 1, 2, 3")
+    out = tmp_path / "x"
+    wh.parquet.export(str(out))
+    back = ctxprior.open(str(tmp_path / "back.duckdb"), write=True)
+    back.parquet.load(str(out))
+    assert back.sql(f"SELECT {cols} FROM reliance ORDER BY 1, 2, 3").equals(want)
+    assert back.sql("SELECT separator FROM dataset").separator.tolist() == ["\n"]
+    # the same folder as schema v2 wrote it: no new columns, the whole-vocabulary gain in confidence_gain
+    m = json.loads((out / "manifest.json").read_text())
+    m["schema_version"] = 2
+    drop = {
+        "dataset": ["separator"],
+        "reliance": ["confidence_gain_vocab", "scaled_difference_memory", "outcome_source", "collision"],
+    }
+    for e in m["tables"]:
+        if e["name"] not in drop:
+            continue
+        e["columns"] = [c for c in e["columns"] if c["name"] not in drop[e["name"]]]
+        for f in e["files"]:
+            path = out / f["path"]
+            t = pq.read_table(path)
+            if e["name"] == "reliance":  # v2 stored the whole-vocabulary value under this name
+                t = t.set_column(
+                    t.schema.get_field_index("confidence_gain"), "confidence_gain", t["confidence_gain_vocab"]
+                )
+            pq.write_table(t.drop(drop[e["name"]]), path)
+            f["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            f.update({k: path.stat().st_size for k in ("bytes", "size") if k in f})
+    (out / "manifest.json").write_text(json.dumps(m))
+    old = tmp_path / "old.duckdb"
+    res = run_cli("import", "parquet", out, db=str(old))
+    assert res.exit_code == 0, res.output
+    got = ctxprior.open(str(old)).sql(f"SELECT {cols} FROM reliance ORDER BY 1, 2, 3")
+    assert got.confidence_gain.isna().all() and set(got.outcome_source) == {"argmax"}
+    assert np.allclose(got.confidence_gain_vocab, want.confidence_gain_vocab)
+    assert ctxprior.open(str(old)).sql("SELECT separator FROM dataset").separator.tolist() == [""]

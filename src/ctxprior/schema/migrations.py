@@ -12,7 +12,7 @@ from ..errors import UserError
 from .store import Store, open_store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 
-__all__ = ["MIGRATIONS", "check_version", "migrate"]
+__all__ = ["MIGRATIONS", "check_version", "migrate", "upgrade_rows"]
 
 
 def migrate(path: str, wait: float = 0.0) -> list[str]:
@@ -45,6 +45,18 @@ def migrate(path: str, wait: float = 0.0) -> list[str]:
         return done
     finally:
         store.close()
+
+
+def upgrade_rows(store: Store, found: int) -> None:
+    """Bring rows just imported from an export of schema v``found`` (``import parquet``, ``pull``)
+    to the current version: the steps ``migrate`` applies, in order (each adds only what is
+    missing, and rewrites only the rows an older version wrote, e.g. v2's whole-vocabulary
+    confidence gain). Call it inside the import's transaction."""
+    missing = [v for v in range(found, SCHEMA_VERSION) if v not in MIGRATIONS]
+    if missing:
+        raise UserError(f"an export of schema v{found} cannot be upgraded (no step from v{missing[0]})")
+    for v in range(found, SCHEMA_VERSION):
+        MIGRATIONS[v](store)
 
 
 def _v1_to_v2(store: Store) -> None:
