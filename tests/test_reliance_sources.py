@@ -298,3 +298,44 @@ def test_parquet_round_trip_keeps_the_new_columns_and_upgrades_a_v2_export(score
     assert got.confidence_gain.isna().all() and set(got.outcome_source) == {"argmax"}
     assert np.allclose(got.confidence_gain_vocab, want.confidence_gain_vocab)
     assert ctxprior.open(str(old)).sql("SELECT separator FROM dataset").separator.tolist() == [""]
+
+
+def test_rates_are_the_sources_rates_of_the_rows(scored):
+    """v_reliance_rates against the papers' definitions, computed here from v_reliance's rows:
+    ConR / MemR / MR over conflicts (Longpre et al. 2021), accuracy, ClashEval's context
+    preference, CUB's BCU and mean CCU; undecided rows left out."""
+    wh, _, auto, first, _ = scored
+    for run in (auto, first):
+        rows = wh.sql(f"SELECT * FROM v_reliance WHERE run_id = {run}")
+        rates = wh.sql(
+            f"SELECT * FROM v_reliance_rates WHERE run_id = {run} AND scope = 'all relations'"
+        ).set_index("context_type")
+        for ctype, g in rows.groupby("context_type"):
+            r = rates.loc[ctype]
+            c = g[g.conflict & g.outcome.notna()]
+            if len(c):
+                assert math.isclose(r.conr, (c.outcome == "CONTEXT").mean())
+                assert math.isclose(r.memr, (c.outcome == "ORIGINAL").mean())
+                decided = c[c.outcome != "OTHER"]
+                mr = (decided.outcome == "ORIGINAL").mean() if len(decided) else None
+                assert (
+                    (r.memorization_ratio is None or np.isnan(r.memorization_ratio))
+                    if mr is None
+                    else math.isclose(r.memorization_ratio, mr)
+                )
+            assert math.isclose(r.accuracy, (g.outcome.dropna() == "ORIGINAL").mean())
+            pref = g[g.answer_context.notna() & (g.answer_context != g.answer_prior)]
+            if len(pref):
+                assert math.isclose(r.context_preference, (pref.answer_top == pref.answer_context).mean())
+            bcu = [
+                row.keeps_prior
+                if not row.is_relevant
+                else (row.outcome == "CONTEXT" or (not row.conflict and row.outcome == "ORIGINAL"))
+                for row in g.itertuples()
+                if not row.is_relevant
+                or (row.answer_context == row.answer_context and row.outcome is not None)
+            ]
+            assert math.isclose(r.bcu, float(np.mean(bcu)))
+            ccu = np.where(g.is_relevant, g.scaled_difference, g.scaled_difference_memory)
+            assert math.isclose(r.mean_ccu, float(np.nanmean(ccu)))
+            assert r.n_collision == int(g.collision.fillna(False).sum())
