@@ -56,6 +56,7 @@ VALID: dict[str, dict] = {
     "demo": {},
     "runs resume": {"run": 1},
     "runs cancel": {"run": 1},
+    "runs prompts": {"run": 1},
     "quick": {"model": "smollm2-135m", "query": "{entity} is", "entities": ["Paris"], "contexts": ["x\n"]},
     "covariates cooccurrence": {"corpus": ("corpus.jsonl",), "name": "cooc"},
     "covariates kg-degree": {"triples": ("kg.nt",), "name": "deg"},

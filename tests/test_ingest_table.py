@@ -557,6 +557,7 @@ DRUID = [  # copenlu/druid's druid.tsv: a row per (claim, evidence), tab-separat
     _druid_row(5, "factly-2", "Paris is in France.", "True", "Paris is a city in Texas.", "insufficient-refutes"),
     _druid_row(6, "borderlines-3", "Crimea belongs to Ukraine.", "", "Crimea is disputed.", "insufficient-neutral"),
     _druid_row(7, "checkyourfact-4", "Taxes rose 10%.", "Half True", "Taxes rose 4%.", "refutes"),
+    _druid_row(8, "checkyourfact-4", "Taxes rose 10%.", "Half True", "Some taxes rose.", "insufficient-supports"),
 ]  # fmt: skip
 
 
@@ -571,8 +572,8 @@ def druid_tsv(path: Path, rows=DRUID) -> Path:
 def test_druid_preset_claims_evidence_by_stance(tmp_path, run_cli, db_path):
     r = run_cli("ingest", "druid", druid_tsv(tmp_path / "druid.tsv"))
     assert r.exit_code == 0, r.output
-    assert "ingested dataset 'druid': 3 items, 7 context passages" in r.output
-    assert "left out 1 of 8 rows: claims without a factcheck_verdict (no gold answer)" in r.output
+    assert "ingested dataset 'druid': 3 items, 8 context passages" in r.output
+    assert "left out 1 of 9 rows: claims without a factcheck_verdict (no gold answer)" in r.output
     r = run_cli("sample", "--dataset", "druid", "--design", "fixed")
     assert r.exit_code == 0, r.output
     wh = ctxprior.open(db_path)
@@ -587,19 +588,26 @@ def test_druid_preset_claims_evidence_by_stance(tmp_path, run_cli, db_path):
         ["politifact-1", "False", "not_applicable", "irrelevant", "-"],
         ["factly-2", "True", "supports", "gold", "True"],
         ["factly-2", "True", "insufficient-refutes", "conflicting", "None"],
-        ["checkyourfact-4", "Half True", "refutes", "conflicting", "False"],
+        [
+            "checkyourfact-4",
+            "None",
+            "refutes",
+            "conflicting",
+            "False",
+        ],  # Half True: None, as the authors' scale
+        ["checkyourfact-4", "None", "insufficient-supports", "conflicting", "None"],  # CUB App. B.3
     ]
     forms = wh.sql("SELECT template FROM query_form ORDER BY query_form_id")["template"].tolist()
     assert (
         forms[0]
         == (
-            'Claim: "5G causes cancer."\nIs the claim True or False? If you are not sure or cannot answer, '
-            "say None.\nAnswer:"
+            "Is the following claim True or False? If you are not sure or cannot answer, say None.\n\n"
+            'Claimant: Viral post\nClaim: "5G causes cancer."\nAnswer:'
         )
         and len(forms) == 3
     )
     ctx = wh.sql("SELECT context FROM stg_fixed_context ORDER BY context_id LIMIT 1")
-    assert ctx.iloc[0, 0] == 'Evidence: "No study links 5G to cancer."\n'
+    assert ctx.iloc[0, 0] == 'Evidence: "No study links 5G to cancer."'  # the separator joins it to the query
     ds = wh.sql("SELECT source_format, source_sha256 FROM dataset").values.tolist()
     assert ds == [["druid", hashlib.sha256((tmp_path / "druid.tsv").read_bytes()).hexdigest()]]
 

@@ -133,3 +133,51 @@ def test_quick_and_memorization_on_smollm2(db_path):
         lab == "ORIGINAL"
         and label_generation(gens[0], "open", "zzz", gens[0].strip().split("\n")[0][:2]) == "CONTEXT"
     )
+
+
+def test_nq_swap_year_answers_are_decided_as_a_full_answer_comparison(tmp_path):
+    """The issue's row: SmolLM2 splits numbers digit by digit, so ' 1977' and ' 1967' share their
+    first token. With the defaults (a fixed sample: --estimator auto = answer-set) and with
+    first-token (the pair flagged, decided from the full answers), the conflicting passage's
+    outcome agrees with comparing the two full answers' probabilities after it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import ctxprior
+
+    org = (
+        "<P> The Lupus Foundation of America (LFA), founded in 1977 , is a national voluntary health "
+        "organization based in Washington, D.C. with a network of chapters, offices and support groups "
+        "located in communities throughout the United States . </P>"
+    )
+    row = {
+        "question": "when was the lupus foundation of america founded",
+        "org_context": org,
+        "org_answer": ["1977"],
+        "sub_context": org.replace("1977", "1967"),
+        "sub_answer": ["1967"],
+    }
+    pq.write_table(pa.Table.from_pylist([row]), tmp_path / "nq.parquet")
+    wh = ctxprior.open(str(tmp_path / "w.duckdb"), write=True)
+    wh.datasets.ingest("nq-swap", str(tmp_path / "nq.parquet"))
+    sid = wh.samples.draw("nq_swap", design="fixed")
+    lm = smollm2()
+    auto = wh.runs.score(sid, model=lm, query_types=("open",), progress=False, log=None)
+    lines: list[str] = []
+    first = wh.runs.score(
+        sid, model=lm, query_types=("open",), estimator="first-token", progress=False, log=lines.append
+    )
+    got = wh.sql(
+        "SELECT run_id, estimator, outcome, outcome_source, collision FROM v_reliance "
+        "WHERE context_type = 'conflicting' ORDER BY run_id"
+    )
+    assert got.values.tolist() == [
+        [auto.id, "answer-set", "CONTEXT", "argmax", False],
+        [first.id, "first-token", "CONTEXT", "full-answer", True],
+    ]
+    rates = wh.sql(
+        f"SELECT conr, memr, n_collision, n_full_answer FROM v_reliance_rates WHERE run_id = {first.id} "
+        "AND scope = 'all relations' AND context_type = 'conflicting'"
+    )
+    assert rates.values.tolist() == [[1.0, 0.0, 1, 1]]
+    assert any("1 gold/context answer pairs share their first token" in m for m in lines)

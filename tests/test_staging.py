@@ -18,6 +18,7 @@ STAGING = [
     "stg_fixed_context",
     "stg_fixed_item",
     "stg_generation",
+    "stg_known_attribute",
     "stg_known_entity",
     "stg_persuasion",
     "stg_query_form",

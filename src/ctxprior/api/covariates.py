@@ -119,6 +119,12 @@ class Covariates(Noun):
         run: int,
         *,
         name: str | None = None,
+        rule: str = "ferrando",
+        samples: int = 10,
+        temperature: float = 1.0,
+        min_correct: int = 3,
+        min_attributes: int = 2,
+        seed: int = 0,
         max_new_tokens: int = 16,
         device: str = "auto",
         batch_size: int | None = None,
@@ -126,26 +132,55 @@ class Covariates(Noun):
         replace: bool = False,
         progress: bool = True,
     ) -> dict:
-        """The run's model's own familiarity with each entity (Ferrando et al. 2025): its greedy
-        closed-book answer to every open query of the run, judged against the gold answer, as
-        ``cov_<name>`` (default ``known_r<run>``) with ``known`` 1 / 0 / NULL (partial) per entity.
-        ``model``: the run's model already loaded (:func:`load_model`) or its path; default: the run's.
+        """The run's model's own familiarity with each entity (Ferrando et al. 2025, §3), from its
+        closed-book answers to the run's open queries, as ``cov_<name>`` (default ``known_r<run>``)
+        with ``known`` 1 / 0 / NULL (left out) per entity. ``rule="ferrando"`` (the paper's):
+        ``samples`` answers at ``temperature`` (seeded) per attribute (an entity's facts in one
+        relation, asked with the relation's first open query form), correct when at least
+        ``min_correct`` match; known with at least ``min_attributes`` correct attributes, unknown
+        with none. ``rule="greedy-majority"``: one greedy answer per open query form, known when at
+        least half are correct, unknown when none is. ``model``: the run's model already loaded
+        (:func:`load_model`) or its path; default: the run's.
 
         Command: ``ctxprior covariates known``.
         """
         from ..covariates import known as kn
         from ..covariates.options import KNOWN_OPTIONS
-        from ..scoring.closed_book import closed_book_answers
+        from ..scoring.closed_book import closed_book_answers, sampled_answers
         from .inmemory import _as_model
 
         _check(KNOWN_OPTIONS, name, locals())
+        options = dict(
+            rule=rule,
+            samples=samples,
+            temperature=temperature,
+            min_correct=min_correct,
+            min_attributes=min_attributes,
+            seed=seed,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+        )
         with self._wh.connect() as store:
-            p = kn.plan(store, run, name, replace)
+            p = kn.plan(store, run, name, replace, **options)
             if p.unchanged:
                 return kn.summary(store, p, unchanged=True)
         lm = _as_model(model or p.model, None, device, p.dtype or "auto", p.quantization)
+        if p.rule == "ferrando":
+            drawn = sampled_answers(
+                lm,
+                p.prompts,
+                p.config,
+                n=samples,
+                temperature=temperature,
+                seed=seed,
+                max_new_tokens=max_new_tokens,
+                batch=p.params["batch"],
+                progress=progress,
+            )
+            with self._wh.connect(write=True) as store:
+                return kn.store_samples(store, p, drawn)
         texts = closed_book_answers(
             lm, p.prompts, p.config, max_new_tokens=max_new_tokens, batch_size=batch_size, progress=progress
         )
         with self._wh.connect(write=True) as store:
-            return kn.store_answers(store, p, texts, {"max_new_tokens": max_new_tokens})
+            return kn.store_answers(store, p, texts)

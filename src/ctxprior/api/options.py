@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "build-dataset": ("ctxprior.ingest.kg_options", "BUILD_OPTIONS", "datasets.build"),
     "runs resume": ("ctxprior.scoring.options", "RESUME_OPTIONS", "runs.resume"),
     "runs cancel": ("ctxprior.scoring.options", "CANCEL_OPTIONS", "runs.cancel"),
+    "runs prompts": ("ctxprior.scoring.options", "PROMPTS_OPTIONS", "runs.prompts"),
     "quick": ("ctxprior.scoring.options", "QUICK_OPTIONS", "quick"),
     "figures": ("ctxprior.queries.driver", "FIGURES_OPTIONS", "analyses.figures"),
     "report": ("ctxprior.queries.driver", "REPORT_OPTIONS", "analyses.report"),

@@ -45,6 +45,21 @@ class Runs(Listed):
         top = body(read_sql("ctxprior.queries", "sql/most_susceptible.sql"))
         return self._wh.sql(top.format(direction="ASC" if least else "DESC"), [int(run), int(n)])
 
+    def prompts(self, run: int, limit: int | None = None) -> pd.DataFrame:
+        """The exact strings persuasion run ``run``'s model read, one row per prompt (``limit``:
+        the first N), rebuilt by the code that built the engine's inputs: run_id, unit_id,
+        query_form_id, fact_id, context_id (NULL for the prompt without context), context_type
+        ('none' there) and prompt; the first four join the score rows.
+
+        Command: ``ctxprior runs prompts``."""
+        from ..options import check_options
+        from ..scoring.options import PROMPTS_OPTIONS
+        from ..scoring.runs.prompts import run_prompts
+
+        check_options(PROMPTS_OPTIONS, {"run": run, "limit": limit})
+        with self._wh.connect() as store:
+            return run_prompts(store, int(run), None if limit is None else int(limit))
+
     def score(
         self,
         sample: int | None = None,
@@ -57,7 +72,7 @@ class Runs(Listed):
         query_types: Sequence[str] = ("open", "closed"),
         query_forms_per_type: int | None = None,
         relations: Sequence[str] | None = None,
-        estimator: str = "first-token",
+        estimator: str = "auto",
         memorization: bool = False,
         max_new_tokens: int = 8,
         store_topk: int = 0,

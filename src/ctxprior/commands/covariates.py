@@ -80,18 +80,39 @@ def kg_degree_cmd(app, triples, **options) -> None:
 @declared_options(command_options("covariates known"))
 @pass_app
 def known_cmd(app, run, **options) -> None:
-    """The model's own familiarity with each entity (Ferrando et al. 2025): the run's model answers
-    each of the run's open queries with no context (greedy); an answer is correct when a gold answer
-    occurs in its first line (case, punctuation and a/an/the ignored). An entity is known when at
-    least half of its answers are correct, unknown when none is, partial otherwise."""
+    """The model's own familiarity with each entity (Ferrando et al., ICLR 2025, §3): the run's
+    model answers the run's open queries with no context; an answer is correct when a gold answer
+    occurs in its first line (case, punctuation and a/an/the ignored). Rule ferrando (default, the
+    paper's): per attribute (an entity's facts in one relation, asked with the relation's first
+    open query form) --samples answers sampled at --temperature, correct when at least
+    --min-correct match; an entity is known with at least --min-attributes correct attributes,
+    unknown with none, left out (partial) otherwise. Rule greedy-majority: one greedy answer per
+    open query form, known when at least half are correct, unknown when none is."""
     rep = app.api(write=True).covariates.known(run, **options)
-    click.echo(
-        f"{rep['view']}: run {rep['run_id']}: {rep['n_correct']} of {rep['n_answers']} closed-book answers "
-        f"correct; {rep['n_entities']} entities: {rep['n_known']} known, {rep['n_unknown']} unknown, "
-        f"{rep['n_partial']} partial"
-    )
+    if rep["rule"] == "ferrando":
+        click.echo(
+            f"{rep['view']}: run {rep['run_id']}, rule ferrando ({rep['samples']} samples at temperature "
+            f"{rep['temperature']:g}, seed {rep['seed']}): {rep['n_correct_attributes']} of "
+            f"{rep['n_attributes']} attributes correct (>= {rep['min_correct']} matching samples; "
+            f"{rep['n_correct']} of {rep['n_answers']} samples match)"
+        )
+        click.echo(
+            f"{rep['n_entities']} entities: {rep['n_known']} known (>= {rep['min_attributes']} correct "
+            f"attributes), {rep['n_unknown']} unknown (none), {rep['n_partial']} left out"
+        )
+        if rep["n_too_few_attributes"]:
+            click.echo(
+                f"{rep['n_too_few_attributes']} entities have fewer than {rep['min_attributes']} attributes "
+                "asked: they can be unknown or left out, never known"
+            )
+    else:
+        click.echo(
+            f"{rep['view']}: run {rep['run_id']}, rule greedy-majority: {rep['n_correct']} of "
+            f"{rep['n_answers']} closed-book answers correct; {rep['n_entities']} entities: "
+            f"{rep['n_known']} known, {rep['n_unknown']} unknown, {rep['n_partial']} partial"
+        )
     if rep.get("unchanged"):
-        click.echo("already computed for this run; nothing to do (--replace asks again)")
+        click.echo("already computed for this run with these options; nothing to do (--replace asks again)")
 
 
 @covariates.command("add")

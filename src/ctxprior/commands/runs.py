@@ -108,4 +108,29 @@ def cancel_cmd(app, run, timeout) -> None:
     click.echo(f"run {run}: {status}")
 
 
+@runs_group.command("prompts")
+@declared_options(command_options("runs prompts"))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per prompt.")
+@pass_app
+def prompts_cmd(app, run, limit, as_json) -> None:
+    """The exact strings run RUN_ID's model read, one per prompt: the run's unit, query form, fact
+    and context ids (they join the score rows), the context's type ('none' for the prompt without
+    context) and the prompt, rebuilt by the code that built the model's inputs."""
+    import json
+
+    import pandas as pd
+
+    df = app.api().runs.prompts(run, limit=limit)
+    for r in df.to_dict("records"):
+        r["context_id"] = None if pd.isna(r["context_id"]) else int(r["context_id"])
+        if as_json:
+            click.echo(json.dumps(r, ensure_ascii=False, default=int))
+        else:
+            ids = (
+                f"unit {r['unit_id']} form {r['query_form_id']} fact {r['fact_id']} context {r['context_id']}"
+            )
+            click.echo(f"--- {ids} ({r['context_type']})")
+            click.echo(r["prompt"])
+
+
 COMMANDS = [runs_group]

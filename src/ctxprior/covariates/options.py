@@ -5,7 +5,7 @@ method's checks are made from them."""
 
 from __future__ import annotations
 
-from ..options import Option
+from ..options import Option, seed_option
 from .triples import FORMATS
 from .user import KEYS
 
@@ -108,6 +108,10 @@ KG_DEGREE_OPTIONS = (
     _DESCRIPTION,
 )
 
+RULES = ("ferrando", "greedy-majority")
+SAMPLE_BATCH = 16  # ferrando: prompts per batch by default (the samples depend on it)
+"""The known / unknown rules of ``covariates known`` (``covariates/known.py`` describes them)."""
+
 KNOWN_OPTIONS = (
     Option(
         "run",
@@ -119,20 +123,71 @@ KNOWN_OPTIONS = (
     ),
     Option("name", "--name", "Covariate name (view cov_<name>); default known_r<run>."),
     Option(
+        "rule",
+        "--rule",
+        "ferrando: Ferrando et al.'s rule (--samples answers sampled per attribute, an attribute is "
+        "correct when at least --min-correct match; known with at least --min-attributes correct "
+        "attributes, unknown with none); greedy-majority: one greedy answer per open query form, "
+        "known when at least half are correct, unknown when none is.",
+        default="ferrando",
+        choices=RULES,
+    ),
+    Option(
+        "samples",
+        "--samples",
+        "ferrando: answers sampled per attribute.",
+        default=10,
+        kind=int,
+        minimum=1,
+        maximum=100,
+    ),
+    Option(
+        "temperature",
+        "--temperature",
+        "ferrando: sampling temperature (full vocabulary, no top-k / top-p).",
+        default=1.0,
+        kind=float,
+        above=0.0,
+        maximum=10.0,
+    ),
+    Option(
+        "min_correct",
+        "--min-correct",
+        "ferrando: an attribute is correct when at least this many of its samples match a gold answer "
+        "(at most --samples).",
+        default=3,
+        kind=int,
+        minimum=1,
+        maximum=100,
+    ),
+    Option(
+        "min_attributes",
+        "--min-attributes",
+        "ferrando: an entity is known with at least this many correct attributes.",
+        default=2,
+        kind=int,
+        minimum=1,
+        maximum=100,
+    ),
+    seed_option(0, "ferrando: random seed of the sampling (recorded with the covariate)."),
+    Option(
         "max_new_tokens",
         "--max-new-tokens",
-        "Length of each greedy closed-book answer.",
+        "Length of each closed-book answer, in tokens.",
         default=16,
         kind=int,
         minimum=1,
+        maximum=256,
     ),
     Option("device", "--device", "Where the model runs: auto, cpu, cuda, mps.", default="auto"),
     Option(
         "batch_size",
         "--batch-size",
-        "Prompts per batch (default: from the model size).",
+        "Prompts per batch (greedy-majority default: from the model size; ferrando default: "
+        f"{SAMPLE_BATCH}, each with its --samples rows; the samples depend on it).",
         kind=int,
         minimum=1,
+        maximum=4096,
     ),
     Option(
         "replace",

@@ -453,6 +453,7 @@ def ingest_dynamicqa(
             "facts with context snippets. Files: "
             + ", ".join(f"{paths[p].name} sha256 {hashes[p]}" for p in PARTITIONS)
         ),
+        separator="",  # its sampled contexts end in "\n" (dynamicqa/sample.py), as the paper's
     )
     facts = _fill(b, relations, rel_facts)
     with store.transaction():

@@ -51,6 +51,13 @@ class RelationRows:
     classes: list[tuple[str, str, float]] = field(default_factory=list)  # (role, class, fraction)
 
 
+SEPARATOR = "\n"
+"""What joins a context (a passage) to the query in every prompt, ``context + separator + query``,
+unless a source's own format says otherwise (yago-qec's, the case studies', build-dataset's and
+DynamicQA's contexts end in their own newline, as the paper writes them: their datasets record '').
+Stored in ``dataset.separator``; ``ingest table --separator`` (and its presets) sets it."""
+
+
 class DatasetBuilder:
     """In-memory rows of one dataset, keyed by natural keys until ids are assigned at write time."""
 
@@ -61,12 +68,14 @@ class DatasetBuilder:
         source_path: str | None = None,
         source_sha256: str | None = None,
         description: str | None = None,
+        separator: str = SEPARATOR,
     ):
         self.name = name
         self.source_format = source_format
         self.source_path = source_path
         self.source_sha256 = source_sha256
         self.description = description
+        self.separator = separator
         self.relations: list[RelationRows] = []
         self._entities: dict[tuple, int] = {}  # (name, kind, uri) -> index
         self._entity_class: list[str | None] = []
@@ -156,6 +165,7 @@ class DatasetBuilder:
                 "source_path": [self.source_path],
                 "source_sha256": [self.source_sha256],
                 "description": [self.description],
+                "separator": [self.separator],
                 "ctxprior_version": [__version__],
                 "created_at": pa.array([utcnow()], pa.timestamp("us")),
             },

@@ -44,6 +44,7 @@ def parse_friend_enemy(path: str | Path, name: str = "friend_enemy") -> DatasetB
         source_path=path,
         source_sha256=sha256_file(path),
         description=d.get("description"),
+        separator="",  # its context templates end in "\n", as the paper's
     )
     rel = b.add_relation("friend_enemy")
     pairs = d.get("pairs")
@@ -89,7 +90,12 @@ def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
     chk = _Check(path)
     chk.dict_(d, "top level")
     b = DatasetBuilder(
-        name, "gender", source_path=path, source_sha256=sha256_file(path), description=d.get("description")
+        name,
+        "gender",
+        source_path=path,
+        source_sha256=sha256_file(path),
+        description=d.get("description"),
+        separator="",  # its context templates end in "\n", as the paper's
     )
     rel = b.add_relation("gender_bias")
     pos = 0

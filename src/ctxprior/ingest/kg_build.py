@@ -628,7 +628,8 @@ def local_name(iri: str) -> str:
 
 def _to_builder(name: str, spec: RelationsFile, kg: KgRows) -> DatasetBuilder:
     """The chosen rows as a DatasetBuilder (entities with URIs and names, answers, facts, forms)."""
-    b = DatasetBuilder(name, "kg", source_path=spec.path, description=spec.description)
+    # the relations' context templates end in "\n", as the paper's (kg_relations.py)
+    b = DatasetBuilder(name, "kg", source_path=spec.path, description=spec.description, separator="")
     rels = []
     for r in spec.relations:
         rel = b.add_relation(r.relation_id)

@@ -39,7 +39,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import UserError
-from .builder import DatasetBuilder
+from .builder import SEPARATOR, DatasetBuilder
 from .registry import IngestSource, Param, ingest_source
 from .table_read import Record, Table, read_table
 
@@ -75,6 +75,7 @@ class Mapping:
     labels: dict[str, str] = field(default_factory=dict)  # dataset label -> type
     query_format: str = OPEN_FORMAT
     closed_format: str | None = CLOSED_FORMAT
+    separator: str = SEPARATOR  # between a passage and the query (builder.SEPARATOR)
     relation: str | None = None
     answer: str | None = None
     query_templates: list[str] = field(default_factory=list)
@@ -156,6 +157,10 @@ def mapping(spec: str | None = None, **options: Any) -> Mapping:
     }
     if options.get("closed_format") == "" or d.get("closed_format") == "":
         d["closed_format"] = None  # '' (empty): no closed query form; a non-empty option still wins
+    if options.get("separator") is not None:  # '' (no separator) is a value here
+        d["separator"] = options.pop("separator")
+    if "separator" in d:
+        d["separator"] = separator_value(d["separator"])
     given = {k: v for k, v in options.items() if v not in (None, (), [], "")}
     if "contexts" in given:
         d["contexts"] = _wide(_pairs(given.pop("contexts"), "--context"))
@@ -172,6 +177,13 @@ def mapping(spec: str | None = None, **options: Any) -> Mapping:
     m = Mapping(**d)
     _check_mapping(m)
     return m
+
+
+def separator_value(v: Any) -> str:
+    """``--separator``'s value (a spec's ``separator:``) with its \\n and \\t escapes decoded."""
+    if not isinstance(v, str):
+        raise UserError(f"--separator {v!r}: expected text (\\n and \\t escapes allowed)")
+    return v.replace("\\n", "\n").replace("\\t", "\t")
 
 
 def _check_mapping(m: Mapping) -> None:
@@ -530,7 +542,12 @@ class Prepared:
 def prepare_table(table: Table, m: Mapping, name: str) -> Prepared:
     """Validate every row and collect the dataset's rows (nothing is written)."""
     b = DatasetBuilder(
-        name, m.source_format, source_path=table.origin, source_sha256=table.sha256, description=m.description
+        name,
+        m.source_format,
+        source_path=table.origin,
+        source_sha256=table.sha256,
+        description=m.description,
+        separator=m.separator,
     )
     records = [r for r in table.records if not (m.skip and m.skip(r.data))]
     skipped = len(table.records) - len(records)
@@ -591,6 +608,7 @@ MAPPING_OPTIONS = (
     "labels",
     "query_format",
     "closed_format",
+    "separator",
     "relation",
     "answer",
     "query_templates",
@@ -602,6 +620,14 @@ def _prepare(path, spec=None, name="table", sha256=None, file=None, **options) -
     m = mapping(spec, **{k: options.get(k) for k in MAPPING_OPTIONS})
     return {"prepared": prepare_table(read_table(str(path), sha256, file), m, name)}
 
+
+SEPARATOR_PARAM = Param(
+    "separator",
+    "--separator",
+    "What joins a passage (context) to the query in every prompt: passage + separator + query; "
+    "recorded with the dataset. Default: a newline; '' for none; \\n and \\t escapes allowed.",
+    metavar="TEXT",
+)
 
 SOURCE_PARAMS = (
     Param("path", metavar="FILE|FOLDER|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
@@ -718,6 +744,7 @@ SOURCE = ingest_source(
                 "so items get the open form only. Default: 'Q: {question} Is it {answer}?\\nA:'.",
                 metavar="TEXT",
             ),
+            SEPARATOR_PARAM,
             Param("relation", "--relation", "Column of each fact's relation (--shape facts).", metavar="COL"),
             Param("answer", "--answer", "Column of each fact's answer (--shape facts).", metavar="COL"),
             Param(

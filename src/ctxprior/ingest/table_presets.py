@@ -23,18 +23,48 @@ names as published:
 - DRUID (Hagström et al., ACL 2025, "A Reality Check on Context Utilisation for Retrieval-Augmented
   Generation"; Hub ``copenlu/druid``, ``druid.tsv``, the annotated DRUID, not DRUID+): a row per
   (claim, retrieved evidence): ``id``, ``claim_id``, ``claim_source``, ``claim``, ``claimant``,
-  ``claim_date``, ``evidence_source``, ``evidence``, ``evidence_data`` (sic: its date), ``factcheck_verdict`` (True,
-  Half True, False), ``is_gold``, ``relevant``, ``evidence_stance`` (supports, insufficient-supports,
-  insufficient-neutral, insufficient-contradictory, insufficient-refutes, refutes; not_applicable for
-  irrelevant evidence). An item per claim (gold: the fact-check verdict), a passage per evidence
-  labelled with its stance; its type as CUB (Hagström et al. 2025, App. B.3) maps DRUID: irrelevant
-  when not relevant, gold when the stance agrees with the verdict (supports / True, refutes /
-  False), else conflicting (every insufficient-* stance, and any stance on a Half True claim). The
-  answer a passage supports, in the words of DRUID's prompts: True (supports), False (refutes),
-  None (insufficient-*: "not sure or cannot answer"), none for irrelevant evidence. Claims without
-  a verdict (DRUID's borderlines claims) have no gold answer and are left out (the ingest says how
-  many rows). The passage reads ``Evidence: "..."`` and the query form ``Claim: "..."`` with
-  DRUID's 0-shot question; the context comes before the query, as in every ctxprior prompt.
+  ``claim_date``, ``evidence_source``, ``evidence``, ``evidence_data`` (sic: its date),
+  ``factcheck_verdict`` (True, Half True, False), ``is_gold``, ``relevant``, ``evidence_stance``
+  (supports, insufficient-supports, insufficient-neutral, insufficient-contradictory,
+  insufficient-refutes, refutes; not_applicable for irrelevant evidence). An item per claim, a
+  passage per evidence labelled with its stance. Claims without a verdict (DRUID's borderlines
+  claims) have no gold answer and are left out (the ingest says how many rows).
+
+  Followed: the authors' code, github.com/copenlu/context-utilisation-for-RAG (commit c3068a1):
+  the prompt of ``src/get_model_predictions/prompts.py`` (``PYTHIA_CLAIM_PROMPT_0_SHOT``, and
+  ``PYTHIA_EVIDENCE_PROMPT_0_SHOT`` for its evidence line) filled by ``get_prompt`` of
+  ``get_model_predictions.py``; answers and verdicts as ``src/get_model_predictions/
+  notebook_utils.py`` maps them. Its answers are True, False and None: ``PREDS_STANCE_MAP``
+  pairs True with supports, False with refutes, None with insufficient; ``is_pred_aligned_*`` of
+  ``src/prepare_data.ipynb`` counts None as agreeing with every insufficient-* stance. So a passage
+  supports True (supports), False (refutes) or None (insufficient-*), and none when irrelevant
+  (not relevant, or not_applicable). The gold answer is the verdict on the same scale
+  (``VERDICT_NUM_MAP`` puts True at 5, Half True at 4, False at 1, where ``STANCE_NUM_MAP`` has
+  supports 5, insufficient-supports 4, refutes 1): True -> True, False -> False, Half True -> None
+  (``PREDS_MAP``'s verdict spellings "Pants on Fire" / "Pants on Fire!" -> False), so the gold
+  answer is always one of the prompt's options. A passage's type is CUB's (Hagström et al. 2025,
+  App. B.3, Tables 12-13): gold when the evidence is relevant and its stance aligns with the
+  verdict (supports a True claim, refutes a False one), conflicting for every other relevant
+  passage (each insufficient-* stance, and any stance on a Half True claim), irrelevant as above.
+  So insufficient-* evidence on a Half True claim is conflicting by type while its answer (None)
+  equals the gold one: ``v_reliance.conflict`` (answers differ) is false there.
+
+  The prompt, with the passage ``Evidence: "<evidence>"`` (no newline at its end: the dataset's
+  separator joins it to the query) and the query form (the claim prompt, the same with and
+  without evidence, as every ctxprior query form)::
+
+      Evidence: "<evidence>"
+      Is the following claim True or False? If you are not sure or cannot answer, say None.
+
+      Claimant: <claimant>
+      Claim: "<claim>"
+      Answer:
+
+  Departures from the authors' evidence prompt, which reads ``Based on the provided evidence, is
+  the claim True or False? ...`` and puts the ``Evidence:`` line between ``Claim:`` and
+  ``Answer:``: ctxprior's context comes before one query form shared by the prompts with and
+  without context, so the evidence line leads and the instruction is the claim prompt's. A claim
+  without a claimant gets no ``Claimant:`` line (as the authors' ``*_NO_CLAIMANT`` prompts).
 """
 
 from __future__ import annotations
@@ -42,19 +72,31 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .registry import IngestSource, ingest_source
-from .table import SOURCE_PARAMS, Bad, Mapping, prepare_table, table_lines, text, write_table
+from .table import (
+    SEPARATOR_PARAM,
+    SOURCE_PARAMS,
+    Bad,
+    Mapping,
+    optional_text,
+    prepare_table,
+    separator_value,
+    table_lines,
+    text,
+    write_table,
+)
 from .table_read import read_table
 
 
 def preset(name: str, help: str, m: Mapping) -> IngestSource:
     """The source of a preset: ``ingest table`` with mapping ``m`` (and ``name`` as default name)."""
 
-    def prepare(path, name, sha256=None, file=None) -> dict:
-        return {"prepared": prepare_table(read_table(str(path), sha256, file), m, name)}
+    def prepare(path, name, sha256=None, file=None, separator=None) -> dict:
+        mm = m if separator is None else replace(m, separator=separator_value(separator))
+        return {"prepared": prepare_table(read_table(str(path), sha256, file), mm, name)}
 
     params = tuple(
         p if p.name != "name" else replace(p, default=name.replace("-", "_")) for p in SOURCE_PARAMS
-    )
+    ) + (SEPARATOR_PARAM,)
     return IngestSource(
         name=name,
         help=help,
@@ -65,7 +107,7 @@ def preset(name: str, help: str, m: Mapping) -> IngestSource:
     )
 
 
-DRUID_ANSWER = {
+DRUID_ANSWER = {  # the answer a passage supports, by its stance (notebook_utils.PREDS_STANCE_MAP)
     "supports": "True",
     "insufficient-supports": "None",
     "insufficient-neutral": "None",
@@ -74,6 +116,14 @@ DRUID_ANSWER = {
     "refutes": "False",
     "not_applicable": "",
 }
+DRUID_VERDICT = {  # the gold answer, by the fact-check verdict (notebook_utils.VERDICT_NUM_MAP, PREDS_MAP)
+    "True": "True",
+    "Half True": "None",
+    "False": "False",
+    "Pants on Fire": "False",
+    "Pants on Fire!": "False",
+}
+DRUID_QUERY = "Is the following claim True or False? If you are not sure or cannot answer, say None.\n\n{question}\nAnswer:"
 _AGREES = {"supports": "True", "refutes": "False"}
 _FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -91,20 +141,30 @@ def _flag(rec: dict, column: str) -> bool:
 
 
 def _druid(rec: dict) -> dict:
-    """A DRUID row as a flat record: the claim, its verdict, the evidence with stance and type."""
+    """A DRUID row as a flat record: the claim block, its gold answer, the evidence with stance and type."""
     stance = text(rec, "evidence_stance").strip()
     if stance not in DRUID_ANSWER:
         raise Bad("evidence_stance", f"stance {stance!r} is not one of DRUID's ({', '.join(DRUID_ANSWER)})")
     verdict = text(rec, "factcheck_verdict").strip()
+    if verdict not in DRUID_VERDICT:
+        raise Bad("factcheck_verdict", f"verdict {verdict!r} is not one of DRUID's (True, Half True, False)")
+    gold = DRUID_VERDICT[verdict]
     irrelevant = stance == "not_applicable" or not _flag(rec, "relevant")
+    says = "" if irrelevant else DRUID_ANSWER[stance]
+    claim = text(rec, "claim").strip()
+    claimant = (optional_text(rec, "claimant") or "").strip()
     return {
         "claim_id": text(rec, "claim_id", key=True),
-        "claim": text(rec, "claim"),
+        "claim": claim,
+        "query": (f"Claimant: {claimant}\n" if claimant else "") + f'Claim: "{claim}"',
         "verdict": verdict,
-        "evidence": f'Evidence: "{text(rec, "evidence").strip()}"\n',
+        "gold": gold,
+        "evidence": f'Evidence: "{text(rec, "evidence").strip()}"',
         "stance": stance,
-        "type": "irrelevant" if irrelevant else "gold" if _AGREES.get(stance) == verdict else "conflicting",
-        "says": "" if irrelevant else DRUID_ANSWER[stance],
+        # CUB's types (App. B.3): gold = relevant evidence whose stance aligns with the verdict
+        # (supports a True claim, refutes a False one); every other relevant passage conflicts
+        "type": "irrelevant" if irrelevant else "gold" if _AGREES.get(stance) == gold else "conflicting",
+        "says": says,
     }
 
 
@@ -192,13 +252,15 @@ DRUID = ingest_source(
     preset(
         "druid",
         "Load DRUID (Hagström et al. 2025; hf://datasets/copenlu/druid/druid.tsv): an item per claim (gold: "
-        "its fact-check verdict), a passage per retrieved evidence labelled with its stance, typed as CUB "
-        "maps it (gold: agrees with the verdict; conflicting; irrelevant); claims without a verdict are left "
-        "out. Score with `ctxprior sample --design fixed`.",
+        "its fact-check verdict as the authors' prompt answers it: True, False, None for Half True), a passage "
+        "per retrieved evidence labelled with its stance, typed by the answer it supports (gold, conflicting; "
+        "irrelevant); the prompt is the authors' 0-shot claim prompt with its Claimant line; claims without a "
+        "verdict are left out. Score with `ctxprior sample --design fixed`.",
         Mapping(
             item="claim_id",
-            question="claim",
-            gold="verdict",
+            question="query",
+            entity="claim",
+            gold="gold",
             derive=_druid,
             skip=_no_verdict,
             skip_note="claims without a factcheck_verdict (no gold answer)",
@@ -207,8 +269,7 @@ DRUID = ingest_source(
             context_answer="says",
             context_type="type",
             labels={s: s for s in DRUID_ANSWER},
-            query_format='Claim: "{question}"\nIs the claim True or False? If you are not sure or cannot '
-            "answer, say None.\nAnswer:",
+            query_format=DRUID_QUERY,
             closed_format=None,
             source_format="druid",
             description="DRUID (Hagström et al. 2025): claims with real retrieved evidence, by stance",

@@ -165,6 +165,7 @@ def parse_yago_qec(
         source_path=origin or str(Path(local).resolve()),
         source_sha256=sha256,
         description=description,
+        separator="",  # the paper's context templates end in "\n" (METHOD.md §1)
     )
     for rel_name in keep:
         _parse_relation(b, chk, rel_name, data[rel_name])

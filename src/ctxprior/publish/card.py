@@ -66,7 +66,9 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
     "v_reliance": {
         "context": "the context text c, prepended to the query",
         "context_answer": "answer the context states",
-        "is_relevant": "true when the context mentions the queried entity (by the context's stored entity id)",
+        "is_relevant": "true when the context mentions the queried entity (by the context's stored entity id) and its dataset does not type it irrelevant",
+        "ccu": "CUB's continuous context utilisation: scaled_difference for a relevant context, scaled_difference_memory for an irrelevant one (Hagstrom et al. 2025, App. C)",
+        "generation_label": "the --memorization greedy generation's label (ORIGINAL / CONTEXT / OTHER), where the run stored generations",
         "conflict": "the context's answer differs from the fact's (case-insensitively, by name; false when either is missing)",
         "entropy": "H(p(A|c,q(e))) in nats",
     },
@@ -74,6 +76,9 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "scope": "relation: per relation and query form; all relations: over every relation of the query type (relation and query_form NULL)",
         "n": "contexts x facts in the group",
         "n_conflict": "of them, knowledge conflicts (the context's answer differs from the fact's)",
+        "n_collision": "of them, pairs whose gold and context answer the estimator reads as one (a shared first token)",
+        "n_full_answer": "of them, outcomes decided from the two full answers (collisions with the shared answer on top)",
+        "n_undecided": "of them, rows without an outcome, left out of every rate",
         "conr": "ConR: share of conflicts whose with-context argmax is the context's answer (outcome CONTEXT)",
         "memr": "MemR: share of conflicts whose with-context argmax is the fact's answer (outcome ORIGINAL)",
         "other_rate": "share of conflicts whose with-context argmax is neither (outcome OTHER)",
@@ -83,8 +88,11 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "mean_persuasion": "mean psi over the group, nats",
         "mean_shift": "mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
         "mean_jsd": "mean JSD(p(A|c,q(e)), no-context p(A|q(e))) over the group, nats",
-        "mean_confidence_gain": "mean H(no-context) - H(with context) over the group, nats (CK-PLUG)",
+        "bcu": "CUB's binary context utilisation: a relevant context's share answered with the answer it promotes, an irrelevant one's share keeping the no-context answer",
+        "mean_confidence_gain": "mean CK-PLUG confidence gain (filtered to its plausible tokens) over the group, nats",
+        "mean_confidence_gain_vocab": "mean H(no-context) - H(with context) over the whole answer space, nats",
         "mean_scaled_difference": "mean DRUID scaled probability difference of the context's answer over the group",
+        "mean_ccu": "mean CUB CCU over the group",
     },
     "v_memorization": {
         "n_original": "greedy generations labelled ORIGINAL (start with the fact's true answer; 'Yes' for closed queries)",
@@ -229,10 +237,12 @@ Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Mode
   NULL, not 0, when undefined.
 - Against the **no-context prompt** instead of the mixture, from the same distributions (table
   `reliance`, views `v_reliance`, `v_reliance_rates`): the shift KL(p(A|c,q(e)) || p(A|q(e)) without
-  context), JSD (AdaCAD), the confidence gain H(no context) - H(with context) (CK-PLUG), the
-  probabilities of the context's, the gold and the prior's answer, DRUID's scaled probability
-  difference, and the argmax outcome (ORIGINAL / CONTEXT / OTHER) with ConR, MemR and ClashEval's
-  context preference.
+  context), JSD (AdaCAD), CK-PLUG's confidence gain over its plausible tokens (and over the whole
+  answer space), the probabilities of the context's, the gold and the prior's answer, DRUID's
+  scaled probability difference and CUB's CCU, and the outcome (ORIGINAL / CONTEXT / OTHER; where
+  the estimator reads the gold and the context's answer as one, a stored `collision`, decided from
+  the two full answers) with ConR, MemR, ClashEval's context preference and CUB's BCU. Each prompt
+  is `context + separator + query`, the separator recorded with the dataset.
 """
 
 

@@ -515,7 +515,7 @@ def import_parquet(
                 )
 
     try:
-        return _load(store, folder, tables, mode, have, columns)
+        return _load(store, folder, tables, mode, have, columns, None if found is None else int(found))
     except duckdb.ConstraintException as e:
         raise UserError(
             f"{folder}: rows conflict with {store.path} ({str(e).splitlines()[0]}); nothing was "
@@ -536,7 +536,13 @@ def _load(
     mode: str,
     have: set[str],
     columns: dict[str, list[dict[str, str]]],
+    found: int | None = None,
 ) -> dict[str, int]:
+    """Insert the folder's rows in one transaction; rows of an older schema (``found``) are then
+    brought to the current one (``migrations.upgrade_rows``)."""
+    from ..schema import SCHEMA_VERSION
+    from ..schema.migrations import upgrade_rows
+
     added: dict[str, int] = {}
     with store.transaction():
         if mode == "replace":
@@ -571,6 +577,8 @@ def _load(
                     f"{folder}: table {name} loaded {added[name]} rows, the manifest says "
                     f"{e['rows']}; the folder is inconsistent, export it again"
                 )
+        if found is not None and found < SCHEMA_VERSION:
+            upgrade_rows(store, found)
     return added
 
 

@@ -196,11 +196,17 @@ def analyze(
 
 
 def _has_closed_book_answers(store, run_ids) -> bool:
-    """Whether some of the runs have closed-book answers (`covariates known`): then the default
-    analyses include ``known``."""
-    if not run_ids or "closed_book_answer" not in store.table_names():
+    """Whether some of the runs have closed-book answers or samples (`covariates known`): then the
+    default analyses include ``known``."""
+    tables = set(store.table_names())
+    if not run_ids or "closed_book_answer" not in tables:
         return False
     sql = "SELECT count(*) FROM closed_book_answer WHERE run_id IN (SELECT unnest(?::INTEGER[]))"
+    if store.scalar(sql, [list(run_ids)]):
+        return True
+    if "closed_book_sample" not in tables:
+        return False
+    sql = "SELECT count(*) FROM closed_book_sample WHERE run_id IN (SELECT unnest(?::INTEGER[]))"
     return bool(store.scalar(sql, [list(run_ids)]))
 
 

@@ -42,6 +42,14 @@ dataset = Table(
     Column("source_path", Text),
     Column("source_sha256", Text),
     Column("description", Text),
+    Column(
+        "separator",
+        Text,
+        server_default="",
+        comment="what joins a context to the query in every prompt: context + separator + query "
+        "(set at ingest; '' where the source's contexts end in their own newline, as yago-qec's; "
+        "'' for datasets ingested before schema v3, as they were scored)",
+    ),
     Column("ctxprior_version", Text, nullable=False),
     Column("created_at", DateTime, nullable=False),
 )

@@ -214,3 +214,48 @@ closed_book_answer = Table(
     comment="Closed-book greedy answers of a run's model, judged against the gold answer "
     "(`covariates known`; the known / unknown split of Ferrando et al. 2025 is view stg_known_entity).",
 )
+
+closed_book_sample = Table(
+    "closed_book_sample",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True, comment="run whose model answered"),
+    Column(
+        "relation_id",
+        Integer,
+        ForeignKey("relation.relation_id"),
+        primary_key=True,
+        comment="the attribute's relation (an attribute: one entity's facts in one relation)",
+    ),
+    Column(
+        "entity_id",
+        Integer,
+        ForeignKey("entity.entity_id"),
+        primary_key=True,
+        comment="the attribute's entity",
+    ),
+    Column("sample", Integer, primary_key=True, comment="0, 1, ... (--samples of them per attribute)"),
+    Column(
+        "query_form_id",
+        Integer,
+        ForeignKey("query_form.query_form_id"),
+        nullable=False,
+        comment="the open query form asked with no context: the relation's first one the run scored",
+    ),
+    Column(
+        "covariate_id",
+        Integer,
+        ForeignKey("covariate.covariate_id"),
+        nullable=False,
+        comment="the `known` covariate whose params (rule, samples, temperature, seed, thresholds) made them",
+    ),
+    Column("text", Text, nullable=False, comment="the sampled answer (closed book, cut at the stop rule)"),
+    Column(
+        "correct",
+        Boolean,
+        nullable=False,
+        comment="a gold answer occurs in the answer's first line as whole words after SQuAD normalization; "
+        "gold = the answers of the entity's facts in the relation and their aliases",
+    ),
+    comment="Closed-book answers sampled from a run's model, one row per sample (`covariates known "
+    "--rule ferrando`; labels: views stg_known_attribute, stg_known_entity).",
+)

@@ -12,7 +12,7 @@ from ..errors import UserError
 from .store import Store, open_store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 
-__all__ = ["MIGRATIONS", "check_version", "migrate"]
+__all__ = ["MIGRATIONS", "check_version", "migrate", "upgrade_rows"]
 
 
 def migrate(path: str, wait: float = 0.0) -> list[str]:
@@ -47,9 +47,31 @@ def migrate(path: str, wait: float = 0.0) -> list[str]:
         store.close()
 
 
+def upgrade_rows(store: Store, found: int) -> None:
+    """Bring rows just imported from an export of schema v``found`` (``import parquet``, ``pull``)
+    to the current version: the steps ``migrate`` applies, in order (each adds only what is
+    missing, and rewrites only the rows an older version wrote, e.g. v2's whole-vocabulary
+    confidence gain). Call it inside the import's transaction."""
+    missing = [v for v in range(found, SCHEMA_VERSION) if v not in MIGRATIONS]
+    if missing:
+        raise UserError(f"an export of schema v{found} cannot be upgraded (no step from v{missing[0]})")
+    for v in range(found, SCHEMA_VERSION):
+        MIGRATIONS[v](store)
+
+
 def _v1_to_v2(store: Store) -> None:
     """v2: ``run_unit_engine.head``, the output-head path the engine took (NULL for older runs)."""
     store.execute("ALTER TABLE run_unit_engine ADD COLUMN IF NOT EXISTS head TEXT")
 
 
+def _v2_to_v3(store: Store) -> None:
+    """v3: ``dataset.separator``; in ``reliance`` CK-PLUG's filtered ``confidence_gain`` beside the
+    whole-vocabulary one, ``scaled_difference_memory``, ``outcome_source`` and ``collision``
+    (sql/migrate_v2_v3.sql says what each older row gets)."""
+    from ..sqlfiles import read_sql
+
+    store.execute(read_sql("ctxprior.schema", "sql/migrate_v2_v3.sql"))
+
+
 MIGRATIONS[1] = _v1_to_v2
+MIGRATIONS[2] = _v2_to_v3

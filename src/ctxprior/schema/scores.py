@@ -100,9 +100,16 @@ reliance = Table(
     Column(
         "confidence_gain",
         Double,
-        nullable=False,
-        comment="H(no-context p(A|q(e))) - H(p(A|c,q(e))) in nats (CK-PLUG's confidence gain; "
-        "negative: the context makes the model less sure, a sign of conflict)",
+        comment="CK-PLUG's Confidence Gain H(p~(A|q(e))) - H(p~(A|c,q(e))) in nats, both restricted to "
+        "the tokens plausible in either (p >= 1% of the top token's, or among the top 10) and "
+        "renormalized (negative: the context makes the model less sure, a sign of conflict); NULL in "
+        "rows written before schema v3",
+    ),
+    Column(
+        "confidence_gain_vocab",
+        Double,
+        comment="H(no-context p(A|q(e))) - H(p(A|c,q(e))) in nats over the whole answer space "
+        "(the confidence gain without CK-PLUG's filter; schema v2's confidence_gain)",
     ),
     Column("p_context_answer", Double, comment="p(the answer this context supports | c, q(e)); NULL: none"),
     Column("p_gold_answer", Double, comment="p(the fact's gold answer | c, q(e)); NULL: none"),
@@ -118,6 +125,13 @@ reliance = Table(
         comment="DRUID's scaled probability difference of the context's answer, -1..1: "
         "(p_c - p_0)/(1 - p_0) when the context raises it, (p_c - p_0)/p_0 when it lowers it; NULL: none",
     ),
+    Column(
+        "scaled_difference_memory",
+        Double,
+        comment="the same scaled difference for the model's own no-context answer (the argmax of the "
+        "no-context p(A|q(e))): CUB's CCU of an irrelevant context (v_reliance.ccu); NULL in rows "
+        "written before schema v3",
+    ),
     Column("answer_top", Integer, nullable=False, comment="argmax of p(A|c,q(e)) " + _A),
     Column("answer_prior", Integer, nullable=False, comment="argmax of the no-context p(A|q(e)) " + _A),
     Column("answer_context", Integer, comment="the answer this context supports " + _A + "; NULL: none"),
@@ -125,9 +139,24 @@ reliance = Table(
     Column(
         "outcome",
         Text,
-        nullable=False,
-        comment="ORIGINAL (argmax = the gold answer; wins when the context supports it too) | CONTEXT "
-        "(argmax = the context's answer) | OTHER (Longpre et al. 2021; ConR / MemR count these)",
+        comment="ORIGINAL (the gold answer; wins when the context supports it too) | CONTEXT "
+        "(the context's answer) | OTHER (Longpre et al. 2021; ConR / MemR count these), from the "
+        "argmax answer or, where the estimator cannot tell the two apart, the full answers "
+        "(outcome_source); NULL: undecided",
+    ),
+    Column(
+        "outcome_source",
+        Text,
+        comment="what decided the outcome: argmax (the estimator's most probable answer) | "
+        "full-answer (a collision: the gold and the context's answer compared by their full-answer "
+        "sequence probabilities after the prompt)",
+    ),
+    Column(
+        "collision",
+        Boolean,
+        comment="the gold answer and the context's answer differ but the estimator reads them as one "
+        "answer (first-token: they share their first token, e.g. ' 1977' / ' 1967'); NULL: the "
+        "context supports no answer, or the row was written before schema v3",
     ),
     Column(
         "keeps_prior",

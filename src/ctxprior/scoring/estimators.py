@@ -333,6 +333,21 @@ def answer_set(
     return results
 
 
+def full_answer_choice(
+    engine: Engine, prompts: Sequence[str], pairs: Sequence[tuple[str, str]]
+) -> np.ndarray:
+    """For each prompt, which of its two answers has the higher sequence probability after it (0:
+    the first, 1: the second; teacher forcing, sums of token log-probs as ``answer_set`` scores
+    them). Decides the outcome where the first token cannot tell the gold answer from the
+    context's (they share it, e.g. " 1977" / " 1967" under a digit-by-digit tokenizer)."""
+    if not prompts:
+        return np.zeros(0, np.int64)
+    seqs = engine.encode(list(prompts))
+    conts = _continuation_ids(engine, seqs, prompts, [list(p) for p in pairs])
+    sums = np.asarray(engine.continuation_logprobs(seqs, conts), np.float64)
+    return (sums[:, 1] > sums[:, 0]).astype(np.int64)
+
+
 # -- the answers the reliance measures read -----------------------------------------------------
 Answers = tuple[Sequence[Sequence[str | None]], Sequence[str | None]]
 
@@ -474,6 +489,17 @@ ESTIMATORS: dict[str, Estimator] = {
     )
 }
 _FOUND: list[bool] = []
+
+
+AUTO_HELP = (
+    "answer-set for a fixed-context sample (`sample --design fixed`: free-form answers such as "
+    "' 1977' / ' 1967' that one first token cannot tell apart), first-token otherwise (the paper)"
+)
+
+
+def auto_estimator(design: str) -> str:
+    """What ``--estimator auto`` scores a sample of this design with (``AUTO_HELP``)."""
+    return "answer-set" if design == "fixed" else "first-token"
 
 
 def register_estimator(estimator: Estimator) -> Estimator:

@@ -24,9 +24,11 @@ Two implementations with the same semantics:
 The field's other reliance measures compare each with-context distribution p_c = p(A | c, q(e))
 with the *no-context* one p_0 = p(A | q(e)) of the prompt without any context (not the mixture):
 ``reliance_np`` (reference) and ``reliance_torch`` (device) -- the shift KL(p_c ‖ p_0) (inseq's
-contrastive KL, original = with context), JSD(p_c, p_0) (AdaCAD), the confidence gain
-H(p_0) − H(p_c) (CK-PLUG), the probabilities of the context's, the gold and the prior's answer,
-the scaled probability difference (DRUID) and the argmax answers; see docs/concepts.md.
+contrastive KL, original = with context), JSD(p_c, p_0) (AdaCAD), CK-PLUG's confidence gain
+H(p̃_0) − H(p̃_c) over its plausible tokens (``plausible_np``) and the same over the whole
+vocabulary, the probabilities of the context's, the gold and the prior's answer, the scaled
+probability difference of the context's answer (DRUID) and of the model's own no-context answer
+(CUB's CCU for irrelevant contexts), and the argmax answers; see docs/concepts.md.
 """
 
 from __future__ import annotations
@@ -218,14 +220,21 @@ def entropy_torch(logp):
 # ---------------------------------------------------------------- reliance against the no-context prompt
 
 LN2 = float(np.log(2.0))
-RELIANCE_DIVERGENCES = ("shift", "jsd", "confidence_gain")  # always finite
+RELIANCE_DIVERGENCES = ("shift", "jsd", "confidence_gain", "confidence_gain_vocab")  # always finite
 RELIANCE_FLOATS = (
     *RELIANCE_DIVERGENCES,
     "p_context_answer",
     "p_gold_answer",
     "p_prior_answer",
     "scaled_difference",
+    "scaled_difference_memory",
 )  # NaN where the answer is unknown
+# CK-PLUG's plausibility filter (Bi et al. 2025, github byronBBL/CK-PLUG,
+# transformers-4.49/src/transformers/generation/utils.py, ``relative_top_filter`` as ``_ck_decoding``
+# calls it): a token stays when its probability is at least RELATIVE_TOP x the top token's, or
+# when it is among the SELECT_TOP most probable, in either of the two distributions.
+RELATIVE_TOP = 0.01
+SELECT_TOP = 10
 RELIANCE_ANSWERS = ("answer_top", "answer_prior", "answer_context", "answer_gold")  # indices, -1: none
 RELIANCE_KEYS = RELIANCE_FLOATS + RELIANCE_ANSWERS
 
@@ -247,6 +256,32 @@ def scaled_difference_np(p_with, p_without) -> np.ndarray:
     den = np.where(d >= 0, 1.0 - p0, p0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, d / np.where(den > 0, den, 1.0), 0.0)
+
+
+def plausible_np(logp: np.ndarray, relative_top: float = RELATIVE_TOP, select_top: int = SELECT_TOP):
+    """CK-PLUG's plausible tokens of each row (over the last axis): probability at least
+    ``relative_top`` x the row's top probability, or among its ``select_top`` most probable."""
+    lp = np.asarray(logp, np.float64)
+    k = min(select_top, lp.shape[-1])
+    kth = -np.sort(-lp, axis=-1)[..., k - 1]
+    thresh = np.minimum(kth, lp.max(axis=-1) + np.log(relative_top))
+    return lp >= thresh[..., None]
+
+
+def filtered_entropy_np(logp: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """H of each row's distribution restricted to ``keep`` and renormalized (nats)."""
+    lp = np.where(keep, np.asarray(logp, np.float64), -np.inf)
+    return entropy_np(lp - _np_logsumexp(lp, axis=-1)[..., None])
+
+
+def confidence_gain_np(logp, log_prior) -> np.ndarray:
+    """CK-PLUG's Confidence Gain of each with-context row against the no-context distribution:
+    H(p̃_0) − H(p̃_c), both restricted to the tokens plausible in either (``plausible_np``) and
+    renormalized (Bi et al. 2025, §3; ``_ck_decoding``: IG = entropy(no context) − entropy(context))."""
+    lp = np.atleast_2d(np.asarray(logp, np.float64))
+    l0 = np.broadcast_to(np.asarray(log_prior, np.float64), lp.shape)
+    keep = plausible_np(lp) | plausible_np(l0)
+    return filtered_entropy_np(l0, keep) - filtered_entropy_np(lp, keep)
 
 
 def _pick_np(p: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -274,16 +309,42 @@ def reliance_np(logp, log_prior, context_answer, gold_answer: int = -1) -> dict[
     return {
         "shift": kl_np(lp, l0[None, :]),
         "jsd": jsd_np(lp, l0[None, :]),
-        "confidence_gain": entropy_np(l0) - entropy_np(lp),
+        "confidence_gain": confidence_gain_np(lp, l0),
+        "confidence_gain_vocab": entropy_np(l0) - entropy_np(lp),
         "p_context_answer": p_ctx,
         "p_gold_answer": _pick_np(p, np.full(len(lp), gold_answer, np.int64)),
         "p_prior_answer": p[:, top0],
         "scaled_difference": np.where(ctx >= 0, scaled_difference_np(p_ctx, p0_ctx), np.nan),
+        "scaled_difference_memory": scaled_difference_np(p[:, top0], np.full(len(lp), p0[top0])),
         "answer_top": np.argmax(lp, axis=-1),
         "answer_prior": np.full(len(lp), top0, np.int64),
         "answer_context": ctx,
         "answer_gold": np.full(len(lp), gold_answer, np.int64),
     }
+
+
+def _plausible_torch(lp, relative_top: float = RELATIVE_TOP, select_top: int = SELECT_TOP):
+    """``plausible_np`` on the device (rows over the last axis)."""
+    import torch
+
+    kth = torch.topk(lp, min(select_top, lp.shape[-1]), dim=-1).values[..., -1]
+    thresh = torch.minimum(kth, lp.max(-1).values + float(np.log(relative_top)))
+    return lp >= thresh[..., None]
+
+
+def _filtered_entropy_torch(lp, keep):
+    """``filtered_entropy_np`` on the device, float64."""
+    import torch
+
+    x = torch.where(keep, lp.to(torch.float64), -torch.inf)
+    x = x - torch.logsumexp(x, dim=-1, keepdim=True)
+    return -torch.special.xlogy(x.exp(), x.exp()).sum(-1)
+
+
+def confidence_gain_torch(lp, l0):
+    """``confidence_gain_np`` on the device: ``lp [C, A]`` with-context log-probs, ``l0 [A]``."""
+    keep = _plausible_torch(lp) | _plausible_torch(l0)[None, :]
+    return _filtered_entropy_torch(l0.expand_as(lp), keep) - _filtered_entropy_torch(lp, keep)
 
 
 def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
@@ -307,14 +368,19 @@ def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
     d = p_ctx - p0[ctx]
     den = torch.where(d >= 0, 1.0 - p0[ctx], p0[ctx])
     scaled = torch.where(den > 0, d / torch.where(den > 0, den, 1.0), 0.0)
+    p_top0 = p.index_select(1, top0.reshape(1))[:, 0]  # a copy: p[:, top0] is a view of p
+    d0 = p_top0 - p0[top0]
+    den0 = torch.where(d0 >= 0, 1.0 - p0[top0], p0[top0])
     return {
         "shift": (-entropy - p @ l0.nan_to_num(neginf=0.0)).clamp_min(0.0),
         "jsd": (h_m - 0.5 * (entropy + h0)).clamp(0.0, LN2),
-        "confidence_gain": h0 - entropy,
+        "confidence_gain": confidence_gain_torch(lp, l0),
+        "confidence_gain_vocab": h0 - entropy,
         "p_context_answer": p_ctx,
         "p_gold_answer": torch.where(gold_answer >= 0, p[:, gold_answer.clamp_min(0)], nan),
-        "p_prior_answer": p.index_select(1, top0.reshape(1))[:, 0],  # a copy: p[:, top0] is a view of p
+        "p_prior_answer": p_top0,
         "scaled_difference": torch.where(context_answer >= 0, scaled, nan),
+        "scaled_difference_memory": torch.where(den0 > 0, d0 / torch.where(den0 > 0, den0, 1.0), 0.0),
         "answer_top": lp.argmax(-1),
         "answer_prior": top0.expand(p.shape[0]),
         "answer_context": context_answer,

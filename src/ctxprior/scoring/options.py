@@ -19,17 +19,20 @@ from ..options import Option, check_options, seed_option  # noqa: F401  (check_o
 from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .prompts import FORMATS
 
+AUTO_ESTIMATOR = "auto"
+
 
 def _estimator_names() -> tuple[str, ...]:
     from .estimators import score_estimators
 
-    return tuple(score_estimators())
+    return (AUTO_ESTIMATOR, *score_estimators())
 
 
 def _estimator_help() -> str:
-    from .estimators import score_estimators
+    from .estimators import AUTO_HELP, score_estimators
 
-    return "; ".join(f"{name}: {e.help}" for name, e in score_estimators().items()) + "."
+    own = "; ".join(f"{name}: {e.help}" for name, e in score_estimators().items())
+    return f"{AUTO_ESTIMATOR} (default): {AUTO_HELP}; {own}."
 
 
 MODEL_OPTIONS = (
@@ -153,7 +156,7 @@ SCORE_OPTIONS = (
         "estimator",
         "--estimator",
         _estimator_help,
-        default="first-token",
+        default=AUTO_ESTIMATOR,
         choices=_estimator_names,
     ),
     Option(
@@ -240,6 +243,20 @@ CANCEL_OPTIONS = (
     ),
 )
 """``ctxprior runs cancel`` / ``wh.runs.cancel``."""
+
+PROMPTS_OPTIONS = (
+    RUN_ID,
+    Option(
+        "limit",
+        "--limit",
+        "Show the first N prompts only (default: all).",
+        kind=int,
+        minimum=1,
+        maximum=10**9,
+        metavar="N",
+    ),
+)
+"""``ctxprior runs prompts`` / ``wh.runs.prompts`` (the CLI's --json is its output)."""
 
 MOST_SUSCEPTIBLE_OPTIONS = (
     Option("run", None, "The run's id.", kind=int, minimum=1),

@@ -18,7 +18,14 @@ import numpy as np
 import pyarrow as pa
 
 from .engine import Engine
-from .estimators import ScoreError, UnitTexts, score_estimators
+from .estimators import (
+    ScoreError,
+    UnitTexts,
+    first_token_texts,
+    full_answer_choice,
+    reliance_answers,
+    score_estimators,
+)
 from .metrics import RELIANCE_ANSWERS, RELIANCE_FLOATS, RELIANCE_KEYS, outcomes_np
 from .options import ScoreConfig
 from .prompts import PromptFormat, format_for
@@ -55,6 +62,8 @@ class UnitInput:
     facts: list[tuple[int, str, str | None]]
     # (context_id, text, stated answer name or None)
     contexts: list[tuple[int, str, str | None]]
+    # what joins each context to the query (the dataset's ``separator``): context + separator + query
+    separator: str
 
     @property
     def n_prompts(self) -> int:
@@ -116,20 +125,37 @@ def label_generation(text: str, query_type: str, true_answer: str | None, contex
 # ------------------------------------------------------------------ computing a unit
 
 
+def unit_texts(inp: UnitInput) -> UnitTexts:
+    """What the estimator reads of a unit: each context followed by the dataset's separator (the
+    prompt is ``context + separator + query``, rendered by the run's ``PromptFormat``), each fact's
+    query and answer."""
+    return UnitTexts(
+        [t + inp.separator for _, t, _ in inp.contexts],
+        [a for _, _, a in inp.contexts],
+        [query_text(inp, e, a) for _, e, a in inp.facts],
+        [a for _, _, a in inp.facts],
+        inp.query_type,
+    )
+
+
+def unit_prompts(inp: UnitInput, fmt: PromptFormat) -> list[tuple[int, int | None, str]]:
+    """Every prompt of a unit as (fact_id, context_id or None for the no-context prompt, text):
+    the strings the estimators tokenize (``PromptFormat`` over ``unit_texts``), in
+    ``first_token_texts``' order (``ctxprior runs prompts``)."""
+    texts = unit_texts(inp)
+    strings = first_token_texts(texts.contexts, texts.queries, fmt)
+    keys = [(f, c) for f, _, _ in inp.facts for c, _, _ in inp.contexts] + [
+        (f, None) for f, _, _ in inp.facts
+    ]
+    return [(f, c, t) for (f, c), t in zip(keys, strings)]
+
+
 def _unit_texts(engine: Engine, inp: UnitInput, config: ScoreConfig):
     """(the estimator, the unit's texts, the prompt format)."""
     est = score_estimators().get(config.estimator)
     if est is None:
         raise ValueError(f"unknown estimator {config.estimator}")
-    queries = [query_text(inp, e, a) for _, e, a in inp.facts]
-    texts = UnitTexts(
-        [t for _, t, _ in inp.contexts],
-        [a for _, _, a in inp.contexts],
-        queries,
-        [a for _, _, a in inp.facts],
-        inp.query_type,
-    )
-    return est, texts, format_for(engine.lm.tokenizer, config)
+    return est, unit_texts(inp), format_for(engine.lm.tokenizer, config)
 
 
 def prefetch_unit(engine: Engine, inp: UnitInput, config: ScoreConfig) -> None:
@@ -158,7 +184,7 @@ def compute_unit(
     )
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
     tables = _score_tables(inp, res, ctx_ids)
-    tables["reliance"] = _reliance_table(inp, res, ctx_ids)
+    tables["reliance"] = _reliance_table(inp, res, ctx_ids, _decide_collisions(engine, texts, res, fmt))
     if config.memorization:
         tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
     if config.per_layer and est.per_layer:
@@ -221,11 +247,44 @@ def _score_tables(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> dict[str, p
     }
 
 
-def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> pa.Table:
+def _differ(a: str | None, b: str | None) -> bool:
+    """Two answers that name different things (case and surrounding spaces aside, as the views'
+    ``conflict`` compares them); False when either is missing."""
+    return a is not None and b is not None and a.strip().casefold() != b.strip().casefold()
+
+
+def _decide_collisions(engine: Engine, texts: UnitTexts, res: list, fmt: PromptFormat) -> dict:
+    """Per (query, context) whose gold answer and context answer differ as strings but are one
+    answer to the estimator (they share their first token): ``collision`` [queries, contexts]
+    bool; where the argmax is that shared answer, the outcome is decided from the two full answers
+    (``estimators.full_answer_choice``): ``decided`` {(i, j): "ORIGINAL" | "CONTEXT"}."""
+    ctx_names, gold_names = reliance_answers(texts)
+    nq, nc = len(texts.queries), len(texts.contexts)
+    collision = np.zeros((nq, nc), bool)
+    todo: list[tuple[int, int]] = []
+    for i, r in enumerate(res):
+        if r.reliance is None:
+            continue
+        same = r.reliance["answer_context"] == r.reliance["answer_gold"]
+        for j in range(nc):
+            if same[j] and r.reliance["answer_context"][j] >= 0 and _differ(ctx_names[i][j], gold_names[i]):
+                collision[i, j] = True
+                if r.reliance["answer_top"][j] == r.reliance["answer_gold"][j]:
+                    todo.append((i, j))
+    prompts = [fmt(texts.contexts[j], texts.queries[i]) for i, j in todo]
+    pairs = [(str(gold_names[i]), str(ctx_names[i][j])) for i, j in todo]
+    choice = full_answer_choice(engine, prompts, pairs)
+    return {"collision": collision, "decided": {k: ("ORIGINAL", "CONTEXT")[c] for k, c in zip(todo, choice)}}
+
+
+def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray, pairs: dict) -> pa.Table:
     """The reliance rows of a unit's contexts (none when it had no no-context prompt): the device's
-    measures, and each context's outcome from its argmax answer (``metrics.outcomes_np``). An
-    answer probability the unit could not read (no such answer) is NULL."""
-    rel = [(f, r.reliance) for (f, _, _), r in zip(inp.facts, res) if r.reliance is not None]
+    measures, and each context's outcome from its argmax answer (``metrics.outcomes_np``), or, for
+    a pair the estimator cannot tell apart (``pairs``, ``_decide_collisions``), from the two full
+    answers; ``outcome_source`` says which. An answer probability the unit could not read (no such
+    answer) is NULL."""
+    keep = [i for i, r in enumerate(res) if r.reliance is not None]
+    rel = [(inp.facts[i][0], res[i].reliance) for i in keep]
     nc, n = len(ctx_ids), len(rel) * len(ctx_ids)
     cols = {
         "run_id": np.full(n, inp.run_id, np.int32),
@@ -239,9 +298,15 @@ def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray) -> pa.Table:
     out.update({k: pa.array(cols[k], pa.float64(), from_pandas=True) for k in RELIANCE_FLOATS})
     ids = {k: np.asarray(cols[k], np.int64) for k in RELIANCE_ANSWERS}
     out.update({k: pa.array(v.astype(np.int32), mask=v < 0) for k, v in ids.items()})
-    out["outcome"] = pa.array(
-        outcomes_np(ids["answer_top"], ids["answer_context"], ids["answer_gold"]), pa.string()
-    )
+    outcome = outcomes_np(ids["answer_top"], ids["answer_context"], ids["answer_gold"]).astype(object)
+    source = np.full(n, "argmax", object)
+    for (i, j), label in pairs["decided"].items():
+        k = keep.index(i) * nc + j
+        outcome[k], source[k] = label, "full-answer"
+    collision = pairs["collision"][keep].reshape(-1) if keep else np.zeros(0, bool)
+    out["outcome"] = pa.array(outcome, pa.string())
+    out["outcome_source"] = pa.array(source, pa.string())
+    out["collision"] = pa.array(collision, pa.bool_(), mask=ids["answer_context"] < 0)
     out["keeps_prior"] = pa.array(ids["answer_top"] == ids["answer_prior"], pa.bool_())
     return pa.table(out)
 

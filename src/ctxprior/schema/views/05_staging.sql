@@ -52,7 +52,8 @@ LEFT JOIN answer a ON a.answer_id = c.answer_id;
 
 -- One row per persuasion score ψ(c, q(e)): the run, the query form, the queried fact (the labels
 -- of stg_fact) and the context. is_relevant: the context mentions the queried entity (by stored
--- entity id, never by substring).
+-- entity id, never by substring) and its dataset does not type it 'irrelevant' (a fixed-context
+-- dataset's passages all belong to their item; CUB's irrelevant passages are typed so).
 CREATE OR REPLACE VIEW stg_persuasion AS
 SELECT p.run_id, rn.model, rn.estimator, rn.sample_id,
        p.query_form_id, q.name AS query_form, q.query_type,
@@ -74,7 +75,8 @@ SELECT p.run_id, rn.model, rn.estimator, rn.sample_id,
        c.entity_id     AS context_entity_id,
        c.answer_id     AS context_answer_id,
        ca.name         AS context_answer,
-       (c.entity_id IS NOT DISTINCT FROM fa.entity_id) AS is_relevant,
+       (c.entity_id IS NOT DISTINCT FROM fa.entity_id AND c.context_type IS DISTINCT FROM 'irrelevant')
+           AS is_relevant,
        p.persuasion,
        p.entropy
 FROM persuasion p
@@ -175,22 +177,63 @@ CREATE OR REPLACE VIEW stg_query_form AS
 SELECT query_form_id, relation_id, name AS query_form, query_type, ordinal, template
 FROM query_form;
 
--- The model's own familiarity with an entity (`ctxprior covariates known`; Ferrando et al. 2025):
--- one row per (run, entity) over the run's closed-book answers (every open query form of every
--- fact of the entity). The rule, declared here once: `known` when at least half of the answers
--- are correct, `unknown` when none is, `partial` otherwise (the paper's "other" group, left out
--- of the known / unknown comparison).
-CREATE OR REPLACE VIEW stg_known_entity AS
-SELECT a.run_id, f.entity_id,
+-- The model's own familiarity with an entity (`ctxprior covariates known`; Ferrando et al. 2025).
+-- The rules are declared here once (covariates/known.py describes them). One row per (run,
+-- attribute judged), the rule that judged it and its counts of answers:
+--   ferrando (closed_book_sample): an attribute is one entity's facts in one relation, asked with
+--     the relation's first open query form; n_answers samples, n_correct of them match a gold
+--     answer; correct when n_correct >= min_correct (the covariate's params).
+--   greedy-majority (closed_book_answer): one row per fact, one greedy answer per open query form;
+--     correct is NULL (that rule judges the entity's answers, not its attributes).
+CREATE OR REPLACE VIEW stg_known_attribute AS
+SELECT a.run_id, any_value(a.covariate_id) AS covariate_id, 'greedy-majority' AS rule,
+       f.relation_id, f.entity_id, a.fact_id,
        count(*)::BIGINT                          AS n_answers,
        count(*) FILTER (WHERE a.correct)::BIGINT AS n_correct,
-       avg(a.correct::DOUBLE)                    AS accuracy,
-       CASE WHEN count(*) FILTER (WHERE a.correct) = 0 THEN 'unknown'
-            WHEN 2 * count(*) FILTER (WHERE a.correct) >= count(*) THEN 'known'
-            ELSE 'partial' END                  AS familiarity
+       NULL::INTEGER                             AS min_correct,
+       NULL::BOOLEAN                             AS correct,
+       NULL::INTEGER                             AS min_attributes
 FROM closed_book_answer a
 JOIN fact f ON f.fact_id = a.fact_id
-GROUP BY a.run_id, f.entity_id;
+GROUP BY a.run_id, f.relation_id, f.entity_id, a.fact_id
+UNION ALL
+SELECT s.run_id, s.covariate_id, 'ferrando' AS rule,
+       s.relation_id, s.entity_id, NULL::INTEGER AS fact_id,
+       count(*)::BIGINT                          AS n_answers,
+       count(*) FILTER (WHERE s.correct)::BIGINT AS n_correct,
+       any_value(p.min_correct)                  AS min_correct,
+       count(*) FILTER (WHERE s.correct) >= any_value(p.min_correct) AS correct,
+       any_value(p.min_attributes)               AS min_attributes
+FROM closed_book_sample s
+JOIN (SELECT covariate_id,
+             json_extract(params_json, '$.min_correct')::INTEGER    AS min_correct,
+             json_extract(params_json, '$.min_attributes')::INTEGER AS min_attributes
+      FROM covariate) p ON p.covariate_id = s.covariate_id
+GROUP BY s.run_id, s.covariate_id, s.relation_id, s.entity_id;
+
+-- One row per (run, entity) over its judged attributes (stg_known_attribute):
+--   ferrando: `known` with at least min_attributes correct attributes, `unknown` with none,
+--     `partial` otherwise (the paper's left-out entities);
+--   greedy-majority: `known` when at least half of its greedy answers are correct, `unknown` when
+--     none is, `partial` otherwise.
+-- `partial` entities are left out of the known / unknown comparison (analysis `known`).
+CREATE OR REPLACE VIEW stg_known_entity AS
+SELECT run_id, entity_id, rule,
+       count(*)::BIGINT                   AS n_attributes,
+       CASE WHEN rule = 'ferrando' THEN count(*) FILTER (WHERE correct) END::BIGINT AS n_correct_attributes,
+       sum(n_answers)::BIGINT             AS n_answers,
+       sum(n_correct)::BIGINT             AS n_correct,
+       sum(n_correct) / sum(n_answers)    AS accuracy,
+       any_value(min_attributes)          AS min_attributes,
+       CASE WHEN rule = 'ferrando' THEN
+                CASE WHEN count(*) FILTER (WHERE correct) = 0 THEN 'unknown'
+                     WHEN count(*) FILTER (WHERE correct) >= any_value(min_attributes) THEN 'known'
+                     ELSE 'partial' END
+            WHEN sum(n_correct) = 0 THEN 'unknown'
+            WHEN 2 * sum(n_correct) >= sum(n_answers) THEN 'known'
+            ELSE 'partial' END            AS familiarity
+FROM stg_known_attribute
+GROUP BY run_id, entity_id, rule;
 
 -- One row per fixed-context item (`ingest table --shape contexts`, nq-swap, conflictqa,
 -- counterfact), in the source's terms; joins stg_susceptibility / stg_persuasion USING (fact_id).

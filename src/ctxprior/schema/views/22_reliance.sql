@@ -3,21 +3,29 @@
 -- ψ's reference is the mixture over the item's contexts; shift, jsd and confidence_gain compare
 -- with the prompt without any context. conflict: the context's answer differs from the fact's
 -- (case-insensitively, by name; false when either is missing), as in stg_generation.
+-- ccu: CUB's continuous context utilisation (Hagström et al. 2025, App. C, eq. 1): the scaled
+-- difference of the context's answer for a relevant context, of the model's own no-context
+-- answer for an irrelevant one. generation_label: the --memorization generation's label, if any.
 CREATE OR REPLACE VIEW v_reliance AS
 SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.query_type,
        p.entity, p.entity_kind, p.answer,
        p.context, p.context_type, p.context_answer, p.is_relevant,
        coalesce(lower(trim(p.context_answer)) <> lower(trim(p.answer)), false) AS conflict,
        p.persuasion,
-       r.shift, r.jsd, r.confidence_gain,
+       r.shift, r.jsd, r.confidence_gain, r.confidence_gain_vocab,
        r.p_context_answer, r.p_gold_answer, r.p_prior_answer, r.scaled_difference,
-       r.outcome, r.keeps_prior,
+       r.scaled_difference_memory,
+       CASE WHEN p.is_relevant THEN r.scaled_difference ELSE r.scaled_difference_memory END AS ccu,
+       r.outcome, r.outcome_source, r.collision, r.keeps_prior,
+       g.label AS generation_label,
        r.answer_top, r.answer_prior, r.answer_context, r.answer_gold,
        p.entropy,
        p.query_form_id, p.fact_id, p.context_id, p.relation_id, p.entity_id, p.sample_id
 FROM stg_persuasion p
 JOIN reliance r ON r.run_id = p.run_id AND r.query_form_id = p.query_form_id
-               AND r.fact_id = p.fact_id AND r.context_id = p.context_id;
+               AND r.fact_id = p.fact_id AND r.context_id = p.context_id
+LEFT JOIN stg_generation g ON g.run_id = p.run_id AND g.query_form_id = p.query_form_id
+               AND g.fact_id = p.fact_id AND g.context_id = p.context_id;
 
 -- Outcome rates as the papers report them, per run and context type (the dataset's label: gold,
 -- conflicting, irrelevant, ...), per relation and query form (scope 'relation') and over all
@@ -27,13 +35,20 @@ JOIN reliance r ON r.run_id = p.run_id AND r.query_form_id = p.query_form_id
 -- (MemR / ParR), other_rate = share OTHER, memorization_ratio = ORIGINAL / (ORIGINAL + CONTEXT)
 -- (Longpre et al. 2021; NULL when undefined). Over every context of the group: accuracy = share
 -- ORIGINAL; context_preference = ClashEval's: of the contexts whose answer differs from the
--- model's own no-context answer, the share whose argmax is the context's answer.
+-- model's own no-context answer, the share whose argmax is the context's answer; bcu = CUB's
+-- binary context utilisation (a relevant context: the answer is the context's; an irrelevant one:
+-- the model keeps its no-context answer), mean_ccu its continuous one. Outcomes are counted as
+-- decided (outcome_source; n_full_answer of them from the full answers where the estimator read
+-- the gold and the context's answer as one, n_collision); n_undecided (outcome NULL) are left out.
 CREATE OR REPLACE VIEW v_reliance_rates AS
 SELECT run_id, any_value(model) AS model, dataset,
        CASE WHEN grouping(relation) = 1 THEN 'all relations' ELSE 'relation' END AS scope,
        relation, query_form, query_type, context_type,
        count(*) AS n,
        count(*) FILTER (WHERE conflict) AS n_conflict,
+       count(*) FILTER (WHERE collision) AS n_collision,
+       count(*) FILTER (WHERE outcome_source = 'full-answer') AS n_full_answer,
+       count(*) FILTER (WHERE outcome IS NULL) AS n_undecided,
        avg((outcome = 'CONTEXT')::DOUBLE) FILTER (WHERE conflict)  AS conr,
        avg((outcome = 'ORIGINAL')::DOUBLE) FILTER (WHERE conflict) AS memr,
        avg((outcome = 'OTHER')::DOUBLE) FILTER (WHERE conflict)    AS other_rate,
@@ -44,11 +59,16 @@ SELECT run_id, any_value(model) AS model, dataset,
        avg((answer_top = answer_context)::DOUBLE)
            FILTER (WHERE answer_context IS DISTINCT FROM answer_prior AND answer_context IS NOT NULL)
            AS context_preference,
+       avg(CASE WHEN NOT is_relevant THEN keeps_prior::DOUBLE
+                WHEN answer_context IS NULL OR outcome IS NULL THEN NULL
+                ELSE (outcome = 'CONTEXT' OR (NOT conflict AND outcome = 'ORIGINAL'))::DOUBLE END) AS bcu,
        avg(persuasion) AS mean_persuasion,
        avg(shift) AS mean_shift,
        avg(jsd) AS mean_jsd,
        avg(confidence_gain) AS mean_confidence_gain,
-       avg(scaled_difference) AS mean_scaled_difference
+       avg(confidence_gain_vocab) AS mean_confidence_gain_vocab,
+       avg(scaled_difference) AS mean_scaled_difference,
+       avg(ccu) AS mean_ccu
 FROM v_reliance
 GROUP BY GROUPING SETS ((run_id, dataset, relation, query_form, query_type, context_type),
                         (run_id, dataset, query_type, context_type));

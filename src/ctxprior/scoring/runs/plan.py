@@ -73,7 +73,7 @@ def plan_units(store: Store, sample_id: int, config: ScoreConfig) -> list[UnitSp
 
 
 def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]) -> list[UnitInput]:
-    """Each unit's template, facts and contexts, read in three queries."""
+    """Each unit's template, facts, contexts and the dataset's separator, read in four queries."""
     forms = {
         r[0]: (r[1], r[2]) for r in store.query("SELECT query_form_id, template, query_type FROM query_form")
     }
@@ -81,6 +81,7 @@ def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]
     ctx: dict[int, list] = {}
     for rel, cid, text, ans in store.query(read_sql(PKG, "sql/unit_contexts.sql"), [sample_id]):
         ctx.setdefault(rel, []).append((cid, text, ans))
+    sep = store.scalar(read_sql(PKG, "sql/separator.sql"), [sample_id]) or ""
     out = []
     for s in specs:
         tmpl, qt = forms[s.query_form_id]
@@ -92,6 +93,7 @@ def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]
                 query_type=qt,
                 facts=[facts[f] for f in s.fact_ids],
                 contexts=ctx.get(s.relation_id, []),
+                separator=sep,
             )
         )
     return out

@@ -19,10 +19,10 @@ from ...schema import runs
 from ...schema.store import Store
 from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
-from ..estimators import score_estimators
+from ..estimators import auto_estimator, score_estimators
 from ..executors import Executor, LocalExecutor, ModelSpec
 from ..models import LoadedModel
-from ..options import SCORE_OPTIONS, check_options
+from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, check_options
 from ..prompts import format_for
 from ..units import ScoreConfig, UnitInput, UnitSpec
 from .plan import auto_shard_size, load_inputs, plan_units, sample_row
@@ -125,6 +125,8 @@ def score_sample(
     out = _execute(
         store, run_id, units, inputs, executor, _progress_bar(progress, total_prompts, run_id), log
     )
+    if (line := collision_line(store, run_id)) is not None:
+        log(line)
     return RunSummary(
         run_id,
         out.status,
@@ -136,6 +138,20 @@ def score_sample(
         time.perf_counter() - t0,
         resumed=req.resumed,
         errors=out.errors,
+    )
+
+
+def collision_line(store: Store, run_id: int) -> str | None:
+    """One line when the run's estimator read some gold / context answer pairs as one answer
+    (``reliance.collision``): how many, how their outcomes were decided, and the remedy."""
+    n, decided, example = store.query(read_sql("ctxprior.scoring.runs", "sql/collisions.sql"), [run_id])[0]
+    if not n:
+        return None
+    return (
+        f"run {run_id}: {n} gold/context answer pairs share their first token (e.g. {example}); "
+        f"{decided} outcomes with that token on top were decided from the two full answers "
+        "(reliance.outcome_source = 'full-answer'), the other measures read the shared token: "
+        "use --estimator answer-set for full-answer measures throughout"
     )
 
 
@@ -196,9 +212,12 @@ def _resolve_resume(store: Store, req: _Request, resume: int, log) -> RunSummary
 
 def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
     """Every option checked before anything is loaded or written; returns the sample's dataset id."""
-    config = req.config
     sample_id = req.sample()
-    check_options(SCORE_OPTIONS, {**vars(config), "batch_size": batch_size})  # what a caller skipped
+    check_options(SCORE_OPTIONS, {**vars(req.config), "batch_size": batch_size})  # what a caller skipped
+    if req.config.estimator == AUTO_ESTIMATOR:
+        design = store.scalar("SELECT design FROM sample WHERE sample_id = ?", [sample_id]) or ""
+        req.config = replace(req.config, estimator=auto_estimator(design))
+    config = req.config
     known = score_estimators()
     if config.per_layer and not known[config.estimator].per_layer:
         able = " or ".join(n for n, e in known.items() if e.per_layer)
