@@ -26,7 +26,7 @@ import os
 import re
 import shutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -323,14 +323,39 @@ def _write_files(
 def write_parquet(rel: duckdb.DuckDBPyRelation, path: Path) -> None:
     """Write the rows of ``rel`` (a query on the warehouse's sandboxed connection, which writes no
     file) to ``path`` with DuckDB's Parquet writer, on an in-memory database that holds nothing but
-    those rows, streamed as Arrow batches."""
+    those rows, streamed as Arrow batches. The batches are cut to one fixed size and written on one
+    thread: the file's bytes then depend on the rows only, not on how the query's threads happened
+    to hand them over (``publish`` skips a commit when the bytes are unchanged)."""
     reader = rel.to_arrow_reader() if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader()
+    fixed = pa.RecordBatchReader.from_batches(reader.schema, _fixed_batches(reader, EXPORT_BATCH_ROWS))
     con = duckdb.connect(":memory:")
     try:
-        con.register("_rows", reader)
+        con.execute("SET threads = 1")
+        con.register("_rows", fixed)
         con.execute(f"COPY (SELECT * FROM _rows) TO {literal(str(path))} (FORMAT parquet, COMPRESSION zstd)")
     finally:
         con.close()
+
+
+EXPORT_BATCH_ROWS = 122_880  # DuckDB's Parquet row group size
+
+
+def _fixed_batches(reader: pa.RecordBatchReader, size: int) -> Iterator[pa.RecordBatch]:
+    """The rows of ``reader`` as batches of exactly ``size`` rows (the last one fewer)."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in reader:
+        pending.append(batch)
+        count += batch.num_rows
+        while count >= size:
+            table = pa.Table.from_batches(pending, reader.schema)
+            yield from table.slice(0, size).combine_chunks().to_batches(max_chunksize=size)
+            rest = table.slice(size)
+            pending, count = rest.to_batches(), rest.num_rows
+    if count:
+        yield from (
+            pa.Table.from_batches(pending, reader.schema).combine_chunks().to_batches(max_chunksize=size)
+        )
 
 
 def _exported_run_ids(store: Store, selection: Selection) -> list[int] | None:
