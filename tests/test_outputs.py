@@ -311,6 +311,9 @@ def test_a_target_that_is_not_a_regular_file_is_refused(wh_file, tmp_path, write
     writers[writer](folder / name, False)
     writers[writer](folder / name, True)  # the normal path, twice
     assert (folder / name).is_file() and not list(folder.glob(".*tmp*"))
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (folder / name).stat().st_mode & 0o777 == 0o666 & ~umask  # a new file's mode, not the temp's
 
 
 def test_report_into_proc_self_fd_is_refused(run_cli, wh_file, tmp_path):
@@ -384,6 +387,7 @@ def test_migrate_never_replaces_a_backup(run_cli, v1_db, tmp_path):
     res = run_cli("migrate", db=v1_db)
     assert res.exit_code == 0 and f"backup written to {v1_db}.v1.3.bak" in res.output, res.output
     assert schema_version(v1_db + ".v1.3.bak") == "1" and schema_version(v1_db) != "1"
+    assert os.stat(v1_db + ".v1.3.bak").st_mode == os.stat(v1_db).st_mode
     assert not list(tmp_path.glob(".*tmp"))
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -99,12 +99,11 @@ def replacing(path: str | os.PathLike) -> Iterator[Path]:
     p = Path(path)
     _check_plain(p)
     try:
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.stem}.", suffix=f".tmp{p.suffix}")
+        tmp = _create_beside(p)
     except OSError as e:
         raise UserError(
             f"{path}: cannot create a file in {p.parent} ({e.strerror}); write to another path"
         ) from None
-    os.close(fd)
     try:
         yield Path(tmp)
         _check_plain(p)
@@ -136,6 +135,23 @@ def check_output_dir(path: str | os.PathLike, warehouse: str | os.PathLike) -> P
                 f"{path}: holds the warehouse ({os.fspath(warehouse)}); write to a folder without it"
             )
     return p
+
+
+def _create_beside(p: Path) -> str:
+    """Create a new empty file beside ``p`` (exclusively: never an existing name or a link), with the
+    mode a new file gets (the umask applies), or ``p``'s own mode when it replaces a file."""
+    for _ in range(100):
+        tmp = os.path.join(p.parent, f".{p.stem}.{secrets.token_hex(4)}.tmp{p.suffix}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        except FileExistsError:
+            continue
+        with suppress(OSError):
+            if p.is_file():
+                os.fchmod(fd, stat.S_IMODE(os.lstat(p).st_mode))
+        os.close(fd)
+        return tmp
+    raise FileExistsError(f"no free temporary name beside {p}")
 
 
 # -- folders ctxprior fills ----------------------------------------------------------------------
@@ -175,10 +191,15 @@ class OutputFolder:
         if existing:
             recorded = self._recorded()
             if not self.overwrite:
-                earlier = f"an earlier ctxprior {self.what}" if recorded is not None else "files"
+                if recorded is None:
+                    raise UserError(
+                        f"{self.path}: folder is not empty; pass an empty or new folder, or --overwrite "
+                        "(overwrite=True) to write beside its files (none of them is replaced)"
+                    )
                 raise UserError(
-                    f"{self.path}: folder is not empty (holds {earlier}); pass an empty or new folder, "
-                    f"or --overwrite (overwrite=True) to replace only the files its {MANIFEST} records"
+                    f"{self.path}: folder holds an earlier ctxprior {self.what}; pass --overwrite "
+                    f"(overwrite=True) to replace the files its {MANIFEST} records (nothing else), "
+                    "or an empty or new folder"
                 )
             recorded = recorded or set()
             in_way = [f for f in existing if f not in recorded and f != MANIFEST and self.claims(f)]

@@ -68,6 +68,7 @@ def write_backup(path: str, version: int) -> str:
         )
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".bak.tmp")
     try:
+        os.fchmod(fd, os.stat(path).st_mode & 0o7777)  # the backup is as private as the warehouse
         with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
             dst.flush()
