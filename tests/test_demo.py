@@ -3,6 +3,7 @@ With a tiny random model (seconds); the real SmolLM2 run is what scripts/demo.sh
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from scale_helpers import make_tiny_folder
@@ -39,5 +40,7 @@ def test_demo_runs_every_step_and_prints_where_the_results_are(run_cli, db_path,
         "fig11_gender.png",
     } <= set(pngs)
     assert Path(out / "report.html").read_text().lower().startswith("<!doctype html>")
+    written = set(json.loads((out / "manifest.json").read_text())["written"])  # what --overwrite may replace
+    assert {"report.html", "corpus/demo.jsonl.zst"} | {f"figures/{p}" for p in pngs} <= written
     assert "Spearman rho(chi, cov_demo_cooc.cooccurrence)" in text  # the frequency analysis ran
     assert "masculine vs feminine names differ" in text  # the gender case study ran

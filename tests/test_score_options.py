@@ -33,7 +33,11 @@ BAD = {
         ["--query-forms-per-type", "0"],
         "--query-forms-per-type 0: must be at least 1",
     ),
-    "estimator": ("bogus", ["--estimator", "bogus"], "--estimator bogus: use auto, first-token or answer-set"),
+    "estimator": (
+        "bogus",
+        ["--estimator", "bogus"],
+        "--estimator bogus: use auto, first-token or answer-set",
+    ),
     "max_new_tokens": (-3, ["--max-new-tokens", "-3"], "--max-new-tokens -3: must be at least 1"),
     "store_topk": (-1, ["--store-topk", "-1"], "--store-topk -1: must be at least 0"),
     "prior_topk": (0, ["--prior-topk", "0"], "--prior-topk 0: must be at least 1"),

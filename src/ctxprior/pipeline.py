@@ -11,6 +11,7 @@ imports nothing of ctxprior but the declarations of its options (:data:`DEMO_OPT
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,26 @@ DEMO_OPTIONS = (
         default="demo-output",
         directory=True,
     ),
+    Option(
+        "overwrite",
+        "--overwrite",
+        "Replace an earlier demo's files in --out (only those its manifest.json records).",
+        default=False,
+        kind=bool,
+    ),
 )
 """``ctxprior demo`` / ``wh.demo``."""
+
+OUTPUT_FORMAT = "ctxprior-demo"
+"""The ``format`` of the ``manifest.json`` the demo leaves in ``--out``."""
+REPORT = "report.html"
+FIGURES = "figures"
+CORPUS = "corpus/demo.jsonl.zst"
+OUTPUT_FILES = (REPORT, CORPUS)
+"""The files the demo writes into ``--out`` besides the figures (recorded before they are written)."""
+OUTPUT_CLAIMS = (re.escape(REPORT), r"corpus/.*", rf"{FIGURES}/fig[^/]*\.(png|csv)")
+"""What the demo writes into ``--out``, as patterns: a file matching one that the demo did not write
+is refused (``corpus/`` is read whole by the co-occurrence step, so all of it is the demo's)."""
 
 
 def run_demo(
@@ -69,9 +88,9 @@ def run_demo(
     echo("[5/6] analyses (permutation t-tests, Benjamini-Hochberg, alpha 0.05):")
     for line in wh.analyses.summary(list(runs.values())):
         echo("  " + line)
-    figs = [png for _, png, _ in wh.analyses.figures(out / "figures", overwrite=True) if png]
-    report = wh.analyses.report(out / "report.html", overwrite=True)
-    echo(f"[6/6] {len(figs)} figures in {out / 'figures'}/ (PNG + the CSV behind each); report: {report}")
+    figs = [png for _, png, _ in wh.analyses.figures(out / FIGURES, overwrite=True) if png]
+    report = wh.analyses.report(out / REPORT, overwrite=True)
+    echo(f"[6/6] {len(figs)} figures in {out / FIGURES}/ (PNG + the CSV behind each); report: {report}")
     return {"samples": samples, "runs": runs, "figures": figs, "report": report}
 
 
@@ -150,9 +169,9 @@ def _summarize_top(wh, echo, run_id: int) -> None:
 
 def _cooccurrence(wh, echo, out: Path) -> None:
     """[4/6] a co-occurrence covariate from a small generated corpus (the frequency analysis)."""
-    info = wh.datasets.write_demo_corpus(out / "corpus" / "demo.jsonl.zst", overwrite=True)
+    info = wh.datasets.write_demo_corpus(out / CORPUS, overwrite=True)
     rep = wh.covariates.cooccurrence(
-        str(out / "corpus"), name="demo_cooc", dataset="demo", workers=1, progress=False
+        str((out / CORPUS).parent), name="demo_cooc", dataset="demo", workers=1, progress=False
     )
     echo(
         f"[4/6] covariate cov_demo_cooc: entity-answer co-occurrences in {info['documents']} generated "

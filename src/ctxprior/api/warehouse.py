@@ -281,20 +281,39 @@ class Warehouse:
         model: str = "smollm2-135m",
         permutations: int = 10_000,
         all_relations: bool = False,
+        overwrite: bool = False,
         log: Callable[[str], None] | None = _stderr,
     ) -> dict:
         """The main job (``ctxprior demo``): ingest the bundled demo datasets, sample, score, count
         co-occurrences, analyze, and write the figures and the report into ``out``, logging each
-        step. Returns the sample and run ids and the output paths.
+        step. Returns the sample and run ids and the output paths. ``out`` must be empty or new;
+        ``overwrite`` replaces the files an earlier demo recorded in its ``manifest.json`` and
+        nothing else.
 
         Command: ``ctxprior demo``.
         """
         from ..options import check_options
-        from ..pipeline import DEMO_OPTIONS, DEMO_RELATIONS, run_demo
+        from ..outputs import OutputFolder, claim_patterns
+        from ..pipeline import (
+            DEMO_OPTIONS,
+            DEMO_RELATIONS,
+            OUTPUT_CLAIMS,
+            OUTPUT_FILES,
+            OUTPUT_FORMAT,
+            run_demo,
+        )
+        from ..version import __version__
 
         check_options(DEMO_OPTIONS, locals())  # before the warehouse is opened
         self._need_write()
-        return run_demo(
+        claims = claim_patterns(*OUTPUT_CLAIMS)
+        folder = OutputFolder(
+            out, self.path, fmt=OUTPUT_FORMAT, claims=claims, overwrite=overwrite, what="demo"
+        )
+        folder.prepare()  # refusals before any work
+        for rel in OUTPUT_FILES:
+            folder.add(rel)
+        result = run_demo(
             self,
             log or (lambda m: None),
             entities=entities,
@@ -305,6 +324,9 @@ class Warehouse:
             out=out,
             relations=None if all_relations else DEMO_RELATIONS,
         )
+        folder.record_existing()  # the figures, named as they were drawn
+        folder.finish({"ctxprior_version": __version__, "runs": result["runs"]})
+        return result
 
 
 @checked

@@ -186,7 +186,7 @@ def write_demo_corpus(
     warehouse, nor an existing file unless ``overwrite``."""
     import json
 
-    from ..outputs import check_output_file
+    from ..outputs import check_output_file, replacing
 
     check_output_file(path, store.path, overwrite=overwrite)
 
@@ -218,5 +218,6 @@ def write_demo_corpus(
         docs.append({"text": " ".join(sents), "meta": {"id": i}})
     raw = "\n".join(json.dumps(d) for d in docs).encode("utf-8")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_bytes(zstandard.ZstdCompressor().compress(raw))
+    with replacing(path) as tmp:
+        tmp.write_bytes(zstandard.ZstdCompressor().compress(raw))
     return {"documents": len(docs), "bytes": len(raw)}

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..outputs import replacing
 from ..schema.runs import default_runs
 from ..schema.store import Store
 from ..version import __version__
@@ -159,12 +160,14 @@ def build_dataset_dir(
         overwrite=overwrite,
         rows_per_file=rows_per_file,
         extra={"include_distributions": include_distributions, "left_out": left_out},
+        extra_files=(README,),
     )
     manifest.setdefault("left_out", left_out)
     out = Path(out_dir)
-    (out / README).write_text(
-        build_card(store, manifest, repo_id, license=license, citation=citation), encoding="utf-8"
-    )
+    with replacing(out / README) as tmp:  # recorded in the manifest by export_parquet
+        tmp.write_text(
+            build_card(store, manifest, repo_id, license=license, citation=citation), encoding="utf-8"
+        )
     write_manifest(out, manifest)
     return manifest
 

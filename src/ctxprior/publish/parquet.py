@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..outputs import check_output_dir
+from ..outputs import MANIFEST, OutputFolder, replacing
 from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
@@ -45,7 +44,6 @@ from ..version import __version__
 from .options import MODE
 from .validate import _safe_type, validate_folder
 
-MANIFEST = "manifest.json"
 FORMAT = "ctxprior-parquet"
 FORMAT_VERSION = 1
 DATA_DIR = "data"
@@ -216,50 +214,52 @@ def export_parquet(
     rows_per_file: int = ROWS_PER_FILE,
     overwrite: bool = False,
     extra: dict[str, Any] | None = None,
+    extra_files: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Write the selected tables/views as Parquet under ``out_dir`` and return the manifest.
 
-    ``out_dir`` must be empty or missing (``overwrite`` clears a folder holding an earlier
-    export). ``skip_empty`` leaves zero-row tables out of the files (the manifest still lists
-    them) since `datasets` cannot load a config without rows. ``stamp_time`` adds
-    ``exported_at`` to the manifest (left out when publishing, so unchanged data gives an
-    unchanged manifest).
+    ``out_dir`` must be empty or missing; ``overwrite`` replaces the files an earlier export
+    recorded in its manifest and nothing else (``outputs.OutputFolder``). ``extra_files``: files the
+    caller writes next (``README.md``), recorded too. ``skip_empty`` leaves zero-row tables out of
+    the files (the manifest still lists them) since `datasets` cannot load a config without rows.
+    ``stamp_time`` adds ``exported_at`` to the manifest (left out when publishing, so unchanged data
+    gives an unchanged manifest).
     """
-    out = check_output_dir(out_dir, store.path)
-    _prepare_out_dir(out, overwrite)
+    folder = output_folder(out_dir, store, selection, overwrite, extra_files).prepare()
+    for rel in extra_files:
+        folder.add(rel)
     with store.session():  # one connection: the run list is registered on it, not formatted into SQL
         runs = [] if selection.runs is None else [int(r) for r in selection.runs]
         store.con.register("_export_runs", pa.table({"run_id": pa.array(runs, pa.int64())}))
         try:
-            entries, skipped = _export_items(store, out, selection, skip_empty, rows_per_file)
+            entries, skipped = _export_items(store, folder, selection, skip_empty, rows_per_file)
             manifest = _manifest_head(store, selection, stamp_time, skipped, extra)
         finally:
             store.con.unregister("_export_runs")
     manifest["tables"] = entries
-    write_manifest(out, manifest)
-    return manifest
+    return folder.finish(manifest)
 
 
-def _prepare_out_dir(out: Path, overwrite: bool) -> None:
-    """Make ``out`` an empty folder: refuse a file or a non-empty folder; with ``overwrite``, clear a
-    folder that holds an earlier export (a manifest)."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out}: exists and is not a folder; pass a folder path")
-    if out.exists() and any(out.iterdir()):
-        if not overwrite:
-            raise UserError(f"{out}: folder is not empty; pass an empty or new folder (or --overwrite)")
-        if not (out / MANIFEST).exists():
-            raise UserError(
-                f"{out}: folder is not empty and holds no {MANIFEST}; "
-                "refusing to clear it, pass an empty or new folder"
-            )
-        for child in out.iterdir():
-            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-    out.mkdir(parents=True, exist_ok=True)
+def output_folder(
+    out_dir: str | os.PathLike,
+    store: Store,
+    selection: Selection,
+    overwrite: bool,
+    extra_files: tuple[str, ...],
+) -> OutputFolder:
+    """The export's folder: it claims its manifest, ``extra_files`` and the shards of the selected
+    tables and views (``data/<name>/<name>-NNNNN-of-NNNNN.parquet``)."""
+    names = set(selection.tables) | set(selection.views)
+
+    def claims(rel: str) -> bool:
+        m = re.fullmatch(rf"{DATA_DIR}/([^/]+)/([^/]+)-\d{{5}}-of-\d{{5}}\.parquet", rel)
+        return rel in extra_files or bool(m and m.group(1) == m.group(2) and m.group(1) in names)
+
+    return OutputFolder(out_dir, store.path, fmt=FORMAT, claims=claims, overwrite=overwrite, what="export")
 
 
 def _export_items(
-    store: Store, out: Path, selection: Selection, skip_empty: bool, rows_per_file: int
+    store: Store, out: OutputFolder, selection: Selection, skip_empty: bool, rows_per_file: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Write every selected table, then view: (manifest entries, views skipped as unreadable)."""
     items = [(n, "table") for n in selection.tables] + [(n, "view") for n in selection.views]
@@ -293,29 +293,29 @@ def _count_rows(store: Store, name: str, kind: str, src: str, skipped: list[dict
 
 
 def _write_files(
-    store: Store, out: Path, name: str, cols: list[dict[str, str]], src: str, rows: int, rows_per_file: int
+    store: Store,
+    out: OutputFolder,
+    name: str,
+    cols: list[dict[str, str]],
+    src: str,
+    rows: int,
+    rows_per_file: int,
 ) -> list[dict[str, Any]]:
     """Write the ``rows`` of ``src`` in a fixed order as ``DATA_DIR/name/*.parquet`` shards of at most
     ``rows_per_file`` rows; the manifest's file list (path, rows, bytes, sha256)."""
     files: list[dict[str, Any]] = []
     order = _order_by(store, name, cols)
     n_files = max(1, -(-rows // max(1, rows_per_file)))
-    folder = out / DATA_DIR / name
-    folder.mkdir(parents=True, exist_ok=True)
     for i in range(n_files):
         rel = f"{DATA_DIR}/{name}/{name}-{i:05d}-of-{n_files:05d}.parquet"
         query = f"{src} ORDER BY {order}"
         if n_files > 1:
             query += f" LIMIT {literal(int(rows_per_file))} OFFSET {literal(int(i * rows_per_file))}"
-        write_parquet(store.con.sql(query), out / rel)
+        path = out.add(rel)  # recorded before it is written
+        write_parquet(store.con.sql(query), path)
         part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
         files.append(
-            {
-                "path": rel,
-                "rows": part_rows,
-                "bytes": (out / rel).stat().st_size,
-                "sha256": sha256_file(out / rel),
-            }
+            {"path": rel, "rows": part_rows, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
         )
     return files
 
@@ -399,7 +399,9 @@ def _manifest_head(
 
 
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    """Rewrite a folder's manifest (temporary file + rename: whole or absent)."""
+    with replacing(out / MANIFEST) as tmp:
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
 
 # -- import -------------------------------------------------------------------------------------

@@ -511,7 +511,7 @@ def build_figures(store, run_ids=None) -> list[Figure]:
 def write_figures(store, out_dir, run_ids=None, overwrite: bool = False) -> list[tuple[str, str | None, str]]:
     """Write <name>.png and <name>.csv per figure into out_dir; returns (name, png or None, note).
     No file written is the warehouse, nor an existing file unless ``overwrite``."""
-    from ..outputs import check_output_dir, check_output_files
+    from ..outputs import check_output_dir, check_output_files, replacing
 
     out = check_output_dir(out_dir, store.path)
     figs = build_figures(store, run_ids)
@@ -530,8 +530,10 @@ def write_figures(store, out_dir, run_ids=None, overwrite: bool = False) -> list
             written.append((f.name, None, f"skipped: {f.note}"))
             continue
         png = out / f"{f.name}.png"
-        f.fig.savefig(png, dpi=110)
+        with replacing(png) as tmp:
+            f.fig.savefig(tmp, dpi=110)
         plt.close(f.fig)
-        f.data.to_csv(out / f"{f.name}.csv", index=False)
+        with replacing(out / f"{f.name}.csv") as tmp:
+            f.data.to_csv(tmp, index=False)
         written.append((f.name, os.fspath(png), f.title + (f" ({f.note})" if f.note else "")))
     return written

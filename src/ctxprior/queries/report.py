@@ -336,5 +336,8 @@ def _write_html(out: list[str], out_path) -> str:
         from ..errors import UserError
 
         raise UserError(f"--out {out_path}: folder {path.parent} does not exist")
-    path.write_text("\n".join(out), encoding="utf-8")
+    from ..outputs import replacing
+
+    with replacing(path) as tmp:  # a temporary file beside it, renamed over it: no name is followed
+        tmp.write_text("\n".join(out), encoding="utf-8")
     return str(path)

@@ -18,8 +18,6 @@ __all__ = ["MIGRATIONS", "check_version", "migrate", "upgrade_rows"]
 def migrate(path: str, wait: float = 0.0) -> list[str]:
     """Upgrade the warehouse at ``path`` to the current version; return what was done. Opens the
     file through ``open_store`` like every command (waits ``wait`` seconds for another holder)."""
-    import shutil
-
     store = open_store(path, wait=wait, migrating=True)
     try:
         found = store.schema_version()
@@ -31,8 +29,7 @@ def migrate(path: str, wait: float = 0.0) -> list[str]:
             check_version(path, found, SCHEMA_VERSION)  # says why, before the backup or any step
         store.execute("CHECKPOINT")
         store.close()
-        backup = f"{path}.v{found}.bak"
-        shutil.copyfile(path, backup)
+        backup = write_backup(path, found)
         store = open_store(path, wait=wait, migrating=True)
         done = [f"backup written to {backup}"]
         for v in range(found, SCHEMA_VERSION):
@@ -57,6 +54,60 @@ def upgrade_rows(store: Store, found: int) -> None:
         raise UserError(f"an export of schema v{found} cannot be upgraded (no step from v{missing[0]})")
     for v in range(found, SCHEMA_VERSION):
         MIGRATIONS[v](store)
+
+
+def write_backup(path: str, version: int) -> str:
+    """Copy the warehouse at ``path`` (closed) to a backup name no file has; return that name.
+
+    Never replaces anything: the first of ``<db>.vN.bak``, ``<db>.vN.1.bak``, ``<db>.vN.2.bak``, ...
+    that is free (a link or any file at a name makes it taken; nothing is followed). The free disk
+    space is checked first; the copy goes to a temporary name that is then hard-linked to the backup
+    name (which fails, rather than replaces, when the name was taken meanwhile), so a full disk
+    leaves no truncated backup, only one line."""
+    import errno
+    import os
+    import shutil
+    import tempfile
+    from contextlib import suppress
+
+    folder = os.path.dirname(os.path.abspath(path))
+    size = os.path.getsize(path)
+    free = shutil.disk_usage(folder).free
+    if free < size + (1 << 20):
+        raise UserError(
+            f"{path}: the backup before migrating needs {size / 2**20:.1f} MiB and {folder} has "
+            f"{free / 2**20:.1f} MiB free; free disk space, then rerun `ctxprior migrate` (nothing was changed)"
+        )
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".bak.tmp")
+    try:
+        os.fchmod(fd, os.stat(path).st_mode & 0o7777)  # the backup is as private as the warehouse
+        with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+            dst.flush()
+            os.fsync(dst.fileno())
+        for n in range(10_000):
+            backup = f"{path}.v{version}.bak" if n == 0 else f"{path}.v{version}.{n}.bak"
+            try:
+                os.link(tmp, backup)
+                return backup
+            except FileExistsError:
+                continue
+            except OSError as e:  # a file system without hard links: rename onto the name found free
+                if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK) or os.path.lexists(backup):
+                    raise
+                os.rename(tmp, backup)
+                return backup
+        raise UserError(
+            f"{path}: no free backup name ({path}.v{version}.*.bak); remove old backups, then rerun"
+        )
+    except OSError as e:
+        raise UserError(
+            f"{path}: cannot write the backup before migrating ({e.strerror}); nothing was changed "
+            "(free disk space / fix permissions, then rerun `ctxprior migrate`)"
+        ) from None
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def _v1_to_v2(store: Store) -> None:
