@@ -116,6 +116,16 @@ def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) ->
     )
 
 
+def model_of(shape: str, dtype_name: str, device: str) -> LoadedModel:
+    """A Pythia shape (random weights), or ``smollm2``: the bundled SmolLM2-135M with its trained
+    weights (where the package is installed; the real unit's ids are its tokenizer's)."""
+    if shape == "smollm2":
+        from ctxprior.scoring.models import load_model
+
+        return load_model("smollm2-135m", device=device, dtype=dtype_name)
+    return pythia(shape, getattr(torch, dtype_name), device, quant8=shape == "12b")
+
+
 def free_cache(device: str) -> None:
     import gc
 
@@ -355,7 +365,7 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     device = args.device
     free_cache(device)
     reset_peak(device)
-    lm = pythia(shape, getattr(torch, dtype_name), device, quant8=shape == "12b")
+    lm = model_of(shape, dtype_name, device)
     model_gib = peak_gib(device)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
     contexts, queries, seqs, groups = unit(args.contexts, args.entities, vocab, args.unit)
