@@ -22,7 +22,8 @@ fraction of the card's nominal dense fp16/bf16 peak beside it (``NOMINAL_PEAK``)
     python benchmarks/scaling_figures.py --write            # regenerate the backed tables in place
     python benchmarks/scaling_figures.py --check --doc D --root R   # another doc / repository root
 
-Needs only the standard library and numpy (the synthetic unit's unique tokens are recomputed).
+Needs numpy, and torch for the ``check=floor`` of a synthetic unit (its unique tokens are recomputed
+with ``engine_overhead.yago_unit``, whose module imports the engine from ``src``).
 """
 
 from __future__ import annotations
@@ -163,9 +164,8 @@ GENERATORS = {"throughput": throughput_table, "profile": profile_table}
 
 def synthetic_unique_tokens(contexts: int, entities: int, vocab: int = 50304) -> tuple[int, int]:
     """(prompts, unique tokens) of gpu.py's synthetic unit (``engine_overhead.yago_unit``)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path[:0] = [str(Path(__file__).resolve().parent), str(ROOT / "src")]
     from engine_overhead import yago_unit
-
     from real_units import unit_figures
 
     cs, qs = yago_unit(contexts, entities, vocab)
