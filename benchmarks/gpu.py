@@ -1,24 +1,34 @@
-"""The GPU scoring benchmark: one command, no internet, random-init Pythia shapes (issue 18).
+"""The GPU scoring benchmark: one command, no internet, random-init Pythia shapes (issues 18, 34).
 
 For each model shape (GPT-NeoX configs of Pythia 410m, 1.4b, 6.9b; 12b in 8-bit with
-``--quant8`` when bitsandbytes is installed) and dtype (float16, bfloat16), one paper-shaped work
-unit of synthetic YAGO-shaped token ids (600 contexts x 100 entities, one query form, + the
-no-context prompts) is scored by the engine (ψ and χ included). Printed per row:
+``--quant8`` when bitsandbytes is installed; ``smollm2``: the bundled SmolLM2-135M where it is
+installed) and dtype (float16, bfloat16), one paper-shaped work unit (600 contexts x 100 entities,
+one query form, + the no-context prompts) is scored by the engine (ψ and χ included). The unit is
+``--unit real`` (the default: the demo data's templates under SmolLM2's BPE, ``real_units.py``,
+whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (random YAGO-shaped ids,
+``engine_overhead.yago_unit``: the unit of the figures before issue 34). Printed per row:
 
-- prompts/s and tokens/s (tokens of the full prompts, as a naive scorer would feed them);
+- prompts/s and tokens/s (tokens of the full prompts, as a naive scorer would feed them), the
+  tokens a prompt in full and computed (the distinct prefixes);
 - the fraction of the unique-token FLOP floor: 2 x non-embedding parameters x unique tokens (the
   distinct prefixes of all prompts: what a perfect prefix-sharing engine must compute) / peak,
-  with the peak measured in the same run (a large bf16/fp16 matmul) and the nominal one beside it;
+  with the peak measured in the same run (a large bf16/fp16 matmul), and against the card's
+  nominal dense peak (``NOMINAL_PEAK``) beside it;
 - peak GPU memory, the batch size and token budget chosen, out-of-memory splits;
-- the naive full-prompt scorer (``naive_scoring.py``'s method: left-padded batches, logits of every
-  position, softmax on the host) on a slice of the same unit, and the ratio.
+- the **competent baseline** (``competent_scores``: what a careful researcher writes with plain
+  transformers and no prefix sharing: length-sorted batches sized to memory, ``logits_to_keep``,
+  ψ/χ in float64 torch on the device) on a slice of the same unit, the engine's lead over it, and
+  its ψ/χ against the engine's (``competent_matches``: within ``COMPETENT_TOLERANCE``);
+- the **naive scorer** (``naive_scoring.py``'s method: batches of 32, logits of every position,
+  ψ/χ in numpy on the host) on a smaller slice, and the engine's lead over it.
 
 Every row is written the moment it is measured (``--jsonl``, one JSON object a line, and the
 ``--json`` file rewritten), and a row that fails is recorded with its error and the next one runs,
 so a crash or a timeout keeps everything measured before it. Each model is built directly in its
 dtype on the device (no float32 copy left in torch's cache), and the engine's own peak memory is
-measured apart from the naive scorer's. ``--profile SHAPE`` (default 6.9b) profiles one unit slice
-of that shape: the top kernels by GPU time, the GPU's busy fraction, host time per forward.
+measured apart from the baselines'. ``--profile SHAPE`` (default 6.9b) profiles a whole unit of that
+shape (``--profile-entities N``: a slice): the top kernels by GPU time, the GPU's busy fraction,
+host time per forward.
 
 Then precision: ψ and χ of a small model with peaked distributions, CPU float32 against the GPU
 in float32, bfloat16 and float16 (max and median deviation), from which the CUDA default dtype is
@@ -274,10 +284,10 @@ def competent_batch(lm: LoadedModel, length: int, reserved: int = 0) -> int:
 @torch.inference_mode()
 def competent_scores(lm: LoadedModel, contexts, queries, max_rows: int | None = None):
     """The baseline a careful researcher writes with plain transformers: every prompt computed
-    whole (no prefix sharing), sorted by length and cut into batches where the length changes (so
-    no padding and no attention mask: SDPA's causal path), each as large as memory allows
-    (``competent_batch``; halved on CUDA out of memory), ``use_cache=False``, only the last
-    position's logits (``logits_kwargs``), the log-softmax in float64 on the device, and ψ/χ per
+    whole (no prefix sharing), sorted by length, in batches as large as memory allows
+    (``competent_batch``; halved on CUDA out of memory; right-padded where a batch holds several
+    lengths, ``competent_logits``), ``use_cache=False``, only the last positions' logits
+    (``logits_kwargs``), the log-softmax in float64 on the device, and ψ/χ per
     query in torch on the device (``metrics.scores_torch``, float64); one copy to the host at the
     end. The no-context prompts are computed too (a unit's prompts), as the engine does. Queries go
     in chunks whose log-prob rows (float32) fit 4 GiB on CUDA (256 MiB on the CPU).
@@ -298,33 +308,56 @@ def competent_scores(lm: LoadedModel, contexts, queries, max_rows: int | None = 
         rows = torch.empty((len(prompts), vocab), dtype=torch.float32, device=dev)
         lengths = np.fromiter(map(len, prompts), np.int64, len(prompts))
         order = np.argsort(lengths, kind="stable")
-        cuts = np.flatnonzero(np.diff(lengths[order])) + 1
-        for same in np.split(order, cuts):  # prompts of one length, in batches of at most `cap` rows
-            length = int(lengths[same[0]])
-            ids = torch.from_numpy(np.array([prompts[i] for i in same], np.int64)).to(dev)
-            out_idx = torch.from_numpy(same).to(dev)
-            cap = max_rows or competent_batch(lm, length)
-            s = 0
-            while s < len(same):
-                e = min(len(same), s + cap)
-                try:
-                    logits = model(input_ids=ids[s:e], use_cache=False, **kw).logits[:, -1]
-                except torch.cuda.OutOfMemoryError:
-                    stats["oom_splits"] += 1
-                    cap = max(1, cap // 2)
-                    free_cache(dev)
-                    continue
-                rows[out_idx[s:e]] = torch.log_softmax(logits.to(torch.float64), dim=-1).to(torch.float32)
-                stats["forwards"] += 1
-                stats["rows_max"] = max(stats["rows_max"], e - s)
-                del logits
-                s = e
+        cap = max_rows or competent_batch(lm, int(lengths.max()))
+        s = 0
+        while s < len(order):  # sorted prompts in batches of at most `cap` rows, right-padded
+            e = min(len(order), s + cap)
+            try:
+                logits = competent_logits(model, prompts, order[s:e], lengths, kw, dev)
+            except torch.cuda.OutOfMemoryError:
+                stats["oom_splits"] += 1
+                cap = max(1, cap // 2)
+                free_cache(dev)
+                continue
+            out_idx = torch.from_numpy(order[s:e]).to(dev)
+            rows[out_idx] = torch.log_softmax(logits.to(torch.float64), dim=-1).to(torch.float32)
+            stats["forwards"] += 1
+            stats["rows_max"] = max(stats["rows_max"], e - s)
+            del logits
+            s = e
         for i in range(len(qs)):
             sc = scores_torch(rows[i * nc : (i + 1) * nc])
             psi.append(sc["persuasion"])
             chi.append(sc["susceptibility"])
         del rows
     return torch.stack(psi).cpu().numpy(), torch.stack(chi).cpu().numpy(), stats
+
+
+def competent_logits(model, prompts, idx: np.ndarray, lengths: np.ndarray, kw: dict, dev: str):
+    """The last real position's logits of the prompts ``idx`` (sorted by length) in one forward:
+    prompts of one length need no padding and no mask (SDPA's causal path) and keep the last
+    position only; mixed lengths are right-padded (a pad position still sees the real tokens before
+    it: no fully masked attention row) with an attention mask, keeping only the batch's distinct
+    last positions (``logits_to_keep`` as a tensor of positions)."""
+    ls = lengths[idx]
+    width = int(ls.max())
+    if int(ls.min()) == width:
+        ids = torch.from_numpy(np.array([prompts[i] for i in idx], np.int64)).to(dev)
+        out = model(input_ids=ids, use_cache=False, **kw).logits
+        return out[:, -1]
+    ids_np = np.zeros((len(idx), width), np.int64)
+    mask_np = np.zeros((len(idx), width), np.int64)
+    for r, i in enumerate(idx):
+        ids_np[r, : ls[r]] = prompts[i]
+        mask_np[r, : ls[r]] = 1
+    ids, mask = torch.from_numpy(ids_np).to(dev), torch.from_numpy(mask_np).to(dev)
+    last = torch.from_numpy(ls - 1).to(dev)
+    rows = torch.arange(len(idx), device=dev)
+    if "logits_to_keep" in kw:
+        keep = torch.unique(last)
+        out = model(input_ids=ids, attention_mask=mask, use_cache=False, logits_to_keep=keep).logits
+        return out[rows, torch.searchsorted(keep, last)]
+    return model(input_ids=ids, attention_mask=mask, use_cache=False).logits[rows, last]
 
 
 def competent_run(lm: LoadedModel, contexts, queries, max_rows: int | None = None):

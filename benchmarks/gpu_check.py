@@ -1,7 +1,7 @@
 """The GPU check: one command for anyone with an NVIDIA GPU (and for us), offline, under a deadline.
 
     bash scripts/fetch-wheels.sh .whl 3.12        # once, on a machine that reaches PyPI
-    python3 benchmarks/gpu_check.py --out gpu-check-out --wheels .whl
+    python3 benchmarks/gpu_check.py --wheels .whl          # raw files in results/gpu/<UTC date>-<card>/
     python3 benchmarks/gpu_check.py --smoke --out /tmp/smoke   # the CPU smoke mode (the test suite runs it)
 
 It needs torch, transformers, numpy, pandas and pyarrow, plus the warehouse's three wheels
