@@ -247,7 +247,8 @@ def run(doc: Path, root: Path, write: bool) -> tuple[list[str], list[str]]:
         source = opts.get("source", "none")
         if source == "none":
             said.append(
-                f"{name}: not backed by committed raw files; its arithmetic checked ({opts.get('check', 'nothing')})"
+                f"{name}: not backed by committed raw files; "
+                + (f"its arithmetic checked ({opts['check']})" if "check" in opts else "nothing to check")
             )
             rows = parse_table(lines[s:e])
             errors += CHECKS[opts["check"]](name, opts, rows) if opts.get("check") in CHECKS else []
