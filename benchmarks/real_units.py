@@ -7,7 +7,9 @@ bundled demo data (``src/ctxprior/ingest/data/demo_yago.json``: 9 relations, eac
 templates, 2 open + 2 closed query forms, 30 real + 30 fake entities) the way ``sample --design
 paper`` does (per entity of the unit, 2 contexts of each of the 3 context types, each with a drawn
 answer, shuffled), tokenised with SmolLM2-135M's byte-level BPE (49,152 tokens; the bundled model
-``smollm2-135m``, read offline from its converted folder).
+``smollm2-135m``, read offline from its converted folder). Of the demo's 36 relation x query form
+units, the benchmark's is the one whose computed tokens a prompt are nearest their mean (birthPlace,
+``Q: Where was {entity} born?\nA:``: 8.31 of 24.5; the mean 8.58 of 26.3).
 
 The GPU machine has neither the bundled model nor a warehouse, so the unit's token ids are committed
 in ``benchmarks/data/real_unit.json`` (contexts and queries separately: every context ends in a
