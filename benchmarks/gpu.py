@@ -1,24 +1,34 @@
-"""The GPU scoring benchmark: one command, no internet, random-init Pythia shapes (issue 18).
+"""The GPU scoring benchmark: one command, no internet, random-init Pythia shapes (issues 18, 34).
 
 For each model shape (GPT-NeoX configs of Pythia 410m, 1.4b, 6.9b; 12b in 8-bit with
-``--quant8`` when bitsandbytes is installed) and dtype (float16, bfloat16), one paper-shaped work
-unit of synthetic YAGO-shaped token ids (600 contexts x 100 entities, one query form, + the
-no-context prompts) is scored by the engine (ψ and χ included). Printed per row:
+``--quant8`` when bitsandbytes is installed; ``smollm2``: the bundled SmolLM2-135M where it is
+installed) and dtype (float16, bfloat16), one paper-shaped work unit (600 contexts x 100 entities,
+one query form, + the no-context prompts) is scored by the engine (ψ and χ included). The unit is
+``--unit real`` (the default: the demo data's templates under SmolLM2's BPE, ``real_units.py``,
+whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (random YAGO-shaped ids,
+``engine_overhead.yago_unit``: the unit of the figures before issue 34). Printed per row:
 
-- prompts/s and tokens/s (tokens of the full prompts, as a naive scorer would feed them);
+- prompts/s and tokens/s (tokens of the full prompts, as a naive scorer would feed them), the
+  tokens a prompt in full and computed (the distinct prefixes);
 - the fraction of the unique-token FLOP floor: 2 x non-embedding parameters x unique tokens (the
   distinct prefixes of all prompts: what a perfect prefix-sharing engine must compute) / peak,
-  with the peak measured in the same run (a large bf16/fp16 matmul) and the nominal one beside it;
+  with the peak measured in the same run (a large bf16/fp16 matmul), and against the card's
+  nominal dense peak (``NOMINAL_PEAK``) beside it;
 - peak GPU memory, the batch size and token budget chosen, out-of-memory splits;
-- the naive full-prompt scorer (``naive_scoring.py``'s method: left-padded batches, logits of every
-  position, softmax on the host) on a slice of the same unit, and the ratio.
+- the **competent baseline** (``competent_scores``: what a careful researcher writes with plain
+  transformers and no prefix sharing: length-sorted batches sized to memory, ``logits_to_keep``,
+  ψ/χ in float64 torch on the device) on a slice of the same unit, the engine's lead over it, and
+  its ψ/χ against the engine's (``competent_matches``: within ``COMPETENT_TOLERANCE``);
+- the **naive scorer** (``naive_scoring.py``'s method: batches of 32, logits of every position,
+  ψ/χ in numpy on the host) on a smaller slice, and the engine's lead over it.
 
 Every row is written the moment it is measured (``--jsonl``, one JSON object a line, and the
 ``--json`` file rewritten), and a row that fails is recorded with its error and the next one runs,
 so a crash or a timeout keeps everything measured before it. Each model is built directly in its
 dtype on the device (no float32 copy left in torch's cache), and the engine's own peak memory is
-measured apart from the naive scorer's. ``--profile SHAPE`` (default 6.9b) profiles one unit slice
-of that shape: the top kernels by GPU time, the GPU's busy fraction, host time per forward.
+measured apart from the baselines'. ``--profile SHAPE`` (default 6.9b) profiles a whole unit of that
+shape (``--profile-entities N``: a slice): the top kernels by GPU time, the GPU's busy fraction,
+host time per forward.
 
 Then precision: ψ and χ of a small model with peaked distributions, CPU float32 against the GPU
 in float32, bfloat16 and float16 (max and median deviation), from which the CUDA default dtype is
@@ -45,11 +55,12 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import real_units
 from engine_overhead import yago_unit
 
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import scores_batch
-from ctxprior.scoring.metrics import scores_np
+from ctxprior.scoring.metrics import scores_np, scores_torch
 from ctxprior.scoring.models import LoadedModel
 
 PYTHIA = {  # hidden, layers, heads (intermediate = 4 x hidden, vocab 50304, rotary_pct 0.25)
@@ -115,6 +126,16 @@ def pythia(shape: str, dtype: torch.dtype, device: str, quant8: bool = False) ->
     )
 
 
+def model_of(shape: str, dtype_name: str, device: str) -> LoadedModel:
+    """A Pythia shape (random weights), or ``smollm2``: the bundled SmolLM2-135M with its trained
+    weights (where the package is installed; the real unit's ids are its tokenizer's)."""
+    if shape == "smollm2":
+        from ctxprior.scoring.models import load_model
+
+        return load_model("smollm2-135m", device=device, dtype=dtype_name)
+    return pythia(shape, getattr(torch, dtype_name), device, quant8=shape == "12b")
+
+
 def free_cache(device: str) -> None:
     import gc
 
@@ -161,8 +182,23 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def unit(n_ctx: int, n_ent: int, vocab: int):
-    contexts, queries = yago_unit(n_ctx, n_ent, vocab)
+def dense_ids(contexts, queries, vocab: int):
+    """Token ids renumbered by first appearance (modulo ``vocab`` if there are more), so a real
+    tokenizer's ids fit a small model's vocabulary; ids below ``vocab`` already are kept."""
+    if max(max(s) for s in contexts + queries) < vocab:
+        return contexts, queries
+    new: dict[int, int] = {}
+    renum = [tuple(new.setdefault(t, len(new)) % vocab for t in s) for s in contexts + queries]
+    return renum[: len(contexts)], renum[len(contexts) :]
+
+
+def unit(n_ctx: int, n_ent: int, vocab: int, kind: str = "synthetic"):
+    """(contexts, queries, every prompt, groups) of one unit: ``synthetic`` (``yago_unit``'s random
+    YAGO-shaped ids) or ``real`` (the demo's templates under SmolLM2's BPE, ``real_units.py``)."""
+    if kind == "real":
+        contexts, queries = dense_ids(*real_units.load(n_ctx, n_ent), vocab)
+    else:
+        contexts, queries = yago_unit(n_ctx, n_ent, vocab)
     nc, nq = len(contexts), len(queries)
     seqs = [c + q for q in queries for c in contexts] + list(queries)
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)] + [[nq * nc + i for i in range(nq)]]
@@ -211,6 +247,141 @@ def naive_run(lm: LoadedModel, contexts, queries, batch_size: int = 32) -> tuple
     return len(queries) * len(contexts), time.perf_counter() - t
 
 
+COMPETENT_CPU_ROWS = 256  # the competent baseline's rows per forward on the CPU
+COMPETENT_MAX_ROWS = 16384
+# |ψ - ψ_engine| and |χ - χ_engine| the competent baseline may differ by (nats): other kernels and
+# batch shapes round differently, by about the precision table's dtype errors (docs/scaling.md)
+COMPETENT_TOLERANCE = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 1e-1, "int8": 1e-1}
+
+
+def logits_kwargs(model) -> dict:
+    """Only the last position's logits: ``logits_to_keep=1`` (transformers >= 4.50), or
+    ``num_logits_to_keep=1`` (4.45-4.49), or nothing (every position's, sliced after)."""
+    import inspect
+
+    params = inspect.signature(model.forward).parameters
+    for name in ("logits_to_keep", "num_logits_to_keep"):
+        if name in params:
+            return {name: 1}
+    return {}
+
+
+def competent_batch(lm: LoadedModel, length: int, reserved: int = 0) -> int:
+    """Rows a forward of ``length``-token prompts may hold: on CUDA from the free memory (less
+    ``reserved`` bytes) and a per-row cost of ~16 activations of the hidden size a token (no KV
+    cache: ``use_cache=False``), the attention scores of the math backend, and the last position's
+    logits in float32 and float64; on the CPU ``COMPETENT_CPU_ROWS``."""
+    if not lm.device.startswith("cuda"):
+        return COMPETENT_CPU_ROWS
+    cfg = lm.model.config
+    elem = next(lm.model.parameters()).element_size()
+    vocab = lm.model.get_output_embeddings().weight.shape[0]
+    per_row = length * (16 * cfg.hidden_size * elem + 4 * cfg.num_attention_heads * length) + 3 * 8 * vocab
+    free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
+    return int(max(1, min(COMPETENT_MAX_ROWS, 0.6 * max(free - reserved, 0) // per_row)))
+
+
+@torch.inference_mode()
+def competent_scores(lm: LoadedModel, contexts, queries, max_rows: int | None = None):
+    """The baseline a careful researcher writes with plain transformers: every prompt computed
+    whole (no prefix sharing), sorted by length, in batches as large as memory allows
+    (``competent_batch``; halved on CUDA out of memory; right-padded where a batch holds several
+    lengths, ``competent_logits``), ``use_cache=False``, only the last positions' logits
+    (``logits_kwargs``), the log-softmax in float64 on the device, and ψ/χ per
+    query in torch on the device (``metrics.scores_torch``, float64); one copy to the host at the
+    end. The no-context prompts are computed too (a unit's prompts), as the engine does. Queries go
+    in chunks whose log-prob rows (float32) fit 4 GiB on CUDA (256 MiB on the CPU).
+
+    Returns (ψ ``[queries, contexts]``, χ ``[queries]``) as numpy float64, and counters."""
+    dev, model = lm.device, lm.model
+    vocab = model.get_output_embeddings().weight.shape[0]
+    kw = logits_kwargs(model)
+    nc = len(contexts)
+    per_query = (nc + 1) * vocab * 4
+    budget = (4 << 30) if dev.startswith("cuda") else (256 << 20)
+    chunk = max(1, min(len(queries), budget // per_query))
+    psi, chi = [], []
+    stats = {"forwards": 0, "oom_splits": 0, "rows_max": 0, "logits_kwarg": next(iter(kw), None)}
+    for q0 in range(0, len(queries), chunk):
+        qs = queries[q0 : q0 + chunk]
+        prompts = [c + q for q in qs for c in contexts] + list(qs)
+        rows = torch.empty((len(prompts), vocab), dtype=torch.float32, device=dev)
+        lengths = np.fromiter(map(len, prompts), np.int64, len(prompts))
+        order = np.argsort(lengths, kind="stable")
+        cap = max_rows or competent_batch(lm, int(lengths.max()))
+        s = 0
+        while s < len(order):  # sorted prompts in batches of at most `cap` rows, right-padded
+            e = min(len(order), s + cap)
+            try:
+                logits = competent_logits(model, prompts, order[s:e], lengths, kw, dev)
+            except torch.cuda.OutOfMemoryError:
+                stats["oom_splits"] += 1
+                cap = max(1, cap // 2)
+                free_cache(dev)
+                continue
+            out_idx = torch.from_numpy(order[s:e]).to(dev)
+            rows[out_idx] = torch.log_softmax(logits.to(torch.float64), dim=-1).to(torch.float32)
+            stats["forwards"] += 1
+            stats["rows_max"] = max(stats["rows_max"], e - s)
+            del logits
+            s = e
+        for i in range(len(qs)):
+            sc = scores_torch(rows[i * nc : (i + 1) * nc])
+            psi.append(sc["persuasion"])
+            chi.append(sc["susceptibility"])
+        del rows
+    return torch.stack(psi).cpu().numpy(), torch.stack(chi).cpu().numpy(), stats
+
+
+def competent_logits(model, prompts, idx: np.ndarray, lengths: np.ndarray, kw: dict, dev: str):
+    """The last real position's logits of the prompts ``idx`` (sorted by length) in one forward:
+    prompts of one length need no padding and no mask (SDPA's causal path) and keep the last
+    position only; mixed lengths are right-padded (a pad position still sees the real tokens before
+    it: no fully masked attention row) with an attention mask, keeping only the batch's distinct
+    last positions (``logits_to_keep`` as a tensor of positions)."""
+    ls = lengths[idx]
+    width = int(ls.max())
+    if int(ls.min()) == width:
+        ids = torch.from_numpy(np.array([prompts[i] for i in idx], np.int64)).to(dev)
+        out = model(input_ids=ids, use_cache=False, **kw).logits
+        return out[:, -1]
+    ids_np = np.zeros((len(idx), width), np.int64)
+    mask_np = np.zeros((len(idx), width), np.int64)
+    for r, i in enumerate(idx):
+        ids_np[r, : ls[r]] = prompts[i]
+        mask_np[r, : ls[r]] = 1
+    ids, mask = torch.from_numpy(ids_np).to(dev), torch.from_numpy(mask_np).to(dev)
+    last = torch.from_numpy(ls - 1).to(dev)
+    rows = torch.arange(len(idx), device=dev)
+    if "logits_to_keep" in kw:
+        keep = torch.unique(last)
+        out = model(input_ids=ids, attention_mask=mask, use_cache=False, logits_to_keep=keep).logits
+        return out[rows, torch.searchsorted(keep, last)]
+    return model(input_ids=ids, attention_mask=mask, use_cache=False).logits[rows, last]
+
+
+def competent_run(lm: LoadedModel, contexts, queries, max_rows: int | None = None):
+    """The competent baseline's (prompts, seconds, ψ, χ, counters)."""
+    sync(lm.device)
+    t = time.perf_counter()
+    psi, chi, stats = competent_scores(lm, contexts, queries, max_rows)
+    sync(lm.device)
+    return len(queries) * (len(contexts) + 1), time.perf_counter() - t, psi, chi, stats
+
+
+def competent_check(row: dict, res, psi: np.ndarray, chi: np.ndarray, dtype: str) -> bool:
+    """The competent baseline's ψ/χ against the engine's for the same queries, into ``row``."""
+    e_psi = np.stack([r.persuasion for r in res[: len(chi)]])
+    e_chi = np.array([r.susceptibility for r in res[: len(chi)]])
+    d_psi, d_chi = float(np.max(np.abs(psi - e_psi))), float(np.max(np.abs(chi - e_chi)))
+    tol = COMPETENT_TOLERANCE.get(dtype, 1e-1)
+    row["competent_psi_max_abs_diff"] = d_psi
+    row["competent_chi_max_abs_diff"] = d_chi
+    row["competent_tolerance"] = tol
+    row["competent_matches"] = bool(d_psi <= tol and d_chi <= tol)
+    return row["competent_matches"]
+
+
 def peak_gib(device: str) -> float | None:
     """The most memory torch held on the device since the last reset, GiB."""
     return round(torch.cuda.max_memory_allocated() / 2**30, 2) if device.startswith("cuda") else None
@@ -222,15 +393,17 @@ def reset_peak(device: str) -> None:
 
 
 def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
+    """One row: the engine on a whole unit, then the competent baseline and the naive scorer on a
+    slice of it (all contexts, the first entities), each rate measured in this run."""
     device = args.device
     free_cache(device)
     reset_peak(device)
-    lm = pythia(shape, getattr(torch, dtype_name), device, quant8=shape == "12b")
+    lm = model_of(shape, dtype_name, device)
     model_gib = peak_gib(device)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
-    contexts, queries, seqs, groups = unit(args.contexts, args.entities, vocab)
+    contexts, queries, seqs, groups = unit(args.contexts, args.entities, vocab, args.unit)
     nc, nq = len(contexts), len(queries)
-    warm = unit(24, 4, vocab)
+    warm = unit(24, 4, vocab, args.unit)
     engine_run(lm, warm[2], warm[3], 24, 4)
     free_cache(device)
     reset_peak(device)
@@ -239,28 +412,51 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     engine_gib = peak_gib(device)
     assert all(np.isfinite(r.susceptibility) for r in res)
     n_prompts, uniq = len(seqs), unique_tokens(seqs)
-    floor = 2 * non_embedding_params(lm.model) * uniq / args.peak
+    flop = 2 * non_embedding_params(lm.model) * uniq
     row = {
         "shape": shape,
         "dtype": lm.dtype,
+        "unit": args.unit,
         "prompts": n_prompts,
         "seconds": round(secs, 3),
         "prompts_per_s": round(n_prompts / secs),
         "tokens_per_s": round(sum(map(len, seqs)) / secs),
+        "tokens_per_prompt": round(sum(map(len, seqs)) / n_prompts, 2),
         "unique_tokens": uniq,
-        "floor_fraction": round(floor / secs, 3),
+        "computed_tokens_per_prompt": round(uniq / n_prompts, 2),
+        "non_embedding_params": non_embedding_params(lm.model),
+        "floor_fraction": round(flop / args.peak / secs, 3),
+        "floor_fraction_nominal": round(flop / args.nominal / secs, 3) if args.nominal else None,
         "model_mem_gib": model_gib,
         "engine_peak_mem_gib": engine_gib,
         "free_mem_gib_at_start": free_gib,
         "tokens_computed": eng.tokens_computed,
+        "engine_tokens_per_prompt": round(eng.tokens_computed / n_prompts, 2),
         "batch_size": eng.batch_size,
         "token_budget": eng.token_budget,
         "oom_splits": eng.oom_splits,
         "forward_calls": eng.forward_calls,
         "head": eng.head_path,
     }
-    del eng, res
+    del eng
     free_cache(device)
+    if args.competent_entities:
+        n = min(args.competent_entities, nq)
+        competent_run(lm, warm[0], warm[1])  # warm, as the engine was
+        free_cache(device)
+        reset_peak(device)
+        c_n, c_s, psi, chi, stats = competent_run(lm, contexts, queries[:n], args.competent_rows)
+        row["competent_peak_mem_gib"] = peak_gib(device)
+        row["competent_prompts"] = c_n
+        row["competent_prompts_per_s"] = round(c_n / c_s, 1)
+        row["vs_competent"] = round(row["prompts_per_s"] / row["competent_prompts_per_s"], 2)
+        row["competent_rows_max"] = stats["rows_max"]
+        row["competent_forwards"] = stats["forwards"]
+        row["competent_oom_splits"] = stats["oom_splits"]
+        row["competent_logits_kwarg"] = stats["logits_kwarg"]
+        competent_check(row, res, psi, chi, lm.dtype)
+        free_cache(device)
+    del res
     if args.naive_entities:
         reset_peak(device)
         naive_n, naive_s = naive_run(lm, contexts, queries[: args.naive_entities])
@@ -268,18 +464,30 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
         row["naive_prompts_per_s"] = round(naive_n / naive_s, 1)
         row["vs_naive"] = round(row["prompts_per_s"] / row["naive_prompts_per_s"], 1)
     out.add(row)
+    nominal = f" ({row['floor_fraction_nominal']:.1%} of nominal)" if row["floor_fraction_nominal"] else ""
     print(
-        f"{shape:>5} {lm.dtype:>8}: {row['prompts_per_s']:>8} prompts/s {row['tokens_per_s']:>9} tokens/s  "
-        f"floor {row['floor_fraction']:6.1%}  engine peak {engine_gib} GiB (model {model_gib})  "
+        f"{shape:>5} {lm.dtype:>8} {args.unit} unit ({row['computed_tokens_per_prompt']} computed tokens a prompt "
+        f"of {row['tokens_per_prompt']}): engine {row['prompts_per_s']:>8} prompts/s {row['tokens_per_s']:>9} tokens/s  "
+        f"floor {row['floor_fraction']:6.1%}{nominal}  engine peak {engine_gib} GiB (model {model_gib})  "
         f"batch {row['batch_size']} (budget {row['token_budget']} tokens, {row['oom_splits']} OOM splits, "
-        f"{row['forward_calls']} forwards, head {row['head']})"
-        + (
-            f"  naive {row['naive_prompts_per_s']} prompts/s -> {row['vs_naive']}x"
-            if "vs_naive" in row
-            else ""
-        ),
+        f"{row['forward_calls']} forwards, head {row['head']})",
         flush=True,
     )
+    if "vs_competent" in row:
+        print(
+            f"      competent baseline (sorted, memory-sized batches, logits_to_keep=1, psi/chi on the device): "
+            f"{row['competent_prompts_per_s']} prompts/s (batch {row['competent_rows_max']}) -> engine "
+            f"{row['vs_competent']}x; psi/chi equal to the engine's: "
+            f"{'yes' if row['competent_matches'] else 'NO'} (max |d psi| {row['competent_psi_max_abs_diff']:.1e}, "
+            f"|d chi| {row['competent_chi_max_abs_diff']:.1e}, tolerance {row['competent_tolerance']:.0e})",
+            flush=True,
+        )
+    if "vs_naive" in row:
+        print(
+            f"      naive scorer (batches of 32, every position's logits, psi/chi in numpy on the host): "
+            f"{row['naive_prompts_per_s']} prompts/s -> engine {row['vs_naive']}x",
+            flush=True,
+        )
     del lm
     free_cache(device)
 
@@ -333,7 +541,7 @@ def precision(args, out: Rows) -> None:
     base = GPTNeoXForCausalLM(cfg).eval()
     with torch.no_grad():
         base.get_output_embeddings().weight.mul_(12.0)  # peaked next-token distributions, as a trained LM's
-    contexts, queries, seqs, groups = unit(120, 8, 2048)
+    contexts, queries, seqs, groups = unit(*((24, 4) if args.smoke else (120, 8)), 2048)
     nc, nq = len(contexts), len(queries)
 
     def scores(device, dtype):
@@ -371,7 +579,7 @@ def precision(args, out: Rows) -> None:
 
 
 def profile(args, shape: str, out: Rows) -> None:
-    """One slice of a unit of ``shape`` (all contexts, ``--profile-entities`` entities) under
+    """A unit of ``shape`` (all contexts; ``--profile-entities`` entities, default all) under
     torch.profiler: the top kernels by GPU time, the GPU's busy fraction, host time per forward."""
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
@@ -380,7 +588,9 @@ def profile(args, shape: str, out: Rows) -> None:
     cuda = device.startswith("cuda")
     lm = pythia(shape, dtype, device)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
-    contexts, queries, seqs, groups = unit(args.contexts, args.profile_entities, vocab)
+    contexts, queries, seqs, groups = unit(
+        args.contexts, args.profile_entities or args.entities, vocab, args.unit
+    )
     engine_run(lm, seqs, groups, len(contexts), len(queries), args.batch_size)  # warm
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with torch_profile(activities=acts) as prof:
@@ -414,6 +624,7 @@ def profile(args, shape: str, out: Rows) -> None:
     row = {
         "profile": shape,
         "dtype": lm.dtype,
+        "unit": args.unit,
         "prompts": len(seqs),
         "wall_s": round(wall, 3),
         "forwards": eng.forward_calls,
@@ -479,6 +690,24 @@ def parse_args(argv=None):
         default=2,
         help="entities the naive scorer runs (its prompts/s); 0: none",
     )
+    ap.add_argument(
+        "--competent-entities",
+        type=int,
+        default=10,
+        help="entities the competent baseline runs (its prompts/s, and its psi/chi against the engine's); 0: none",
+    )
+    ap.add_argument(
+        "--competent-rows",
+        type=int,
+        default=None,
+        help="the competent baseline's rows a forward (default: sized to memory)",
+    )
+    ap.add_argument(
+        "--unit",
+        default="real",
+        choices=["real", "synthetic"],
+        help="real: the demo's templates under SmolLM2's BPE (real_units.py; at most 600 x 100); synthetic: random YAGO-shaped ids",
+    )
     ap.add_argument("--batch-size", type=int, default=None, help="default: the engine's automatic choice")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument(
@@ -487,7 +716,9 @@ def parse_args(argv=None):
     ap.add_argument(
         "--profile", default="auto", help="shape to profile (auto: 6.9b when measured, else the first; none)"
     )
-    ap.add_argument("--profile-entities", type=int, default=8, help="entities of the profiled unit slice")
+    ap.add_argument(
+        "--profile-entities", type=int, default=0, help="entities of the profiled unit (0: all, a whole unit)"
+    )
     ap.add_argument("--no-precision", action="store_true", help="skip the precision comparison")
     ap.add_argument("--smoke", action="store_true", help="a tiny shape on the CPU, a few prompts")
     ap.add_argument("--json", default=None, help="write the rows to this file (rewritten after each row)")
@@ -496,6 +727,7 @@ def parse_args(argv=None):
     if args.smoke:
         args.shapes, args.dtypes, args.contexts, args.entities = "smoke", "float32", 12, 3
         args.naive_entities, args.profile_entities, args.device = min(args.naive_entities, 1), 2, "cpu"
+        args.competent_entities = min(args.competent_entities, 3)
     return args
 
 
@@ -507,18 +739,30 @@ def main(argv=None) -> None:
     args.peak = args.peak or measured_peak(mm_dtype, args.device)
     env = environment(args.device)
     nominal = next((v for k, v in NOMINAL_PEAK.items() if k in env["device"]), None)
+    args.nominal = nominal
     print(
         f"{env['device']}; torch {env['torch']} (CUDA {env['cuda']}, cuDNN {env['cudnn']}), transformers "
         f"{env['transformers']}, driver {env['driver']}; peak (matmul now) {args.peak / 1e12:.0f} TFLOP/s"
         + (f", nominal {nominal / 1e12:.0f}" if nominal else "")
-        + f"; unit: {args.contexts} contexts x {args.entities} entities",
+        + f"; unit: {args.contexts} contexts x {args.entities} entities, {args.unit}",
         flush=True,
     )
+    if args.unit == "real":
+        ri = real_units.info()
+        print(
+            f"real unit: {real_units.short(ri['relation'])} {ri['query_form']!r} under {ri['tokenizer']}; the full "
+            f"600 x 100 unit computes {ri['figures']['computed_tokens_per_prompt']} tokens a prompt of "
+            f"{ri['figures']['tokens_per_prompt']} (the demo's 36 relation x form units: "
+            f"{ri['survey_mean']['computed_tokens_per_prompt']} of {ri['survey_mean']['tokens_per_prompt']})",
+            flush=True,
+        )
     header = {
         **env,
         "measured_peak_flops": args.peak,
         "nominal_peak_flops": nominal,
         "unit": [args.contexts, args.entities],
+        "unit_kind": args.unit,
+        "real_unit": real_units.info() if args.unit == "real" else None,
     }
     out = Rows(header, args.json, args.jsonl)
     for shape in shapes:

