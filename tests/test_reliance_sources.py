@@ -339,3 +339,25 @@ def test_rates_are_the_sources_rates_of_the_rows(scored):
             ccu = np.where(g.is_relevant, g.scaled_difference, g.scaled_difference_memory)
             assert math.isclose(r.mean_ccu, float(np.nanmean(ccu)))
             assert r.n_collision == int(g.collision.fillna(False).sum())
+
+
+@pytest.mark.parametrize(
+    "preset, path, joint",
+    [
+        ("nq-swap", "nq-swap", "</P>\nQ: "),
+        ("conflictqa", "conflictQA-popQA-chatgpt.json", "\nQ: "),
+        ("counterfact", "counterfact.json", ".\nThe "),
+        ("druid", "druid.tsv", '"\nIs the following claim'),
+    ],
+)
+def test_every_preset_joins_passage_and_query_with_the_separator(tmp_path, preset, path, joint):
+    src = FIXTURES / path
+    if src.is_dir():
+        src = _nq_swap(tmp_path)
+    wh = ctxprior.open(str(tmp_path / "w.duckdb"), write=True)
+    wh.datasets.ingest(preset, str(src))
+    sid = wh.samples.draw(preset.replace("-", "_"), design="fixed", items=1)
+    run = wh.runs.score(sid, model=tiny(), query_types=("open",), progress=False, log=None)
+    prompts = wh.runs.prompts(run.id)
+    with_ctx = prompts[prompts.context_id.notna()].prompt
+    assert len(with_ctx) and all(joint in p for p in with_ctx), with_ctx.tolist()
