@@ -112,7 +112,7 @@ def test_one_of_each_kind_from_another_package(plugin_package, run_cli):
     # an estimator: score's choices and help, the API's list, the run's checks, the card
     assert api.estimators()["first-token-again"] == "the paper's, again"
     shown = " ".join(run_cli("score", "--help").output.split())
-    assert "[first-token|answer-set|first-token-again]" in shown
+    assert "[auto|first-token|answer-set|first-token-again]" in shown
     assert "first-token-again: the paper's, again." in shown
     from ctxprior.publish.card import _card_method
 

@@ -166,7 +166,7 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
     bad = CliRunner().invoke(cli, ["--db", str(db_path), "score", "--estimator", "nope"])
     *rest, last = estimators.score_estimators()
     assert last == "first-token-again" and "sampled" not in rest  # not a choice of score
-    assert bad.exit_code == 2 and f"use {', '.join(rest)} or {last}" in bad.output
+    assert bad.exit_code == 2 and f"use auto, {', '.join(rest)} or {last}" in bad.output  # auto: AUTO_HELP
     sid = _demo(db_path, entities=2, contexts=6)
     with open_store(db_path) as store:
         for est in ("first-token", "first-token-again"):
