@@ -27,7 +27,7 @@ The raw files go to ``--out`` (default ``results/gpu/<UTC date>-<card>``, the fo
 with the figures: results/gpu/README.md): ``results.jsonl`` (every result, appended the moment it
 exists), ``log.txt`` (everything printed), ``environment.json``, ``gpu.json`` and
 ``gpu-synthetic.json`` (the two benchmark runs), ``profile.json`` (the profile rows); a crash or a
-timeout keeps all that was measured before it (the scratch folder ``work/`` is not for committing).
+timeout keeps all that was measured before it (the scratch folder ``scratch/`` is not for committing).
 Each step runs as a child process with the time left before ``--deadline`` (default 540 s); the
 last line is a summary against issue 34's goals; the exit code is 1 when a step failed or the
 competent baseline's ψ/χ differ from the engine's.
@@ -84,7 +84,7 @@ class Check:
         self.args = args
         self.out = Path(args.out or default_out(args.device))
         self.out.mkdir(parents=True, exist_ok=True)
-        self.work = Path(args.work or self.out / "work")
+        self.work = Path(args.work or self.out / "scratch")
         self.work.mkdir(parents=True, exist_ok=True)
         self.results = self.out / "results.jsonl"
         self.log = open(self.out / "log.txt", "a", buffering=1)
@@ -366,7 +366,7 @@ def parse_args(argv=None):
     ap.add_argument(
         "--wheels", default=".whl", help="folder of the warehouse wheels (scripts/fetch-wheels.sh)"
     )
-    ap.add_argument("--work", default=None, help="scratch folder (default OUT/work)")
+    ap.add_argument("--work", default=None, help="scratch folder (default OUT/scratch)")
     ap.add_argument("--skip", default="", help="comma-separated steps to leave out: probe, e2e, bench")
     ap.add_argument(
         "--bench-args",
