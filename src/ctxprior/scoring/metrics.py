@@ -332,19 +332,22 @@ def _plausible_torch(lp, relative_top: float = RELATIVE_TOP, select_top: int = S
     return lp >= thresh[..., None]
 
 
-def _filtered_entropy_torch(lp, keep):
-    """``filtered_entropy_np`` on the device, float64."""
+def confidence_gain_torch(lp, p, l0, p0):
+    """``confidence_gain_np`` on the device, from what ``reliance_torch`` holds: ``lp [C, A]``
+    with-context log-probs and ``p`` their float64 probabilities, ``l0``/``p0 [A]`` the no-context
+    ones. A distribution restricted to the kept set S and renormalized has entropy
+    log Z − (Σ_S p log p) / Z with Z = Σ_S p, so no filtered copy of the rows is made: two masked
+    sums over the rows and two products for the no-context side."""
     import torch
 
-    x = torch.where(keep, lp.to(torch.float64), -torch.inf)
-    x = x - torch.logsumexp(x, dim=-1, keepdim=True)
-    return -torch.special.xlogy(x.exp(), x.exp()).sum(-1)
-
-
-def confidence_gain_torch(lp, l0):
-    """``confidence_gain_np`` on the device: ``lp [C, A]`` with-context log-probs, ``l0 [A]``."""
     keep = _plausible_torch(lp) | _plausible_torch(l0)[None, :]
-    return _filtered_entropy_torch(l0.expand_as(lp), keep) - _filtered_entropy_torch(lp, keep)
+    zero = torch.zeros((), dtype=torch.float64, device=p.device)
+    z_c = torch.where(keep, p, zero).sum(-1)
+    h_c = z_c.log() - torch.where(keep, torch.special.xlogy(p, p), zero).sum(-1) / z_c
+    k = keep.to(torch.float64)
+    z_0 = k @ p0
+    h_0 = z_0.log() - (k @ torch.special.xlogy(p0, p0)) / z_0
+    return h_0 - h_c
 
 
 def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
@@ -374,7 +377,7 @@ def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
     return {
         "shift": (-entropy - p @ l0.nan_to_num(neginf=0.0)).clamp_min(0.0),
         "jsd": (h_m - 0.5 * (entropy + h0)).clamp(0.0, LN2),
-        "confidence_gain": confidence_gain_torch(lp, l0),
+        "confidence_gain": confidence_gain_torch(lp, p, l0, p0),
         "confidence_gain_vocab": h0 - entropy,
         "p_context_answer": p_ctx,
         "p_gold_answer": torch.where(gold_answer >= 0, p[:, gold_answer.clamp_min(0)], nan),
