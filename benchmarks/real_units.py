@@ -111,7 +111,7 @@ def tokenize_unit(tok, contexts: list[str], queries: list[str], check: int | Non
 
 
 def trie_nodes(seqs) -> int:
-    """Distinct prefixes of the sequences (``gpu.unique_tokens``)."""
+    """Distinct prefixes of the sequences: the nodes of their token trie (``gpu.unique_tokens``)."""
     seen = set()
     for s in seqs:
         h = 0
