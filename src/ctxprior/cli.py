@@ -14,6 +14,7 @@ import click
 
 from .commands.app import AppContext
 from .errors import UserError
+from .inputs import command_warehouse
 from .schema.store import DB_ENV, DEFAULT_DB
 from .version import __version__
 
@@ -61,6 +62,7 @@ def cli(ctx: click.Context, db: str, wait: float) -> None:
     Datasets go into a DuckDB warehouse, scoring runs write persuasion (KL) and
     susceptibility (mutual information) scores back, and analyses run as SQL.
     """
+    command_warehouse(db)  # inputs are compared with it before they are opened (ctxprior/inputs.py)
     ctx.obj = AppContext(db=db, wait=wait)
 
 

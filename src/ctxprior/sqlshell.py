@@ -34,6 +34,7 @@ from typing import Any
 import duckdb
 
 from .errors import UserError
+from .inputs import check_input, warehouse_of
 from .options import Option, check_options
 from .schema.store import Store, holds_lock
 from .sqlfiles import ident, literal
@@ -120,23 +121,13 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> list:
     return stmts
 
 
-def _warehouse_files(warehouse: str) -> list[str]:
-    return [warehouse, warehouse + ".wal"]
-
-
 def _is_warehouse(name: str, warehouse: str) -> bool:
-    """Whether ``name`` (a path or glob, relative to the working folder) reaches the warehouse file."""
+    """Whether ``name`` (a path or glob, relative to the working folder) reaches the warehouse file
+    or its WAL, by device and inode (``inputs.warehouse_of``, the one identity check)."""
     if not name or len(name) > 4096 or "\0" in name:
         return False
     candidates = glob.glob(os.path.expanduser(name), recursive=True) if glob.has_magic(name) else [name]
-    for c in candidates[:10000]:
-        for w in _warehouse_files(warehouse):
-            try:
-                if os.path.exists(w) and os.path.samefile(os.path.expanduser(c), w):
-                    return True
-            except (OSError, ValueError):
-                continue
-    return False
+    return any(warehouse_of(c, warehouse) is not None for c in candidates[:10000])
 
 
 def _refuse_warehouse_paths(sql: str, values: Iterable[str], warehouse: str) -> None:
@@ -176,6 +167,7 @@ def allowed(allow_read: AllowRead = (), warehouse: str | None = None) -> list[st
             raise UserError(f"--allow-read {p}: no such file or folder")
         if warehouse and _is_warehouse(str(path), warehouse):
             raise UserError(f"--allow-read {p}: that is the warehouse file; query its tables and views")
+        check_input(path, "--allow-read")  # any other warehouse this process holds
         out.append(str(path))
     return out
 

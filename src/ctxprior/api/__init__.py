@@ -23,6 +23,7 @@ For long read sessions, ``duckdb.connect(path, read_only=True)`` sees every view
 (see [the warehouse](warehouse.md#working-with-duckdb-directly)).
 """
 
+from ..inputs import check_input
 from .analyses import Analyses
 from .core import Rows, Run
 from .covariates import Covariates
@@ -53,6 +54,7 @@ __all__ = [
     "Samples",
     "Warehouse",
     "analysis_names",
+    "check_input",
     "command_options",
     "estimators",
     "ingest_sources",

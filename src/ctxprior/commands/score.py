@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..api import command_options, score_options
+from ..api import check_input, command_options, score_options
 from ..errors import UserError
 from .app import pass_app
 from .options import declared_options
@@ -65,6 +65,7 @@ def score_cmd(app, load_in_8bit, load_in_4bit, quiet, **options) -> None:
 
 
 def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
+    check_input(path, what)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
         with open(path, encoding="utf-8") as f:
             lines = [ln.rstrip("\r\n") for ln in f]

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from ..api import print_options
+from ..api import check_input, print_options
 from ..errors import UserError
 from .app import pass_app
 from .options import declared_options
@@ -45,6 +45,7 @@ def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
     if file:
         if not os.path.exists(file):
             raise UserError(f"{file}: no such file")
+        check_input(file, "--file")  # never the warehouse (a link of it): ctxprior/inputs.py
         with open(file, encoding="utf-8") as fh:
             query = fh.read()
     vars_ = {}

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UserError
+from ..inputs import check_input, check_inputs
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.zst", ".jsonl.gz")
 TXT_SUFFIXES = (".txt", ".txt.zst", ".txt.gz")
@@ -63,6 +64,7 @@ def find_shards(inputs: list[str]) -> list[str]:
             out.append(str(p.resolve()))
         else:
             raise UserError(f"{inp}: no such file or folder")
+    check_inputs(out)  # never the warehouse (a link of it): ctxprior/inputs.py
     seen: set[str] = set()
     uniq = []
     for s in out:
@@ -138,6 +140,7 @@ def _open_decompressed(tap: _Tap, path: str):
 
 def check_shard(path: str) -> None:
     """Fail early (UserError) when a shard cannot be opened or its first block not decompressed."""
+    check_input(path)
     try:
         with open(path, "rb") as f:
             r = _open_decompressed(_Tap(f), path)
@@ -199,6 +202,7 @@ def iter_batches(
 ) -> Iterator[list[str]]:
     """Yield lists of document texts of about ``batch_chars`` characters; fills ``stats``."""
     fmt = shard_format(path)
+    check_input(path)
     with open(path, "rb") as f:
         tap = _Tap(f)
         lines = _lines(_open_decompressed(tap, path), stats)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UserError
+from ..inputs import check_inputs
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
 
 DEFAULT_PREFIXES = {
@@ -79,7 +80,9 @@ def triple_files(inputs: list[str]) -> list[str]:
             out.append(p)
         else:
             raise UserError(f"{p}: no such file or folder")
-    return [os.path.abspath(p) for p in dict.fromkeys(out)]
+    files = [os.path.abspath(p) for p in dict.fromkeys(out)]
+    check_inputs(files)  # never the warehouse (a link of it): ctxprior/inputs.py
+    return files
 
 
 def lines_sql(files: list[str], line_numbers: bool = False) -> str:

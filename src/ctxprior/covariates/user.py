@@ -12,6 +12,7 @@ import os
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..inputs import check_input
 from ..sqlfiles import body, ident, path_sql, read_sql
 from . import catalog
 
@@ -113,6 +114,7 @@ def _source(path) -> tuple[object | None, str | None, str | os.PathLike]:
         return frame, sha, f"<{type(path).__name__}>"
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
+    check_input(path)  # never the warehouse (a link of it): ctxprior/inputs.py
     return None, None, path
 
 

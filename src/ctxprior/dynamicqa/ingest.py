@@ -45,6 +45,7 @@ from ..digest import sha256_file
 from ..errors import UserError
 from ..ingest.builder import DatasetBuilder
 from ..ingest.registry import IngestSource, Param, ingest_source
+from ..inputs import check_input
 from ..schema.store import Store
 
 PARTITIONS = ("static", "temporal", "disputable")
@@ -205,6 +206,7 @@ def _check_header(path: Path, header: list[str] | None, partition: str) -> list[
 
 def read_partition(path: Path, partition: str) -> list[Row]:
     """Parse and validate one CSV file; raise UserError naming the file, row and problem."""
+    check_input(path)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
         f = open(path, encoding="utf-8", newline="")  # noqa: SIM115 (closed by the `with f:` below; an OSError here is a one-line error)
     except OSError as e:

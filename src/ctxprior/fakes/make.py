@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..inputs import check_input
 from ..schema.store import utcnow
 from ..sqlfiles import read_sql
 from ..version import __version__
@@ -203,6 +204,7 @@ def read_names_file(path: str | Path) -> list[str]:
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{path}: no such file" if not p.exists() else f"{path}: not a file")
+    check_input(p)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
         text = p.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -268,13 +268,9 @@ def remove_stale_build_dirs(root: str | None = None) -> list[str]:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
+    from ..schema.procs import alive  # the one liveness rule
+
+    return alive(pid)
 
 
 @contextmanager

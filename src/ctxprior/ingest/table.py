@@ -39,6 +39,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import UserError
+from ..inputs import check_input
 from .builder import SEPARATOR, DatasetBuilder
 from .registry import IngestSource, Param, ingest_source
 from .table_read import Record, Table, read_table
@@ -109,6 +110,7 @@ def _read_spec(path: str | None) -> dict:
     p = Path(path)
     if not p.is_file():
         raise UserError(f"--spec {path}: no such file")
+    check_input(p, "--spec")  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
         spec = yaml.safe_load(p.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as e:

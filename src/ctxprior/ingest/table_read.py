@@ -38,6 +38,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..inputs import check_input
 from .sources import resolve_file
 
 KINDS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
@@ -107,6 +108,7 @@ def read_file(path: Path, label: str) -> list[Record]:
         raise UserError(
             f"{label}: unknown file kind {path.suffix or '(none)'}; expected .csv, .tsv, .jsonl, .json or .parquet"
         )
+    check_input(path, label if label != str(path) else "")  # never the warehouse: ctxprior/inputs.py
     if kind == "parquet":
         return _read_parquet(path, label)
     raw = path.read_bytes()

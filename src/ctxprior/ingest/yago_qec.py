@@ -22,6 +22,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..inputs import check_input
 from .builder import DatasetBuilder, RelationRows, short_relation_name
 from .registry import IngestSource, Param, ingest_source
 from .sources import discard_download, resolve_file
@@ -51,6 +52,7 @@ def read_json_file(path: str | Path, label: str | None = None) -> Any:
         raise UserError(f"{path}: no such file")
     if p.is_dir():
         raise UserError(f"{path}: is a directory, expected a JSON file")
+    check_input(p, path if path != str(p) else "")  # never the warehouse: ctxprior/inputs.py
     raw = p.read_bytes()
     if not raw.strip():
         raise UserError(f"{path}: file is empty")

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..inputs import check_input
 from ..outputs import replacing
 from ..schema.runs import default_runs
 from ..schema.store import Store
@@ -113,10 +114,15 @@ def read_citation(citation: str | None) -> str | None:
     if citation and "\n" not in citation and len(citation) < 4096:
         p = Path(citation).expanduser()
         try:
-            if p.is_file():
+            is_file = p.is_file()
+        except (OSError, ValueError):
+            is_file = False
+        if is_file:
+            check_input(p, "--citation")  # never the warehouse (a link of it): ctxprior/inputs.py
+            try:
                 return p.read_text(encoding="utf-8")
-        except OSError:
-            pass
+            except (OSError, UnicodeDecodeError) as e:
+                raise UserError(f"--citation {citation}: cannot read it as UTF-8 text ({e})") from None
     return citation
 
 

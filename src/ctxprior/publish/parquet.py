@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..inputs import check_input
 from ..outputs import MANIFEST, OutputFolder, replacing
 from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
@@ -417,6 +418,7 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
             f"{folder}: no {MANIFEST}; pass a folder written by `ctxprior export parquet` "
             "or `ctxprior publish`"
         )
+    check_input(path)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
         m = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
@@ -456,6 +458,7 @@ def verify_files(
             raise UserError(f"{folder / MANIFEST}: file path {f['path']} leaves the folder; refusing it")
         if not p.is_file():
             raise UserError(f"{p}: listed in {MANIFEST} but missing; copy the whole folder again")
+        check_input(p)
         got = sha256_file(p)
         if got != f["sha256"]:
             raise UserError(

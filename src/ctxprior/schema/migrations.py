@@ -9,6 +9,7 @@ one, a new key) bumps ``SCHEMA_VERSION`` (``versions.py``) and registers a step 
 from __future__ import annotations
 
 from ..errors import UserError
+from . import lock as wlock
 from .store import Store, open_store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 
@@ -28,9 +29,13 @@ def migrate(path: str, wait: float = 0.0) -> list[str]:
         if found > SCHEMA_VERSION or any(v not in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
             check_version(path, found, SCHEMA_VERSION)  # says why, before the backup or any step
         store.execute("CHECKPOINT")
-        store.close()
-        backup = write_backup(path, found)
-        store = open_store(path, wait=wait, migrating=True)
+        keep = wlock.acquire(path, exclusive=True)  # the flock stays held while DuckDB is closed
+        try:
+            store.close()
+            backup = write_backup(path, found)
+            store = open_store(path, wait=wait, migrating=True)
+        finally:
+            keep.release()
         done = [f"backup written to {backup}"]
         for v in range(found, SCHEMA_VERSION):
             step = MIGRATIONS[v]

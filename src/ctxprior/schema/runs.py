@@ -14,10 +14,11 @@ is a fact, ``dynamicqa_fact_done``).
   run cancelled (``ctxprior runs cancel``);
 - ``claim_driver`` / ``driver_pid``: the proof that a process drives a run. A run row's host and
   PID alone prove nothing (a row imported or pulled from elsewhere, a PID reused after a crash):
-  the driver writes ``<warehouse>.run-<id>.driver`` beside the warehouse (host, PID, the boot id and
-  the process start time from ``/proc/<pid>/stat``, a random token), and a PID is trusted, for a
-  signal or for refusing a second driver, only when that file names it and the live process's
-  start time and boot id still match it.
+  the driver writes ``<warehouse>.run-<id>.driver`` beside the warehouse (host, PID, the process's
+  start time and command line, the warehouse file's identity (st_dev, st_ino), a random token), and
+  a PID is trusted, for a signal or for refusing a second driver, only when that file names it, the
+  warehouse opened is that file, and the live process's start time and command line still match
+  (``procs.proven``, the one liveness rule).
 - ``list_runs``, ``run_kind``, and ``default_runs``: which runs an analysis, figure, report or
   publication uses when none are given (the one definition).
 
@@ -42,7 +43,9 @@ from typing import Any
 from ..errors import UserError
 from ..sqlfiles import read_sql
 from ..version import __version__
-from .store import Store, _pid_alive, utcnow
+from . import procs
+from .lock import sidecar_base
+from .store import Store, utcnow
 
 KINDS = ("persuasion", "dynamic")
 
@@ -215,65 +218,54 @@ def default_runs(store: Store, kind: str | None = None, with_results: bool = Fal
 
 
 def _driver_file(path: str, run_id: int) -> str:
-    return f"{os.path.realpath(path)}.run-{int(run_id)}.driver"
+    """``<db>.run-<id>.driver`` beside the warehouse, named from ``lock.sidecar_base`` (links
+    resolved; every hard link of the file in its folder names the same driver file)."""
+    return f"{sidecar_base(path)}.run-{int(run_id)}.driver"
 
 
-def _process_identity(pid: int) -> dict | None:
-    """The boot id and start time (clock ticks since boot) of live process ``pid``; None if gone."""
+def _file_identity(path: str) -> list[int] | None:
+    """The warehouse file's identity (st_dev, st_ino): a driver file proves a run of that file only."""
     try:
-        with open(f"/proc/{int(pid)}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            boot = f.read().strip()
-    except (OSError, IndexError, ValueError):
+        st = os.stat(path)
+    except (OSError, ValueError):
         return None
-    if fields[0] == "Z":  # a zombie drives nothing
-        return None
-    return {"boot_id": boot, "start": fields[19]}
+    return [st.st_dev, st.st_ino]
 
 
 def claim_driver(path: str, run_id: int) -> None:
     """Record this process as the driver of run ``run_id`` (the file ``driver_pid`` checks)."""
-    me = _process_identity(os.getpid()) or {}
-    proof = {"host": socket.gethostname(), "pid": os.getpid(), **me, "token": secrets.token_hex(16)}
-    target = _driver_file(path, run_id)
-    tmp = f"{target}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w") as f:
-            json.dump(proof, f)
-        os.replace(tmp, target)
-    except OSError:
-        pass  # no proof: this run cannot be signalled, only marked
+    proof = {
+        "host": socket.gethostname(),
+        **procs.record(),
+        "warehouse": _file_identity(path),
+        "token": secrets.token_hex(16),
+    }
+    procs.write_marker(_driver_file(path, run_id), proof)  # no proof on failure: marked, not signalled
 
 
 def release_driver(path: str, run_id: int) -> None:
     """Remove the driver file of run ``run_id`` when it names this process."""
-    target = _driver_file(path, run_id)
-    try:
-        with open(target) as f:
-            if json.load(f).get("pid") == os.getpid():
-                os.unlink(target)
-    except (OSError, ValueError, AttributeError):
-        pass
+    procs.remove_marker(_driver_file(path, run_id))
 
 
 def driver_pid(path: str, run_id: int, host: str | None, pid: int | None) -> int | None:
     """``pid`` when it is proven to drive run ``run_id`` of the warehouse at ``path`` now: the row's
-    host is this host, the driver file names that host and PID, and the live process has the boot
-    id and start time the file recorded. None otherwise (never for a bare row)."""
+    host is this host, the driver file (a regular file, read without blocking) names that host, that
+    PID and this warehouse file's identity (st_dev, st_ino), and the live process has the start time
+    and command line the file recorded (``procs.proven``). None otherwise (never for a bare row)."""
     if not pid or host != socket.gethostname():
         return None
+    proof = procs.read_marker(_driver_file(path, run_id))
+    if proof is None or proof.get("host") != host or not proof.get("token"):
+        return None
     try:
-        with open(_driver_file(path, run_id)) as f:
-            proof = json.load(f)
-        if proof.get("host") != host or int(proof.get("pid")) != int(pid) or not proof.get("token"):
+        if int(proof.get("pid")) != int(pid):
             return None
-    except (OSError, ValueError, TypeError, AttributeError):
+    except (TypeError, ValueError):
         return None
-    now = _process_identity(int(pid))
-    if now is None or (now["boot_id"], now["start"]) != (proof.get("boot_id"), proof.get("start")):
+    if proof.get("warehouse") != _file_identity(path):
         return None
-    return int(pid)
+    return procs.proven(proof)
 
 
 def refuse_if_driven(store: Store, run_id: int) -> None:
@@ -373,7 +365,7 @@ def cancel_run(
         )
     if pid is not None:
         _stop_driver(path, run_id, r["host"], pid, timeout, log)
-    elif r["pid"] and r["host"] == socket.gethostname() and _pid_alive(int(r["pid"])):
+    elif r["pid"] and r["host"] == socket.gethostname() and procs.alive(int(r["pid"])):
         log(f"PID {r['pid']} is not proven to drive run {run_id}; it was not signalled")
     with open_store(path, wait=max(wait, 30.0)) as store:
         with store.transaction():

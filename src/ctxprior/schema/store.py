@@ -27,7 +27,6 @@ import math
 import os
 import random
 import re
-import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -40,10 +39,14 @@ import pyarrow as pa
 from sqlalchemy.sql.expression import ClauseElement
 
 from ..errors import UserError
+from ..inputs import forget_warehouse, note_warehouse
 from ..sqlfiles import glob_escaped, ident, literal, read_sql, split_statements
 from ..version import __version__
+from . import lock as wlock
+from . import procs
 from .base import metadata
 from .declared import ddl_statements, dialect, view_scripts, views_digest
+from .lock import sidecar_base
 
 Reads = Iterable[str | os.PathLike]  # the files and folders a sandboxed connection may read
 
@@ -66,14 +69,8 @@ _LOCK_WORDS = "Could not set lock on file"
 
 
 def _cmdline(pid: int | str, default: str = "?") -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            parts = [p.decode(errors="replace") for p in f.read().split(b"\0") if p]
-        if parts:
-            return " ".join(parts)
-    except OSError:
-        pass
-    return default
+    shown = procs.describe(int(pid))
+    return default if shown == "?" else shown
 
 
 def _lock_pid(msg: str) -> int | None:
@@ -97,53 +94,31 @@ WRITER_SUFFIX = ".writer"
 INTENT_SUFFIX = ".write-intent"
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed, not yet reaped) holds nothing
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+_pid_alive = procs.alive  # the one liveness rule (schema/procs.py)
 
 
 def _marker_pid(path: str) -> int | None:
-    """PID in a marker file (``<db>.writer`` / ``<db>.write-intent``) if that process is alive."""
-    try:
-        with open(path) as f:
-            pid = int(f.readline().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return pid if pid != os.getpid() and _pid_alive(pid) else None
+    """The PID marker file ``path`` (``<db>.writer`` / ``<db>.write-intent``) names, when proven
+    (``procs.proven``: that PID, start time and command line, alive now); never a FIFO's reader."""
+    return procs.marker_pid(path)
 
 
 def _write_marker(path: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w") as f:
-            f.write(f"{os.getpid()} {_cmdline(os.getpid(), sys.argv[0])}\n")
-        os.replace(tmp, path)
-    except OSError:  # read-only folder: the protocol degrades to plain lock retries
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    procs.write_marker(path, procs.record())
 
 
 def _remove_marker(path: str) -> None:
-    try:
-        with open(path) as f:
-            if int(f.readline().split()[0]) != os.getpid():
-                return
-        os.unlink(path)
-    except (OSError, ValueError, IndexError):
-        pass
+    procs.remove_marker(path)
+
+
+def writer_marker(path: str) -> str:
+    """``<db>.writer``: names the brief writer of the warehouse at ``path`` (``lock.sidecar_base``)."""
+    return sidecar_base(path) + WRITER_SUFFIX
+
+
+def intent_marker(path: str) -> str:
+    """``<db>.write-intent``: a brief writer waiting to open the warehouse at ``path``."""
+    return sidecar_base(path) + INTENT_SUFFIX
 
 
 def brief_grace() -> float:
@@ -188,12 +163,14 @@ class Store:
         self._in_tx = False
         self._depth = 0
         self.reopens = 0
+        self._lock: wlock.Lock | None = None  # the flock held with ``_con`` (schema/lock.py)
+        self._noted = False  # whether ctxprior/inputs.py compares inputs with this warehouse
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
             _fault("store.connect")
-            self._con = _connect(
+            self._con, self._lock = _connect(
                 self.path, self.read_only, self.wait, self.brief, reads=self.reads, threads=self.threads
             )
             self.reopens += 1
@@ -213,9 +190,18 @@ class Store:
         except Exception:
             pass
         finally:
+            if self._con is not None:
+                try:
+                    self._con.close()
+                except Exception:
+                    pass
             self._con = None
+            self._unlock()
+            if self._noted:
+                self._noted = False
+                forget_warehouse(self.path)
             if self.brief:
-                _remove_marker(self.path + WRITER_SUFFIX)
+                _remove_marker(writer_marker(self.path))
 
     def release(self) -> None:
         """Brief writer: checkpoint and close the file now (reopened on the next statement)."""
@@ -233,6 +219,13 @@ class Store:
             _fault("store.release")
         finally:
             con.close()
+            self._unlock()
+
+    def _unlock(self) -> None:
+        """Release the flock, after DuckDB's connection is closed (never before)."""
+        held, self._lock = self._lock, None
+        if held is not None:
+            held.release()
 
     @contextmanager
     def session(self) -> Iterator[Store]:
@@ -594,22 +587,40 @@ def _connect(
     brief_writer: bool = False,
     reads: Reads = (),
     threads: int | None = None,
-) -> duckdb.DuckDBPyConnection:
-    """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it.
+) -> tuple[duckdb.DuckDBPyConnection, wlock.Lock]:
+    """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it;
+    returns the connection and the lock held with it (release it after closing the connection).
 
     The one place ctxprior opens the warehouse file (docs/write-protocol.md; tests/test_write_protocol.py
-    checks that nothing else calls ``duckdb.connect``). Honours another process's writer intent; a brief
-    writer announces its own intent while it waits. See the module docstring for the protocol.
-    Every connection is sandboxed (``sandbox``) before it is returned.
+    checks that nothing else calls ``duckdb.connect``). First the warehouse's ``flock``
+    (``schema/lock.py``: exclusive to write, shared to read), then DuckDB's own lock. Honours another
+    process's writer intent; a brief writer announces its own intent while it waits. See the module
+    docstring for the protocol. Every connection is sandboxed (``sandbox``) before it is returned.
     """
     wait = check_wait(wait)
     start = time.monotonic()
     deadline = start + wait
-    intent = path + INTENT_SUFFIX
-    writer_pid = _marker_pid(path + WRITER_SUFFIX)
+    intent = intent_marker(path)
+    writer_pid = _marker_pid(writer_marker(path))
     grace_deadline = max(deadline, start + brief_grace())
     delay = 0.005
     announced = False
+
+    def busy(pid: int | None, holder: str) -> None:
+        """Another process holds the file: raise once past the limit, else sleep (backoff)."""
+        nonlocal writer_pid, delay
+        if writer_pid is None:
+            writer_pid = _marker_pid(writer_marker(path))
+        limit = grace_deadline if (pid is not None and pid == writer_pid) else deadline
+        if brief_writer:
+            limit = max(limit, start + max(wait, 3600.0))
+        if time.monotonic() >= limit:
+            raise UserError(
+                f"warehouse {path} is in use by {holder}; wait for it to finish (or pass --wait SECONDS)"
+            )
+        time.sleep(delay * (0.5 + random.random()))
+        delay = min(delay * 1.6, 0.25)
+
     try:
         while True:
             now = time.monotonic()
@@ -624,8 +635,15 @@ def _connect(
                     delay = min(delay * 1.6, 0.1)
                     continue
             try:
+                held = wlock.acquire(path, exclusive=not read_only)
+            except wlock.Busy as b:
+                shown = f"PID {b.pid} ({_cmdline(b.pid)})" if b.pid else "another process"
+                busy(b.pid, shown)
+                continue
+            try:
                 con = duckdb.connect(path, read_only=read_only)
             except duckdb.IOException as e:
+                held.release()
                 holder = _lock_holder(str(e))
                 if holder is None:
                     first = str(e).splitlines()[0]
@@ -636,26 +654,18 @@ def _connect(
                     ):
                         raise _write_error(path, e) from None
                     raise UserError(f"cannot open warehouse {path}: {first}") from None
-                pid = _lock_pid(str(e))
-                if writer_pid is None:
-                    writer_pid = _marker_pid(path + WRITER_SUFFIX)
-                limit = grace_deadline if (pid is not None and pid == writer_pid) else deadline
-                if brief_writer:
-                    limit = max(limit, start + max(wait, 3600.0))
-                if time.monotonic() >= limit:
-                    raise UserError(
-                        f"warehouse {path} is in use by {holder}; wait for it to finish "
-                        "(or pass --wait SECONDS)"
-                    ) from None
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 1.6, 0.25)
+                busy(_lock_pid(str(e)), holder)
                 continue
+            except BaseException:
+                held.release()
+                raise
             try:
                 sandbox(con, read_only, reads, threads)
             except BaseException:
                 con.close()
+                held.release()
                 raise
-            return con
+            return con, held
     finally:
         if announced:
             _remove_marker(intent)
@@ -712,18 +722,21 @@ def open_store(
         if not parent.exists():
             raise UserError(f"cannot create warehouse {path}: folder {parent} does not exist")
     if brief and not read_only:
-        _write_marker(path + WRITER_SUFFIX)
+        _write_marker(writer_marker(path))
     try:
-        con = _connect(path, read_only, wait, brief and not read_only, reads=reads, threads=threads)
+        con, held = _connect(path, read_only, wait, brief and not read_only, reads=reads, threads=threads)
     except BaseException as e:
         if brief:
-            _remove_marker(path + WRITER_SUFFIX)
+            _remove_marker(writer_marker(path))
         if not exists:
             _unlink_unfinished(path, e)
         raise
     store = Store(
         path, con, read_only, brief=brief and not read_only, wait=wait, reads=reads, threads=threads
     )
+    store._lock = held
+    store._noted = True
+    note_warehouse(path)  # inputs are compared with it while it is open (ctxprior/inputs.py)
     if migrating:
         return store
     try:

@@ -1,0 +1,198 @@
+"""The warehouse's lock: ``flock`` on ``<db>.lock``, a lock no other file access can drop.
+
+DuckDB locks its file with a POSIX record lock (``fcntl``). Such a lock belongs to the process,
+and closing *any* descriptor of the file drops it (``fcntl(2)``): a command that reads a link of
+the warehouse as an input, even one byte, leaves the process unlocked. So ctxprior takes its own
+lock first: ``flock`` on the lock file beside the warehouse, exclusive for a read-write open,
+shared for a read-only one, before DuckDB's open, released after DuckDB's close. An ``flock``
+belongs to the open file description, so only closing that one descriptor releases it.
+
+- **Where**: :func:`sidecar_base` names the warehouse for every file beside it (this lock, the
+  ``.writer`` / ``.write-intent`` markers, the run driver files): the real path, links resolved;
+  for a file with several hard links in its folder, the first of those names (sorted) that has a
+  lock file, else the first name, so every name of the file in that folder shares them.
+- **How it is opened**: never through a link (``O_NOFOLLOW``), without blocking (``O_NONBLOCK``),
+  and only a regular file is locked: a link, a FIFO or a device there is refused in one line.
+  A folder where the lock file cannot be created (read-only) is read without it (DuckDB's lock
+  still excludes writers there).
+- **One process, one lock**: a process keeps one descriptor per lock file and counts its users
+  (DuckDB shares one database per file in a process, too). A forked child closes its copies.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+from dataclasses import dataclass
+
+from ..errors import UserError
+
+LOCK_SUFFIX = ".lock"
+_MAX_SCAN = 100_000
+
+
+def sidecar_base(path: str) -> str:
+    """The name the side files of the warehouse at ``path`` are made from (module docstring)."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except (OSError, ValueError):
+        return real
+    if st.st_nlink <= 1 or not stat.S_ISREG(st.st_mode):
+        return real
+    folder = os.path.dirname(real)
+    names = []
+    try:
+        with os.scandir(folder) as it:
+            for i, entry in enumerate(it):
+                if i >= _MAX_SCAN:
+                    break
+                try:
+                    if entry.inode() == st.st_ino and entry.is_file(follow_symlinks=False):
+                        names.append(entry.path)
+                except OSError:
+                    continue
+    except OSError:
+        return real
+    names.sort()
+    for n in names:
+        if os.path.lexists(n + LOCK_SUFFIX):
+            return n
+    return names[0] if names else real
+
+
+def lock_path(path: str) -> str:
+    return sidecar_base(path) + LOCK_SUFFIX
+
+
+class Busy(Exception):
+    """The lock is held by another process (``pid`` when ``/proc/locks`` names it)."""
+
+    def __init__(self, pid: int | None):
+        super().__init__(pid)
+        self.pid = pid
+
+
+@dataclass
+class _Held:
+    fd: int
+    exclusive: bool
+    users: int
+    key: tuple[int, int]
+
+
+_HELD: dict[tuple[int, int], _Held] = {}
+
+
+def _forget_in_child() -> None:
+    # a forked child shares the parent's open file descriptions: closing its copies leaves the
+    # parent's lock in place, and the child holds nothing
+    for h in list(_HELD.values()):
+        try:
+            os.close(h.fd)
+        except OSError:
+            pass
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _open(path: str, db: str) -> int | None:
+    """A descriptor of the lock file (created when missing); None where it cannot be created."""
+    base = os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = None
+    for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):
+        try:
+            fd = os.open(path, flags | base, 0o666)
+            break
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise UserError(
+                    f"lock file {path} of warehouse {db} is a symbolic link; remove it and rerun"
+                ) from None
+            if e.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+                continue
+            if e.errno == errno.ENOENT:
+                return None
+            raise UserError(f"cannot open lock file {path} of warehouse {db}: {e.strerror}") from None
+    if fd is None:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UserError(f"lock file {path} of warehouse {db} is not a regular file; remove it and rerun")
+    return fd
+
+
+def holder(path: str) -> int | None:
+    """The PID ``/proc/locks`` names as holding an ``flock`` on ``path``; None where unknown."""
+    try:
+        ino = os.stat(path).st_ino
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split()
+        if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK":
+            continue
+        if parts[5].rsplit(":", 1)[-1] == str(ino) and parts[4] != str(os.getpid()):
+            try:
+                return int(parts[4])
+            except ValueError:
+                return None
+    return None
+
+
+class Lock:
+    """This process's hold of one warehouse's lock file (released once, by :meth:`release`)."""
+
+    def __init__(self, held: _Held | None):
+        self._held = held
+
+    def release(self) -> None:
+        h, self._held = self._held, None
+        if h is None:
+            return
+        h.users -= 1
+        if h.users <= 0:
+            _HELD.pop(h.key, None)
+            try:
+                os.close(h.fd)  # the only descriptor of this open file description: the lock goes
+            except OSError:
+                pass
+
+
+def acquire(db: str, exclusive: bool) -> Lock:
+    """Take the warehouse's lock without waiting (the caller retries): exclusive or shared.
+    Raises :class:`Busy` when another process holds it in a conflicting mode."""
+    path = lock_path(db)
+    fd = _open(path, db)
+    if fd is None:
+        return Lock(None)
+    st = os.fstat(fd)
+    key = (st.st_dev, st.st_ino)
+    held = _HELD.get(key)
+    if held is not None:  # this process holds it already: one descriptor, counted
+        os.close(fd)  # another description of the file: closing it leaves the flock in place
+        if exclusive and not held.exclusive:
+            raise UserError(
+                f"this process has warehouse {db} open read-only; close it before opening it for writing"
+            )
+        held.users += 1
+        return Lock(held)
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise Busy(holder(path)) from None
+        if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+            return Lock(None)  # a file system without flock: DuckDB's lock alone
+        raise
+    held = _Held(fd, exclusive, 1, key)
+    _HELD[key] = held
+    return Lock(held)
