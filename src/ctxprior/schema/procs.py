@@ -86,10 +86,12 @@ def proven(rec: object) -> int | None:
 
 
 def describe(pid: int) -> str:
-    """``pid``'s command line, for messages ("in use by PID n (cmd)")."""
+    """``pid``'s command line on one line (at most 160 characters), for messages ("in use by
+    PID n (cmd)")."""
     p = _process(pid)
     cmd = _cmdline(p) if p is not None else None
-    return " ".join(cmd) if cmd else "?"
+    shown = " ".join(" ".join(cmd).split()) if cmd else ""
+    return (shown[:157] + "...") if len(shown) > 160 else (shown or "?")
 
 
 def read_marker(path: str) -> dict | None:
