@@ -10,8 +10,14 @@ Long version (a documented command)::
         --fault 'store.connect@2+:sleep=0.3' --fault 'store.release@1+:sleep=0.2' \
         --fault 'tx.after_commit@1+:sleep=0.2' --fault 'tx.before_commit@2+:sleep=0.2'
 
+A hostile process runs beside them (issue 35): it gives a symlink and a hard link of the
+warehouse as inputs (``covariates add``, ``covariates kg-degree``), each of which must end in one
+line and exit 2, and puts FIFOs and a stale marker naming a live process that is not ctxprior
+(``sleep``) at the marker names (``<db>.write-intent``, ``<db>.writer``, ``<db>.run-N.driver``),
+while ``info`` and ``runs`` must still answer promptly.
+
 It prints the figures: processes, operations, kills, minutes, rows checked, lost / doubled /
-corrupt.
+corrupt, and the hostile process's operations and errors.
 """
 
 from __future__ import annotations
@@ -55,6 +61,74 @@ def writer(db: str, name: str, log: str, stop_file: str, max_seconds: float) -> 
         out.write(json.dumps({"most_handles": most, "errors": errors}) + "\n")
 
 
+def _plant(db: str, sleeper: int) -> None:
+    """FIFOs and a stale marker at the marker names, where none is (the driver's own replace them)."""
+    stale = f"{sleeper} sleep\n"  # the issue's reproduction: a live PID, no proof
+    for name, fifo in ((".write-intent", True), (".writer", False), *((f".run-{k}.driver", True) for k in (1, 2))):
+        path = db + name
+        try:
+            if fifo:
+                os.mkfifo(path)
+            else:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                os.write(fd, stale.encode())
+                os.close(fd)
+        except FileExistsError:
+            pass
+
+
+def hostile(db: str, log: str, stop_file: str, max_seconds: float) -> None:
+    """Links of the warehouse as inputs (refused: exit 2, one line) and FIFOs / stale markers at the
+    marker names (``info`` and ``runs`` still answer within 60 s), over and over; logs each failure."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from ctxprior.cli import cli
+
+    folder = os.path.dirname(db)
+    sym, hard = os.path.join(folder, "hostile-sym.csv"), os.path.join(folder, "hostile-hard.nt")
+    os.symlink(db, sym)
+    os.link(db, hard)
+    sleeper = subprocess.Popen(["sleep", str(int(max_seconds) + 60)])
+    deadline = time.monotonic() + max_seconds
+    ops, errors, slowest = 0, [], 0.0
+    refused = (
+        ["covariates", "add", sym, "--on", "entity", "--name", "hostile"],
+        ["covariates", "kg-degree", hard, "--name", "hostile"],
+    )
+
+    def alarm(signum, frame):
+        raise TimeoutError("no answer within 90 s")
+
+    signal.signal(signal.SIGALRM, alarm)
+    try:
+        while time.monotonic() < deadline and not os.path.exists(stop_file):
+            _plant(db, sleeper.pid)
+            for args, want in [(a, 2) for a in refused] + [(["info"], 0), (["runs"], 0)]:
+                t = time.monotonic()
+                signal.alarm(90)
+                try:
+                    res = CliRunner().invoke(cli, ["--db", db, "--wait", "120", *args])
+                    code, out = res.exit_code, res.output.strip()
+                except TimeoutError as e:
+                    code, out = -1, str(e)
+                finally:
+                    signal.alarm(0)
+                secs = time.monotonic() - t
+                slowest = max(slowest, secs)
+                ops += 1
+                one_line = want != 2 or (len(out.splitlines()) == 1 and "is the warehouse" in out)
+                if code != want or not one_line or secs > 60:
+                    errors.append(f"{' '.join(args[:2])}: exit {code} in {secs:.1f} s: {out[-300:]}")
+            time.sleep(random.uniform(0.0, 0.5))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        with open(log, "w") as out:
+            out.write(json.dumps({"ops": ops, "errors": errors, "slowest_s": round(slowest, 2)}) + "\n")
+
+
 def soak(
     base: dict,
     workdir: Path,
@@ -63,6 +137,7 @@ def soak(
     writers: int = 2,
     seed: int = 0,
     fault: str = SLOW["CTXPRIOR_FAULT"],
+    hostile_links: bool = True,
 ) -> dict:
     """Run the soak for about ``seconds``; returns the figures (see the module docstring). ``fault``:
     the driver's CTXPRIOR_FAULT (faults.py), the delay that widens one step of the hand-over."""
@@ -83,6 +158,10 @@ def soak(
         ctx.Process(target=writer, args=(db, f"w{i}", str(workdir / f"w{i}.jsonl"), str(stop), seconds + 600))
         for i in range(writers)
     ]
+    if hostile_links:
+        procs.append(
+            ctx.Process(target=hostile, args=(db, str(workdir / "hostile.jsonl"), str(stop), seconds + 600))
+        )
     for p in procs:
         p.start()
     cmd = ["--db", db, *SCORE, "--model", base["tiny"]]
@@ -133,6 +212,9 @@ def soak(
             rows_checked += store.arrow(f"SELECT * FROM {ident(t)}").num_rows
     lost += len(set(committed) - set(stored))
     doubled += len(stored) - len(set(stored)) + (runs - 1)
+    bad = {"ops": 0, "errors": [], "slowest_s": 0.0}
+    if hostile_links:
+        bad = json.loads((workdir / "hostile.jsonl").read_text())
     corrupt = sum("orrupt" in e for e in answers["error_samples"] + writer_errors) + answers["n_inconsistent"]
     return {
         "processes": len(procs) + starts,
@@ -152,6 +234,10 @@ def soak(
         "lost": lost,
         "doubled": doubled,
         "corrupt": corrupt,
+        "hostile_ops": bad["ops"],
+        "hostile_errors": len(bad["errors"]),
+        "hostile_error_samples": bad["errors"][:3],
+        "hostile_slowest_s": bad["slowest_s"],
     }
 
 
@@ -187,7 +273,7 @@ def main() -> None:
                     total[k] = max(total.get(k, 0), v) if k.startswith("most") else total.get(k, 0) + v
     res = total
     print(json.dumps(res, indent=1))
-    raise SystemExit(0 if res["lost"] == res["doubled"] == res["corrupt"] == 0 else 1)
+    raise SystemExit(0 if res["lost"] == res["doubled"] == res["corrupt"] == res["hostile_errors"] == 0 else 1)
 
 
 if __name__ == "__main__":

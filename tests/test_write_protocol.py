@@ -332,6 +332,8 @@ def test_soak_short(base, tmp_path):
     assert res["reader_errors"] == 0 and not res["writer_errors"], res
     assert res["most_handles_per_process"] == 1, res
     assert res["reader_queries"] > 0 and res["writer_commits"] > 0, res
+    # issue 35: links of the warehouse as inputs refused, FIFOs and stale markers hang nothing
+    assert res["hostile_ops"] > 0 and res["hostile_errors"] == 0, res
 
 
 @pytest.mark.parametrize(
