@@ -64,7 +64,11 @@ def writer(db: str, name: str, log: str, stop_file: str, max_seconds: float) -> 
 def _plant(db: str, sleeper: int) -> None:
     """FIFOs and a stale marker at the marker names, where none is (the driver's own replace them)."""
     stale = f"{sleeper} sleep\n"  # the issue's reproduction: a live PID, no proof
-    for name, fifo in ((".write-intent", True), (".writer", False), *((f".run-{k}.driver", True) for k in (1, 2))):
+    for name, fifo in (
+        (".write-intent", True),
+        (".writer", False),
+        *((f".run-{k}.driver", True) for k in (1, 2)),
+    ):
         path = db + name
         try:
             if fifo:
@@ -273,7 +277,9 @@ def main() -> None:
                     total[k] = max(total.get(k, 0), v) if k.startswith("most") else total.get(k, 0) + v
     res = total
     print(json.dumps(res, indent=1))
-    raise SystemExit(0 if res["lost"] == res["doubled"] == res["corrupt"] == res["hostile_errors"] == 0 else 1)
+    raise SystemExit(
+        0 if res["lost"] == res["doubled"] == res["corrupt"] == res["hostile_errors"] == 0 else 1
+    )
 
 
 if __name__ == "__main__":

@@ -398,7 +398,10 @@ def test_migrate_on_a_full_disk_leaves_no_backup_and_one_line(run_cli, v1_db, tm
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 1000, 1000))
     one_line_error(run_cli("migrate", db=v1_db), "MiB free", "free disk space")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["wh.duckdb"] and schema_version(v1_db) == "1"
+    assert (
+        sorted(p.name for p in tmp_path.iterdir()) == ["wh.duckdb", "wh.duckdb.lock"]
+        and schema_version(v1_db) == "1"
+    )
     monkeypatch.undo()
 
     def fills_the_disk(src, dst, length=0):
@@ -407,4 +410,7 @@ def test_migrate_on_a_full_disk_leaves_no_backup_and_one_line(run_cli, v1_db, tm
 
     monkeypatch.setattr(shutil, "copyfileobj", fills_the_disk)
     one_line_error(run_cli("migrate", db=v1_db), "No space left on device", "nothing was changed")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["wh.duckdb"] and schema_version(v1_db) == "1"
+    assert (
+        sorted(p.name for p in tmp_path.iterdir()) == ["wh.duckdb", "wh.duckdb.lock"]
+        and schema_version(v1_db) == "1"
+    )

@@ -119,7 +119,7 @@ def test_migrate_without_a_step_refuses_before_writing(db_path, tmp_path):
     before = open(db_path, "rb").read()
     with pytest.raises(UserError, match="has schema v0 and no migration exists from v0"):
         migrations.migrate(db_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["wh.duckdb"]  # no backup left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wh.duckdb", "wh.duckdb.lock"]  # no backup left
     assert open(db_path, "rb").read() == before
 
 
