@@ -114,6 +114,7 @@ def test_a_second_descriptor_cannot_drop_the_lock(wh, tmp_path):
     assert flock_holders(lock.lock_path(wh)) == set()  # the kernel released it with the process
 
 
+@pytest.mark.quick
 def test_one_process_shares_one_lock_and_releases_it_when_the_last_store_closes(wh):
     from ctxprior.schema import open_store
 
@@ -211,6 +212,27 @@ def test_a_link_of_the_warehouse_as_an_input_is_refused(wh, tmp_path, run_cli, c
     assert not os.path.exists(wh + ".wal")
 
 
+@pytest.mark.quick
+def test_the_identity_check_follows_links_and_names_the_option(wh, tmp_path):
+    from ctxprior.errors import UserError
+    from ctxprior.inputs import check_input, warehouse_of
+
+    sym, hard, other = tmp_path / "s.csv", tmp_path / "h.csv", tmp_path / "o.csv"
+    os.symlink(wh, sym)
+    os.link(wh, hard)
+    other.write_text("x\n")
+    for p in (wh, sym, hard):
+        assert warehouse_of(p, wh) == wh
+        with pytest.raises(UserError, match=r"--spec .*: is the warehouse"):
+            check_input(p, "--spec", warehouse=wh)
+    open(wh + ".wal", "wb").close()
+    assert warehouse_of(wh + ".wal", wh) == wh
+    os.unlink(wh + ".wal")
+    for p in (other, tmp_path / "missing.csv", "", "a\0b"):
+        assert warehouse_of(p, wh) is None
+        check_input(p, warehouse=wh)
+
+
 # -- 3. markers never block ----------------------------------------------------------------------
 
 PROMPT = textwrap.dedent(
@@ -291,6 +313,7 @@ def test_a_stale_marker_naming_a_live_other_process_does_not_stall(wh, sleeper, 
     assert sleeper.poll() is None  # never signalled
 
 
+@pytest.mark.quick
 def test_the_one_liveness_rule(sleeper):
     rec = procs.record(sleeper.pid)
     assert procs.alive(sleeper.pid) and procs.proven(rec) == sleeper.pid
