@@ -52,7 +52,7 @@ def read_json_file(path: str | Path, label: str | None = None) -> Any:
         raise UserError(f"{path}: no such file")
     if p.is_dir():
         raise UserError(f"{path}: is a directory, expected a JSON file")
-    check_input(p, path if path != str(p) else "")  # never the warehouse: ctxprior/inputs.py
+    check_input(p, str(path) if str(path) != str(p) else "")  # never the warehouse: ctxprior/inputs.py
     raw = p.read_bytes()
     if not raw.strip():
         raise UserError(f"{path}: file is empty")

@@ -153,7 +153,7 @@ def remove_marker(path: str) -> None:
     """Remove marker ``path`` when it names this process."""
     rec = read_marker(path)
     try:
-        if rec is not None and int(rec.get("pid")) == os.getpid():
+        if rec is not None and int(rec.get("pid") or 0) == os.getpid():
             os.unlink(path)
     except (OSError, TypeError, ValueError):
         pass

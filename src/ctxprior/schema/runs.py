@@ -259,7 +259,7 @@ def driver_pid(path: str, run_id: int, host: str | None, pid: int | None) -> int
     if proof is None or proof.get("host") != host or not proof.get("token"):
         return None
     try:
-        if int(proof.get("pid")) != int(pid):
+        if int(proof.get("pid") or 0) != int(pid):
             return None
     except (TypeError, ValueError):
         return None
