@@ -144,6 +144,15 @@ def test_a_lock_file_that_is_not_a_regular_file_is_refused(wh, tmp_path, run_cli
     assert digest(wh) == before
 
 
+def test_no_output_replaces_the_lock_file(wh, run_cli):
+    """A report written over ``<db>.lock`` would give later openers another file to lock."""
+    run_cli("info", db=wh)
+    before = os.stat(lock.lock_path(wh)).st_ino
+    line = one_line(run_cli("report", "--out", wh + ".lock", "--overwrite", db=wh))
+    assert "is the warehouse" in line, line
+    assert os.stat(lock.lock_path(wh)).st_ino == before
+
+
 # -- 2. inputs by identity -----------------------------------------------------------------------
 
 

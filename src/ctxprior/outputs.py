@@ -4,7 +4,7 @@ A path the user names for output (``report --out``, ``figures --out``, ``export 
 ``publish --dry-run DIR``, ``wh.datasets.write_demo_corpus(path)``, ...) is checked here before anything
 is written:
 
-- it is never the warehouse itself or one of its side files (``.wal``, ``.write-intent``), however
+- it is never the warehouse itself or one of its side files (``.wal``, ``.write-intent``, ``.writer``, ``.lock``), however
   it is spelled (symlinks and hard links resolved), and a folder that is cleared or filled never
   holds the warehouse;
 - an existing file is replaced only when the user says so (``--overwrite``, ``overwrite=True``),
@@ -32,7 +32,7 @@ from typing import Any
 
 from .errors import UserError
 
-SIDE_FILES = ("", ".wal", ".write-intent")
+SIDE_FILES = ("", ".wal", ".write-intent", ".writer", ".lock")  # .lock: replacing it would split the flock
 
 
 def _protected(warehouse: str | os.PathLike) -> list[str]:
