@@ -156,33 +156,3 @@ def test_docstring_examples_run(demo_db, monkeypatch):
     for t in tests:
         runner.run(t)
     assert runner.failures == 0, f"{runner.failures} docstring example(s) failed (see output above)"
-
-
-def test_the_method_names_of_earlier_releases_warn_and_forward(demo_db):
-    """Each old ``Warehouse`` method (``ctxprior.api.MOVED``) warns, names its new place and returns
-    what the new one returns; ``wh.runs()`` and the other callable parts are their ``list()``."""
-    from ctxprior.api import MOVED
-
-    wh = ctxprior.open(demo_db)
-    assert MOVED["generate_fakes"] == "fakes.generate"
-    for old, new in MOVED.items():
-        noun, method = new.split(".")
-        assert callable(getattr(getattr(wh, noun), method)), new
-        assert getattr(ctxprior.api.Warehouse, old).__doc__.endswith(f"use ``wh.{new}``."), old
-    with pytest.warns(
-        DeprecationWarning, match=r"Warehouse.most_susceptible is deprecated; use wh.runs.most_susceptible"
-    ):
-        old = wh.most_susceptible(1, 3)
-    pd.testing.assert_frame_equal(old, wh.runs.most_susceptible(1, 3))
-    with pytest.warns(DeprecationWarning, match=r"Warehouse.results is deprecated; use wh.analyses.results"):
-        pd.testing.assert_frame_equal(wh.results([1]), wh.analyses.results([1]))
-    with pytest.warns(DeprecationWarning, match=r"wh.runs\(\) is deprecated; use wh.runs.list\(\)"):
-        pd.testing.assert_frame_equal(wh.runs(), wh.runs.list())
-    with pytest.warns(DeprecationWarning, match=r"wh.fakes\(\) is deprecated"):
-        assert wh.fakes("demo") == wh.fakes.list("demo")
-    with pytest.warns(DeprecationWarning), pytest.raises(UserError, match="opened read-only"):
-        wh.sample("demo", entities=2, contexts=6)  # the new method's checks and errors
-    rw = ctxprior.open(demo_db, write=True)
-    assert rw.runs.cancel(1) == ("done", "done")  # (status before, status after)
-    with pytest.warns(DeprecationWarning):
-        assert rw.cancel(1) == "done"  # the status after only, as it was

@@ -37,10 +37,9 @@ from .parquet import Parquet
 from .plugins import analysis_names, estimators, ingest_sources
 from .runs import Runs, score_options
 from .samples import Samples
-from .warehouse import MOVED, Warehouse, migrate, open
+from .warehouse import Warehouse, migrate, open
 
 __all__ = [
-    "MOVED",
     "Analyses",
     "Covariates",
     "Datasets",

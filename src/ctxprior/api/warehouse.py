@@ -3,7 +3,6 @@ part per noun (``wh.datasets``, ``wh.runs``, ...); :func:`migrate` upgrades an o
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,62 +27,6 @@ from .typecheck import checked, checked_methods
 
 NOUNS: tuple[type[Noun], ...] = (Datasets, Samples, Fakes, Runs, Dynamic, Covariates, Analyses, Parquet, Hub)
 
-# The methods of earlier releases, each moved to a noun: ``wh.<old>(...)`` still works for one
-# release, warns, and calls ``wh.<new>(...)``. (``wh.datasets()``, ``wh.samples()``, ``wh.runs()``
-# and ``wh.fakes(...)`` are the nouns' ``list``, with the same warning: ``core.Listed``.)
-MOVED = {
-    "ingest": "datasets.ingest",
-    "ingest_demo": "datasets.ingest_demo",
-    "ingest_yago_qec": "datasets.ingest_yago_qec",
-    "ingest_dynamicqa": "datasets.ingest_dynamicqa",
-    "build_dataset": "datasets.build",
-    "write_demo_corpus": "datasets.write_demo_corpus",
-    "sample": "samples.draw",
-    "generate_fakes": "fakes.generate",
-    "add_fakes": "fakes.add",
-    "score": "runs.score",
-    "resume": "runs.resume",
-    "cancel_run": "runs.cancel",
-    "cancel": "runs.cancel",  # it returned the status after only: the second item
-    "most_susceptible": "runs.most_susceptible",
-    "analyze": "analyses.run",
-    "results": "analyses.results",
-    "summary": "analyses.summary",
-    "figures": "analyses.figures",
-    "report": "analyses.report",
-    "sample_dynamic": "dynamic.sample",
-    "score_dynamic": "dynamic.score",
-    "analyze_dynamic": "dynamic.analyze",
-    "export_parquet": "parquet.export",
-    "import_parquet": "parquet.load",
-    "publish": "hub.publish",
-    "pull": "hub.pull",
-}
-
-
-def _moved(old: str, new: str) -> Callable:
-    """The deprecated method ``Warehouse.<old>``: warns, then calls ``wh.<new>``."""
-    noun, method = new.split(".")
-
-    def alias(self, *args: Any, **kwargs: Any) -> Any:
-        warnings.warn(f"Warehouse.{old} is deprecated; use wh.{new}", DeprecationWarning, stacklevel=2)
-        out = getattr(getattr(self, noun), method)(*args, **kwargs)
-        return out[1] if old == "cancel" else out
-
-    alias.__name__, alias.__qualname__ = old, f"Warehouse.{old}"
-    # inspect.signature follows __wrapped__ (mypy knows no such attribute on a function)
-    alias.__wrapped__ = getattr(next(n for n in NOUNS if n.name == noun), method)  # type: ignore[attr-defined]
-    alias.__doc__ = f"Deprecated (kept for one release): use ``wh.{new}``."
-    return alias
-
-
-def deprecated_aliases(cls: type) -> type:
-    """Class decorator: the methods of :data:`MOVED` on ``cls``, each forwarding to its new place."""
-    for old, new in MOVED.items():
-        setattr(cls, old, _moved(old, new))
-    return cls
-
-
 @checked
 def open(path: str | Path | None = None, *, write: bool = False, wait: float = 0.0) -> Warehouse:
     """Open the warehouse at ``path`` (default ``$CTXPRIOR_DB``, else ``ctxprior.duckdb``).
@@ -98,7 +41,6 @@ def open(path: str | Path | None = None, *, write: bool = False, wait: float = 0
     return Warehouse(path, write=write, wait=wait)
 
 
-@deprecated_aliases
 @checked_methods
 class Warehouse:
     """One ctxprior warehouse file. Create it with :func:`ctxprior.open`.
@@ -106,8 +48,7 @@ class Warehouse:
     The warehouse reads SQL itself (:meth:`sql`, :meth:`arrow`, :meth:`query`, :meth:`info`) and runs
     the demo (:meth:`demo`); the rest is done by the parts it hands out, one per noun:
     ``wh.datasets``, ``wh.samples``, ``wh.fakes``, ``wh.runs``, ``wh.dynamic``, ``wh.covariates``,
-    ``wh.analyses``, ``wh.parquet``, ``wh.hub`` (the methods of earlier releases, such as
-    ``wh.generate_fakes``, still work for one release, with a DeprecationWarning: :data:`MOVED`).
+    ``wh.analyses``, ``wh.parquet``, ``wh.hub``.
 
     ``Warehouse(path, check=False)`` opens a read-only warehouse first on its first call rather than
     at once (the command line, so that a command's own input errors come first)."""
