@@ -5,7 +5,8 @@ fixture and are marked ``shared_data`` (a test using the fixture is marked autom
 ``scripts/test.sh`` deselects them when the data is absent; selected anyway, they fail with a
 message saying where the data is expected. Each has an equivalent test on files the tests write
 themselves (tests/fixtures/), so a fresh clone covers every behaviour. ``browser`` marks the test
-that needs chromium (deselected by scripts/test.sh when it is missing).
+that needs chromium (deselected by scripts/test.sh when it is missing). The markers are declared
+once, in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -22,14 +23,6 @@ SHARED = Path(os.environ.get("CTXPRIOR_SHARED", ROOT.parent / "shared"))
 
 def shared_data_present() -> bool:
     return (SHARED / "data").is_dir()
-
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers",
-        "browser: renders a page in headless chromium (scripts/test.sh "
-        "deselects it when chromium is missing)",
-    )
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects

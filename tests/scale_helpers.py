@@ -25,9 +25,8 @@ def make_tiny_folder(dest: Path, seed: int = 0, poison: str | None = None) -> st
     """A tiny random llama with SmolLM2's tokenizer, saved to ``dest``; ``poison`` = nan | inf sets
     the output head's weights to that value (a broken model)."""
     import torch
+    from scoring_helpers import tiny_model
     from transformers import AutoTokenizer
-
-    from ctxprior.scoring.models import tiny_model
 
     if (dest / "config.json").exists():
         return str(dest)

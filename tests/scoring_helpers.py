@@ -1,5 +1,5 @@
 """Shared by the scoring and engine tests: a small BPE tokenizer trained in-test, tiny random
-models (``tiny`` through ctxprior's own ``tiny_model``, ``tiny_family`` of a named transformers
+models (``tiny`` through ``tiny_model``, ``tiny_family`` of a named transformers
 family), the prompts they score, a demo sample in a warehouse and its result rows."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from ctxprior.schema import open_store
-from ctxprior.scoring.models import LoadedModel, tiny_model
+from ctxprior.scoring.models import LoadedModel
 
 CORPUS = [
     "The capital of France is Paris.\n",
@@ -37,6 +37,53 @@ def bpe_tokenizer():
     )
     tk.train_from_iterator(CORPUS, tr)
     return PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<eos>", pad_token="<eos>")
+
+
+def tiny_model(
+    vocab_tokenizer=None, seed: int = 0, arch: str = "llama", n_layer: int = 2, hidden: int = 32
+) -> LoadedModel:
+    """A tiny random model using a given tokenizer's vocabulary."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedModel
+
+    tok = vocab_tokenizer
+    torch.manual_seed(seed)
+    vocab = len(tok)
+    if arch == "llama":
+        cfg = LlamaConfig(
+            vocab_size=vocab,
+            hidden_size=hidden,
+            intermediate_size=2 * hidden,
+            num_hidden_layers=n_layer,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=512,
+            pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+        model: PreTrainedModel = LlamaForCausalLM(cfg)
+    else:
+        gpt2 = GPT2Config(
+            vocab_size=vocab,
+            n_embd=hidden,
+            n_layer=n_layer,
+            n_head=4,
+            n_positions=512,
+            pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+        model = GPT2LMHeadModel(gpt2)
+    model.eval()
+    return LoadedModel(
+        model=model,
+        tokenizer=tok,
+        model_id=f"tiny-{arch}-{seed}",
+        revision=None,
+        dtype="float32",
+        device="cpu",
+    )
 
 
 @functools.cache

@@ -19,7 +19,7 @@ from ctxprior.errors import UserError
 from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
-from ctxprior.scoring.models import LoadedModel, tiny_model
+from ctxprior.scoring.models import LoadedModel
 from ctxprior.scoring.prompts import PLACEHOLDER, PromptFormat, prompt_format, render_chat
 from ctxprior.scoring.runs import score_sample
 from ctxprior.scoring.units import ScoreConfig
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from chat_helpers import TEMPLATE, TRIM, _tokenizer
 from naive_scoring import _last_logprobs, naive_first_token
 from scoring_helpers import _demo as scoring_demo
-from scoring_helpers import _Interrupting
+from scoring_helpers import _Interrupting, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -804,9 +804,8 @@ def test_contains_answer():
 
 @pytest.fixture(scope="module")
 def tiny_lm():
+    from scoring_helpers import tiny_model
     from transformers import AutoTokenizer
-
-    from ctxprior.scoring.models import tiny_model
 
     tok = AutoTokenizer.from_pretrained(sem.resolve_encoder("minilm"))
     tok.eos_token = "[SEP]"

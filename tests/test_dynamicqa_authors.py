@@ -291,11 +291,11 @@ def test_resuming_a_run_from_before_the_options_keeps_its_rules():
 def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
     from dynamicqa_helpers import subset
     from fixtures.make_dynamicqa import make_dynamicqa
+    from scoring_helpers import tiny_model
     from transformers import AutoTokenizer
 
     from ctxprior.dynamicqa.ingest import ingest_dynamicqa
     from ctxprior.schema import open_store
-    from ctxprior.scoring.models import tiny_model
 
     tok = AutoTokenizer.from_pretrained(sem.resolve_encoder("minilm"))
     tok.eos_token = "[SEP]"

@@ -63,13 +63,13 @@ def fresh_registries(monkeypatch):
     into the real registries, which stay as they are)."""
     api.ingest_sources(), api.analysis_names(), estimators.registry(), architectures.families()
     monkeypatch.setattr(estimators, "ESTIMATORS", dict(estimators.ESTIMATORS))
-    monkeypatch.setattr(estimators, "_FOUND", [])
+    estimators._discover.cache_clear()
     monkeypatch.setattr(sources_registry, "SOURCES", dict(sources_registry.SOURCES))
-    monkeypatch.setattr(sources_registry, "_FOUND", [])
+    sources_registry._discover.cache_clear()
     monkeypatch.setattr(analyses_registry, "_LOADED", {})
     monkeypatch.setattr(analyses_registry, "_PLUGIN_FOLDERS", [])
     monkeypatch.setattr(architectures, "EXACT", dict(architectures.EXACT))
-    monkeypatch.setattr(architectures, "_FOUND", [])
+    architectures._discover.cache_clear()
 
 
 @pytest.fixture

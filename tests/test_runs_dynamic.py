@@ -35,10 +35,10 @@ def _cli(*args):
 
 
 def _tiny_folder(dest: Path) -> str:
+    from scoring_helpers import tiny_model
     from transformers import AutoTokenizer
 
     from ctxprior.dynamicqa import semantic as sem
-    from ctxprior.scoring.models import tiny_model
 
     tok = AutoTokenizer.from_pretrained(sem.resolve_encoder("minilm"))
     tok.eos_token = "[SEP]"

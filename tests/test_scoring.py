@@ -16,7 +16,7 @@ from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.executors import LocalExecutor
-from ctxprior.scoring.models import load_model, tiny_model
+from ctxprior.scoring.models import load_model
 from ctxprior.scoring.runs import plan_units, score_sample
 from ctxprior.scoring.units import ScoreConfig, label_generation
 
@@ -31,6 +31,7 @@ from scoring_helpers import (  # noqa: F401 (tiny_folder: a fixture)
     bpe_tokenizer,
     tiny,
     tiny_folder,
+    tiny_model,
 )
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

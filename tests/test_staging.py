@@ -21,8 +21,15 @@ STAGING = [
     "stg_known_attribute",
     "stg_known_entity",
     "stg_persuasion",
+    "stg_persuasion_cell",
+    "stg_persuasion_context",
+    "stg_persuasion_generation",
+    "stg_persuasion_text",
+    "stg_persuasion_type",
     "stg_query_form",
     "stg_susceptibility",
+    "stg_susceptibility_cell",
+    "stg_susceptibility_type",
 ]
 
 
@@ -78,6 +85,49 @@ def test_relevance_comes_from_entity_ids(wh):
         "WHERE is_relevant <> (context_entity_id IS NOT DISTINCT FROM entity_id)"
     )
     assert n_bad == 0
+
+
+def _tables_read(sql: str) -> set[str]:
+    """The names in FROM / JOIN of ``sql`` (CTEs included), from DuckDB's parse tree (no binding)."""
+    import json
+
+    import duckdb
+
+    tree = json.loads(duckdb.connect().execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+    assert not tree.get("error"), tree.get("error_message")
+    names: set[str] = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            if x.get("type") == "BASE_TABLE" and "table_name" in x:
+                names.add(x["table_name"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(tree)
+    return names
+
+
+def test_analyses_read_staging_not_base_tables():
+    """Marts read staging only: no queries/*.sql names a table of the schema; a join it needs is a
+    ``stg_*`` view in schema/views/05_staging.sql (its analyses' chain, join for join)."""
+    from pathlib import Path
+
+    import ctxprior.queries
+    from ctxprior.schema.base import metadata
+
+    files = sorted(Path(ctxprior.queries.__file__).parent.glob("*.sql"))
+    assert len(files) >= 14
+    assert _tables_read("SELECT * FROM persuasion p JOIN stg_fact f USING (fact_id)") == {
+        "persuasion",
+        "stg_fact",
+    }
+    for f in files:
+        base = _tables_read(f.read_text()) & set(metadata.tables)
+        assert not base, f"queries/{f.name} reads the base table(s) {sorted(base)}: read a stg_* view instead"
 
 
 def test_ident_and_literal_quote():

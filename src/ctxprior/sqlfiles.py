@@ -11,21 +11,10 @@ def read_sql(package: str, name: str) -> str:
 
 
 def split_statements(text: str) -> list[str]:
-    """Split a SQL script on ';' at line ends (our files never put ';' inside strings at EOL)."""
-    out, cur = [], []
-    for line in text.splitlines():
-        cur.append(line)
-        if line.rstrip().endswith(";"):
-            stmt = "\n".join(cur).strip()
-            if stmt.strip(";").strip() and not all(
-                ln.strip().startswith("--") or not ln.strip() for ln in cur
-            ):
-                out.append(stmt)
-            cur = []
-    rest = "\n".join(cur).strip()
-    if rest and not all(ln.strip().startswith("--") or not ln.strip() for ln in cur):
-        out.append(rest)
-    return out
+    """The statements of a SQL script, as DuckDB's parser splits it (``extract_statements``)."""
+    import duckdb
+
+    return [stmt.query for stmt in duckdb.extract_statements(text)]
 
 
 def glob_escaped(path: str) -> str:

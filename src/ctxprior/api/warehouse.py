@@ -27,6 +27,7 @@ from .typecheck import checked, checked_methods
 
 NOUNS: tuple[type[Noun], ...] = (Datasets, Samples, Fakes, Runs, Dynamic, Covariates, Analyses, Parquet, Hub)
 
+
 @checked
 def open(path: str | Path | None = None, *, write: bool = False, wait: float = 0.0) -> Warehouse:
     """Open the warehouse at ``path`` (default ``$CTXPRIOR_DB``, else ``ctxprior.duckdb``).

@@ -10,12 +10,12 @@ from ..api import command_options, score_options
 from .app import pass_app
 from .options import declared_options
 
-EXECUTOR_OPTIONS = ("executor", "address", "workers", "gpus_per_worker", "shard_dir")
+EXECUTOR_OPTION_NAMES = ("executor", "address", "workers", "gpus_per_worker", "shard_dir")
 
 
 def executor_options(f):
     """--executor/--address/--workers/--gpus-per-worker/--shard-dir (keyword arguments of wh.runs.score)."""
-    return declared_options(score_options(), EXECUTOR_OPTIONS)(f)
+    return declared_options(score_options(), EXECUTOR_OPTION_NAMES)(f)
 
 
 def echo_run(run, interrupted_hint: str) -> None:

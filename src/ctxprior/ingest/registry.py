@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from ..options import Option
@@ -109,16 +110,16 @@ def ingest_source(source: IngestSource) -> IngestSource:
     return source
 
 
-_FOUND: list[bool] = []
+@cache
+def _discover(builtin: tuple[str, ...]) -> None:
+    from .. import plugins
+
+    for obj in plugins.discover("ingest_sources", [*plugins.modules(__package__), *builtin]):
+        if isinstance(obj, IngestSource):
+            ingest_source(obj)
 
 
 def sources(builtin: Sequence[str] = ()) -> dict[str, IngestSource]:
     """Every source by name, sorted: found on first use (module docstring)."""
-    if not _FOUND:
-        from .. import plugins
-
-        for obj in plugins.discover("ingest_sources", [*plugins.modules(__package__), *builtin]):
-            if isinstance(obj, IngestSource):
-                ingest_source(obj)
-        _FOUND.append(True)
+    _discover(tuple(builtin))
     return dict(sorted(SOURCES.items()))

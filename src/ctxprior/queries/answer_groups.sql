@@ -14,25 +14,19 @@
 -- One row per (run, query form, fact, answer group): the mean persuasion ψ of those contexts.
 -- Needs runs scored with generations (--memorization). Runs: `analysis_runs`.
 WITH cells AS (   -- the one big join first, on the score keys only
-    SELECT p.run_id, p.query_form_id, p.fact_id, g.label AS grp,
+    SELECT p.run_id, p.query_form_id, p.fact_id, p.label AS grp,
            avg(p.persuasion) AS value,
            count(*) AS n_rows,
            count(*) FILTER (WHERE isnan(p.persuasion)) AS n_nan
-    FROM persuasion p
-    JOIN generation g ON g.run_id = p.run_id AND g.query_form_id = p.query_form_id
-                     AND g.fact_id = p.fact_id AND g.context_id = p.context_id
+    FROM stg_persuasion_generation p
     WHERE p.run_id IN (SELECT run_id FROM analysis_runs)
-      AND g.run_id IN (SELECT run_id FROM analysis_runs)
     GROUP BY ALL
 )
-SELECT cl.run_id, f.relation_id, r.short_name AS relation, q.query_type,
-       cl.query_form_id, q.name AS query_form, cl.fact_id, f.entity_id, e.name AS entity,
+SELECT cl.run_id, f.relation_id, f.relation, q.query_type,
+       cl.query_form_id, q.query_form, cl.fact_id, f.entity_id, f.entity,
        cl.grp, cl.value, cl.n_rows, cl.n_nan
 FROM cells cl
-JOIN fact f ON f.fact_id = cl.fact_id
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = r.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-JOIN query_form q ON q.query_form_id = cl.query_form_id
-WHERE d.source_format NOT IN ('friend_enemy', 'gender')
+JOIN stg_fact f ON f.fact_id = cl.fact_id
+JOIN stg_query_form q ON q.query_form_id = cl.query_form_id
+WHERE NOT f.in_case_study
 ORDER BY cl.run_id, f.relation_id, cl.query_form_id, cl.fact_id, cl.grp;

@@ -100,19 +100,6 @@ def _texts(fig) -> list:
     return [t for t in out if t.get_visible() and t.get_text()]
 
 
-def outside_canvas(fig, tol: float = 1.0) -> list[tuple[str, tuple]]:
-    """(text, bounding box) of every title / label of `fig` that is not inside its canvas."""
-    fig.canvas.draw()
-    r = fig.canvas.get_renderer()
-    w, h = fig.bbox.width, fig.bbox.height
-    bad = []
-    for t in _texts(fig):
-        bb = t.get_window_extent(r)
-        if bb.x0 < -tol or bb.y0 < -tol or bb.x1 > w + tol or bb.y1 > h + tol:
-            bad.append((t.get_text(), tuple(round(v, 1) for v in bb.extents)))
-    return bad
-
-
 def _finish(fig, margin: float = 6.0) -> None:
     """tight_layout, then wrap every title / axis label that leaves the canvas (long model names,
     relation names, covariate specs) and lay out again, until all fit."""

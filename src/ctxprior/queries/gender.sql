@@ -23,25 +23,20 @@
 -- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).
 WITH collections AS (
     SELECT sample_id, relation_id, count(DISTINCT context_type) AS n_collections
-    FROM context GROUP BY ALL
+    FROM stg_context GROUP BY ALL
 )
-SELECT p.run_id, f.relation_id, r.short_name AS relation, c.context_type, q.query_type,
-       p.query_form_id, q.name AS query_form, p.fact_id, f.entity_id, e.name AS entity,
-       e.entity_class AS grp,
+SELECT p.run_id, p.relation_id, p.relation, p.context_type, p.query_type,
+       p.query_form_id, p.query_form, p.fact_id, p.entity_id, p.entity,
+       p.entity_class AS grp,
        avg(p.persuasion) AS value,
        count(*) AS n_rows,
        count(*) FILTER (WHERE isnan(p.persuasion)) AS n_nan,
        any_value(k.n_collections) AS n_collections
-FROM persuasion p
-JOIN fact f ON f.fact_id = p.fact_id
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN entity e ON e.entity_id = f.entity_id
-JOIN query_form q ON q.query_form_id = p.query_form_id
-JOIN context c ON c.context_id = p.context_id
-JOIN collections k ON k.sample_id = c.sample_id AND k.relation_id = c.relation_id
+FROM stg_persuasion_cell p
+JOIN collections k ON k.sample_id = p.context_sample_id AND k.relation_id = p.context_relation_id
 WHERE p.run_id IN (SELECT run_id FROM analysis_runs)
-  AND e.entity_class IN ('feminine', 'masculine')
-  AND c.context_type IN ('feminine_stereotype', 'masculine_stereotype', 'feminine_swapped', 'masculine_swapped')
-GROUP BY p.run_id, f.relation_id, r.short_name, c.context_type, q.query_type, p.query_form_id, q.name,
-         p.fact_id, f.entity_id, e.name, e.entity_class
-ORDER BY p.run_id, c.context_type, p.query_form_id, p.fact_id;
+  AND p.entity_class IN ('feminine', 'masculine')
+  AND p.context_type IN ('feminine_stereotype', 'masculine_stereotype', 'feminine_swapped', 'masculine_swapped')
+GROUP BY p.run_id, p.relation_id, p.relation, p.context_type, p.query_type, p.query_form_id, p.query_form,
+         p.fact_id, p.entity_id, p.entity, p.entity_class
+ORDER BY p.run_id, p.context_type, p.query_form_id, p.fact_id;

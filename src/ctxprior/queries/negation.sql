@@ -13,21 +13,15 @@
 -- One row per (run, query form, queried fact, context type): the mean persuasion ψ of the
 -- negation contexts and of the base contexts for that query (all contexts of the sample, relevant or not).
 -- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).
-SELECT p.run_id, f.relation_id, r.short_name AS relation, q.query_type,
-       p.query_form_id, q.name AS query_form, p.fact_id, f.entity_id, e.name AS entity,
-       c.context_type AS grp,
+SELECT p.run_id, p.relation_id, p.relation, p.query_type,
+       p.query_form_id, p.query_form, p.fact_id, p.entity_id, p.entity,
+       p.context_type AS grp,
        avg(p.persuasion) AS value,
        count(*) AS n_rows,
        count(*) FILTER (WHERE isnan(p.persuasion)) AS n_nan
-FROM persuasion p
-JOIN fact f ON f.fact_id = p.fact_id
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = r.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-JOIN query_form q ON q.query_form_id = p.query_form_id
-JOIN context c ON c.context_id = p.context_id
+FROM stg_persuasion_cell p
 WHERE p.run_id IN (SELECT run_id FROM analysis_runs)
-  AND c.context_type IN ('negation', 'base')
-  AND d.source_format NOT IN ('friend_enemy', 'gender')
+  AND p.context_type IN ('negation', 'base')
+  AND NOT p.in_case_study
 GROUP BY ALL
-ORDER BY p.run_id, f.relation_id, p.query_form_id, p.fact_id, grp;
+ORDER BY p.run_id, p.relation_id, p.query_form_id, p.fact_id, grp;

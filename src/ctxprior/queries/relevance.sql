@@ -14,20 +14,14 @@
 -- that mention the queried entity (relevant) and over those that do not (irrelevant).
 -- Relevance comes from the context's stored entity id, never from substring matching.
 -- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).
-SELECT p.run_id, f.relation_id, r.short_name AS relation, q.query_type,
-       p.query_form_id, q.name AS query_form, p.fact_id, f.entity_id, e.name AS entity,
-       CASE WHEN c.entity_id IS NOT DISTINCT FROM f.entity_id THEN 'relevant' ELSE 'irrelevant' END AS grp,
+SELECT p.run_id, p.relation_id, p.relation, p.query_type,
+       p.query_form_id, p.query_form, p.fact_id, p.entity_id, p.entity,
+       CASE WHEN p.context_entity_id IS NOT DISTINCT FROM p.entity_id THEN 'relevant' ELSE 'irrelevant' END AS grp,
        avg(p.persuasion) AS value,
        count(*) AS n_rows,
        count(*) FILTER (WHERE isnan(p.persuasion)) AS n_nan
-FROM persuasion p
-JOIN fact f ON f.fact_id = p.fact_id
-JOIN relation r ON r.relation_id = f.relation_id
-JOIN dataset d ON d.dataset_id = r.dataset_id
-JOIN entity e ON e.entity_id = f.entity_id
-JOIN query_form q ON q.query_form_id = p.query_form_id
-JOIN context c ON c.context_id = p.context_id
+FROM stg_persuasion_cell p
 WHERE p.run_id IN (SELECT run_id FROM analysis_runs)
-  AND d.source_format NOT IN ('friend_enemy', 'gender')
+  AND NOT p.in_case_study
 GROUP BY ALL
-ORDER BY p.run_id, f.relation_id, p.query_form_id, p.fact_id, grp;
+ORDER BY p.run_id, p.relation_id, p.query_form_id, p.fact_id, grp;

@@ -18,34 +18,29 @@ groups AS (
     FROM runs GROUP BY grp
 ),
 chi_seed AS (
-    SELECT ru.grp, q.query_type, var_samp(s.susceptibility) AS v
-    FROM susceptibility s JOIN runs ru USING (run_id)
-    JOIN query_form q USING (query_form_id)
+    SELECT ru.grp, s.query_type, var_samp(s.susceptibility) AS v
+    FROM stg_susceptibility_type s JOIN runs ru USING (run_id)
     JOIN groups g ON g.grp = ru.grp AND g.n_seeds >= 2
-    GROUP BY ru.grp, q.query_type, s.query_form_id, s.fact_id
+    GROUP BY ru.grp, s.query_type, s.query_form_id, s.fact_id
     HAVING count(DISTINCT ru.seed) = any_value(g.n_seeds)
 ),
 psi_seed AS (
-    SELECT ru.grp, q.query_type, var_samp(p.persuasion) AS v
-    FROM persuasion p JOIN runs ru USING (run_id)
-    JOIN query_form q USING (query_form_id)
-    JOIN context c ON c.context_id = p.context_id
+    SELECT ru.grp, p.query_type, var_samp(p.persuasion) AS v
+    FROM stg_persuasion_text p JOIN runs ru USING (run_id)
     JOIN groups g ON g.grp = ru.grp AND g.n_seeds >= 2
-    GROUP BY ru.grp, q.query_type, p.query_form_id, p.fact_id, c.relation_id, c.text
+    GROUP BY ru.grp, p.query_type, p.query_form_id, p.fact_id, p.context_relation_id, p.context
     HAVING count(DISTINCT ru.seed) = any_value(g.n_seeds)
 ),
 chi_form AS (
-    SELECT ru.grp, q.query_type, var_samp(s.susceptibility) AS v
-    FROM susceptibility s JOIN runs ru USING (run_id)
-    JOIN query_form q USING (query_form_id)
-    GROUP BY ru.grp, s.run_id, q.query_type, s.fact_id
+    SELECT ru.grp, s.query_type, var_samp(s.susceptibility) AS v
+    FROM stg_susceptibility_type s JOIN runs ru USING (run_id)
+    GROUP BY ru.grp, s.run_id, s.query_type, s.fact_id
     HAVING count(*) >= 2
 ),
 psi_form AS (
-    SELECT ru.grp, q.query_type, var_samp(p.persuasion) AS v
-    FROM persuasion p JOIN runs ru USING (run_id)
-    JOIN query_form q USING (query_form_id)
-    GROUP BY ru.grp, p.run_id, q.query_type, p.fact_id, p.context_id
+    SELECT ru.grp, p.query_type, var_samp(p.persuasion) AS v
+    FROM stg_persuasion_type p JOIN runs ru USING (run_id)
+    GROUP BY ru.grp, p.run_id, p.query_type, p.fact_id, p.context_id
     HAVING count(*) >= 2
 ),
 items AS (

@@ -32,6 +32,7 @@ reasons is in docs/architectures.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 # model_type -> (family, transformers class): prefix reuse verified exact (tests/test_architectures.py)
@@ -66,8 +67,6 @@ EXACT: dict[str, tuple[str, str]] = {
     "smollm3": ("SmolLM3, NoPE layers", "SmolLM3ForCausalLM"),
 }
 
-_FOUND: list[bool] = []
-
 
 def register_family(model_type: str, family: str, cls: str) -> None:
     """Declare prefix reuse exact for ``model_type`` (a plug-in module calls it once it has checked
@@ -79,12 +78,15 @@ def register_family(model_type: str, family: str, cls: str) -> None:
 
 def families() -> dict[str, tuple[str, str]]:
     """``EXACT`` with the plug-ins' families (loaded on first use): model_type -> (family, class)."""
-    if not _FOUND:
-        from .. import plugins
-
-        plugins.discover("model_families")
-        _FOUND.append(True)
+    _discover()
     return EXACT
+
+
+@cache
+def _discover() -> None:
+    from .. import plugins
+
+    plugins.discover("model_families")
 
 
 # model types whose layers keep a recurrent state instead of (or beside) a key/value cache

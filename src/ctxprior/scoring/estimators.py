@@ -19,9 +19,9 @@ top-k and KL(mixture || prior).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 import torch
@@ -395,10 +395,6 @@ def closed_candidates() -> list[str]:
     return ["Yes", "No"]
 
 
-def log_n(n: int) -> float:
-    return math.log(n) if n > 0 else 0.0
-
-
 # -- the registry -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class UnitTexts:
@@ -488,7 +484,6 @@ ESTIMATORS: dict[str, Estimator] = {
         ),
     )
 }
-_FOUND: list[bool] = []
 
 
 AUTO_HELP = (
@@ -514,14 +509,17 @@ def register_estimator(estimator: Estimator) -> Estimator:
 def registry() -> dict[str, Estimator]:
     """Every estimator by name: the built-ins above, then the entry points ``ctxprior.estimators``
     (an ``Estimator``, or a module that calls ``register_estimator``), loaded on first use."""
-    if not _FOUND:
-        from .. import plugins
-
-        for obj in plugins.discover("estimators"):
-            if isinstance(obj, Estimator):
-                register_estimator(obj)
-        _FOUND.append(True)
+    _discover()
     return ESTIMATORS
+
+
+@cache
+def _discover() -> None:
+    from .. import plugins
+
+    for obj in plugins.discover("estimators"):
+        if isinstance(obj, Estimator):
+            register_estimator(obj)
 
 
 def score_estimators() -> dict[str, Estimator]:

@@ -70,12 +70,6 @@ def _np_logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
     return np.squeeze(out, axis=axis)
 
 
-def log_normalize_np(logits: np.ndarray) -> np.ndarray:
-    """log_softmax over the last axis, float64."""
-    x = np.asarray(logits, dtype=np.float64)
-    return x - _np_logsumexp(x, axis=-1)[..., None]
-
-
 def entropy_np(logp: np.ndarray) -> np.ndarray:
     """H(p) = -sum p log p over the last axis; p = 0 contributes 0."""
     logp = np.asarray(logp, dtype=np.float64)

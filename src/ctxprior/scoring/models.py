@@ -64,12 +64,6 @@ class LoadedModel:
     source_path: str | None = None
     extra: dict = field(default_factory=dict)
 
-    @property
-    def torch_device(self):
-        import torch
-
-        return torch.device(self.device)
-
     def prefix_reuse(self, max_len: int | None = None) -> tuple[bool, str]:
         """Whether the engine's shared-prefix KV reuse is exact for this model on prompts of up
         to ``max_len`` tokens (None: any length), and why; see ``scoring.architectures``."""
@@ -398,50 +392,3 @@ def _from_pretrained(name: str, load_from: str, kwargs: dict):
             f"{name}`, or check the id)"
         ) from None
     return tok, model
-
-
-def tiny_model(
-    vocab_tokenizer=None, seed: int = 0, arch: str = "llama", n_layer: int = 2, hidden: int = 32
-) -> LoadedModel:
-    """A tiny random model (for tests and examples) using a given tokenizer's vocabulary."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, PreTrainedModel
-
-    tok = vocab_tokenizer
-    torch.manual_seed(seed)
-    vocab = len(tok)
-    if arch == "llama":
-        cfg = LlamaConfig(
-            vocab_size=vocab,
-            hidden_size=hidden,
-            intermediate_size=2 * hidden,
-            num_hidden_layers=n_layer,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=512,
-            pad_token_id=tok.pad_token_id,
-            bos_token_id=tok.bos_token_id,
-            eos_token_id=tok.eos_token_id,
-        )
-        model: PreTrainedModel = LlamaForCausalLM(cfg)
-    else:
-        gpt2 = GPT2Config(
-            vocab_size=vocab,
-            n_embd=hidden,
-            n_layer=n_layer,
-            n_head=4,
-            n_positions=512,
-            pad_token_id=tok.pad_token_id,
-            bos_token_id=tok.bos_token_id,
-            eos_token_id=tok.eos_token_id,
-        )
-        model = GPT2LMHeadModel(gpt2)
-    model.eval()
-    return LoadedModel(
-        model=model,
-        tokenizer=tok,
-        model_id=f"tiny-{arch}-{seed}",
-        revision=None,
-        dtype="float32",
-        device="cpu",
-    )

@@ -1,9 +1,10 @@
 -- Staging views (dbt-style `stg_*`): each join chain of the warehouse written once. The readable
--- views (v_*) and the analysis SQL files that only pick rows (queries/*.sql, dynamicqa/sql/*.sql)
--- build on these instead of repeating the joins. The files that sum or average floats keep their
--- own joins: DuckDB adds the rows of a group in the order its join plan delivers them, so another
--- join tree changes the last bit of a stored mean (docs/warehouse.md). The score views below join
--- in the order the v_* views always did, so the plans over them are unchanged.
+-- views (v_*) and the analysis SQL files (queries/*.sql, dynamicqa/sql/*.sql) build on these
+-- instead of repeating the joins. DuckDB adds the rows of a group in the order its join plan
+-- delivers them, so another join tree changes the last bit of a stored mean (docs/warehouse.md):
+-- a file that sums or averages floats reads a view of exactly its own join chain (the analyses'
+-- chains at the end). The score views below join in the order the v_* views always did, so the
+-- plans over them are unchanged.
 -- Internal: `view_names()` leaves them out, so they are not exported or published; their columns
 -- may change with the code that reads them. in_case_study: the fact belongs to a case-study
 -- dataset (friend_enemy, gender), which the general analyses leave out.
@@ -268,3 +269,89 @@ FROM context c
 JOIN fixed_context fc ON fc.context_template_id = c.context_template_id
 JOIN stg_fixed_item i ON i.fact_id = fc.fact_id
 LEFT JOIN answer sa ON sa.answer_id = fc.answer_id;
+
+-- The analyses' own join chains (queries/*.sql read only stg_* views; tests/test_staging.py checks
+-- it). A mean over these rows depends on the order the join plan delivers them, so each chain is
+-- the one its analyses wrote before, join for join: the plans and the stored numbers are the same.
+
+-- One row per persuasion score ψ(c, q(e)) with the labels the context comparisons group by
+-- (relevance, assertive, negation, gender).
+CREATE OR REPLACE VIEW stg_persuasion_cell AS
+SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.persuasion,
+       f.relation_id, f.entity_id,
+       r.short_name    AS relation,
+       d.source_format IN ('friend_enemy', 'gender') AS in_case_study,
+       e.name          AS entity,
+       e.entity_class,
+       q.query_type,
+       q.name          AS query_form,
+       c.context_type,
+       c.sample_id     AS context_sample_id,
+       c.relation_id   AS context_relation_id,
+       c.entity_id     AS context_entity_id
+FROM persuasion p
+JOIN fact f ON f.fact_id = p.fact_id
+JOIN relation r ON r.relation_id = f.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+JOIN query_form q ON q.query_form_id = p.query_form_id
+JOIN context c ON c.context_id = p.context_id;
+
+-- One row per persuasion score with the queried entity and the context's type and entity: the
+-- keys of context_cells.sql's sums, before any label is joined.
+CREATE OR REPLACE VIEW stg_persuasion_context AS
+SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.persuasion,
+       f.entity_id,
+       c.context_type,
+       c.entity_id     AS context_entity_id
+FROM persuasion p
+JOIN fact f ON f.fact_id = p.fact_id
+JOIN context c ON c.context_id = p.context_id;
+
+-- One row per persuasion score that has a --memorization generation: its label.
+CREATE OR REPLACE VIEW stg_persuasion_generation AS
+SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.persuasion,
+       g.label
+FROM persuasion p
+JOIN generation g ON g.run_id = p.run_id AND g.query_form_id = p.query_form_id
+                 AND g.fact_id = p.fact_id AND g.context_id = p.context_id;
+
+-- One row per susceptibility score χ(q(e)) with the fact's labels (susceptibility_by_fact, mr).
+CREATE OR REPLACE VIEW stg_susceptibility_cell AS
+SELECT s.run_id, s.query_form_id, s.fact_id, s.susceptibility,
+       d.name          AS dataset,
+       d.source_format IN ('friend_enemy', 'gender') AS in_case_study,
+       r.short_name    AS relation,
+       r.name          AS relation_uri,
+       q.query_type,
+       q.name          AS query_form,
+       f.relation_id, f.entity_id, f.entity_kind, f.predicate_degree, f.uri_degree,
+       e.name          AS entity,
+       a.name          AS answer
+FROM susceptibility s
+JOIN fact f ON f.fact_id = s.fact_id
+JOIN relation r ON r.relation_id = f.relation_id
+JOIN dataset d ON d.dataset_id = r.dataset_id
+JOIN entity e ON e.entity_id = f.entity_id
+LEFT JOIN answer a ON a.answer_id = f.answer_id
+JOIN query_form q ON q.query_form_id = s.query_form_id;
+
+-- One row per score with its query type (reliability.sql: variances across seeds and query forms);
+-- stg_persuasion_text adds the context's relation and text, by which seeds are matched.
+CREATE OR REPLACE VIEW stg_susceptibility_type AS
+SELECT s.run_id, s.query_form_id, s.fact_id, s.susceptibility, q.query_type
+FROM susceptibility s
+JOIN query_form q USING (query_form_id);
+
+CREATE OR REPLACE VIEW stg_persuasion_type AS
+SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.persuasion, q.query_type
+FROM persuasion p
+JOIN query_form q USING (query_form_id);
+
+CREATE OR REPLACE VIEW stg_persuasion_text AS
+SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.persuasion, q.query_type,
+       c.relation_id   AS context_relation_id,
+       c.text          AS context
+FROM persuasion p
+JOIN query_form q USING (query_form_id)
+JOIN context c ON c.context_id = p.context_id;
