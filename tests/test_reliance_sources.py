@@ -25,6 +25,7 @@ from scoring_helpers import tiny
 
 import ctxprior
 from ctxprior.schema import open_store
+from ctxprior.schema.measures import RELIANCE_MEASURES
 from ctxprior.schema.versions import SCHEMA_VERSION
 from ctxprior.scoring.metrics import reliance_np, reliance_torch
 
@@ -228,11 +229,14 @@ def test_separator_is_set_at_ingest_and_yago_keeps_its_own_newline(tmp_path, run
     assert got == {"a": "\n\n", "b": "", "demo": ""}
 
 
+V3_MEASURES = [m.name for m in RELIANCE_MEASURES if m.since == 3]
+
+
 def test_migration_v2_to_v3_moves_the_whole_vocabulary_gain(db_path, run_cli):
     open_store(db_path).close()
     con = duckdb.connect(db_path)
     con.execute("ALTER TABLE dataset DROP COLUMN separator")
-    for col in ("confidence_gain_vocab", "scaled_difference_memory", "outcome_source", "collision"):
+    for col in V3_MEASURES:  # the migration adds them from their declaration
         con.execute(f"ALTER TABLE reliance DROP COLUMN {col}")
     con.execute(
         "INSERT INTO dataset (dataset_id, name, source_format, ctxprior_version, created_at) VALUES (1, 'd', 't', '0', now())"
@@ -274,7 +278,7 @@ def test_parquet_round_trip_keeps_the_new_columns_and_upgrades_a_v2_export(score
     m["schema_version"] = 2
     drop = {
         "dataset": ["separator"],
-        "reliance": ["confidence_gain_vocab", "scaled_difference_memory", "outcome_source", "collision"],
+        "reliance": V3_MEASURES,
     }
     for e in m["tables"]:
         if e["name"] not in drop:

@@ -14,11 +14,19 @@ from typing import Any
 import yaml
 
 from ..schema.base import metadata
+from ..schema.measures import RELIANCE_MEASURES
 from ..schema.store import Store
 from ..sqlfiles import body, ident, literal, read_sql
 from ..version import __version__
 
-# Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS.
+_REPLICATE = {
+    "replicate_key": "everything two runs must share to be seed replicates (model, revision, dtype, quantization, estimator and options, dataset, sampling parameters but the seed), as JSON",
+    "seed": "the sample's seed",
+}
+
+# Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS;
+# a column a view passes through from a table has that column's comment (the stored measures':
+# schema/measures.py, which also gives v_reliance_rates' means).
 VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
     "v_entity": {
         "relation_uri": "relation id as in the source file (relation.name)",
@@ -40,7 +48,6 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "context": "the context text c, prepended to the query",
         "is_relevant": "true when the context mentions the queried entity (decided by the context's stored entity id, not by substring search)",
         "context_answer": "answer the context states",
-        "entropy": "H(p(A|c,q(e))) in nats",
     },
     "v_kappa": {
         "kappa": "entity-independent persuasion kappa(c, q) = mean over the sample's queried facts of psi(c, q(e)) (Du et al. 2024, App. B), nats",
@@ -51,13 +58,9 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "gamma": "gamma(q) = mean over contexts of kappa(c, q) = I(A; C | q(E)) (Du et al. 2024, App. B), nats",
         "n_contexts": "number of contexts averaged into gamma",
     },
-    "v_run_replicate": {
-        "replicate_key": "everything two runs must share to be seed replicates (model, revision, dtype, quantization, estimator and options, dataset, sampling parameters but the seed), as JSON",
-        "seed": "the sample's seed",
-    },
+    "v_run_replicate": _REPLICATE,
     "analysis_replicates": {
-        "replicate_key": "everything two runs must share to be seed replicates (model, revision, dtype, quantization, estimator and options, dataset, sampling parameters but the seed), as JSON",
-        "seed": "the sample's seed",
+        **_REPLICATE,
         "counted": "false when another run of the group has the same seed (the latest finished one counts)",
         "grp": "replicate group number (within the analyzed runs)",
         "group_run_id": "the group's first counted run; its reliability rows carry this run_id",
@@ -70,7 +73,6 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "ccu": "CUB's continuous context utilisation: scaled_difference for a relevant context, scaled_difference_memory for an irrelevant one (Hagstrom et al. 2025, App. C)",
         "generation_label": "the --memorization greedy generation's label (ORIGINAL / CONTEXT / OTHER), where the run stored generations",
         "conflict": "the context's answer differs from the fact's (case-insensitively, by name; false when either is missing)",
-        "entropy": "H(p(A|c,q(e))) in nats",
     },
     "v_reliance_rates": {
         "scope": "relation: per relation and query form; all relations: over every relation of the query type (relation and query_form NULL)",
@@ -86,12 +88,8 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "accuracy": "share of every context whose with-context argmax is the fact's answer",
         "context_preference": "ClashEval: of the contexts whose answer differs from the model's own no-context answer, the share whose with-context argmax is the context's answer",
         "mean_persuasion": "mean psi over the group, nats",
-        "mean_shift": "mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
-        "mean_jsd": "mean JSD(p(A|c,q(e)), no-context p(A|q(e))) over the group, nats",
+        **{f"mean_{m.name}": m.mean for m in RELIANCE_MEASURES if m.mean},
         "bcu": "CUB's binary context utilisation: a relevant context's share answered with the answer it promotes, an irrelevant one's share keeping the no-context answer",
-        "mean_confidence_gain": "mean CK-PLUG confidence gain (filtered to its plausible tokens) over the group, nats",
-        "mean_confidence_gain_vocab": "mean H(no-context) - H(with context) over the whole answer space, nats",
-        "mean_scaled_difference": "mean DRUID scaled probability difference of the context's answer over the group",
         "mean_ccu": "mean CUB CCU over the group",
     },
     "v_memorization": {

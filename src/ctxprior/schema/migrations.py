@@ -4,12 +4,15 @@ Adding a table or a view is not a version change: opening a warehouse read-write
 missing tables and recreates every view. A change to an existing table (a new column, a renamed
 one, a new key) bumps ``SCHEMA_VERSION`` (``versions.py``) and registers a step here,
 ``MIGRATIONS[N] = step``, that takes a warehouse of version N to N+1 inside one transaction. ``ctxprior migrate`` applies every pending step.
+A version that only adds stored measures (``measures.py``, declared ``since`` it) needs no step:
+the columns are added from their declaration.
 """
 
 from __future__ import annotations
 
 from ..errors import UserError
 from . import lock as wlock
+from .measures import added_columns
 from .store import Store, open_store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 
@@ -126,8 +129,19 @@ def _v2_to_v3(store: Store) -> None:
     (sql/migrate_v2_v3.sql says what each older row gets)."""
     from ..sqlfiles import read_sql
 
+    _add_measures(store, 3)
     store.execute(read_sql("ctxprior.schema", "sql/migrate_v2_v3.sql"))
+
+
+def _add_measures(store: Store, version: int) -> None:
+    """Add the reliance columns of the measures declared ``since`` ``version`` (``measures.py``);
+    NULL in the rows already there."""
+    for stmt in added_columns(version):
+        store.execute(stmt)
 
 
 MIGRATIONS[1] = _v1_to_v2
 MIGRATIONS[2] = _v2_to_v3
+# a version that only adds measures needs no step of its own: its columns come from their declaration
+for _v in range(3, SCHEMA_VERSION):
+    MIGRATIONS.setdefault(_v, lambda store, _to=_v + 1: _add_measures(store, _to))

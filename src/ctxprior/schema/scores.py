@@ -6,9 +6,10 @@ Rows are written per work unit, together with the unit's `run_unit` row, in one 
 resumed run skips finished units and never writes a row twice.
 """
 
-from sqlalchemy import BigInteger, Boolean, Column, DateTime, Double, ForeignKey, Integer, Table, Text
+from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Integer, Table, Text
 
 from .base import metadata
+from .measures import RELIANCE_MEASURES
 
 run_unit = Table(
     "run_unit",
@@ -73,8 +74,6 @@ persuasion = Table(
     comment="Per-context persuasion scores.",
 )
 
-_A = "(first-token: a token id; answer-set: an index into the query's candidate answers)"
-
 reliance = Table(
     "reliance",
     metadata,
@@ -82,91 +81,11 @@ reliance = Table(
     Column("query_form_id", Integer, ForeignKey("query_form.query_form_id"), nullable=False),
     Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
     Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
-    Column(
-        "shift",
-        Double,
-        nullable=False,
-        comment="KL(p(A|c,q(e)) || p(A|q(e)) of the no-context prompt) in nats: the shift the context "
-        "causes against the prompt without context (inseq's contrastive KL; DRUID); not psi, whose "
-        "reference is the mixture over the contexts",
-    ),
-    Column(
-        "jsd",
-        Double,
-        nullable=False,
-        comment="Jensen-Shannon divergence between p(A|c,q(e)) and the no-context p(A|q(e)), nats, "
-        "0..ln 2 (AdaCAD's degree of conflict)",
-    ),
-    Column(
-        "confidence_gain",
-        Double,
-        comment="CK-PLUG's Confidence Gain H(p~(A|q(e))) - H(p~(A|c,q(e))) in nats, both restricted to "
-        "the tokens plausible in either (p >= 1% of the top token's, or among the top 10) and "
-        "renormalized (negative: the context makes the model less sure, a sign of conflict); NULL in "
-        "rows written before schema v3",
-    ),
-    Column(
-        "confidence_gain_vocab",
-        Double,
-        comment="H(no-context p(A|q(e))) - H(p(A|c,q(e))) in nats over the whole answer space "
-        "(the confidence gain without CK-PLUG's filter; schema v2's confidence_gain)",
-    ),
-    Column("p_context_answer", Double, comment="p(the answer this context supports | c, q(e)); NULL: none"),
-    Column("p_gold_answer", Double, comment="p(the fact's gold answer | c, q(e)); NULL: none"),
-    Column(
-        "p_prior_answer",
-        Double,
-        nullable=False,
-        comment="p(the prior's answer | c, q(e)), the prior's answer = the argmax of the no-context p(A|q(e))",
-    ),
-    Column(
-        "scaled_difference",
-        Double,
-        comment="DRUID's scaled probability difference of the context's answer, -1..1: "
-        "(p_c - p_0)/(1 - p_0) when the context raises it, (p_c - p_0)/p_0 when it lowers it; NULL: none",
-    ),
-    Column(
-        "scaled_difference_memory",
-        Double,
-        comment="the same scaled difference for the model's own no-context answer (the argmax of the "
-        "no-context p(A|q(e))): CUB's CCU of an irrelevant context (v_reliance.ccu); NULL in rows "
-        "written before schema v3",
-    ),
-    Column("answer_top", Integer, nullable=False, comment="argmax of p(A|c,q(e)) " + _A),
-    Column("answer_prior", Integer, nullable=False, comment="argmax of the no-context p(A|q(e)) " + _A),
-    Column("answer_context", Integer, comment="the answer this context supports " + _A + "; NULL: none"),
-    Column("answer_gold", Integer, comment="the fact's gold answer " + _A + "; NULL: none"),
-    Column(
-        "outcome",
-        Text,
-        comment="ORIGINAL (the gold answer; wins when the context supports it too) | CONTEXT "
-        "(the context's answer) | OTHER (Longpre et al. 2021; ConR / MemR count these), from the "
-        "argmax answer or, where the estimator cannot tell the two apart, the full answers "
-        "(outcome_source); NULL: undecided",
-    ),
-    Column(
-        "outcome_source",
-        Text,
-        comment="what decided the outcome: argmax (the estimator's most probable answer) | "
-        "full-answer (a collision: the gold and the context's answer compared by their full-answer "
-        "sequence probabilities after the prompt)",
-    ),
-    Column(
-        "collision",
-        Boolean,
-        comment="the gold answer and the context's answer differ but the estimator reads them as one "
-        "answer (first-token: they share their first token, e.g. ' 1977' / ' 1967'); NULL: the "
-        "context supports no answer, or the row was written before schema v3",
-    ),
-    Column(
-        "keeps_prior",
-        Boolean,
-        nullable=False,
-        comment="the argmax with context equals the argmax without (ClashEval: the model keeps its prior answer)",
-    ),
+    *(m.column() for m in RELIANCE_MEASURES),  # each measure declared once: measures.py
     comment="Per-context reliance measures against the no-context prompt, from the same distributions "
     "as persuasion, in the same pass (written with it); see docs/concepts.md#reliance-against-the-no-context-prompt.",
 )
+
 
 susceptibility = Table(
     "susceptibility",

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..schema.measures import measure_names
+
 
 @dataclass
 class Scores:
@@ -214,22 +216,16 @@ def entropy_torch(logp):
 # ---------------------------------------------------------------- reliance against the no-context prompt
 
 LN2 = float(np.log(2.0))
-RELIANCE_DIVERGENCES = ("shift", "jsd", "confidence_gain", "confidence_gain_vocab")  # always finite
-RELIANCE_FLOATS = (
-    *RELIANCE_DIVERGENCES,
-    "p_context_answer",
-    "p_gold_answer",
-    "p_prior_answer",
-    "scaled_difference",
-    "scaled_difference_memory",
-)  # NaN where the answer is unknown
+# the keys reliance_np / reliance_torch return, as the measures are declared (schema/measures.py)
+RELIANCE_DIVERGENCES = measure_names("float", finite=True)  # always finite
+RELIANCE_FLOATS = measure_names("float")  # NaN where the answer is unknown
 # CK-PLUG's plausibility filter (Bi et al. 2025, github byronBBL/CK-PLUG,
 # transformers-4.49/src/transformers/generation/utils.py, ``relative_top_filter`` as ``_ck_decoding``
 # calls it): a token stays when its probability is at least RELATIVE_TOP x the top token's, or
 # when it is among the SELECT_TOP most probable, in either of the two distributions.
 RELATIVE_TOP = 0.01
 SELECT_TOP = 10
-RELIANCE_ANSWERS = ("answer_top", "answer_prior", "answer_context", "answer_gold")  # indices, -1: none
+RELIANCE_ANSWERS = measure_names("answer")  # indices, -1: none
 RELIANCE_KEYS = RELIANCE_FLOATS + RELIANCE_ANSWERS
 
 

@@ -1,0 +1,181 @@
+"""The stored reliance measures, each declared once: name, SQL type, description, how it is computed.
+
+Table ``reliance`` (``scores.py``) makes its columns from ``RELIANCE_MEASURES``; the dataset card
+reads the descriptions (the column comments) and the ``mean`` texts of ``v_reliance_rates``; the
+migration to a version adds the columns of the measures declared ``since`` it (``migrations.py``);
+the scoring side reads the names (``scoring/metrics.py``: ``RELIANCE_FLOATS``, ``RELIANCE_ANSWERS``,
+the keys ``reliance_np`` and ``reliance_torch`` return; ``scoring/units.py`` writes them).
+``tests/test_measures.py`` checks the rest against this list: ``views/22_reliance.sql`` (the column
+in ``v_reliance``, ``avg(name) AS mean_name`` in ``v_reliance_rates``) and the table in
+docs/concepts.md. To add a measure: docs/architecture.md, "Where to add".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Boolean, Column, Double, Integer, Text
+
+from ..sqlfiles import ident
+
+SQL_TYPES = {"DOUBLE": Double, "INTEGER": Integer, "TEXT": Text, "BOOLEAN": Boolean}
+_DDL_TYPES = ("DOUBLE", "INTEGER", "TEXT", "BOOLEAN")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One stored measure: a column of ``reliance``, one value per (run, query form, fact, context).
+
+    ``computed``: ``float`` -- ``metrics.reliance_np`` (reference) and ``metrics.reliance_torch``
+    (device) return it per context, NaN where it is undefined (stored NULL); ``finite`` ones are
+    divergences that are always finite (the estimator checks them); ``answer`` -- an index in the
+    answer space A, -1 where there is none (stored NULL); ``unit`` -- ``scoring/units.py`` derives it
+    from those when it writes the rows. ``mean``: the card's text for ``v_reliance_rates.mean_<name>``
+    when that view averages it. ``since``: the schema version that added the column."""
+
+    name: str
+    sql_type: str
+    description: str
+    computed: str = "float"
+    nullable: bool = True
+    finite: bool = False
+    mean: str | None = None
+    since: int = 1
+
+    def column(self) -> Column:
+        return Column(self.name, SQL_TYPES[self.sql_type], nullable=self.nullable, comment=self.description)
+
+
+_A = "(first-token: a token id; answer-set: an index into the query's candidate answers)"
+
+RELIANCE_MEASURES: tuple[Measure, ...] = (
+    Measure(
+        "shift",
+        "DOUBLE",
+        "KL(p(A|c,q(e)) || p(A|q(e)) of the no-context prompt) in nats: the shift the context "
+        "causes against the prompt without context (inseq's contrastive KL; DRUID); not psi, whose "
+        "reference is the mixture over the contexts",
+        nullable=False,
+        finite=True,
+        mean="mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
+    ),
+    Measure(
+        "jsd",
+        "DOUBLE",
+        "Jensen-Shannon divergence between p(A|c,q(e)) and the no-context p(A|q(e)), nats, "
+        "0..ln 2 (AdaCAD's degree of conflict)",
+        nullable=False,
+        finite=True,
+        mean="mean JSD(p(A|c,q(e)), no-context p(A|q(e))) over the group, nats",
+    ),
+    Measure(
+        "confidence_gain",
+        "DOUBLE",
+        "CK-PLUG's Confidence Gain H(p~(A|q(e))) - H(p~(A|c,q(e))) in nats, both restricted to "
+        "the tokens plausible in either (p >= 1% of the top token's, or among the top 10) and "
+        "renormalized (negative: the context makes the model less sure, a sign of conflict); NULL in "
+        "rows written before schema v3",
+        finite=True,
+        mean="mean CK-PLUG confidence gain (filtered to its plausible tokens) over the group, nats",
+    ),
+    Measure(
+        "confidence_gain_vocab",
+        "DOUBLE",
+        "H(no-context p(A|q(e))) - H(p(A|c,q(e))) in nats over the whole answer space "
+        "(the confidence gain without CK-PLUG's filter; schema v2's confidence_gain)",
+        finite=True,
+        mean="mean H(no-context) - H(with context) over the whole answer space, nats",
+        since=3,
+    ),
+    Measure("p_context_answer", "DOUBLE", "p(the answer this context supports | c, q(e)); NULL: none"),
+    Measure("p_gold_answer", "DOUBLE", "p(the fact's gold answer | c, q(e)); NULL: none"),
+    Measure(
+        "p_prior_answer",
+        "DOUBLE",
+        "p(the prior's answer | c, q(e)), the prior's answer = the argmax of the no-context p(A|q(e))",
+        nullable=False,
+    ),
+    Measure(
+        "scaled_difference",
+        "DOUBLE",
+        "DRUID's scaled probability difference of the context's answer, -1..1: "
+        "(p_c - p_0)/(1 - p_0) when the context raises it, (p_c - p_0)/p_0 when it lowers it; NULL: none",
+        mean="mean DRUID scaled probability difference of the context's answer over the group",
+    ),
+    Measure(
+        "scaled_difference_memory",
+        "DOUBLE",
+        "the same scaled difference for the model's own no-context answer (the argmax of the "
+        "no-context p(A|q(e))): CUB's CCU of an irrelevant context (v_reliance.ccu); NULL in rows "
+        "written before schema v3",
+        since=3,
+    ),
+    Measure("answer_top", "INTEGER", "argmax of p(A|c,q(e)) " + _A, computed="answer", nullable=False),
+    Measure(
+        "answer_prior",
+        "INTEGER",
+        "argmax of the no-context p(A|q(e)) " + _A,
+        computed="answer",
+        nullable=False,
+    ),
+    Measure(
+        "answer_context",
+        "INTEGER",
+        "the answer this context supports " + _A + "; NULL: none",
+        computed="answer",
+    ),
+    Measure("answer_gold", "INTEGER", "the fact's gold answer " + _A + "; NULL: none", computed="answer"),
+    Measure(
+        "outcome",
+        "TEXT",
+        "ORIGINAL (the gold answer; wins when the context supports it too) | CONTEXT "
+        "(the context's answer) | OTHER (Longpre et al. 2021; ConR / MemR count these), from the "
+        "argmax answer or, where the estimator cannot tell the two apart, the full answers "
+        "(outcome_source); NULL: undecided",
+        computed="unit",
+    ),
+    Measure(
+        "outcome_source",
+        "TEXT",
+        "what decided the outcome: argmax (the estimator's most probable answer) | "
+        "full-answer (a collision: the gold and the context's answer compared by their full-answer "
+        "sequence probabilities after the prompt)",
+        computed="unit",
+        since=3,
+    ),
+    Measure(
+        "collision",
+        "BOOLEAN",
+        "the gold answer and the context's answer differ but the estimator reads them as one "
+        "answer (first-token: they share their first token, e.g. ' 1977' / ' 1967'); NULL: the "
+        "context supports no answer, or the row was written before schema v3",
+        computed="unit",
+        since=3,
+    ),
+    Measure(
+        "keeps_prior",
+        "BOOLEAN",
+        "the argmax with context equals the argmax without (ClashEval: the model keeps its prior answer)",
+        computed="unit",
+        nullable=False,
+    ),
+)
+
+
+def measure_names(computed: str, finite: bool | None = None) -> tuple[str, ...]:
+    """The names of the measures computed so (``finite``: only those that are / are not finite)."""
+    return tuple(
+        m.name for m in RELIANCE_MEASURES if m.computed == computed and (finite is None or m.finite == finite)
+    )
+
+
+def added_columns(version: int) -> list[str]:
+    """The statements that add the measures declared ``since`` ``version`` to an older warehouse
+    (the type is one of the fixed names of ``SQL_TYPES``, the name quoted)."""
+    return [
+        f"ALTER TABLE reliance ADD COLUMN IF NOT EXISTS {ident(m.name)} {t}"
+        for m in RELIANCE_MEASURES
+        if m.since == version
+        for t in _DDL_TYPES
+        if t == m.sql_type
+    ]
