@@ -78,7 +78,7 @@ class Noun:
         return f"{self._wh!r}.{self.name}"
 
 
-# api/runs.py still subclasses ``Listed`` (the options helper owns that file): the same as Noun.
+# Only api/runs.py still names it (changed there with the options work): the same class as Noun.
 Listed = Noun
 
 

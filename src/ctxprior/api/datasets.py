@@ -10,13 +10,13 @@ from typing import Any
 import pandas as pd
 
 from ..errors import UserError
-from .core import Listed
+from .core import Noun
 from .plugins import ingest_sources
 from .typecheck import checked_methods
 
 
 @checked_methods
-class Datasets(Listed):
+class Datasets(Noun):
     """``wh.datasets``: the datasets of the warehouse; ``wh.datasets.list()`` is a DataFrame of them."""
 
     name = "datasets"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .core import Listed, Rows
+from .core import Noun, Rows
 from .typecheck import checked_methods
 
 
 @checked_methods
-class Fakes(Listed):
+class Fakes(Noun):
     """``wh.fakes``: a dataset's fake entities (see [Fake entities](datasets.md#fake-entities))."""
 
     name = "fakes"

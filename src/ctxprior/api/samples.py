@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .core import Listed
+from .core import Noun
 from .typecheck import checked_methods
 
 
 @checked_methods
-class Samples(Listed):
+class Samples(Noun):
     """``wh.samples``: the samples drawn from the datasets (what ``wh.runs.score`` scores)."""
 
     name = "samples"
