@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
+from os import PathLike
 from typing import Any
 
 from .errors import UserError
 
 SEED_MAX = 2**63 - 1  # seeds are stored as BIGINT
+ID_MAX = 2**63 - 1  # ids (run, sample) are BIGINT: a larger one is refused, not an overflow
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,13 @@ class Option:
     ``bare`` (the value an option given without one takes, e.g. ``--per-layer``), ``argument``
     (a positional argument on the command line; ``flag`` is then None), ``required``,
     ``directory`` (a path that must name a folder, not a file), ``file`` (a path that must name a
-    file, not a folder)."""
+    file, not a folder), ``applies`` (``(option, values)``: the option applies only when that
+    other option of the same command holds one of ``values``, e.g. ``("design", ("fixed",))``;
+    given otherwise it is refused by :func:`check_applicable`).
+
+    Every number option declares a ``maximum`` (tests/test_input_schemas.py walks them all), so
+    the command line and the API refuse a huge value before it reaches DuckDB, numpy or memory.
+    A text option refuses a value that is not text (an int where a model name goes)."""
 
     name: str
     flag: str | None
@@ -55,6 +63,7 @@ class Option:
     required: bool = False
     directory: bool = False
     file: bool = False
+    applies: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def label(self) -> str:
@@ -104,6 +113,8 @@ class Option:
         if self.above is not None:
             text = f"must be above {self.above:g}"
             text += "" if self.maximum is None else f" and at most {self.maximum:g}"
+        elif self.maximum is not None and self.minimum is None:
+            text = f"must be at most {self.maximum}"
         elif self.maximum is not None:
             text = f"must be from {self.minimum} to {self.maximum}"
         else:
@@ -143,6 +154,9 @@ class Option:
                 return v, "use " + (
                     ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
                 )
+            if self.kind is str and not isinstance(v, (str, PathLike)):
+                shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+                return shown, f"expected text, got {type(v).__name__}"
             if self.kind in (int, float) and not self._is_number(v):
                 return v, self.expected()
             if self.kind in (int, float) and not self._in_range(v):
@@ -165,6 +179,33 @@ def check_options(options: Sequence[Option], values: dict[str, Any]) -> None:
     for opt in options:
         if opt.name in values:
             opt.check(values[opt.name])
+
+
+def check_applicable(options: Sequence[Option], values: dict[str, Any]) -> None:
+    """Refuse an option given where it does not apply (its ``applies``: another option's values),
+    e.g. ``--contexts`` with ``--design fixed``: ``"--contexts 600: only with --design paper"``.
+    Given means present in ``values`` and neither None nor the declared default."""
+    named = by_name(options)
+    for opt in options:
+        if opt.applies is None or opt.name not in values:
+            continue
+        value = values[opt.name]
+        several = opt.listed or opt.multiple
+        if (
+            value is None
+            or value == opt.default
+            or (several and tuple(value) in ((), tuple(opt.default or ())))
+        ):
+            continue
+        other, allowed = opt.applies
+        control = named[other]
+        chosen = values.get(other, control.default)
+        if chosen not in allowed:
+            raise UserError(
+                f"{opt.label} {opt.text(value)}: only with "
+                + " or ".join(f"{control.label} {a}" for a in allowed)
+                + f" (not {control.label} {chosen})"
+            )
 
 
 def seed_option(default: int, help: str = "Random seed.", flag: str = "--seed", name: str = "seed") -> Option:

@@ -297,6 +297,7 @@ MAX_ROWS = Option(
     "Rows shown in table format (csv and json show all).",
     default=200,
     kind=int,
+    maximum=10**9,
     minimum=1,
 )
 PRINT_OPTIONS = (FORMAT, MAX_ROWS)  # how `ctxprior sql` prints rows (Rows.format); `fakes list` takes FORMAT

@@ -41,6 +41,7 @@ BUILD_OPTIONS = (
         "Keep this many entities per relation: the top ones by KG degree (ties broken by --seed).",
         default=1000,
         kind=int,
+        maximum=10**7,
         minimum=1,
     ),
     seed_option(0, "Seed for breaking degree ties and for the random answer choice."),
