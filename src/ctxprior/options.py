@@ -108,15 +108,19 @@ class Option:
         what = "an integer" if self.kind is int else "a number"
         return "expected " + what + (" or auto" if self.auto else "")
 
-    def bounds(self) -> str:
-        """The valid range, in words."""
+    def bounds(self, value: Any = None) -> str:
+        """The bound ``value`` breaks (without one: the valid range), in words."""
         if self.above is not None:
             text = f"must be above {self.above:g}"
             text += "" if self.maximum is None else f" and at most {self.maximum:g}"
-        elif self.maximum is not None and self.minimum is None:
+        elif value is not None and self.minimum is not None and value < self.minimum:
+            text = f"must be at least {self.minimum}"
+        elif value is not None and self.maximum is not None and value > self.maximum:
             text = f"must be at most {self.maximum}"
-        elif self.maximum is not None:
+        elif self.maximum is not None and self.minimum is not None:
             text = f"must be from {self.minimum} to {self.maximum}"
+        elif self.maximum is not None:
+            text = f"must be at most {self.maximum}"
         else:
             text = f"must be at least {self.minimum}"
         return text + (" or auto" if self.auto else "")
@@ -160,7 +164,7 @@ class Option:
             if self.kind in (int, float) and not self._is_number(v):
                 return v, self.expected()
             if self.kind in (int, float) and not self._in_range(v):
-                return v, self.bounds()
+                return v, self.bounds(v)
         return None
 
     def _is_number(self, v: Any) -> bool:
