@@ -128,7 +128,7 @@ def loads_yaml(text: str, what: str) -> Any:
     if len(text) > MAX_BYTES:
         raise UserError(f"{what}: larger than {MAX_BYTES // 2**20} MiB; not a ctxprior input")
     try:
-        return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 (a SafeLoader subclass)
+        return yaml.load(text, Loader=_yaml_loader())  # a SafeLoader subclass
     except _Refused as e:
         raise UserError(f"{what}: {e}") from None
     except (yaml.YAMLError, ValueError, RecursionError) as e:
@@ -164,17 +164,16 @@ def _field(loc: tuple) -> str:
             "int",
             "list[str]",
             "dict[str,str]",
-            "[key]",
         ):
             out += ("." if out else "") + str(part)
-        elif part == "[key]":
-            out += " key"
     return out or "the whole"
 
 
 def problem(error: dict) -> str:
     """One pydantic error (``ValidationError.errors()[i]``) as ``"<field> must be ... (got ...)"``."""
     where, kind, value = _field(tuple(error["loc"])), error["type"], error.get("input")
+    if tuple(error["loc"])[-1:] == ("[key]",):
+        return f"{_field(tuple(error['loc'])[:-2])}: key {_shown(value)} must be a string"
     if kind == "extra_forbidden":
         return f"unknown key '{where.rsplit('.', 1)[-1]}'"
     if kind == "missing":
@@ -193,4 +192,6 @@ def validated(model: Any, data: Any, what: str) -> Any:
         return model.model_validate(data)
     except ValidationError as e:
         errors = e.errors(include_url=False)
-        raise UserError(f"{what}: {problem(errors[0])}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")) from None
+        raise UserError(
+            f"{what}: {problem(errors[0])}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+        ) from None
