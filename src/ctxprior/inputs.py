@@ -3,8 +3,8 @@ with bounds, then checked against a declared schema, each failure one line that 
 and the field (``spec: question must be a string (got 5)``), before anything is written.
 
 Bounds: a size (:data:`MAX_BYTES`), a nesting depth (:data:`MAX_DEPTH`), integers of at most
-:data:`MAX_DIGITS` digits, no duplicated keys, and in YAML no anchors or aliases (so a "billion
-laughs" file cannot expand). Schemas are pydantic models (strict: no coercion of ``5`` to
+:data:`MAX_DIGITS` digits, no duplicated keys, and at most :data:`MAX_VALUES` values with YAML
+aliases expanded (so a "billion laughs" file is refused as it is read, not when walked). Schemas are pydantic models (strict: no coercion of ``5`` to
 ``"5"``); :func:`validated` turns the first validation error into the one line.
 
 Layer 0: imports nothing of ctxprior but ``errors``.
@@ -20,28 +20,35 @@ from .errors import UserError
 MAX_BYTES = 64 * 2**20  # a spec or a manifest is far smaller; a larger file is not one
 MAX_DEPTH = 64  # a spec nests three levels, a manifest four
 MAX_DIGITS = 30  # every count, version and id fits in 19 digits (BIGINT)
+MAX_VALUES = 10**6  # values in all, aliases expanded
 
 
 class _Refused(ValueError):
     """What a reader refuses (the message's tail); the caller adds the input's name."""
 
 
-def _depth(value: Any) -> int:
-    """How deep lists and mappings nest in ``value`` (a scalar: 0), without recursion."""
-    deepest, todo = 0, [(value, 1)]
+def bounded(value: Any, what: str) -> Any:
+    """``value`` unless its lists and mappings nest deeper than :data:`MAX_DEPTH` or hold more than
+    :data:`MAX_VALUES` values in all, each alias counted as often as it is used (so a YAML
+    "billion laughs" is refused here, before any reader walks it); walked without recursion."""
+    count, todo = 0, [(value, 1)]
     while todo:
         v, d = todo.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise UserError(
+                f"{what}: holds more than {MAX_VALUES:,} values (YAML aliases expanded); not a ctxprior input"
+            )
         if isinstance(v, dict):
-            items: Any = v.values()
+            items: Any = [*v.keys(), *v.values()]
         elif isinstance(v, list):
             items = v
         else:
             continue
-        deepest = max(deepest, d)
         if d > MAX_DEPTH:
-            break
+            raise UserError(f"{what}: nested more than {MAX_DEPTH} levels deep")
         todo.extend((x, d + 1) for x in items)
-    return deepest
+    return value
 
 
 def _int(text: str) -> int:
@@ -78,22 +85,16 @@ def loads_json(text: str, what: str) -> Any:
         raise UserError(f"{what}: not JSON ({e.msg} at line {e.lineno})") from None
     except ValueError as e:  # e.g. Python's limit on the digits of an int
         raise UserError(f"{what}: not JSON ({str(e).splitlines()[0]})") from None
-    if _depth(value) > MAX_DEPTH:
-        raise UserError(f"{what}: nested more than {MAX_DEPTH} levels deep")
-    return value
+    return bounded(value, what)
 
 
-def _yaml_loader():
-    """PyYAML's SafeLoader without anchors and aliases, with duplicated keys, deep nesting and
-    long integers refused (made on first use: yaml is imported only by the readers that need it)."""
+def bounded_yaml_loader():
+    """PyYAML's SafeLoader with duplicated keys, deep nesting and long integers refused (what an
+    alias expands to is bounded after loading, by ``bounded``) (made on first use: yaml is imported only by the readers that need it)."""
     import yaml
 
     class BoundedLoader(yaml.SafeLoader):
         def compose_node(self, parent, index):
-            if self.check_event(yaml.AliasEvent):
-                raise _Refused("YAML aliases (*name) are not allowed; write the value out")
-            if getattr(self.peek_event(), "anchor", None) is not None:
-                raise _Refused("YAML anchors (&name) are not allowed; write the value out")
             self._depth = getattr(self, "_depth", 0) + 1
             if self._depth > MAX_DEPTH:
                 raise _Refused(f"nested more than {MAX_DEPTH} levels deep")
@@ -128,11 +129,12 @@ def loads_yaml(text: str, what: str) -> Any:
     if len(text) > MAX_BYTES:
         raise UserError(f"{what}: larger than {MAX_BYTES // 2**20} MiB; not a ctxprior input")
     try:
-        return yaml.load(text, Loader=_yaml_loader())  # a SafeLoader subclass
+        value = yaml.load(text, Loader=bounded_yaml_loader())  # a SafeLoader subclass
     except _Refused as e:
         raise UserError(f"{what}: {e}") from None
     except (yaml.YAMLError, ValueError, RecursionError) as e:
         raise UserError(f"{what}: not YAML or JSON ({str(e).splitlines()[0]})") from None
+    return bounded(value, what)
 
 
 _EXPECTED = {
