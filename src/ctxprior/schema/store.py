@@ -382,8 +382,10 @@ class Store:
     def schema_version(self) -> int | None:
         if "meta" not in self.table_names():
             return None
+        from .versions import parse_schema_version
+
         v = self.scalar("SELECT value FROM meta WHERE key='schema_version'")
-        return None if v is None else int(v)
+        return None if v is None else parse_schema_version(self.path, v)
 
     def ensure_schema(self, force: bool = False) -> None:
         """Create missing tables (additive, safe) and (re)create the views when their files changed
