@@ -14,6 +14,7 @@ Layer 0: imports nothing of ctxprior but ``errors``, and no third-party package.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -24,6 +25,11 @@ from .errors import UserError
 
 SEED_MAX = 2**63 - 1  # seeds are stored as BIGINT
 ID_MAX = 2**63 - 1  # ids (run, sample) are BIGINT: a larger one is refused, not an overflow
+DATASET_NAME = (
+    r"(?=.*\S)[^\x00-\x1f\x7f]{1,128}",
+    "a dataset name is 1 to 128 characters, not all blank, without line breaks or control characters",
+)
+"""The ``pattern`` of every dataset name option (``ingest SOURCE --name``, ``build-dataset --name``)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,8 @@ class Option:
     ``directory`` (a path that must name a folder, not a file), ``file`` (a path that must name a
     file, not a folder), ``applies`` (``(option, values)``: the option applies only when that
     other option of the same command holds one of ``values``, e.g. ``("design", ("fixed",))``;
-    given otherwise it is refused by :func:`check_applicable`).
+    given otherwise it is refused by :func:`check_applicable`), ``pattern`` (``(regex, rule)``: a
+    text value must match the regex in full, else the rule is the message, e.g. :data:`DATASET_NAME`).
 
     Every number option declares a ``maximum`` (tests/test_input_schemas.py walks them all), so
     the command line and the API refuse a huge value before it reaches DuckDB, numpy or memory.
@@ -64,6 +71,7 @@ class Option:
     directory: bool = False
     file: bool = False
     applies: tuple[str, tuple[str, ...]] | None = None
+    pattern: tuple[str, str] | None = None
 
     @property
     def label(self) -> str:
@@ -161,6 +169,9 @@ class Option:
             if self.kind is str and not isinstance(v, (str, PathLike)):
                 shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
                 return shown, f"expected text, got {type(v).__name__}"
+            if self.kind is str and self.pattern and not re.fullmatch(self.pattern[0], str(v)):
+                shown = repr(str(v)) if len(repr(str(v))) <= 40 else repr(str(v))[:37] + "..."
+                return shown, self.pattern[1]
             if self.kind in (int, float) and not self._is_number(v):
                 return v, self.expected()
             if self.kind in (int, float) and not self._in_range(v):

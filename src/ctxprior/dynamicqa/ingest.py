@@ -45,6 +45,7 @@ from ..digest import sha256_file
 from ..errors import UserError
 from ..ingest.builder import DatasetBuilder
 from ..ingest.registry import IngestSource, Param, ingest_source
+from ..options import DATASET_NAME
 from ..schema.store import Store
 
 PARTITIONS = ("static", "temporal", "disputable")
@@ -500,7 +501,9 @@ SOURCE = ingest_source(
         "aliases, replacement objects, edit counts, popularity, questions and masked contexts.",
         params=(
             Param("directory", required=False, directory=True),
-            Param("name", "--name", "Dataset name in the warehouse.", default="dynamicqa"),
+            Param(
+                "name", "--name", "Dataset name in the warehouse.", default="dynamicqa", pattern=DATASET_NAME
+            ),
             Param(
                 "revision",
                 "--revision",

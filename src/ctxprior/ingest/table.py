@@ -38,6 +38,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import UserError
+from ..options import DATASET_NAME
 from .builder import SEPARATOR, DatasetBuilder
 from .registry import IngestSource, Param, ingest_source
 from .table_read import Record, Table, read_table
@@ -599,7 +600,7 @@ SEPARATOR_PARAM = Param(
 
 SOURCE_PARAMS = (
     Param("path", metavar="FILE|FOLDER|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
-    Param("name", "--name", "Dataset name in the warehouse.", default="table"),
+    Param("name", "--name", "Dataset name in the warehouse.", default="table", pattern=DATASET_NAME),
     Param(
         "sha256",
         "--sha256",

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..options import DATASET_NAME
 from .builder import DatasetBuilder, RelationRows, short_relation_name
 from .registry import IngestSource, Param, ingest_source
 from .sources import discard_download, resolve_file
@@ -383,7 +384,9 @@ SOURCE = ingest_source(
         "an http(s) URL (downloaded into the Hugging Face cache; its sha256 is recorded).",
         params=(
             Param("path", metavar="PATH|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
-            Param("name", "--name", "Dataset name in the warehouse.", default="yago_qec"),
+            Param(
+                "name", "--name", "Dataset name in the warehouse.", default="yago_qec", pattern=DATASET_NAME
+            ),
             Param(
                 "relations",
                 "--relation",
