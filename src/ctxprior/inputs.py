@@ -71,8 +71,9 @@ def _constant(name: str) -> Any:
     raise _Refused(f"{name} is not a JSON number")
 
 
-def loads_json(text: str, what: str) -> Any:
-    """``text`` as JSON, bounded (module docstring); UserError ``"<what>: <problem>"``."""
+def loads_json(text: str, what: str, or_text: bool = False) -> Any:
+    """``text`` as JSON, bounded (module docstring); UserError ``"<what>: <problem>"``.
+    ``or_text``: text that is not JSON at all is returned as it is (``sql --var``'s strings)."""
     if len(text) > MAX_BYTES:
         raise UserError(f"{what}: larger than {MAX_BYTES // 2**20} MiB; not a ctxprior input")
     try:
@@ -82,6 +83,8 @@ def loads_json(text: str, what: str) -> Any:
     except RecursionError:
         raise UserError(f"{what}: nested more than {MAX_DEPTH} levels deep") from None
     except json.JSONDecodeError as e:
+        if or_text:
+            return text
         raise UserError(f"{what}: not JSON ({e.msg} at line {e.lineno})") from None
     except ValueError as e:  # e.g. Python's limit on the digits of an int
         raise UserError(f"{what}: not JSON ({str(e).splitlines()[0]})") from None

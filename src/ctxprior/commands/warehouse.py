@@ -45,8 +45,15 @@ def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
     if file:
         if not os.path.exists(file):
             raise UserError(f"{file}: no such file")
-        with open(file, encoding="utf-8") as fh:
-            query = fh.read()
+        if os.path.exists(app.db) and os.path.samefile(file, app.db):
+            raise UserError(f"--file {file}: is the warehouse itself; give a file of SQL text")
+        try:
+            with open(file, encoding="utf-8") as fh:
+                query = fh.read()
+        except UnicodeDecodeError as e:
+            raise UserError(
+                f"--file {file}: not UTF-8 text (byte {e.start}); give a file of SQL text"
+            ) from None
     vars_ = {}
     for v in variables:
         if "=" not in v:
