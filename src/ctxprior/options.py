@@ -169,6 +169,8 @@ class Option:
             if self.kind is str and not isinstance(v, (str, PathLike)):
                 shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
                 return shown, f"expected text, got {type(v).__name__}"
+            if self.kind is str and "\x00" in str(v):
+                return repr(str(v))[:40], "holds a NUL byte (no text or path option can)"
             if self.kind is str and self.pattern and not re.fullmatch(self.pattern[0], str(v)):
                 shown = repr(str(v)) if len(repr(str(v))) <= 40 else repr(str(v))[:37] + "..."
                 return shown, self.pattern[1]
