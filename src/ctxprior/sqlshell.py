@@ -259,13 +259,12 @@ def run_read_only(
     ``reads=allowed(allow_read)``); (column names, rows) of the last one."""
     if allow_read:
         _refuse_warehouse_paths(sql, [str(v) for v in (variables or {}).values()], store.path)
-    values = {}
     for name, value in (variables or {}).items():  # every value checked before any is set
         if not isinstance(name, str) or not name.isidentifier():
             raise UserError(f"--var {name}: not a valid variable name")
-        values[name] = _literal(value, name)
-    for name, text in values.items():
-        store.con.execute(f"SET VARIABLE {ident(name)} = {text}")
+        _literal(value, name)
+    for name, value in (variables or {}).items():
+        store.con.execute(f"SET VARIABLE {ident(name)} = {_literal(value, name)}")
     stmts = check_read_only(store.con, sql)
     cur = None
     try:
