@@ -40,6 +40,10 @@ def _matches(value: Any, hint: Any) -> bool:
         ):
             return False
         return not args or all(_matches(v, args[0]) for v in value)
+    if origin in (dict, abc.Mapping) or hint in (dict, abc.Mapping):
+        if not isinstance(value, abc.Mapping):
+            return False
+        return len(args) != 2 or all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items())
     if origin is abc.Callable or hint is abc.Callable:
         return callable(value)
     if isinstance(hint, type) and origin is None:
@@ -100,6 +104,8 @@ def _describe(hint: Any) -> str:
     }
     if origin is abc.Callable:
         return "a function"
+    if origin in (dict, abc.Mapping) or hint in (dict, abc.Mapping):
+        return "a mapping" + (f" of {_describe(args[0])} to {_describe(args[1])}" if len(args) == 2 else "")
     if hint in names:
         return names[hint]
     module = getattr(hint, "__module__", "").split(".")[0]
