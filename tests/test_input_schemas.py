@@ -171,6 +171,33 @@ def test_sql_var_json_is_bounded(demo, run_cli, value, expected):
     )
 
 
+@pytest.mark.parametrize(
+    "source, name, text, expected",
+    [
+        ("table", "big.jsonl", '{"q": "x", "g": ' + "9" * 5000 + ', "c": "y"}\n', "integer too long to read"),
+        ("table", "big.json", '[{"q": "x", "g": ' + "9" * 5000 + ', "c": "y"}]', "integer too long to read"),
+        ("table", "deep.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", "nested too deeply"),
+        ("yago-qec", "deep.json", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("yago-qec", "big.json", '{"a": ' + "9" * 5000 + "}", "integer too long to read"),
+    ],
+    ids=["jsonl digits", "json digits", "jsonl deep", "yago deep", "yago digits"],
+)
+def test_data_files_with_huge_integers_or_deep_nesting_are_one_line(
+    demo, run_cli, tmp_path, source, name, text, expected
+):
+    (tmp_path / name).write_text(text)
+    data = str(tmp_path / name)
+    mapping = ["--question", "q", "--gold", "g", "--context", "gold=c"] if source == "table" else []
+    kwargs = {"question": "q", "gold": "g", "contexts": ["gold=c"]} if source == "table" else {}
+    _refused_alike(
+        run_cli,
+        demo,
+        ["ingest", source, data, *mapping],
+        lambda: demo.datasets.ingest(source, data, **kwargs),
+        expected,
+    )
+
+
 def test_relations_file_is_read_with_the_same_bounds(tmp_path):
     from ctxprior.ingest.kg_relations import read_relations
 

@@ -65,6 +65,10 @@ def read_json_file(path: str | Path, label: str | None = None) -> Any:
         what = "truncated JSON" if e.pos >= len(text.rstrip()) else "malformed JSON"
         msg = e.msg[:-3] if e.msg.endswith(" at") else e.msg  # "Unterminated string starting at"
         raise UserError(f"{path}: {what} ({msg} at line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise UserError(f"{path}: JSON nested too deeply to read") from None
+    except ValueError:  # Python's limit on the digits of an int (4300)
+        raise UserError(f"{path}: holds an integer too long to read (over 4300 digits)") from None
 
 
 class _Check:
