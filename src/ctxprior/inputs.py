@@ -174,7 +174,7 @@ def _field(loc: tuple) -> str:
     return out or "the whole"
 
 
-def problem(error: dict) -> str:
+def problem(error: Any) -> str:
     """One pydantic error (``ValidationError.errors()[i]``) as ``"<field> must be ... (got ...)"``."""
     where, kind, value = _field(tuple(error["loc"])), error["type"], error.get("input")
     if tuple(error["loc"])[-1:] == ("[key]",):

@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
-from os import PathLike
+from numbers import Integral, Number, Real
 from typing import Any
 
 from .errors import UserError
@@ -50,7 +49,8 @@ class Option:
 
     Every number option declares a ``maximum`` (tests/test_input_schemas.py walks them all), so
     the command line and the API refuse a huge value before it reaches DuckDB, numpy or memory.
-    A text option refuses a value that is not text (an int where a model name goes)."""
+    A text option refuses a number, bytes or a mapping (an int where a model name goes; an object
+    such as a loaded model passes, for the options that take one)."""
 
     name: str
     flag: str | None
@@ -166,7 +166,7 @@ class Option:
                 return v, "use " + (
                     ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
                 )
-            if self.kind is str and not isinstance(v, (str, PathLike)):
+            if self.kind is str and isinstance(v, (Number, bytes, Mapping)):  # (a loaded model passes)
                 shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
                 return shown, f"expected text, got {type(v).__name__}"
             if self.kind is str and "\x00" in str(v):
