@@ -401,6 +401,15 @@ def test_the_cli_refuses_a_huge_number_in_one_line(demo, run_cli):
     _refused_alike(run_cli, demo, ["sample", "--dataset", "demo", "--seed", "9" * 5000], None, "--seed")
 
 
+def test_the_global_wait_has_an_upper_bound(demo, run_cli):
+    before = _sha(demo.path)
+    assert "must be at most 604800 seconds" in _one_line(run_cli("--wait", "99999999", "info", db=demo.path))
+    for wait in (2**70, 10**5000):
+        with pytest.raises(UserError, match="must be at most 604800 seconds"):
+            ctxprior.open(demo.path, wait=wait)
+    assert _sha(demo.path) == before
+
+
 # -- design applicability ------------------------------------------------------------------------
 
 
