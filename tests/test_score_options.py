@@ -43,7 +43,7 @@ BAD = {
     "prior_topk": (0, ["--prior-topk", "0"], "--prior-topk 0: must be at least 1"),
     "per_layer": ("both", ["--per-layer", "both"], "--per-layer both: use chi or psi"),
     "shard_size": (0, ["--shard-size", "0"], "--shard-size 0: must be at least 1"),
-    "seed": (-1, ["--seed", "-1"], "--seed -1: must be from 0 to 9223372036854775807"),
+    "seed": (-1, ["--seed", "-1"], "--seed -1: must be at least 0"),
     "executor": ("dask", ["--executor", "dask"], "--executor dask: use local or ray"),
     "workers": (0, ["--workers", "0"], "--workers 0: must be at least 1"),
     "gpus_per_worker": (-1, ["--gpus-per-worker", "-1"], "--gpus-per-worker -1: must be at least 0"),
@@ -54,7 +54,7 @@ MORE = [
     ("query_types", [], ["--query-forms", ","], "--query-forms : give at least one of open, closed"),
     ("max_new_tokens", 0, ["--max-new-tokens", "0"], "--max-new-tokens 0: must be at least 1"),
     ("shard_size", -2, ["--shard-size", "-2"], "--shard-size -2: must be at least 1"),
-    ("seed", 2**70, ["--seed", str(2**70)], f"--seed {2**70}: must be from 0 to 9223372036854775807"),
+    ("seed", 2**70, ["--seed", str(2**70)], f"--seed {2**70}: must be at most 9223372036854775807"),
     ("gpus_per_worker", -0.5, ["--gpus-per-worker", "-0.5"], "--gpus-per-worker -0.5: must be at least 0"),
 ]
 # options with no bad value of the right type that can be told without the warehouse or the model:

@@ -14,14 +14,21 @@ Layer 0: imports nothing of ctxprior but ``errors``, and no third-party package.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Integral, Number, Real
 from typing import Any
 
 from .errors import UserError
 
 SEED_MAX = 2**63 - 1  # seeds are stored as BIGINT
+ID_MAX = 2**63 - 1  # ids (run, sample) are BIGINT: a larger one is refused, not an overflow
+DATASET_NAME = (
+    r"(?=.*\S)[^\x00-\x1f\x7f]{1,128}",
+    "a dataset name is 1 to 128 characters, not all blank, without line breaks or control characters",
+)
+"""The ``pattern`` of every dataset name option (``ingest SOURCE --name``, ``build-dataset --name``)."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,15 @@ class Option:
     ``bare`` (the value an option given without one takes, e.g. ``--per-layer``), ``argument``
     (a positional argument on the command line; ``flag`` is then None), ``required``,
     ``directory`` (a path that must name a folder, not a file), ``file`` (a path that must name a
-    file, not a folder)."""
+    file, not a folder), ``applies`` (``(option, values)``: the option applies only when that
+    other option of the same command holds one of ``values``, e.g. ``("design", ("fixed",))``;
+    given otherwise it is refused by :func:`check_applicable`), ``pattern`` (``(regex, rule)``: a
+    text value must match the regex in full, else the rule is the message, e.g. :data:`DATASET_NAME`).
+
+    Every number option declares a ``maximum`` (tests/test_input_schemas.py walks them all), so
+    the command line and the API refuse a huge value before it reaches DuckDB, numpy or memory.
+    A text option refuses a number, bytes or a mapping (an int where a model name goes; an object
+    such as a loaded model passes, for the options that take one)."""
 
     name: str
     flag: str | None
@@ -55,6 +70,8 @@ class Option:
     required: bool = False
     directory: bool = False
     file: bool = False
+    applies: tuple[str, tuple[str, ...]] | None = None
+    pattern: tuple[str, str] | None = None
 
     @property
     def label(self) -> str:
@@ -99,13 +116,19 @@ class Option:
         what = "an integer" if self.kind is int else "a number"
         return "expected " + what + (" or auto" if self.auto else "")
 
-    def bounds(self) -> str:
-        """The valid range, in words."""
+    def bounds(self, value: Any = None) -> str:
+        """The bound ``value`` breaks (without one: the valid range), in words."""
         if self.above is not None:
             text = f"must be above {self.above:g}"
             text += "" if self.maximum is None else f" and at most {self.maximum:g}"
-        elif self.maximum is not None:
+        elif value is not None and self.minimum is not None and value < self.minimum:
+            text = f"must be at least {self.minimum}"
+        elif value is not None and self.maximum is not None and value > self.maximum:
+            text = f"must be at most {self.maximum}"
+        elif self.maximum is not None and self.minimum is not None:
             text = f"must be from {self.minimum} to {self.maximum}"
+        elif self.maximum is not None:
+            text = f"must be at most {self.maximum}"
         else:
             text = f"must be at least {self.minimum}"
         return text + (" or auto" if self.auto else "")
@@ -143,10 +166,18 @@ class Option:
                 return v, "use " + (
                     ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
                 )
+            if self.kind is str and isinstance(v, (Number, bytes, Mapping)):  # (a loaded model passes)
+                shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+                return shown, f"expected text, got {type(v).__name__}"
+            if self.kind is str and "\x00" in str(v):
+                return repr(str(v))[:40], "holds a NUL byte (no text or path option can)"
+            if self.kind is str and self.pattern and not re.fullmatch(self.pattern[0], str(v)):
+                shown = repr(str(v)) if len(repr(str(v))) <= 40 else repr(str(v))[:37] + "..."
+                return shown, self.pattern[1]
             if self.kind in (int, float) and not self._is_number(v):
                 return v, self.expected()
             if self.kind in (int, float) and not self._in_range(v):
-                return v, self.bounds()
+                return v, self.bounds(v)
         return None
 
     def _is_number(self, v: Any) -> bool:
@@ -165,6 +196,33 @@ def check_options(options: Sequence[Option], values: dict[str, Any]) -> None:
     for opt in options:
         if opt.name in values:
             opt.check(values[opt.name])
+
+
+def check_applicable(options: Sequence[Option], values: dict[str, Any]) -> None:
+    """Refuse an option given where it does not apply (its ``applies``: another option's values),
+    e.g. ``--contexts`` with ``--design fixed``: ``"--contexts 600: only with --design paper"``.
+    Given means present in ``values`` and neither None nor the declared default."""
+    named = by_name(options)
+    for opt in options:
+        if opt.applies is None or opt.name not in values:
+            continue
+        value = values[opt.name]
+        several = opt.listed or opt.multiple
+        if (
+            value is None
+            or value == opt.default
+            or (several and tuple(value) in ((), tuple(opt.default or ())))
+        ):
+            continue
+        other, allowed = opt.applies
+        control = named[other]
+        chosen = values.get(other, control.default)
+        if chosen not in allowed:
+            raise UserError(
+                f"{opt.label} {opt.text(value)}: only with "
+                + " or ".join(f"{control.label} {a}" for a in allowed)
+                + f" (not {control.label} {chosen})"
+            )
 
 
 def seed_option(default: int, help: str = "Random seed.", flag: str = "--seed", name: str = "seed") -> Option:

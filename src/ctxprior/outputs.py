@@ -59,11 +59,25 @@ def is_warehouse_file(path: str | os.PathLike, warehouse: str | os.PathLike) -> 
     return any(_same_file(p, w) for w in _protected(warehouse))
 
 
+def check_path_text(path: str | os.PathLike) -> None:
+    """UserError unless ``path`` can name a file at all: no NUL byte, and no existing part of it
+    before the last is a file (``wh.duckdb/x``), so no OSError or ValueError comes later."""
+    text = os.fspath(path)
+    if "\x00" in str(text):
+        raise UserError(f"{text!r}: a path cannot hold a NUL byte")
+    for parent in Path(text).parents:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise UserError(f"{text}: {parent} is a file, not a folder; write to another path")
+            break
+
+
 def check_output_file(
     path: str | os.PathLike, warehouse: str | os.PathLike, *, overwrite: bool = False
 ) -> Path:
     """``path`` as a file this command may write: not the warehouse, not a folder, and not an
     existing file unless ``overwrite``; UserError otherwise."""
+    check_path_text(path)
     p = Path(path)
     if is_warehouse_file(p, warehouse):
         raise UserError(f"{path}: is the warehouse ({os.fspath(warehouse)}); write to another path")
@@ -123,6 +137,7 @@ def check_output_files(
 def check_output_dir(path: str | os.PathLike, warehouse: str | os.PathLike) -> Path:
     """``path`` as a folder this command may fill (or clear): not a file, and not holding the
     warehouse or its side files; UserError otherwise."""
+    check_path_text(path)
     p = Path(path)
     if is_warehouse_file(p, warehouse):
         raise UserError(f"{path}: is the warehouse ({os.fspath(warehouse)}); write to another folder")

@@ -23,7 +23,15 @@ DEMO_RELATIONS = ("capital", "officialLanguage", "author", "director", "flowsInt
 
 
 DEMO_OPTIONS = (
-    Option("entities", "--entities", "Entities per relation (half fake).", default=4, kind=int, minimum=1),
+    Option(
+        "entities",
+        "--entities",
+        "Entities per relation (half fake).",
+        default=4,
+        kind=int,
+        maximum=10**6,
+        minimum=1,
+    ),
     Option(
         "all_relations",
         "--all-relations",
@@ -31,8 +39,18 @@ DEMO_OPTIONS = (
         default=False,
         kind=bool,
     ),
-    Option("contexts", "--contexts", "Contexts per relation.", default=12, kind=int, minimum=1),
-    Option("permutations", "--permutations", "Permutations per test.", default=10_000, kind=int, minimum=1),
+    Option(
+        "contexts", "--contexts", "Contexts per relation.", default=12, kind=int, maximum=10**7, minimum=1
+    ),
+    Option(
+        "permutations",
+        "--permutations",
+        "Permutations per test.",
+        default=10_000,
+        kind=int,
+        maximum=10**7,
+        minimum=1,
+    ),
     seed_option(11, "Sampling seed."),
     Option("model", "--model", "Model to score with.", default="smollm2-135m"),
     Option(

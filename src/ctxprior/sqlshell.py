@@ -34,7 +34,7 @@ from typing import Any
 import duckdb
 
 from .errors import UserError
-from .inputs import check_input, warehouse_of
+from .inputs import check_input, loads_json, warehouse_of
 from .options import Option, check_options
 from .schema.store import Store, holds_lock
 from .sqlfiles import ident, literal
@@ -224,13 +224,15 @@ def _lock_kept(store: Store, allow_read) -> None:
         )
 
 
-def _literal(value: str) -> str:
-    try:
-        v = json.loads(value)
-    except json.JSONDecodeError:
-        v = value
+def _literal(value: str, name: str = "") -> str:
+    """A ``--var`` value as a SQL literal: JSON (bounded: ``inputs.loads_json``), else the text."""
+    if not isinstance(value, str):
+        raise UserError(
+            f"--var {name}: the value must be text (JSON or a string), got {type(value).__name__}"
+        )
+    v = loads_json(value, f"--var {name}", or_text=True)
     if isinstance(v, list):
-        return "[" + ", ".join(_literal(json.dumps(x)) for x in v) + "]"
+        return "[" + ", ".join(_literal(json.dumps(x), name) for x in v) + "]"
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)) or v is None:
@@ -248,10 +250,12 @@ def run_read_only(
     ``reads=allowed(allow_read)``); (column names, rows) of the last one."""
     if allow_read:
         _refuse_warehouse_paths(sql, [str(v) for v in (variables or {}).values()], store.path)
-    for name, value in (variables or {}).items():
-        if not name.isidentifier():
+    for name, value in (variables or {}).items():  # every value checked before any is set
+        if not isinstance(name, str) or not name.isidentifier():
             raise UserError(f"--var {name}: not a valid variable name")
-        store.con.execute(f"SET VARIABLE {ident(name)} = {_literal(value)}")
+        _literal(value, name)
+    for name, value in (variables or {}).items():
+        store.con.execute(f"SET VARIABLE {ident(name)} = {_literal(value, name)}")
     stmts = check_read_only(store.con, sql)
     cur = None
     try:
@@ -289,6 +293,7 @@ MAX_ROWS = Option(
     "Rows shown in table format (csv and json show all).",
     default=200,
     kind=int,
+    maximum=10**9,
     minimum=1,
 )
 PRINT_OPTIONS = (FORMAT, MAX_ROWS)  # how `ctxprior sql` prints rows (Rows.format); `fakes list` takes FORMAT

@@ -1,7 +1,7 @@
 """Argument types checked at run time: a public function or method of the API checks its arguments
 against its annotations before it runs, so a notebook user's wrong type is one clear error naming the
 argument (an ``ArgumentTypeError``: both a TypeError and a UserError), not a raw duckdb or pandas
-exception. Applied explicitly: ``@checked`` on a function, ``@checked_methods`` on a class."""
+exception; a path argument holding a NUL byte is refused the same way. Applied explicitly: ``@checked`` on a function, ``@checked_methods`` on a class."""
 
 from __future__ import annotations
 
@@ -40,11 +40,31 @@ def _matches(value: Any, hint: Any) -> bool:
         ):
             return False
         return not args or all(_matches(v, args[0]) for v in value)
+    if origin in (dict, abc.Mapping) or hint in (dict, abc.Mapping):
+        if not isinstance(value, abc.Mapping):
+            return False
+        return len(args) != 2 or all(_matches(k, args[0]) and _matches(v, args[1]) for k, v in value.items())
     if origin is abc.Callable or hint is abc.Callable:
         return callable(value)
     if isinstance(hint, type) and origin is None:
         return isinstance(value, hint)
     return True  # Any, TypeVars and the like
+
+
+def _names_a_path(hint: Any) -> bool:
+    """Whether the annotation ``hint`` takes a path (``Path``, ``str | Path``, ``Sequence[Path]``...)."""
+    import typing
+
+    return hint is Path or any(_names_a_path(a) for a in typing.get_args(hint))
+
+
+def _nul(value: Any) -> bool:
+    """Whether ``value`` (a path, or a list of them) holds a NUL byte: no file can be named so."""
+    import os
+
+    if isinstance(value, (str, os.PathLike)):
+        return "\x00" in str(os.fspath(value))
+    return isinstance(value, (list, tuple)) and any(_nul(v) for v in value)
 
 
 def _plain(value: Any) -> Any:
@@ -84,6 +104,8 @@ def _describe(hint: Any) -> str:
     }
     if origin is abc.Callable:
         return "a function"
+    if origin in (dict, abc.Mapping) or hint in (dict, abc.Mapping):
+        return "a mapping" + (f" of {_describe(args[0])} to {_describe(args[1])}" if len(args) == 2 else "")
     if hint in names:
         return names[hint]
     module = getattr(hint, "__module__", "").split(".")[0]
@@ -120,6 +142,8 @@ def checked(fn: Callable) -> Callable:
                 raise ArgumentTypeError(
                     f"{where}: {name} must be {_describe(hints[name])}, got {type(value).__name__} {shown}"
                 )
+            if _names_a_path(hints[name]) and _nul(value):
+                raise ArgumentTypeError(f"{where}: {name} holds a NUL byte; no path can")
         return fn(*bound.args, **bound.kwargs)
 
     return wrapper

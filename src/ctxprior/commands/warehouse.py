@@ -46,8 +46,13 @@ def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
         if not os.path.exists(file):
             raise UserError(f"{file}: no such file")
         check_input(file, "--file")  # never the warehouse (a link of it): ctxprior/inputs.py
-        with open(file, encoding="utf-8") as fh:
-            query = fh.read()
+        try:
+            with open(file, encoding="utf-8") as fh:
+                query = fh.read()
+        except UnicodeDecodeError as e:
+            raise UserError(
+                f"--file {file}: not UTF-8 text (byte {e.start}); give a file of SQL text"
+            ) from None
     vars_ = {}
     for v in variables:
         if "=" not in v:

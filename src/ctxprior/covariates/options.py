@@ -5,7 +5,7 @@ method's checks are made from them."""
 
 from __future__ import annotations
 
-from ..options import Option, seed_option
+from ..options import ID_MAX, Option, seed_option
 from .triples import FORMATS
 from .user import KEYS
 
@@ -39,6 +39,7 @@ COOCCURRENCE_OPTIONS = (
         "Co-occur when the later name starts at most this many words after the earlier one ends.",
         default=50,
         kind=int,
+        maximum=10**6,
         minimum=1,
     ),
     Option("dataset", "--dataset", "Count the facts of this dataset only (default: all datasets)."),
@@ -54,6 +55,7 @@ COOCCURRENCE_OPTIONS = (
         "--workers",
         "Parallel worker processes (local) or CPUs of the local Ray instance. Default: all CPUs.",
         kind=int,
+        maximum=1024,
         minimum=1,
     ),
     Option(
@@ -118,6 +120,7 @@ KNOWN_OPTIONS = (
         "--run",
         "Persuasion run whose model answers (its open queries).",
         kind=int,
+        maximum=ID_MAX,
         minimum=1,
         required=True,
     ),

@@ -46,6 +46,7 @@ from ..errors import UserError
 from ..ingest.builder import DatasetBuilder
 from ..ingest.registry import IngestSource, Param, ingest_source
 from ..inputs import check_input
+from ..options import DATASET_NAME
 from ..schema.store import Store
 
 PARTITIONS = ("static", "temporal", "disputable")
@@ -502,7 +503,9 @@ SOURCE = ingest_source(
         "aliases, replacement objects, edit counts, popularity, questions and masked contexts.",
         params=(
             Param("directory", required=False, directory=True),
-            Param("name", "--name", "Dataset name in the warehouse.", default="dynamicqa"),
+            Param(
+                "name", "--name", "Dataset name in the warehouse.", default="dynamicqa", pattern=DATASET_NAME
+            ),
             Param(
                 "revision",
                 "--revision",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..options import Option, by_name, seed_option
+from ..options import ID_MAX, Option, by_name, seed_option
 from ..scoring.models import DEFAULT_MODEL
 from .ingest import PARTITIONS
 from .semantic import KL_ZEROS, SE_FORMS
@@ -29,6 +29,7 @@ _LIMIT = Option(
     "--limit",
     "First N facts per partition (file order). Default: all.",
     kind=int,
+    maximum=10**9,
     minimum=1,
     metavar="N",
 )
@@ -46,11 +47,31 @@ SCORE_DYNAMIC_OPTIONS = (
         default=DEFAULT_MODEL,
     ),
     Option(
-        "samples", "--samples", "Sampled answers per fact and condition.", default=10, kind=int, minimum=1
+        "samples",
+        "--samples",
+        "Sampled answers per fact and condition.",
+        default=10,
+        kind=int,
+        maximum=1000,
+        minimum=1,
     ),
-    Option("temperature", "--temperature", "Sampling temperature.", default=0.5, kind=float, above=0.0),
     Option(
-        "max_new_tokens", "--max-new-tokens", "Longest answer in tokens.", default=20, kind=int, minimum=1
+        "temperature",
+        "--temperature",
+        "Sampling temperature.",
+        default=0.5,
+        kind=float,
+        maximum=10.0,
+        above=0.0,
+    ),
+    Option(
+        "max_new_tokens",
+        "--max-new-tokens",
+        "Longest answer in tokens.",
+        default=20,
+        kind=int,
+        maximum=4096,
+        minimum=1,
     ),
     Option(
         "equivalence",
@@ -116,6 +137,7 @@ SCORE_DYNAMIC_OPTIONS = (
         "--resume",
         "Continue this run with its stored options (a rerun with the same options also continues).",
         kind=int,
+        maximum=ID_MAX,
         minimum=1,
         metavar="RUN",
     ),
@@ -127,6 +149,7 @@ ANALYZE_DYNAMIC_OPTIONS = (
         "--run",
         "Dynamic run id; repeatable. Default: every dynamic run with scores.",
         kind=int,
+        maximum=ID_MAX,
         minimum=1,
         multiple=True,
         metavar="R",

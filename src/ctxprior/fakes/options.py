@@ -19,6 +19,7 @@ GENERATE_OPTIONS = (
         "Fakes to add (at most the relation's real entities without a fake).",
         default=50,
         kind=int,
+        maximum=10**6,
         minimum=1,
     ),
     Option(
@@ -48,6 +49,7 @@ GENERATE_OPTIONS = (
         "Sampling temperature (0 = greedy for local models); the paper used the API default 1.",
         default=1.0,
         kind=float,
+        maximum=10.0,
         minimum=0,
     ),
     Option("top_p", "--top-p", "Nucleus sampling top-p.", default=1.0, kind=float, above=0, maximum=1),
@@ -65,6 +67,7 @@ GENERATE_OPTIONS = (
         "Model calls per entity class at most, until --n names are accepted.",
         default=10,
         kind=int,
+        maximum=1000,
         minimum=1,
     ),
     Option(
@@ -80,6 +83,7 @@ GENERATE_OPTIONS = (
         "Seconds per HTTP request (openai:).",
         default=120.0,
         kind=float,
+        maximum=86400.0,
         above=0,
     ),
     Option(
@@ -88,6 +92,7 @@ GENERATE_OPTIONS = (
         "Retries for HTTP 429 / 5xx / network errors, with exponential backoff (openai:).",
         default=4,
         kind=int,
+        maximum=100,
         minimum=0,
     ),
 )
@@ -101,6 +106,7 @@ ADD_OPTIONS = (
         "--n",
         "Add at most this many (default: as many as the relation has real entities without a fake).",
         kind=int,
+        maximum=10**6,
         minimum=1,
     ),
     Option(

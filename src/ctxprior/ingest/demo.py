@@ -21,6 +21,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
+from ..options import Option, check_options, seed_option
 from ..sqlfiles import read_sql
 from .builder import DatasetBuilder
 from .registry import IngestSource, Param, ingest_source
@@ -175,6 +176,13 @@ SOURCE = ingest_source(
 )
 
 
+DEMO_CORPUS_OPTIONS = (
+    seed_option(0),
+    Option("n_documents", None, "Documents in the corpus.", default=3000, kind=int, minimum=1, maximum=10**6),
+)
+"""``wh.datasets.write_demo_corpus`` (API only)."""
+
+
 def write_demo_corpus(
     store, path: str | Path, seed: int = 0, n_documents: int = 3000, overwrite: bool = False
 ) -> dict[str, int]:
@@ -188,6 +196,7 @@ def write_demo_corpus(
 
     from ..outputs import check_output_file, replacing
 
+    check_options(DEMO_CORPUS_OPTIONS, {"seed": seed, "n_documents": n_documents})
     check_output_file(path, store.path, overwrite=overwrite)
 
     import numpy as np

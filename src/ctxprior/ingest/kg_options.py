@@ -5,7 +5,7 @@ the defaults of ``kg_build.BuildOptions`` are made from them."""
 from __future__ import annotations
 
 from ..covariates.options import TRIPLES
-from ..options import Option, by_name, seed_option
+from ..options import DATASET_NAME, Option, by_name, seed_option
 
 REQUIRE_LABEL = ("both", "entity", "none")
 ANSWER_CHOICE = ("random", "degree")
@@ -13,7 +13,7 @@ TRIPLE_FORMATS = ("auto", "nt", "ttl", "tsv")
 
 BUILD_OPTIONS = (
     TRIPLES,
-    Option("name", "--name", "Dataset name in the warehouse.", required=True),
+    Option("name", "--name", "Dataset name in the warehouse.", required=True, pattern=DATASET_NAME),
     Option(
         "relations",
         "--relations",
@@ -41,6 +41,7 @@ BUILD_OPTIONS = (
         "Keep this many entities per relation: the top ones by KG degree (ties broken by --seed).",
         default=1000,
         kind=int,
+        maximum=10**7,
         minimum=1,
     ),
     seed_option(0, "Seed for breaking degree ties and for the random answer choice."),

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..covariates.triples import DEFAULT_PREFIXES
 from ..errors import UserError
-from ..inputs import check_input
+from ..inputs import bounded, check_input
 from .builder import short_relation_name
 
 TOP_KEYS = ("description", "prefixes", "relations")
@@ -77,13 +77,17 @@ class RelationsFile:
 
 
 class _UniqueKeyLoader:
-    """A yaml SafeLoader that refuses duplicate keys in a mapping (PyYAML keeps the last silently)."""
+    """A yaml SafeLoader that refuses duplicate keys in a mapping (PyYAML keeps the last silently),
+    and, as every YAML input, anchors, aliases, deep nesting and long integers
+    (``inputs.bounded_yaml_loader``; ``read_relations`` bounds what aliases expand to)."""
 
     @staticmethod
     def make():
         import yaml
 
-        class Loader(yaml.SafeLoader):
+        from ..inputs import bounded_yaml_loader
+
+        class Loader(bounded_yaml_loader()):
             pass
 
         def mapping(loader, node, deep=False):
@@ -199,6 +203,9 @@ def read_relations(path: str | Path) -> RelationsFile:
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise UserError(f"{path}: not valid YAML: {where}{problem}") from None
+    except (ValueError, RecursionError) as e:  # inputs' bounds: too deep, too many digits
+        raise UserError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    data = bounded(data, path)
     chk = _Check(path)
     if data is None:
         chk.fail("file", "is empty; it needs a 'relations:' list")

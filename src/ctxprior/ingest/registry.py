@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..options import Option
+from ..options import Option, check_options
 
 
 def Param(
@@ -45,11 +45,13 @@ def Param(
     choices: tuple[str, ...] = (),
     directory: bool = False,
     required: bool = True,
+    pattern: tuple[str, str] | None = None,
 ) -> Option:
     """One argument (``option`` None) or option (``option="--relation"``) of a source, as the
     :class:`~ctxprior.options.Option` every command declares; ``name`` is the loader's keyword.
     ``multiple``: repeatable (a tuple); ``choices``: the allowed values; ``directory``: an argument
-    naming a folder (an existing file is refused); ``required``: an argument's (options are optional)."""
+    naming a folder (an existing file is refused); ``required``: an argument's (options are optional);
+    ``pattern``: the (regex, rule) a text value must match (``options.DATASET_NAME``)."""
     return Option(
         name,
         option,
@@ -61,6 +63,7 @@ def Param(
         argument=option is None,
         required=required and option is None,
         directory=directory,
+        pattern=pattern,
     )
 
 
@@ -96,6 +99,7 @@ class IngestSource:
                 if p.argument and p.required:
                     raise TypeError(f"ingest {self.name!r}: missing {p.name!r}")
                 bound[p.name] = () if p.multiple and p.default is None else p.default
+        check_options(self.params, bound)  # the declared checks (type, choices, pattern), as the CLI's
         return bound
 
 

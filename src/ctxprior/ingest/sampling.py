@@ -40,7 +40,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UserError
-from ..options import Option, check_options, seed_option
+from ..options import Option, check_applicable, check_options, seed_option
 from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
 from ..version import __version__
@@ -207,6 +207,7 @@ SAMPLE_OPTIONS = (
         "Only this relation (short name or full id); repeatable. Default: all.",
         metavar="R",
         multiple=True,
+        applies=("design", ("paper", "all")),
     ),
     Option(
         "entities",
@@ -214,7 +215,9 @@ SAMPLE_OPTIONS = (
         f"Entities per relation: half real (top by degree when known), half fake. Default: "
         f"{PAPER_ENTITIES} for the paper design, every entity for --design all (0 also means every entity).",
         kind=int,
+        maximum=10**7,
         minimum=0,
+        applies=("design", ("paper", "all")),
     ),
     Option(
         "contexts",
@@ -222,7 +225,9 @@ SAMPLE_OPTIONS = (
         f"Contexts per relation (paper design); each entity appears in contexts/entities of them. "
         f"Default: {PAPER_CONTEXTS}.",
         kind=int,
+        maximum=10**8,
         minimum=1,
+        applies=("design", ("paper",)),
     ),
     Option(
         "context_types",
@@ -230,6 +235,7 @@ SAMPLE_OPTIONS = (
         "Comma-separated context types, split evenly per entity.",
         default=("base", "assertive", "negation"),
         listed=True,
+        applies=("design", ("paper", "all")),
     ),
     seed_option(11, "Random seed (paper: 11, 12, 13)."),
     Option(
@@ -246,8 +252,10 @@ SAMPLE_OPTIONS = (
         "--items",
         "With --design fixed: only the first N items in source order. Default: every item.",
         kind=int,
+        maximum=10**9,
         minimum=1,
         metavar="N",
+        applies=("design", ("fixed",)),
     ),
     Option(
         "answer_sampling",
@@ -257,6 +265,7 @@ SAMPLE_OPTIONS = (
         "replacement; distinct: uniformly over the distinct answers, with replacement.",
         default="authors",
         choices=ANSWER_SAMPLING,
+        applies=("design", ("paper",)),
     ),
     Option(
         "templates_per_type",
@@ -264,8 +273,10 @@ SAMPLE_OPTIONS = (
         "With --design all: render a seeded choice of N templates per context type (e.g. a small "
         "gender study). Default: every template.",
         kind=int,
+        maximum=10**6,
         minimum=1,
         metavar="N",
+        applies=("design", ("all",)),
     ),
     Option(
         "fakes",
@@ -275,6 +286,7 @@ SAMPLE_OPTIONS = (
         "the selected real entities (the same for every seed).",
         default="random",
         choices=FAKE_SELECTION,
+        applies=("design", ("paper", "all")),
     ),
     Option(
         "real_entities",
@@ -284,6 +296,7 @@ SAMPLE_OPTIONS = (
         "every seed.",
         default="fixed",
         choices=REAL_SELECTION,
+        applies=("design", ("paper", "all")),
     ),
 )
 """The options of ``ctxprior sample`` / ``wh.samples.draw``."""
@@ -415,6 +428,7 @@ def check_sample(**values: Any) -> list[str]:
     """Check the options of a sample (API keywords of :data:`SAMPLE_OPTIONS`) before anything is
     opened or written; return the stripped, non-empty, distinct context types."""
     check_options(SAMPLE_OPTIONS, {k: tuple(v) if k == "context_types" else v for k, v in values.items()})
+    check_applicable(SAMPLE_OPTIONS, values)  # each option's ``applies``: the designs it belongs to
     return _check_options(
         values.get("design", "paper"),
         values.get("templates_per_type"),
@@ -426,12 +440,9 @@ def check_sample(**values: Any) -> list[str]:
 def _check_options(
     design: str, templates_per_type: int | None, context_types: Sequence[str], items: int | None = None
 ) -> list[str]:
-    """What the declarations cannot check alone: ``templates_per_type`` needs design ``all``,
-    ``items`` design ``fixed``; return the stripped, non-empty, distinct context types."""
-    if items is not None and design != "fixed":
-        raise UserError(f"--items {items}: only with --design fixed (other designs: --entities)")
-    if templates_per_type is not None and design != "all":
-        raise UserError(f"--templates-per-type {templates_per_type}: only with --design all")
+    """What the declarations cannot check alone (which design each option belongs to is their
+    ``applies``, checked by ``check_applicable``); return the stripped, non-empty, distinct
+    context types."""
     context_types = [t.strip() for t in context_types if t.strip()]
     if not context_types:
         raise UserError("--context-types: give at least one context type")

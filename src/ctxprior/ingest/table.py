@@ -32,17 +32,17 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from ..errors import UserError
-from ..inputs import check_input
+from ..options import DATASET_NAME
 from .builder import SEPARATOR, DatasetBuilder
 from .registry import IngestSource, Param, ingest_source
 from .table_read import Record, Table, read_table
+from .table_spec import read_spec
 
 SHAPES = ("contexts", "facts")
 OPEN_FORMAT = "Q: {question}\nA:"
@@ -102,39 +102,6 @@ def _pairs(values, option: str, sep: str = "=") -> list[tuple[str, str]]:
     return out
 
 
-def _read_spec(path: str | None) -> dict:
-    if not path:
-        return {}
-    import yaml
-
-    p = Path(path)
-    if not p.is_file():
-        raise UserError(f"--spec {path}: no such file")
-    check_input(p, "--spec")  # never the warehouse (a link of it): ctxprior/inputs.py
-    try:
-        spec = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise UserError(f"--spec {path}: not YAML or JSON ({str(e).splitlines()[0]})") from None
-    if not isinstance(spec, dict):
-        raise UserError(f"--spec {path}: expected a mapping of option names to values")
-    known = {f.name for f in fields(Mapping)} - {"derive", "skip", "skip_note"}
-    unknown = sorted(set(spec) - known)
-    if unknown:
-        raise UserError(f"--spec {path}: unknown key '{unknown[0]}'; known: {', '.join(sorted(known))}")
-    return spec
-
-
-def _spec_contexts(raw: Any) -> list[tuple[str, str, str | None]]:
-    """The spec's ``contexts`` (a list of {type, text, answer}, or TYPE=TEXT[:ANSWER] strings)."""
-    out = []
-    for c in raw or ():
-        if isinstance(c, dict) and isinstance(c.get("type"), str) and isinstance(c.get("text"), str):
-            out.append((c["type"], c["text"], c.get("answer")))
-        else:
-            out += _wide(_pairs([c], "contexts:"))
-    return out
-
-
 def _wide(pairs: list[tuple[str, str]]) -> list[tuple[str, str, str | None]]:
     return [(t, v.partition(":")[0], v.partition(":")[2] or None) for t, v in pairs]
 
@@ -149,8 +116,8 @@ def _labels(values) -> dict[str, str]:
 
 def mapping(spec: str | None = None, **options: Any) -> Mapping:
     """The mapping from ``spec`` (a file) and the options (None / empty: not given)."""
-    d = _read_spec(spec)
-    d["contexts"] = _spec_contexts(d.get("contexts"))
+    d = read_spec(spec)  # validated by its schema (table_spec.Spec)
+    d["contexts"] = d.get("contexts") or []
     d["labels"] = _labels(d.get("labels"))
     for k in ("query_templates",):
         d[k] = list(d.get(k) or [])
@@ -633,7 +600,7 @@ SEPARATOR_PARAM = Param(
 
 SOURCE_PARAMS = (
     Param("path", metavar="FILE|FOLDER|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
-    Param("name", "--name", "Dataset name in the warehouse.", default="table"),
+    Param("name", "--name", "Dataset name in the warehouse.", default="table", pattern=DATASET_NAME),
     Param(
         "sha256",
         "--sha256",

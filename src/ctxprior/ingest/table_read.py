@@ -220,6 +220,10 @@ def _loads(text: str, where: str) -> Any:
         raise UserError(f"{where}: a JSON object has the key '{e.key}' twice; remove one") from None
     except RecursionError:
         raise UserError(f"{where}: JSON nested too deeply to read") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # Python's limit on the digits of an int (4300)
+        raise UserError(f"{where}: holds an integer too long to read (over 4300 digits)") from None
 
 
 def _read_json(text: str, label: str) -> list[Record]:

@@ -23,6 +23,7 @@ from typing import Any
 from ..digest import sha256_file
 from ..errors import UserError
 from ..inputs import check_input
+from ..options import DATASET_NAME
 from .builder import DatasetBuilder, RelationRows, short_relation_name
 from .registry import IngestSource, Param, ingest_source
 from .sources import discard_download, resolve_file
@@ -66,6 +67,10 @@ def read_json_file(path: str | Path, label: str | None = None) -> Any:
         what = "truncated JSON" if e.pos >= len(text.rstrip()) else "malformed JSON"
         msg = e.msg[:-3] if e.msg.endswith(" at") else e.msg  # "Unterminated string starting at"
         raise UserError(f"{path}: {what} ({msg} at line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise UserError(f"{path}: JSON nested too deeply to read") from None
+    except ValueError:  # Python's limit on the digits of an int (4300)
+        raise UserError(f"{path}: holds an integer too long to read (over 4300 digits)") from None
 
 
 class _Check:
@@ -385,7 +390,9 @@ SOURCE = ingest_source(
         "an http(s) URL (downloaded into the Hugging Face cache; its sha256 is recorded).",
         params=(
             Param("path", metavar="PATH|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
-            Param("name", "--name", "Dataset name in the warehouse.", default="yago_qec"),
+            Param(
+                "name", "--name", "Dataset name in the warehouse.", default="yago_qec", pattern=DATASET_NAME
+            ),
             Param(
                 "relations",
                 "--relation",

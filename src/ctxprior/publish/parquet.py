@@ -36,12 +36,13 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import check_input
+from ..inputs import check_input, loads_json, validated
 from ..outputs import MANIFEST, OutputFolder, replacing
 from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..version import __version__
+from .manifest import Manifest
 from .options import MODE
 from .validate import _safe_type, validate_folder
 
@@ -420,12 +421,17 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
         )
     check_input(path)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
-        m = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, ValueError) as e:
+        raise UserError(f"{path}: not a readable JSON manifest ({e}); re-export the folder") from None
+    try:
+        m = loads_json(text, "JSON")  # bounded: depth, size, digits, duplicated keys
+    except UserError as e:
         raise UserError(f"{path}: not a readable JSON manifest ({e}); re-export the folder") from None
     if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("tables"), list):
         raise UserError(f"{path}: not a ctxprior Parquet manifest; re-export the folder")
-    if int(m.get("format_version", 0)) > FORMAT_VERSION:
+    validated(Manifest, m, f"{path}")  # every value import and pull use (publish/manifest.py)
+    if m["format_version"] > FORMAT_VERSION:
         raise UserError(
             f"{path}: manifest format v{m.get('format_version')} is newer than this "
             f"ctxprior reads (v{FORMAT_VERSION}); upgrade with `pip install -U ctxprior`"
@@ -481,7 +487,7 @@ def check_folder(folder: str | os.PathLike, verify: bool = True, strict: bool = 
             "export with `ctxprior export parquet DIR` (tables, the default)"
         )
     found = m.get("schema_version")
-    if found is not None and int(found) > SCHEMA_VERSION:
+    if found is not None and found > SCHEMA_VERSION:
         raise UserError(
             f"{folder}: exported from schema v{found}, newer than this ctxprior "
             f"(v{SCHEMA_VERSION}); upgrade with `pip install -U ctxprior`"

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..covariates.resolve import auto_covariate, resolve_covariate, seen_fakes_spec
 from ..errors import UserError
-from ..options import Option, seed_option
+from ..options import ID_MAX, Option, seed_option
 from . import registry
 from .comparisons import step_comparison
 from .selection import check_plan, plan_runs, precision_note
@@ -39,6 +39,7 @@ RUNS_OPTION = Option(
     "Run to analyze (repeatable): persuasion runs go to the persuasion analyses, dynamic runs to "
     "dynamicqa. Default: every finished persuasion run and every dynamic run with scores.",
     kind=int,
+    maximum=ID_MAX,
     minimum=1,
     multiple=True,
     metavar="RUN_ID",
@@ -50,7 +51,13 @@ ANALYZE_OPTIONS = (
     RUNS_OPTION,
     ONLY_OPTION,
     Option(
-        "permutations", "--permutations", "Permutations per test (k).", default=10_000, kind=int, minimum=1
+        "permutations",
+        "--permutations",
+        "Permutations per test (k).",
+        default=10_000,
+        kind=int,
+        maximum=10**7,
+        minimum=1,
     ),
     Option(
         "alpha",

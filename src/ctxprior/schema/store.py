@@ -375,8 +375,10 @@ class Store:
     def schema_version(self) -> int | None:
         if "meta" not in self.table_names():
             return None
+        from .versions import parse_schema_version
+
         v = self.scalar("SELECT value FROM meta WHERE key='schema_version'")
-        return None if v is None else int(v)
+        return None if v is None else parse_schema_version(self.path, v)
 
     def ensure_schema(self, force: bool = False) -> None:
         """Create missing tables (additive, safe) and (re)create the views when their files changed
@@ -507,15 +509,24 @@ def holds_lock(path: str) -> bool | None:
     return False
 
 
+WAIT_MAX = 7 * 86400  # --wait's upper bound: past it, time.monotonic() + wait loses its meaning
+
+
 def check_wait(wait: Any) -> float:
     """``wait`` (``--wait``, ``ctxprior.open(wait=...)``) as seconds: a finite number >= 0."""
     try:
         value = float(wait)
+    except OverflowError:  # an int past float's range
+        raise UserError(
+            f"--wait (an integer of {wait.bit_length()} bits): must be at most {WAIT_MAX} seconds"
+        ) from None
     except (TypeError, ValueError):
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        shown = f"{value:g}" if isinstance(wait, (int, float)) else wait
+        shown = f"{value:g}" if isinstance(wait, (int, float)) else str(wait)[:40]
         raise UserError(f"--wait {shown}: must be a number of seconds >= 0 (e.g. --wait 60)")
+    if value > WAIT_MAX:
+        raise UserError(f"--wait {value:g}: must be at most {WAIT_MAX} seconds")
     return value
 
 

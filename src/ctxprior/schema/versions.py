@@ -14,6 +14,23 @@ SCHEMA_VERSION = 3
 MIGRATIONS: dict[int, Callable] = {}
 
 
+def parse_schema_version(path: str, value: object) -> int:
+    """``meta.schema_version`` as an int: its declared form is a positive integer of at most six
+    digits written as text (``'3'``); anything else (``'abc'``, ``'2.0'``, ``''``, a huge number) is
+    a UserError naming the value, not a ValueError from ``int()``."""
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit() or not 1 <= len(value) <= 6:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise UserError(
+            f"warehouse {path}: meta.schema_version {shown} is not a schema version (a positive "
+            "integer); the file was changed outside ctxprior"
+        )
+    if int(value) < 1:
+        raise UserError(
+            f"warehouse {path}: meta.schema_version {value!r} is not a schema version (at least 1)"
+        )
+    return int(value)
+
+
 def check_version(path: str, found: int, current: int) -> None:
     """UserError unless a warehouse of version ``found`` can be used by this ctxprior (``current``)."""
     if found == current:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..options import Option, check_options, seed_option  # noqa: F401  (check_options: re-exported)
+from ..options import ID_MAX, Option, check_options, seed_option  # noqa: F401  (check_options: re-exported)
 from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .prompts import FORMATS
 
@@ -62,6 +62,7 @@ MODEL_OPTIONS = (
         "--batch-size",
         f"Prompts per forward pass, or auto ({CPU_BATCH_SIZE} on CPU, sized to free memory on CUDA).",
         kind=int,
+        maximum=65536,
         minimum=1,
         auto=True,
     ),
@@ -107,6 +108,7 @@ EXECUTOR_OPTIONS = (
         "Ray workers (actors, one model each). Default: one per GPU of the "
         "cluster (per --gpus-per-worker GPUs), or one per CPU on a cluster without GPUs.",
         kind=int,
+        maximum=1024,
         minimum=1,
     ),
     Option(
@@ -115,6 +117,7 @@ EXECUTOR_OPTIONS = (
         "GPUs per Ray worker (0 = CPU workers). Default: 1 when the cluster has "
         "GPUs, else 0. The driver never loads the model itself.",
         kind=float,
+        maximum=1024.0,
         minimum=0,
     ),
     Option(
@@ -127,7 +130,7 @@ EXECUTOR_OPTIONS = (
 )
 
 SCORE_OPTIONS = (
-    Option("sample", "--sample", "Sample id to score (see `ctxprior info`).", kind=int),
+    Option("sample", "--sample", "Sample id to score (see `ctxprior info`).", kind=int, maximum=ID_MAX),
     *MODEL_OPTIONS,
     Option(
         "query_types",
@@ -142,6 +145,7 @@ SCORE_OPTIONS = (
         "--query-forms-per-type",
         "Score only the first N query forms of each type (e.g. a few of the gender study's 20).",
         kind=int,
+        maximum=10**6,
         minimum=1,
         metavar="N",
     ),
@@ -173,6 +177,7 @@ SCORE_OPTIONS = (
         "Length of the --memorization generations.",
         default=8,
         kind=int,
+        maximum=4096,
         minimum=1,
     ),
     Option(
@@ -181,6 +186,7 @@ SCORE_OPTIONS = (
         "Keep the top-K answers with probabilities for every prompt (table prompt_topk).",
         default=0,
         kind=int,
+        maximum=10**6,
         minimum=0,
         metavar="K",
     ),
@@ -190,6 +196,7 @@ SCORE_OPTIONS = (
         "Top-K answers of the no-context prompt to keep (table prior_topk).",
         default=10,
         kind=int,
+        maximum=10**6,
         minimum=1,
         metavar="K",
     ),
@@ -199,6 +206,7 @@ SCORE_OPTIONS = (
         "--shard-size",
         "Entities per work unit (the resume granularity). Default: automatic from memory.",
         kind=int,
+        maximum=10**9,
         minimum=1,
     ),
     seed_option(0, "Torch seed, recorded in the run row."),
@@ -208,6 +216,7 @@ SCORE_OPTIONS = (
         "Continue run RUN (its stored options are used). Rerunning the same command also "
         "continues an unfinished run with the same options.",
         kind=int,
+        maximum=ID_MAX,
         metavar="RUN",
     ),
     Option(
@@ -225,7 +234,15 @@ SCORE_OPTIONS = (
 _BY_NAME = {o.name: o for o in SCORE_OPTIONS}
 
 RUN_ID = Option(
-    "run", None, "The run's id.", kind=int, minimum=1, argument=True, required=True, metavar="RUN_ID"
+    "run",
+    None,
+    "The run's id.",
+    kind=int,
+    maximum=ID_MAX,
+    minimum=1,
+    argument=True,
+    required=True,
+    metavar="RUN_ID",
 )
 
 RESUME_OPTIONS = (RUN_ID, *EXECUTOR_OPTIONS)
@@ -239,6 +256,7 @@ CANCEL_OPTIONS = (
         "Seconds to wait for a running run to stop after the interrupt.",
         default=60.0,
         kind=float,
+        maximum=86400.0,
         minimum=0,
     ),
 )
@@ -259,8 +277,8 @@ PROMPTS_OPTIONS = (
 """``ctxprior runs prompts`` / ``wh.runs.prompts`` (the CLI's --json is its output)."""
 
 MOST_SUSCEPTIBLE_OPTIONS = (
-    Option("run", None, "The run's id.", kind=int, minimum=1),
-    Option("n", None, "How many rows.", default=5, kind=int, minimum=0),
+    Option("run", None, "The run's id.", kind=int, maximum=ID_MAX, minimum=1),
+    Option("n", None, "How many rows.", default=5, kind=int, maximum=10**9, minimum=0),
 )
 """``wh.runs.most_susceptible`` (API only; ``ctxprior score`` prints its top five)."""
 
