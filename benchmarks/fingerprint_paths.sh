@@ -18,7 +18,7 @@ C="ctxprior --db $OUT/dq.duckdb"
 {
   $C ingest dynamicqa "$DATA"
   $C sample-dynamic --limit 3
-  $C score --sample 1 --estimator first-token --query-forms open
+  $C score --sample 1 --estimator first-token --query-types open
   $C score-dynamic --limit 3 --samples 4 --max-new-tokens 12
   $C analyze-dynamic
 } >"$OUT/dq.log" 2>&1

@@ -34,7 +34,7 @@ def _score(db: str, tiny: str, log: Path) -> float:
         "score",
         "--sample",
         "1",
-        "--query-forms",
+        "--query-types",
         "open",
         "--shard-size",
         "1",

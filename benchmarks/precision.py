@@ -51,7 +51,7 @@ def score(dtype: str, contexts, queries):
     t0 = time.perf_counter()
     psi, chi = [], []
     for qt, qs in queries:
-        res = first_token(engine, contexts, qs, topk=0, with_prior=False)
+        res = first_token(engine, contexts, qs, prior_topk=0, with_prior=False)
         psi.append(np.stack([r.persuasion for r in res]))  # [entities, contexts]
         chi.append(np.array([r.susceptibility for r in res]))  # [entities]
     return (

@@ -16,6 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -102,8 +103,7 @@ def main() -> None:
                     1,
                     tiny,
                     lm=lm,
-                    shard_size=args.shard_size,
-                    config=config,
+                    config=replace(config, shard_size=args.shard_size),
                     progress=False,
                     log=lambda m: None,
                     executor_factory=factory,

@@ -92,7 +92,7 @@ def main(argv=None) -> None:
     first_token(engine, contexts[:4], queries[:2])  # warm-up (both paths share the loaded model)
     engine = Engine(lm, batch_size=args.batch_size)
     t = time.perf_counter()
-    fast = first_token(engine, contexts, queries, topk=10)
+    fast = first_token(engine, contexts, queries, prior_topk=10)
     t_fast = time.perf_counter() - t
 
     print(
@@ -126,7 +126,7 @@ def per_layer_comparison(lm, contexts, queries, batch_size: int, repeats: int) -
         for mode in best:
             t = time.perf_counter()
             out[mode] = first_token(
-                Engine(lm, batch_size=batch_size), contexts, queries, topk=10, per_layer=mode
+                Engine(lm, batch_size=batch_size), contexts, queries, prior_topk=10, per_layer=mode
             )
             best[mode] = min(best[mode], time.perf_counter() - t)
     n_layers = len(out["chi"][0].by_layer["susceptibility"])

@@ -229,7 +229,7 @@ def max_float_diff(a: dict, b: dict) -> float:
     return worst
 
 
-SCORE = ["score", "--sample", "1", "--query-forms", "open", "--shard-size", "1", "--quiet"]
+SCORE = ["score", "--sample", "1", "--query-types", "open", "--shard-size", "1", "--quiet"]
 
 
 def scored_base(d: Path) -> dict:

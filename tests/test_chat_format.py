@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -113,7 +114,7 @@ def test_chat_scores_equal_one_prompt_at_a_time():
         with_prior=False,
     )
     for eng in (Engine(lm, batch_size=32), Engine(lm, batch_size=2, share_prefix=False)):
-        res = first_token(eng, CONTEXTS, QUERIES, topk=3, prompt=chat)
+        res = first_token(eng, CONTEXTS, QUERIES, prior_topk=3, prompt=chat)
         for r, n, q in zip(res, naive, QUERIES):
             np.testing.assert_allclose(r.persuasion, n["persuasion"], atol=1e-6)
             assert r.susceptibility == pytest.approx(n["susceptibility"], abs=1e-6)
@@ -183,15 +184,14 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
     cfg = ScoreConfig(query_types=("open",), prompt_format="chat", memorization=True, max_new_tokens=2)
     with open_store(db_path) as store:
         s = score_sample(
-            store, sid, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None
+            store, sid, "tiny", lm=lm, config=replace(cfg, shard_size=1), progress=False, log=lambda m: None
         )
         r = score_sample(
             store,
             sid,
             "tiny",
             lm=lm,
-            config=ScoreConfig(query_types=("open",)),
-            shard_size=1,
+            config=ScoreConfig(query_types=("open",), shard_size=1),
             progress=False,
             log=lambda m: None,
         )
@@ -222,8 +222,8 @@ def test_resume_respects_the_prompt_format(db_path):
 
     sid = _demo(db_path)
     lm = tiny()
-    cfg = ScoreConfig(query_types=("open",), prompt_format="chat")
-    quiet = {"shard_size": 1, "progress": False, "log": lambda m: None}
+    cfg = ScoreConfig(query_types=("open",), prompt_format="chat", shard_size=1)
+    quiet = {"progress": False, "log": lambda m: None}
     with open_store(db_path) as store:
         with pytest.raises(KeyboardInterrupt):
             score_sample(
@@ -237,7 +237,9 @@ def test_resume_respects_the_prompt_format(db_path):
             )
         chat_run = store.scalar("SELECT max(run_id) FROM run")
         # a raw request does not continue the unfinished chat run
-        raw = score_sample(store, sid, "tiny", lm=lm, config=ScoreConfig(query_types=("open",)), **quiet)
+        raw = score_sample(
+            store, sid, "tiny", lm=lm, config=ScoreConfig(query_types=("open",), shard_size=1), **quiet
+        )
         assert raw.run_id != chat_run and not raw.resumed
         # a tokenizer whose template renders differently cannot continue it
         other = tiny(TEMPLATE.replace("helpful", "terse"))
@@ -345,7 +347,7 @@ def test_smollm2_chat_template_and_scores(smol):
         "Hugging Face<|im_end|>\n<|im_start|>user\n" + PLACEHOLDER + "<|im_end|>\n<|im_start|>assistant\n"
     )
     eng = Engine(smol, batch_size=16)
-    res = first_token(eng, CONTEXTS, QUERIES, topk=3, prompt=chat)
+    res = first_token(eng, CONTEXTS, QUERIES, prior_topk=3, prompt=chat)
     naive = naive_first_token(
         smol.model,
         smol.tokenizer,
@@ -356,7 +358,7 @@ def test_smollm2_chat_template_and_scores(smol):
     for r, n in zip(res, naive):
         np.testing.assert_allclose(r.persuasion, n["persuasion"], atol=1e-4)
     plain = Engine(smol, batch_size=16, share_prefix=False)
-    first_token(plain, CONTEXTS, QUERIES, topk=3, prompt=chat)
+    first_token(plain, CONTEXTS, QUERIES, prior_topk=3, prompt=chat)
     # the system turn, user header and context are computed once per context, not once per query
     head_ctx = eng.encode([chat.head + c for c in CONTEXTS])
     assert plain.tokens_computed - eng.tokens_computed >= sum(

@@ -22,7 +22,7 @@ def test_score_prints_device_and_dtype(run_cli, db_path, tmp_path, monkeypatch):
         ).exit_code
         == 0
     )
-    r = run_cli("score", "--sample", "1", "--model", tiny, "--device", "cpu", "--query-forms", "open")
+    r = run_cli("score", "--sample", "1", "--model", tiny, "--device", "cpu", "--query-types", "open")
     assert r.exit_code == 0, r.output
     assert "device cpu, dtype float32" in r.stderr
     assert "warning" not in r.stderr
@@ -58,7 +58,7 @@ def test_score_warns_when_a_gpu_is_visible_but_unused(run_cli, db_path, tmp_path
         == 0
     )
     monkeypatch.setenv("CTXPRIOR_ASSUME_GPU", "1")
-    r = run_cli("score", "--sample", "1", "--model", tiny, "--query-forms", "open")
+    r = run_cli("score", "--sample", "1", "--model", tiny, "--query-types", "open")
     assert r.exit_code == 0, r.output
     lines = [x for x in r.stderr.splitlines() if x.startswith("warning: an NVIDIA GPU is visible")]
     assert len(lines) == 1

@@ -43,7 +43,7 @@ def test_score_dynamic_smollm_cli(dq_src, tmp_path, run_cli, db_path):
     assert "score" in cli.commands  # the persuasion scorer, compared with CP on the same facts
     with open_store(db_path, read_only=True) as store:
         sid = store.scalar("SELECT sample_id FROM run WHERE run_id = ?", [rid])
-    res = run_cli("score", "--sample", sid, "--estimator", "first-token", "--query-forms", "open")
+    res = run_cli("score", "--sample", sid, "--estimator", "first-token", "--query-types", "open")
     assert res.exit_code == 0, res.output
     with open_store(db_path, read_only=True) as store:
         cmp = store.df(read_sql("ctxprior.dynamicqa", "sql/compare_scores.sql"), [sid, rid])

@@ -46,7 +46,7 @@ def test_scores_batched_equal_scores_of_lone_prompts(family):
 
     lm = tiny_family(family)
     contexts, queries = prompts()
-    res = first_token(Engine(lm, batch_size=16), contexts, queries, topk=3, prompt_topk=2)
+    res = first_token(Engine(lm, batch_size=16), contexts, queries, prior_topk=3, store_topk=2)
     eng = Engine(lm)
     for q, r in zip(queries, res):
         ref = scores_np(one_at_a_time(lm, eng.encode([c + q for c in contexts])))
@@ -106,8 +106,8 @@ def test_greedy_equals_generate_one_at_a_time(family):
 def test_answer_set_batched_equals_batch_of_one():
     lm = tiny_family("gpt_neox")
     cands = [["Paris", "Rome", "Madrid"], ["Madrid", "Paris"], ["Lima", "Paris"]]
-    a = answer_set(Engine(lm, batch_size=16), CONTEXTS, QUERIES, cands, topk=2)
-    b = answer_set(Engine(lm, batch_size=1, share_prefix=False), CONTEXTS, QUERIES, cands, topk=2)
+    a = answer_set(Engine(lm, batch_size=16), CONTEXTS, QUERIES, cands, prior_topk=2)
+    b = answer_set(Engine(lm, batch_size=1, share_prefix=False), CONTEXTS, QUERIES, cands, prior_topk=2)
     for x, y in zip(a, b):
         np.testing.assert_allclose(x.persuasion, y.persuasion, atol=1e-6)
         assert x.prior_topk[0][1] == y.prior_topk[0][1]
@@ -259,6 +259,7 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     from ctxprior.schema import open_store
     from ctxprior.scoring import units
     from ctxprior.scoring.runs import score, score_sample
+    from ctxprior.scoring.units import ScoreConfig
 
     lm = tiny_family("llama")
     sid = _demo(db_path)
@@ -280,7 +281,9 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     monkeypatch.setattr(score, "write_unit", slow_write)
     monkeypatch.setattr("ctxprior.scoring.executors.local.run_unit_checked", traced_unit)
     with open_store(db_path) as store:
-        s = score_sample(store, sid, lm=lm, shard_size=2, progress=False, log=lambda m: None)
+        s = score_sample(
+            store, sid, lm=lm, config=ScoreConfig(shard_size=2), progress=False, log=lambda m: None
+        )
         assert s.status == "done" and s.units_total >= 3
         starts = {e[1]: e[2] for e in events if e[0] == "compute start"}
         commits = [(e[1], e[2]) for e in events if e[0] == "commit start"]
@@ -289,7 +292,15 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
         assert len(overlapped) >= s.units_total - 2
         assert all(e[3] == "ctxprior-compute" for e in events if e[0] == "compute start")
         monkeypatch.undo()
-        ref = score_sample(store, sid, lm=lm, shard_size=2, fresh=True, progress=False, log=lambda m: None)
+        ref = score_sample(
+            store,
+            sid,
+            lm=lm,
+            fresh=True,
+            config=ScoreConfig(shard_size=2),
+            progress=False,
+            log=lambda m: None,
+        )
         a, b = _rows(store, s.run_id), _rows(store, ref.run_id)
         assert [r[:3] for r in a[0]] == [r[:3] for r in b[0]]
         np.testing.assert_allclose([r[3] for r in a[0]], [r[3] for r in b[0]], atol=1e-9)
@@ -333,8 +344,7 @@ def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
                 sid,
                 "tiny",
                 lm=lm,
-                config=ScoreConfig(),
-                shard_size=1,
+                config=ScoreConfig(shard_size=1),
                 progress=False,
                 log=lambda m: None,
             )

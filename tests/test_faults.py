@@ -184,7 +184,7 @@ def test_broken_model_units_fail_with_reason(base, tmp_path, poison):
             "score",
             "--sample",
             "1",
-            "--query-forms",
+            "--query-types",
             "open",
             "--relation",
             "capital",

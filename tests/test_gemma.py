@@ -76,8 +76,7 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
             "gemma3-270m",
             lm=lm,
             batch_size=8,
-            shard_size=2,
-            config=ScoreConfig(query_types=("open",)),
+            config=ScoreConfig(query_types=("open",), shard_size=2),
             progress=False,
             log=lambda m: None,
         )

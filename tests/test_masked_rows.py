@@ -109,7 +109,7 @@ def _every_path(lm: LoadedModel) -> dict:
     continuations of the same prompts."""
     contexts, queries = prompts()
     eng = Engine(lm, batch_size=4, token_budget=64)
-    res = first_token(eng, contexts, queries, topk=3, prompt_topk=0)
+    res = first_token(eng, contexts, queries, prior_topk=3, store_topk=0)
     seqs = eng.encode([c + q for q in queries for c in contexts])
     nc, nq = len(contexts), len(queries)
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)]

@@ -40,8 +40,8 @@ def naive_lens(lm, texts) -> np.ndarray:
 def test_last_layer_equals_the_final_scores_exactly(arch):
     lm = _lm(arch)
     contexts, queries = prompts()
-    plain = first_token(Engine(lm, batch_size=5), contexts, queries, topk=3)
-    layered = first_token(Engine(lm, batch_size=5), contexts, queries, topk=3, per_layer="psi")
+    plain = first_token(Engine(lm, batch_size=5), contexts, queries, prior_topk=3)
+    layered = first_token(Engine(lm, batch_size=5), contexts, queries, prior_topk=3, per_layer="psi")
     n_layers = lm.model.config.num_hidden_layers + 1
     for p, r in zip(plain, layered):
         assert r.by_layer["susceptibility"].shape == (n_layers,)
@@ -59,7 +59,7 @@ def test_last_layer_equals_the_final_scores_exactly(arch):
 def test_every_layer_equals_a_naive_logit_lens(arch, batch_size):
     lm = _lm(arch)
     contexts, queries = prompts()
-    res = first_token(Engine(lm, batch_size=batch_size), contexts, queries, topk=0, per_layer="psi")
+    res = first_token(Engine(lm, batch_size=batch_size), contexts, queries, prior_topk=0, per_layer="psi")
     for q, r in zip(queries, res):
         ref = naive_lens(lm, [c + q for c in contexts])
         for layer in range(ref.shape[0]):
@@ -96,8 +96,7 @@ def _score(db_path, per_layer, **kw):
             sid,
             "tiny",
             lm=tiny(),
-            config=ScoreConfig(query_types=("open",), per_layer=per_layer),
-            shard_size=2,
+            config=ScoreConfig(query_types=("open",), per_layer=per_layer, shard_size=2),
             progress=False,
             log=lambda m: None,
             **kw,
@@ -164,8 +163,7 @@ def test_chi_only_run_writes_no_persuasion_by_layer_and_plain_runs_nothing(db_pa
             sid,
             "tiny",
             lm=tiny(),
-            config=ScoreConfig(query_types=("open",)),
-            shard_size=2,
+            config=ScoreConfig(query_types=("open",), shard_size=2),
             progress=False,
             log=lambda m: None,
         )
@@ -193,7 +191,7 @@ def test_per_layer_needs_first_token(db_path):
 def test_cli_score_per_layer(run_cli, db_path, tiny_folder):
     sid = _demo(db_path, entities=2, contexts=6)
     r = run_cli(
-        "score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet", "--per-layer"
+        "score", "--sample", sid, "--model", tiny_folder, "--query-types", "open", "--quiet", "--per-layer"
     )
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.strip().splitlines()[-1])
@@ -203,7 +201,7 @@ def test_cli_score_per_layer(run_cli, db_path, tiny_folder):
         sid,
         "--model",
         tiny_folder,
-        "--query-forms",
+        "--query-types",
         "open",
         "--quiet",
         "--per-layer",

@@ -175,8 +175,7 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
                 sid,
                 "tiny",
                 lm=tiny(),
-                config=ScoreConfig(estimator=est, per_layer="chi"),
-                shard_size=2,
+                config=ScoreConfig(estimator=est, per_layer="chi", shard_size=2),
                 progress=False,
                 log=lambda m: None,
             )
@@ -201,8 +200,7 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
                 sid,
                 "tiny",
                 lm=tiny(),
-                config=ScoreConfig(estimator="answer-set", per_layer="chi"),
-                shard_size=2,
+                config=ScoreConfig(estimator="answer-set", per_layer="chi", shard_size=2),
                 progress=False,
                 log=lambda m: None,
             )

@@ -9,6 +9,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+from scoring_helpers import tiny_folder  # noqa: F401 (fixture)
 
 import ctxprior
 from ctxprior.api import Runs, score_options
@@ -25,8 +26,8 @@ BAD = {
     "prompt_format": ("json", ["--prompt-format", "json"], "--prompt-format json: use raw or chat"),
     "query_types": (
         ["open", "open"],
-        ["--query-forms", "open,open"],
-        "--query-forms open,open: give each value once",
+        ["--query-types", "open,open"],
+        "--query-types open,open: give each value once",
     ),
     "query_forms_per_type": (
         0,
@@ -50,8 +51,8 @@ BAD = {
 }
 # more bad values of the same options (what the issue found)
 MORE = [
-    ("query_types", ["cloze"], ["--query-forms", "cloze"], "--query-forms cloze: use open or closed"),
-    ("query_types", [], ["--query-forms", ","], "--query-forms : give at least one of open, closed"),
+    ("query_types", ["cloze"], ["--query-types", "cloze"], "--query-types cloze: use open or closed"),
+    ("query_types", [], ["--query-types", ","], "--query-types : give at least one of open, closed"),
     ("max_new_tokens", 0, ["--max-new-tokens", "0"], "--max-new-tokens 0: must be at least 1"),
     ("shard_size", -2, ["--shard-size", "-2"], "--shard-size -2: must be at least 1"),
     ("seed", 2**70, ["--seed", str(2**70)], f"--seed {2**70}: must be at most 9223372036854775807"),
@@ -107,18 +108,67 @@ def test_cli_spellings_are_refused_in_one_line(demo, run_cli):
     assert _sha(wh.path) == before
 
 
-def test_the_declarations_are_the_api_signature_and_the_cli_options():
-    """Each declared option is a keyword of wh.runs.score with the declared default, and each one
-    with a flag is an option of `ctxprior score` with that default."""
+ONE_PLACE = (
+    "edit the option's one declaration, SCORE_OPTIONS in src/ctxprior/scoring/options.py: "
+    "wh.runs.score's keywords, ctxprior score's options and ScoreConfig's defaults are made from it"
+)
+
+
+def test_the_api_signature_and_the_cli_options_are_made_from_the_declarations():
+    """wh.runs.score's keywords are the declared options, in declared order, with the declared
+    defaults (made by ``declared_keywords``, not written again), and each one with a flag is an
+    option of `ctxprior score` with that default. When the API and the CLI disagree there is one
+    place to edit: ONE_PLACE."""
     params = inspect.signature(Runs.score).parameters
+    declared = [o.name for o in score_options()]
+    assert list(params) == ["self", *declared, "progress", "log"], ONE_PLACE
     command = {p.name: p for p in cli.commands["score"].params}
     for opt in score_options():
-        default = params[opt.name].default
-        assert (tuple(default) if opt.listed else default) == opt.default, opt.name
+        assert params[opt.name].default == opt.default, ONE_PLACE
         if opt.flag:
-            assert opt.flag in command[opt.name].opts, opt.name
-            shown = command[opt.name].default
-            assert shown in (opt.default, opt.text(opt.default), ()), opt.name
+            assert opt.flag in command[opt.name].opts, ONE_PLACE
+            assert command[opt.name].default in (opt.default, opt.text(opt.default), ()), ONE_PLACE
+    from ctxprior.scoring.options import ScoreConfig
+
+    fields = ScoreConfig.__dataclass_fields__
+    assert set(fields) - set(declared) == {"prompt_template", "prompt_template_sha256"}, ONE_PLACE
+    for name in set(fields) & set(declared):
+        assert fields[name].default == params[name].default, ONE_PLACE
+
+
+def test_an_undeclared_keyword_is_refused(demo):
+    wh, sid = demo
+    with pytest.raises(TypeError, match="query_forms"):  # the flag is --query-types, the keyword query_types
+        wh.runs.score(sid, query_forms=["open"], progress=False, log=None)
+
+
+def test_options_reach_the_estimator_under_their_declared_names(demo, run_cli, tiny_folder, monkeypatch):
+    """--prior-topk and --store-topk reach the estimator as prior_topk / store_topk, --shard-size
+    is the run's ScoreConfig.shard_size (the units' size): one name from the command line down."""
+    from ctxprior.scoring import estimators
+
+    wh, sid = demo
+    seen: list[dict] = []
+    first = estimators.ESTIMATORS["first-token"]
+
+    def spy(engine, unit, **kw):
+        seen.append(kw)
+        return first.run(engine, unit, **kw)
+
+    monkeypatch.setitem(estimators.ESTIMATORS, "spy", estimators.Estimator("spy", spy, vocab_table=True))
+    r = run_cli(
+        "score", "--sample", sid, "--model", tiny_folder, "--query-types", "open", "--estimator", "spy",
+        "--prior-topk", "3", "--store-topk", "2", "--shard-size", "1", "--quiet", db=wh.path,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    run = int(wh.sql("SELECT max(run_id) AS r FROM run")["r"][0])
+    assert seen and all((k["prior_topk"], k["store_topk"]) == (3, 2) for k in seen)
+    units = wh.sql("SELECT count(*) AS n FROM run_unit WHERE run_id = ?", [run])["n"][0]
+    pairs = wh.sql(
+        "SELECT count(DISTINCT (query_form_id, fact_id)) AS n FROM susceptibility WHERE run_id = ?", [run]
+    )["n"][0]
+    assert len(seen) == units == pairs  # one entity per unit
+    assert wh.sql("SELECT max(rank) AS k FROM prior_topk WHERE run_id = ?", [run])["k"][0] == 3
 
 
 def test_the_cpu_batch_size_is_said_where_it_is_defined():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,7 @@ def test_fast_matches_naive_and_batching_does_not_matter(arch):
         Engine(lm, batch_size=3, share_prefix=False),
     ]
     for eng in variants:
-        res = first_token(eng, CONTEXTS, QUERIES, topk=3)
+        res = first_token(eng, CONTEXTS, QUERIES, prior_topk=3)
         for r, n in zip(res, naive):
             np.testing.assert_allclose(r.persuasion, n["persuasion"], atol=1e-6)
             assert r.susceptibility == pytest.approx(n["susceptibility"], abs=1e-6)
@@ -91,8 +92,8 @@ def test_prefix_plan_uses_whole_prompt_tokens():
 def test_answer_set_estimator():
     lm = tiny()
     cands = [["Paris", "Rome", "Madrid", "Lima"]] * len(QUERIES)
-    a = answer_set(Engine(lm, batch_size=16), CONTEXTS, QUERIES, cands, topk=2)
-    b = answer_set(Engine(lm, batch_size=1), CONTEXTS, QUERIES, cands, topk=2)
+    a = answer_set(Engine(lm, batch_size=16), CONTEXTS, QUERIES, cands, prior_topk=2)
+    b = answer_set(Engine(lm, batch_size=1), CONTEXTS, QUERIES, cands, prior_topk=2)
     for x, y in zip(a, b):
         np.testing.assert_allclose(x.persuasion, y.persuasion, atol=1e-6)
         assert 0 <= x.susceptibility <= min(x.mixture_entropy, math.log(4)) + 1e-9
@@ -144,8 +145,7 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
             sid,
             "tiny",
             lm=lm,
-            config=ScoreConfig(store_topk=2, memorization=True, max_new_tokens=3),
-            shard_size=3,
+            config=ScoreConfig(store_topk=2, memorization=True, max_new_tokens=3, shard_size=3),
             progress=False,
             log=lambda m: None,
         )
@@ -245,7 +245,7 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     sid_a, sid_b = _demo(db_a, 2, 6), _demo(db_b, 2, 6)
     with open_store(db_a) as store:
         full = score_sample(
-            store, sid_a, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=lambda m: None
+            store, sid_a, "tiny", lm=lm, config=replace(cfg, shard_size=1), progress=False, log=lambda m: None
         )
         ref = _rows(store, full.run_id)
     with open_store(db_b) as store:
@@ -255,8 +255,7 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
                 sid_b,
                 "tiny",
                 lm=lm,
-                config=cfg,
-                shard_size=1,
+                config=replace(cfg, shard_size=1),
                 progress=False,
                 log=lambda m: None,
                 executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 3),
@@ -266,7 +265,7 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
         # rerunning the same command continues the unfinished run
         msgs = []
         s2 = score_sample(
-            store, sid_b, "tiny", lm=lm, config=cfg, shard_size=1, progress=False, log=msgs.append
+            store, sid_b, "tiny", lm=lm, config=replace(cfg, shard_size=1), progress=False, log=msgs.append
         )
         assert s2.run_id == run[0] and s2.resumed and s2.units_skipped == 3
         assert any("resuming" in m for m in msgs)
@@ -293,8 +292,7 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
             sid,
             "tiny-nan",
             lm=lm,
-            config=ScoreConfig(query_types=("open",)),
-            shard_size=2,
+            config=ScoreConfig(query_types=("open",), shard_size=2),
             progress=False,
             log=lambda m: None,
         )
@@ -315,7 +313,7 @@ def test_plan_is_stable_and_validation(db_path):
         assert a == b and [u.unit_id for u in a] == list(range(len(a)))
         with pytest.raises(UserError, match="no such sample"):
             score_sample(store, 99, "tiny", lm=tiny(), progress=False)
-        with pytest.raises(UserError, match="query-forms"):
+        with pytest.raises(UserError, match="query-types"):
             score_sample(
                 store, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("opn",)), progress=False
             )
@@ -334,8 +332,7 @@ def test_answer_set_run(db_path):
             sid,
             "tiny",
             lm=tiny(),
-            config=ScoreConfig(estimator="answer-set"),
-            shard_size=2,
+            config=ScoreConfig(estimator="answer-set", shard_size=2),
             progress=False,
             log=lambda m: None,
         )
@@ -380,7 +377,7 @@ def test_reliance_rows_and_views(db_path, estimator):
     with open_store(db_path) as store:
         config = ScoreConfig(estimator=estimator)
         s = score_sample(
-            store, sid, "tiny", lm=tiny(), config=config, shard_size=2, progress=False, log=print
+            store, sid, "tiny", lm=tiny(), config=replace(config, shard_size=2), progress=False, log=print
         )
         run = [s.run_id]
         n = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", run)
@@ -435,7 +432,7 @@ def test_quantization_without_cuda_is_a_user_error():
 
 def test_cli_score_and_errors(run_cli, db_path, tiny_folder):
     sid = _demo(db_path, entities=2, contexts=6)
-    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-forms", "open", "--quiet")
+    r = run_cli("score", "--sample", sid, "--model", tiny_folder, "--query-types", "open", "--quiet")
     assert r.exit_code == 0, r.output
     run_id = int(r.stdout.strip().splitlines()[-1])
     with open_store(db_path, read_only=True) as store:

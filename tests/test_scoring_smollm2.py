@@ -57,8 +57,7 @@ def test_warehouse_run_matches_naive_reference(db_path):
             "smollm2-135m",
             lm=lm,
             batch_size=8,
-            shard_size=2,
-            config=ScoreConfig(query_types=("open", "closed")),
+            config=ScoreConfig(query_types=("open", "closed"), shard_size=2),
             progress=False,
             log=lambda m: None,
         )

@@ -6,7 +6,8 @@ groups on a few entities, a co-occurrence covariate from a small generated corpu
 the friend–enemy and gender case studies; then the figures and the HTML report.
 
 It drives the Python API alone: ``ctxprior.api.Warehouse.demo`` hands it the warehouse, and it
-imports nothing of ctxprior but the declarations of its options (:data:`DEMO_OPTIONS`).
+imports nothing of ctxprior but the declarations of its options (:data:`DEMO_OPTIONS`) and the
+default model (``scoring/models.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .options import Option, seed_option
+from .scoring.models import DEFAULT_MODEL
 
 # five of the demo's nine relations: the main job stays a few minutes on 2 CPU cores
 DEMO_RELATIONS = ("capital", "officialLanguage", "author", "director", "flowsInto")
@@ -52,7 +54,7 @@ DEMO_OPTIONS = (
         minimum=1,
     ),
     seed_option(11, "Sampling seed."),
-    Option("model", "--model", "Model to score with.", default="smollm2-135m"),
+    Option("model", "--model", "Model to score with.", default=DEFAULT_MODEL),
     Option(
         "out",
         "--out",
@@ -85,18 +87,20 @@ is refused (``corpus/`` is read whole by the co-occurrence step, so all of it is
 def run_demo(
     wh: Any,
     echo: Callable[[str], None],
-    entities: int = 4,
-    contexts: int = 12,
-    seed: int = 11,
-    model: str = "smollm2-135m",
-    permutations: int = 10_000,
+    *,
+    entities: int,
+    contexts: int,
+    seed: int,
+    model: str,
+    permutations: int,
+    out: str | Path,
+    relations: tuple[str, ...] | None,
     friend_enemy: int = 8,
-    out: str | Path = "demo-output",
-    relations: tuple[str, ...] | None = DEMO_RELATIONS,
 ) -> dict:
     """Ingest the demo datasets, draw samples, score them, count co-occurrences, analyze, and write
-    the figures and the report into ``out`` (``wh``: a writable ``ctxprior.api.Warehouse``).
-    Returns the sample and run ids and the output paths."""
+    the figures and the report into ``out`` (``wh``: a writable ``ctxprior.api.Warehouse``; the
+    options as ``wh.demo`` checked them, :data:`DEMO_OPTIONS`). Returns the sample and run ids
+    and the output paths."""
     out = Path(out)
     samples = _ingest_and_sample(wh, echo, entities, contexts, seed, friend_enemy, relations)
     runs = _score(wh, echo, samples, model)

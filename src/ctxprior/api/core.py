@@ -78,10 +78,6 @@ class Noun:
         return f"{self._wh!r}.{self.name}"
 
 
-# Only api/runs.py still names it (changed there with the options work): the same class as Noun.
-Listed = Noun
-
-
 def _listed(values: Any) -> Any:
     """A comma-separated string as a one-item list (``"1,3"`` -> ``["1,3"]``), as click passes options."""
     return [values] if isinstance(values, str) else values

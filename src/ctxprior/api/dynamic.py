@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
+from ..scoring.models import DEFAULT_MODEL
 from .core import Noun, _stderr
 from .typecheck import checked_methods
 
@@ -42,7 +43,7 @@ class Dynamic(Noun):
         dataset: str = "dynamicqa",
         partitions: str | Sequence[str] | None = None,
         limit: int | None = None,
-        model: str = "smollm2-135m",
+        model: str = DEFAULT_MODEL,
         samples: int = 10,
         temperature: float = 0.5,
         max_new_tokens: int = 20,

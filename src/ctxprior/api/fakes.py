@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..scoring.models import DEFAULT_MODEL
 from .core import Noun, Rows
 from .typecheck import checked_methods
 
@@ -21,7 +22,7 @@ class Fakes(Noun):
         relation: str,
         *,
         n: int = 50,
-        model: str = "smollm2-135m",
+        model: str = DEFAULT_MODEL,
         base_url: str | None = None,
         api_key_env: str | None = None,
         seed: int = 0,

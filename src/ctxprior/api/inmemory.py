@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import UserError
+from ..scoring.models import DEFAULT_MODEL
 from .core import _per_layer
 from .typecheck import checked
 
@@ -90,7 +91,7 @@ def quick(
 
 @checked
 def load_model(
-    model: str | Path = "smollm2-135m",
+    model: str | Path = DEFAULT_MODEL,
     *,
     device: str = "auto",
     dtype: str = "auto",

@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
 from ..errors import UserError
+from ..options import check_options
 from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
-from .core import Listed, Run, _per_layer, _stderr
-from .typecheck import checked_methods
+from ..scoring.options import RESUME_OPTIONS, SCORE_OPTIONS
+from .core import Noun, Run, _per_layer, _stderr
+from .typecheck import checked_methods, declared_keywords
 
 
 def score_options() -> tuple:
     """The declared options of :meth:`Runs.score` (``ctxprior.scoring.options.Option``: name,
-    flag, help, default, type, choices, validity), from which ``ctxprior score`` makes its options."""
-    from ..scoring.options import SCORE_OPTIONS
-
+    flag, help, default, type, choices, validity), from which its keywords and ``ctxprior score``'s
+    options are made."""
     return SCORE_OPTIONS
 
 
 @checked_methods
-class Runs(Listed):
+class Runs(Noun):
     """``wh.runs``: the runs of the warehouse (persuasion runs from :meth:`score`, dynamic runs from
     ``wh.dynamic.score``)."""
 
@@ -37,7 +38,6 @@ class Runs(Listed):
 
     def most_susceptible(self, run: int, n: int = 5, least: bool = False) -> pd.DataFrame:
         """The ``n`` (entity, query form) rows of a run with the highest χ (``least=True``: lowest)."""
-        from ..options import check_options
         from ..scoring.options import MOST_SUSCEPTIBLE_OPTIONS
         from ..sqlfiles import body, read_sql
 
@@ -52,7 +52,6 @@ class Runs(Listed):
         ('none' there) and prompt; the first four join the score rows.
 
         Command: ``ctxprior runs prompts``."""
-        from ..options import check_options
         from ..scoring.options import PROMPTS_OPTIONS
         from ..scoring.runs.prompts import run_prompts
 
@@ -60,36 +59,14 @@ class Runs(Listed):
         with self._wh.connect() as store:
             return run_prompts(store, int(run), None if limit is None else int(limit))
 
+    @declared_keywords(SCORE_OPTIONS, model=Any, per_layer=str | bool | None)
     def score(
         self,
         sample: int | None = None,
         *,
-        model: Any = "smollm2-135m",
-        device: str = "auto",
-        dtype: str = "auto",
-        quantization: str | None = None,
-        batch_size: int | None = None,
-        query_types: Sequence[str] = ("open", "closed"),
-        query_forms_per_type: int | None = None,
-        relations: Sequence[str] | None = None,
-        estimator: str = "auto",
-        memorization: bool = False,
-        max_new_tokens: int = 8,
-        store_topk: int = 0,
-        prior_topk: int = 10,
-        shard_size: int | None = None,
-        seed: int = 0,
-        prompt_format: str = "raw",
-        resume: int | None = None,
-        fresh: bool = False,
-        executor: str = "local",
-        workers: int | None = None,
-        address: str | None = None,
-        gpus_per_worker: float | None = None,
-        shard_dir: str | None = None,
         progress: bool = True,
-        per_layer: str | bool | None = None,
         log: Callable[[str], None] | None = _stderr,
+        **options: Any,
     ) -> Run:
         """Score a sample: ψ per (query form, entity, context), χ per (query form, entity).
 
@@ -100,26 +77,28 @@ class Runs(Listed):
         Ray workers. ``prompt_format="chat"`` wraps each prompt in the model's chat template
         ([Chat models](scoring.md#chat-models)); ``per_layer="chi"`` (or True) / ``"psi"`` adds the
         logit-lens scores of every layer ([Per-layer scores](scoring.md#per-layer-scores)).
-        Options are those of ``ctxprior score`` ([Scoring](scoring.md#options)), declared once
-        (:func:`score_options`) and checked alike: a bad value is the command's one-line
-        ``UserError``, raised before anything is written.
+        The keywords after ``sample`` are the options of ``ctxprior score``
+        ([Scoring](scoring.md#options)), made from their one declaration
+        (``SCORE_OPTIONS`` in ``scoring/options.py``, :func:`score_options`) with its defaults, and
+        checked alike: a bad value is the command's one-line ``UserError``, raised before anything
+        is written.
         """
         from ..scoring.executors import executor_factory
         from ..scoring.models import LoadedModel
-        from ..scoring.options import SCORE_OPTIONS, ScoreConfig, check_options
+        from ..scoring.options import ScoreConfig
         from ..scoring.runs import score_sample
 
-        if sample is None and resume is None:
+        if sample is None and options["resume"] is None:
             raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
-        here = locals()
-        args = {o.name: here[o.name] for o in SCORE_OPTIONS}  # every declared option is a keyword
-        args["per_layer"] = per_layer = _per_layer(per_layer)
-        check_options(SCORE_OPTIONS, args)  # the CLI's checks, before anything is read or written
-        args["query_types"] = tuple(query_types)
-        args["relations"] = tuple(relations) if relations else None
-        # the options that change the rows (shard_size is chosen when the run starts)
-        fields = set(ScoreConfig.__dataclass_fields__) - {"shard_size"}
-        config = ScoreConfig(**{k: v for k, v in args.items() if k in fields})
+        options["per_layer"] = _per_layer(options["per_layer"])
+        check_options(SCORE_OPTIONS, {"sample": sample, **options})  # the CLI's checks, first
+        config = ScoreConfig.of(options)  # the options that change the rows
+        model, device, dtype, resume = (
+            options["model"],
+            options["device"],
+            options["dtype"],
+            options["resume"],
+        )
         lm = model if isinstance(model, LoadedModel) else None
         if resume is not None:
             from ..schema.runs import refuse_if_driven
@@ -131,13 +110,13 @@ class Runs(Listed):
                     device, dtype = stored_device_dtype(store, resume)
         factory = executor_factory(
             self._wh.path,
-            executor,
+            options["executor"],
             device=device,
             dtype=dtype,
-            workers=workers,
-            address=address,
-            gpus_per_worker=gpus_per_worker,
-            shard_dir=shard_dir,
+            workers=options["workers"],
+            address=options["address"],
+            gpus_per_worker=options["gpus_per_worker"],
+            shard_dir=options["shard_dir"],
         )
         with self._wh.connect(write=True, brief=True) as store, _sigterm_interrupts():
             s = score_sample(
@@ -146,13 +125,12 @@ class Runs(Listed):
                 lm.model_id if lm else model,
                 device=device,
                 dtype=dtype,
-                quantization=quantization,
-                batch_size=batch_size,
+                quantization=options["quantization"],
+                batch_size=options["batch_size"],
                 config=config,
-                shard_size=shard_size,
-                seed=seed,
+                seed=options["seed"],
                 resume=resume,
-                fresh=fresh,
+                fresh=options["fresh"],
                 lm=lm,
                 executor_factory=factory,
                 progress=progress,
@@ -160,48 +138,35 @@ class Runs(Listed):
             )
         return Run.of(s)
 
+    @declared_keywords(RESUME_OPTIONS)
     def resume(
         self,
         run: int,
         *,
-        executor: str = "local",
-        workers: int | None = None,
-        address: str | None = None,
-        gpus_per_worker: float | None = None,
-        shard_dir: str | None = None,
         progress: bool = True,
         log: Callable[[str], None] | None = _stderr,
+        **options: Any,
     ) -> Run:
         """Continue run ``run`` of any kind (persuasion or dynamic) with its stored model and options,
         after a crash, kill or cancel; ends with exactly the rows of an uninterrupted run
-        (``ctxprior runs resume``). The executor options apply to persuasion runs (a dynamic run
-        computes in this process). Returns a :class:`Run` for either kind (for a dynamic run its units
-        are facts; ``wh.dynamic.score(resume=run)`` returns the ``DynamicRun`` with its means)."""
-        from ..options import check_options
+        (``ctxprior runs resume``). The executor options (``RESUME_OPTIONS`` in
+        ``scoring/options.py``) apply to persuasion runs (a dynamic run computes in this process).
+        Returns a :class:`Run` for either kind (for a dynamic run its units are facts;
+        ``wh.dynamic.score(resume=run)`` returns the ``DynamicRun`` with its means)."""
         from ..schema.runs import refuse_if_driven, run_kind
-        from ..scoring.options import RESUME_OPTIONS
 
-        check_options(RESUME_OPTIONS, locals())  # before the warehouse is opened
+        check_options(RESUME_OPTIONS, {"run": run, **options})  # before the warehouse is opened
         with self._wh.connect() as store:
             kind = run_kind(store, run)
             refuse_if_driven(store, run)  # one driver per run: a live one is never joined by a second
         if kind == "dynamic":
-            if executor != "local":
+            if options["executor"] != "local":
                 raise UserError(
-                    f"--executor {executor}: run {run} is a dynamic run; it resumes in "
+                    f"--executor {options['executor']}: run {run} is a dynamic run; it resumes in "
                     "this process (--executor local)"
                 )
             return Run.of(self._wh.dynamic.score(resume=run, progress=progress, log=log))
-        return self.score(
-            resume=run,
-            executor=executor,
-            workers=workers,
-            address=address,
-            gpus_per_worker=gpus_per_worker,
-            shard_dir=shard_dir,
-            progress=progress,
-            log=log,
-        )
+        return self.score(resume=run, progress=progress, log=log, **options)
 
     def cancel(
         self, run: int, *, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr
@@ -213,7 +178,6 @@ class Runs(Listed):
         cancel`` prints).
 
         Command: ``ctxprior runs cancel``."""
-        from ..options import check_options
         from ..scoring.options import CANCEL_OPTIONS
 
         check_options(CANCEL_OPTIONS, {"run": run, "timeout": timeout})

@@ -149,6 +149,51 @@ def checked(fn: Callable) -> Callable:
     return wrapper
 
 
+def declared_keywords(options: Any, **hints: Any) -> Callable:
+    """The signature of ``fn(self, ..., *, ..., **options)`` made from the declarations
+    ``options`` (``ctxprior.options.Option``): one keyword per declared option that is not already a
+    parameter of ``fn``, with the declared default and a type read from the declaration (``hints``
+    names those the declaration cannot tell, e.g. a model object besides its name). ``fn`` gets
+    every declared option in ``**options`` under its declared name, the defaults filled in; an
+    unknown keyword is a TypeError, as for any function. ``inspect.signature``, ``help()`` and
+    :func:`checked` read the made signature."""
+    import functools
+    import inspect
+
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        made = [
+            inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default, annotation=hint)
+            for o in options
+            if o.name not in sig.parameters
+            for hint in [hints.get(o.name, _declared_type(o))]
+        ]
+        keyword = [p for p in own if p.kind is p.KEYWORD_ONLY]
+        full = sig.replace(parameters=[*(p for p in own if p not in keyword), *made, *keyword])
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            bound = full.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return fn(*bound.args, **bound.kwargs)
+
+        wrapper.__signature__ = full  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {**fn.__annotations__, **{p.name: p.annotation for p in made}}
+        return wrapper
+
+    return decorate
+
+
+def _declared_type(option: Any) -> Any:
+    """The API's type of a declared option: its kind, a sequence of them for a list, or None too
+    where the declared default is None."""
+    from collections.abc import Sequence
+
+    hint: Any = Sequence[option.kind] if option.listed or option.multiple else option.kind
+    return hint if option.default is not None else hint | None
+
+
 def checked_methods(cls: type) -> type:
     """Class decorator: every public method of ``cls`` (and its ``__init__``) checks its arguments."""
     for name, fn in list(vars(cls).items()):

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from ..errors import UserError
 from ..schema import store as _store
+from ..scoring.models import DEFAULT_MODEL
 from .analyses import Analyses
 from .core import Noun, Rows, _stderr
 from .covariates import Covariates
@@ -220,7 +221,7 @@ class Warehouse:
         entities: int = 4,
         contexts: int = 12,
         seed: int = 11,
-        model: str = "smollm2-135m",
+        model: str = DEFAULT_MODEL,
         permutations: int = 10_000,
         all_relations: bool = False,
         overwrite: bool = False,

@@ -101,13 +101,18 @@ def _argument(opt):
     return decorate
 
 
-def declared_options(options, names=None):
+def declared_options(options, names=None, spelled=None):
     """A decorator adding the click arguments and options of ``options`` (those in ``names``, if
-    given) in declared order; API-only options (no flag, not an argument) are left out."""
+    given) in declared order; API-only options (no flag, not an argument) are left out unless
+    ``spelled`` (API keyword -> click decorator) gives the command line's own spelling of one."""
 
     def decorate(f):
         for opt in reversed(options):
-            if (opt.flag or opt.argument) and (names is None or opt.name in names):
+            if names is not None and opt.name not in names:
+                continue
+            if opt.name in (spelled or {}):
+                f = spelled[opt.name](f)
+            elif opt.flag or opt.argument:
                 f = click_option(opt)(f)
         return f
 

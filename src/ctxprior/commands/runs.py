@@ -1,4 +1,4 @@
-"""`ctxprior runs` (list / resume / cancel scoring runs) and the `--executor` options of `score`."""
+"""`ctxprior runs` (list / resume / cancel scoring runs)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ import sys
 
 import click
 
-from ..api import command_options, score_options
+from ..api import command_options
 from .app import pass_app
 from .options import declared_options
-
-EXECUTOR_OPTION_NAMES = ("executor", "address", "workers", "gpus_per_worker", "shard_dir")
-
-
-def executor_options(f):
-    """--executor/--address/--workers/--gpus-per-worker/--shard-dir (keyword arguments of wh.runs.score)."""
-    return declared_options(score_options(), EXECUTOR_OPTION_NAMES)(f)
 
 
 def echo_run(run, interrupted_hint: str) -> None:

@@ -10,9 +10,10 @@ from ..api import check_input, command_options, score_options
 from ..errors import UserError
 from .app import pass_app
 from .options import declared_options
-from .runs import echo_run, executor_options, interrupted
+from .runs import echo_run, interrupted
 
 SCORE_OPTIONS = score_options()  # each declared once, with the API's checks (scoring/options.py)
+QUICK_OPTIONS = command_options("quick")
 
 
 def _quant(load_in_8bit: bool, load_in_4bit: bool) -> str | None:
@@ -21,27 +22,19 @@ def _quant(load_in_8bit: bool, load_in_4bit: bool) -> str | None:
     return "8bit" if load_in_8bit else "4bit" if load_in_4bit else None
 
 
-def model_options(f):
-    """--model, --device, --dtype, --load-in-8bit / --load-in-4bit (the API's ``quantization``),
-    --batch-size, --prompt-format."""
-    f = declared_options(SCORE_OPTIONS, ("batch_size", "prompt_format"))(f)
+def _load_in(f):
+    """--load-in-8bit / --load-in-4bit: the command line's spelling of the API's ``quantization``."""
     f = click.option(
         "--load-in-4bit", is_flag=True, help="Load the model in 4-bit (bitsandbytes; needs CUDA)."
     )(f)
-    f = click.option(
+    return click.option(
         "--load-in-8bit", is_flag=True, help="Load the model in 8-bit (bitsandbytes; needs CUDA)."
     )(f)
-    return declared_options(SCORE_OPTIONS, ("model", "device", "dtype"))(f)
 
 
 @click.command("score")
-@declared_options(SCORE_OPTIONS, ("sample",))
-@model_options
-@declared_options(SCORE_OPTIONS, ("query_types", "query_forms_per_type", "relations", "estimator"))
-@declared_options(SCORE_OPTIONS, ("memorization", "max_new_tokens", "store_topk", "prior_topk"))
-@declared_options(SCORE_OPTIONS, ("per_layer", "shard_size", "seed", "resume", "fresh"))
+@declared_options(SCORE_OPTIONS, spelled={"quantization": _load_in})
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary of the top entities.")
-@executor_options
 @pass_app
 def score_cmd(app, load_in_8bit, load_in_4bit, quiet, **options) -> None:
     """Score a sample with a causal LM: persuasion (KL) per context and susceptibility (MI) per
@@ -80,8 +73,7 @@ def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
 
 
 @click.command("quick")
-@model_options
-@declared_options(command_options("quick"), ("query",))
+@declared_options(QUICK_OPTIONS, spelled={"quantization": _load_in})
 @click.option(
     "--entities-file", required=True, type=click.Path(dir_okay=False), help="Entities, one per line."
 )
@@ -91,14 +83,6 @@ def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
     type=click.Path(dir_okay=False),
     help="Contexts, one per line; \\n escapes allowed (a context should end with \\n).",
 )
-@click.option(
-    "--estimator",
-    type=click.Choice(["first-token"]),
-    default="first-token",
-    show_default=True,
-    help="Estimator (quick supports first-token).",
-)
-@declared_options(command_options("quick"), ("per_layer",))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout instead of a table.")
 def quick_cmd(
     model,
@@ -111,12 +95,12 @@ def quick_cmd(
     query,
     entities_file,
     contexts_file,
-    estimator,
     per_layer,
     as_json,
 ) -> None:
     """Score entities against a list of contexts without a warehouse: susceptibility per entity
-    and persuasion per context (nats)."""
+    and persuasion per context (nats), from the next-token distribution (the first-token
+    estimator)."""
     from ..api import quick
 
     query = query.replace("\\n", "\n").replace("\\t", "\t")

@@ -5,6 +5,7 @@ the command's click options and the method's checks are made from them."""
 from __future__ import annotations
 
 from ..options import Option, seed_option
+from ..scoring.models import DEFAULT_MODEL
 from .prompts import PROMPT_STYLES
 
 DATASET = Option("dataset", "--dataset", "Dataset name (see `ctxprior info`).", required=True)
@@ -27,7 +28,7 @@ GENERATE_OPTIONS = (
         "--model",
         "smollm2-135m, a Hugging Face id or folder (local, chat template), or openai:MODEL "
         "for an OpenAI-compatible endpoint (the paper: openai:gpt-4-1106-preview).",
-        default="smollm2-135m",
+        default=DEFAULT_MODEL,
     ),
     Option(
         "base_url",

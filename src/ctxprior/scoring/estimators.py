@@ -90,8 +90,8 @@ SCORE_KEYS = ("persuasion", "entropy", "susceptibility", "mixture_entropy", "mea
 def scores_batch(
     rows: torch.Tensor,
     prior: torch.Tensor | None,
-    topk: int,
-    prompt_topk: int,
+    prior_topk: int,
+    store_topk: int,
     labels: Callable[[int], str],
     answers: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> list[QueryScores]:
@@ -126,8 +126,9 @@ def scores_batch(
     if bool(torch.stack(bad).any()):
         raise ScoreError("the model produced NaN/inf log-probabilities; refusing to store scores")
     host = {k: v.cpu().numpy() for k, v in dev.items()}
-    prior_top = _topk_lists(_topk(prior, topk), labels) if prior is not None and topk > 0 else None
-    prompt_raw = _topk(rows.reshape(nq * nc, -1), prompt_topk)
+    prior_raw = _topk(prior, prior_topk) if prior is not None else None
+    prior_top = _topk_lists(prior_raw, labels) if prior_raw is not None else None
+    prompt_raw = _topk(rows.reshape(nq * nc, -1), store_topk)
     prompt_top = _topk_lists(prompt_raw, labels) if prompt_raw is not None else None
     return [_query_scores(host, i, nc, prior_top, prompt_top) for i in range(nq)]
 
@@ -170,15 +171,17 @@ def first_token(
     contexts: Sequence[str],
     queries: Sequence[str],
     *,
-    topk: int = 10,
-    prompt_topk: int = 0,
+    prior_topk: int = 0,
+    store_topk: int = 0,
     with_prior: bool = True,
     progress: Callable[[int], None] | None = None,
     prompt: PromptFormat = RAW,
     per_layer: str | None = None,
     answers: Answers | None = None,
 ) -> list[QueryScores]:
-    """Score every query against every context with the next-token distribution; ``per_layer``
+    """Score every query against every context with the next-token distribution, keeping the top
+    ``prior_topk`` answers of each no-context prompt and the top ``store_topk`` of every prompt
+    (0: none; a run passes its ``--prior-topk`` / ``--store-topk``); ``per_layer``
     ("chi" or "psi") adds the logit-lens scores of every layer (``layer_scores``); ``answers``
     (``reliance_answers``) name the answers whose first tokens the reliance measures read."""
     nc, nq = len(contexts), len(queries)
@@ -200,7 +203,7 @@ def first_token(
         (idx,) = engine.to_device(row_at)
     rows = table[idx[: nq * nc]].view(nq, nc, -1)
     prior = table[idx[nq * nc :]] if with_prior else None
-    results = scores_batch(rows, prior, topk, prompt_topk, _token_labels(engine), ids)
+    results = scores_batch(rows, prior, prior_topk, store_topk, _token_labels(engine), ids)
     if per_layer:
         inner = layer_scores(engine, hidden, idx[: nq * nc], nq, nc, psi=per_layer == "psi")
         for i, r in enumerate(results):
@@ -299,8 +302,8 @@ def answer_set(
     queries: Sequence[str],
     candidates: Sequence[Sequence[str]],
     *,
-    topk: int = 10,
-    prompt_topk: int = 0,
+    prior_topk: int = 0,
+    store_topk: int = 0,
     with_prior: bool = True,
     progress: Callable[[int], None] | None = None,
     prompt: PromptFormat = RAW,
@@ -329,7 +332,7 @@ def answer_set(
         rows, prior = logp[:nc], (logp[nc : nc + 1] if with_prior else None)
         names = cands[i]
         ids = _candidate_ids(names, answers[0][i], answers[1][i]) if answers and with_prior else None
-        results += scores_batch(rows[None], prior, topk, prompt_topk, names.__getitem__, ids)
+        results += scores_batch(rows[None], prior, prior_topk, store_topk, names.__getitem__, ids)
     return results
 
 
@@ -410,7 +413,7 @@ class UnitTexts:
 
 @dataclass(frozen=True)
 class Estimator:
-    """One ``--estimator``: ``run(engine, unit, *, topk, prompt_topk, progress, prompt, per_layer)``
+    """One ``--estimator``: ``run(engine, unit, *, prior_topk, store_topk, progress, prompt, per_layer)``
     scores a unit's queries; ``per_layer``: it can add the logit-lens scores of every layer;
     ``vocab_table``: a unit holds a [prompts x vocab] table (the shard size follows free memory),
     else units hold at most 8 entities; ``help``: its line in ``ctxprior score --help``;

@@ -1,5 +1,6 @@
 """The options of a scoring run, each declared once: ``ctxprior score``'s click options and
-``wh.runs.score``'s checks are both made from :data:`SCORE_OPTIONS`.
+``wh.runs.score``'s keywords (``api/typecheck.py``'s ``declared_keywords``) and checks are made
+from :data:`SCORE_OPTIONS`.
 
 Each is an :class:`~ctxprior.options.Option` (API keyword, flag, help, default, type, choices,
 range; see that module), so the command line and the API refuse the same values with the same
@@ -20,6 +21,11 @@ from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .prompts import FORMATS
 
 AUTO_ESTIMATOR = "auto"
+
+SHARD_CAP = {"cuda": 128, "cpu": 16, "no vocabulary table": 8}
+"""The most entities ``--shard-size``'s default puts in one unit (``runs/plan.py``'s
+``auto_shard_size``): on CUDA a paper relation's 100 fit one unit; elsewhere (CPU, MPS) 16; an
+estimator without a [prompts x vocabulary] table (``Estimator.vocab_table``), at most 8."""
 
 
 def _estimator_names() -> tuple[str, ...]:
@@ -134,7 +140,7 @@ SCORE_OPTIONS = (
     *MODEL_OPTIONS,
     Option(
         "query_types",
-        "--query-forms",
+        "--query-types",
         "Query types to score: open, closed or open,closed.",
         default=("open", "closed"),
         choices=("open", "closed"),
@@ -204,7 +210,10 @@ SCORE_OPTIONS = (
     Option(
         "shard_size",
         "--shard-size",
-        "Entities per work unit (the resume granularity). Default: automatic from memory.",
+        "Entities per work unit (the resume granularity). Default: as many as fit a memory "
+        f"budget, at most {SHARD_CAP['cuda']} on CUDA and {SHARD_CAP['cpu']} elsewhere "
+        f"({SHARD_CAP['no vocabulary table']} for an estimator without a vocabulary table, e.g. "
+        "answer-set; docs/scoring.md#options).",
         kind=int,
         maximum=10**9,
         minimum=1,
@@ -304,21 +313,31 @@ def default(name: str) -> Any:
 
 @dataclass
 class ScoreConfig:
-    """Options that change the rows of a run (stored in run.config_json); defaults declared above."""
+    """Options that change the rows of a run (stored in run.config_json), under their declared
+    names and with their declared defaults; ``shard_size`` None is chosen when the run starts
+    (``runs/plan.py``'s ``auto_shard_size``), so a stored run always has one."""
 
     estimator: str = default("estimator")
     query_types: tuple[str, ...] = default("query_types")
-    relations: tuple[str, ...] | None = None
-    shard_size: int = 16
+    relations: tuple[str, ...] | None = default("relations")
+    shard_size: int | None = default("shard_size")
     prior_topk: int = default("prior_topk")
     store_topk: int = default("store_topk")
     memorization: bool = default("memorization")
     max_new_tokens: int = default("max_new_tokens")
-    query_forms_per_type: int | None = None  # only the first N query forms of each type (None: all)
+    query_forms_per_type: int | None = default("query_forms_per_type")  # the first N of each type
     prompt_format: str = default("prompt_format")  # raw | chat (prompts.py)
     prompt_template: str | None = None  # chat: the rendering of "{context}{query}" (set at run start)
     prompt_template_sha256: str | None = None  # chat: sha256 of the chat template's source
-    per_layer: str | None = None  # logit-lens scores per layer: "chi" (χ), "psi" (χ and ψ), None
+    per_layer: str | None = default("per_layer")  # logit-lens scores per layer: "chi" (χ), "psi" (χ and ψ)
+
+    @classmethod
+    def of(cls, options: dict[str, Any]) -> ScoreConfig:
+        """The config of ``wh.runs.score``'s checked options (every declared one, by name)."""
+        fields = {k: options[k] for k in cls.__dataclass_fields__ if k in _BY_NAME}
+        fields["query_types"] = tuple(fields["query_types"])
+        fields["relations"] = tuple(fields["relations"]) if fields["relations"] else None
+        return cls(**fields)
 
     def to_json_dict(self) -> dict:
         d = asdict(self)

@@ -31,7 +31,9 @@ def quick_scores(
     fmt = make_format(lm.tokenizer, prompt_format)
     engine = Engine(lm, batch_size=batch_size)
     queries = [query.replace("{entity}", e) for e in entities]
-    res = first_token(engine, contexts, queries, topk=0, with_prior=False, prompt=fmt, per_layer=per_layer)
+    res = first_token(
+        engine, contexts, queries, prior_topk=0, with_prior=False, prompt=fmt, per_layer=per_layer
+    )
     out = []
     for e, r in zip(entities, res):
         d = {"entity": e, "susceptibility": r.susceptibility, "persuasion": [float(x) for x in r.persuasion]}

@@ -176,8 +176,8 @@ def compute_unit(
     res = est.run(
         engine,
         texts,
-        topk=config.prior_topk,
-        prompt_topk=config.store_topk,
+        prior_topk=config.prior_topk,
+        store_topk=config.store_topk,
         progress=progress,
         prompt=fmt,
         per_layer=config.per_layer,

@@ -7,6 +7,7 @@ from ...errors import UserError
 from ...schema.store import Store
 from ...sqlfiles import read_sql
 from ..models import LoadedModel
+from ..options import SHARD_CAP
 from ..units import ScoreConfig, UnitInput, UnitSpec
 
 PKG = "ctxprior.scoring.runs"
@@ -55,7 +56,9 @@ def plan_units(store: Store, sample_id: int, config: ScoreConfig) -> list[UnitSp
     facts: dict[int, list[int]] = {}
     for rel, fid in store.query(read_sql(PKG, "sql/sample_facts.sql"), [sample_id]):
         facts.setdefault(rel, []).append(fid)
-    size = max(1, int(config.shard_size))
+    size = config.shard_size
+    if size is None:  # chosen when the run starts (score.py); a stored run always has one
+        raise ValueError("plan_units: the config has no shard size yet")
     for rel in rels:
         fl = facts.get(rel, [])
         for qf in forms.get(rel, []):
@@ -99,21 +102,20 @@ def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]
     return out
 
 
-def auto_shard_size(
-    lm: LoadedModel, n_contexts: int, estimator: str, cap: int | None = None, per_layer: bool = False
-) -> int:
-    """Entities per unit so that the unit's [prompts x vocab] float32 table (and with ``per_layer``
-    the [layers x prompts x hidden] residual stream) fits a memory budget.
+def auto_shard_size(lm: LoadedModel, n_contexts: int, estimator: str, per_layer: bool = False) -> int:
+    """Entities per unit when ``--shard-size`` is not given: the rule of ``SHARD_CAP`` (declared
+    with the option, ``scoring/options.py``). A unit's [prompts x vocab] float32 table (and with
+    ``per_layer`` the [layers x prompts x hidden] residual stream) fits a memory budget: a quarter
+    of the free GPU memory, 1.5 GiB on the CPU.
 
-    A unit computes each (context, query-form head) prefix once, so bigger units share more: on
-    CUDA up to 128 entities (a paper relation's 100 in one unit), on the CPU 16."""
+    A unit computes each (context, query-form head) prefix once, so bigger units share more."""
     from ..device import vocab_size
     from ..estimators import registry
 
     cuda = lm.device.startswith("cuda")
-    cap = cap or (128 if cuda else 16)
+    cap = SHARD_CAP["cuda" if cuda else "cpu"]
     if not getattr(registry().get(estimator), "vocab_table", False):  # no [prompts x vocab] table
-        return min(cap, 8)
+        return min(cap, SHARD_CAP["no vocabulary table"])
     if cuda and lm.model is not None:
         import torch
 

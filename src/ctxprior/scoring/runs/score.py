@@ -21,8 +21,8 @@ from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import auto_estimator, score_estimators
 from ..executors import Executor, LocalExecutor, ModelSpec
-from ..models import LoadedModel
-from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, check_options
+from ..models import DEFAULT_MODEL, LoadedModel
+from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, check_options, default
 from ..prompts import format_for
 from ..units import ScoreConfig, UnitInput, UnitSpec
 from .plan import auto_shard_size, load_inputs, plan_units, sample_row
@@ -66,15 +66,14 @@ class _Request:
 def score_sample(
     store: Store,
     sample_id: int | None,
-    model: str = "smollm2-135m",
+    model: str = DEFAULT_MODEL,
     *,
     device: str = "auto",
     dtype: str = "auto",
     quantization: str | None = None,
     batch_size: int | None = None,
     config: ScoreConfig | None = None,
-    shard_size: int | None = None,
-    seed: int = 0,
+    seed: int = default("seed"),
     resume: int | None = None,
     fresh: bool = False,
     lm: LoadedModel | None = None,
@@ -85,7 +84,6 @@ def score_sample(
     """Score a sample (or resume a run) and return a summary. See the module docstring.
 
     ``lm``: an already-loaded model (tests, notebooks); otherwise ``model`` is loaded.
-    ``shard_size``: entities per unit (None = automatic from the memory budget).
     """
     import time
 
@@ -105,7 +103,7 @@ def score_sample(
         log(warning)
     torch.manual_seed(seed)
     if req.resume is None:
-        _choose_shards_and_run(store, req, lm, shard_size, fresh, log)
+        _choose_shards_and_run(store, req, lm, fresh, log)
     units = plan_units(store, req.sample(), req.config)
     run_id = _open_run(store, req, lm, units, dataset_id, device, batch_size, seed)
     done = {
@@ -231,18 +229,14 @@ def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
     return dataset_id
 
 
-def _choose_shards_and_run(
-    store: Store, req: _Request, lm: LoadedModel, shard_size: int | None, fresh: bool, log
-) -> None:
-    """A new request: fix the shard size (automatic from the memory budget unless given), then
+def _choose_shards_and_run(store: Store, req: _Request, lm: LoadedModel, fresh: bool, log) -> None:
+    """A new request: fix the shard size (``config.shard_size``, else ``auto_shard_size``), then
     continue the newest unfinished run with the same identity unless ``fresh``."""
-    if shard_size is None:
+    if req.config.shard_size is None:
         n_ctx = store.scalar(read_sql("ctxprior.scoring.runs", "sql/most_contexts.sql"), [req.sample_id])
-        n_ctx = max(n_ctx or 1, 1)
-        shard_size = auto_shard_size(
-            lm, int(n_ctx), req.config.estimator, per_layer=bool(req.config.per_layer)
-        )
-    req.config = replace(req.config, shard_size=int(shard_size))
+        per_layer = bool(req.config.per_layer)
+        size = auto_shard_size(lm, max(n_ctx or 1, 1), req.config.estimator, per_layer=per_layer)
+        req.config = replace(req.config, shard_size=size)
     req.identity = run_identity(req.model, req.dtype, req.quantization, req.config)
     if not fresh:
         found = find_resumable(store, req.sample(), req.identity)
