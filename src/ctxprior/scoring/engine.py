@@ -264,6 +264,7 @@ class _Rows:
     out: torch.Tensor  # [R] where the row's result goes
     host_ls: np.ndarray  # the same, on the host (batch shapes without device syncs)
     host_prefix_len: np.ndarray
+    host_pidx: np.ndarray
 
 
 class Engine:
@@ -276,6 +277,7 @@ class Engine:
         share_prefix: bool = True,
         min_prefix: int = 2,
         token_budget: int | None = None,
+        attention: str = "auto",
     ):
         self.lm = lm
         self.model = lm.model
@@ -295,6 +297,7 @@ class Engine:
             self.share_prefix, self.prefix_reuse = ok, ("shared" if ok else why)
             if not ok:
                 print(f"note: {why}", file=sys.stderr)
+        self.attention, self.attention_why = self._attention_path(attention)
         self.norm = final_norm(self.model)
         self._pool: ThreadPoolExecutor | None = None  # see prefetch
         self._tokenizer_copy = None
@@ -302,6 +305,24 @@ class Engine:
         self.forward_calls = 0
         self.tokens_computed = 0
         self.oom_splits = 0
+        self.cascade_rows = 0  # rows run by cascade attention
+        self.cascade_slots = 0  # their prefix-part query slots (G * J per batch; >= rows)
+
+    def _attention_path(self, attention: str) -> tuple[str, str]:
+        """``attention``: ``auto`` (the default: cascade attention where it is verified exact,
+        see ``cascade.supported``, else the gather path), ``cascade`` (the same, said on stderr
+        when the family falls back) or ``gather`` (today's path: one ``index_select`` of block rows
+        per layer, SDPA with a 4-D mask). Returns (the path, why)."""
+        if attention not in ("auto", "cascade", "gather"):
+            raise ValueError(f"attention must be auto, cascade or gather, not {attention!r}")
+        if attention == "gather":
+            return "gather", "asked for"
+        from . import cascade
+
+        ok, why = cascade.supported(self.model.config)
+        if not ok and attention == "cascade":
+            print(f"note: {why}", file=sys.stderr)
+        return ("cascade" if ok else "gather"), why
 
     @property
     def head_path(self) -> str:
@@ -344,16 +365,18 @@ class Engine:
         return out
 
     # -------------------------------------------------------------- the two kinds of pass
-    def _prefix_block(self, tok: Tokens, room: int) -> Block:
+    def _prefix_block(self, tok: Tokens, room: int, cascade: bool = False) -> Block:
         """Key/value cache of every prefix: per layer (K, V) [P, heads, width + room, head_dim].
         ``tok`` holds the prefixes right-padded to ``width``; in the block each prefix ENDS at
         column ``width``, where its rows' own tokens begin, so prefix and suffix are contiguous in
         the cache (what ALiBi by key index and sliding windows need). Pad slots are zeroed and
-        masked; ``room`` slots at the end let a batch's gather hold its own new tokens too."""
+        masked; ``room`` slots at the end let a batch's gather hold its own new tokens too.
+        ``cascade``: the block is read in place by cascade attention (no room; on CUDA its width
+        is a multiple of 16, the alignment the memory-efficient kernel's mask needs)."""
         order = np.argsort(tok.lengths, kind="stable")
-        width = tok.ids.shape[1]
+        width = self._block_width(tok.ids.shape[1], cascade)
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
-        (ids_d,) = self.to_device(tok.ids)
+        ids_d, lens_d = self.to_device(tok.ids, tok.lengths)
         n, s = len(order), 0
         while s < n:
             e = min(n, s + self.batch_size)
@@ -361,7 +384,7 @@ class Engine:
             idx = order[s:e]
             wb = int(tok.lengths[idx].max())
             try:
-                layers = self._prefix_batch(ids_d[:, :wb], idx, wb, tok.lengths[idx])
+                layers = self._prefix_batch(ids_d[:, :wb], idx, wb, tok.lengths[idx])  # wb <= width
             except OOM:
                 if e - s == 1:
                     raise
@@ -380,7 +403,12 @@ class Engine:
                 bk[rows, :, width - wb : width] = k
                 bv[rows, :, width - wb : width] = v
             s = e
-        return Block(block, width)
+        return Block(block, width, lens_d, cascade)
+
+    def _block_width(self, width: int, cascade: bool) -> int:
+        """The block's width for prefixes of at most ``width`` tokens: on CUDA, a cascade block's is
+        a multiple of 16 (the alignment the memory-efficient kernel's mask needs)."""
+        return -(-width // 16) * 16 if cascade and self.device.type == "cuda" else width
 
     def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
         """One batch of prefixes through the body, RIGHT-padded so that every query position sees
@@ -433,6 +461,8 @@ class Engine:
         prefix_w = block.width if block is not None else 0
         ids = rows.suffix[s:e, :ls_w]  # [B, Ls]
         prefix_len = rows.prefix_len[s:e]
+        if not keep_cache and self._cascade_fits(block, prefix_w + ls_w):
+            return self._forward_cascade(rows, s, e, block, ids, hidden)
         cols = torch.arange(prefix_w + ls_w, device=self.device)[None, :]
         mask = torch.where(
             cols < prefix_w,
@@ -459,6 +489,52 @@ class Engine:
             check_cache(cache, prefix_w + ls_w, "suffix pass")
         states = out.last_hidden_state if exact else out.logits
         return states, mask, cache, out.hidden_states if hidden else None
+
+    def _cascade_fits(self, block: Block | None, longest: int) -> bool:
+        """Whether a batch runs by cascade attention: the engine's path, a block built for it
+        (or no prefix), and every sliding window covering the batch's rows."""
+        from .cascade import window_fits
+
+        if self.attention != "cascade" or (block is not None and not block.cascade):
+            return False
+        return window_fits(self.model.config, longest)
+
+    def _forward_cascade(self, rows: _Rows, s: int, e: int, block: Block | None, ids, hidden: bool):
+        """``_forward_rows`` by cascade attention (``cascade.py``): the rows' prefixes are a slice
+        of the block read in place, their own keys are not copied, no mask is built."""
+        from . import cascade
+
+        ls_w = ids.shape[1]
+        prefix = block if block is not None and block.width else None
+        batch = cascade.Batch.build(
+            prefix,
+            rows.host_pidx[s:e],
+            prefix.lengths if prefix is not None else None,
+            ls_w,
+            self.to_device,
+            self.model.dtype,
+        )
+        width = prefix.width if prefix is not None else 0
+        cache = cascade.make_cache(batch, len(block.layers) if block is not None else dims(self.model.config).layers, width)
+        pos = rows.prefix_len[s:e, None] + torch.arange(ls_w, device=self.device)[None, :]
+        self.forward_calls += 1
+        self.tokens_computed += int(rows.host_ls[s:e].sum())
+        self.cascade_rows += e - s
+        self.cascade_slots += batch.groups * batch.slots if prefix is not None else 0
+        exact = self.head.check(self.model, self.device)
+        fwd = self.body if exact else self.model
+        with cascade.active(self.model, batch):
+            out = fwd(
+                input_ids=ids,
+                attention_mask=None,
+                position_ids=pos,
+                use_cache=True,
+                output_hidden_states=hidden,
+                **cache_arg(fwd, cache),
+            )
+        check_cache(cache, width + ls_w, "suffix pass (cascade)")
+        states = out.last_hidden_state if exact else out.logits
+        return states, None, cache, out.hidden_states if hidden else None
 
     def _logits(self, states: torch.Tensor) -> torch.Tensor:
         return self.head(states) if self.head.exact else states
@@ -499,7 +575,9 @@ class Engine:
                 pidx = np.searchsorted(gid[ref], gid[sel])
             prefix_lens = prefix_len[sel]
             ls = tok.lengths[sel] - prefix_lens
-            order = np.lexsort((prefix_lens, ls))
+            # cascade attention: within a suffix length, rows by prefix (a batch's prefixes are then
+            # a short contiguous slice of the block)
+            order = np.lexsort((pidx, ls) if self.attention == "cascade" else (prefix_lens, ls))
             sel, prefix_lens, ls, pidx = sel[order], prefix_lens[order], ls[order], pidx[order]
             cols = np.arange(int(ls.max()))[None, :]
             src = np.minimum(prefix_lens[:, None] + cols, tok.ids.shape[1] - 1)
@@ -507,7 +585,7 @@ class Engine:
             d_suffix, d_ls, d_prefix_len, d_pidx, d_out = self.to_device(
                 suffix, ls, prefix_lens, pidx, out_rows[sel]
             )
-            plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, prefix_lens)))
+            plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, prefix_lens, pidx)))
         return plans
 
     def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
@@ -549,7 +627,16 @@ class Engine:
         )
         for pre, rows in self._layout(tok, prefix_len, gid, np.arange(len(tok.lengths))):
             room = int(rows.host_ls.max()) + new_tokens
-            block = self._prefix_block(pre, room) if pre is not None else None
+            block = None
+            if pre is not None:
+                from .cascade import window_fits
+
+                casc = (
+                    self.attention == "cascade"
+                    and not new_tokens
+                    and window_fits(self.model.config, self._block_width(pre.ids.shape[1], True) + room)
+                )
+                block = self._prefix_block(pre, 0 if casc else room, cascade=casc)
             pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
             while pending:
                 s, e = pending.pop()
@@ -759,6 +846,8 @@ class Block:
 
     layers: list[tuple[torch.Tensor, torch.Tensor]]
     width: int  # the longest prefix; slots after it are room for a batch's new tokens
+    lengths: torch.Tensor | None = None  # [P] each prefix's length (device)
+    cascade: bool = False  # its rows run by cascade attention (the block read in place)
 
 
 def _block_cache(layers, pidx: torch.Tensor, filled: int, keep: bool = False):
