@@ -163,8 +163,12 @@ def _op_counts(name: str, times: int, attention: str) -> dict[str, int]:
     torch.manual_seed(0)
     lm = build(name)
     lm = type(lm)(
-        model=cls(cfg).eval(), tokenizer=lm.tokenizer, model_id=f"tiny-{name}-{layers}", revision=None,
-        dtype="float32", device="cpu",
+        model=cls(cfg).eval(),
+        tokenizer=lm.tokenizer,
+        model_id=f"tiny-{name}-{layers}",
+        revision=None,
+        dtype="float32",
+        device="cpu",
     )
     texts, groups = _texts()
     eng = Engine(lm, batch_size=64, attention=attention)

@@ -80,7 +80,16 @@ FAMILIES: frozenset[str] = frozenset(
     }
 )
 
-KERNELS: Counter = Counter()  # which attention kernel ran (``cpu-flash``, ``cuda-efficient``, ``math``)
+KERNELS: Counter = (
+    Counter()
+)  # which attention kernel ran (``cpu-flash``, ``cuda-efficient``, ``math``), eager only
+
+
+def _count(kernel: str) -> None:
+    if not torch.compiler.is_compiling():  # a counter in a compiled graph would be a guard
+        KERNELS[kernel] += 1
+
+
 _LOCAL = threading.local()
 
 
@@ -121,9 +130,9 @@ class Batch:
     longest: int  # prefix + suffix width of the batch (sliding-window guard)
 
     @classmethod
-    def build(cls, block, pidx: np.ndarray, plen_of_prefix: torch.Tensor | None, ls_w: int, to_device, dtype):
-        """``block``: the chunk's Block (None: rows without a prefix); ``pidx`` the batch rows'
-        prefixes (host); ``plen_of_prefix`` the prefix lengths of the block's rows (device)."""
+    def build(cls, block, pidx: np.ndarray, ls_w: int, to_device, dtype):
+        """``block``: the chunk's ``engine.Block`` (None: rows without a prefix); ``pidx`` the batch
+        rows' prefixes in it (host); ``to_device`` the engine's one-transfer copy."""
         if block is None:
             return cls(None, None, None, None, 0, 0, True, ls_w)
         lo, hi = int(pidx.min()), int(pidx.max()) + 1
@@ -134,10 +143,11 @@ class Batch:
         j[order] = np.arange(len(g)) - first
         slots = int(j.max()) + 1
         identity = slots == 1 and hi - lo == len(g) and bool((g == np.arange(len(g))).all())
-        width = block.width
+        width, plen = block.width, block.lengths
+        assert plen is not None, "a cascade block knows its prefixes' lengths"
         layers = [(k[lo:hi, :, :width], v[lo:hi, :, :width]) for k, v in block.layers]
-        cols = torch.arange(width, device=plen_of_prefix.device)
-        keep = cols[None, :] >= width - plen_of_prefix[lo:hi, None]
+        cols = torch.arange(width, device=plen.device)
+        keep = cols[None, :] >= width - plen[lo:hi, None]
         bias = torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill_(~keep, float("-inf"))
         gd, jd = (None, None) if identity else to_device(g, j)
         return cls(layers, bias[:, None, None, :], gd, jd, hi - lo, slots, identity, width + ls_w)
@@ -169,8 +179,10 @@ def make_cache(batch: Batch, n_layers: int, width: int):
     from transformers import DynamicCache
 
     cache = DynamicCache()
-    layers = batch.layers or [None] * n_layers
-    cache.layers = [CascadeLayer(p, width) for p in layers]
+    if batch.layers is None:
+        cache.layers = [CascadeLayer(None, width) for _ in range(n_layers)]
+    else:
+        cache.layers = [CascadeLayer(p, width) for p in batch.layers]
     return cache
 
 
@@ -180,7 +192,7 @@ def make_cache(batch: Batch, n_layers: int, width: int):
 def _attend(q, k, v, bias, causal: bool, scale: float):
     """(output [B, H, Lq, d], log-sum-exp [B, H, Lq] float32/float64) of softmax attention."""
     if q.device.type == "cpu":
-        KERNELS["cpu-flash"] += 1
+        _count("cpu-flash")
         return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             q, k, v, 0.0, causal, attn_mask=bias, scale=scale
         )
@@ -190,11 +202,11 @@ def _attend(q, k, v, bias, causal: bool, scale: float):
             o, lse, _, _ = torch.ops.aten._scaled_dot_product_efficient_attention(
                 q, k, v, b, True, 0.0, causal, scale=scale
             )
-            KERNELS["cuda-efficient"] += 1
+            _count("cuda-efficient")
             return o, lse[..., : q.shape[2]]
         except RuntimeError:
             _LOCAL.no_efficient = True
-    KERNELS["math"] += 1
+    _count("math")
     acc = torch.float64 if q.dtype == torch.float64 else torch.float32
     s = torch.matmul(q.to(acc), k.to(acc).transpose(-1, -2)) * scale
     if bias is not None:

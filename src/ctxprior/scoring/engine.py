@@ -14,12 +14,21 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   ``[n_prefix, heads, max_prefix_len + room, head_dim]``: every prefix ends at the same column,
   so a prefix and its rows' tokens are contiguous in the cache (what ALiBi by key index and
   sliding windows need; the pad slots are zeroed and masked as keys, never used as queries). The
-  rows (each prompt's suffix after its prefix) are sorted by suffix length, right-padded and
-  masked, and run in batches whose cache is ONE gather of whole block rows (``index_select``
-  over prefixes), never a loop over rows; the forward pass writes the rows' own keys into the
-  block's room in place (no concatenation). Each row's position ids start after its own
-  prefix, so a batch row is computed exactly like a lone prompt. Families where this is not
-  known to be exact (``architectures.prefix_reuse``) run full prompts, said once on stderr;
+  rows (each prompt's suffix after its prefix) are sorted by suffix length (then prefix),
+  right-padded, and run in batches. Each row's position ids start after its own prefix, so a
+  batch row is computed exactly like a lone prompt. Families where this is not known to be exact
+  (``architectures.prefix_reuse``) run full prompts, said once on stderr;
+- attention over the block takes one of two paths, ONE declared option ``Engine(attention=...)``
+  whose default ``auto`` picks cascade wherever it is verified exact (``cascade.supported``):
+  **cascade** (``cascade.py``): a batch's prefixes are one contiguous slice of the block, read in
+  place (no per-row copy); the suffix queries attend to it and, causally, to the rows' own keys,
+  and the two partial softmaxes are merged exactly by log-sum-exp; no mask is built, nothing is
+  concatenated, rotary runs without ``torch.cat``. **gather** (ALiBi, attention soft-capping,
+  GPT-Neo, sliding windows shorter than a batch's rows, greedy generation): the batch's cache is
+  ONE gather of whole block rows (``index_select`` over prefixes) per layer, never a loop over
+  rows; the forward pass writes the rows' own keys into the block's room in place (no
+  concatenation); SDPA with a 4-D mask. ``compile_mode`` (off by default) wraps the body in
+  ``torch.compile`` with suffix widths bucketed to multiples of 8;
 - only the last real position of each row goes through the output head (hidden states are
   gathered first; the head's post-processing, e.g. Gemma's logit soft-capping, is checked against
   the model's own logits once per engine, and a model where they differ is run with its own
@@ -278,6 +287,7 @@ class Engine:
         min_prefix: int = 2,
         token_budget: int | None = None,
         attention: str = "auto",
+        compile_mode: str | None = None,
     ):
         self.lm = lm
         self.model = lm.model
@@ -298,6 +308,12 @@ class Engine:
             if not ok:
                 print(f"note: {why}", file=sys.stderr)
         self.attention, self.attention_why = self._attention_path(attention)
+        # torch.compile of the body (off by default: on CPU it compiled but ran slower, see
+        # docs/scaling.md): "default", or a torch.compile mode ("reduce-overhead": CUDA graphs)
+        self.compile = compile_mode
+        if compile_mode:
+            mode = None if compile_mode == "default" else compile_mode
+            self.body = torch.compile(self.body, dynamic=True, mode=mode)
         self.norm = final_norm(self.model)
         self._pool: ThreadPoolExecutor | None = None  # see prefetch
         self._tokenizer_copy = None
@@ -458,6 +474,8 @@ class Engine:
         from transformers import DynamicCache
 
         ls_w = int(rows.host_ls[s:e].max())
+        if self.compile:  # bucketed widths (multiples of 8): fewer shapes to compile; right padding is exact
+            ls_w = min(-(-ls_w // 8) * 8, rows.suffix.shape[1])
         prefix_w = block.width if block is not None else 0
         ids = rows.suffix[s:e, :ls_w]  # [B, Ls]
         prefix_len = rows.prefix_len[s:e]
@@ -509,13 +527,14 @@ class Engine:
         batch = cascade.Batch.build(
             prefix,
             rows.host_pidx[s:e],
-            prefix.lengths if prefix is not None else None,
             ls_w,
             self.to_device,
             self.model.dtype,
         )
         width = prefix.width if prefix is not None else 0
-        cache = cascade.make_cache(batch, len(block.layers) if block is not None else dims(self.model.config).layers, width)
+        cache = cascade.make_cache(
+            batch, len(block.layers) if block is not None else dims(self.model.config).layers, width
+        )
         pos = rows.prefix_len[s:e, None] + torch.arange(ls_w, device=self.device)[None, :]
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
