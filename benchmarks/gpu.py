@@ -19,10 +19,11 @@ whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (ran
   transformers and no prefix sharing: length-sorted batches sized to memory, ``logits_to_keep``,
   ψ/χ in float64 torch on the device) on a slice of the same unit, the engine's lead over it, and
   its ψ/χ against the engine's (``competent_matches``: within ``COMPETENT_TOLERANCE``);
-- the **gather path** (``--attention gather``: the engine before cascade attention, one
-  ``index_select`` of the prefix cache per row and layer and SDPA with a 4-D mask) on the same
-  unit in the same run, when the main run used cascade attention: its rate, the cascade path's
-  lead (``cascade_vs_gather``) and the largest ψ/χ difference between them;
+- the **other attention path** on the same unit in the same run (``--attention``: the engine's
+  ``auto`` is cascade on CUDA, gather on the CPU; gather is the engine before cascade attention, one
+  ``index_select`` of the prefix cache per row and layer and SDPA with a 4-D mask): its rate,
+  cascade's speed over gather's (``cascade_vs_gather``) and the largest ψ/χ difference between
+  them (``--no-compare-attention`` skips it);
 - the **naive scorer** (``naive_scoring.py``'s method: batches of 32, logits of every position,
   ψ/χ in numpy on the host) on a smaller slice, and the engine's lead over it.
 
@@ -384,19 +385,26 @@ def competent_check(row: dict, res, psi: np.ndarray, chi: np.ndarray, dtype: str
 
 
 def other_path(args, lm: LoadedModel, row: dict, res, work, warm) -> None:
-    """The gather path (one index_select of block rows per layer, SDPA with a 4-D mask: the engine
-    before cascade attention) on the same unit in the same run, warm: its rate, memory, the
-    cascade path's lead, and the largest ψ/χ difference between the two."""
+    """The other attention path on the same unit in the same run, warm (gather when the engine ran
+    cascade, and the reverse): its rate and memory, cascade's speed over gather's, and the largest
+    ψ/χ difference between the two. Gather: one index_select of block rows per layer and SDPA
+    with a 4-D mask (the engine before cascade attention)."""
     seqs, groups, nc, nq = work
     device = args.device
-    engine_run(lm, warm[2], warm[3], 24, 4, attention="gather")
+    other = "gather" if row["attention"] == "cascade" else "cascade"
+    engine_run(lm, warm[2], warm[3], 24, 4, attention=other)
     free_cache(device)
     reset_peak(device)
-    eng, g_res, g_secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, "gather")
-    row["gather_peak_mem_gib"] = peak_gib(device)
-    row["gather_prompts_per_s"] = round(len(seqs) / g_secs)
-    row["gather_batch_size"] = eng.batch_size
-    row["cascade_vs_gather"] = round(row["prompts_per_s"] / row["gather_prompts_per_s"], 3)
+    eng, g_res, g_secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, other)
+    if eng.attention != other:  # a family cascade is not verified for
+        return
+    row[f"{other}_peak_mem_gib"] = peak_gib(device)
+    row[f"{other}_prompts_per_s"] = round(len(seqs) / g_secs)
+    row[f"{other}_batch_size"] = eng.batch_size
+    if other == "cascade":
+        row["cascade_slots_per_row"] = round(eng.cascade_slots / max(eng.cascade_rows, 1), 3)
+    rates = {row["attention"]: row["prompts_per_s"], other: row[f"{other}_prompts_per_s"]}
+    row["cascade_vs_gather"] = round(rates["cascade"] / rates["gather"], 3)
     row["cascade_vs_gather_psi_max_abs_diff"] = float(
         max(np.max(np.abs(a.persuasion - b.persuasion)) for a, b in zip(res, g_res))
     )
@@ -472,7 +480,7 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     }
     del eng
     free_cache(device)
-    if args.compare_attention and row["attention"] == "cascade":
+    if args.compare_attention:
         other_path(args, lm, row, res, (seqs, groups, nc, nq), warm)
     if args.competent_entities:
         n = min(args.competent_entities, nq)
@@ -509,9 +517,9 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     )
     if "cascade_vs_gather" in row:
         print(
-            f"      gather path (index_select of the prefix per row and layer, 4-D mask): "
-            f"{row['gather_prompts_per_s']} prompts/s (peak {row['gather_peak_mem_gib']} GiB) -> cascade "
-            f"{row['cascade_vs_gather']}x; max |d psi| {row['cascade_vs_gather_psi_max_abs_diff']:.1e}, "
+            f"      engine ran {row['attention']}; cascade attention {row['cascade_vs_gather']}x the gather path "
+            f"(index_select of the prefix per row and layer, 4-D mask) in this run; max |d psi| "
+            f"{row['cascade_vs_gather_psi_max_abs_diff']:.1e}, "
             f"|d chi| {row['cascade_vs_gather_chi_max_abs_diff']:.1e}; cascade kernels {row['cascade_kernels']}, "
             f"{row['cascade_slots_per_row']} query slots a row",
             flush=True,

@@ -124,6 +124,22 @@ def test_rotary_without_concatenation_is_bit_identical(name):
     assert mods and all(cascade._rope_ok(m.apply_rotary_pos_emb) for m in mods)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_the_math_fallback_equals_the_cpu_kernel(dtype):
+    """``_math`` (the CUDA fallback when the memory-efficient kernel refuses the shapes) against
+    the CPU flash kernel: a left-padding bias, and causal."""
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(3, 2, n, 8, generator=g, dtype=dtype) for n in (10, 12, 12))
+    keep = torch.arange(12)[None, :] >= torch.tensor([[0], [4], [11]])
+    bias = torch.zeros(keep.shape, dtype=dtype).masked_fill_(~keep, float("-inf"))[:, None, None]
+    tol = TOL[dtype] / 10
+    for args in [(q, k, v, bias, False), (q, k[:, :, :10], v[:, :, :10], None, True)]:
+        o1, l1 = cascade._attend(*args, 0.3)
+        o2, l2 = cascade._math(*args, 0.3)
+        torch.testing.assert_close(o1, o2, atol=tol, rtol=0)
+        torch.testing.assert_close(l1, l2, atol=tol, rtol=0)
+
+
 def test_the_name_outside_an_engine_pass_is_plain_sdpa():
     """A forward pass of a model whose config names cascade attention outside the engine (no
     batch active): transformers' SDPA with its mask, padding included."""

@@ -196,16 +196,59 @@ def _attend(q, k, v, bias, causal: bool, scale: float):
         return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             q, k, v, 0.0, causal, attn_mask=bias, scale=scale
         )
-    if q.device.type == "cuda" and not getattr(_LOCAL, "no_efficient", False):
+    if q.device.type == "cuda" and _efficient_ok(q.dtype, str(q.device)):
         try:
-            b = None if bias is None else bias.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
-            o, lse, _, _ = torch.ops.aten._scaled_dot_product_efficient_attention(
-                q, k, v, b, True, 0.0, causal, scale=scale
-            )
-            _count("cuda-efficient")
-            return o, lse[..., : q.shape[2]]
+            return _efficient(q, k, v, bias, causal, scale)
         except RuntimeError:
-            _LOCAL.no_efficient = True
+            _efficient_ok.cache_clear()
+            _BROKEN.add((q.dtype, str(q.device)))
+    return _math(q, k, v, bias, causal, scale)
+
+
+_BROKEN: set = set()  # (dtype, device) where the memory-efficient kernel refused shapes
+
+
+def _efficient(q, k, v, bias, causal: bool, scale: float):
+    b = None if bias is None else bias.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    o, lse, _, _ = torch.ops.aten._scaled_dot_product_efficient_attention(
+        q, k, v, b, True, 0.0, causal, scale=scale
+    )
+    _count("cuda-efficient")
+    return o, lse[..., : q.shape[2]]
+
+
+@functools.cache
+def _efficient_ok(dtype: torch.dtype, device: str) -> bool:
+    """Whether the memory-efficient kernel gives the math version's output and log-sum-exp on a
+    probe (a left-padding bias; causal): checked once per dtype and device, like ``Head.check``."""
+    if (dtype, device) in _BROKEN:
+        return False
+    g = torch.Generator(device=device).manual_seed(0)
+    q = torch.randn(3, 2, 40, 64, generator=g, device=device).to(dtype)
+    k = torch.randn(3, 2, 48, 64, generator=g, device=device).to(dtype)
+    v = torch.randn(3, 2, 48, 64, generator=g, device=device).to(dtype)
+    keep = torch.arange(48, device=device)[None, :] >= torch.tensor([[0], [5], [47]], device=device)
+    bias = torch.zeros(keep.shape, dtype=dtype, device=device).masked_fill_(~keep, float("-inf"))[
+        :, None, None
+    ]
+    tol = 1e-5 if dtype == torch.float32 else 2e-2
+    try:
+        probes = [(q, k, v, bias, False), (q, k[:, :, :40], v[:, :, :40], None, True)]
+        for pq, pk, pv, pb, causal in probes:
+            o1, l1 = _efficient(pq, pk, pv, pb, causal, 0.125)
+            o2, l2 = _math(pq, pk, pv, pb, causal, 0.125)
+            same = torch.allclose(o1.float(), o2.float(), atol=tol) and torch.allclose(
+                l1.float(), l2.float(), atol=tol
+            )
+            if not same:
+                return False
+    except RuntimeError:
+        return False
+    return True
+
+
+def _math(q, k, v, bias, causal: bool, scale: float):
+    """Softmax attention by matmuls, in float32 (float64 for float64 inputs)."""
     _count("math")
     acc = torch.float64 if q.dtype == torch.float64 else torch.float32
     s = torch.matmul(q.to(acc), k.to(acc).transpose(-1, -2)) * scale

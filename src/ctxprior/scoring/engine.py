@@ -19,7 +19,8 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   batch row is computed exactly like a lone prompt. Families where this is not known to be exact
   (``architectures.prefix_reuse``) run full prompts, said once on stderr;
 - attention over the block takes one of two paths, ONE declared option ``Engine(attention=...)``
-  whose default ``auto`` picks cascade wherever it is verified exact (``cascade.supported``):
+  whose default ``auto`` picks cascade on CUDA wherever it is verified exact
+  (``cascade.supported``) and gather on the CPU (where cascade measured no faster):
   **cascade** (``cascade.py``): a batch's prefixes are one contiguous slice of the block, read in
   place (no per-row copy); the suffix queries attend to it and, causally, to the rows' own keys,
   and the two partial softmaxes are merged exactly by log-sum-exp; no mask is built, nothing is
@@ -325,14 +326,17 @@ class Engine:
         self.cascade_slots = 0  # their prefix-part query slots (G * J per batch; >= rows)
 
     def _attention_path(self, attention: str) -> tuple[str, str]:
-        """``attention``: ``auto`` (the default: cascade attention where it is verified exact,
-        see ``cascade.supported``, else the gather path), ``cascade`` (the same, said on stderr
-        when the family falls back) or ``gather`` (today's path: one ``index_select`` of block rows
-        per layer, SDPA with a 4-D mask). Returns (the path, why)."""
+        """``attention``: ``auto`` (the default: on CUDA, cascade attention where it is verified
+        exact, see ``cascade.supported``, else the gather path; on the CPU the gather path, where
+        cascade measured no faster: 0.83-1.06x, docs/scaling.md), ``cascade`` (where verified
+        exact, on any device; a family that falls back is said on stderr) or ``gather`` (one
+        ``index_select`` of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
         if attention not in ("auto", "cascade", "gather"):
             raise ValueError(f"attention must be auto, cascade or gather, not {attention!r}")
         if attention == "gather":
             return "gather", "asked for"
+        if attention == "auto" and self.device.type == "cpu":
+            return "gather", "auto on the CPU (cascade attention measured no faster there)"
         from . import cascade
 
         ok, why = cascade.supported(self.model.config)
@@ -594,9 +598,12 @@ class Engine:
                 pidx = np.searchsorted(gid[ref], gid[sel])
             prefix_lens = prefix_len[sel]
             ls = tok.lengths[sel] - prefix_lens
-            # cascade attention: within a suffix length, rows by prefix (a batch's prefixes are then
-            # a short contiguous slice of the block)
-            order = np.lexsort((pidx, ls) if self.attention == "cascade" else (prefix_lens, ls))
+            # cascade attention: within a suffix length, rows by prefix, ascending and descending in
+            # turn (a batch that spans two lengths meets at the same end of the block): a batch's
+            # prefixes are a short contiguous slice of the block, its query grid (prefixes x most
+            # rows of one prefix) ~1.1-1.4 slots a row on a real unit, against 1.5-2 one way only
+            snake = np.where(np.searchsorted(np.unique(ls), ls) % 2 == 1, -pidx, pidx)
+            order = np.lexsort((snake, ls) if self.attention == "cascade" else (prefix_lens, ls))
             sel, prefix_lens, ls, pidx = sel[order], prefix_lens[order], ls[order], pidx[order]
             cols = np.arange(int(ls.max()))[None, :]
             src = np.minimum(prefix_lens[:, None] + cols, tok.ids.shape[1] - 1)
