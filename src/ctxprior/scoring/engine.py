@@ -328,7 +328,7 @@ class Engine:
     def _attention_path(self, attention: str) -> tuple[str, str]:
         """``attention``: ``auto`` (the default: on CUDA, cascade attention where it is verified
         exact, see ``cascade.supported``, else the gather path; on the CPU the gather path, where
-        cascade measured no faster: 0.83-1.06x, docs/scaling.md), ``cascade`` (where verified
+        cascade measured no faster: 0.82-1.06x, docs/scaling.md), ``cascade`` (where verified
         exact, on any device; a family that falls back is said on stderr) or ``gather`` (one
         ``index_select`` of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
         if attention not in ("auto", "cascade", "gather"):
