@@ -19,6 +19,11 @@ whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (ran
   transformers and no prefix sharing: length-sorted batches sized to memory, ``logits_to_keep``,
   ψ/χ in float64 torch on the device) on a slice of the same unit, the engine's lead over it, and
   its ψ/χ against the engine's (``competent_matches``: within ``COMPETENT_TOLERANCE``);
+- the **other attention path** on the same unit in the same run (``--attention``: the engine's
+  ``auto`` is cascade on CUDA, gather on the CPU; gather is the engine before cascade attention, one
+  ``index_select`` of the prefix cache per row and layer and SDPA with a 4-D mask): its rate,
+  cascade's speed over gather's (``cascade_vs_gather``) and the largest ψ/χ difference between
+  them (``--no-compare-attention`` skips it);
 - the **naive scorer** (``naive_scoring.py``'s method: batches of 32, logits of every position,
   ψ/χ in numpy on the host) on a smaller slice, and the engine's lead over it.
 
@@ -58,12 +63,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_units
 from engine_overhead import yago_unit
 
+from ctxprior.scoring import cascade
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import scores_batch
 from ctxprior.scoring.metrics import scores_np, scores_torch
 from ctxprior.scoring.models import LoadedModel
 
 PYTHIA = {  # hidden, layers, heads (intermediate = 4 x hidden, vocab 50304, rotary_pct 0.25)
+    "70m": (512, 6, 8),  # for CPU comparisons (cascade against gather)
     "410m": (1024, 24, 16),
     "1.4b": (2048, 24, 16),
     "6.9b": (4096, 32, 32),
@@ -197,8 +204,11 @@ def unit(n_ctx: int, n_ent: int, vocab: int, kind: str = "synthetic"):
     return contexts, queries, seqs, groups
 
 
-def engine_run(lm: LoadedModel, seqs, groups, nc: int, nq: int, batch_size=None):
-    eng = Engine(lm, batch_size=batch_size)
+COMPILE: list[str | None] = [None]  # --compile: the engine's torch.compile mode (off by default)
+
+
+def engine_run(lm: LoadedModel, seqs, groups, nc: int, nq: int, batch_size=None, attention="auto"):
+    eng = Engine(lm, batch_size=batch_size, attention=attention, compile_mode=COMPILE[0])
     sync(lm.device)
     t = time.perf_counter()
     table, row_of = eng.last_logprobs(seqs, groups)
@@ -374,6 +384,37 @@ def competent_check(row: dict, res, psi: np.ndarray, chi: np.ndarray, dtype: str
     return row["competent_matches"]
 
 
+def other_path(args, lm: LoadedModel, row: dict, res, work, warm) -> None:
+    """The other attention path on the same unit in the same run, warm (gather when the engine ran
+    cascade, and the reverse): its rate and memory, cascade's speed over gather's, and the largest
+    ψ/χ difference between the two. Gather: one index_select of block rows per layer and SDPA
+    with a 4-D mask (the engine before cascade attention)."""
+    seqs, groups, nc, nq = work
+    device = args.device
+    other = "gather" if row["attention"] == "cascade" else "cascade"
+    engine_run(lm, warm[2], warm[3], 24, 4, attention=other)
+    free_cache(device)
+    reset_peak(device)
+    eng, g_res, g_secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, other)
+    if eng.attention != other:  # a family cascade is not verified for
+        return
+    row[f"{other}_peak_mem_gib"] = peak_gib(device)
+    row[f"{other}_prompts_per_s"] = round(len(seqs) / g_secs)
+    row[f"{other}_batch_size"] = eng.batch_size
+    if other == "cascade":
+        row["cascade_slots_per_row"] = round(eng.cascade_slots / max(eng.cascade_rows, 1), 3)
+    rates = {row["attention"]: row["prompts_per_s"], other: row[f"{other}_prompts_per_s"]}
+    row["cascade_vs_gather"] = round(rates["cascade"] / rates["gather"], 3)
+    row["cascade_vs_gather_psi_max_abs_diff"] = float(
+        max(np.max(np.abs(a.persuasion - b.persuasion)) for a, b in zip(res, g_res))
+    )
+    row["cascade_vs_gather_chi_max_abs_diff"] = float(
+        max(abs(a.susceptibility - b.susceptibility) for a, b in zip(res, g_res))
+    )
+    del eng, g_res
+    free_cache(device)
+
+
 def peak_gib(device: str) -> float | None:
     """The most memory torch held on the device since the last reset, GiB."""
     return round(torch.cuda.max_memory_allocated() / 2**30, 2) if device.startswith("cuda") else None
@@ -396,11 +437,12 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     contexts, queries, seqs, groups = unit(args.contexts, args.entities, vocab, args.unit)
     nc, nq = len(contexts), len(queries)
     warm = unit(24, 4, vocab, args.unit)
-    engine_run(lm, warm[2], warm[3], 24, 4)
+    engine_run(lm, warm[2], warm[3], 24, 4, attention=args.attention)
     free_cache(device)
     reset_peak(device)
     free_gib = round(torch.cuda.mem_get_info()[0] / 2**30, 1) if device.startswith("cuda") else None
-    eng, res, secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size)
+    kernels0 = dict(cascade.KERNELS)
+    eng, res, secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, args.attention)
     engine_gib = peak_gib(device)
     assert all(np.isfinite(r.susceptibility) for r in res)
     n_prompts, uniq = len(seqs), unique_tokens(seqs)
@@ -429,9 +471,17 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
         "oom_splits": eng.oom_splits,
         "forward_calls": eng.forward_calls,
         "head": eng.head_path,
+        "attention": eng.attention,
+        "compile": eng.compile,
+        "cascade_slots_per_row": round(eng.cascade_slots / eng.cascade_rows, 3) if eng.cascade_rows else None,
+        "cascade_kernels": {
+            k: v - kernels0.get(k, 0) for k, v in cascade.KERNELS.items() if v > kernels0.get(k, 0)
+        },
     }
     del eng
     free_cache(device)
+    if args.compare_attention:
+        other_path(args, lm, row, res, (seqs, groups, nc, nq), warm)
     if args.competent_entities:
         n = min(args.competent_entities, nq)
         competent_run(lm, warm[0], warm[1])  # warm, as the engine was
@@ -465,6 +515,15 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
         f"{row['forward_calls']} forwards, head {row['head']})",
         flush=True,
     )
+    if "cascade_vs_gather" in row:
+        print(
+            f"      engine ran {row['attention']}; cascade attention {row['cascade_vs_gather']}x the gather path "
+            f"(index_select of the prefix per row and layer, 4-D mask) in this run; max |d psi| "
+            f"{row['cascade_vs_gather_psi_max_abs_diff']:.1e}, "
+            f"|d chi| {row['cascade_vs_gather_chi_max_abs_diff']:.1e}; cascade kernels {row['cascade_kernels']}, "
+            f"{row['cascade_slots_per_row']} query slots a row",
+            flush=True,
+        )
     if "vs_competent" in row:
         print(
             f"      competent baseline (sorted, memory-sized batches, logits_to_keep=1, psi/chi on the device): "
@@ -583,10 +642,12 @@ def profile(args, shape: str, out: Rows) -> None:
     contexts, queries, seqs, groups = unit(
         args.contexts, args.profile_entities or args.entities, vocab, args.unit
     )
-    engine_run(lm, seqs, groups, len(contexts), len(queries), args.batch_size)  # warm
+    engine_run(lm, seqs, groups, len(contexts), len(queries), args.batch_size, args.attention)  # warm
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with torch_profile(activities=acts) as prof:
-        eng, _, wall = engine_run(lm, seqs, groups, len(contexts), len(queries), args.batch_size)
+        eng, _, wall = engine_run(
+            lm, seqs, groups, len(contexts), len(queries), args.batch_size, args.attention
+        )
     from torch.autograd import DeviceType
 
     events = prof.key_averages()
@@ -616,6 +677,7 @@ def profile(args, shape: str, out: Rows) -> None:
     row = {
         "profile": shape,
         "dtype": lm.dtype,
+        "attention": eng.attention,
         "unit": args.unit,
         "prompts": len(seqs),
         "wall_s": round(wall, 3),
@@ -701,6 +763,23 @@ def parse_args(argv=None):
         help="real: the demo's templates under SmolLM2's BPE (real_units.py; at most 600 x 100); synthetic: random YAGO-shaped ids",
     )
     ap.add_argument("--batch-size", type=int, default=None, help="default: the engine's automatic choice")
+    ap.add_argument(
+        "--attention",
+        default="auto",
+        choices=["auto", "cascade", "gather"],
+        help="the engine's attention path (Engine(attention=...); auto: cascade where exact)",
+    )
+    ap.add_argument(
+        "--compile",
+        default=None,
+        help="torch.compile the engine's model body: default, or a mode (reduce-overhead: CUDA graphs); off by default",
+    )
+    ap.add_argument(
+        "--no-compare-attention",
+        dest="compare_attention",
+        action="store_false",
+        help="skip the gather path's run on the same unit (measured by default when cascade runs)",
+    )
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument(
         "--peak", type=float, default=None, help="FLOP/s of the floor (default: a matmul measured now)"
@@ -725,6 +804,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    COMPILE[0] = args.compile
     shapes = args.shapes.split(",") + (["12b"] if args.quant8 else [])
     dtypes = args.dtypes.split(",")
     mm_dtype = torch.bfloat16 if "bfloat16" in dtypes else torch.float16

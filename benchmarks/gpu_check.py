@@ -336,6 +336,13 @@ def summary(check: Check) -> dict:
             for k, v in got.items()
         },
     }
+    # cascade attention against the gather path, measured in the same run (real unit, float16)
+    out["cascade_vs_gather"] = {k: r.get("cascade_vs_gather") for k, r in fp16.items()}
+    out["cascade_vs_gather_max_abs_diff"] = {
+        k: max(r.get("cascade_vs_gather_psi_max_abs_diff", 0), r.get("cascade_vs_gather_chi_max_abs_diff", 0))
+        for k, r in fp16.items()
+        if "cascade_vs_gather" in r
+    }
     out["failed_steps"] = [r.get("step") or r.get("failed") for r in rows if r.get("rc") not in (None, 0)]
     # the competent baseline's psi/chi must equal the engine's (to the dtype's tolerance)
     out["competent_mismatch"] = [
@@ -375,7 +382,7 @@ def parse_args(argv=None):
     )
     ap.add_argument(
         "--synthetic-args",
-        default="--shapes 6.9b,1.4b,410m --dtypes float16 --no-precision --profile none",
+        default="--shapes 6.9b,1.4b,410m --dtypes float16 --no-precision --profile none --no-compare-attention",
         help="arguments for gpu.py's second run, on the synthetic unit (the earlier figures' unit); 'none': skip",
     )
     ap.add_argument("--e2e-shape", default="410m")

@@ -14,12 +14,22 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   ``[n_prefix, heads, max_prefix_len + room, head_dim]``: every prefix ends at the same column,
   so a prefix and its rows' tokens are contiguous in the cache (what ALiBi by key index and
   sliding windows need; the pad slots are zeroed and masked as keys, never used as queries). The
-  rows (each prompt's suffix after its prefix) are sorted by suffix length, right-padded and
-  masked, and run in batches whose cache is ONE gather of whole block rows (``index_select``
-  over prefixes), never a loop over rows; the forward pass writes the rows' own keys into the
-  block's room in place (no concatenation). Each row's position ids start after its own
-  prefix, so a batch row is computed exactly like a lone prompt. Families where this is not
-  known to be exact (``architectures.prefix_reuse``) run full prompts, said once on stderr;
+  rows (each prompt's suffix after its prefix) are sorted by suffix length (then prefix),
+  right-padded, and run in batches. Each row's position ids start after its own prefix, so a
+  batch row is computed exactly like a lone prompt. Families where this is not known to be exact
+  (``architectures.prefix_reuse``) run full prompts, said once on stderr;
+- attention over the block takes one of two paths, ONE declared option ``Engine(attention=...)``
+  whose default ``auto`` picks cascade on CUDA wherever it is verified exact
+  (``cascade.supported``) and gather on the CPU (where cascade measured no faster):
+  **cascade** (``cascade.py``): a batch's prefixes are one contiguous slice of the block, read in
+  place (no per-row copy); the suffix queries attend to it and, causally, to the rows' own keys,
+  and the two partial softmaxes are merged exactly by log-sum-exp; no mask is built, nothing is
+  concatenated, rotary runs without ``torch.cat``. **gather** (ALiBi, attention soft-capping,
+  GPT-Neo, sliding windows shorter than a batch's rows, greedy generation): the batch's cache is
+  ONE gather of whole block rows (``index_select`` over prefixes) per layer, never a loop over
+  rows; the forward pass writes the rows' own keys into the block's room in place (no
+  concatenation); SDPA with a 4-D mask. ``compile_mode`` (off by default) wraps the body in
+  ``torch.compile`` with suffix widths bucketed to multiples of 8;
 - only the last real position of each row goes through the output head (hidden states are
   gathered first; the head's post-processing, e.g. Gemma's logit soft-capping, is checked against
   the model's own logits once per engine, and a model where they differ is run with its own
@@ -264,6 +274,7 @@ class _Rows:
     out: torch.Tensor  # [R] where the row's result goes
     host_ls: np.ndarray  # the same, on the host (batch shapes without device syncs)
     host_prefix_len: np.ndarray
+    host_pidx: np.ndarray
 
 
 class Engine:
@@ -276,6 +287,8 @@ class Engine:
         share_prefix: bool = True,
         min_prefix: int = 2,
         token_budget: int | None = None,
+        attention: str = "auto",
+        compile_mode: str | None = None,
     ):
         self.lm = lm
         self.model = lm.model
@@ -295,6 +308,13 @@ class Engine:
             self.share_prefix, self.prefix_reuse = ok, ("shared" if ok else why)
             if not ok:
                 print(f"note: {why}", file=sys.stderr)
+        self.attention, self.attention_why = self._attention_path(attention)
+        # torch.compile of the body (off by default: on CPU it compiled but ran slower, see
+        # docs/scaling.md): "default", or a torch.compile mode ("reduce-overhead": CUDA graphs)
+        self.compile = compile_mode
+        if compile_mode:
+            mode = None if compile_mode == "default" else compile_mode
+            self.body = torch.compile(self.body, dynamic=True, mode=mode)
         self.norm = final_norm(self.model)
         self._pool: ThreadPoolExecutor | None = None  # see prefetch
         self._tokenizer_copy = None
@@ -302,6 +322,27 @@ class Engine:
         self.forward_calls = 0
         self.tokens_computed = 0
         self.oom_splits = 0
+        self.cascade_rows = 0  # rows run by cascade attention
+        self.cascade_slots = 0  # their prefix-part query slots (G * J per batch; >= rows)
+
+    def _attention_path(self, attention: str) -> tuple[str, str]:
+        """``attention``: ``auto`` (the default: on CUDA, cascade attention where it is verified
+        exact, see ``cascade.supported``, else the gather path; on the CPU the gather path, where
+        cascade measured no faster: 0.82-1.06x, docs/scaling.md), ``cascade`` (where verified
+        exact, on any device; a family that falls back is said on stderr) or ``gather`` (one
+        ``index_select`` of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
+        if attention not in ("auto", "cascade", "gather"):
+            raise ValueError(f"attention must be auto, cascade or gather, not {attention!r}")
+        if attention == "gather":
+            return "gather", "asked for"
+        if attention == "auto" and self.device.type == "cpu":
+            return "gather", "auto on the CPU (cascade attention measured no faster there)"
+        from . import cascade
+
+        ok, why = cascade.supported(self.model.config)
+        if not ok and attention == "cascade":
+            print(f"note: {why}", file=sys.stderr)
+        return ("cascade" if ok else "gather"), why
 
     @property
     def head_path(self) -> str:
@@ -344,16 +385,18 @@ class Engine:
         return out
 
     # -------------------------------------------------------------- the two kinds of pass
-    def _prefix_block(self, tok: Tokens, room: int) -> Block:
+    def _prefix_block(self, tok: Tokens, room: int, cascade: bool = False) -> Block:
         """Key/value cache of every prefix: per layer (K, V) [P, heads, width + room, head_dim].
         ``tok`` holds the prefixes right-padded to ``width``; in the block each prefix ENDS at
         column ``width``, where its rows' own tokens begin, so prefix and suffix are contiguous in
         the cache (what ALiBi by key index and sliding windows need). Pad slots are zeroed and
-        masked; ``room`` slots at the end let a batch's gather hold its own new tokens too."""
+        masked; ``room`` slots at the end let a batch's gather hold its own new tokens too.
+        ``cascade``: the block is read in place by cascade attention (no room; on CUDA its width
+        is a multiple of 16, the alignment the memory-efficient kernel's mask needs)."""
         order = np.argsort(tok.lengths, kind="stable")
-        width = tok.ids.shape[1]
+        width = self._block_width(tok.ids.shape[1], cascade)
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
-        (ids_d,) = self.to_device(tok.ids)
+        ids_d, lens_d = self.to_device(tok.ids, tok.lengths)
         n, s = len(order), 0
         while s < n:
             e = min(n, s + self.batch_size)
@@ -361,7 +404,7 @@ class Engine:
             idx = order[s:e]
             wb = int(tok.lengths[idx].max())
             try:
-                layers = self._prefix_batch(ids_d[:, :wb], idx, wb, tok.lengths[idx])
+                layers = self._prefix_batch(ids_d[:, :wb], idx, wb, tok.lengths[idx])  # wb <= width
             except OOM:
                 if e - s == 1:
                     raise
@@ -380,7 +423,12 @@ class Engine:
                 bk[rows, :, width - wb : width] = k
                 bv[rows, :, width - wb : width] = v
             s = e
-        return Block(block, width)
+        return Block(block, width, lens_d, cascade)
+
+    def _block_width(self, width: int, cascade: bool) -> int:
+        """The block's width for prefixes of at most ``width`` tokens: on CUDA, a cascade block's is
+        a multiple of 16 (the alignment the memory-efficient kernel's mask needs)."""
+        return -(-width // 16) * 16 if cascade and self.device.type == "cuda" else width
 
     def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
         """One batch of prefixes through the body, RIGHT-padded so that every query position sees
@@ -430,9 +478,13 @@ class Engine:
         from transformers import DynamicCache
 
         ls_w = int(rows.host_ls[s:e].max())
+        if self.compile:  # bucketed widths (multiples of 8): fewer shapes to compile; right padding is exact
+            ls_w = min(-(-ls_w // 8) * 8, rows.suffix.shape[1])
         prefix_w = block.width if block is not None else 0
         ids = rows.suffix[s:e, :ls_w]  # [B, Ls]
         prefix_len = rows.prefix_len[s:e]
+        if not keep_cache and self._cascade_fits(block, prefix_w + ls_w):
+            return self._forward_cascade(rows, s, e, block, ids, hidden)
         cols = torch.arange(prefix_w + ls_w, device=self.device)[None, :]
         mask = torch.where(
             cols < prefix_w,
@@ -459,6 +511,53 @@ class Engine:
             check_cache(cache, prefix_w + ls_w, "suffix pass")
         states = out.last_hidden_state if exact else out.logits
         return states, mask, cache, out.hidden_states if hidden else None
+
+    def _cascade_fits(self, block: Block | None, longest: int) -> bool:
+        """Whether a batch runs by cascade attention: the engine's path, a block built for it
+        (or no prefix), and every sliding window covering the batch's rows."""
+        from .cascade import window_fits
+
+        if self.attention != "cascade" or (block is not None and not block.cascade):
+            return False
+        return window_fits(self.model.config, longest)
+
+    def _forward_cascade(self, rows: _Rows, s: int, e: int, block: Block | None, ids, hidden: bool):
+        """``_forward_rows`` by cascade attention (``cascade.py``): the rows' prefixes are a slice
+        of the block read in place, their own keys are not copied, no mask is built."""
+        from . import cascade
+
+        ls_w = ids.shape[1]
+        prefix = block if block is not None and block.width else None
+        batch = cascade.Batch.build(
+            prefix,
+            rows.host_pidx[s:e],
+            ls_w,
+            self.to_device,
+            self.model.dtype,
+        )
+        width = prefix.width if prefix is not None else 0
+        cache = cascade.make_cache(
+            batch, len(block.layers) if block is not None else dims(self.model.config).layers, width
+        )
+        pos = rows.prefix_len[s:e, None] + torch.arange(ls_w, device=self.device)[None, :]
+        self.forward_calls += 1
+        self.tokens_computed += int(rows.host_ls[s:e].sum())
+        self.cascade_rows += e - s
+        self.cascade_slots += batch.groups * batch.slots if prefix is not None else 0
+        exact = self.head.check(self.model, self.device)
+        fwd = self.body if exact else self.model
+        with cascade.active(self.model, batch):
+            out = fwd(
+                input_ids=ids,
+                attention_mask=None,
+                position_ids=pos,
+                use_cache=True,
+                output_hidden_states=hidden,
+                **cache_arg(fwd, cache),
+            )
+        check_cache(cache, width + ls_w, "suffix pass (cascade)")
+        states = out.last_hidden_state if exact else out.logits
+        return states, None, cache, out.hidden_states if hidden else None
 
     def _logits(self, states: torch.Tensor) -> torch.Tensor:
         return self.head(states) if self.head.exact else states
@@ -499,7 +598,12 @@ class Engine:
                 pidx = np.searchsorted(gid[ref], gid[sel])
             prefix_lens = prefix_len[sel]
             ls = tok.lengths[sel] - prefix_lens
-            order = np.lexsort((prefix_lens, ls))
+            # cascade attention: within a suffix length, rows by prefix, ascending and descending in
+            # turn (a batch that spans two lengths meets at the same end of the block): a batch's
+            # prefixes are a short contiguous slice of the block, its query grid (prefixes x most
+            # rows of one prefix) ~1.1-1.4 slots a row on a real unit, against 1.5-2 one way only
+            snake = np.where(np.searchsorted(np.unique(ls), ls) % 2 == 1, -pidx, pidx)
+            order = np.lexsort((snake, ls) if self.attention == "cascade" else (prefix_lens, ls))
             sel, prefix_lens, ls, pidx = sel[order], prefix_lens[order], ls[order], pidx[order]
             cols = np.arange(int(ls.max()))[None, :]
             src = np.minimum(prefix_lens[:, None] + cols, tok.ids.shape[1] - 1)
@@ -507,7 +611,7 @@ class Engine:
             d_suffix, d_ls, d_prefix_len, d_pidx, d_out = self.to_device(
                 suffix, ls, prefix_lens, pidx, out_rows[sel]
             )
-            plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, prefix_lens)))
+            plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, prefix_lens, pidx)))
         return plans
 
     def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
@@ -549,7 +653,16 @@ class Engine:
         )
         for pre, rows in self._layout(tok, prefix_len, gid, np.arange(len(tok.lengths))):
             room = int(rows.host_ls.max()) + new_tokens
-            block = self._prefix_block(pre, room) if pre is not None else None
+            block = None
+            if pre is not None:
+                from .cascade import window_fits
+
+                casc = (
+                    self.attention == "cascade"
+                    and not new_tokens
+                    and window_fits(self.model.config, self._block_width(pre.ids.shape[1], True) + room)
+                )
+                block = self._prefix_block(pre, 0 if casc else room, cascade=casc)
             pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
             while pending:
                 s, e = pending.pop()
@@ -759,6 +872,8 @@ class Block:
 
     layers: list[tuple[torch.Tensor, torch.Tensor]]
     width: int  # the longest prefix; slots after it are room for a batch's new tokens
+    lengths: torch.Tensor | None = None  # [P] each prefix's length (device)
+    cascade: bool = False  # its rows run by cascade attention (the block read in place)
 
 
 def _block_cache(layers, pidx: torch.Tensor, filled: int, keep: bool = False):

@@ -1,0 +1,227 @@
+"""Cascade attention (``scoring/cascade.py``) equals the gather path and one prompt at a time, for
+every family it is declared for, in float32 and float64; it copies no prefix cache and
+concatenates nothing per layer (the profiler's op list); the families it is not exact for keep
+the gather path.
+
+Tiny random models built from configs (``test_architectures.FAMILIES``). The prompts: contexts of
+different token lengths (prefixes of different lengths in one batch), queries whose entities
+differ in length (ragged suffixes), batch sizes 64, 3 and 1 (a prefix with one row in a batch,
+batches that cut a prefix's rows), and prompts without a prefix.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_architectures import CONTEXTS, FAMILIES, QUERIES, build, naive_last
+
+from ctxprior.scoring import cascade
+from ctxprior.scoring.engine import Engine
+from ctxprior.scoring.estimators import first_token
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+CASCADE = [n for n in FAMILIES if build(n).model.config.model_type in cascade.FAMILIES]
+# the engine returns float32 log-probs: in float64 their rounding (~5e-7 at |log p| ~ 5) bounds the
+# difference; the float64 hidden states are compared at 1e-10 (test_per_layer_states_...)
+TOL = {torch.float32: 2e-5, torch.float64: 1e-6}
+
+
+def _lm(name: str, dtype: torch.dtype, window: int | None = None):
+    lm = build(name, window=window)
+    lm.model.to(dtype)
+    return lm
+
+
+def _texts():
+    texts = [c + q for q in QUERIES for c in CONTEXTS] + QUERIES + ["Lima", "Zorblax Quentaria?"]
+    nc, nq = len(CONTEXTS), len(QUERIES)
+    groups = [[i * nc + j for i in range(nq)] for j in range(nc)] + [[nq * nc + i for i in range(nq)]]
+    return texts, groups  # the last two texts are in no group: no prefix
+
+
+def _table(eng: Engine, seqs, groups) -> torch.Tensor:
+    t, r = eng.last_logprobs(seqs, groups)
+    return t[torch.tensor(r)].double()
+
+
+def test_the_declared_families_are_tested_and_the_others_are_not_cascade():
+    declared = {build(n).model.config.model_type for n in CASCADE}
+    assert declared == set(cascade.FAMILIES)
+    for name in ["gemma2", "bloom", "mpt", "falcon", "gpt_neo"]:
+        eng = Engine(build(name), attention="cascade")
+        assert eng.attention == "gather", name
+    # on the CPU auto is the gather path (cascade measured no faster there)
+    assert Engine(build("llama")).attention == "gather"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", CASCADE)
+def test_cascade_equals_gather_and_one_prompt_at_a_time(name, dtype):
+    lm = _lm(name, dtype)
+    texts, groups = _texts()
+    ref_eng = Engine(lm, batch_size=64, attention="gather")
+    seqs = ref_eng.encode(texts)
+    ref = _table(ref_eng, seqs, groups)
+    alone = naive_last(lm, seqs)
+    tol = TOL[dtype]
+    for bs in (64, 3, 1):
+        eng = Engine(lm, batch_size=bs, token_budget=bs * 16, attention="cascade")
+        assert eng.attention == "cascade"
+        got = _table(eng, seqs, groups)
+        assert eng.cascade_rows == len(set(seqs))  # every row, prefix or not, ran by cascade
+        torch.testing.assert_close(got, ref, atol=tol, rtol=0)
+        torch.testing.assert_close(got, alone, atol=tol, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["llama", "gpt_neox", "gemma3_text", "gpt2"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_psi_chi_and_continuations_equal_the_gather_path(name, dtype):
+    lm = _lm(name, dtype)
+    a = first_token(Engine(lm, batch_size=5, attention="cascade"), CONTEXTS, QUERIES, topk=3)
+    b = first_token(Engine(lm, batch_size=64, attention="gather"), CONTEXTS, QUERIES, topk=3)
+    tol = TOL[dtype]
+    for x, y in zip(a, b):
+        torch.testing.assert_close(
+            torch.as_tensor(x.persuasion), torch.as_tensor(y.persuasion), atol=tol, rtol=0
+        )
+        assert x.susceptibility == pytest.approx(y.susceptibility, abs=tol)
+        assert [t[0] for t in x.prior_topk] == [t[0] for t in y.prior_topk]
+    eng = Engine(lm, batch_size=4, attention="cascade")
+    seqs = eng.encode(CONTEXTS)
+    conts = [[tuple(eng.encode([" " + w])[0]) for w in ("Paris", "Rome", "Madrid Lima")] for _ in seqs]
+    got = eng.continuation_logprobs(seqs, conts)
+    ref = Engine(lm, batch_size=64, attention="gather").continuation_logprobs(seqs, conts)
+    assert eng.cascade_rows > 0
+    for g, r in zip(got, ref):
+        assert g == pytest.approx(r, abs=tol * 10)
+
+
+@pytest.mark.parametrize("name", ["llama", "gpt_neox"])
+def test_per_layer_states_equal_the_gather_path(name):
+    lm = _lm(name, torch.float64)
+    texts, groups = _texts()
+    eng = Engine(lm, batch_size=3, attention="cascade")
+    seqs = eng.encode(texts)
+    t1, r1, h1 = eng.last_logprobs_by_layer(seqs, groups)
+    t2, r2, h2 = Engine(lm, batch_size=64, attention="gather").last_logprobs_by_layer(seqs, groups)
+    torch.testing.assert_close(t1[r1], t2[r2], atol=1e-6, rtol=0)
+    torch.testing.assert_close(h1[:, r1], h2[:, r2], atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["gemma3_text", "mistral"])
+def test_a_window_shorter_than_the_rows_keeps_the_gather_path(name):
+    lm = _lm(name, torch.float32, window=8)
+    texts, groups = _texts()
+    eng = Engine(lm, batch_size=8, attention="cascade")
+    seqs = eng.encode(texts)
+    got = _table(eng, seqs, groups)
+    assert eng.cascade_rows == 0
+    torch.testing.assert_close(got, naive_last(lm, seqs), atol=2e-5, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["llama", "gpt_neox", "gemma3_text"])
+def test_rotary_without_concatenation_is_bit_identical(name):
+    mods = cascade._rope_modules(build(name).model)
+    assert mods and all(cascade._rope_ok(m.apply_rotary_pos_emb) for m in mods)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_the_math_fallback_equals_the_cpu_kernel(dtype):
+    """``_math`` (the CUDA fallback when the memory-efficient kernel refuses the shapes) against
+    the CPU flash kernel: a left-padding bias, and causal."""
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(3, 2, n, 8, generator=g, dtype=dtype) for n in (10, 12, 12))
+    keep = torch.arange(12)[None, :] >= torch.tensor([[0], [4], [11]])
+    bias = torch.zeros(keep.shape, dtype=dtype).masked_fill_(~keep, float("-inf"))[:, None, None]
+    tol = TOL[dtype] / 10
+    for args in [(q, k, v, bias, False), (q, k[:, :, :10], v[:, :, :10], None, True)]:
+        o1, l1 = cascade._attend(*args, 0.3)
+        o2, l2 = cascade._math(*args, 0.3)
+        torch.testing.assert_close(o1, o2, atol=tol, rtol=0)
+        torch.testing.assert_close(l1, l2, atol=tol, rtol=0)
+
+
+def test_the_name_outside_an_engine_pass_is_plain_sdpa():
+    """A forward pass of a model whose config names cascade attention outside the engine (no
+    batch active): transformers' SDPA with its mask, padding included."""
+    lm = _lm("llama", torch.float64)
+    ids = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    with torch.inference_mode():
+        ref = lm.model(input_ids=ids, attention_mask=mask).logits
+        cascade.register()
+        cfg = lm.model.config
+        saved, cfg._attn_implementation = cfg._attn_implementation, cascade.NAME
+        try:
+            got = lm.model(input_ids=ids, attention_mask=mask).logits
+        finally:
+            cfg._attn_implementation = saved
+    torch.testing.assert_close(got[0], ref[0], atol=1e-10, rtol=0)
+    torch.testing.assert_close(got[1, :2], ref[1, :2], atol=1e-10, rtol=0)
+
+
+# ---------------------------------------------------------------- no copies, no concatenation
+
+
+def _op_counts(name: str, times: int, attention: str) -> dict[str, int]:
+    """Op counts of the suffix passes with the family's tiny config repeated ``times`` deep
+    (Gemma 3's sliding + full pattern repeated whole: one rotary table per layer type)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    make, cls = FAMILIES[name]
+    cfg = make(None)
+    types = list(getattr(cfg, "layer_types", None) or [])
+    layers = (len(types) or 2) * times
+    for key in ("num_hidden_layers", "n_layer"):
+        if hasattr(cfg, key):
+            setattr(cfg, key, layers)
+    if types:
+        cfg.layer_types = types * times
+    torch.manual_seed(0)
+    lm = build(name)
+    lm = type(lm)(
+        model=cls(cfg).eval(),
+        tokenizer=lm.tokenizer,
+        model_id=f"tiny-{name}-{layers}",
+        revision=None,
+        dtype="float32",
+        device="cpu",
+    )
+    texts, groups = _texts()
+    eng = Engine(lm, batch_size=64, attention=attention)
+    seqs = eng.encode(texts)
+    eng.last_logprobs(seqs, groups)  # warm: head check, registration, rotary probe
+    each = eng._each_batch
+
+    def marked(seqs_, groups_, run, **kw):  # the suffix passes only (the prefix pass is the model's own)
+        def suffix(rows, s, e, block):
+            with torch.profiler.record_function("ctxprior-suffix"):
+                return run(rows, s, e, block)
+
+        return each(seqs_, groups_, suffix, **kw)
+
+    eng._each_batch = marked
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        eng.last_logprobs(seqs, groups)
+    counts: dict[str, int] = {}
+    events = prof.events()
+    spans = [(e.time_range.start, e.time_range.end) for e in events if e.name == "ctxprior-suffix"]
+    for e in events:
+        if any(a <= e.time_range.start and e.time_range.end <= b for a, b in spans):
+            counts[e.name] = counts.get(e.name, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("name", ["llama", "gpt_neox", "gemma3_text", "gpt2"])
+def test_no_prefix_copy_and_no_concatenation_per_layer(name):
+    """Suffix passes profiled on models of one family with L and 2L layers: by cascade attention the
+    count of ``aten::index_select`` and of ``aten::cat`` does not grow with the layers (0 per
+    layer; what remains is the embedding lookup and the rotary table, once per pass); the gather
+    path's count does (the check can see them)."""
+    c2, c4 = _op_counts(name, 1, "cascade"), _op_counts(name, 2, "cascade")
+    for op in ("aten::index_select", "aten::cat"):
+        assert c4.get(op, 0) - c2.get(op, 0) == 0, (op, c2.get(op, 0), c4.get(op, 0))
+    assert c4.get("aten::_scaled_dot_product_flash_attention_for_cpu", 0) > 0
+    g2, g4 = _op_counts(name, 1, "gather"), _op_counts(name, 2, "gather")
+    assert g4.get("aten::index_select", 0) > g2.get("aten::index_select", 0)
