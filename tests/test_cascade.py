@@ -78,8 +78,8 @@ def test_cascade_equals_gather_and_one_prompt_at_a_time(name, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
 def test_psi_chi_and_continuations_equal_the_gather_path(name, dtype):
     lm = _lm(name, dtype)
-    a = first_token(Engine(lm, batch_size=5, attention="cascade"), CONTEXTS, QUERIES, topk=3)
-    b = first_token(Engine(lm, batch_size=64, attention="gather"), CONTEXTS, QUERIES, topk=3)
+    a = first_token(Engine(lm, batch_size=5, attention="cascade"), CONTEXTS, QUERIES, prior_topk=3)
+    b = first_token(Engine(lm, batch_size=64, attention="gather"), CONTEXTS, QUERIES, prior_topk=3)
     tol = TOL[dtype]
     for x, y in zip(a, b):
         torch.testing.assert_close(
