@@ -9,8 +9,9 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from ..covariates.options import KNOWN_OPTIONS
 from .core import Noun
-from .typecheck import checked_methods
+from .typecheck import checked_methods, declared_keywords
 
 
 def _check(options: Sequence, name: str | None, values: dict) -> None:
@@ -114,24 +115,8 @@ class Covariates(Noun):
         with self._wh.connect(write=True, reads=files) as store:  # the triple files DuckDB reads
             return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
 
-    def known(
-        self,
-        run: int,
-        *,
-        name: str | None = None,
-        rule: str = "ferrando",
-        samples: int = 10,
-        temperature: float = 1.0,
-        min_correct: int = 3,
-        min_attributes: int = 2,
-        seed: int = 0,
-        max_new_tokens: int = 16,
-        device: str = "auto",
-        batch_size: int | None = None,
-        model: Any = None,
-        replace: bool = False,
-        progress: bool = True,
-    ) -> dict:
+    @declared_keywords(KNOWN_OPTIONS)
+    def known(self, run: int, *, model: Any = None, progress: bool = True, **options: Any) -> dict:
         """The run's model's own familiarity with each entity (Ferrando et al. 2025, §3), from its
         closed-book answers to the run's open queries, as ``cov_<name>`` (default ``known_r<run>``)
         with ``known`` 1 / 0 / NULL (left out) per entity. ``rule="ferrando"`` (the paper's):
@@ -140,26 +125,18 @@ class Covariates(Noun):
         ``min_correct`` match; known with at least ``min_attributes`` correct attributes, unknown
         with none. ``rule="greedy-majority"``: one greedy answer per open query form, known when at
         least half are correct, unknown when none is. ``model``: the run's model already loaded
-        (:func:`load_model`) or its path; default: the run's.
+        (:func:`load_model`) or its path; default: the run's. The other keywords are the options of
+        ``ctxprior covariates known``, made from their one declaration (``KNOWN_OPTIONS`` in
+        ``covariates/options.py``).
 
         Command: ``ctxprior covariates known``.
         """
         from ..covariates import known as kn
-        from ..covariates.options import KNOWN_OPTIONS
         from ..scoring.closed_book import closed_book_answers, sampled_answers
         from .inmemory import _as_model
 
-        _check(KNOWN_OPTIONS, name, locals())
-        options = dict(
-            rule=rule,
-            samples=samples,
-            temperature=temperature,
-            min_correct=min_correct,
-            min_attributes=min_attributes,
-            seed=seed,
-            max_new_tokens=max_new_tokens,
-            batch_size=batch_size,
-        )
+        _check(KNOWN_OPTIONS, options["name"], {"run": run, **options})
+        device, name, replace = options.pop("device"), options.pop("name"), options.pop("replace")
         with self._wh.connect() as store:
             p = kn.plan(store, run, name, replace, **options)
             if p.unchanged:
@@ -170,17 +147,22 @@ class Covariates(Noun):
                 lm,
                 p.prompts,
                 p.config,
-                n=samples,
-                temperature=temperature,
-                seed=seed,
-                max_new_tokens=max_new_tokens,
+                n=options["samples"],
+                temperature=options["temperature"],
+                seed=options["seed"],
+                max_new_tokens=options["max_new_tokens"],
                 batch=p.params["batch"],
                 progress=progress,
             )
             with self._wh.connect(write=True) as store:
                 return kn.store_samples(store, p, drawn)
         texts = closed_book_answers(
-            lm, p.prompts, p.config, max_new_tokens=max_new_tokens, batch_size=batch_size, progress=progress
+            lm,
+            p.prompts,
+            p.config,
+            max_new_tokens=options["max_new_tokens"],
+            batch_size=options["batch_size"],
+            progress=progress,
         )
         with self._wh.connect(write=True) as store:
             return kn.store_answers(store, p, texts)

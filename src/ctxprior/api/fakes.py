@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..scoring.models import DEFAULT_MODEL
+from ..fakes.options import ADD_OPTIONS, GENERATE_OPTIONS
+from ..options import check_options
 from .core import Noun, Rows
-from .typecheck import checked_methods
+from .typecheck import checked_methods, declared_keywords
 
 
 @checked_methods
@@ -16,77 +17,36 @@ class Fakes(Noun):
 
     name = "fakes"
 
-    def generate(
-        self,
-        dataset: str,
-        relation: str,
-        *,
-        n: int = 50,
-        model: str = DEFAULT_MODEL,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        seed: int = 0,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_rounds: int = 10,
-        prompt_style: str = "relation",
-        timeout: float = 120.0,
-        retries: int = 4,
-        allow_partial: bool = False,
-        chat: Any = None,
-    ) -> Any:
+    @declared_keywords(GENERATE_OPTIONS)
+    def generate(self, dataset: str, relation: str, *, chat: Any = None, **options: Any) -> Any:
         """Generate ``n`` fake entities for ``relation`` with a chat model (local, or ``openai:MODEL``
         at ``base_url``) and store them with their provenance; see [Fake entities](datasets.md#fake-entities).
         The warehouse is free for other writers while the model writes. Returns a ``FakesResult``.
+        The keywords are the options of ``ctxprior fakes generate``, made from their one
+        declaration (``GENERATE_OPTIONS`` in ``fakes/options.py``).
 
         Command: ``ctxprior fakes generate``.
         """
         from ..fakes import generate_fakes
-        from ..fakes.options import GENERATE_OPTIONS
-        from ..options import check_options
 
-        check_options(GENERATE_OPTIONS, locals())  # before the warehouse is opened
+        check_options(
+            GENERATE_OPTIONS, {"dataset": dataset, "relation": relation, **options}
+        )  # before opening
         with self._wh.connect(write=True, brief=True) as store:
-            return generate_fakes(
-                store,
-                dataset,
-                relation,
-                n=n,
-                model=model,
-                base_url=base_url,
-                api_key_env=api_key_env,
-                seed=seed,
-                temperature=temperature,
-                top_p=top_p,
-                max_rounds=max_rounds,
-                prompt_style=prompt_style,
-                timeout=timeout,
-                retries=retries,
-                allow_partial=allow_partial,
-                chat=chat,
-            )
+            return generate_fakes(store, dataset, relation, chat=chat, **options)
 
-    def add(
-        self,
-        path: str | Path,
-        dataset: str,
-        relation: str,
-        *,
-        n: int | None = None,
-        entity_class: str | None = None,
-    ) -> Any:
+    @declared_keywords(ADD_OPTIONS)
+    def add(self, path: str | Path, dataset: str, relation: str, **options: Any) -> Any:
         """Add your own fake names from a file (one per line, a list, a JSON array, or a CSV with a
         ``name`` column), screened like generated ones. Returns a ``FakesResult``.
 
         Command: ``ctxprior fakes add``.
         """
         from ..fakes import add_fakes
-        from ..fakes.options import ADD_OPTIONS
-        from ..options import check_options
 
-        check_options(ADD_OPTIONS, locals())
+        check_options(ADD_OPTIONS, {"path": path, "dataset": dataset, "relation": relation, **options})
         with self._wh.connect(write=True) as store:
-            return add_fakes(store, path, dataset, relation, n=n, entity_class=entity_class)
+            return add_fakes(store, path, dataset, relation, **options)
 
     def list(self, dataset: str, relation: str | None = None) -> Rows:
         """A dataset's fakes: counts per relation by source, or (with ``relation``) each fake with

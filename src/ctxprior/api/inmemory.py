@@ -11,11 +11,13 @@ import pandas as pd
 
 from ..errors import UserError
 from ..scoring.models import DEFAULT_MODEL
+from ..scoring.options import QUICK_OPTIONS
 from .core import _per_layer
-from .typecheck import checked
+from .typecheck import checked, declared_keywords
 
 
 @checked
+@declared_keywords(QUICK_OPTIONS, per_layer=str | bool | None)
 def quick(
     model: Any,
     query: str,
@@ -23,12 +25,7 @@ def quick(
     contexts: Sequence[str],
     *,
     tokenizer: Any = None,
-    device: str = "auto",
-    dtype: str = "auto",
-    quantization: str | None = None,
-    batch_size: int | None = None,
-    prompt_format: str = "raw",
-    per_layer: str | bool | None = None,
+    **options: Any,
 ) -> pd.DataFrame:
     """Persuasion and susceptibility in memory, no warehouse (the authors' quick-start use).
 
@@ -50,20 +47,19 @@ def quick(
     Command: ``ctxprior quick``.
     """
     from ..options import check_options
-    from ..scoring.options import QUICK_OPTIONS
     from ..scoring.quick import quick_scores
 
-    per_layer = _per_layer(per_layer)
-    check_options(QUICK_OPTIONS, locals())  # the CLI's checks (scoring/options.py)
+    per_layer = options["per_layer"] = _per_layer(options["per_layer"])
+    check_options(QUICK_OPTIONS, {"model": model, "query": query, **options})  # the CLI's checks
     if "{entity}" not in query:
         raise UserError("query: the template needs an {entity} placeholder")
     out = quick_scores(
-        _as_model(model, tokenizer, device, dtype, quantization),
+        _as_model(model, tokenizer, options["device"], options["dtype"], options["quantization"]),
         query,
         list(entities),
         list(contexts),
-        batch_size=batch_size,
-        prompt_format=prompt_format,
+        batch_size=options["batch_size"],
+        prompt_format=options["prompt_format"],
         per_layer=per_layer,
     )
     rows: list[tuple]  # one a (entity, [context,] [layer,] score...) row

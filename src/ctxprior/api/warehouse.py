@@ -12,8 +12,8 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import UserError
+from ..pipeline import DEMO_OPTIONS
 from ..schema import store as _store
-from ..scoring.models import DEFAULT_MODEL
 from .analyses import Analyses
 from .core import Noun, Rows, _stderr
 from .covariates import Covariates
@@ -24,7 +24,7 @@ from .hub import Hub
 from .parquet import Parquet
 from .runs import Runs
 from .samples import Samples
-from .typecheck import checked, checked_methods
+from .typecheck import checked, checked_methods, declared_keywords
 
 NOUNS: tuple[type[Noun], ...] = (Datasets, Samples, Fakes, Runs, Dynamic, Covariates, Analyses, Parquet, Hub)
 
@@ -214,59 +214,35 @@ class Warehouse:
         with self.connect() as store:
             return warehouse_info(store)
 
+    @declared_keywords(DEMO_OPTIONS)
     def demo(
-        self,
-        out: str | Path = "demo-output",
-        *,
-        entities: int = 4,
-        contexts: int = 12,
-        seed: int = 11,
-        model: str = DEFAULT_MODEL,
-        permutations: int = 10_000,
-        all_relations: bool = False,
-        overwrite: bool = False,
-        log: Callable[[str], None] | None = _stderr,
+        self, out: str | Path = "demo-output", *, log: Callable[[str], None] | None = _stderr, **options: Any
     ) -> dict:
         """The main job (``ctxprior demo``): ingest the bundled demo datasets, sample, score, count
         co-occurrences, analyze, and write the figures and the report into ``out``, logging each
         step. Returns the sample and run ids and the output paths. ``out`` must be empty or new;
         ``overwrite`` replaces the files an earlier demo recorded in its ``manifest.json`` and
-        nothing else.
+        nothing else. The keywords are the options of ``ctxprior demo``, made from their one
+        declaration (``DEMO_OPTIONS`` in ``pipeline.py``).
 
         Command: ``ctxprior demo``.
         """
         from ..options import check_options
         from ..outputs import OutputFolder, claim_patterns
-        from ..pipeline import (
-            DEMO_OPTIONS,
-            DEMO_RELATIONS,
-            OUTPUT_CLAIMS,
-            OUTPUT_FILES,
-            OUTPUT_FORMAT,
-            run_demo,
-        )
+        from ..pipeline import DEMO_RELATIONS, OUTPUT_CLAIMS, OUTPUT_FILES, OUTPUT_FORMAT, run_demo
         from ..version import __version__
 
-        check_options(DEMO_OPTIONS, locals())  # before the warehouse is opened
+        check_options(DEMO_OPTIONS, {"out": out, **options})  # before the warehouse is opened
         self._need_write()
         claims = claim_patterns(*OUTPUT_CLAIMS)
         folder = OutputFolder(
-            out, self.path, fmt=OUTPUT_FORMAT, claims=claims, overwrite=overwrite, what="demo"
+            out, self.path, fmt=OUTPUT_FORMAT, claims=claims, overwrite=options.pop("overwrite"), what="demo"
         )
         folder.prepare()  # refusals before any work
         for rel in OUTPUT_FILES:
             folder.add(rel)
-        result = run_demo(
-            self,
-            log or (lambda m: None),
-            entities=entities,
-            contexts=contexts,
-            seed=seed,
-            model=model,
-            permutations=permutations,
-            out=out,
-            relations=None if all_relations else DEMO_RELATIONS,
-        )
+        relations = None if options.pop("all_relations") else DEMO_RELATIONS
+        result = run_demo(self, log or (lambda m: None), out=out, relations=relations, **options)
         folder.record_existing()  # the figures, named as they were drawn
         folder.finish({"ctxprior_version": __version__, "runs": result["runs"]})
         return result
