@@ -172,7 +172,7 @@ class OpenAIChat:
                 f"--base-url {public_url(base)} carries a user name and password, and an API "
                 "key is given too; give one of them"
             )
-        self.model, self._key = model, api_key
+        self.model = model
         self._auth = f"Bearer {api_key}" if api_key else basic
         # longest first, so a secret that holds another is masked whole
         self._secrets = sorted({x for x in [api_key, *secrets] if x}, key=len, reverse=True)

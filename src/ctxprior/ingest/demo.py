@@ -34,19 +34,24 @@ def demo_path(key: str) -> Path:
     return Path(str(resources.files("ctxprior.ingest").joinpath("data", DEMO_FILES[key])))
 
 
-def parse_friend_enemy(path: str | Path, name: str = "friend_enemy") -> DatasetBuilder:
-    path = str(path)
-    d = read_json_file(path)
-    chk = _Check(path)
+def _read(path: str | Path, name: str, kind: str) -> tuple[dict, _Check, DatasetBuilder]:
+    """The demo file at ``path`` (a JSON object), its checker, and the builder of dataset ``name``."""
+    d = read_json_file(str(path))
+    chk = _Check(str(path))
     chk.dict_(d, "top level")
     b = DatasetBuilder(
         name,
-        "friend_enemy",
-        source_path=path,
-        source_sha256=sha256_file(path),
+        kind,
+        source_path=str(path),
+        source_sha256=sha256_file(str(path)),
         description=d.get("description"),
         separator="",  # its context templates end in "\n", as the paper's
     )
+    return d, chk, b
+
+
+def parse_friend_enemy(path: str | Path, name: str = "friend_enemy") -> DatasetBuilder:
+    d, chk, b = _read(path, name, "friend_enemy")
     rel = b.add_relation("friend_enemy")
     pairs = d.get("pairs")
     if not isinstance(pairs, list) or not pairs:
@@ -86,18 +91,7 @@ def _query_forms(chk: _Check, d: dict) -> list[tuple[str, int, str]]:
 
 
 def parse_gender(path: str | Path, name: str = "gender") -> DatasetBuilder:
-    path = str(path)
-    d = read_json_file(path)
-    chk = _Check(path)
-    chk.dict_(d, "top level")
-    b = DatasetBuilder(
-        name,
-        "gender",
-        source_path=path,
-        source_sha256=sha256_file(path),
-        description=d.get("description"),
-        separator="",  # its context templates end in "\n", as the paper's
-    )
+    d, chk, b = _read(path, name, "gender")
     rel = b.add_relation("gender_bias")
     pos = 0
     for gclass, names in chk.dict_(d.get("names"), "names").items():

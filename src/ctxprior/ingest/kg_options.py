@@ -5,7 +5,7 @@ the defaults of ``kg_build.BuildOptions`` are made from them."""
 from __future__ import annotations
 
 from ..covariates.options import TRIPLES
-from ..options import DATASET_NAME, Option, by_name, seed_option
+from ..options import DATASET_NAME, Option, seed_option
 
 REQUIRE_LABEL = ("both", "entity", "none")
 ANSWER_CHOICE = ("random", "degree")
@@ -81,4 +81,3 @@ BUILD_OPTIONS = (
 )
 
 DEFAULTS = {o.name: o.default for o in BUILD_OPTIONS}
-BY_NAME = by_name(BUILD_OPTIONS)

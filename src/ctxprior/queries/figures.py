@@ -305,6 +305,21 @@ def fig5_summary(store, run_ids) -> Figure:
     return Figure("fig5_summary", title, df.drop(columns="model_run"), fig)
 
 
+def _boxes_per_form(df, groups: tuple[str, str], colors: list[str], xlabel: str):
+    """One panel per query form with a box of χ per group (``grp``): figures 8 and 10."""
+    forms = sorted(df["query_form"].unique())
+    fig, axes = plt.subplots(
+        1, len(forms), figsize=(max(7.0, 4.5 * len(forms)), 4), sharey=True, squeeze=False
+    )
+    for ax, qf in zip(axes[0], forms):
+        d = df[df["query_form"] == qf]
+        _box_by(ax, [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in groups], colors)
+        ax.set_title(f"query form {qf}")
+        ax.set_xlabel(xlabel)
+    axes[0][0].set_ylabel("susceptibility χ (nats)")
+    return fig
+
+
 def fig8_real_fake(store, run_ids) -> Figure:
     title = "Fig. 8: susceptibility of real vs fake entities (strongest relation)"
     best = store.query(sql("fig8_strongest_relation.sql"), [list(run_ids)])
@@ -313,20 +328,7 @@ def fig8_real_fake(store, run_ids) -> Figure:
     rid, rel, qt = best[0]
     df = query_file(store, "familiarity.sql", [rid])
     df = df[(df["relation"] == rel) & (df["query_type"] == qt)]
-    forms = sorted(df["query_form"].unique())
-    fig, axes = plt.subplots(
-        1, len(forms), figsize=(max(7.0, 4.5 * len(forms)), 4), sharey=True, squeeze=False
-    )
-    for ax, qf in zip(axes[0], forms):
-        d = df[df["query_form"] == qf]
-        _box_by(
-            ax,
-            [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("real", "fake")],
-            ["#6baed6", "#fd8d3c"],
-        )
-        ax.set_title(f"query form {qf}")
-        ax.set_xlabel("entity")
-    axes[0][0].set_ylabel("susceptibility χ (nats)")
+    fig = _boxes_per_form(df, ("real", "fake"), ["#6baed6", "#fd8d3c"], "entity")
     fig.suptitle(f"{title}\n{rel}, {qt} queries — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig8_real_fake", title, df, fig)
@@ -373,20 +375,7 @@ def fig10_friend_enemy(store, run_ids) -> Figure:
     if rid is None:
         return _empty("fig10_friend_enemy", title, "no friend-enemy runs")
     df = df[df["run_id"] == rid]
-    forms = sorted(df["query_form"].unique())
-    fig, axes = plt.subplots(
-        1, len(forms), figsize=(max(7.0, 4.5 * len(forms)), 4), sharey=True, squeeze=False
-    )
-    for ax, qf in zip(axes[0], forms):
-        d = df[df["query_form"] == qf]
-        _box_by(
-            ax,
-            [(k, d.loc[d["grp"] == k, "value"].to_numpy(float)) for k in ("friend", "enemy")],
-            ["#74c476", "#de2d26"],
-        )
-        ax.set_title(f"query form {qf}")
-        ax.set_xlabel("relationship of the entity pair")
-    axes[0][0].set_ylabel("susceptibility χ (nats)")
+    fig = _boxes_per_form(df, ("friend", "enemy"), ["#74c476", "#de2d26"], "relationship of the entity pair")
     fig.suptitle(f"{title} — {_model(store, rid)} (run {rid})")
     _finish(fig)
     return Figure("fig10_friend_enemy", title, df, fig)

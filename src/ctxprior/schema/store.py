@@ -162,7 +162,6 @@ class Store:
         self.threads = threads
         self._in_tx = False
         self._depth = 0
-        self.reopens = 0
         self._lock: wlock.Lock | None = None  # the flock held with ``_con`` (schema/lock.py)
         self._noted = False  # whether ctxprior/inputs.py compares inputs with this warehouse
 
@@ -173,7 +172,6 @@ class Store:
             self._con, self._lock = _connect(
                 self.path, self.read_only, self.wait, self.brief, reads=self.reads, threads=self.threads
             )
-            self.reopens += 1
         return self._con
 
     @con.setter
