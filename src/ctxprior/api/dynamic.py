@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
+from ..dynamicqa.options import SCORE_DYNAMIC_OPTIONS
 from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
-from ..scoring.models import DEFAULT_MODEL
 from .core import Noun, _stderr
-from .typecheck import checked_methods
+from .typecheck import checked_methods, declared_keywords
 
 
 @checked_methods
@@ -37,28 +38,14 @@ class Dynamic(Noun):
             n_facts, n_contexts = sample_counts(store, sid)
         return {"sample_id": sid, "facts": n_facts, "contexts": n_contexts}
 
+    @declared_keywords(SCORE_DYNAMIC_OPTIONS)
     def score(
         self,
         *,
-        dataset: str = "dynamicqa",
         partitions: str | Sequence[str] | None = None,
-        limit: int | None = None,
-        model: str = DEFAULT_MODEL,
-        samples: int = 10,
-        temperature: float = 0.5,
-        max_new_tokens: int = 20,
-        equivalence: str = "embedding:minilm",
-        threshold: float | None = None,
-        chat_template: str = "auto",
-        seed: int = 0,
-        device: str = "auto",
-        se_form: str = "sum",
-        cp_tokens: str = "generated",
-        labels: str = "rouge",
-        kl_zeros: str = "inf",
-        resume: int | None = None,
         progress: bool = True,
         log: Callable[[str], None] | None = _stderr,
+        **options: Any,
     ):
         """Sampled answers, semantic entropy and Coherent Persuasion for DynamicQA facts
         (``ctxprior score-dynamic``; options as there). Rerunning the same call continues an
@@ -66,29 +53,12 @@ class Dynamic(Noun):
         ``ctxprior runs cancel`` keeps the finished facts. Returns a ``DynamicRun``: ``id``,
         ``status``, facts as ``units_done`` / ``units_total``, ``mean_cp``, ``mean_se_with_context``."""
         from ..dynamicqa.config import DynamicConfig
-        from ..dynamicqa.options import SCORE_DYNAMIC_OPTIONS
         from ..dynamicqa.run import run_dynamic
         from ..dynamicqa.sample import parse_partitions
         from ..options import by_name
 
-        cfg = DynamicConfig(
-            dataset=dataset,
-            partitions=parse_partitions(partitions),  # validate's first check, done here
-            limit=limit,
-            model=model,
-            samples=samples,
-            temperature=temperature,
-            max_new_tokens=max_new_tokens,
-            equivalence=equivalence,
-            threshold=threshold,
-            chat_template=chat_template,
-            seed=seed,
-            device=device,
-            se_form=se_form,
-            cp_tokens=cp_tokens,
-            labels=labels,
-            kl_zeros=kl_zeros,
-        )
+        resume = options.pop("resume")
+        cfg = DynamicConfig(partitions=parse_partitions(partitions), **options)  # validate's first check
         cfg.validate()
         by_name(SCORE_DYNAMIC_OPTIONS)["resume"].check(resume)
         with self._wh.connect(write=True, brief=True) as store, _sigterm_interrupts():

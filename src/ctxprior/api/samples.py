@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
+from ..ingest.sampling import SAMPLE_OPTIONS
 from .core import Noun
-from .typecheck import checked_methods
+from .typecheck import checked_methods, declared_keywords
 
 
 @checked_methods
@@ -25,22 +26,8 @@ class Samples(Noun):
 
         return self._wh.sql(read_sql("ctxprior.ingest", "sql/samples.sql"))
 
-    def draw(
-        self,
-        dataset: str,
-        *,
-        entities: int | None = None,
-        contexts: int | None = None,
-        context_types: Sequence[str] = ("base", "assertive", "negation"),
-        seed: int = 11,
-        relations: Sequence[str] | None = None,
-        design: str = "paper",
-        answer_sampling: str = "authors",
-        templates_per_type: int | None = None,
-        fakes: str = "random",
-        real_entities: str = "fixed",
-        items: int | None = None,
-    ) -> int:
+    @declared_keywords(SAMPLE_OPTIONS)
+    def draw(self, dataset: str, **options: Any) -> int:
         """Draw the paper's sample design (App. C) from ``dataset``; returns the sample id.
 
         ``design="fixed"``: every item of a fixed-context dataset (``ingest("table", ...)`` or a
@@ -66,37 +53,20 @@ class Samples(Noun):
         """
         from ..ingest.sampling import check_sample, draw_sample
 
-        check_sample(
-            dataset=dataset,
-            entities=entities,
-            contexts=contexts,
-            context_types=context_types,
-            seed=seed,
-            design=design,
-            answer_sampling=answer_sampling,
-            templates_per_type=templates_per_type,
-            fakes=fakes,
-            real_entities=real_entities,
-            relations=tuple(relations or ()),
-            items=items,
-        )
-        if design == "fixed":
+        check_sample(dataset=dataset, **{**options, "relations": tuple(options["relations"] or ())})
+        if options["design"] == "fixed":
             from ..ingest.fixed_sample import draw_fixed_sample
 
             with self._wh.connect(write=True) as store:
-                return draw_fixed_sample(store, dataset, items, seed)
+                return draw_fixed_sample(store, dataset, options["items"], options["seed"])
+        o = dict(options)
         with self._wh.connect(write=True) as store:
             return draw_sample(
                 store,
                 dataset,
-                relations=relations or None,
-                n_entities=entities,
-                n_contexts=contexts,
-                context_types=list(context_types),
-                seed=seed,
-                design=design,
-                answer_sampling=answer_sampling,
-                templates_per_type=templates_per_type,
-                fakes=fakes,
-                real_entities=real_entities,
+                relations=o.pop("relations") or None,
+                n_entities=o.pop("entities"),
+                n_contexts=o.pop("contexts"),
+                context_types=list(o.pop("context_types")),
+                **o,
             )
