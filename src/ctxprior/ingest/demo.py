@@ -34,7 +34,7 @@ def demo_path(key: str) -> Path:
     return Path(str(resources.files("ctxprior.ingest").joinpath("data", DEMO_FILES[key])))
 
 
-def _read(path: str | Path, name: str, kind: str) -> tuple[dict, _Check, DatasetBuilder]:
+def _read(path: str | Path, name: str, kind: str) -> tuple[Any, _Check, DatasetBuilder]:
     """The demo file at ``path`` (a JSON object), its checker, and the builder of dataset ``name``."""
     d = read_json_file(str(path))
     chk = _Check(str(path))
