@@ -10,9 +10,10 @@ from typing import Any
 import pandas as pd
 
 from ..errors import UserError
+from ..ingest.kg_options import BUILD_OPTIONS
 from .core import Noun
 from .plugins import ingest_sources
-from .typecheck import checked_methods
+from .typecheck import checked_methods, declared_keywords
 
 
 @checked_methods
@@ -71,6 +72,7 @@ class Datasets(Noun):
         ``wh.datasets.ingest("dynamicqa", folder, ...)``."""
         return self.ingest("dynamicqa", folder, name=name, revision=revision)
 
+    @declared_keywords(BUILD_OPTIONS)
     def build(
         self,
         triples: Sequence[str | Path] | str | Path,
@@ -78,14 +80,8 @@ class Datasets(Noun):
         name: str,
         *,
         labels: Sequence[str | Path] = (),
-        lang: str = "en",
-        entities_per_relation: int = 1000,
-        seed: int = 0,
-        fmt: str = "auto",
-        max_malformed: float = 0.001,
-        require_label: str = "both",
-        answer_choice: str = "random",
         progress: bool | None = None,
+        **options: Any,
     ) -> dict:
         """Build dataset ``name`` from knowledge-graph triple files (N-Triples, one-line Turtle, TSV;
         plain or gzip) and a relations file (YAML); see [Build a dataset from a knowledge
@@ -97,15 +93,7 @@ class Datasets(Noun):
         """
         from ..ingest.kg_build import BuildOptions, build_dataset, line_list
 
-        opts = BuildOptions(
-            lang=lang,
-            entities_per_relation=entities_per_relation,
-            seed=seed,
-            fmt=fmt,
-            max_malformed=max_malformed,
-            require_label=require_label,
-            answer_choice=answer_choice,
-        )
+        opts = BuildOptions(**options)
         opts.check()  # the declared checks (ingest/kg_options.py), before anything is read or opened
         self._wh._need_write()
         files = [triples] if isinstance(triples, (str, Path)) else list(triples)

@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..publish.options import PUBLISH_OPTIONS
 from .core import Noun, _listed, _stderr
-from .typecheck import checked_methods
+from .typecheck import checked_methods, declared_keywords
 
 
 @checked_methods
@@ -16,21 +17,8 @@ class Hub(Noun):
 
     name = "hub"
 
-    def publish(
-        self,
-        repo_id: str,
-        *,
-        dry_run: str | Path | None = None,
-        private: bool = False,
-        runs: str | Sequence[int | str] | None = None,
-        include_distributions: bool = False,
-        token_env: str | None = None,
-        license: str | None = None,
-        citation: str | None = None,
-        message: str | None = None,
-        overwrite: bool = False,
-        log: Callable[[str], None] | None = _stderr,
-    ) -> Any:
+    @declared_keywords(PUBLISH_OPTIONS, dry_run=str | Path | None, runs=str | Sequence[int | str] | None)
+    def publish(self, repo_id: str, *, log: Callable[[str], None] | None = _stderr, **options: Any) -> Any:
         """Publish the warehouse as the Hugging Face dataset ``repo_id`` (one commit, none when the Hub
         has identical files); with ``dry_run``: write what would be uploaded into that folder and upload
         nothing (``overwrite``: replace an earlier dry run). Returns a ``PublishResult`` (its ``url`` is
@@ -42,18 +30,12 @@ class Hub(Noun):
         from ..publish.hub import PublishResult, build_dataset_dir, publish
         from ..publish.parquet import parse_runs
 
-        r = parse_runs(_listed(runs))
+        o, r = options, parse_runs(_listed(options["runs"]))
+        shared = {k: o[k] for k in ("include_distributions", "license", "citation")}
         with self._wh.connect() as store:
-            if dry_run:
+            if o["dry_run"]:
                 manifest = build_dataset_dir(
-                    store,
-                    dry_run,
-                    repo_id,
-                    runs=r,
-                    include_distributions=include_distributions,
-                    license=license,
-                    citation=citation,
-                    overwrite=overwrite,
+                    store, o["dry_run"], repo_id, runs=r, overwrite=o["overwrite"], **shared
                 )
                 return PublishResult(
                     repo_id, "", False, None, manifest=manifest, missing_meanings=missing_meanings(manifest)
@@ -61,14 +43,12 @@ class Hub(Noun):
             return publish(
                 store,
                 repo_id,
-                private=private,
+                private=o["private"],
                 runs=r,
-                include_distributions=include_distributions,
-                token_env=token_env,
-                license=license,
-                citation=citation,
-                message=message,
+                token_env=o["token_env"],
+                message=o["message"],
                 echo=log or (lambda m: None),
+                **shared,
             )
 
     def pull(

@@ -106,31 +106,16 @@ def quick_cmd(
     query = query.replace("\\n", "\n").replace("\\t", "\t")
     entities = [e.strip() for e in _read_lines(entities_file, "--entities-file", escapes=False)]
     contexts = _read_lines(contexts_file, "--contexts-file", escapes=True)
-    if per_layer:
-        return _quick_layers(
-            model,
-            query,
-            entities,
-            contexts,
-            per_layer,
-            as_json,
-            device=device,
-            dtype=dtype,
-            quantization=_quant(load_in_8bit, load_in_4bit),
-            batch_size=batch_size,
-            prompt_format=prompt_format,
-        )
-    df = quick(
-        model,
-        query,
-        entities,
-        contexts,
+    kw = dict(
         device=device,
         dtype=dtype,
         quantization=_quant(load_in_8bit, load_in_4bit),
         batch_size=batch_size,
         prompt_format=prompt_format,
     )
+    if per_layer:
+        return _quick_layers(model, query, entities, contexts, per_layer, as_json, **kw)
+    df = quick(model, query, entities, contexts, **kw)
     per_entity = [
         (e, g["susceptibility"].iloc[0], g["persuasion"].tolist())
         for e, g in df.groupby("entity", sort=False)
