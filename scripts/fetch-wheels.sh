@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 DIR=${1:-.whl}; PYVER=${2:-3.12}
 mkdir -p "$DIR"
 for name in duckdb sqlalchemy duckdb-engine; do
-  pin="$(grep -i -E "^${name//-/[-_]}==" constraints.txt | head -n 1)"
-  [ -n "$pin" ] || { echo "fetch-wheels: $name is not pinned in constraints.txt" >&2; exit 2; }
+  # the pin for that Python (constraints.txt is one lock for every Python; markers pick the line)
+  pin="$(python3 scripts/constraints.py pins --python "$PYVER" "$name")" || exit 2  # it said why
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PYVER" --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 -d "$DIR" "$pin"

@@ -319,6 +319,27 @@ def test_sql_and_report_do_not_run_a_tampered_view(run_cli, tampered, tmp_path):
     assert SECRET not in (tmp_path / "r.html").read_text()
 
 
+def test_a_file_read_back_holds_the_package_view_texts(tmp_path):
+    """DuckDB 1.5 writes a view's text one way as made (``CAST(x AS "DOUBLE")``, ``DECIMAL(10, 2)``)
+    and another once read back from the file (``CAST(x AS DOUBLE)``, ``DECIMAL(10,2)``): both are
+    the package's, so a read-write open of an untouched file remakes no view (and writes nothing)."""
+    from ctxprior.schema import trust
+    from ctxprior.sqlfiles import read_sql
+
+    db = str(tmp_path / "w.duckdb")
+    open_store(db).close()
+    con = duckdb.connect(db, read_only=True)
+    try:
+        actual = dict(con.execute(read_sql("ctxprior.schema", "sql/view_texts.sql")).fetchall())
+    finally:
+        con.close()
+    for name, text in trust.package_views():
+        assert trust.is_package_view_text(name, actual.get(name), text), (name, actual.get(name), text)
+    before = hashlib.sha256(Path(db).read_bytes()).hexdigest()
+    open_store(db).close()
+    assert hashlib.sha256(Path(db).read_bytes()).hexdigest() == before
+
+
 def test_a_read_write_open_restores_the_package_views(tampered):
     db, _ = tampered
     with ctxprior.open(db, write=True).connect(write=True):

@@ -17,23 +17,34 @@ mechanisms keep that SQL from doing harm:
 A package view whose text differs from the package's (or that is missing) is recreated on a
 read-write open and shadowed by the package's text as a TEMP view on a read-only one
 (``check_views``; DuckDB resolves a name to the temporary view first).
+
+DuckDB's text of a view can differ between the view as created and the same view read back from
+the file: DuckDB 1.5 writes ``CAST(x AS "DOUBLE")`` and ``DECIMAL(10, 2)`` for a view created in
+this process but ``CAST(x AS DOUBLE)`` and ``DECIMAL(10,2)`` for one loaded from a file (DuckDB 2
+writes the same text for both). Were only the created text the package's, every read-write open on
+DuckDB 1.5 would find those views changed and remake them: a write on every open. So the package's
+text of a view is both: as created, and as stored (``package_catalog`` also builds the views in a
+private temporary file and reads them back).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from typing import Any
 
 import duckdb
 
 from ..errors import UserError
-from ..sqlfiles import ident, read_sql, split_statements
+from ..sqlfiles import ident, literal, read_sql, split_statements
 from .declared import ddl_statements, view_scripts, views_digest
 
 Store = Any  # a schema.store.Store (not imported: store imports this module)
 
 SQL = "ctxprior.schema"
 _PACKAGE: dict[str, tuple[list[tuple[str, str]], set[tuple[str, str, str]]]] = {}
+_STORED: dict[str, dict[str, str]] = {}
 
 # how each kind of object is dropped (kind as sql/catalog_objects.sql names it)
 _DROP = {
@@ -68,6 +79,46 @@ def package_catalog() -> tuple[list[tuple[str, str]], set[tuple[str, str, str]]]
 def package_views() -> list[tuple[str, str]]:
     """(name, DuckDB's text) of the package's views in creation order."""
     return package_catalog()[0]
+
+
+def _stored_view_texts() -> dict[str, str]:
+    """name -> DuckDB's text of each package view as read back from a file (see the module
+    docstring): the package's tables and views made in a private temporary file, attached to an
+    in-memory database, detached and attached again read-only. Empty when no temporary file can be
+    made (then only the created text counts, as before)."""
+    key = views_digest()
+    if key not in _STORED:
+        texts: dict[str, str] = {}
+        con = duckdb.connect(":memory:")
+        try:
+            with tempfile.TemporaryDirectory(prefix="ctxprior-views-") as tmp:
+                f = literal(os.path.join(tmp, "package.duckdb"))
+                con.execute(f"ATTACH {f} AS package")
+                con.execute("USE package")
+                for ddl in ddl_statements():
+                    con.execute(ddl)
+                for _name, text in view_scripts():
+                    for stmt in split_statements(text):
+                        con.execute(stmt)
+                con.execute("USE memory")
+                con.execute("DETACH package")
+                con.execute(f"ATTACH {f} AS package (READ_ONLY)")
+                con.execute("USE package")
+                texts = dict(con.execute(read_sql(SQL, "sql/view_texts.sql")).fetchall())
+                con.execute("USE memory")
+                con.execute("DETACH package")
+        except (duckdb.Error, OSError):
+            texts = {}
+        finally:
+            con.close()
+        _STORED[key] = texts
+    return _STORED[key]
+
+
+def is_package_view_text(name: str, text: str | None, created: str) -> bool:
+    """``text`` (a file's text of view ``name``) is the package's: ``created``, DuckDB's text of the
+    view as made, or DuckDB's text of it as read back from a file (see the module docstring)."""
+    return text is not None and (text == created or text == _stored_view_texts().get(name))
 
 
 def _covariate_views(store: Store) -> set[str]:
@@ -127,7 +178,9 @@ def check_views(store: Store) -> None:
     """Make the package's views of ``store`` the package's own (see the module docstring)."""
     actual = dict(store.query(read_sql(SQL, "sql/view_texts.sql")))
     expected = package_views()
-    if all(actual.get(name) == text for name, text in expected):
+    if all(actual.get(name) == text for name, text in expected) or all(
+        is_package_view_text(name, actual.get(name), text) for name, text in expected
+    ):
         return
     if store.read_only:
         _shadow(store, expected, actual)
@@ -145,7 +198,7 @@ def _shadow(store: Store, expected: list[tuple[str, str]], actual: dict[str, str
         try:
             store.con.execute("CREATE OR REPLACE TEMP VIEW " + text.removeprefix("CREATE VIEW "))
         except duckdb.Error:
-            if name in actual and actual[name] != text:
+            if name in actual and not is_package_view_text(name, actual[name], text):
                 raise UserError(
                     f"{store.path}: view {name} is not the one ctxprior makes; a command that writes "
                     "to the warehouse (e.g. `ctxprior analyze`) rebuilds its views"
