@@ -20,7 +20,7 @@ whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (ran
   ψ/χ in float64 torch on the device) on a slice of the same unit, the engine's lead over it, and
   its ψ/χ against the engine's (``competent_matches``: within ``COMPETENT_TOLERANCE``);
 - the **other attention path** on the same unit in the same run (``--attention``: the engine's
-  ``auto`` is cascade on CUDA, gather on the CPU; gather is the engine before cascade attention, one
+  ``auto`` is gather until a GPU run measures cascade faster; gather is the engine before cascade attention, one
   ``index_select`` of the prefix cache per row and layer and SDPA with a 4-D mask): its rate,
   cascade's speed over gather's (``cascade_vs_gather``) and the largest ψ/χ difference between
   them (``--no-compare-attention`` skips it);
@@ -767,7 +767,7 @@ def parse_args(argv=None):
         "--attention",
         default="auto",
         choices=["auto", "cascade", "gather"],
-        help="the engine's attention path (Engine(attention=...); auto: cascade where exact)",
+        help="the engine's attention path (Engine(attention=...); auto: gather until cascade is measured faster)",
     )
     ap.add_argument(
         "--compile",

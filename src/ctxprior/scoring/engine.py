@@ -19,8 +19,8 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   batch row is computed exactly like a lone prompt. Families where this is not known to be exact
   (``architectures.prefix_reuse``) run full prompts, said once on stderr;
 - attention over the block takes one of two paths, ONE declared option ``Engine(attention=...)``
-  whose default ``auto`` picks cascade on CUDA wherever it is verified exact
-  (``cascade.supported``) and gather on the CPU (where cascade measured no faster):
+  whose default ``auto`` is gather on every device until a GPU run measures cascade faster (on
+  the CPU it measured no faster; ``attention="cascade"`` asks for it where ``cascade.supported``):
   **cascade** (``cascade.py``): a batch's prefixes are one contiguous slice of the block, read in
   place (no per-row copy); the suffix queries attend to it and, causally, to the rows' own keys,
   and the two partial softmaxes are merged exactly by log-sum-exp; no mask is built, nothing is
@@ -326,17 +326,17 @@ class Engine:
         self.cascade_slots = 0  # their prefix-part query slots (G * J per batch; >= rows)
 
     def _attention_path(self, attention: str) -> tuple[str, str]:
-        """``attention``: ``auto`` (the default: on CUDA, cascade attention where it is verified
-        exact, see ``cascade.supported``, else the gather path; on the CPU the gather path, where
-        cascade measured no faster: 0.82-1.06x, docs/scaling.md), ``cascade`` (where verified
-        exact, on any device; a family that falls back is said on stderr) or ``gather`` (one
-        ``index_select`` of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
+        """``attention``: ``auto`` (the default: the gather path on every device until a GPU run
+        measures cascade attention faster; on the CPU it measured 0.82-1.06x, docs/scaling.md, and
+        ``benchmarks/gpu.py`` measures both on the same unit), ``cascade`` (where verified exact, see
+        ``cascade.supported``, on any device; a family that falls back is said on stderr) or
+        ``gather`` (one ``index_select`` of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
         if attention not in ("auto", "cascade", "gather"):
             raise ValueError(f"attention must be auto, cascade or gather, not {attention!r}")
         if attention == "gather":
             return "gather", "asked for"
-        if attention == "auto" and self.device.type == "cpu":
-            return "gather", "auto on the CPU (cascade attention measured no faster there)"
+        if attention == "auto":
+            return "gather", "auto (cascade attention is not yet measured faster on any device)"
         from . import cascade
 
         ok, why = cascade.supported(self.model.config)
