@@ -364,7 +364,11 @@ def test_resume_through_a_hard_link_refuses_a_live_run(wh, tmp_path, run_cli):
         assert driver.stdout.readline().strip() == "ready"
         assert runs._driver_file(hard, 2) == runs._driver_file(wh, 2)
         assert runs.driver_pid(hard, 2, socket.gethostname(), driver.pid) == driver.pid
-        for db in (hard, str(tmp_path / "sym.duckdb")):
+        elsewhere = tmp_path / "other"  # a hard link in another folder: side files of its own,
+        elsewhere.mkdir()  # the proof found by the file's identity (runs._identity_driver_file)
+        os.link(wh, elsewhere / "far.duckdb")
+        assert runs._driver_file(str(elsewhere / "far.duckdb"), 2) != runs._driver_file(wh, 2)
+        for db in (hard, str(tmp_path / "sym.duckdb"), str(elsewhere / "far.duckdb")):
             if db.endswith("sym.duckdb"):
                 os.symlink(hard, db)
             res = run_cli("--wait", "30", "runs", "resume", "2", db=db)

@@ -34,6 +34,7 @@ import os
 import secrets
 import signal
 import socket
+import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -223,6 +224,39 @@ def _driver_file(path: str, run_id: int) -> str:
     return f"{sidecar_base(path)}.run-{int(run_id)}.driver"
 
 
+def _identity_driver_file(path: str, run_id: int) -> str | None:
+    """The same proof keyed by the file's identity alone: ``<tmp>/ctxprior-<uid>/<dev>-<ino>.run-<id>
+    .driver``, so a name of the warehouse in another folder (a hard link there has side files of
+    its own) finds a live driver too. None when the file or a private folder (this user's, mode
+    0700, not a link) is not there to use."""
+    ident = _file_identity(path)
+    if ident is None:
+        return None
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), f"ctxprior-{os.getuid()}")
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return os.path.join(folder, f"{ident[0]}-{ident[1]}.run-{int(run_id)}.driver")
+
+
+def _driver_files(path: str, run_id: int) -> list[str]:
+    """Where run ``run_id``'s driver proof is written and read: beside the warehouse, and by the
+    file's identity (``_identity_driver_file``)."""
+    keyed = _identity_driver_file(path, run_id)
+    return [_driver_file(path, run_id), *([keyed] if keyed else [])]
+
+
 def _file_identity(path: str) -> list[int] | None:
     """The warehouse file's identity (st_dev, st_ino): a driver file proves a run of that file only."""
     try:
@@ -240,12 +274,14 @@ def claim_driver(path: str, run_id: int) -> None:
         "warehouse": _file_identity(path),
         "token": secrets.token_hex(16),
     }
-    procs.write_marker(_driver_file(path, run_id), proof)  # no proof on failure: marked, not signalled
+    for f in _driver_files(path, run_id):
+        procs.write_marker(f, proof)  # no proof on failure: marked, not signalled
 
 
 def release_driver(path: str, run_id: int) -> None:
     """Remove the driver file of run ``run_id`` when it names this process."""
-    procs.remove_marker(_driver_file(path, run_id))
+    for f in _driver_files(path, run_id):
+        procs.remove_marker(f)
 
 
 def driver_pid(path: str, run_id: int, host: str | None, pid: int | None) -> int | None:
@@ -255,7 +291,14 @@ def driver_pid(path: str, run_id: int, host: str | None, pid: int | None) -> int
     and command line the file recorded (``procs.proven``). None otherwise (never for a bare row)."""
     if not pid or host != socket.gethostname():
         return None
-    proof = procs.read_marker(_driver_file(path, run_id))
+    for f in _driver_files(path, run_id):
+        found = _proven_driver(procs.read_marker(f), path, host, pid)
+        if found is not None:
+            return found
+    return None
+
+
+def _proven_driver(proof: dict | None, path: str, host: str, pid: int) -> int | None:
     if proof is None or proof.get("host") != host or not proof.get("token"):
         return None
     try:
