@@ -25,6 +25,7 @@ import time
 
 import pytest
 from parquet_fixtures import build_warehouse
+from warehouse_helpers import DRIVER
 
 from ctxprior.schema import lock, procs, runs
 
@@ -336,24 +337,6 @@ def test_the_one_liveness_rule(sleeper):
 
 
 # -- 5. runs keyed by the file's identity --------------------------------------------------------
-
-DRIVER = textwrap.dedent(
-    """
-    import sys, time
-    from ctxprior.schema import open_store, runs
-    store = open_store(sys.argv[1], brief=True)
-    with store.transaction():
-        runs.reopen_run(store, 2)
-    print("ready", flush=True)
-    try:
-        with runs.sigterm_interrupts(), runs.closing(store, 2) as out:
-            time.sleep(120)
-            out.status = "done"
-    except KeyboardInterrupt:
-        pass
-    store.close()
-    """
-)
 
 
 def test_resume_through_a_hard_link_refuses_a_live_run(wh, tmp_path, run_cli):

@@ -8,32 +8,14 @@ import os
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 
 import duckdb
 import pytest
 from parquet_fixtures import build_warehouse
+from warehouse_helpers import DRIVER
 
 from ctxprior.schema import runs
-
-DRIVER = textwrap.dedent(
-    """
-    import sys, time
-    from ctxprior.schema import open_store, runs
-    store = open_store(sys.argv[1], brief=True)
-    with store.transaction():
-        runs.reopen_run(store, 2)
-    print("ready", flush=True)
-    try:
-        with runs.sigterm_interrupts(), runs.closing(store, 2) as out:
-            time.sleep(120)
-            out.status = "done"
-    except KeyboardInterrupt:
-        pass
-    store.close()
-    """
-)
 
 
 def set_running(db: str, pid: int, host: str | None = None) -> None:

@@ -3,6 +3,8 @@ was") and ``assert_same_warehouse`` (same tables, columns, types and rows)."""
 
 from __future__ import annotations
 
+import textwrap
+
 import duckdb
 
 
@@ -61,3 +63,24 @@ def assert_same_warehouse(a: str, b: str, tables: list[str] | None = None) -> No
                 assert diff == 0, f"{t}: {diff} rows of {x} missing from {y}"
     finally:
         con.close()
+
+
+# A driver of run 2 in a subprocess (argv[1]: the warehouse): reopens the run, says "ready", holds
+# it for two minutes, and ends the run cancelled on SIGTERM.
+DRIVER = textwrap.dedent(
+    """
+    import sys, time
+    from ctxprior.schema import open_store, runs
+    store = open_store(sys.argv[1], brief=True)
+    with store.transaction():
+        runs.reopen_run(store, 2)
+    print("ready", flush=True)
+    try:
+        with runs.sigterm_interrupts(), runs.closing(store, 2) as out:
+            time.sleep(120)
+            out.status = "done"
+    except KeyboardInterrupt:
+        pass
+    store.close()
+    """
+)

@@ -127,23 +127,31 @@ def _open(path: str, db: str) -> int | None:
     return fd
 
 
-def holder(path: str) -> int | None:
-    """The PID ``/proc/locks`` names as holding an ``flock`` on ``path``; None where unknown."""
+def proc_locks(path: str) -> list[tuple[str, str]] | None:
+    """The locks held on ``path`` as ``/proc/locks`` lists them: (kind ``FLOCK`` / ``POSIX``, PID)
+    each, waiters left out; None where unknown (no /proc, no file)."""
     try:
-        ino = os.stat(path).st_ino
+        ino = str(os.stat(path).st_ino)
         with open("/proc/locks") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
+    held = []
     for line in lines:
         parts = line.split()
-        if "->" in parts or len(parts) < 6 or parts[1] != "FLOCK":
+        if "->" in parts or len(parts) < 6:  # "->": a waiter blocked on a lock, not a lock held
             continue
-        if parts[5].rsplit(":", 1)[-1] == str(ino) and parts[4] != str(os.getpid()):
-            try:
-                return int(parts[4])
-            except ValueError:
-                return None
+        if parts[5].rsplit(":", 1)[-1] == ino:
+            held.append((parts[1], parts[4]))
+    return held
+
+
+def holder(path: str) -> int | None:
+    """The PID ``/proc/locks`` names as holding an ``flock`` on ``path``; None where unknown."""
+    me = str(os.getpid())
+    for kind, pid in proc_locks(path) or ():
+        if kind == "FLOCK" and pid != me:
+            return int(pid) if pid.isdigit() else None
     return None
 
 

@@ -487,24 +487,8 @@ def _write_error(path: str, e: BaseException) -> UserError:
 def holds_lock(path: str) -> bool | None:
     """Whether this process holds a POSIX lock on ``path`` (``/proc/locks``); None where unknown.
     A second descriptor of the file, once closed, drops the lock (docs/write-protocol.md)."""
-    try:
-        ino = os.stat(path).st_ino
-        with open("/proc/locks") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    me = str(os.getpid())
-    for line in lines:
-        parts = line.split()
-        if "->" in parts:  # a waiter blocked on a lock, not a lock held
-            continue
-        try:
-            kind, pid, where = parts[1], parts[4], parts[5]
-        except IndexError:
-            continue
-        if kind == "POSIX" and pid == me and where.rsplit(":", 1)[-1] == str(ino):
-            return True
-    return False
+    held = wlock.proc_locks(path)
+    return None if held is None else ("POSIX", str(os.getpid())) in held
 
 
 WAIT_MAX = 7 * 86400  # --wait's upper bound: past it, time.monotonic() + wait loses its meaning
