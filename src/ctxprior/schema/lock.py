@@ -127,9 +127,9 @@ def _open(path: str, db: str) -> int | None:
     return fd
 
 
-def proc_locks(path: str) -> list[tuple[str, str]] | None:
-    """The locks held on ``path`` as ``/proc/locks`` lists them: (kind ``FLOCK`` / ``POSIX``, PID)
-    each, waiters left out; None where unknown (no /proc, no file)."""
+def proc_locks(path: str) -> list[tuple[str, str, str]] | None:
+    """The locks held on ``path`` as ``/proc/locks`` lists them: (kind ``FLOCK`` / ``POSIX``, mode
+    ``READ`` / ``WRITE``, PID) each, waiters left out; None where unknown (no /proc, no file)."""
     try:
         ino = str(os.stat(path).st_ino)
         with open("/proc/locks") as f:
@@ -142,15 +142,17 @@ def proc_locks(path: str) -> list[tuple[str, str]] | None:
         if "->" in parts or len(parts) < 6:  # "->": a waiter blocked on a lock, not a lock held
             continue
         if parts[5].rsplit(":", 1)[-1] == ino:
-            held.append((parts[1], parts[4]))
+            held.append((parts[1], parts[3], parts[4]))
     return held
 
 
-def holder(path: str) -> int | None:
-    """The PID ``/proc/locks`` names as holding an ``flock`` on ``path``; None where unknown."""
+def holder(path: str, exclusive: bool) -> int | None:
+    """The PID ``/proc/locks`` names as holding an ``flock`` on ``path`` that conflicts with the
+    one wanted (any, for an exclusive lock; a WRITE one, for a shared lock); None where unknown or
+    gone by now (it let go after the try: readers that came in since are no conflict)."""
     me = str(os.getpid())
-    for kind, pid in proc_locks(path) or ():
-        if kind == "FLOCK" and pid != me:
+    for kind, mode, pid in proc_locks(path) or ():
+        if kind == "FLOCK" and pid != me and (exclusive or mode == "WRITE"):
             return int(pid) if pid.isdigit() else None
     return None
 
@@ -197,7 +199,7 @@ def acquire(db: str, exclusive: bool) -> Lock:
     except OSError as e:
         os.close(fd)
         if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise Busy(holder(path)) from None
+            raise Busy(holder(path, exclusive)) from None
         if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
             return Lock(None)  # a file system without flock: DuckDB's lock alone
         raise

@@ -488,7 +488,8 @@ def holds_lock(path: str) -> bool | None:
     """Whether this process holds a POSIX lock on ``path`` (``/proc/locks``); None where unknown.
     A second descriptor of the file, once closed, drops the lock (docs/write-protocol.md)."""
     held = wlock.proc_locks(path)
-    return None if held is None else ("POSIX", str(os.getpid())) in held
+    me = str(os.getpid())
+    return None if held is None else any(kind == "POSIX" and pid == me for kind, _, pid in held)
 
 
 WAIT_MAX = 7 * 86400  # --wait's upper bound: past it, time.monotonic() + wait loses its meaning
@@ -598,13 +599,17 @@ def _connect(
     grace_deadline = max(deadline, start + brief_grace())
     delay = 0.005
     announced = False
+    unknown_retried = False
 
     def busy(pid: int | None, holder: str) -> None:
         """Another process holds the file: raise once past the limit, else sleep (backoff)."""
         nonlocal writer_pid, delay
         if writer_pid is None:
             writer_pid = _marker_pid(writer_marker(path))
-        limit = grace_deadline if (pid is not None and pid == writer_pid) else deadline
+        # the registered brief writer, or a holder /proc/locks no longer names (it let go between
+        # our try and the read: most likely that writer between two commits): the grace applies
+        brief = writer_pid is not None and (pid == writer_pid or pid is None)
+        limit = grace_deadline if brief else deadline
         if brief_writer:
             limit = max(limit, start + max(wait, 3600.0))
         if time.monotonic() >= limit:
@@ -630,6 +635,9 @@ def _connect(
             try:
                 held = wlock.acquire(path, exclusive=not read_only)
             except wlock.Busy as b:
+                if b.pid is None and not unknown_retried:  # gone since the try: try once more now
+                    unknown_retried = True
+                    continue
                 shown = f"PID {b.pid} ({_cmdline(b.pid)})" if b.pid else "another process"
                 busy(b.pid, shown)
                 continue
