@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_architectures import CONTEXTS, FAMILIES, QUERIES, build, naive_last
+from families_helpers import CONTEXTS, FAMILIES, QUERIES, build, naive_last
 
 from ctxprior.scoring import cascade
 from ctxprior.scoring.engine import Engine

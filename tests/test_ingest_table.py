@@ -285,7 +285,7 @@ def test_bad_tables_exit_2_one_line_warehouse_unchanged(tmp_path, run_cli, db_pa
     assert "\n" not in line and expect in line, line
     assert Path(db_path).read_bytes() == before
     with pytest.raises(UserError, match="row"):  # the API refuses what the CLI refuses
-        ctxprior.open(db_path, write=True).ingest("table", str(path), **_kw(opts))
+        ctxprior.open(db_path, write=True).datasets.ingest("table", str(path), **_kw(opts))
     assert Path(db_path).read_bytes() == before
 
 
@@ -321,7 +321,7 @@ def test_bad_presets_wrong_type_empty_list_duplicates(tmp_path, run_cli, db_path
     assert r.exit_code == 2 and "--gold" in r.output
     assert Path(db_path).read_bytes() == before
     with pytest.raises(UserError, match="duplicate item"):
-        ctxprior.open(db_path, write=True).ingest("counterfact", str(tmp_path / "cf.json"))
+        ctxprior.open(db_path, write=True).datasets.ingest("counterfact", str(tmp_path / "cf.json"))
     assert Path(db_path).read_bytes() == before
 
 

@@ -194,15 +194,22 @@ def acquire(db: str, exclusive: bool) -> Lock:
             )
         held.users += 1
         return Lock(held)
-    try:
-        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-    except OSError as e:
-        os.close(fd)
-        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise Busy(holder(path, exclusive)) from None
-        if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-            return Lock(None)  # a file system without flock: DuckDB's lock alone
-        raise
+    mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+    for attempt in (1, 2):
+        try:
+            fcntl.flock(fd, mode)
+            break
+        except OSError as e:
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                pid = holder(path, exclusive)
+                if pid is None and attempt == 1:  # the holder let go since the try: once more now
+                    continue
+                os.close(fd)
+                raise Busy(pid) from None
+            os.close(fd)
+            if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                return Lock(None)  # a file system without flock: DuckDB's lock alone
+            raise
     held = _Held(fd, exclusive, 1, key)
     _HELD[key] = held
     return Lock(held)

@@ -582,15 +582,9 @@ def _connect(
     reads: Reads = (),
     threads: int | None = None,
 ) -> tuple[duckdb.DuckDBPyConnection, wlock.Lock]:
-    """Open the DuckDB file, retrying (jittered exponential backoff) while another process holds it;
-    returns the connection and the lock held with it (release it after closing the connection).
-
-    The one place ctxprior opens the warehouse file (docs/write-protocol.md; tests/test_write_protocol.py
-    checks that nothing else calls ``duckdb.connect``). First the warehouse's ``flock``
-    (``schema/lock.py``: exclusive to write, shared to read), then DuckDB's own lock. Honours another
-    process's writer intent; a brief writer announces its own intent while it waits. See the module
-    docstring for the protocol. Every connection is sandboxed (``sandbox``) before it is returned.
-    """
+    """The one place the warehouse file is opened (docs/write-protocol.md): the ``flock`` (exclusive
+    to write, shared to read), then DuckDB's, retried with jittered backoff while another process
+    holds either; writer intents honoured. Returns the sandboxed connection and the lock it holds."""
     wait = check_wait(wait)
     start = time.monotonic()
     deadline = start + wait
@@ -599,7 +593,6 @@ def _connect(
     grace_deadline = max(deadline, start + brief_grace())
     delay = 0.005
     announced = False
-    unknown_retried = False
 
     def busy(pid: int | None, holder: str) -> None:
         """Another process holds the file: raise once past the limit, else sleep (backoff)."""
@@ -635,9 +628,6 @@ def _connect(
             try:
                 held = wlock.acquire(path, exclusive=not read_only)
             except wlock.Busy as b:
-                if b.pid is None and not unknown_retried:  # gone since the try: try once more now
-                    unknown_retried = True
-                    continue
                 shown = f"PID {b.pid} ({_cmdline(b.pid)})" if b.pid else "another process"
                 busy(b.pid, shown)
                 continue
@@ -645,31 +635,39 @@ def _connect(
                 con = duckdb.connect(path, read_only=read_only)
             except duckdb.IOException as e:
                 held.release()
-                holder = _lock_holder(str(e))
-                if holder is None:
-                    first = str(e).splitlines()[0]
-                    if not read_only and (
-                        "Permission denied" in first
-                        or "No space" in first
-                        or "Read-only file system" in first
-                    ):
-                        raise _write_error(path, e) from None
-                    raise UserError(f"cannot open warehouse {path}: {first}") from None
-                busy(_lock_pid(str(e)), holder)
+                busy(_lock_pid(str(e)), _busy_holder(path, read_only, e))
                 continue
             except BaseException:
                 held.release()
                 raise
-            try:
-                sandbox(con, read_only, reads, threads)
-            except BaseException:
-                con.close()
-                held.release()
-                raise
-            return con, held
+            return _sandboxed(con, held, read_only, reads, threads)
     finally:
         if announced:
             _remove_marker(intent)
+
+
+def _sandboxed(con, held: wlock.Lock, read_only: bool, reads: Reads, threads: int | None):
+    """``con`` sandboxed (``sandbox``) with the lock it holds; both let go if that fails."""
+    try:
+        sandbox(con, read_only, reads, threads)
+    except BaseException:
+        con.close()
+        held.release()
+        raise
+    return con, held
+
+
+def _busy_holder(path: str, read_only: bool, e: duckdb.IOException) -> str:
+    """Who holds the file, from DuckDB's lock error; any other I/O error is the one line it means."""
+    holder = _lock_holder(str(e))
+    if holder is not None:
+        return holder
+    first = str(e).splitlines()[0]
+    if not read_only and (
+        "Permission denied" in first or "No space" in first or "Read-only file system" in first
+    ):
+        raise _write_error(path, e) from None
+    raise UserError(f"cannot open warehouse {path}: {first}") from None
 
 
 def _unlink_unfinished(path: str, e: BaseException) -> None:

@@ -15,18 +15,14 @@ MIGRATIONS: dict[int, Callable] = {}
 
 
 def parse_schema_version(path: str, value: object) -> int:
-    """``meta.schema_version`` as an int: its declared form is a positive integer of at most six
+    """``meta.schema_version`` as an int: its declared form is a non-negative integer of at most six
     digits written as text (``'3'``); anything else (``'abc'``, ``'2.0'``, ``''``, a huge number) is
     a UserError naming the value, not a ValueError from ``int()``."""
     if not isinstance(value, str) or not value.isascii() or not value.isdigit() or not 1 <= len(value) <= 6:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         raise UserError(
-            f"warehouse {path}: meta.schema_version {shown} is not a schema version (a positive "
-            "integer); the file was changed outside ctxprior"
-        )
-    if int(value) < 1:
-        raise UserError(
-            f"warehouse {path}: meta.schema_version {value!r} is not a schema version (at least 1)"
+            f"warehouse {path}: meta.schema_version {shown} is not a schema version (a "
+            "non-negative integer); the file was changed outside ctxprior"
         )
     return int(value)
 
