@@ -1,6 +1,6 @@
-"""`covariates known`: the matching rule (property tests), the stored answers and samples, the
-view, the per-entity label under Ferrando et al.'s rule (checked against an independent
-implementation) and under greedy-majority, the `known` analysis on a synthetic warehouse, and the
+"""`covariates known`: the matching rule of ctxprior's two rules (property tests), the stored
+answers and samples, the view, the per-entity label under ctxprior-samples (checked against an
+independent implementation) and under greedy-majority, the `known` analysis on a synthetic warehouse, and the
 CLI / API (tiny model: sampling reproducible with the seed; bad values refused alike)."""
 
 from __future__ import annotations
@@ -73,10 +73,10 @@ def _plant(db: str, correct_for) -> kn.KnownPlan:
 
 
 def _plant_samples(db: str, matches, **options) -> kn.KnownPlan:
-    """Store ferrando samples for run 1: ``matches(entity, i)`` of each attribute's samples are
+    """Store ctxprior-samples samples for run 1: ``matches(entity, i)`` of each attribute's samples are
     the gold answer (one of them in an answer sentence), the others wrong."""
     with open_store(db) as store:
-        p = kn.plan(store, 1, **options)
+        p = kn.plan(store, 1, rule="ctxprior-samples", **options)
         n = p.params["samples"]
         drawn = []
         for i, ((_, _, _, e, _), golds) in enumerate(zip(p.prompts, p.golds)):
@@ -87,8 +87,8 @@ def _plant_samples(db: str, matches, **options) -> kn.KnownPlan:
     return p
 
 
-def _paper_rule(attributes, min_correct=3, min_attributes=2):
-    """Ferrando et al.'s rule, written independently: ``attributes`` maps (relation, entity) to
+def _samples_rule(attributes, min_correct=3, min_attributes=2):
+    """The ctxprior-samples rule, written independently: ``attributes`` maps (relation, entity) to
     the number of its samples that match; an attribute is correct with >= min_correct, an entity
     known with >= min_attributes correct attributes, unknown with none, left out otherwise."""
     correct = Counter()
@@ -129,7 +129,7 @@ def _copy(src: str, tmp_path) -> str:
     return db
 
 
-def test_paper_rule_against_an_independent_implementation(shared, tmp_path):
+def test_samples_rule_against_an_independent_implementation(shared, tmp_path):
     db = _copy(shared, tmp_path)
     rng = random.Random(7)
     counts = {}
@@ -139,7 +139,7 @@ def test_paper_rule_against_an_independent_implementation(shared, tmp_path):
         return counts[i]
 
     p = _plant_samples(db, matches)
-    assert p.rule == "ferrando" and p.params["samples"] == 10 and p.params["min_correct"] == 3
+    assert p.rule == "ctxprior-samples" and p.params["samples"] == 10 and p.params["min_correct"] == 3
     attributes = {p.attributes[i]: m for i, m in counts.items()}
     with open_store(db, read_only=True) as w:
         # one attribute per (relation, entity), asked once (the first open form), 10 rows each
@@ -158,7 +158,7 @@ def test_paper_rule_against_an_independent_implementation(shared, tmp_path):
         cov = w.df("SELECT * FROM cov_known_r1")
         cov_known = w.query("SELECT entity_id, known FROM cov_known_r1")
         params = json.loads(w.scalar("SELECT params_json FROM covariate WHERE name = 'known_r1'"))
-    expected = _paper_rule(attributes)
+    expected = _samples_rule(attributes)
     assert lab == expected
     assert {"known", "unknown", "partial"} <= set(expected.values())  # every case occurs
     assert Counter(len([a for a in attributes if a[1] == e]) for e in expected) == Counter({1: 16, 2: 8})
@@ -166,13 +166,13 @@ def test_paper_rule_against_an_independent_implementation(shared, tmp_path):
     for e, k in cov_known:  # 1 / 0 / NULL for left out
         assert k == {"known": 1, "unknown": 0}.get(lab[e])
     assert (cov.attribute_correct == (cov.fact_correct >= 3)).all() and (cov.fact_answers == 10).all()
-    assert params["rule"] == "ferrando" and params["seed"] == 0 and params["min_attributes"] == 2
-    assert "Ferrando" in params["rule_text"] and params["run_id"] == 1
+    assert params["rule"] == "ctxprior-samples" and params["seed"] == 0 and params["min_attributes"] == 2
+    assert "not Ferrando" in params["rule_text"] and params["run_id"] == 1
 
 
-def test_one_attribute_asked_two_ways_is_never_known_under_the_paper_rule(synth, tmp_path):
+def test_one_attribute_asked_two_ways_is_never_known_under_the_samples_rule(synth, tmp_path):
     """The flaw of the greedy-majority rule: one attribute asked two ways, 1 of 2 rephrasings
-    right, makes an entity known. Under Ferrando's rule the attribute is asked once, and one
+    right, makes an entity known. Under ctxprior-samples the attribute is asked once, and one
     correct attribute leaves the entity out (known needs 2)."""
     db = _copy(synth, tmp_path)
     with open_store(db, read_only=True) as w:
@@ -188,7 +188,7 @@ def test_one_attribute_asked_two_ways_is_never_known_under_the_paper_rule(synth,
         lab = w.df("SELECT * FROM stg_known_entity WHERE run_id = 1")
         assert w.scalar("SELECT count(*) FROM closed_book_answer") == 0  # replaced
     assert (lab.n_attributes == 1).all() and (lab.n_correct_attributes == 1).all()
-    assert set(lab.familiarity) == {"partial"} and set(lab["rule"]) == {"ferrando"}
+    assert set(lab.familiarity) == {"partial"} and set(lab["rule"]) == {"ctxprior-samples"}
     _plant_samples(db, lambda e, i: 3, min_attributes=1, replace=True)
     with open_store(db, read_only=True) as w:
         assert set(r[0] for r in w.query("SELECT familiarity FROM stg_known_entity")) == {"known"}
@@ -250,11 +250,11 @@ def test_partial_entities_and_the_half_rule(synth, tmp_path):
         assert w.scalar("SELECT count(*) FROM cov_known_r1 WHERE known IS NULL") == len(lab)
 
 
-@pytest.mark.parametrize("rule", ["ferrando", "greedy-majority"])
+@pytest.mark.parametrize("rule", ["ctxprior-samples", "greedy-majority"])
 def test_known_analysis_finds_unknown_entities_more_susceptible(synth, tmp_path, rule):
     db = str(tmp_path / "w.duckdb")
     open(db, "wb").write(open(synth, "rb").read())
-    if rule == "ferrando":  # one attribute per entity here: known from 1 correct attribute
+    if rule == "ctxprior-samples":  # one attribute per entity here: known from 1 correct attribute
         _plant_samples(db, lambda e, i: 0 if e.startswith("fake") else 5, min_attributes=1)
     else:
         _plant(db, lambda e, qf: not e.startswith("fake"))  # fakes (planted more susceptible) unknown
@@ -298,8 +298,14 @@ def _sha(path: str) -> str:
         ),
         (["--run", "1", "--samples", "0"], "--samples 0: must be at least 1"),
         (["--run", "1", "--samples", "101"], "--samples 101: must be at most 100"),
-        (["--run", "1", "--min-correct", "11"], "--min-correct 11: more than --samples 10"),
-        (["--run", "1", "--samples", "2", "--min-correct", "3"], "--min-correct 3: more than --samples 2"),
+        (
+            ["--run", "1", "--rule", "ctxprior-samples", "--min-correct", "11"],
+            "--min-correct 11: more than --samples 10",
+        ),
+        (
+            ["--run", "1", "--rule", "ctxprior-samples", "--samples", "2", "--min-correct", "3"],
+            "--min-correct 3: more than --samples 2",
+        ),
         (["--run", "1", "--min-attributes", "0"], "--min-attributes 0: must be at least 1"),
         (["--run", "1", "--temperature", "0"], "--temperature 0:"),
         (["--run", "1", "--rule", "majority"], "--rule"),
@@ -383,9 +389,19 @@ def test_sampling_with_a_tiny_model_is_reproducible_with_the_seed(synth, tmp_pat
     db = str(tmp_path / "w.duckdb")
     open(db, "wb").write(open(synth, "rb").read())
     w = ctxprior.open(db, write=True)
-    kw = dict(model=tiny(), samples=4, min_correct=1, max_new_tokens=3, batch_size=5, progress=False)
+    kw = dict(
+        model=tiny(),
+        rule="ctxprior-samples",
+        samples=4,
+        min_correct=1,
+        max_new_tokens=3,
+        batch_size=5,
+        progress=False,
+    )
     rep = w.covariates.known(1, seed=11, **kw)
-    assert rep["rule"] == "ferrando" and rep["seed"] == 11 and rep["batch"] == 5 and not rep["unchanged"]
+    assert (
+        rep["rule"] == "ctxprior-samples" and rep["seed"] == 11 and rep["batch"] == 5 and not rep["unchanged"]
+    )
     n_attributes = w.sql(
         "SELECT count(*) AS n FROM (SELECT DISTINCT relation_id, entity_id FROM closed_book_sample)"
     ).n[0]
@@ -400,7 +416,7 @@ def test_sampling_with_a_tiny_model_is_reproducible_with_the_seed(synth, tmp_pat
     assert _samples(w) != first
     params = json.loads(w.sql("SELECT params_json FROM covariate WHERE name = 'known_r1'").params_json[0])
     assert {k: params[k] for k in ("rule", "samples", "temperature", "seed", "min_correct", "batch")} == {
-        "rule": "ferrando",
+        "rule": "ctxprior-samples",
         "samples": 4,
         "temperature": 1.0,
         "seed": 12,
@@ -423,6 +439,8 @@ def test_cli_prints_the_rule_and_the_entities_that_cannot_be_known(synth, tmp_pa
         "known",
         "--run",
         "1",
+        "--rule",
+        "ctxprior-samples",
         "--samples",
         "2",
         "--min-correct",
@@ -433,7 +451,9 @@ def test_cli_prints_the_rule_and_the_entities_that_cannot_be_known(synth, tmp_pa
     )
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert lines[0].startswith("cov_known_r1: run 1, rule ferrando (2 samples at temperature 1, seed 0): ")
+    assert lines[0].startswith(
+        "cov_known_r1: run 1, rule ctxprior-samples (2 samples at temperature 1, seed 0): "
+    )
     assert (
         lines[2]
         == "32 entities have fewer than 2 attributes asked: they can be unknown or left out, never known"

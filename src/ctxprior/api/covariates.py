@@ -119,15 +119,18 @@ class Covariates(Noun):
     def known(self, run: int, *, model: Any = None, progress: bool = True, **options: Any) -> dict:
         """The run's model's own familiarity with each entity (Ferrando et al. 2025, §3), from its
         closed-book answers to the run's open queries, as ``cov_<name>`` (default ``known_r<run>``)
-        with ``known`` 1 / 0 / NULL (left out) per entity. ``rule="ferrando"`` (the paper's):
-        ``samples`` answers at ``temperature`` (seeded) per attribute (an entity's facts in one
-        relation, asked with the relation's first open query form), correct when at least
-        ``min_correct`` match; known with at least ``min_attributes`` correct attributes, unknown
-        with none. ``rule="greedy-majority"``: one greedy answer per open query form, known when at
-        least half are correct, unknown when none is. ``model``: the run's model already loaded
-        (:func:`load_model`) or its path; default: the run's. The other keywords are the options of
-        ``ctxprior covariates known``, made from their one declaration (``KNOWN_OPTIONS`` in
-        ``covariates/options.py``).
+        with ``known`` 1 / 0 / NULL (left out) per entity. ``rule="ferrando"`` (the default, as
+        Ferrando et al.'s released code does it): one greedy completion per attribute (an entity's
+        facts in one relation, asked with the relation's first open query form), labelled correct
+        / refusal / error by the code's checks (``covariates/ferrando.py``); known with at least
+        max(2, n - 1) of its n attributes correct and none refused, unknown with none correct.
+        ``rule="ctxprior-samples"``: ``samples`` answers at ``temperature`` (seeded) per
+        attribute, correct when at least ``min_correct`` match; known with at least
+        ``min_attributes`` correct attributes, unknown with none. ``rule="greedy-majority"``: one
+        greedy answer per open query form, known when at least half are correct, unknown when none
+        is. ``model``: the run's model already loaded (:func:`load_model`) or its path; default:
+        the run's. The other keywords are the options of ``ctxprior covariates known``, made from
+        their one declaration (``KNOWN_OPTIONS`` in ``covariates/options.py``).
 
         Command: ``ctxprior covariates known``.
         """
@@ -142,7 +145,7 @@ class Covariates(Noun):
             if p.unchanged:
                 return kn.summary(store, p, unchanged=True)
         lm = _as_model(model or p.model, None, device, p.dtype or "auto", p.quantization)
-        if p.rule == "ferrando":
+        if p.rule == "ctxprior-samples":
             drawn = sampled_answers(
                 lm,
                 p.prompts,
@@ -150,7 +153,7 @@ class Covariates(Noun):
                 n=options["samples"],
                 temperature=options["temperature"],
                 seed=options["seed"],
-                max_new_tokens=options["max_new_tokens"],
+                max_new_tokens=p.params["max_new_tokens"],
                 batch=p.params["batch"],
                 progress=progress,
             )
@@ -160,9 +163,10 @@ class Covariates(Noun):
             lm,
             p.prompts,
             p.config,
-            max_new_tokens=options["max_new_tokens"],
+            max_new_tokens=p.params["max_new_tokens"],
             batch_size=options["batch_size"],
             progress=progress,
         )
         with self._wh.connect(write=True) as store:
-            return kn.store_answers(store, p, texts)
+            store_texts = kn.store_labels if p.rule == "ferrando" else kn.store_answers
+            return store_texts(store, p, texts)

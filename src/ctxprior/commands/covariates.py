@@ -81,38 +81,57 @@ def kg_degree_cmd(app, triples, **options) -> None:
 @pass_app
 def known_cmd(app, run, **options) -> None:
     """The model's own familiarity with each entity (Ferrando et al., ICLR 2025, §3): the run's
-    model answers the run's open queries with no context; an answer is correct when a gold answer
-    occurs in its first line (case, punctuation and a/an/the ignored). Rule ferrando (default, the
-    paper's): per attribute (an entity's facts in one relation, asked with the relation's first
-    open query form) --samples answers sampled at --temperature, correct when at least
-    --min-correct match; an entity is known with at least --min-attributes correct attributes,
-    unknown with none, left out (partial) otherwise. Rule greedy-majority: one greedy answer per
-    open query form, known when at least half are correct, unknown when none is."""
+    model answers the run's open queries with no context. Rule ferrando (default, as the paper's
+    released code does it): per attribute (an entity's facts in one relation, asked with the
+    relation's first open query form) one greedy answer, labelled correct (fuzzy names, numbers
+    within 2), refusal or error; an entity with n attributes is known with at least max(2, n-1)
+    correct and none refused, unknown with none correct, left out (partial) otherwise. Rule
+    ctxprior-samples: --samples answers sampled per attribute at --temperature, correct when at
+    least --min-correct match; known with at least --min-attributes correct attributes. Rule
+    greedy-majority: one greedy answer per open query form, known when at least half are correct.
+    The ctxprior rules match a gold answer in the first line (case, punctuation, a/an/the
+    ignored)."""
     rep = app.api(write=True).covariates.known(run, **options)
-    if rep["rule"] == "ferrando":
-        click.echo(
-            f"{rep['view']}: run {rep['run_id']}, rule ferrando ({rep['samples']} samples at temperature "
-            f"{rep['temperature']:g}, seed {rep['seed']}): {rep['n_correct_attributes']} of "
-            f"{rep['n_attributes']} attributes correct (>= {rep['min_correct']} matching samples; "
-            f"{rep['n_correct']} of {rep['n_answers']} samples match)"
-        )
-        click.echo(
-            f"{rep['n_entities']} entities: {rep['n_known']} known (>= {rep['min_attributes']} correct "
-            f"attributes), {rep['n_unknown']} unknown (none), {rep['n_partial']} left out"
-        )
-        if rep["n_too_few_attributes"]:
-            click.echo(
-                f"{rep['n_too_few_attributes']} entities have fewer than {rep['min_attributes']} attributes "
-                "asked: they can be unknown or left out, never known"
-            )
-    else:
-        click.echo(
-            f"{rep['view']}: run {rep['run_id']}, rule greedy-majority: {rep['n_correct']} of "
-            f"{rep['n_answers']} closed-book answers correct; {rep['n_entities']} entities: "
-            f"{rep['n_known']} known, {rep['n_unknown']} unknown, {rep['n_partial']} partial"
-        )
+    for line in _known_lines(rep):
+        click.echo(line)
     if rep.get("unchanged"):
         click.echo("already computed for this run with these options; nothing to do (--replace asks again)")
+
+
+def _known_lines(rep: dict) -> list[str]:
+    """What `covariates known` prints for its report."""
+    head = f"{rep['view']}: run {rep['run_id']}, rule {rep['rule']}"
+    if rep["rule"] == "greedy-majority":
+        return [
+            f"{head}: {rep['n_correct']} of {rep['n_answers']} closed-book answers correct; "
+            f"{rep['n_entities']} entities: {rep['n_known']} known, {rep['n_unknown']} unknown, "
+            f"{rep['n_partial']} partial"
+        ]
+    if rep["rule"] == "ferrando":
+        lines = [
+            f"{head} (released code's labels, greedy, {rep['max_new_tokens']} tokens): "
+            f"{rep['n_correct_attributes']} of {rep['n_attributes']} attributes correct, "
+            f"{rep['n_refused_attributes']} refused",
+            f"{rep['n_entities']} entities: {rep['n_known']} known (>= max(2, n-1) of n correct, none "
+            f"refused), {rep['n_unknown']} unknown (none correct), {rep['n_partial']} left out",
+        ]
+        need = "2"
+    else:
+        lines = [
+            f"{head} ({rep['samples']} samples at temperature {rep['temperature']:g}, seed "
+            f"{rep['seed']}): {rep['n_correct_attributes']} of {rep['n_attributes']} attributes correct "
+            f"(>= {rep['min_correct']} matching samples; {rep['n_correct']} of {rep['n_answers']} samples "
+            "match)",
+            f"{rep['n_entities']} entities: {rep['n_known']} known (>= {rep['min_attributes']} correct "
+            f"attributes), {rep['n_unknown']} unknown (none), {rep['n_partial']} left out",
+        ]
+        need = str(rep["min_attributes"])
+    if rep["n_too_few_attributes"]:
+        lines.append(
+            f"{rep['n_too_few_attributes']} entities have fewer than {need} attributes asked: they can be "
+            "unknown or left out, never known"
+        )
+    return lines
 
 
 @covariates.command("add")

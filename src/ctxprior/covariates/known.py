@@ -1,28 +1,34 @@
 """`ctxprior covariates known`: the model's own familiarity with each entity (Ferrando et al.,
 "Do I Know This Entity? Knowledge Awareness and Hallucinations in Language Models", ICLR 2025,
-§3, "Entity recognition directions": the known / unknown split of the entities).
+§3: the known / unknown split of the entities).
 
 A run's model answers the run's open queries q(e) with no context, in the run's prompt format
-(``ctxprior.scoring.closed_book`` generates the answers). Each answer is judged here by
-``answer_matches`` (the one matching rule): a gold answer occurs as whole words in the answer's
-first line after SQuAD normalization (case folded, punctuation and the articles a / an / the
-removed, spaces collapsed; DynamicQA's alias matching, with Unicode case folding instead of
-lower-casing). Two rules turn the judged answers into a label per entity (declared once, in the
-views ``stg_known_attribute`` / ``stg_known_entity`` of schema/views/05_staging.sql):
+(``ctxprior.scoring.closed_book`` generates the answers). Three rules turn the answers into a
+label per entity (the labels are declared once, in the views ``stg_known_attribute`` /
+``stg_known_entity`` of schema/views/05_staging.sql):
 
-- ``ferrando`` (the default; the paper's rule): an **attribute** is one entity's facts in one
-  relation (ctxprior's counterpart of the paper's entity attributes, e.g. a player's birthplace),
-  asked once, with the relation's first open query form the run scored (the paper asks each
-  attribute with one question; asking the other forms too would count one attribute several
-  times). ``samples`` answers (10) are sampled at ``temperature`` (1.0) with ``seed``; the golds
-  are the answers of the entity's facts in the relation (and their aliases). The attribute is
-  correct when at least ``min_correct`` (3) samples match. The entity is **known** with at least
-  ``min_attributes`` (2) correct attributes, **unknown** with none, and left out (``partial``)
-  otherwise. An entity with a single attribute can therefore never be known under the defaults.
-  The samples are stored one row per sample in ``closed_book_sample``.
-- ``greedy-majority`` (ctxprior's earlier rule, not the paper's): one greedy answer per open query
-  form and fact, stored in ``closed_book_answer``; known when at least half of the entity's
-  answers are correct, unknown when none is, partial otherwise.
+- ``ferrando`` (the default): as Ferrando et al.'s released code does it (javiferran/sae_entities,
+  ``create_wikidata_entity_queries.py`` ``get_label`` and ``filter_known_unknown_wikidata.py``
+  ``llama3_filter_*_is_known``). An **attribute** is one entity's facts in one relation (ctxprior's
+  counterpart of the code's entity attributes, e.g. a player's birthplace), asked once with the
+  relation's first open query form the run scored. Its greedy completion (``max_new_tokens`` 32 as
+  the code's) is labelled ``correct`` / ``refusal`` / ``error`` by the code's checks
+  (``covariates/ferrando.py``: fuzzy names, numbers within 2, refusal strings), judged on the
+  completion's first line. An entity with n attributes is **known** with at least max(2, n - 1)
+  correct and none refused (the code's player rule, 2 of 3, and city rule, 3 of 4 with no
+  refusal), **unknown** with none correct, left out (``partial``) otherwise. Stored one row per
+  attribute in ``closed_book_attribute``.
+- ``ctxprior-samples`` (ctxprior's earlier default, not the code's): the same attributes, each
+  sampled ``samples`` (10) times at ``temperature`` (1.0) with ``seed``; correct when at least
+  ``min_correct`` (3) samples match (``answer_matches``); known with at least ``min_attributes`` (2)
+  correct attributes, unknown with none. Stored one row per sample in ``closed_book_sample``.
+- ``greedy-majority`` (ctxprior's first rule): one greedy answer per open query form and fact,
+  stored in ``closed_book_answer``; known when at least half of the entity's answers match
+  (``answer_matches``), unknown when none does, partial otherwise.
+
+``answer_matches`` (the two ctxprior rules' matching): a gold answer occurs as whole words in the
+answer's first line after SQuAD normalization (case folded, punctuation and the articles a / an /
+the removed, spaces collapsed; DynamicQA's alias matching, with Unicode case folding).
 
 The rule and its parameters are the covariate's params (catalog row). The labels are exposed as
 the covariate view ``cov_<name>`` (default name ``known_r<run>``), keyed like the other covariates
@@ -41,7 +47,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UserError
 from ..sqlfiles import body, literal, read_sql
-from . import catalog
+from . import catalog, ferrando
 
 SQL = "ctxprior.covariates"
 KEY_COLUMNS = ["dataset", "relation", "entity", "answer"]
@@ -51,10 +57,12 @@ VALUE_COLUMNS = [
     "rule",
     "entity_attributes",
     "entity_correct_attributes",
+    "entity_refused_attributes",
     "entity_accuracy",
     "entity_answers",
     "entity_correct",
     "attribute_correct",
+    "attribute_label",
     "fact_answers",
     "fact_correct",
     "fact_accuracy",
@@ -65,10 +73,20 @@ MATCH = (
 )
 RULES = {
     "ferrando": (
-        "Ferrando et al. 2025: an attribute (an entity's facts in one relation, asked with the "
-        "relation's first open query form) is correct when >= {min_correct} of {samples} answers "
-        "sampled at temperature {temperature:g} match; entity known with >= {min_attributes} correct "
-        "attributes, unknown with none, partial (left out) otherwise. Match: " + MATCH
+        "Ferrando et al. 2025 as their released code ("
+        + ferrando.SOURCE
+        + ") labels: one greedy completion ({max_new_tokens} tokens) per attribute (an entity's facts "
+        "in one relation, asked with the relation's first open query form), its first line labelled "
+        "correct (names: thefuzz token_set_ratio > 90; numbers: within 2), refusal or error; an "
+        "entity with n attributes is known with >= max(2, n - 1) correct and none refused, unknown "
+        "with none correct, partial (left out) otherwise"
+    ),
+    "ctxprior-samples": (
+        "ctxprior's sampled rule (not Ferrando et al.'s code): an attribute (an entity's facts in one "
+        "relation, asked with the relation's first open query form) is correct when >= {min_correct} "
+        "of {samples} answers sampled at temperature {temperature:g} match; entity known with >= "
+        "{min_attributes} correct attributes, unknown with none, partial (left out) otherwise. "
+        "Match: " + MATCH
     ),
     "greedy-majority": (
         "one greedy answer per open query form and fact; entity known when >= half of its answers "
@@ -76,7 +94,8 @@ RULES = {
     ),
 }
 RULE_PARAMS = {
-    "ferrando": (
+    "ferrando": ("max_new_tokens", "definition"),
+    "ctxprior-samples": (
         "samples",
         "temperature",
         "seed",
@@ -87,7 +106,9 @@ RULE_PARAMS = {
     ),
     "greedy-majority": ("max_new_tokens",),
 }
-"""The options each rule records in the covariate's params (and that must match to reuse it)."""
+"""The options each rule records in the covariate's params (and that must match to reuse it);
+``definition``: the released code the ferrando rule follows (a covariate made by ctxprior's earlier
+``ferrando``, the sampled rule, lacks it and is not taken for this one)."""
 
 _PUNCT = re.compile(f"[{re.escape(string.punctuation)}‘’“”]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -114,7 +135,8 @@ def answer_matches(text: str, golds: Sequence[str]) -> bool:
 class KnownPlan:
     """What `covariates known` asks a run's model, checked before any model is loaded:
     ``prompts`` are (query_form_id, key, template, entity, answer) with key a fact_id
-    (greedy-majority) or an index into ``attributes`` ((relation_id, entity_id), ferrando)."""
+    (greedy-majority) or an index into ``attributes`` ((relation_id, entity_id), ferrando and
+    ctxprior-samples)."""
 
     run_id: int
     name: str
@@ -131,14 +153,17 @@ class KnownPlan:
 
 
 def rule_params(rule: str = "ferrando", **options) -> dict:
-    """The params a rule records: its name, its options (``RULE_PARAMS``) and its text."""
-    from .options import KNOWN_OPTIONS, SAMPLE_BATCH
+    """The params a rule records: its name, its options (``RULE_PARAMS``) and its text. Default
+    ``rule``: ferrando (``KNOWN_OPTIONS`` declares it)."""
+    from .options import KNOWN_OPTIONS, MAX_NEW_TOKENS, SAMPLE_BATCH
 
     values = {o.name: o.default for o in KNOWN_OPTIONS}
     values.update({k: v for k, v in options.items() if v is not None})
     values["batch"] = values.get("batch_size") or SAMPLE_BATCH
     values["temperature"] = float(values["temperature"])
-    if rule == "ferrando" and values["min_correct"] > values["samples"]:
+    values["max_new_tokens"] = values["max_new_tokens"] or MAX_NEW_TOKENS[rule]
+    values["definition"] = ferrando.SOURCE
+    if rule == "ctxprior-samples" and values["min_correct"] > values["samples"]:
         raise UserError(
             f"--min-correct {values['min_correct']}: more than --samples {values['samples']}; "
             "no attribute could be correct"
@@ -164,7 +189,7 @@ def plan(store, run_id: int, name: str | None = None, replace: bool = False, **o
     name = catalog.check_name(name or f"known_r{run_id}")
     p = KnownPlan(run_id, name, row[1], row[2], row[3], json.loads(row[4] or "{}"), params["rule"], params)
     p.unchanged = _check_existing(store, p, replace)
-    if p.rule == "ferrando":
+    if p.rule != "greedy-majority":
         rows = store.execute(read_sql(SQL, "sql/known_attributes.sql"), {"run_id": run_id}).fetchall()
         p.prompts = [(r[0], i, r[3], r[4], None) for i, r in enumerate(rows)]
         p.attributes = [(r[1], r[2]) for r in rows]
@@ -224,6 +249,7 @@ def _record(store, p: KnownPlan, data_table: str) -> int:
         runs.append(json.loads(existing["params_json"]).get("run_id"))
     store.execute("DELETE FROM closed_book_answer WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs])
     store.execute("DELETE FROM closed_book_sample WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs])
+    store.execute("DELETE FROM closed_book_attribute WHERE run_id IN (SELECT unnest(?::INTEGER[]))", [runs])
     return catalog.upsert(
         store,
         name=p.name,
@@ -271,14 +297,39 @@ def store_answers(store, p: KnownPlan, texts: Sequence[str]) -> dict:
         return _finish(store, p, cid)
 
 
-def store_samples(store, p: KnownPlan, samples: Sequence[Sequence[str]]) -> dict:
-    """ferrando, one transaction: the judged samples (one row each), the catalog row, the view
+def store_labels(store, p: KnownPlan, texts: Sequence[str]) -> dict:
+    """ferrando, one transaction: each attribute's greedy completion labelled by the released
+    code's checks (``ferrando.label`` on its first line), the catalog row, the view
     ``cov_<name>``; the summary."""
     import pyarrow as pa
 
+    if p.rule != "ferrando" or len(texts) != len(p.prompts):
+        raise ValueError("one greedy completion per attribute of a ferrando plan expected")
+    judged = [ferrando.label(first_line(t), golds) for t, golds in zip(texts, p.golds)]
+    with store.transaction():
+        cid = _record(store, p, "closed_book_attribute")
+        table = {
+            "run_id": pa.array([p.run_id] * len(texts), pa.int32()),
+            "relation_id": pa.array([a[0] for a in p.attributes], pa.int32()),
+            "entity_id": pa.array([a[1] for a in p.attributes], pa.int32()),
+            "query_form_id": pa.array([r[0] for r in p.prompts], pa.int32()),
+            "covariate_id": pa.array([cid] * len(texts), pa.int32()),
+            "text": pa.array(list(texts), pa.string()),
+            "check_kind": pa.array([k for k, _ in judged], pa.string()),
+            "label": pa.array([lab for _, lab in judged], pa.string()),
+        }
+        store.insert_arrow("closed_book_attribute", pa.table(table))
+        return _finish(store, p, cid)
+
+
+def store_samples(store, p: KnownPlan, samples: Sequence[Sequence[str]]) -> dict:
+    """ctxprior-samples, one transaction: the judged samples (one row each), the catalog row, the
+    view ``cov_<name>``; the summary."""
+    import pyarrow as pa
+
     n = p.params["samples"]
-    if p.rule != "ferrando" or len(samples) != len(p.prompts) or any(len(s) != n for s in samples):
-        raise ValueError(f"{n} samples per prompt of a ferrando plan expected")
+    if p.rule != "ctxprior-samples" or len(samples) != len(p.prompts) or any(len(s) != n for s in samples):
+        raise ValueError(f"{n} samples per prompt of a ctxprior-samples plan expected")
     with store.transaction():
         cid = _record(store, p, "closed_book_sample")
         rows = [

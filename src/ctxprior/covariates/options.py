@@ -110,9 +110,11 @@ KG_DEGREE_OPTIONS = (
     _DESCRIPTION,
 )
 
-RULES = ("ferrando", "greedy-majority")
-SAMPLE_BATCH = 16  # ferrando: prompts per batch by default (the samples depend on it)
+RULES = ("ferrando", "ctxprior-samples", "greedy-majority")
+SAMPLE_BATCH = 16  # ctxprior-samples: prompts per batch by default (the samples depend on it)
 """The known / unknown rules of ``covariates known`` (``covariates/known.py`` describes them)."""
+MAX_NEW_TOKENS = {"ferrando": 32, "ctxprior-samples": 16, "greedy-majority": 16}
+"""Each rule's default answer length (ferrando: the released code's ``--max_new_tokens`` 32)."""
 
 KNOWN_OPTIONS = (
     Option(
@@ -128,17 +130,19 @@ KNOWN_OPTIONS = (
     Option(
         "rule",
         "--rule",
-        "ferrando: Ferrando et al.'s rule (--samples answers sampled per attribute, an attribute is "
-        "correct when at least --min-correct match; known with at least --min-attributes correct "
-        "attributes, unknown with none); greedy-majority: one greedy answer per open query form, "
-        "known when at least half are correct, unknown when none is.",
+        "ferrando: Ferrando et al.'s released code (one greedy answer per attribute, judged by its "
+        "checks: fuzzy names, numbers within 2, refusals; known with at least max(2, n-1) of n "
+        "attributes correct and no refusal, unknown with none correct); ctxprior-samples: --samples "
+        "answers sampled per attribute, correct when at least --min-correct match, known with at "
+        "least --min-attributes correct attributes; greedy-majority: one greedy answer per open "
+        "query form, known when at least half are correct. Unknown: none correct.",
         default="ferrando",
         choices=RULES,
     ),
     Option(
         "samples",
         "--samples",
-        "ferrando: answers sampled per attribute.",
+        "ctxprior-samples: answers sampled per attribute.",
         default=10,
         kind=int,
         minimum=1,
@@ -147,7 +151,7 @@ KNOWN_OPTIONS = (
     Option(
         "temperature",
         "--temperature",
-        "ferrando: sampling temperature (full vocabulary, no top-k / top-p).",
+        "ctxprior-samples: sampling temperature (full vocabulary, no top-k / top-p).",
         default=1.0,
         kind=float,
         above=0.0,
@@ -156,8 +160,8 @@ KNOWN_OPTIONS = (
     Option(
         "min_correct",
         "--min-correct",
-        "ferrando: an attribute is correct when at least this many of its samples match a gold answer "
-        "(at most --samples).",
+        "ctxprior-samples: an attribute is correct when at least this many of its samples match a "
+        "gold answer (at most --samples).",
         default=3,
         kind=int,
         minimum=1,
@@ -166,18 +170,18 @@ KNOWN_OPTIONS = (
     Option(
         "min_attributes",
         "--min-attributes",
-        "ferrando: an entity is known with at least this many correct attributes.",
+        "ctxprior-samples: an entity is known with at least this many correct attributes.",
         default=2,
         kind=int,
         minimum=1,
         maximum=100,
     ),
-    seed_option(0, "ferrando: random seed of the sampling (recorded with the covariate)."),
+    seed_option(0, "ctxprior-samples: random seed of the sampling (recorded with the covariate)."),
     Option(
         "max_new_tokens",
         "--max-new-tokens",
-        "Length of each closed-book answer, in tokens.",
-        default=16,
+        "Length of each closed-book answer, in tokens (default: 32 for ferrando, as its released "
+        "code; 16 for the others).",
         kind=int,
         minimum=1,
         maximum=256,
@@ -186,8 +190,8 @@ KNOWN_OPTIONS = (
     Option(
         "batch_size",
         "--batch-size",
-        "Prompts per batch (greedy-majority default: from the model size; ferrando default: "
-        f"{SAMPLE_BATCH}, each with its --samples rows; the samples depend on it).",
+        "Prompts per batch (ferrando, greedy-majority default: from the model size; "
+        f"ctxprior-samples default: {SAMPLE_BATCH}, each with its --samples rows; the samples depend on it).",
         kind=int,
         minimum=1,
         maximum=4096,

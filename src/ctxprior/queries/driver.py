@@ -206,15 +206,13 @@ def _has_closed_book_answers(store, run_ids) -> bool:
     """Whether some of the runs have closed-book answers or samples (`covariates known`): then the
     default analyses include ``known``."""
     tables = set(store.table_names())
-    if not run_ids or "closed_book_answer" not in tables:
-        return False
-    sql = "SELECT count(*) FROM closed_book_answer WHERE run_id IN (SELECT unnest(?::INTEGER[]))"
-    if store.scalar(sql, [list(run_ids)]):
-        return True
-    if "closed_book_sample" not in tables:
-        return False
-    sql = "SELECT count(*) FROM closed_book_sample WHERE run_id IN (SELECT unnest(?::INTEGER[]))"
-    return bool(store.scalar(sql, [list(run_ids)]))
+    for table in ("closed_book_attribute", "closed_book_answer", "closed_book_sample"):
+        if not run_ids or table not in tables:
+            continue
+        sql = f"SELECT count(*) FROM {table} WHERE run_id IN (SELECT unnest(?::INTEGER[]))"
+        if store.scalar(sql, [list(run_ids)]):
+            return True
+    return False
 
 
 def _prepare(store, run_ids, only, k, alpha, seed, covariates, seen_fakes, log) -> Job:

@@ -257,5 +257,57 @@ closed_book_sample = Table(
         "gold = the answers of the entity's facts in the relation and their aliases",
     ),
     comment="Closed-book answers sampled from a run's model, one row per sample (`covariates known "
-    "--rule ferrando`; labels: views stg_known_attribute, stg_known_entity).",
+    "--rule ctxprior-samples`; labels: views stg_known_attribute, stg_known_entity).",
+)
+
+closed_book_attribute = Table(
+    "closed_book_attribute",
+    metadata,
+    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True, comment="run whose model answered"),
+    Column(
+        "relation_id",
+        Integer,
+        ForeignKey("relation.relation_id"),
+        primary_key=True,
+        comment="the attribute's relation (an attribute: one entity's facts in one relation)",
+    ),
+    Column(
+        "entity_id",
+        Integer,
+        ForeignKey("entity.entity_id"),
+        primary_key=True,
+        comment="the attribute's entity",
+    ),
+    Column(
+        "query_form_id",
+        Integer,
+        ForeignKey("query_form.query_form_id"),
+        nullable=False,
+        comment="the open query form asked with no context: the relation's first one the run scored",
+    ),
+    Column(
+        "covariate_id",
+        Integer,
+        ForeignKey("covariate.covariate_id"),
+        nullable=False,
+        comment="the `known` covariate whose params (rule, max_new_tokens, definition) made it",
+    ),
+    Column("text", Text, nullable=False, comment="the greedy completion (closed book, cut at the stop rule)"),
+    Column(
+        "check_kind",
+        Text,
+        nullable=False,
+        comment="the released code's check it was judged with: name (thefuzz token_set_ratio > 90, "
+        "check_name_correctness) or number (within 2, number_match; every gold answer a number)",
+    ),
+    Column(
+        "label",
+        Text,
+        nullable=False,
+        comment="correct (a gold answer passes the check), refusal (else, is_generation_refusal), error "
+        "(else): get_label of Ferrando et al.'s code (javiferran/sae_entities)",
+    ),
+    comment="Closed-book greedy completions of a run's model, one per attribute, labelled as Ferrando "
+    "et al.'s released code labels them (`covariates known --rule ferrando`, the default; entity "
+    "labels: view stg_known_entity).",
 )

@@ -1,5 +1,5 @@
 -- Body of the view cov_<name> of a `known` covariate (known.store_answers): one row per fact of
--- the run's judged attributes (stg_known_attribute: under ferrando every fact of the entity in the
+-- the run's judged attributes (stg_known_attribute: under ferrando and ctxprior-samples every fact of the entity in the
 -- relation the run scored shares the attribute's row), with the entity's label (stg_known_entity) and the
 -- attribute's own counts. {run_id}: an integer literal (a view takes no parameter).
 SELECT v.dataset, v.relation, v.entity, v.entity_kind, v.answer,
@@ -8,10 +8,12 @@ SELECT v.dataset, v.relation, v.entity, v.entity_kind, v.answer,
        k.rule,
        k.n_attributes         AS entity_attributes,
        k.n_correct_attributes AS entity_correct_attributes,
+       k.n_refused_attributes AS entity_refused_attributes,
        k.accuracy             AS entity_accuracy,
        k.n_answers            AS entity_answers,
        k.n_correct            AS entity_correct,
        t.correct::INTEGER     AS attribute_correct,
+       t.label                AS attribute_label,
        t.n_answers            AS fact_answers,
        t.n_correct            AS fact_correct,
        t.n_correct / t.n_answers AS fact_accuracy,

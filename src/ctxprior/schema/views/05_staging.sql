@@ -178,12 +178,15 @@ CREATE OR REPLACE VIEW stg_query_form AS
 SELECT query_form_id, relation_id, name AS query_form, query_type, ordinal, template
 FROM query_form;
 
--- The model's own familiarity with an entity (`ctxprior covariates known`; Ferrando et al. 2025).
--- The rules are declared here once (covariates/known.py describes them). One row per (run,
--- attribute judged), the rule that judged it and its counts of answers:
---   ferrando (closed_book_sample): an attribute is one entity's facts in one relation, asked with
---     the relation's first open query form; n_answers samples, n_correct of them match a gold
---     answer; correct when n_correct >= min_correct (the covariate's params).
+-- The model's own familiarity with an entity (`ctxprior covariates known`). The rules are
+-- declared here once (covariates/known.py describes them). One row per (run, attribute judged),
+-- the rule that judged it and its counts of answers:
+--   ferrando (closed_book_attribute; the default: Ferrando et al.'s released code,
+--     javiferran/sae_entities): an attribute is one entity's facts in one relation, asked once with
+--     the relation's first open query form; one greedy completion, labelled correct / refusal /
+--     error (covariates/ferrando.py: get_label); refused: its label is refusal;
+--   ctxprior-samples (closed_book_sample): the same attributes; n_answers samples, n_correct of
+--     them match a gold answer; correct when n_correct >= min_correct (the covariate's params);
 --   greedy-majority (closed_book_answer): one row per fact, one greedy answer per open query form;
 --     correct is NULL (that rule judges the entity's answers, not its attributes).
 CREATE OR REPLACE VIEW stg_known_attribute AS
@@ -193,40 +196,61 @@ SELECT a.run_id, any_value(a.covariate_id) AS covariate_id, 'greedy-majority' AS
        count(*) FILTER (WHERE a.correct)::BIGINT AS n_correct,
        NULL::INTEGER                             AS min_correct,
        NULL::BOOLEAN                             AS correct,
-       NULL::INTEGER                             AS min_attributes
+       NULL::INTEGER                             AS min_attributes,
+       NULL::BOOLEAN                             AS refused,
+       NULL::VARCHAR                             AS label
 FROM closed_book_answer a
 JOIN fact f ON f.fact_id = a.fact_id
 GROUP BY a.run_id, f.relation_id, f.entity_id, a.fact_id
 UNION ALL
-SELECT s.run_id, s.covariate_id, 'ferrando' AS rule,
+SELECT s.run_id, s.covariate_id, 'ctxprior-samples' AS rule,
        s.relation_id, s.entity_id, NULL::INTEGER AS fact_id,
        count(*)::BIGINT                          AS n_answers,
        count(*) FILTER (WHERE s.correct)::BIGINT AS n_correct,
        any_value(p.min_correct)                  AS min_correct,
        count(*) FILTER (WHERE s.correct) >= any_value(p.min_correct) AS correct,
-       any_value(p.min_attributes)               AS min_attributes
+       any_value(p.min_attributes)               AS min_attributes,
+       NULL::BOOLEAN                             AS refused,
+       NULL::VARCHAR                             AS label
 FROM closed_book_sample s
 JOIN (SELECT covariate_id,
              json_extract(params_json, '$.min_correct')::INTEGER    AS min_correct,
              json_extract(params_json, '$.min_attributes')::INTEGER AS min_attributes
       FROM covariate) p ON p.covariate_id = s.covariate_id
-GROUP BY s.run_id, s.covariate_id, s.relation_id, s.entity_id;
+GROUP BY s.run_id, s.covariate_id, s.relation_id, s.entity_id
+UNION ALL
+SELECT run_id, covariate_id, 'ferrando' AS rule, relation_id, entity_id, NULL::INTEGER AS fact_id,
+       1::BIGINT AS n_answers, (label = 'correct')::BIGINT AS n_correct, NULL::INTEGER AS min_correct,
+       label = 'correct' AS correct, NULL::INTEGER AS min_attributes, label = 'refusal' AS refused,
+       label
+FROM closed_book_attribute;
 
--- One row per (run, entity) over its judged attributes (stg_known_attribute):
---   ferrando: `known` with at least min_attributes correct attributes, `unknown` with none,
---     `partial` otherwise (the paper's left-out entities);
+-- One row per (run, entity) over its judged attributes (stg_known_attribute), n of them:
+--   ferrando: `known` with at least greatest(2, n - 1) correct attributes and no refusal, `unknown`
+--     with none correct, `partial` otherwise (the released code's `llama3_filter_*_is_known` of
+--     filter_known_unknown_wikidata.py without entity types: player >= 2 of 3, city >= 3 of 4 and
+--     no refusal; docs/departures.md says what differs);
+--   ctxprior-samples: `known` with at least min_attributes correct attributes, `unknown` with
+--     none, `partial` otherwise;
 --   greedy-majority: `known` when at least half of its greedy answers are correct, `unknown` when
 --     none is, `partial` otherwise.
 -- `partial` entities are left out of the known / unknown comparison (analysis `known`).
 CREATE OR REPLACE VIEW stg_known_entity AS
 SELECT run_id, entity_id, rule,
        count(*)::BIGINT                   AS n_attributes,
-       CASE WHEN rule = 'ferrando' THEN count(*) FILTER (WHERE correct) END::BIGINT AS n_correct_attributes,
+       CASE WHEN rule <> 'greedy-majority' THEN count(*) FILTER (WHERE correct) END::BIGINT AS n_correct_attributes,
+       CASE WHEN rule = 'ferrando' THEN count(*) FILTER (WHERE refused) END::BIGINT AS n_refused_attributes,
        sum(n_answers)::BIGINT             AS n_answers,
        sum(n_correct)::BIGINT             AS n_correct,
        sum(n_correct) / sum(n_answers)    AS accuracy,
-       any_value(min_attributes)          AS min_attributes,
+       CASE WHEN rule = 'ferrando' THEN greatest(2, count(*) - 1)
+            ELSE any_value(min_attributes) END::INTEGER AS min_attributes,
        CASE WHEN rule = 'ferrando' THEN
+                CASE WHEN count(*) FILTER (WHERE correct) >= greatest(2, count(*) - 1)
+                          AND NOT bool_or(refused) THEN 'known'
+                     WHEN count(*) FILTER (WHERE correct) = 0 THEN 'unknown'
+                     ELSE 'partial' END
+            WHEN rule = 'ctxprior-samples' THEN
                 CASE WHEN count(*) FILTER (WHERE correct) = 0 THEN 'unknown'
                      WHEN count(*) FILTER (WHERE correct) >= any_value(min_attributes) THEN 'known'
                      ELSE 'partial' END
