@@ -77,7 +77,7 @@ def test_token_set_ratio_is_thefuzz():
         assert port.token_set_ratio(s1, s2) == value, (s1, s2)
     rng = random.Random(3)
     alpha = "ab cdé_-.,Ł北1 "
-    for _ in range(3000):
+    for _ in range(500):
         s1 = "".join(rng.choice(alpha) for _ in range(rng.randint(0, 9)))
         s2 = "".join(rng.choice(alpha) for _ in range(rng.randint(0, 9)))
         assert ferrando.token_set_ratio(s1, s2) == port.token_set_ratio(s1, s2), (s1, s2)

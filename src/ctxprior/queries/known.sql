@@ -9,12 +9,12 @@
 -- summary: entities the model does not know more susceptible than those it knows
 -- report-title: Known vs unknown entities (the model's own answers)
 -- report: Susceptibility of entities the run's model does not know (no attribute answered correctly)
--- report: vs entities it knows, by the rule `ctxprior covariates known` recorded (default Ferrando et
--- report: al.'s: at least 2 attributes with at least 3 of 10 sampled answers right); the hypothesis
--- report: is that unknown entities are more susceptible.
+-- report: vs entities it knows, by the rule `ctxprior covariates known` recorded (default as Ferrando
+-- report: et al.'s released code: greedy answers, at least max(2, n - 1) of n attributes right and
+-- report: none refused); the hypothesis is that unknown entities are more susceptible.
 -- The model's own familiarity (Ferrando et al., ICLR 2025): one row per (run, query form, fact) of
 -- a run that has closed-book answers (`ctxprior covariates known --run N`), χ grouped by the
--- entity's label in stg_known_entity (either rule; partial entities are left out, as the paper's
+-- entity's label in stg_known_entity (any rule; partial entities are left out, as the paper's
 -- "other").
 -- Runs: `analysis_runs` (all finished runs, or SET VARIABLE run_ids = [..] first).
 SELECT s.run_id, s.relation_id, s.relation, s.query_type,
