@@ -237,6 +237,8 @@ def _check_existing(store, p: KnownPlan, replace: bool) -> bool:
     mine = {k: v for k, v in p.params.items() if k != "rule_text"}
     if any(stored.get(k) != v for k, v in mine.items()):
         made = ", ".join(f"{k} {stored.get(k)}" for k in mine if stored.get(k) != mine[k])
+        if stored.get("rule") != p.rule:
+            made = f"rule {stored.get('rule')}"
         raise UserError(f"--name {p.name}: holds labels made with other options ({made}); pass --replace")
     return True
 
