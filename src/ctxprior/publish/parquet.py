@@ -37,6 +37,7 @@ from tqdm import tqdm
 from ..digest import sha256_file
 from ..errors import UserError
 from ..inputs import check_input, loads_json, validated
+from ..options import ID_MAX
 from ..outputs import MANIFEST, OutputFolder, replacing
 from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
@@ -133,6 +134,8 @@ def parse_runs(values: Iterable[str] | None) -> list[int] | None:
     for n in names:
         if not re.fullmatch(r"\d+", n):
             raise UserError(f"--runs {n}: not a run id; pass run ids as integers, e.g. --runs 1,3")
+        if len(n) > 10 or int(n) > ID_MAX:
+            raise UserError(f"--runs {n[:40]}: not a run id; run ids are at most {ID_MAX}")
         out.append(int(n))
     return sorted(set(out))
 
