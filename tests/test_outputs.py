@@ -221,7 +221,8 @@ def test_a_killed_export_leaves_its_files_recorded(run_cli, wh_file, tmp_path, m
     monkeypatch.setattr(parquet, "sha256_file", real)
     m = json.loads((out / "manifest.json").read_text())
     assert m["incomplete"] and len(m["written"]) == 3
-    assert files_under(out) == set(m["written"]) | {"manifest.json"}
+    # the file being written when it stopped is absent (its temporary file removed), the rest recorded
+    assert files_under(out) <= set(m["written"]) | {"manifest.json"} and len(files_under(out)) == 3
     (out / "notes.txt").write_text("keep")
     assert run_cli("export", "parquet", out, "--overwrite", db=wh_file).exit_code == 0
     assert "incomplete" not in json.loads((out / "manifest.json").read_text())
