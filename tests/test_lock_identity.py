@@ -415,3 +415,50 @@ def test_a_driver_file_of_another_file_is_no_proof(wh, tmp_path, sleeper):
     # issue 42 seen 4: even with this file's identity, a proof naming a live process that holds no
     # driver lock (it never ran claim_driver) is none; the real driver's is checked in test_run_ownership
     assert runs.driver_pid(wh, 2, socket.gethostname(), sleeper.pid) is None
+
+
+# -- the writer holds its file by identity (issue 42 seen 7) -------------------------------------
+
+
+def _two_warehouses(tmp_path):
+    wh, other = str(tmp_path / "wh.duckdb"), str(tmp_path / "other.duckdb")
+    for p in (wh, other):
+        with open_store(p, read_only=False) as s:
+            s.execute("CREATE TABLE notes (a INTEGER)")
+    return wh, other
+
+
+def _add(store, value):
+    with store.transaction():
+        store.execute("INSERT INTO notes VALUES (?)", [value])
+
+
+@pytest.mark.parametrize("swap", ["another-moved-in", "moved-away", "deleted"])
+@pytest.mark.parametrize("brief", [True, False], ids=["brief", "held"])
+def test_a_writer_stops_when_its_path_names_another_file(tmp_path, swap, brief):
+    wh, other = _two_warehouses(tmp_path)
+    store = open_store(wh, brief=brief)
+    try:
+        _add(store, 1)
+        if not brief:
+            store.con.execute("CHECKPOINT")
+        mine_before = digest(wh)
+        if swap == "another-moved-in":
+            other_before = digest(other)
+            os.replace(other, wh)  # `mv other.duckdb wh.duckdb` while the writer runs
+        elif swap == "moved-away":
+            os.rename(wh, tmp_path / "moved.duckdb")
+        else:
+            os.unlink(wh)
+        with pytest.raises(UserError) as e:
+            _add(store, 2)
+        assert "\n" not in str(e.value) and f"warehouse {wh} " in str(e.value), str(e.value)
+    finally:
+        store.close()
+    if swap == "another-moved-in":
+        assert digest(wh) == other_before  # the other warehouse was not written
+    elif swap == "moved-away":
+        assert not os.path.exists(wh)  # no new warehouse at the old name
+        assert digest(tmp_path / "moved.duckdb") == mine_before or brief is False
+    else:
+        assert not os.path.exists(wh)
