@@ -187,6 +187,10 @@ class Store:
             self._con, self._lock = con, held
         return self._con
 
+    @con.setter
+    def con(self, value: duckdb.DuckDBPyConnection) -> None:
+        self._con = value
+
     def check_identity(self) -> None:
         """UserError (one line) when this writer's path no longer names the file it opened."""
         if self.identity is None or self.read_only:
@@ -198,10 +202,6 @@ class Store:
                 f"warehouse {self.path} {what} (moved, replaced or deleted while this command ran); "
                 "stopped without writing more: what was committed is in the file this command opened"
             )
-
-    @con.setter
-    def con(self, value: duckdb.DuckDBPyConnection) -> None:
-        self._con = value
 
     # -- lifecycle -----------------------------------------------------------------
     def close(self) -> None:
