@@ -166,3 +166,21 @@ def test_write_inside_never_follows_a_link(tmp_path):
         Path(p).write_text("ok")
     assert (out / "new" / "deep" / "ok.txt").read_text() == "ok"
     assert sorted(os.listdir(out / "new" / "deep")) == ["ok.txt"]  # no temporary file left
+
+
+def test_demo_never_writes_figures_through_a_link(run_cli, tmp_path, monkeypatch):
+    """``out/figures`` a link to another folder: the demo's figures (written by path) would land
+    there; refused in one line before any work, the other folder unchanged."""
+    from ctxprior import pipeline
+
+    monkeypatch.setattr(pipeline, "run_demo", fake_demo)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "fig5_summary.png").write_text("precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    os.symlink(victim, out / "figures")
+    before = _tree(victim)
+    res = run_cli("demo", "--out", out, "--overwrite", db=str(tmp_path / "new.duckdb"))
+    _one_line(res, "figures", "not a plain folder")
+    assert _tree(victim) == before

@@ -477,6 +477,19 @@ class OutputFolder:
         self._save({"format": self.fmt, "incomplete": True})
         return self.path.joinpath(*parts)
 
+    def plain_folder(self, rel: str) -> Path:
+        """Make ``rel`` a folder inside this one through the folder's descriptor (refused in one line
+        when it or a folder above it is a link or a file), for a writer that then takes its path."""
+        parts = relative_parts(rel, self.path)
+        top = _open_top(self.path)
+        try:
+            fd = _open_below(top, self.path, parts, create=True)
+            if fd is not None:
+                os.close(fd)
+        finally:
+            os.close(top)
+        return self.path.joinpath(*parts)
+
     def writing(self, rel: str) -> Any:
         """:func:`write_inside` this folder (``rel`` recorded first with :meth:`add`)."""
         return write_inside(self.path, rel)
