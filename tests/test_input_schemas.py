@@ -89,6 +89,11 @@ SPECS = [
     ("bogus: 1\n", "unknown key 'bogus'"),
     ("- a\n- b\n", "expected a mapping of option names to values"),
     ("question: q\nquestion: r\n", "the key 'question' appears twice"),
+    # issue 42 item 10: a NUL byte the same option on the command line refuses
+    ('query_format: "Q: {question}\\0"\n', "query_format holds a NUL byte"),
+    ('labels: {"a\\0": gold}\n', "labels holds a NUL byte"),
+    ('labels: ["a=b\\0"]\n', "labels.a holds a NUL byte"),
+    ('relations: {R: {query_templates: ["x\\0"]}}\n', "relations.R.query_templates[0] holds a NUL byte"),
 ]
 
 

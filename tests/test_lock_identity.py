@@ -14,6 +14,7 @@ or stall a command (issue 35 part 2; docs/write-protocol.md, "The lock"). Groupe
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -27,7 +28,8 @@ import pytest
 from parquet_fixtures import build_warehouse
 from warehouse_helpers import DRIVER
 
-from ctxprior.schema import lock, procs, runs
+from ctxprior.errors import UserError
+from ctxprior.schema import lock, open_store, procs, runs
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
@@ -142,6 +144,45 @@ def test_a_lock_file_that_is_not_a_regular_file_is_refused(wh, tmp_path, run_cli
     before = digest(wh)
     line = one_line(run_cli("info", db=wh))
     assert "lock file" in line and wh in line, line
+    assert digest(wh) == before
+
+
+@pytest.mark.parametrize("kind", ["the-warehouse", "another-file"])
+def test_a_lock_file_that_is_a_hard_link_is_refused(wh, tmp_path, run_cli, kind):
+    """Issue 42 seen 8: ``<db>.lock`` a hard link of the warehouse (or of any file) is no lock."""
+    lp = lock.lock_path(wh)
+    if os.path.exists(lp):
+        os.unlink(lp)
+    other = tmp_path / "other.txt"
+    other.write_text("mine")
+    os.link(wh if kind == "the-warehouse" else other, lp)
+    before = digest(wh)
+    for args in (("info",), ("sql", "SELECT 1")):
+        line = one_line(run_cli(*args, db=wh))
+        assert "lock file" in line and "remove it" in line, line
+    with pytest.raises(UserError, match="lock file"):
+        open_store(wh, read_only=True)
+    assert digest(wh) == before and other.read_text() == "mine"
+
+
+def test_a_lock_file_that_cannot_be_opened_is_one_line(wh, run_cli, monkeypatch):
+    """Issue 42 seen 8: ``chmod 000`` on the lock file: one line, never a command without the lock
+    (the refusal is made here by os.open's EACCES: root opens a mode-000 file)."""
+    lp = lock.lock_path(wh)
+    run_cli("info", db=wh)
+    assert os.path.exists(lp)
+    os.chmod(lp, 0)
+    real_open = os.open
+
+    def denied(path, flags, *a, **k):
+        if os.fspath(path) == lp:
+            raise PermissionError(errno.EACCES, "Permission denied", lp)
+        return real_open(path, flags, *a, **k)
+
+    monkeypatch.setattr(lock.os, "open", denied)
+    before = digest(wh)
+    line = one_line(run_cli("info", db=wh))
+    assert "cannot open lock file" in line and "chmod 644" in line, line
     assert digest(wh) == before
 
 
@@ -371,4 +412,53 @@ def test_a_driver_file_of_another_file_is_no_proof(wh, tmp_path, sleeper):
     st = os.stat(wh)
     with open(runs._driver_file(wh, 2), "w") as f:
         json.dump({**proof, "warehouse": [st.st_dev, st.st_ino]}, f)
-    assert runs.driver_pid(wh, 2, socket.gethostname(), sleeper.pid) == sleeper.pid
+    # issue 42 seen 4: even with this file's identity, a proof naming a live process that holds no
+    # driver lock (it never ran claim_driver) is none; the real driver's is checked in test_run_ownership
+    assert runs.driver_pid(wh, 2, socket.gethostname(), sleeper.pid) is None
+
+
+# -- the writer holds its file by identity (issue 42 seen 7) -------------------------------------
+
+
+def _two_warehouses(tmp_path):
+    wh, other = str(tmp_path / "wh.duckdb"), str(tmp_path / "other.duckdb")
+    for p in (wh, other):
+        with open_store(p, read_only=False) as s:
+            s.execute("CREATE TABLE notes (a INTEGER)")
+    return wh, other
+
+
+def _add(store, value):
+    with store.transaction():
+        store.execute("INSERT INTO notes VALUES (?)", [value])
+
+
+@pytest.mark.parametrize("swap", ["another-moved-in", "moved-away", "deleted"])
+@pytest.mark.parametrize("brief", [True, False], ids=["brief", "held"])
+def test_a_writer_stops_when_its_path_names_another_file(tmp_path, swap, brief):
+    wh, other = _two_warehouses(tmp_path)
+    store = open_store(wh, brief=brief)
+    try:
+        _add(store, 1)
+        if not brief:
+            store.con.execute("CHECKPOINT")
+        mine_before = digest(wh)
+        if swap == "another-moved-in":
+            other_before = digest(other)
+            os.replace(other, wh)  # `mv other.duckdb wh.duckdb` while the writer runs
+        elif swap == "moved-away":
+            os.rename(wh, tmp_path / "moved.duckdb")
+        else:
+            os.unlink(wh)
+        with pytest.raises(UserError) as e:
+            _add(store, 2)
+        assert "\n" not in str(e.value) and f"warehouse {wh} " in str(e.value), str(e.value)
+    finally:
+        store.close()
+    if swap == "another-moved-in":
+        assert digest(wh) == other_before  # the other warehouse was not written
+    elif swap == "moved-away":
+        assert not os.path.exists(wh)  # no new warehouse at the old name
+        assert digest(tmp_path / "moved.duckdb") == mine_before or brief is False
+    else:
+        assert not os.path.exists(wh)

@@ -75,6 +75,34 @@ def test_a_forged_driver_file_is_no_proof(run_cli, wh_file, sleeper):
     assert any(json.loads(line)["run_id"] == 2 for line in listed.output.splitlines())
 
 
+def test_a_forged_proof_copied_from_a_live_process_is_no_proof(run_cli, wh_file, sleeper):
+    """Issue 42 seen 4: every field a driver file holds (host, the live sleep's PID, start time and
+    command line, the warehouse's identity, a token), in both places the proof is read from; the
+    sleep holds no driver lock, so it is not signalled."""
+    from ctxprior.schema import procs
+
+    set_running(wh_file, sleeper.pid)
+    forged = {
+        "host": socket.gethostname(),
+        **procs.record(sleeper.pid),
+        "warehouse": runs._file_identity(wh_file),
+        "token": "0" * 32,
+    }
+    assert procs.proven(forged) == sleeper.pid  # the record alone would pass the liveness rule
+    for f in runs._driver_files(wh_file, 2):
+        with open(f, "w") as out:
+            json.dump(forged, out)
+    assert runs.driver_pid(wh_file, 2, socket.gethostname(), sleeper.pid) is None
+    res = run_cli("runs", "cancel", "2", "--timeout", "2", db=wh_file)
+    assert res.exit_code == 0, res.output
+    time.sleep(0.3)
+    assert sleeper.poll() is None, "a forged proof steered cancel"
+    assert "not proven to drive run 2" in res.output
+    assert status(wh_file) == "cancelled"
+    for f in runs._driver_files(wh_file, 2):
+        os.unlink(f)
+
+
 def test_resume_refuses_a_live_run_and_cancel_stops_its_driver(run_cli, wh_file):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     driver = subprocess.Popen(

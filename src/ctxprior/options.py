@@ -23,7 +23,10 @@ from typing import Any
 from .errors import UserError
 
 SEED_MAX = 2**63 - 1  # seeds are stored as BIGINT
-ID_MAX = 2**63 - 1  # ids (run, sample) are BIGINT: a larger one is refused, not an overflow
+ID_MAX = 2**31 - 1
+"""The largest id an id option takes: run, sample and dataset ids are INTEGER columns (32-bit;
+``tests/test_options_ids.py`` checks the schema against it), so a larger one is refused in one line
+before any query, never an overflow inside DuckDB."""
 DATASET_NAME = (
     r"(?=.*\S)[^\x00-\x1f\x7f]{1,128}",
     "a dataset name is 1 to 128 characters, not all blank, without line breaks or control characters",

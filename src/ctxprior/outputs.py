@@ -13,13 +13,25 @@ is written:
   is whole or absent, and the write never follows a name the process opened meanwhile;
 - a folder ctxprior fills (``export parquet``, ``publish --dry-run``, ``demo --out``) records the
   files it writes there in its ``manifest.json`` (:class:`OutputFolder`); ``--overwrite`` replaces
-  those files and nothing else: the user's other files stay, and one in the way is refused.
+  those files and nothing else: the user's other files stay, and one in the way is refused;
+- a name read from the warehouse (a table, view, run or dataset name) becomes a file name only
+  through :func:`file_name` (one path component of letters, digits, ``_ . - + =``; anything else is
+  refused), and a path inside such a folder is one of plain parts (:func:`relative_parts`: no
+  ``..``, nothing absolute);
+- inside such a folder every write and every delete goes through the folder's descriptor
+  (:func:`write_inside`, :meth:`OutputFolder._remove`): each sub-folder is opened relative to its
+  parent with ``O_NOFOLLOW | O_DIRECTORY``, a file is created exclusively (``O_EXCL|O_NOFOLLOW``)
+  and renamed with ``dir_fd``, so a symbolic link inside the folder never redirects a write or a
+  delete; ``--overwrite`` deletes only regular files the manifest lists;
+- a manifest over :data:`MAX_MANIFEST_BYTES` or listing over :data:`MAX_RECORDED` files is refused
+  in one line before it is parsed further.
 
 Each refusal is a one-line :class:`UserError` (exit 2), raised before the command writes.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -169,10 +181,156 @@ def _create_beside(p: Path) -> str:
     raise FileExistsError(f"no free temporary name beside {p}")
 
 
+# -- names read from the warehouse, and paths inside a folder ctxprior fills ---------------------
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,127}")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def file_name(name: str, what: str = "table") -> str:
+    """The one map from a name read from the warehouse (a table, view, run or dataset name) to a
+    file name: the name itself when it is one safe path component (letters, digits, ``_ . - + =``,
+    not starting with a dot, at most 128 characters); a one-line UserError otherwise. Names are
+    never rewritten: a file named unlike its table would need a map back on import."""
+    if isinstance(name, str) and _SAFE_NAME.fullmatch(name) and name not in (".", ".."):
+        return name
+    shown = repr(name) if len(repr(name)) <= 60 else repr(name)[:57] + "..."
+    raise UserError(
+        f"{what} {shown}: its name cannot be a file name (letters, digits and _ . - + = only, at most "
+        "128, not starting with a dot); rename it, or leave it out"
+    )
+
+
+def _bad_relative(rel: str) -> bool:
+    parts = rel.split("/")
+    return (
+        not rel
+        or "\0" in rel
+        or rel.startswith("/")
+        or any(p in ("", ".", "..") for p in parts)
+        or rel != Path(rel).as_posix()
+    )
+
+
+def relative_parts(rel: str, folder: str | os.PathLike) -> list[str]:
+    """``rel`` (a path inside ``folder``, ``/``-separated) as its parts; UserError unless every
+    part is a plain name (no ``..``, ``.``, empty part, NUL, nor an absolute path)."""
+    if not isinstance(rel, str) or _bad_relative(rel):
+        raise UserError(f"{Path(folder)}: {rel!r} is not a path inside the folder; refusing it")
+    return rel.split("/")
+
+
+def _open_top(folder: str | os.PathLike) -> int:
+    """A descriptor of the output folder itself (the user named it: a link to it is followed)."""
+    try:
+        return os.open(folder, _DIR_FLAGS)
+    except OSError as e:
+        raise UserError(f"{folder}: cannot open the folder ({e.strerror}); write to another folder") from None
+
+
+def _open_below(top: int, folder: Path, parts: list[str], create: bool) -> int | None:
+    """A descriptor of ``folder/parts...`` opened part by part relative to ``top``, never through a
+    link (``O_NOFOLLOW``); made where missing when ``create``, else None where missing."""
+    fd = os.dup(top)
+    here = folder
+    for part in parts:
+        here = here / part
+        if create:
+            with suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=fd)
+        try:
+            nfd = os.open(part, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+        except OSError as e:
+            os.close(fd)
+            if e.errno == errno.ENOENT and not create:
+                return None
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise UserError(
+                    f"{here}: is not a plain folder (a symbolic link or a file); ctxprior writes and "
+                    "deletes only inside plain folders, move it away"
+                ) from None
+            raise UserError(f"{here}: cannot open the folder ({e.strerror})") from None
+        os.close(fd)
+        fd = nfd
+    return fd
+
+
+def _entry_mode(dir_fd: int, name: str) -> int | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return None
+
+
+def _check_entry(dir_fd: int, name: str, shown: Path) -> None:
+    mode = _entry_mode(dir_fd, name)
+    if mode is not None and not stat.S_ISREG(mode):
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+        raise UserError(f"{shown}: is {what}; ctxprior replaces only regular files, move it away")
+
+
+def fd_path(fd: int, fallback: str | os.PathLike) -> str:
+    """A path naming the open file ``fd`` itself (``/proc/self/fd/N``: reopening it reaches that
+    file whatever its name names now) for a writer that takes a path (DuckDB's ``COPY``);
+    ``fallback`` where there is no ``/proc``."""
+    proc = f"/proc/self/fd/{fd}"
+    return proc if os.path.exists(proc) else os.fspath(fallback)
+
+
+@contextmanager
+def write_inside(folder: str | os.PathLike, rel: str) -> Iterator[str]:
+    """Write ``folder/rel`` through the folder's descriptor: its sub-folders are made and opened
+    without following a link, a new file is created exclusively beside the target, the block writes
+    it through the path yielded (:func:`fd_path`), and it is renamed over ``rel`` (checked again to
+    be absent or a regular file) with ``dir_fd``; removed when the block fails."""
+    parts = relative_parts(rel, folder)
+    top = _open_top(folder)
+    try:
+        pfd = _open_below(top, Path(folder), parts[:-1], create=True)
+    finally:
+        os.close(top)
+    assert pfd is not None
+    name, shown = parts[-1], Path(folder, *parts)
+    try:
+        _check_entry(pfd, name, shown)
+        tmp, fd = _create_tmp(pfd, name, shown)
+        try:
+            yield fd_path(fd, Path(folder, *parts[:-1], tmp))
+            _check_entry(pfd, name, shown)
+            os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)
+        finally:
+            os.close(fd)
+            with suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=pfd)
+    finally:
+        os.close(pfd)
+
+
+def _create_tmp(dir_fd: int, name: str, shown: Path) -> tuple[str, int]:
+    stem, dot, suffix = name.rpartition(".")
+    for _ in range(100):
+        tmp = f".{stem or suffix}.{secrets.token_hex(4)}.tmp{dot}{suffix if stem else ''}"
+        try:
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dir_fd
+            )
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise UserError(f"{shown}: cannot create a file beside it ({e.strerror})") from None
+        return tmp, fd
+    raise UserError(f"{shown}: no free temporary name beside it")
+
+
 # -- folders ctxprior fills ----------------------------------------------------------------------
 
 MANIFEST = "manifest.json"
-_MAX_MANIFEST_BYTES = 64 << 20
+MAX_MANIFEST_BYTES = 16 << 20
+"""The largest ``manifest.json`` of an output folder read before ``--overwrite`` (ctxprior's own
+stay far below: a few hundred bytes per file written)."""
+MAX_RECORDED = 100_000
+"""The most files one manifest may record (a 14 M-entry manifest kept ``--overwrite`` busy for minutes)."""
 
 
 class OutputFolder:
@@ -237,7 +395,7 @@ class OutputFolder:
             f"{m}: not a manifest ctxprior wrote; refusing to replace files next to it, choose another folder"
         )
         try:
-            if not stat.S_ISREG(os.lstat(m).st_mode) or os.lstat(m).st_size > _MAX_MANIFEST_BYTES:
+            if not stat.S_ISREG(os.lstat(m).st_mode) or os.lstat(m).st_size > MAX_MANIFEST_BYTES:
                 raise UserError(bad)
             data = json.loads(m.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):
@@ -253,37 +411,88 @@ class OutputFolder:
         return paths
 
     def _remove(self, recorded: list[str]) -> None:
-        """Remove the recorded files (all checked first), then the folders left empty by it."""
-        for rel in recorded:
-            p = self.path / rel
-            if p.is_dir() and not p.is_symlink():
-                raise UserError(f"{p}: listed in {MANIFEST} as a file but is a folder; move it away")
-        for rel in recorded:
-            with suppress(FileNotFoundError):
-                os.unlink(self.path / rel)
-        for rel in recorded:
-            parent = (self.path / rel).parent
-            while parent != self.path and self.path in parent.parents:
-                try:
-                    parent.rmdir()
-                except OSError:
-                    break
-                parent = parent.parent
+        """Remove the recorded files through the folder's descriptor (all checked first: each a
+        regular file, reached through plain folders, never a link), then the folders left empty."""
+        top = _open_top(self.path)
+        try:
+            for unlink in (False, True):
+                for rel in recorded:
+                    self._remove_one(top, relative_parts(rel, self.path), unlink)
+            for rel in recorded:
+                parts = relative_parts(rel, self.path)[:-1]
+                while parts and self._rmdir(top, parts):
+                    parts = parts[:-1]
+        finally:
+            os.close(top)
+
+    def _rmdir(self, top: int, parts: list[str]) -> bool:
+        """Remove the folder ``parts`` when empty (through its parent's descriptor); whether it went."""
+        pfd = _open_below(top, self.path, parts[:-1], create=False)
+        if pfd is None:
+            return False
+        try:
+            os.rmdir(parts[-1], dir_fd=pfd)
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(pfd)
+
+    def _remove_one(self, top: int, parts: list[str], unlink: bool) -> None:
+        """Check (``unlink`` False) or remove one recorded file: absent is fine, a regular file is
+        removed, anything else (a folder, a link, a FIFO) is refused in one line."""
+        pfd = _open_below(top, self.path, parts[:-1], create=False)
+        if pfd is None:
+            return
+        try:
+            mode = _entry_mode(pfd, parts[-1])
+            if mode is None:
+                return
+            if not stat.S_ISREG(mode):
+                what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+                raise UserError(
+                    f"{self.path.joinpath(*parts)}: listed in {MANIFEST} as a file but is {what}; move it away"
+                )
+            if unlink:
+                with suppress(FileNotFoundError):
+                    os.unlink(parts[-1], dir_fd=pfd)
+        finally:
+            os.close(pfd)
 
     def add(self, rel: str) -> Path:
-        """Record ``rel`` as written by ctxprior, then return its path (its folders made; none of
-        them a link, so nothing is written outside the folder)."""
-        target = self.path / rel
-        here = self.path
-        for part in Path(rel).parts[:-1]:
-            here = here / part
-            if here.is_symlink() or (here.exists() and not here.is_dir()):
-                raise UserError(f"{here}: is not a plain folder; ctxprior writes only into plain folders")
-            here.mkdir(exist_ok=True)
-        _check_plain(target)
+        """Record ``rel`` as written by ctxprior, then return its path (its folders made through the
+        folder's descriptor, none of them a link, so nothing is written outside the folder)."""
+        parts = relative_parts(rel, self.path)
+        top = _open_top(self.path)
+        try:
+            pfd = _open_below(top, self.path, parts[:-1], create=True)
+            assert pfd is not None
+            try:
+                _check_entry(pfd, parts[-1], self.path.joinpath(*parts))
+            finally:
+                os.close(pfd)
+        finally:
+            os.close(top)
         self.written.add(rel)
         self._save({"format": self.fmt, "incomplete": True})
-        return target
+        return self.path.joinpath(*parts)
+
+    def plain_folder(self, rel: str) -> Path:
+        """Make ``rel`` a folder inside this one through the folder's descriptor (refused in one line
+        when it or a folder above it is a link or a file), for a writer that then takes its path."""
+        parts = relative_parts(rel, self.path)
+        top = _open_top(self.path)
+        try:
+            fd = _open_below(top, self.path, parts, create=True)
+            if fd is not None:
+                os.close(fd)
+        finally:
+            os.close(top)
+        return self.path.joinpath(*parts)
+
+    def writing(self, rel: str) -> Any:
+        """:func:`write_inside` this folder (``rel`` recorded first with :meth:`add`)."""
+        return write_inside(self.path, rel)
 
     def record_existing(self) -> None:
         """Record every file under the folder that ``claims`` names (written by a step that said
@@ -301,8 +510,13 @@ class OutputFolder:
 
     def _save(self, manifest: dict[str, Any], final: bool = False) -> None:
         body = manifest if final else {**manifest, "written": sorted(self.written)}
-        with replacing(self.path / MANIFEST) as tmp:
-            tmp.write_text(json.dumps(body, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+        write_manifest_file(self.path, body)
+
+
+def write_manifest_file(folder: str | os.PathLike, manifest: dict[str, Any]) -> None:
+    """Write ``folder/manifest.json`` whole or not at all, through the folder's descriptor."""
+    with write_inside(folder, MANIFEST) as tmp:
+        Path(tmp).write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
 
 def recorded_files(manifest: Any) -> set[str] | None:
@@ -317,14 +531,11 @@ def recorded_files(manifest: Any) -> set[str] | None:
             f.get("path") for e in manifest["tables"] if isinstance(e, dict) for f in e.get("files") or []
         ]
         written += ["README.md"] if "left_out" in manifest else []
-    if not isinstance(written, list):
+    if not isinstance(written, list) or len(written) > MAX_RECORDED:
         return None
     out = set()
     for rel in written:
-        if not isinstance(rel, str) or not rel or rel == MANIFEST or "\0" in rel:
-            return None
-        parts = Path(rel).parts
-        if Path(rel).is_absolute() or ".." in parts or rel != Path(rel).as_posix():
+        if not isinstance(rel, str) or rel == MANIFEST or _bad_relative(rel):
             return None
         out.add(rel)
     return out

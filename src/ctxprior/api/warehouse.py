@@ -229,7 +229,7 @@ class Warehouse:
         """
         from ..options import check_options
         from ..outputs import OutputFolder, claim_patterns
-        from ..pipeline import DEMO_RELATIONS, OUTPUT_CLAIMS, OUTPUT_FILES, OUTPUT_FORMAT, run_demo
+        from ..pipeline import DEMO_RELATIONS, FIGURES, OUTPUT_CLAIMS, OUTPUT_FILES, OUTPUT_FORMAT, run_demo
         from ..version import __version__
 
         check_options(DEMO_OPTIONS, {"out": out, **options})  # before the warehouse is opened
@@ -241,6 +241,7 @@ class Warehouse:
         folder.prepare()  # refusals before any work
         for rel in OUTPUT_FILES:
             folder.add(rel)
+        folder.plain_folder(FIGURES)  # never a link to elsewhere: the figures are written by path
         relations = None if options.pop("all_relations") else DEMO_RELATIONS
         result = run_demo(self, log or (lambda m: None), out=out, relations=relations, **options)
         folder.record_existing()  # the figures, named as they were drawn

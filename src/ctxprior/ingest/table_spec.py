@@ -97,6 +97,21 @@ class Spec(BaseModel):
     _lists = field_validator("context_templates", mode="before")(lambda cls, v: _template_lists(v))
 
 
+def _refuse_nul(value: Any, field: str, what: str) -> None:
+    """UserError when a text anywhere in ``value`` (a key or a value) holds a NUL byte: the same
+    refusal the option gets on the command line (``options.Option``)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise UserError(f"{what}: {field} holds a NUL byte (no text option can)")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _refuse_nul(k, field, what)
+            _refuse_nul(v, f"{field}.{k}" if "\x00" not in str(k) else field, what)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _refuse_nul(v, f"{field}[{i}]", what)
+
+
 def read_spec(path: str | None) -> dict[str, Any]:
     """The spec file's keys and values (those it gives), validated; {} without a file."""
     if not path:
@@ -121,6 +136,8 @@ def read_spec(path: str | None) -> dict[str, Any]:
         raise UserError(f"{what}: unknown key '{unknown[0]}'; known: {', '.join(sorted(Spec.model_fields))}")
     spec = validated(Spec, raw, what)
     out = spec.model_dump(exclude_unset=True)
+    for key, value in out.items():
+        _refuse_nul(value, key, what)
     if "contexts" in out:
         out["contexts"] = [(c["type"], c["text"], c.get("answer")) for c in out["contexts"] or ()]
     if "relations" in out:

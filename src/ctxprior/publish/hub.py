@@ -30,7 +30,7 @@ from typing import Any
 from ..digest import sha256_file
 from ..errors import UserError
 from ..inputs import check_input
-from ..outputs import replacing
+from ..outputs import write_inside
 from ..schema.runs import default_runs
 from ..schema.store import Store
 from ..version import __version__
@@ -170,8 +170,8 @@ def build_dataset_dir(
     )
     manifest.setdefault("left_out", left_out)
     out = Path(out_dir)
-    with replacing(out / README) as tmp:  # recorded in the manifest by export_parquet
-        tmp.write_text(
+    with write_inside(out, README) as tmp:  # recorded in the manifest by export_parquet
+        Path(tmp).write_text(
             build_card(store, manifest, repo_id, license=license, citation=citation), encoding="utf-8"
         )
     write_manifest(out, manifest)

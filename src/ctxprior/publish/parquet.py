@@ -21,7 +21,6 @@ when nothing changed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -37,7 +36,8 @@ from tqdm import tqdm
 from ..digest import sha256_file
 from ..errors import UserError
 from ..inputs import check_input, loads_json, validated
-from ..outputs import MANIFEST, OutputFolder, replacing
+from ..options import ID_MAX
+from ..outputs import MANIFEST, OutputFolder, file_name, write_manifest_file
 from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
@@ -133,6 +133,8 @@ def parse_runs(values: Iterable[str] | None) -> list[int] | None:
     for n in names:
         if not re.fullmatch(r"\d+", n):
             raise UserError(f"--runs {n}: not a run id; pass run ids as integers, e.g. --runs 1,3")
+        if len(n) > 10 or int(n) > ID_MAX:
+            raise UserError(f"--runs {n[:40]}: not a run id; run ids are at most {ID_MAX}")
         out.append(int(n))
     return sorted(set(out))
 
@@ -227,6 +229,10 @@ def export_parquet(
     ``stamp_time`` adds ``exported_at`` to the manifest (left out when publishing, so unchanged data
     gives an unchanged manifest).
     """
+    for name in selection.tables:  # a name from the warehouse becomes a path only as a safe file name
+        file_name(name, "table")
+    for name in selection.views:
+        file_name(name, "view")
     folder = output_folder(out_dir, store, selection, overwrite, extra_files).prepare()
     for rel in extra_files:
         folder.add(rel)
@@ -309,20 +315,21 @@ def _write_files(
     order = _order_by(store, name, cols)
     n_files = max(1, -(-rows // max(1, rows_per_file)))
     for i in range(n_files):
-        rel = f"{DATA_DIR}/{name}/{name}-{i:05d}-of-{n_files:05d}.parquet"
+        safe = file_name(name)
+        rel = f"{DATA_DIR}/{safe}/{safe}-{i:05d}-of-{n_files:05d}.parquet"
         query = f"{src} ORDER BY {order}"
         if n_files > 1:
             query += f" LIMIT {literal(int(rows_per_file))} OFFSET {literal(int(i * rows_per_file))}"
-        path = out.add(rel)  # recorded before it is written
-        write_parquet(store.con.sql(query), path)
+        out.add(rel)  # recorded before it is written
+        with out.writing(rel) as path:  # through the folder's descriptor: no link inside is followed
+            write_parquet(store.con.sql(query), path)
+            size, sha = os.stat(path).st_size, sha256_file(path)
         part_rows = rows if n_files == 1 else min(rows_per_file, rows - i * rows_per_file)
-        files.append(
-            {"path": rel, "rows": part_rows, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
-        )
+        files.append({"path": rel, "rows": part_rows, "bytes": size, "sha256": sha})
     return files
 
 
-def write_parquet(rel: duckdb.DuckDBPyRelation, path: Path) -> None:
+def write_parquet(rel: duckdb.DuckDBPyRelation, path: str | os.PathLike) -> None:
     """Write the rows of ``rel`` (a query on the warehouse's sandboxed connection, which writes no
     file) to ``path`` with DuckDB's Parquet writer, on an in-memory database that holds nothing but
     those rows, streamed as Arrow batches. The batches are cut to one fixed size and written on one
@@ -334,7 +341,9 @@ def write_parquet(rel: duckdb.DuckDBPyRelation, path: Path) -> None:
     try:
         con.execute("SET threads = 1")
         con.register("_rows", fixed)
-        con.execute(f"COPY (SELECT * FROM _rows) TO {literal(str(path))} (FORMAT parquet, COMPRESSION zstd)")
+        con.execute(
+            f"COPY (SELECT * FROM _rows) TO {literal(os.fspath(path))} (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false)"
+        )
     finally:
         con.close()
 
@@ -402,8 +411,7 @@ def _manifest_head(
 
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     """Rewrite a folder's manifest (temporary file + rename: whole or absent)."""
-    with replacing(out / MANIFEST) as tmp:
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    write_manifest_file(out, manifest)
 
 
 # -- import -------------------------------------------------------------------------------------

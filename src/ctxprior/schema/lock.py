@@ -12,9 +12,12 @@ belongs to the open file description, so only closing that one descriptor releas
   for a file with several hard links in its folder, the first of those names (sorted) that has a
   lock file, else the first name, so every name of the file in that folder shares them.
 - **How it is opened**: never through a link (``O_NOFOLLOW``), without blocking (``O_NONBLOCK``),
-  and only a regular file is locked: a link, a FIFO or a device there is refused in one line.
-  A folder where the lock file cannot be created (read-only) is read without it (DuckDB's lock
-  still excludes writers there).
+  and only a lock file that is a lock file is locked: a regular file with one link (a hard link of
+  the warehouse, or of any other file, is refused: locking it would be a lock on that file) that
+  is not the warehouse; a link, a FIFO or a device there is refused in one line. A lock file that
+  exists but cannot be opened (``chmod 000``) is one line, never a command run without the lock.
+  Only a folder where the lock file is absent and cannot be created (read-only) is read without it
+  (DuckDB's lock still excludes writers there).
 - **One process, one lock**: a process keeps one descriptor per lock file and counts its users
   (DuckDB shares one database per file in a process, too). A forked child closes its copies.
 """
@@ -102,7 +105,8 @@ if hasattr(os, "register_at_fork"):
 
 
 def _open(path: str, db: str) -> int | None:
-    """A descriptor of the lock file (created when missing); None where it cannot be created."""
+    """A descriptor of the lock file (created when missing); None only where it is absent and
+    cannot be created (a read-only folder)."""
     base = os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = None
     for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):
@@ -120,11 +124,35 @@ def _open(path: str, db: str) -> int | None:
                 return None
             raise UserError(f"cannot open lock file {path} of warehouse {db}: {e.strerror}") from None
     if fd is None:
+        if os.path.lexists(path):  # there, but not ours to open: never run without the lock
+            raise UserError(
+                f"cannot open lock file {path} of warehouse {db} (permission denied); "
+                "give it read permission (chmod 644) or remove it, and rerun"
+            )
         return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UserError(f"lock file {path} of warehouse {db} is not a regular file; remove it and rerun")
+    _check_lock_file(fd, path, db)
     return fd
+
+
+def _check_lock_file(fd: int, path: str, db: str) -> None:
+    """Close ``fd`` and refuse in one line unless it is a lock file: a regular file with one link
+    that is not the warehouse."""
+    st = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(st.st_mode):
+        problem = "is not a regular file"
+    elif st.st_nlink != 1:
+        problem = f"has {st.st_nlink} names (a hard link of another file)"
+    else:
+        try:
+            wst = os.stat(db)
+            if (wst.st_dev, wst.st_ino) == (st.st_dev, st.st_ino):
+                problem = "is the warehouse itself"
+        except (OSError, ValueError):
+            pass
+    if problem:
+        os.close(fd)
+        raise UserError(f"lock file {path} of warehouse {db} {problem}; remove it and rerun")
 
 
 def proc_locks(path: str) -> list[tuple[str, str, str]] | None:

@@ -17,8 +17,14 @@ is a fact, ``dynamicqa_fact_done``).
   the driver writes ``<warehouse>.run-<id>.driver`` beside the warehouse (host, PID, the process's
   start time and command line, the warehouse file's identity (st_dev, st_ino), a random token), and
   a PID is trusted, for a signal or for refusing a second driver, only when that file names it, the
-  warehouse opened is that file, and the live process's start time and command line still match
-  (``procs.proven``, the one liveness rule).
+  warehouse opened is that file, the live process's start time and command line still match
+  (``procs.proven``, the one liveness rule), and that process holds the run's driver lock: an
+  exclusive ``flock`` on ``<tmp>/ctxprior-<uid>/<dev>-<ino>.run-<id>.driver.lock`` (the private
+  folder: this user's, mode 0700; the file mode 0600), which the driver takes when it claims the run
+  and keeps until it releases it, and which ``/proc/locks`` names by PID. Everything in a driver file
+  can be copied or forged (a live ``sleep``'s PID, start time and command line); a lock held by that
+  very process cannot: the kernel records who took it, and a process that never ran ctxprior's
+  driver code holds none (a forked child closes its copy).
 - ``list_runs``, ``run_kind``, and ``default_runs``: which runs an analysis, figure, report or
   publication uses when none are given (the one definition).
 
@@ -29,6 +35,7 @@ queries, publish) may import ``schema`` and nothing else in common.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -45,7 +52,7 @@ from ..errors import UserError
 from ..sqlfiles import read_sql
 from ..version import __version__
 from . import procs
-from .lock import sidecar_base
+from .lock import proc_locks, sidecar_base
 from .store import Store, utcnow
 
 KINDS = ("persuasion", "dynamic")
@@ -266,8 +273,94 @@ def _file_identity(path: str) -> list[int] | None:
     return [st.st_dev, st.st_ino]
 
 
+_DRIVER_LOCKS: dict[str, int] = {}
+"""The driver locks this process holds: lock file -> its descriptor."""
+
+
+def _forget_driver_locks_in_child() -> None:
+    for fd in _DRIVER_LOCKS.values():
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _DRIVER_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_driver_locks_in_child)
+
+
+def _driver_lock_file(path: str, run_id: int) -> str | None:
+    """The run's driver lock, in the private folder (``_identity_driver_file``); None without one."""
+    keyed = _identity_driver_file(path, run_id)
+    return None if keyed is None else keyed + ".lock"
+
+
+def _open_driver_lock(lock_file: str, create: bool) -> int | None:
+    """A descriptor of the driver lock (a regular file of this user, never through a link)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(lock_file, flags | (os.O_CREAT if create else 0), 0o600)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+        os.close(fd)
+        return None
+    return fd
+
+
+def _hold_driver_lock(path: str, run_id: int) -> None:
+    """Take run ``run_id``'s driver lock (kept until ``release_driver``); nothing when it cannot be
+    taken (no private folder, another process holds it): then this driver is marked, not signalled."""
+    lock_file = _driver_lock_file(path, run_id)
+    if lock_file is None or lock_file in _DRIVER_LOCKS:
+        return
+    fd = _open_driver_lock(lock_file, create=True)
+    if fd is None:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return
+    _DRIVER_LOCKS[lock_file] = fd
+
+
+def _release_driver_lock(path: str, run_id: int) -> None:
+    lock_file = _driver_lock_file(path, run_id)
+    fd = _DRIVER_LOCKS.pop(lock_file, None) if lock_file else None
+    if fd is not None:
+        os.close(fd)
+
+
+def _holds_driver_lock(path: str, run_id: int, pid: int) -> bool:
+    """Whether process ``pid`` holds run ``run_id``'s driver lock (``/proc/locks`` names the PID that
+    took it; without ``/proc``, whether any process holds it)."""
+    lock_file = _driver_lock_file(path, run_id)
+    if lock_file is None:
+        return False
+    if lock_file in _DRIVER_LOCKS:
+        return pid == os.getpid()
+    held = proc_locks(lock_file)
+    if held is not None:
+        return ("FLOCK", "WRITE", str(int(pid))) in held
+    fd = _open_driver_lock(lock_file, create=False)
+    if fd is None:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def claim_driver(path: str, run_id: int) -> None:
-    """Record this process as the driver of run ``run_id`` (the file ``driver_pid`` checks)."""
+    """Record this process as the driver of run ``run_id`` (the file ``driver_pid`` checks) and take
+    the run's driver lock (the part of the proof a forged file cannot give)."""
+    _hold_driver_lock(path, run_id)
     proof = {
         "host": socket.gethostname(),
         **procs.record(),
@@ -282,6 +375,7 @@ def release_driver(path: str, run_id: int) -> None:
     """Remove the driver file of run ``run_id`` when it names this process."""
     for f in _driver_files(path, run_id):
         procs.remove_marker(f)
+    _release_driver_lock(path, run_id)
 
 
 def driver_pid(path: str, run_id: int, host: str | None, pid: int | None) -> int | None:
@@ -293,7 +387,7 @@ def driver_pid(path: str, run_id: int, host: str | None, pid: int | None) -> int
         return None
     for f in _driver_files(path, run_id):
         found = _proven_driver(procs.read_marker(f), path, host, pid)
-        if found is not None:
+        if found is not None and _holds_driver_lock(path, run_id, found):
             return found
     return None
 

@@ -18,6 +18,10 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
   60): its hold lasts one commit. Otherwise they fail with "warehouse ... is in use by PID n (cmd)".
 - **snapshots**: a reader opens after a commit + checkpoint and sees exactly the committed state
   of that moment (every unit's rows together with its run_unit row, one transaction each).
+- **identity**: a writer remembers the file it opened (st_dev, st_ino); before every reopen and
+  every commit it checks that the path still names that file, and stops in one line when it does
+  not (moved, replaced by another warehouse, deleted): a brief writer never writes into another
+  warehouse moved to its path, and never creates a new one where its file disappeared.
 """
 
 from __future__ import annotations
@@ -163,20 +167,41 @@ class Store:
         self._in_tx = False
         self._depth = 0
         self._lock: wlock.Lock | None = None  # the flock held with ``_con`` (schema/lock.py)
+        self.identity: tuple[int, int] | None = None  # a writer's file (st_dev, st_ino), once opened
         self._noted = False  # whether ctxprior/inputs.py compares inputs with this warehouse
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
             _fault("store.connect")
-            self._con, self._lock = _connect(
+            self.check_identity()  # never a new file where this one disappeared (DuckDB would create it)
+            con, held = _connect(
                 self.path, self.read_only, self.wait, self.brief, reads=self.reads, threads=self.threads
             )
+            try:
+                self.check_identity()  # the file opened is the one this writer holds
+            except UserError:
+                con.close()
+                held.release()
+                raise
+            self._con, self._lock = con, held
         return self._con
 
     @con.setter
     def con(self, value: duckdb.DuckDBPyConnection) -> None:
         self._con = value
+
+    def check_identity(self) -> None:
+        """UserError (one line) when this writer's path no longer names the file it opened."""
+        if self.identity is None or self.read_only:
+            return
+        now = file_identity(self.path)
+        if now != self.identity:
+            what = "is gone" if now is None else "now names another file"
+            raise UserError(
+                f"warehouse {self.path} {what} (moved, replaced or deleted while this command ran); "
+                "stopped without writing more: what was committed is in the file this command opened"
+            )
 
     # -- lifecycle -----------------------------------------------------------------
     def close(self) -> None:
@@ -285,6 +310,14 @@ class Store:
                 raise
             else:
                 self._in_tx = False
+                try:
+                    self.check_identity()
+                except UserError:
+                    try:
+                        self.con.execute("ROLLBACK")
+                    except Exception:
+                        pass
+                    raise
                 try:
                     self.con.execute("COMMIT")
                 except duckdb.Error as e:
@@ -682,6 +715,15 @@ def _unlink_unfinished(path: str, e: BaseException) -> None:
             pass
 
 
+def file_identity(path: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file at ``path`` (links followed); None when there is none."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def open_store(
     path: str | os.PathLike | None = None,
     read_only: bool = False,
@@ -734,6 +776,7 @@ def open_store(
         path, con, read_only, brief=brief and not read_only, wait=wait, reads=reads, threads=threads
     )
     store._lock = held
+    store.identity = None if read_only else file_identity(path)
     store._noted = True
     note_warehouse(path)  # inputs are compared with it while it is open (ctxprior/inputs.py)
     if migrating:
