@@ -27,6 +27,7 @@ import math
 import os
 import random
 import re
+import stat
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -159,6 +160,7 @@ class Store:
         self.brief = brief
         self.wait = wait
         self.reads = reads
+        self.named = named_reads(reads)  # what each named read is (check_reads)
         self.threads = threads
         self._in_tx = False
         self._depth = 0
@@ -257,6 +259,22 @@ class Store:
                     "one_thread() needs a store opened with threads=1 (its settings are locked)"
                 )
             yield self
+
+    def check_reads(self) -> None:
+        """A UserError when a file or folder of ``reads`` is no longer the one resolved when the
+        store opened (a link retargeted, another file renamed over its name): what a query read
+        there is not the file named (docs/write-protocol.md, "Named reads")."""
+        for real, _, identity in self.named:
+            try:
+                st = os.stat(real)
+                now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+            except OSError:
+                now = None
+            if now != identity:
+                raise UserError(
+                    f"{real} was replaced while the query ran (not the file named); "
+                    "its result is discarded: rerun once it is stable"
+                )
 
     def __enter__(self) -> Store:
         return self
@@ -513,27 +531,76 @@ def check_wait(wait: Any) -> float:
     return value
 
 
-def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
-    """(files, folders) of ``reads`` as DuckDB's ``allowed_paths`` / ``allowed_directories`` take
-    them: each as written (absolute), with links resolved, and as ``sqlfiles.path_sql`` escapes
-    glob characters (DuckDB checks the pattern before it expands it); folders end in ``/``. Paths
-    that do not exist are left out (the command that names them says so itself)."""
-    files: list[str] = []
-    dirs: list[str] = []
+NamedRead = tuple[str, bool, tuple[int, int]]  # (real path, a folder?, (st_dev, st_ino))
+
+
+def named_reads(reads: Reads) -> list[NamedRead]:
+    """Each of ``reads`` resolved once (links followed) to the file or folder it names now: its
+    real path, whether it is a folder, and its identity ``(st_dev, st_ino)``. DuckDB is given only
+    these real paths (``read_paths``), and ``Store.check_reads`` compares the identities after a
+    query, so a link retargeted or a file renamed over the name later is not read as the file named.
+    Paths that do not exist are left out (the command that names them says so itself)."""
+    out: list[NamedRead] = []
     for p in reads:
-        path = Path(os.path.expanduser(str(p)))
         try:
-            if not path.exists():
-                continue
-            plain = {os.path.abspath(path), str(path.resolve())}
-            names = sorted(plain | {glob_escaped(n) for n in plain})
+            real = os.path.realpath(os.path.expanduser(str(p)))
+            st = os.stat(real)
         except (OSError, ValueError):
             continue
-        if path.is_dir():
+        if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+            out.append((real, stat.S_ISDIR(st.st_mode), (st.st_dev, st.st_ino)))
+    return out
+
+
+def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
+    """(files, folders) of ``reads`` as DuckDB's ``allowed_paths`` / ``allowed_directories`` take
+    them: only the real path each names now (``named_reads``; DuckDB resolves links on both sides
+    of its check), plain and as ``sqlfiles.path_sql`` escapes glob characters (DuckDB checks the
+    pattern before it expands it); folders end in ``/``. A FIFO or a device is never allowed."""
+    files: list[str] = []
+    dirs: list[str] = []
+    for real, is_dir, _ in named_reads(reads):
+        names = sorted({real, glob_escaped(real)})
+        if is_dir:
             dirs += [n.rstrip("/") + "/" for n in names]
         else:
             files += names
     return files, dirs
+
+
+TEMP_ENV = "CTXPRIOR_DUCKDB_TEMP"  # where the private temp folders are made (default: $TMPDIR)
+_TEMP: dict[int, str] = {}  # this process's private DuckDB temp folder, by PID
+
+
+def private_temp() -> str:
+    """DuckDB's temp directory for this process: a folder of its own, mode 0700, inside
+    ``<tmp>/ctxprior-<uid>`` (the user's, mode 0700, not a link), removed at exit. DuckDB lets a
+    sandboxed connection read its temp directory, whose default ``<db>.tmp`` a link beside the
+    warehouse could point anywhere. "" (no spilling to disk) when no such folder can be made."""
+    pid = os.getpid()
+    if pid in _TEMP:
+        return _TEMP[pid]
+    import tempfile
+
+    root = os.path.join(os.environ.get(TEMP_ENV) or tempfile.gettempdir(), f"ctxprior-{os.getuid()}")
+    try:
+        try:
+            os.mkdir(root, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(root)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise OSError(f"{root} is not a private folder")
+        folder = tempfile.mkdtemp(prefix=f"duckdb-{pid}-", dir=root)
+    except OSError:
+        folder = ""
+    _TEMP[pid] = folder
+    if folder:
+        import atexit
+        import shutil
+
+        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(folder, ignore_errors=True))
+    return folder
 
 
 def sandbox(
@@ -564,6 +631,7 @@ def sandbox(
         return
     if threads is not None:
         con.execute(f"SET threads = {literal(int(threads))}")
+    con.execute(f"SET temp_directory = {literal(private_temp())}")  # never <db>.tmp
     if files:
         con.execute(f"SET allowed_paths = [{', '.join(literal(f) for f in files)}]")
     if dirs:
@@ -711,6 +779,7 @@ def open_store(
 
     path = str(path or default_db_path())
     wait = check_wait(wait)
+    reads = [real for real, _, _ in named_reads(reads)]  # resolved once (named_reads)
     exists = Path(path).exists()
     if not exists and (read_only or not create or migrating):
         raise UserError(f"no warehouse at {path}; create one with `ctxprior --db {path} ingest demo`")
