@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import check_input, loads_json, validated
+from ..inputs import MAX_BYTES, check_input, loads_json, read_input, validated
 from ..outputs import MANIFEST, OutputFolder, replacing
 from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
@@ -421,7 +421,7 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
         )
     check_input(path)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path, limit=MAX_BYTES).decode("utf-8")  # a regular file, never blocks
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: not a readable JSON manifest ({e}); re-export the folder") from None
     try:
