@@ -77,7 +77,9 @@ def test_allow_read_file_reads_that_file_only(wh, run_cli, tmp_path, query):
 
 
 def test_the_temp_directory_is_private(wh, run_cli):
-    res = run_cli("sql", "--allow-read", "x.csv", "SELECT current_setting('temp_directory') AS t", "--format", "csv")
+    res = run_cli(
+        "sql", "--allow-read", "x.csv", "SELECT current_setting('temp_directory') AS t", "--format", "csv"
+    )
     assert res.exit_code == 0, res.output
     temp = res.output.strip().splitlines()[-1]
     assert temp == private_temp() and not temp.endswith(".tmp")
@@ -131,8 +133,20 @@ def test_a_file_replaced_under_the_query_is_not_the_file_named(wh, tmp_path):
     [
         ["--allow-read", "x.csv", "SELECT octet_length(content) AS n FROM read_blob('wh.' || 'duckdb')"],
         ["--allow-read", ".", "SELECT octet_length(content) AS n FROM read_blob('wh.' || 'duckdb')"],
-        ["--allow-read", "x.csv", "--var", "p=wh.", "SELECT octet_length(content) AS n FROM read_blob(getvariable('p') || 'duckdb')"],
-        ["--allow-read", "x.csv", "--var", "p=wh.duckdb", "SELECT octet_length(content) AS n FROM read_blob(getvariable('p'))"],
+        [
+            "--allow-read",
+            "x.csv",
+            "--var",
+            "p=wh.",
+            "SELECT octet_length(content) AS n FROM read_blob(getvariable('p') || 'duckdb')",
+        ],
+        [
+            "--allow-read",
+            "x.csv",
+            "--var",
+            "p=wh.duckdb",
+            "SELECT octet_length(content) AS n FROM read_blob(getvariable('p'))",
+        ],
     ],
 )
 def test_the_warehouse_itself_is_never_read(wh, run_cli, args):
@@ -140,3 +154,51 @@ def test_the_warehouse_itself_is_never_read(wh, run_cli, args):
     line = one_line_refusal(run_cli("sql", *args))
     assert "warehouse file itself" in line, line
     assert digest(wh) == before
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    """A small warehouse (no demo data: fast) exported as Parquet."""
+    import ctxprior
+    from parquet_fixtures import build_warehouse
+
+    folder = tmp_path_factory.mktemp("exported")
+    db = build_warehouse(str(folder / "src.duckdb"), use_demo=False)
+    ctxprior.open(db).parquet.export(folder / "out")
+    return folder / "out"
+
+
+def test_an_import_reads_the_bytes_it_checked(exported, tmp_path, monkeypatch, run_cli):
+    """Seen 3: a shard swapped between its sha256 check and DuckDB's read was imported (307 edited
+    rows, exit 0). The swap happens at the fault point between the two (``import.verified``): the
+    import reads its private copy of the checked bytes, so the edited rows never arrive."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from ctxprior import faults
+
+    out = tmp_path / "out"
+    shutil.copytree(exported, out)
+    m = json.loads((out / "manifest.json").read_text())
+    shard = out / next(e for e in m["tables"] if e["name"] == "run")["files"][0]["path"]
+    table = pq.read_table(shard)
+    edited = table.set_column(table.schema.get_field_index("status"), "status", [["EDITED"] * table.num_rows])
+    swapped = []
+
+    def swap(action, point, n):
+        pq.write_table(edited, shard)  # another file's bytes under the checked name
+        swapped.append(point)
+
+    monkeypatch.setenv("CTXPRIOR_FAULT", "import.verified:raise")
+    monkeypatch.setattr(faults, "_act", swap)
+    db = str(tmp_path / "copy.duckdb")
+    res = run_cli("import", "parquet", out, db=db)
+    assert res.exit_code == 0 and swapped == ["import.verified"], res.output
+    store = open_store(db, read_only=True)
+    try:
+        assert store.scalar("SELECT count(*) FROM run WHERE status = 'EDITED'") == 0
+        assert store.scalar("SELECT count(*) FROM run") == table.num_rows
+    finally:
+        store.close()
+    assert not [p for p in Path(private_temp()).glob("import-*")]  # the private copy is gone

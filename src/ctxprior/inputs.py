@@ -142,7 +142,10 @@ def open_input(
 
 
 def read_input(
-    path: str | os.PathLike, what: str = "", limit: int | None = None, warehouse: str | os.PathLike | None = None
+    path: str | os.PathLike,
+    what: str = "",
+    limit: int | None = None,
+    warehouse: str | os.PathLike | None = None,
 ) -> bytes:
     """The bytes of input file ``path`` (:func:`open_input`), at most ``limit`` (one line past it)."""
     with open_input(path, what, warehouse) as f:
@@ -153,7 +156,10 @@ def read_input(
 
 
 def read_input_text(
-    path: str | os.PathLike, what: str = "", limit: int | None = None, warehouse: str | os.PathLike | None = None
+    path: str | os.PathLike,
+    what: str = "",
+    limit: int | None = None,
+    warehouse: str | os.PathLike | None = None,
 ) -> str:
     """Input file ``path`` as UTF-8 text (:func:`read_input`; a byte-order mark dropped)."""
     data = read_input(path, what, limit, warehouse)

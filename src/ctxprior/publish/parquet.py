@@ -26,6 +26,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import MAX_BYTES, check_input, loads_json, read_input, validated
+from ..inputs import MAX_BYTES, check_input, loads_json, open_input, read_input, validated
 from ..outputs import MANIFEST, OutputFolder, replacing
 from ..schema.base import metadata
 from ..schema.store import Store, _is_io_error, utcnow
@@ -471,6 +472,72 @@ def verify_files(
                 f"{p}: sha256 {got[:12]}... does not match the manifest "
                 f"({f['sha256'][:12]}...); the file is corrupt or was changed, copy it again"
             )
+
+
+def _copy_checked(src: Path, dst: Path, sha256: str, shown: Path) -> None:
+    """Copy ``src`` to ``dst`` (a new file in a private folder) while hashing the bytes copied:
+    the copy is exactly the bytes whose sha256 matched, whatever happens to ``src`` afterwards."""
+    import hashlib
+
+    h = hashlib.sha256()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    with open_input(src) as f, os.fdopen(os.open(dst, flags, 0o600), "wb") as out:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+            out.write(chunk)
+    got = h.hexdigest()
+    if got != sha256:
+        raise UserError(
+            f"{shown}: sha256 {got[:12]}... does not match the manifest "
+            f"({sha256[:12]}...); the file is corrupt or was changed, copy it again"
+        )
+
+
+@contextmanager
+def staged_folder(folder: str | os.PathLike, strict: bool = False) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """An import folder as a private copy, what an import reads (issue 42: a checked file is the
+    file read): the manifest read once, every table file copied into a folder of this process's
+    own (mode 0700) while its sha256 is computed from the bytes copied, then validated and read
+    from there, so a file swapped after its check is never read. Messages name ``folder``."""
+    import shutil
+    import tempfile
+
+    from ..schema.store import private_temp
+
+    folder = Path(folder)
+    m = check_folder(folder, verify=False)
+    stage = Path(tempfile.mkdtemp(prefix="import-", dir=private_temp() or None))
+    try:
+        try:
+            for e in m["tables"]:
+                for f in e.get("files", []) if e.get("kind") == "table" else []:
+                    _check_listed(folder, f["path"])
+                    dst = stage / f"{len(os.listdir(stage)):06d}.parquet"
+                    _copy_checked(folder / f["path"], dst, f["sha256"], folder / f["path"])
+                    f["path"] = dst.name
+            (stage / MANIFEST).write_text(json.dumps(m), encoding="utf-8")
+            _fault("import.verified")
+            validate_folder(stage, m, strict)
+            yield stage, m
+        except UserError as err:
+            raise UserError(str(err).replace(str(stage), str(folder))) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _check_listed(folder: Path, rel: str) -> None:
+    p = folder / rel
+    if ".." in Path(rel).parts or Path(rel).is_absolute():
+        raise UserError(f"{folder / MANIFEST}: file path {rel} leaves the folder; refusing it")
+    if not p.is_file():
+        raise UserError(f"{p}: listed in {MANIFEST} but missing; copy the whole folder again")
+
+
+def _fault(point: str) -> None:
+    if os.environ.get("CTXPRIOR_FAULT"):
+        from ..faults import hit
+
+        hit(point)
 
 
 def check_folder(folder: str | os.PathLike, verify: bool = True, strict: bool = False) -> dict[str, Any]:

@@ -786,7 +786,9 @@ def open_store(
     if exists and Path(path).is_dir():
         raise UserError(f"warehouse path {path} is a directory; pass a file path with --db")
     if exists and not Path(path).is_file():  # a FIFO would hang DuckDB's open, a device never ends
-        raise UserError(f"warehouse path {path} is not a regular file (a FIFO or a device); pass a DuckDB file with --db")
+        raise UserError(
+            f"warehouse path {path} is not a regular file (a FIFO or a device); pass a DuckDB file with --db"
+        )
     if not exists:
         parent = Path(path).resolve().parent
         if not parent.exists():
