@@ -40,7 +40,7 @@ from ..errors import UserError
 from ..inputs import MAX_BYTES, check_input, loads_json, open_input, read_input, validated
 from ..outputs import MANIFEST, OutputFolder, replacing
 from ..schema.base import metadata
-from ..schema.store import Store, _is_io_error, utcnow
+from ..schema.store import QueryTimeout, Store, _is_io_error, utcnow, view_error
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..version import __version__
 from .manifest import Manifest
@@ -277,21 +277,37 @@ def _export_items(
             continue
         entry: dict[str, Any] = {"name": name, "kind": kind, "rows": rows, "columns": cols, "files": []}
         if not (rows == 0 and skip_empty):
-            entry["files"] = _write_files(store, out, name, cols, src, rows, rows_per_file)
+            entry["files"] = _write_item(store, out, name, kind, cols, src, rows, rows_per_file)
         entries.append(entry)
     return entries, skipped
+
+
+def _write_item(
+    store: Store, out: OutputFolder, name: str, kind: str, cols: list, src: str, rows: int, per_file: int
+) -> list[dict[str, Any]]:
+    """``_write_files``; a view's rows are read bounded (``Store.bounded``) and its errors named by
+    the view, never with DuckDB's text (it may quote what the view read)."""
+    if kind != "view":
+        return _write_files(store, out, name, cols, src, rows, per_file)
+    try:
+        with store.bounded(f"view {name}"):
+            return _write_files(store, out, name, cols, src, rows, per_file)
+    except duckdb.Error as e:
+        raise UserError(view_error(name, e)) from None
 
 
 def _count_rows(store: Store, name: str, kind: str, src: str, skipped: list[dict[str, str]]) -> int | None:
     """Rows ``src`` selects. A view that cannot be read gives None, a warning and an entry in ``skipped``
     (a view another area broke must not block exporting everything else); a table re-raises."""
-    try:
+    if kind != "view":
         return int(store.scalar(f"SELECT count(*) FROM ({src})"))
-    except duckdb.Error as e:
-        if kind != "view":
-            raise
-        skipped.append({"name": name, "error": str(e).splitlines()[0]})
-        tqdm.write(f"warning: view {name} cannot be read, skipped: {str(e).splitlines()[0]}", file=sys.stderr)
+    try:
+        with store.bounded(f"view {name}"):  # bounded: a view that never ends is skipped
+            return int(store.scalar(f"SELECT count(*) FROM ({src})"))
+    except (duckdb.Error, QueryTimeout) as e:
+        why = view_error(name, e)  # by its name: DuckDB's text may quote what the view read
+        skipped.append({"name": name, "error": why})
+        tqdm.write(f"warning: {why}; skipped", file=sys.stderr)
         return None
 
 

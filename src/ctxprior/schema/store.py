@@ -28,6 +28,7 @@ import os
 import random
 import re
 import stat
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -260,6 +261,28 @@ class Store:
                 )
             yield self
 
+    @contextmanager
+    def bounded(self, what: str) -> Iterator[Store]:
+        """A session whose statements stop after ``query_timeout()`` seconds in all: a timer thread
+        interrupts DuckDB (``con.interrupt()``), and the block ends in a :class:`QueryTimeout`
+        naming ``what`` (never DuckDB's text). For reads of objects a file brings (covariate views,
+        the views an export reads): an infinitely recursive view stops instead of hanging."""
+        with self.session():
+            con = self.con
+            limit = query_timeout()
+            timer = threading.Timer(limit, con.interrupt)
+            timer.daemon = True
+            timer.start()
+            try:
+                yield self
+            except duckdb.InterruptException:
+                raise QueryTimeout(
+                    f"{what}: still running after {limit:g} s, stopped "
+                    f"(a view that never ends; {QUERY_TIMEOUT_ENV} sets the limit)"
+                ) from None
+            finally:
+                timer.cancel()
+
     def check_reads(self) -> None:
         """A UserError when a file or folder of ``reads`` is no longer the one resolved when the
         store opened (a link retargeted, another file renamed over its name): what a query read
@@ -438,6 +461,36 @@ class Store:
                 self.run_script(text)
             except duckdb.Error as e:  # a developer error, never a user one
                 raise RuntimeError(f"view file {name} failed: {e}") from e
+
+
+QUERY_TIMEOUT_ENV = "CTXPRIOR_QUERY_TIMEOUT"  # seconds a bounded read may run (Store.bounded)
+QUERY_TIMEOUT = 600.0
+
+
+class QueryTimeout(UserError):
+    """A bounded read (``Store.bounded``) ran past ``query_timeout()``."""
+
+
+def view_error(view: str, e: BaseException) -> str:
+    """Why view ``view`` (a covariate view, a view an export reads) cannot be read, by its name and
+    DuckDB's kind of error only: DuckDB's text can quote what the view read (a value, a file's
+    line), so it is never shown. A :class:`QueryTimeout` says so instead."""
+    if isinstance(e, QueryTimeout):
+        return str(e)
+    kind = type(e).__name__.removesuffix("Exception") or "Error"
+    return (
+        f"view {view} cannot be read ({kind} error; DuckDB's text is not shown, it may quote what "
+        f'the view read); inspect it with `ctxprior sql "SELECT * FROM {view} LIMIT 5"`'
+    )
+
+
+def query_timeout() -> float:
+    """``CTXPRIOR_QUERY_TIMEOUT`` (seconds, > 0), else 600."""
+    try:
+        value = float(os.environ.get(QUERY_TIMEOUT_ENV, QUERY_TIMEOUT))
+    except ValueError:
+        return QUERY_TIMEOUT
+    return value if math.isfinite(value) and value > 0 else QUERY_TIMEOUT
 
 
 _IO_WORDS = (
