@@ -159,8 +159,9 @@ def test_the_warehouse_itself_is_never_read(wh, run_cli, args):
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     """A small warehouse (no demo data: fast) exported as Parquet."""
-    import ctxprior
     from parquet_fixtures import build_warehouse
+
+    import ctxprior
 
     folder = tmp_path_factory.mktemp("exported")
     db = build_warehouse(str(folder / "src.duckdb"), use_demo=False)
