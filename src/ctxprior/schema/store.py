@@ -871,11 +871,17 @@ def open_store(
         version = store.schema_version()
         if version is None and exists and store.table_names():
             raise UserError(f"{path} is a DuckDB file but not a ctxprior warehouse (no meta table)")
+        if version is None and read_only:  # an empty DuckDB file: a command creating it was killed
+            raise UserError(
+                f"{path} is an empty DuckDB file, not yet a ctxprior warehouse (a command that was "
+                "creating it stopped); remove it and rerun that command"
+            )
         if version is not None:
             check_version(path, version, SCHEMA_VERSION)
         if foreign:  # refused (read-only) or dropped (read-write), before any other query
             trust.refuse_or_drop(store, foreign)
         if not read_only:
+            trust.check_tables(store)  # a table at a view's name, a foreign constraint: one line
             store.ensure_schema()
         if version is not None or not read_only:
             trust.check_views(store)
