@@ -803,6 +803,25 @@ def _unlink_unfinished(path: str, e: BaseException) -> None:
             pass
 
 
+def _check_path(path: str, must_exist: bool) -> bool:
+    """Whether a warehouse file is at ``path``; one line when none may be made there, or when the
+    path is a folder, a FIFO (it would hang DuckDB's open) or a device."""
+    exists = Path(path).exists()
+    if not exists and must_exist:
+        raise UserError(f"no warehouse at {path}; create one with `ctxprior --db {path} ingest demo`")
+    if exists and Path(path).is_dir():
+        raise UserError(f"warehouse path {path} is a directory; pass a file path with --db")
+    if exists and not Path(path).is_file():
+        raise UserError(
+            f"warehouse path {path} is not a regular file (a FIFO or a device); pass a DuckDB file with --db"
+        )
+    if not exists:
+        parent = Path(path).resolve().parent
+        if not parent.exists():
+            raise UserError(f"cannot create warehouse {path}: folder {parent} does not exist")
+    return exists
+
+
 def open_store(
     path: str | os.PathLike | None = None,
     read_only: bool = False,
@@ -833,19 +852,7 @@ def open_store(
     path = str(path or default_db_path())
     wait = check_wait(wait)
     reads = [real for real, _, _ in named_reads(reads)]  # resolved once (named_reads)
-    exists = Path(path).exists()
-    if not exists and (read_only or not create or migrating):
-        raise UserError(f"no warehouse at {path}; create one with `ctxprior --db {path} ingest demo`")
-    if exists and Path(path).is_dir():
-        raise UserError(f"warehouse path {path} is a directory; pass a file path with --db")
-    if exists and not Path(path).is_file():  # a FIFO would hang DuckDB's open, a device never ends
-        raise UserError(
-            f"warehouse path {path} is not a regular file (a FIFO or a device); pass a DuckDB file with --db"
-        )
-    if not exists:
-        parent = Path(path).resolve().parent
-        if not parent.exists():
-            raise UserError(f"cannot create warehouse {path}: folder {parent} does not exist")
+    exists = _check_path(path, read_only or not create or migrating)
     if brief and not read_only:
         _write_marker(writer_marker(path))
     try:
