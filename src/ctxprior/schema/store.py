@@ -650,10 +650,17 @@ def private_temp() -> str:
     _TEMP[pid] = folder
     if folder:
         import atexit
-        import shutil
 
-        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(folder, ignore_errors=True))
+        atexit.register(_remove_temp, folder, pid)
     return folder
+
+
+def _remove_temp(folder: str, pid: int) -> None:
+    """Remove ``folder`` (``private_temp``) at exit, in the process that made it only (not a fork)."""
+    import shutil
+
+    if os.getpid() == pid:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def sandbox(
