@@ -352,3 +352,49 @@ def test_a_read_write_open_restores_the_package_views(tampered):
     finally:
         con.close()
     assert "read_text" not in text
+
+
+# -- names ctxprior writes to, holding something else: one line, never a traceback (issue 42, 10) --
+
+
+def test_a_table_at_a_package_views_name_is_one_line(run_cli, tmp_path):
+    db = build_warehouse(str(tmp_path / "r.duckdb"), use_demo=False)
+    run_sql(db, "DROP VIEW v_susceptibility CASCADE; CREATE TABLE v_susceptibility AS SELECT 1 AS x")
+    before = digest(db)
+    res = run_cli("analyze", db=db)
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and "table v_susceptibility has the name of a view ctxprior makes" in lines[0]
+    assert digest(db) == before
+
+
+def test_a_foreign_check_constraint_on_a_package_table_is_one_line(run_cli, tmp_path):
+    db = build_warehouse(str(tmp_path / "r.duckdb"), use_demo=False)
+    con = duckdb.connect(db)
+    try:
+        ddl = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 'analysis_result'").fetchone()[
+            0
+        ]
+        con.execute("DROP TABLE analysis_result")
+        con.execute(ddl.replace("run_id INTEGER NOT NULL", "run_id INTEGER NOT NULL CHECK (run_id < 0)", 1))
+    finally:
+        con.close()
+    before = digest(db)
+    res = run_cli("analyze", db=db)
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and "table analysis_result carries a CHECK constraint" in lines[0], res.output
+    assert digest(db) == before
+
+
+def test_an_empty_duckdb_file_is_one_line(run_cli, tmp_path):
+    """What an `import parquet` killed after its first seconds leaves: a DuckDB file with no table."""
+    db = str(tmp_path / "k.duckdb")
+    duckdb.connect(db).close()
+    before = digest(db)
+    for args in (["info"], ["sql", "SELECT 1"], ["runs"]):
+        res = run_cli(*args, db=db)
+        assert res.exit_code == 2, res.output
+        lines = res.output.strip().splitlines()
+        assert len(lines) == 1 and "is an empty DuckDB file" in lines[0], res.output
+    assert digest(db) == before

@@ -35,6 +35,7 @@ POINTS = {
     "unit.received": "driver: a unit's result (Parquet shard) arrived, not yet committed",
     "worker.unit": "Ray worker: in the middle of computing a unit (after its first batch)",
     "worker.shard_written": "Ray worker: shard files written, result not yet returned",
+    "import.verified": "import parquet / pull: every shard's sha256 checked, not yet read",
 }
 
 _counts: dict[str, int] = {}

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, BinaryIO
 
 from .errors import UserError
 
@@ -87,16 +88,85 @@ def warehouse_of(path: str | os.PathLike, warehouse: str | os.PathLike | None = 
     return None
 
 
+def _label(path: str | os.PathLike, what: str) -> str:
+    return f"{what} {os.fspath(path)}" if what else os.fspath(path)
+
+
 def check_input(path: str | os.PathLike, what: str = "", warehouse: str | os.PathLike | None = None) -> None:
     """Refuse ``path`` in one line when it is the warehouse or its WAL (a symlink, a hard link, the
-    same name): call before opening any input. ``what`` names the option in the message."""
+    same name), or when it is neither a regular file nor a folder (a FIFO would hang the reader, a
+    device such as ``/dev/zero`` never ends): call before opening any input. ``what`` names the
+    option in the message. :func:`open_input` opens a file by the same rule, without blocking."""
     base = warehouse_of(path, warehouse)
     if base is not None:
-        label = f"{what} {os.fspath(path)}" if what else os.fspath(path)
         raise UserError(
-            f"{label}: is the warehouse {base} (the same file by device and inode); "
+            f"{_label(path, what)}: is the warehouse {base} (the same file by device and inode); "
             "give another file, or query its tables"
         )
+    try:
+        mode = os.stat(os.path.expanduser(os.fspath(path))).st_mode
+    except (OSError, ValueError, TypeError):
+        return  # a missing path: the reader says so in its own words
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise _not_a_file(path, what)
+
+
+def _not_a_file(path: str | os.PathLike, what: str) -> UserError:
+    return UserError(f"{_label(path, what)}: not a regular file (a FIFO, a device or a socket); give a file")
+
+
+def open_input(
+    path: str | os.PathLike, what: str = "", warehouse: str | os.PathLike | None = None
+) -> BinaryIO:
+    """``path`` opened for reading by the input rule: never the warehouse (:func:`check_input`),
+    opened with ``O_NONBLOCK`` (a FIFO cannot hang the open) and kept only when the descriptor is
+    a regular file (a FIFO, a device, a folder: one line); returned in blocking mode, binary."""
+    check_input(path, what, warehouse)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(os.path.expanduser(os.fspath(path)), flags)
+    except (OSError, ValueError) as e:
+        shown = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise UserError(f"{_label(path, what)}: cannot be read ({shown})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_a_file(path, what)
+        if warehouse_of(f"/proc/self/fd/{fd}", warehouse) is not None:  # swapped since the check
+            check_input(f"/proc/self/fd/{fd}", what, warehouse)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input(
+    path: str | os.PathLike,
+    what: str = "",
+    limit: int | None = None,
+    warehouse: str | os.PathLike | None = None,
+) -> bytes:
+    """The bytes of input file ``path`` (:func:`open_input`), at most ``limit`` (one line past it)."""
+    with open_input(path, what, warehouse) as f:
+        data = f.read() if limit is None else f.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise UserError(f"{_label(path, what)}: larger than {limit:,} bytes; not a ctxprior input")
+    return data
+
+
+def read_input_text(
+    path: str | os.PathLike,
+    what: str = "",
+    limit: int | None = None,
+    warehouse: str | os.PathLike | None = None,
+) -> str:
+    """Input file ``path`` as UTF-8 text (:func:`read_input`; a byte-order mark dropped)."""
+    data = read_input(path, what, limit, warehouse)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{_label(path, what)}: not UTF-8 text (byte {e.start}); give a text file") from None
 
 
 def check_inputs(

@@ -218,13 +218,16 @@ def read_only_query(
 def _lock_kept(store: Store, allow_read) -> None:
     """With ``allow_read`` a path built inside the query can still name the warehouse file: when
     that released this process's lock on it, the result is not trusted (and not returned)."""
-    if allow_read and holds_lock(store.path) is False:
+    if not allow_read:
+        return
+    if holds_lock(store.path) is False:
         store.close()
         raise UserError(
             "the query opened the warehouse file itself, which released this process's lock on it; "
             "its result is discarded (query the warehouse's tables and views; --allow-read files, "
             "not the warehouse's folder)"
         )
+    store.check_reads()
 
 
 def _literal(value: str, name: str = "") -> str:

@@ -23,7 +23,7 @@ For long read sessions, ``duckdb.connect(path, read_only=True)`` sees every view
 (see [the warehouse](warehouse.md#working-with-duckdb-directly)).
 """
 
-from ..inputs import check_input
+from ..inputs import check_input, read_input_text
 from .analyses import Analyses
 from .core import Rows, Run
 from .covariates import Covariates
@@ -62,5 +62,6 @@ __all__ = [
     "open",
     "print_options",
     "quick",
+    "read_input_text",
     "score_options",
 ]

@@ -48,9 +48,10 @@ class Parquet(Noun):
         Command: ``ctxprior import parquet``.
         """
         from ..publish.options import MODE
-        from ..publish.parquet import check_folder, import_parquet, table_files
+        from ..publish.parquet import import_parquet, staged_folder, table_files
 
         MODE.check(mode)
-        reads = table_files(directory, check_folder(directory))  # the Parquet files DuckDB reads
-        with self._wh._removed_if_failed(), self._wh.connect(write=True, reads=reads) as store:
-            return import_parquet(store, directory, mode=mode, verify=False)
+        with staged_folder(directory) as (stage, manifest):  # a private copy of the checked bytes
+            reads = table_files(stage, manifest)  # the Parquet files DuckDB reads
+            with self._wh._removed_if_failed(), self._wh.connect(write=True, reads=reads) as store:
+                return import_parquet(store, stage, mode=mode, verify=False)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from ..api import check_input, command_options, score_options
+from ..api import command_options, read_input_text, score_options
 from ..errors import UserError
 from .app import pass_app
 from .options import declared_options
@@ -58,12 +58,8 @@ def score_cmd(app, load_in_8bit, load_in_4bit, quiet, **options) -> None:
 
 
 def _read_lines(path: str, what: str, escapes: bool) -> list[str]:
-    check_input(path, what)  # never the warehouse (a link of it): ctxprior/inputs.py
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = [ln.rstrip("\r\n") for ln in f]
-    except OSError as e:
-        raise UserError(f"{what} {path}: cannot read ({e.strerror})") from None
+    text = read_input_text(path, what)  # never a FIFO, a device, the warehouse: ctxprior/inputs.py
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     lines = [ln for ln in lines if ln.strip()]
     if not lines:
         raise UserError(f"{what} {path}: no non-empty lines")

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from ..api import check_input, print_options
+from ..api import print_options, read_input_text
 from ..errors import UserError
 from .app import pass_app
 from .options import declared_options
@@ -45,14 +45,7 @@ def sql_cmd(app, query, file, fmt, variables, max_rows, allow_read) -> None:
     if file:
         if not os.path.exists(file):
             raise UserError(f"{file}: no such file")
-        check_input(file, "--file")  # never the warehouse (a link of it): ctxprior/inputs.py
-        try:
-            with open(file, encoding="utf-8") as fh:
-                query = fh.read()
-        except UnicodeDecodeError as e:
-            raise UserError(
-                f"--file {file}: not UTF-8 text (byte {e.start}); give a file of SQL text"
-            ) from None
+        query = read_input_text(file, "--file")  # never a FIFO, a device, the warehouse: ctxprior/inputs.py
     vars_ = {}
     for v in variables:
         if "=" not in v:

@@ -6,9 +6,11 @@ covariate column onto per-fact rows (``join_covariate``). ``ctxprior.queries`` c
 
 from __future__ import annotations
 
+import duckdb
 import pandas as pd
 
 from ..errors import UserError
+from ..schema.store import view_error
 from ..sqlfiles import body, ident, read_sql
 
 KEY_COLS = ("dataset", "relation", "entity", "answer")
@@ -126,9 +128,14 @@ def join_covariate(store, chi: pd.DataFrame, spec: str) -> pd.DataFrame:
             conds.append(f"c{i}.relation = s.{ident(rc)}")
         joins.append(f"LEFT JOIN cov c{i} ON {' AND '.join(conds)}")
         values.append(f"c{i}.v")
-    store.con.register("_chi", chi.assign(_row=range(len(chi))))  # a hash join's rows come in any order
+    joined = body(read_sql("ctxprior.covariates", "sql/join_covariate.sql"))
     try:
-        joined = body(read_sql("ctxprior.covariates", "sql/join_covariate.sql"))
-        return store.df(joined.format(cov=cov_sql, values=", ".join(values), joins=" ".join(joins)))
-    finally:
-        store.con.unregister("_chi")
+        with store.bounded(f"covariate view {view}"):  # a view from the file: bounded, named, never quoted
+            # a hash join's rows come in any order
+            store.con.register("_chi", chi.assign(_row=range(len(chi))))
+            try:
+                return store.df(joined.format(cov=cov_sql, values=", ".join(values), joins=" ".join(joins)))
+            finally:
+                store.con.unregister("_chi")
+    except duckdb.Error as e:
+        raise UserError(view_error(view, e)) from None

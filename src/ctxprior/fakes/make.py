@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import check_input
+from ..inputs import check_input, read_input
 from ..schema.store import utcnow
 from ..sqlfiles import read_sql
 from ..version import __version__
@@ -206,7 +206,7 @@ def read_names_file(path: str | Path) -> list[str]:
         raise UserError(f"{path}: no such file" if not p.exists() else f"{path}: not a file")
     check_input(p)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
-        text = p.read_bytes().decode("utf-8-sig")
+        text = read_input(p).decode("utf-8-sig")  # a regular file, never blocks
     except UnicodeDecodeError as e:
         raise UserError(f"{path}: not UTF-8 text (byte offset {e.start})") from None
     if not text.strip():

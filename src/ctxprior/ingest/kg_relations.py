@@ -31,7 +31,7 @@ from typing import Any
 
 from ..covariates.triples import DEFAULT_PREFIXES
 from ..errors import UserError
-from ..inputs import bounded, check_input
+from ..inputs import bounded, check_input, read_input
 from .builder import short_relation_name
 
 TOP_KEYS = ("description", "prefixes", "relations")
@@ -191,7 +191,7 @@ def read_relations(path: str | Path) -> RelationsFile:
     if not p.is_file():
         raise UserError(f"{path}: no such relations file" if not p.exists() else f"{path}: is not a file")
     check_input(p)  # never the warehouse (a link of it): ctxprior/inputs.py
-    raw = p.read_bytes()
+    raw = read_input(p)  # a regular file, never blocks
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

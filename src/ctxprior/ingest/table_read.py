@@ -38,7 +38,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import check_input
+from ..inputs import check_input, read_input
 from .sources import resolve_file
 
 KINDS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv"}
@@ -111,7 +111,7 @@ def read_file(path: Path, label: str) -> list[Record]:
     check_input(path, label if label != str(path) else "")  # never the warehouse: ctxprior/inputs.py
     if kind == "parquet":
         return _read_parquet(path, label)
-    raw = path.read_bytes()
+    raw = read_input(path, label if label != str(path) else "")  # a regular file, never blocks
     if not raw.strip():
         raise UserError(f"{label}: file is empty")
     try:

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictStr, field_validator, model_validator
 
 from ..errors import UserError
-from ..inputs import check_input, loads_yaml, validated
+from ..inputs import check_input, loads_yaml, read_input, validated
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 CONTEXT_FORM = "a mapping {type, text, answer} or TYPE=TEXT_COLUMN[:ANSWER_COLUMN]"
@@ -122,7 +122,7 @@ def read_spec(path: str | None) -> dict[str, Any]:
         raise UserError(f"{what}: no such file")
     check_input(p, "--spec")  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_input(p, "--spec").decode("utf-8")  # a regular file, never blocks
     except UnicodeDecodeError as e:
         raise UserError(f"{what}: not YAML or JSON ({e.reason})") from None
     raw = loads_yaml(text, what)

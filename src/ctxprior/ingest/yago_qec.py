@@ -22,7 +22,7 @@ from typing import Any
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import check_input
+from ..inputs import check_input, read_input
 from ..options import DATASET_NAME
 from .builder import DatasetBuilder, RelationRows, short_relation_name
 from .registry import IngestSource, Param, ingest_source
@@ -54,7 +54,7 @@ def read_json_file(path: str | Path, label: str | None = None) -> Any:
     if p.is_dir():
         raise UserError(f"{path}: is a directory, expected a JSON file")
     check_input(p, str(path) if str(path) != str(p) else "")  # never the warehouse: ctxprior/inputs.py
-    raw = p.read_bytes()
+    raw = read_input(p, str(path) if str(path) != str(p) else "")  # a regular file, never blocks
     if not raw.strip():
         raise UserError(f"{path}: file is empty")
     try:

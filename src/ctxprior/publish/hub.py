@@ -38,12 +38,12 @@ from .card import LICENSE_RE, build_card, missing_meanings
 from .parquet import (
     MANIFEST,
     ROWS_PER_FILE,
-    check_folder,
     export_parquet,
     heavy_tables,
     import_parquet,
     read_manifest,
     select,
+    staged_folder,
     table_files,
     views_reading,
     write_manifest,
@@ -375,6 +375,9 @@ def pull(
     warehouse that ``open_wh(files)`` opens (reading the folder's table files): only once the source is found and every file's sha256
     checked, so a bad source leaves the warehouse untouched (and uncreated)."""
     folder = resolve_source(source, revision=revision, token_env=token_env)  # before touching the warehouse
-    manifest = check_folder(folder, strict=True)
-    with open_wh(table_files(folder, manifest)) as store:
-        return folder, import_parquet(store, folder, mode=mode, verify=False)
+    # a private copy of the checked bytes is what the import reads
+    with (
+        staged_folder(folder, strict=True) as (stage, manifest),
+        open_wh(table_files(stage, manifest)) as store,
+    ):
+        return folder, import_parquet(store, stage, mode=mode, verify=False)

@@ -21,10 +21,12 @@ when nothing changed.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,11 +37,11 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import check_input, loads_json, validated
+from ..inputs import MAX_BYTES, check_input, loads_json, open_input, read_input, validated
 from ..options import ID_MAX
 from ..outputs import MANIFEST, OutputFolder, file_name, write_manifest_file
 from ..schema.base import metadata
-from ..schema.store import Store, _is_io_error, utcnow
+from ..schema.store import QueryTimeout, Store, _is_io_error, utcnow, view_error
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
 from ..version import __version__
 from .manifest import Manifest
@@ -282,21 +284,37 @@ def _export_items(
             continue
         entry: dict[str, Any] = {"name": name, "kind": kind, "rows": rows, "columns": cols, "files": []}
         if not (rows == 0 and skip_empty):
-            entry["files"] = _write_files(store, out, name, cols, src, rows, rows_per_file)
+            entry["files"] = _write_item(store, out, name, kind, cols, src, rows, rows_per_file)
         entries.append(entry)
     return entries, skipped
+
+
+def _write_item(
+    store: Store, out: OutputFolder, name: str, kind: str, cols: list, src: str, rows: int, per_file: int
+) -> list[dict[str, Any]]:
+    """``_write_files``; a view's rows are read bounded (``Store.bounded``) and its errors named by
+    the view, never with DuckDB's text (it may quote what the view read)."""
+    if kind != "view":
+        return _write_files(store, out, name, cols, src, rows, per_file)
+    try:
+        with store.bounded(f"view {name}"):
+            return _write_files(store, out, name, cols, src, rows, per_file)
+    except duckdb.Error as e:
+        raise UserError(view_error(name, e)) from None
 
 
 def _count_rows(store: Store, name: str, kind: str, src: str, skipped: list[dict[str, str]]) -> int | None:
     """Rows ``src`` selects. A view that cannot be read gives None, a warning and an entry in ``skipped``
     (a view another area broke must not block exporting everything else); a table re-raises."""
-    try:
+    if kind != "view":
         return int(store.scalar(f"SELECT count(*) FROM ({src})"))
-    except duckdb.Error as e:
-        if kind != "view":
-            raise
-        skipped.append({"name": name, "error": str(e).splitlines()[0]})
-        tqdm.write(f"warning: view {name} cannot be read, skipped: {str(e).splitlines()[0]}", file=sys.stderr)
+    try:
+        with store.bounded(f"view {name}"):  # bounded: a view that never ends is skipped
+            return int(store.scalar(f"SELECT count(*) FROM ({src})"))
+    except (duckdb.Error, QueryTimeout) as e:
+        why = view_error(name, e)  # by its name: DuckDB's text may quote what the view read
+        skipped.append({"name": name, "error": why})
+        tqdm.write(f"warning: {why}; skipped", file=sys.stderr)
         return None
 
 
@@ -429,7 +447,7 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
         )
     check_input(path)  # never the warehouse (a link of it): ctxprior/inputs.py
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path, limit=MAX_BYTES).decode("utf-8")  # a regular file, never blocks
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: not a readable JSON manifest ({e}); re-export the folder") from None
     try:
@@ -479,6 +497,72 @@ def verify_files(
                 f"{p}: sha256 {got[:12]}... does not match the manifest "
                 f"({f['sha256'][:12]}...); the file is corrupt or was changed, copy it again"
             )
+
+
+def _copy_checked(src: Path, dst: Path, sha256: str, shown: Path) -> None:
+    """Copy ``src`` to ``dst`` (a new file in a private folder) while hashing the bytes copied:
+    the copy is exactly the bytes whose sha256 matched, whatever happens to ``src`` afterwards."""
+    import hashlib
+
+    h = hashlib.sha256()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    with open_input(src) as f, os.fdopen(os.open(dst, flags, 0o600), "wb") as out:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+            out.write(chunk)
+    got = h.hexdigest()
+    if got != sha256:
+        raise UserError(
+            f"{shown}: sha256 {got[:12]}... does not match the manifest "
+            f"({sha256[:12]}...); the file is corrupt or was changed, copy it again"
+        )
+
+
+@contextmanager
+def staged_folder(folder: str | os.PathLike, strict: bool = False) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """An import folder as a private copy, what an import reads (issue 42: a checked file is the
+    file read): the manifest read once, every table file copied into a folder of this process's
+    own (mode 0700) while its sha256 is computed from the bytes copied, then validated and read
+    from there, so a file swapped after its check is never read. Messages name ``folder``."""
+    import shutil
+    import tempfile
+
+    from ..schema.store import private_temp
+
+    folder = Path(folder)
+    m = check_folder(folder, verify=False)
+    stage = Path(tempfile.mkdtemp(prefix="import-", dir=private_temp() or None))
+    try:
+        try:
+            for e in m["tables"]:
+                for f in e.get("files", []) if e.get("kind") == "table" else []:
+                    _check_listed(folder, f["path"])
+                    dst = stage / f"{len(os.listdir(stage)):06d}.parquet"
+                    _copy_checked(folder / f["path"], dst, f["sha256"], folder / f["path"])
+                    f["path"] = dst.name
+            (stage / MANIFEST).write_text(json.dumps(m), encoding="utf-8")
+            _fault("import.verified")
+            validate_folder(stage, m, strict)
+            yield stage, m
+        except UserError as err:
+            raise UserError(str(err).replace(str(stage), str(folder))) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _check_listed(folder: Path, rel: str) -> None:
+    p = folder / rel
+    if ".." in Path(rel).parts or Path(rel).is_absolute():
+        raise UserError(f"{folder / MANIFEST}: file path {rel} leaves the folder; refusing it")
+    if not p.is_file():
+        raise UserError(f"{p}: listed in {MANIFEST} but missing; copy the whole folder again")
+
+
+def _fault(point: str) -> None:
+    if os.environ.get("CTXPRIOR_FAULT"):
+        from ..faults import hit
+
+        hit(point)
 
 
 def check_folder(folder: str | os.PathLike, verify: bool = True, strict: bool = False) -> dict[str, Any]:

@@ -120,9 +120,26 @@ def read_marker(path: str) -> dict | None:
 
 
 def marker_pid(path: str) -> int | None:
-    """The proven PID a marker file names (:func:`proven`), never this process's own."""
+    """The proven PID a marker file names (:func:`proven`), never this process's own, and only a
+    process that can be a ctxprior writer (:func:`loads_duckdb`): a marker naming a live ``sleep``,
+    its start time and command line copied right, proves nothing and makes nobody wait."""
     pid = proven(read_marker(path))
-    return pid if pid is not None and pid != os.getpid() else None
+    if pid is None or pid == os.getpid() or loads_duckdb(pid) is False:
+        return None
+    return pid
+
+
+def loads_duckdb(pid: int) -> bool | None:
+    """Whether process ``pid`` has DuckDB's library mapped (``/proc/<pid>/maps``), as every
+    ctxprior writer has; None where that cannot be known (no ``/proc``). A process of another
+    user whose maps cannot be read counts as not proven."""
+    try:
+        with open(f"/proc/{int(pid)}/maps", "rb") as f:
+            return any(b"duckdb" in line for line in f)
+    except FileNotFoundError:
+        return None if not os.path.isdir("/proc/self") else False
+    except (OSError, ValueError):
+        return False
 
 
 def write_marker(path: str, rec: dict) -> bool:

@@ -31,6 +31,8 @@ import math
 import os
 import random
 import re
+import stat
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -163,6 +165,7 @@ class Store:
         self.brief = brief
         self.wait = wait
         self.reads = reads
+        self.named = named_reads(reads)  # what each named read is (check_reads)
         self.threads = threads
         self._in_tx = False
         self._depth = 0
@@ -282,6 +285,44 @@ class Store:
                     "one_thread() needs a store opened with threads=1 (its settings are locked)"
                 )
             yield self
+
+    @contextmanager
+    def bounded(self, what: str) -> Iterator[Store]:
+        """A session whose statements stop after ``query_timeout()`` seconds in all: a timer thread
+        interrupts DuckDB (``con.interrupt()``), and the block ends in a :class:`QueryTimeout`
+        naming ``what`` (never DuckDB's text). For reads of objects a file brings (covariate views,
+        the views an export reads): an infinitely recursive view stops instead of hanging."""
+        with self.session():
+            con = self.con
+            limit = query_timeout()
+            timer = threading.Timer(limit, con.interrupt)
+            timer.daemon = True
+            timer.start()
+            try:
+                yield self
+            except duckdb.InterruptException:
+                raise QueryTimeout(
+                    f"{what}: still running after {limit:g} s, stopped "
+                    f"(a view that never ends; {QUERY_TIMEOUT_ENV} sets the limit)"
+                ) from None
+            finally:
+                timer.cancel()
+
+    def check_reads(self) -> None:
+        """A UserError when a file or folder of ``reads`` is no longer the one resolved when the
+        store opened (a link retargeted, another file renamed over its name): what a query read
+        there is not the file named (docs/write-protocol.md, "Named reads")."""
+        for real, _, identity in self.named:
+            try:
+                st = os.stat(real)
+                now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+            except OSError:
+                now = None
+            if now != identity:
+                raise UserError(
+                    f"{real} was replaced while the query ran (not the file named); "
+                    "its result is discarded: rerun once it is stable"
+                )
 
     def __enter__(self) -> Store:
         return self
@@ -455,6 +496,36 @@ class Store:
                 raise RuntimeError(f"view file {name} failed: {e}") from e
 
 
+QUERY_TIMEOUT_ENV = "CTXPRIOR_QUERY_TIMEOUT"  # seconds a bounded read may run (Store.bounded)
+QUERY_TIMEOUT = 600.0
+
+
+class QueryTimeout(UserError):
+    """A bounded read (``Store.bounded``) ran past ``query_timeout()``."""
+
+
+def view_error(view: str, e: BaseException) -> str:
+    """Why view ``view`` (a covariate view, a view an export reads) cannot be read, by its name and
+    DuckDB's kind of error only: DuckDB's text can quote what the view read (a value, a file's
+    line), so it is never shown. A :class:`QueryTimeout` says so instead."""
+    if isinstance(e, QueryTimeout):
+        return str(e)
+    kind = type(e).__name__.removesuffix("Exception") or "Error"
+    return (
+        f"view {view} cannot be read ({kind} error; DuckDB's text is not shown, it may quote what "
+        f'the view read); inspect it with `ctxprior sql "SELECT * FROM {view} LIMIT 5"`'
+    )
+
+
+def query_timeout() -> float:
+    """``CTXPRIOR_QUERY_TIMEOUT`` (seconds, > 0), else 600."""
+    try:
+        value = float(os.environ.get(QUERY_TIMEOUT_ENV, QUERY_TIMEOUT))
+    except ValueError:
+        return QUERY_TIMEOUT
+    return value if math.isfinite(value) and value > 0 else QUERY_TIMEOUT
+
+
 _IO_WORDS = (
     "No space",
     "Permission denied",
@@ -546,27 +617,83 @@ def check_wait(wait: Any) -> float:
     return value
 
 
-def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
-    """(files, folders) of ``reads`` as DuckDB's ``allowed_paths`` / ``allowed_directories`` take
-    them: each as written (absolute), with links resolved, and as ``sqlfiles.path_sql`` escapes
-    glob characters (DuckDB checks the pattern before it expands it); folders end in ``/``. Paths
-    that do not exist are left out (the command that names them says so itself)."""
-    files: list[str] = []
-    dirs: list[str] = []
+NamedRead = tuple[str, bool, tuple[int, int]]  # (real path, a folder?, (st_dev, st_ino))
+
+
+def named_reads(reads: Reads) -> list[NamedRead]:
+    """Each of ``reads`` resolved once (links followed) to the file or folder it names now: its
+    real path, whether it is a folder, and its identity ``(st_dev, st_ino)``. DuckDB is given only
+    these real paths (``read_paths``), and ``Store.check_reads`` compares the identities after a
+    query, so a link retargeted or a file renamed over the name later is not read as the file named.
+    Paths that do not exist are left out (the command that names them says so itself)."""
+    out: list[NamedRead] = []
     for p in reads:
-        path = Path(os.path.expanduser(str(p)))
         try:
-            if not path.exists():
-                continue
-            plain = {os.path.abspath(path), str(path.resolve())}
-            names = sorted(plain | {glob_escaped(n) for n in plain})
+            real = os.path.realpath(os.path.expanduser(str(p)))
+            st = os.stat(real)
         except (OSError, ValueError):
             continue
-        if path.is_dir():
+        if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+            out.append((real, stat.S_ISDIR(st.st_mode), (st.st_dev, st.st_ino)))
+    return out
+
+
+def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
+    """(files, folders) of ``reads`` as DuckDB's ``allowed_paths`` / ``allowed_directories`` take
+    them: only the real path each names now (``named_reads``; DuckDB resolves links on both sides
+    of its check), plain and as ``sqlfiles.path_sql`` escapes glob characters (DuckDB checks the
+    pattern before it expands it); folders end in ``/``. A FIFO or a device is never allowed."""
+    files: list[str] = []
+    dirs: list[str] = []
+    for real, is_dir, _ in named_reads(reads):
+        names = sorted({real, glob_escaped(real)})
+        if is_dir:
             dirs += [n.rstrip("/") + "/" for n in names]
         else:
             files += names
     return files, dirs
+
+
+TEMP_ENV = "CTXPRIOR_DUCKDB_TEMP"  # where the private temp folders are made (default: $TMPDIR)
+_TEMP: dict[int, str] = {}  # this process's private DuckDB temp folder, by PID
+
+
+def private_temp() -> str:
+    """DuckDB's temp directory for this process: a folder of its own, mode 0700, inside
+    ``<tmp>/ctxprior-<uid>`` (the user's, mode 0700, not a link), removed at exit. DuckDB lets a
+    sandboxed connection read its temp directory, whose default ``<db>.tmp`` a link beside the
+    warehouse could point anywhere. "" (no spilling to disk) when no such folder can be made."""
+    pid = os.getpid()
+    if pid in _TEMP:
+        return _TEMP[pid]
+    import tempfile
+
+    root = os.path.join(os.environ.get(TEMP_ENV) or tempfile.gettempdir(), f"ctxprior-{os.getuid()}")
+    try:
+        try:
+            os.mkdir(root, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(root)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise OSError(f"{root} is not a private folder")
+        folder = tempfile.mkdtemp(prefix=f"duckdb-{pid}-", dir=root)
+    except OSError:
+        folder = ""
+    _TEMP[pid] = folder
+    if folder:
+        import atexit
+
+        atexit.register(_remove_temp, folder, pid)
+    return folder
+
+
+def _remove_temp(folder: str, pid: int) -> None:
+    """Remove ``folder`` (``private_temp``) at exit, in the process that made it only (not a fork)."""
+    import shutil
+
+    if os.getpid() == pid:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def sandbox(
@@ -597,6 +724,7 @@ def sandbox(
         return
     if threads is not None:
         con.execute(f"SET threads = {literal(int(threads))}")
+    con.execute(f"SET temp_directory = {literal(private_temp())}")  # never <db>.tmp
     if files:
         con.execute(f"SET allowed_paths = [{', '.join(literal(f) for f in files)}]")
     if dirs:
@@ -724,6 +852,25 @@ def file_identity(path: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+def _check_path(path: str, must_exist: bool) -> bool:
+    """Whether a warehouse file is at ``path``; one line when none may be made there, or when the
+    path is a folder, a FIFO (it would hang DuckDB's open) or a device."""
+    exists = Path(path).exists()
+    if not exists and must_exist:
+        raise UserError(f"no warehouse at {path}; create one with `ctxprior --db {path} ingest demo`")
+    if exists and Path(path).is_dir():
+        raise UserError(f"warehouse path {path} is a directory; pass a file path with --db")
+    if exists and not Path(path).is_file():
+        raise UserError(
+            f"warehouse path {path} is not a regular file (a FIFO or a device); pass a DuckDB file with --db"
+        )
+    if not exists:
+        parent = Path(path).resolve().parent
+        if not parent.exists():
+            raise UserError(f"cannot create warehouse {path}: folder {parent} does not exist")
+    return exists
+
+
 def open_store(
     path: str | os.PathLike | None = None,
     read_only: bool = False,
@@ -753,15 +900,8 @@ def open_store(
 
     path = str(path or default_db_path())
     wait = check_wait(wait)
-    exists = Path(path).exists()
-    if not exists and (read_only or not create or migrating):
-        raise UserError(f"no warehouse at {path}; create one with `ctxprior --db {path} ingest demo`")
-    if exists and Path(path).is_dir():
-        raise UserError(f"warehouse path {path} is a directory; pass a file path with --db")
-    if not exists:
-        parent = Path(path).resolve().parent
-        if not parent.exists():
-            raise UserError(f"cannot create warehouse {path}: folder {parent} does not exist")
+    reads = [real for real, _, _ in named_reads(reads)]  # resolved once (named_reads)
+    exists = _check_path(path, read_only or not create or migrating)
     if brief and not read_only:
         _write_marker(writer_marker(path))
     try:
@@ -788,11 +928,17 @@ def open_store(
         version = store.schema_version()
         if version is None and exists and store.table_names():
             raise UserError(f"{path} is a DuckDB file but not a ctxprior warehouse (no meta table)")
+        if version is None and read_only:  # an empty DuckDB file: a command creating it was killed
+            raise UserError(
+                f"{path} is an empty DuckDB file, not yet a ctxprior warehouse (a command that was "
+                "creating it stopped); remove it and rerun that command"
+            )
         if version is not None:
             check_version(path, version, SCHEMA_VERSION)
         if foreign:  # refused (read-only) or dropped (read-write), before any other query
             trust.refuse_or_drop(store, foreign)
         if not read_only:
+            trust.check_tables(store)  # a table at a view's name, a foreign constraint: one line
             store.ensure_schema()
         if version is not None or not read_only:
             trust.check_views(store)

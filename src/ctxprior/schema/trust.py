@@ -174,6 +174,31 @@ def refuse_or_drop(store: Store, foreign: list[tuple[str, str, str]]) -> None:
     print(f"note: {store.path}: dropped what ctxprior does not make: {_named(foreign)}", file=sys.stderr)
 
 
+def check_tables(store: Store) -> None:
+    """Before a read-write open writes anything: each name ctxprior writes to holds what ctxprior
+    makes there. A table where a package view belongs (the view could not be made: a traceback on
+    the next write) and a package table with a CHECK or FOREIGN KEY constraint (ctxprior declares
+    none; its inserts would fail on it) refuse the open in one line naming the table. Data is
+    never dropped to repair them: the user renames the table, or rebuilds the warehouse."""
+    from .base import metadata
+
+    tables = set(store.table_names())
+    taken = sorted(tables & {name for name, _ in package_views()})
+    if taken:
+        raise UserError(
+            f"{store.path}: table {taken[0]} has the name of a view ctxprior makes; rename or drop it "
+            f"with duckdb (ALTER TABLE {ident(taken[0])} RENAME TO ...), then rerun"
+        )
+    own = {t.name for t in metadata.sorted_tables}
+    for name, kind in store.query(read_sql(SQL, "sql/foreign_constraints.sql")):
+        if name in own:
+            raise UserError(
+                f"{store.path}: table {name} carries a {kind} constraint ctxprior does not make; "
+                "rebuild the warehouse (`ctxprior export parquet DIR`, then `ctxprior --db NEW "
+                "import parquet DIR`) or remove the constraint with duckdb"
+            )
+
+
 def check_views(store: Store) -> None:
     """Make the package's views of ``store`` the package's own (see the module docstring)."""
     actual = dict(store.query(read_sql(SQL, "sql/view_texts.sql")))
