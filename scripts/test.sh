@@ -53,7 +53,15 @@ if [ "${CTXPRIOR_LINT:-1}" != 0 ]; then
   # mypy over src/: any error fails
   bash scripts/typecheck.sh || { echo "test.sh: type check failed (see above)"; exit 1; }
 fi
-# DuckDB 2's nanobind bindings list "leaked" objects when a Python process that used it exits
-# (pytest itself and the CLI subprocesses the tests start); drop those lines so pytest's summary
-# stays the last thing printed. pipefail keeps pytest's exit code.
-python -m pytest -q ${marks[@]+"${marks[@]}"} "$@" ${files[@]+"${files[@]}"} 2>&1 | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)'
+# Progress goes straight to the terminal: pytest's stdout is not piped (a filter that buffers
+# lines held back each line of dots until 72 tests had finished, so a long test looked hung).
+# Only stderr passes a filter, which drops the lines DuckDB 2's nanobind bindings print about
+# "leaked" objects when a Python process exits (tests/conftest.py silences pytest's own at exit,
+# src/ctxprior/cli.py the CLI's); pytest's exit code is kept and its summary stays the last line.
+# --durations=25: the 25 slowest tests, printed before the summary.
+set +e
+{ python -m pytest -q --durations=25 ${marks[@]+"${marks[@]}"} "$@" ${files[@]+"${files[@]}"} 2>&1 1>&3 3>&- \
+  | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)' >&2; } 3>&1
+rc=${PIPESTATUS[0]}
+set -e
+exit "$rc"
