@@ -39,6 +39,16 @@ if [ "$quick" = 1 ]; then
   mapfile -t files < <(grep -l 'pytest\.mark\.quick' tests/test_*.py)  # collect only these files
   [ "$own_m" = 1 ] || deselect=("quick" ${deselect[@]+"${deselect[@]}"})
 fi
+# The full suite runs on two pytest-xdist workers (a 2-core machine; CTXPRIOR_TEST_WORKERS=N for
+# another number, 0 for one process); tests that share a resource carry an xdist_group mark and
+# stay on one worker (--dist loadgroup). The quick tier runs in one process: starting the workers
+# costs more than they save there. A -n among the arguments is used as is.
+workers=()
+own_n=0
+for a in "$@"; do case "$a" in -n|-n[0-9]*|--numprocesses*) own_n=1 ;; esac; done
+if [ "$quick" = 0 ] && [ "$own_n" = 0 ] && [ "${CTXPRIOR_TEST_WORKERS:-2}" != 0 ] && python -c "import xdist" 2>/dev/null; then
+  workers=(-n "${CTXPRIOR_TEST_WORKERS:-2}" --dist loadgroup)
+fi
 marks=()
 if [ ${#deselect[@]} -gt 0 ]; then
   expr="${deselect[0]}"
@@ -53,7 +63,15 @@ if [ "${CTXPRIOR_LINT:-1}" != 0 ]; then
   # mypy over src/: any error fails
   bash scripts/typecheck.sh || { echo "test.sh: type check failed (see above)"; exit 1; }
 fi
-# DuckDB 2's nanobind bindings list "leaked" objects when a Python process that used it exits
-# (pytest itself and the CLI subprocesses the tests start); drop those lines so pytest's summary
-# stays the last thing printed. pipefail keeps pytest's exit code.
-python -m pytest -q ${marks[@]+"${marks[@]}"} "$@" ${files[@]+"${files[@]}"} 2>&1 | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)'
+# Progress goes straight to the terminal: pytest's stdout is not piped (a filter that buffers
+# lines held back each line of dots until 72 tests had finished, so a long test looked hung).
+# Only stderr passes a filter, which drops the lines DuckDB 2's nanobind bindings print about
+# "leaked" objects when a Python process exits (tests/conftest.py silences pytest's own at exit,
+# src/ctxprior/cli.py the CLI's); pytest's exit code is kept and its summary stays the last line.
+# --durations=25: the 25 slowest tests, printed before the summary.
+set +e
+{ python -m pytest -q --durations=25 ${workers[@]+"${workers[@]}"} ${marks[@]+"${marks[@]}"} "$@" ${files[@]+"${files[@]}"} 2>&1 1>&3 3>&- \
+  | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)' >&2; } 3>&1
+rc=${PIPESTATUS[0]}
+set -e
+exit "$rc"

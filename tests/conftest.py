@@ -20,6 +20,12 @@ from click.testing import CliRunner
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CTXPRIOR_SHARED", ROOT.parent / "shared"))
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # scripts/test.sh runs two pytest-xdist workers on a 2-core machine: one OpenMP thread each
+    # (torch reads this when it is first imported, in the worker and in the processes it starts),
+    # so the workers do not fight over the cores
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def shared_data_present() -> bool:
     return (SHARED / "data").is_dir()

@@ -24,7 +24,9 @@ from scale_helpers import (
     start_cli,
 )
 
-pytestmark = pytest.mark.slow
+# many processes against one file, with timing: these and tests/test_write_protocol.py share one
+# pytest-xdist worker, so two such crowds never run at once
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("processes")]
 
 
 @pytest.fixture(scope="module")

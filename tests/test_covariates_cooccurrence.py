@@ -267,6 +267,7 @@ def test_local_pool_equals_serial(toy, run_cli, db_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time (tests/test_ray.py)
 def test_ray_equals_local(toy, run_cli, db_path):
     pytest.importorskip("ray")
     assert run_cli("covariates", "cooccurrence", toy, "--name", "loc", "--workers", "1").exit_code == 0

@@ -311,7 +311,7 @@ def test_a_view_in_place_of_a_table_is_one_line(demo, run_cli, tmp_path):
 # -- numeric bounds ------------------------------------------------------------------------------
 
 
-def _numeric_calls() -> list[tuple[str, int, str, set[str]]]:
+def _numeric_calls() -> list[tuple[str, int, str, list[str]]]:
     """(file, line, option name, keywords) of every ``Option(...)`` in the source whose kind is a number."""
     out = []
     for path in sorted(SRC.rglob("*.py")):
@@ -320,7 +320,9 @@ def _numeric_calls() -> list[tuple[str, int, str, set[str]]]:
                 kw = {k.arg: k.value for k in node.keywords}
                 if getattr(kw.get("kind"), "id", None) in ("int", "float"):
                     name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
-                    out.append((str(path.relative_to(SRC)), node.lineno, name, set(kw)))
+                    out.append(
+                        (str(path.relative_to(SRC)), node.lineno, name, sorted(kw))
+                    )  # sorted: the same test ids in every process (pytest-xdist)
     return out
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 from scale_helpers import copy_db, duplicates, make_demo_db, make_tiny_folder, max_float_diff, snapshot
 
-pytestmark = pytest.mark.slow
+# one Ray cluster at a time: these tests, and the others that start one, share a pytest-xdist worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")

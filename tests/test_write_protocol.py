@@ -15,6 +15,10 @@ from ctxprior.sqlfiles import ident
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
 
+# crowds of processes against one file, with timing (the soak, the faults): these and
+# tests/test_concurrency.py share one pytest-xdist worker, so two such crowds never run at once
+pytestmark = pytest.mark.xdist_group("processes")
+
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from .core import Noun, _stderr
 from .typecheck import checked_methods
+
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
 
 
 @checked_methods
@@ -40,7 +42,8 @@ class Analyses(Noun):
         Command: ``ctxprior analyze``.
         """
         from ..options import check_options
-        from ..queries.driver import ANALYZE_OPTIONS, analyze, parse_only
+        from ..queries.driver import analyze, parse_only
+        from ..queries.options import ANALYZE_OPTIONS
 
         if isinstance(only, str):
             only = parse_only(only)
@@ -94,8 +97,8 @@ class Analyses(Noun):
         Command: ``ctxprior figures``.
         """
         from ..options import check_options
-        from ..queries.driver import FIGURES_OPTIONS
         from ..queries.figures import write_figures
+        from ..queries.options import FIGURES_OPTIONS
 
         check_options(FIGURES_OPTIONS, {"runs": tuple(runs or ())})
         with self._wh.connect() as store:
@@ -110,7 +113,7 @@ class Analyses(Noun):
         Command: ``ctxprior report``.
         """
         from ..options import check_options
-        from ..queries.driver import REPORT_OPTIONS
+        from ..queries.options import REPORT_OPTIONS
         from ..queries.report import write_report
 
         check_options(REPORT_OPTIONS, {"runs": tuple(runs or ())})

@@ -5,9 +5,10 @@ argument helpers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
 
 
 def _stderr(msg: str) -> None:
@@ -63,6 +64,8 @@ class Rows:
         return format_rows(self.columns, self.rows, fmt, max_rows)
 
     def to_pandas(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame(self.rows, columns=self.columns)
 
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ..covariates.options import KNOWN_OPTIONS
 from .core import Noun
 from .typecheck import checked_methods, declared_keywords
+
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
+    import pyarrow as pa
 
 
 def _check(options: Sequence, name: str | None, values: dict) -> None:
@@ -36,6 +37,8 @@ class Covariates(Noun):
 
         Command: ``ctxprior covariates list``.
         """
+        import pandas as pd
+
         from ..covariates.catalog import list_covariates
 
         with self._wh.connect() as store:

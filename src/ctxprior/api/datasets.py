@@ -5,15 +5,16 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..ingest.kg_options import BUILD_OPTIONS
 from .core import Noun
 from .plugins import ingest_sources
 from .typecheck import checked_methods, declared_keywords
+
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
 
 
 @checked_methods

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..scoring.models import DEFAULT_MODEL
 from ..scoring.options import QUICK_OPTIONS
 from .core import _per_layer
 from .typecheck import checked, declared_keywords
+
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
 
 
 @checked
@@ -46,6 +47,8 @@ def quick(
 
     Command: ``ctxprior quick``.
     """
+    import pandas as pd
+
     from ..options import check_options
     from ..scoring.quick import quick_scores
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..options import check_options
@@ -13,6 +11,9 @@ from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
 from ..scoring.options import RESUME_OPTIONS, SCORE_OPTIONS
 from .core import Noun, Run, _per_layer, _stderr
 from .typecheck import checked_methods, declared_keywords
+
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
 
 
 def score_options() -> tuple:
@@ -31,6 +32,8 @@ class Runs(Noun):
 
     def list(self) -> pd.DataFrame:
         """One row per run: kind, model, status, units done/total, prompts/s, first error."""
+        import pandas as pd
+
         from ..schema.runs import list_runs
 
         with self._wh.connect() as store:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..ingest.sampling import SAMPLE_OPTIONS
 from .core import Noun
 from .typecheck import checked_methods, declared_keywords
+
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
 
 
 @checked_methods

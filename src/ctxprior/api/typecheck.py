@@ -112,11 +112,37 @@ def _describe(hint: Any) -> str:
     return f"a {module + '.' if module and module != 'ctxprior' else ''}{getattr(hint, '__name__', hint)}"
 
 
+# modules the API imports for type checkers only (``if TYPE_CHECKING``), so that the command line
+# starts without them: an annotation naming one imports it when the function is first called
+_TYPE_ONLY_MODULES = {"pd": "pandas", "pa": "pyarrow", "np": "numpy"}
+
+
+def _parameter_hints(fn: Callable) -> dict[str, Any]:
+    """The annotations of ``fn``'s parameters as types (its return value is not checked, so a
+    return annotation such as ``pd.DataFrame`` costs no import)."""
+    import importlib
+    import inspect
+    import re
+    import types
+    import typing
+
+    ann = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "return"}
+    globalns = inspect.unwrap(fn).__globals__
+    named = {n for v in ann.values() if isinstance(v, str) for n in re.findall(r"\b(\w+)\.", v)}
+    localns = {
+        n: importlib.import_module(m)
+        for n, m in _TYPE_ONLY_MODULES.items()
+        if n in named and n not in globalns
+    }
+    return typing.get_type_hints(
+        types.SimpleNamespace(__annotations__=ann), globalns=globalns, localns=localns
+    )
+
+
 def checked(fn: Callable) -> Callable:
     """``fn`` with its arguments checked against its annotations (read on the first call)."""
     import functools
     import inspect
-    import typing
 
     from ..errors import ArgumentTypeError
 
@@ -126,7 +152,7 @@ def checked(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if "hints" not in state:
-            state["hints"] = typing.get_type_hints(fn)
+            state["hints"] = _parameter_hints(fn)
         hints = state["hints"]
         try:
             bound = sig.bind(*args, **kwargs)

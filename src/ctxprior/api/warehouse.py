@@ -6,10 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..pipeline import DEMO_OPTIONS
@@ -25,6 +22,10 @@ from .parquet import Parquet
 from .runs import Runs
 from .samples import Samples
 from .typecheck import checked, checked_methods, declared_keywords
+
+if TYPE_CHECKING:  # imported where used, so that the command line starts without them
+    import pandas as pd
+    import pyarrow as pa
 
 NOUNS: tuple[type[Noun], ...] = (Datasets, Samples, Fakes, Runs, Dynamic, Covariates, Analyses, Parquet, Hub)
 

@@ -12,108 +12,17 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from ..covariates.resolve import auto_covariate, resolve_covariate, seen_fakes_spec
 from ..errors import UserError
-from ..options import ID_MAX, Option, seed_option
 from . import registry
 from .comparisons import step_comparison
+from .options import ONLY_OPTION
 from .selection import check_plan, plan_runs, precision_note
 from .storage import save_results
-
-
-def _only_help() -> str:
-    return (
-        f"Comma-separated analyses to run. Choices: {','.join(registry.names())}. "
-        "Default: all but covariate (which runs when --covariate is given) and known (which runs "
-        "when the runs have closed-book answers: `ctxprior covariates known`)."
-    )
-
-
-RUNS_OPTION = Option(
-    "runs",
-    "--run",
-    "Run to analyze (repeatable): persuasion runs go to the persuasion analyses, dynamic runs to "
-    "dynamicqa. Default: every finished persuasion run and every dynamic run with scores.",
-    kind=int,
-    maximum=ID_MAX,
-    minimum=1,
-    multiple=True,
-    metavar="RUN_ID",
-)
-
-ONLY_OPTION = Option("only", "--only", _only_help, choices=registry.names, listed=True, metavar="A,B,...")
-
-ANALYZE_OPTIONS = (
-    RUNS_OPTION,
-    ONLY_OPTION,
-    Option(
-        "permutations",
-        "--permutations",
-        "Permutations per test (k).",
-        default=10_000,
-        kind=int,
-        maximum=10**7,
-        minimum=1,
-    ),
-    Option(
-        "alpha",
-        "--alpha",
-        "Significance level of the Benjamini-Hochberg procedure.",
-        default=0.05,
-        kind=float,
-        minimum=0.0,
-        maximum=1.0,
-    ),
-    seed_option(0, "Random seed of the permutations."),
-    Option(
-        "covariates",
-        "--covariate",
-        "Spearman rho of susceptibility against this column of a table/view keyed by entity "
-        "(and dataset/relation/answer), e.g. cov_cooccurrence.log_count. Repeatable.",
-        multiple=True,
-        metavar="VIEW.COLUMN",
-    ),
-    Option(
-        "seen_fakes",
-        "--seen-fakes",
-        "Exclude fake entities with a value > 0 here from real-vs-fake tests "
-        "(default: the co-occurrence covariate, when one exists).",
-        metavar="VIEW.COLUMN",
-    ),
-)
-
-_OVERWRITE_HELP = "Replace figure files of the same names already in the folder."
-
-FIGURES_OPTIONS = (
-    replace(RUNS_OPTION, help="Run to plot (repeatable). Default: every run with stored analyses."),
-    Option(
-        "out",
-        "--out",
-        "Folder for the PNG figures and the CSV data behind each.",
-        required=True,
-        directory=True,
-    ),
-    Option("overwrite", "--overwrite", _OVERWRITE_HELP, default=False, kind=bool),
-)
-"""``ctxprior figures`` / ``wh.analyses.figures``."""
-
-REPORT_OPTIONS = (
-    replace(RUNS_OPTION, help="Run to report (repeatable). Default: every run with stored analyses."),
-    Option(
-        "out",
-        "--out",
-        "HTML file to write (self-contained: figures embedded).",
-        default="report.html",
-        file=True,
-    ),
-    Option("overwrite", "--overwrite", "Replace the --out file if it exists.", default=False, kind=bool),
-)
-"""``ctxprior report`` / ``wh.analyses.report``."""
-"""The options of ``ctxprior analyze`` / ``wh.analyses.run``."""
 
 
 def parse_only(only: str | None) -> list[str]:
