@@ -272,3 +272,12 @@ def test_sql_printing_options_are_refused_alike_by_the_cli_and_rows_format(
         "... 1 more row (use --format csv for all)",
         "(2 rows)",
     ]
+
+
+def test_a_required_option_left_out_is_refused_by_click(run_cli, tmp_path):
+    """A declared ``required`` option has no default at all (click 8.3+ took the explicit None as
+    given, and ``quick`` without --query ended in an AttributeError traceback)."""
+    (tmp_path / "e.txt").write_text("Paris\n")
+    (tmp_path / "c.txt").write_text("The capital is Rome.\n")
+    r = run_cli("quick", "--entities-file", tmp_path / "e.txt", "--contexts-file", tmp_path / "c.txt")
+    assert r.exit_code == 2 and "Missing option '--query'" in r.output

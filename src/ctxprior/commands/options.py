@@ -71,8 +71,9 @@ def click_option(opt):
         kwargs.update(is_flag=False, flag_value=opt.bare, show_default=False)
     if (opt.listed and opt.default is not None) or opt.auto:
         kwargs["default"] = opt.text(opt.default)
-    if opt.required:
+    if opt.required:  # no default at all: click 8.3 takes an explicit None as given
         kwargs.update(required=True, show_default=False)
+        del kwargs["default"]
     return click.option(
         opt.flag,
         opt.name,
