@@ -403,7 +403,9 @@ def summary(check: Check) -> dict:
         "floor_410m": fp16.get("410m", {}).get("floor_fraction"),
         "vs_competent_6.9b": fp16.get("6.9b", {}).get("vs_competent"),
         "vs_naive": min((r["vs_naive"] for r in fp16.values() if "vs_naive" in r), default=None),
-        "e2e_vs_engine": next((r["token_ratio"] for r in rows if r.get("step") == "e2e_vs_engine"), None),
+        "e2e_vs_engine": next(
+            (r["token_ratio"] for r in rows if "token_ratio" in r and r.get("step") == "e2e_vs_engine"), None
+        ),
     }
     out = {
         "step": "summary",
