@@ -115,7 +115,7 @@ def head_cases(device: str, jsonl: str | None, smoke: bool = False) -> None:
 
     from ctxprior.scoring.engine import Head
 
-    for hidden in (2048, 4096) if device.startswith("cuda") else (2048,):
+    for hidden in (256,) if smoke else (2048, 4096) if device.startswith("cuda") else (2048,):
         cfg = GPTNeoXConfig(
             vocab_size=4096 if smoke else 50304,
             hidden_size=hidden,

@@ -16,9 +16,11 @@ whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (ran
   nominal dense peak (``NOMINAL_PEAK``) beside it;
 - peak GPU memory, the batch size and token budget chosen, out-of-memory splits;
 - the **competent baseline** (``competent_scores``: what a careful researcher writes with plain
-  transformers and no prefix sharing: length-sorted batches sized to memory, ``logits_to_keep``,
-  ψ/χ in float64 torch on the device) on a slice of the same unit, the engine's lead over it, and
-  its ψ/χ against the engine's (``competent_matches``: within ``COMPETENT_TOLERANCE``);
+  transformers and no prefix sharing: batches of one prompt length (no padding) sized to memory,
+  ``logits_to_keep=1``, ψ/χ in float64 torch on the device) on a slice of the same unit, the
+  engine's lead over it beside the token ratio it stands on (``vs_competent_token_ratio``: tokens
+  the baseline computes a prompt over the engine's), and its ψ/χ against the engine's
+  (``competent_matches``: within ``COMPETENT_TOLERANCE``);
 - the **other attention path** on the same unit in the same run (``--attention``: the engine's
   ``auto`` is gather until a GPU run measures cascade faster; gather is the engine before cascade attention, one
   ``index_select`` of the prefix cache per row and layer and SDPA with a 4-D mask): its rate,
@@ -27,9 +29,11 @@ whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (ran
 - the **naive scorer** (``naive_scoring.py``'s method: batches of 32, logits of every position,
   ψ/χ in numpy on the host) on a smaller slice, and the engine's lead over it.
 
-Every row is written the moment it is measured (``--jsonl``, one JSON object a line, and the
-``--json`` file rewritten), and a row that fails is recorded with its error and the next one runs,
-so a crash or a timeout keeps everything measured before it. Each model is built directly in its
+Every figure is written the moment it is measured (``--jsonl``, one JSON object a line: a row is
+appended again, whole, as each of its parts is measured, its ``stage`` saying which came last, so a
+reader keeps the last line of a shape, dtype and unit, ``last_rows``; and the ``--json`` file
+rewritten), and a row that fails is recorded with its error and the next one runs, so a crash or
+a timeout keeps everything measured before it. Each model is built directly in its
 dtype on the device (no float32 copy left in torch's cache), and the engine's own peak memory is
 measured apart from the baselines'. ``--profile SHAPE`` (default 6.9b) profiles a whole unit of that
 shape (``--profile-entities N``: a slice): the top kernels by GPU time, the GPU's busy fraction,
@@ -286,15 +290,17 @@ def competent_batch(lm: LoadedModel, length: int, reserved: int = 0) -> int:
 @torch.inference_mode()
 def competent_scores(lm: LoadedModel, contexts, queries, max_rows: int | None = None):
     """The baseline a careful researcher writes with plain transformers: every prompt computed
-    whole (no prefix sharing), sorted by length, in batches as large as memory allows
-    (``competent_batch``; halved on CUDA out of memory; right-padded where a batch holds several
-    lengths, ``competent_logits``), ``use_cache=False``, only the last positions' logits
-    (``logits_kwargs``), the log-softmax in float64 on the device, and ψ/χ per
-    query in torch on the device (``metrics.scores_torch``, float64); one copy to the host at the
-    end. The no-context prompts are computed too (a unit's prompts), as the engine does. Queries go
-    in chunks whose log-prob rows (float32) fit 4 GiB on CUDA (256 MiB on the CPU).
+    whole (no prefix sharing), bucketed by length (a batch holds prompts of one length: no padding,
+    no attention mask, SDPA's causal path), each bucket cut into batches as large as memory allows
+    (``competent_batch`` for that length; halved on out of memory), ``use_cache=False``, only the
+    last position's logits (``logits_kwargs``: ``logits_to_keep=1``), the log-softmax in float64 on
+    the device, and ψ/χ per query in torch on the device (``metrics.scores_torch``, float64); one
+    copy to the host at the end. The no-context prompts are computed too (a unit's prompts), as the
+    engine does. Queries go in chunks whose log-prob rows (float32) fit 4 GiB on CUDA (256 MiB on
+    the CPU).
 
-    Returns (ψ ``[queries, contexts]``, χ ``[queries]``) as numpy float64, and counters."""
+    Returns (ψ ``[queries, contexts]``, χ ``[queries]``) as numpy float64, and counters (``tokens``:
+    the tokens it computed, ``padded_tokens``: of them padding, 0 by construction)."""
     dev, model = lm.device, lm.model
     vocab = model.get_output_embeddings().weight.shape[0]
     kw = logits_kwargs(model)
@@ -304,29 +310,16 @@ def competent_scores(lm: LoadedModel, contexts, queries, max_rows: int | None = 
     chunk = max(1, min(len(queries), budget // per_query))
     psi, chi = [], []
     stats = {"forwards": 0, "oom_splits": 0, "rows_max": 0, "logits_kwarg": next(iter(kw), None)}
+    stats.update(tokens=0, padded_tokens=0)
     for q0 in range(0, len(queries), chunk):
         qs = queries[q0 : q0 + chunk]
         prompts = [c + q for q in qs for c in contexts] + list(qs)
         rows = torch.empty((len(prompts), vocab), dtype=torch.float32, device=dev)
         lengths = np.fromiter(map(len, prompts), np.int64, len(prompts))
-        order = np.argsort(lengths, kind="stable")
-        cap = max_rows or competent_batch(lm, int(lengths.max()))
-        s = 0
-        while s < len(order):  # sorted prompts in batches of at most `cap` rows, right-padded
-            e = min(len(order), s + cap)
-            try:
-                logits = competent_logits(model, prompts, order[s:e], lengths, kw, dev)
-            except torch.cuda.OutOfMemoryError:
-                stats["oom_splits"] += 1
-                cap = max(1, cap // 2)
-                free_cache(dev)
-                continue
-            out_idx = torch.from_numpy(order[s:e]).to(dev)
-            rows[out_idx] = torch.log_softmax(logits.to(torch.float64), dim=-1).to(torch.float32)
-            stats["forwards"] += 1
-            stats["rows_max"] = max(stats["rows_max"], e - s)
-            del logits
-            s = e
+        for length in np.unique(lengths):  # one bucket a length: no padding
+            competent_bucket(
+                lm, prompts, np.flatnonzero(lengths == length), int(length), rows, kw, max_rows, stats
+            )
         for i in range(len(qs)):
             sc = scores_torch(rows[i * nc : (i + 1) * nc])
             psi.append(sc["persuasion"])
@@ -335,31 +328,35 @@ def competent_scores(lm: LoadedModel, contexts, queries, max_rows: int | None = 
     return torch.stack(psi).cpu().numpy(), torch.stack(chi).cpu().numpy(), stats
 
 
-def competent_logits(model, prompts, idx: np.ndarray, lengths: np.ndarray, kw: dict, dev: str):
-    """The last real position's logits of the prompts ``idx`` (sorted by length) in one forward:
-    prompts of one length need no padding and no mask (SDPA's causal path) and keep the last
-    position only; mixed lengths are right-padded (a pad position still sees the real tokens before
-    it: no fully masked attention row) with an attention mask, keeping only the batch's distinct
-    last positions (``logits_to_keep`` as a tensor of positions)."""
-    ls = lengths[idx]
-    width = int(ls.max())
-    if int(ls.min()) == width:
-        ids = torch.from_numpy(np.array([prompts[i] for i in idx], np.int64)).to(dev)
-        out = model(input_ids=ids, use_cache=False, **kw).logits
-        return out[:, -1]
-    ids_np = np.zeros((len(idx), width), np.int64)
-    mask_np = np.zeros((len(idx), width), np.int64)
-    for r, i in enumerate(idx):
-        ids_np[r, : ls[r]] = prompts[i]
-        mask_np[r, : ls[r]] = 1
-    ids, mask = torch.from_numpy(ids_np).to(dev), torch.from_numpy(mask_np).to(dev)
-    last = torch.from_numpy(ls - 1).to(dev)
-    rows = torch.arange(len(idx), device=dev)
-    if "logits_to_keep" in kw:
-        keep = torch.unique(last)
-        out = model(input_ids=ids, attention_mask=mask, use_cache=False, logits_to_keep=keep).logits
-        return out[rows, torch.searchsorted(keep, last)]
-    return model(input_ids=ids, attention_mask=mask, use_cache=False).logits[rows, last]
+def competent_bucket(
+    lm: LoadedModel, prompts, idx: np.ndarray, length: int, rows, kw, max_rows, stats
+) -> None:
+    """The prompts ``idx`` (all ``length`` tokens) in batches of at most the memory-sized cap, their
+    last position's log-softmax into ``rows``; the cap halves on out of memory."""
+    dev, model = lm.device, lm.model
+    cap = max_rows or competent_batch(lm, length)
+    s = 0
+    while s < len(idx):
+        part = idx[s : s + cap]
+        try:
+            ids = torch.from_numpy(np.array([prompts[i] for i in part], np.int64)).to(dev)
+            logits = model(input_ids=ids, use_cache=False, **kw).logits[:, -1]
+        except OOM_ERRORS:
+            stats["oom_splits"] += 1
+            cap = max(1, cap // 2)
+            free_cache(dev)
+            continue
+        rows[torch.from_numpy(part).to(dev)] = torch.log_softmax(logits.to(torch.float64), dim=-1).to(
+            torch.float32
+        )
+        stats["forwards"] += 1
+        stats["tokens"] += len(part) * length
+        stats["rows_max"] = max(stats["rows_max"], len(part))
+        del logits
+        s += len(part)
+
+
+OOM_ERRORS = (getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError),)
 
 
 def competent_run(lm: LoadedModel, contexts, queries, max_rows: int | None = None):
@@ -384,35 +381,46 @@ def competent_check(row: dict, res, psi: np.ndarray, chi: np.ndarray, dtype: str
     return row["competent_matches"]
 
 
-def other_path(args, lm: LoadedModel, row: dict, res, work, warm) -> None:
+def kernels_since(before: dict) -> dict:
+    """The cascade kernels (``cascade.KERNELS``) counted since ``before`` was copied."""
+    return {k: v - before.get(k, 0) for k, v in cascade.KERNELS.items() if v > before.get(k, 0)}
+
+
+def other_path(args, lm: LoadedModel, row: dict, res, work, warm) -> dict:
     """The other attention path on the same unit in the same run, warm (gather when the engine ran
-    cascade, and the reverse): its rate and memory, cascade's speed over gather's, and the largest
-    ψ/χ difference between the two. Gather: one index_select of block rows per layer and SDPA
-    with a 4-D mask (the engine before cascade attention)."""
+    cascade, and the reverse): its rate and memory, cascade's speed over gather's, the largest
+    ψ/χ difference between the two, and the kernels cascade ran (counted around the cascade run).
+    Gather: one index_select of block rows per layer and SDPA with a 4-D mask (the engine before
+    cascade attention). Empty where the other path does not run for this family."""
     seqs, groups, nc, nq = work
     device = args.device
     other = "gather" if row["attention"] == "cascade" else "cascade"
     engine_run(lm, warm[2], warm[3], 24, 4, attention=other)
     free_cache(device)
     reset_peak(device)
+    kernels0 = dict(cascade.KERNELS)
     eng, g_res, g_secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, other)
     if eng.attention != other:  # a family cascade is not verified for
-        return
-    row[f"{other}_peak_mem_gib"] = peak_gib(device)
-    row[f"{other}_prompts_per_s"] = round(len(seqs) / g_secs)
-    row[f"{other}_batch_size"] = eng.batch_size
+        return {}
+    fig = {
+        f"{other}_peak_mem_gib": peak_gib(device),
+        f"{other}_prompts_per_s": round(len(seqs) / g_secs),
+        f"{other}_batch_size": eng.batch_size,
+    }
     if other == "cascade":
-        row["cascade_slots_per_row"] = round(eng.cascade_slots / max(eng.cascade_rows, 1), 3)
-    rates = {row["attention"]: row["prompts_per_s"], other: row[f"{other}_prompts_per_s"]}
-    row["cascade_vs_gather"] = round(rates["cascade"] / rates["gather"], 3)
-    row["cascade_vs_gather_psi_max_abs_diff"] = float(
+        fig["cascade_slots_per_row"] = round(eng.cascade_slots / max(eng.cascade_rows, 1), 3)
+        fig["cascade_kernels"] = kernels_since(kernels0)
+    rates = {row["attention"]: row["prompts_per_s"], other: fig[f"{other}_prompts_per_s"]}
+    fig["cascade_vs_gather"] = round(rates["cascade"] / rates["gather"], 3)
+    fig["cascade_vs_gather_psi_max_abs_diff"] = float(
         max(np.max(np.abs(a.persuasion - b.persuasion)) for a, b in zip(res, g_res))
     )
-    row["cascade_vs_gather_chi_max_abs_diff"] = float(
+    fig["cascade_vs_gather_chi_max_abs_diff"] = float(
         max(abs(a.susceptibility - b.susceptibility) for a, b in zip(res, g_res))
     )
     del eng, g_res
     free_cache(device)
+    return fig
 
 
 def peak_gib(device: str) -> float | None:
@@ -426,8 +434,9 @@ def reset_peak(device: str) -> None:
 
 
 def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
-    """One row: the engine on a whole unit, then the competent baseline and the naive scorer on a
-    slice of it (all contexts, the first entities), each rate measured in this run."""
+    """One row: the engine on a whole unit, then the other attention path, the competent baseline
+    and the naive scorer on a slice of it (all contexts, the first entities), each rate measured in
+    this run and each written the moment it is measured (``Rows.update``: a crash keeps them)."""
     device = args.device
     free_cache(device)
     reset_peak(device)
@@ -443,14 +452,52 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     free_gib = round(torch.cuda.mem_get_info()[0] / 2**30, 1) if device.startswith("cuda") else None
     kernels0 = dict(cascade.KERNELS)
     eng, res, secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, args.attention)
-    engine_gib = peak_gib(device)
+    row = engine_row(args, lm, eng, seqs, secs, shape)
+    row.update(model_mem_gib=model_gib, engine_peak_mem_gib=peak_gib(device), free_mem_gib_at_start=free_gib)
+    if eng.attention == "cascade":
+        row["cascade_kernels"] = kernels_since(kernels0)
     assert all(np.isfinite(r.susceptibility) for r in res)
+    del eng
+    free_cache(device)
+    out.add(row)
+    print_engine(row, lm, args.unit)
+    if args.compare_attention:
+        out.update(row, "attention", **other_path(args, lm, row, res, (seqs, groups, nc, nq), warm))
+        print_attention(row)
+    if args.competent_entities:
+        out.update(row, "competent", **competent_figures(args, lm, row, res, contexts, queries, warm))
+        print_competent(row)
+    del res
+    if args.naive_entities:
+        reset_peak(device)
+        naive_n, naive_s = naive_run(lm, contexts, queries[: args.naive_entities])
+        rate = round(naive_n / naive_s, 1)
+        out.update(
+            row,
+            "naive",
+            naive_peak_mem_gib=peak_gib(device),
+            naive_prompts_per_s=rate,
+            vs_naive=round(row["prompts_per_s"] / rate, 1),
+        )
+        print(
+            f"      naive scorer (batches of 32, every position's logits, psi/chi in numpy on the host): "
+            f"{row['naive_prompts_per_s']} prompts/s -> engine {row['vs_naive']}x",
+            flush=True,
+        )
+    out.update(row, "done")
+    del lm
+    free_cache(device)
+
+
+def engine_row(args, lm: LoadedModel, eng, seqs, secs: float, shape: str) -> dict:
+    """The engine's figures on a whole unit: rate, tokens, the floor fraction, its counters."""
     n_prompts, uniq = len(seqs), unique_tokens(seqs)
     flop = 2 * non_embedding_params(lm.model) * uniq
-    row = {
+    return {
         "shape": shape,
         "dtype": lm.dtype,
         "unit": args.unit,
+        "stage": "engine",
         "prompts": n_prompts,
         "seconds": round(secs, 3),
         "prompts_per_s": round(n_prompts / secs),
@@ -461,9 +508,6 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
         "non_embedding_params": non_embedding_params(lm.model),
         "floor_fraction": round(flop / args.peak / secs, 3),
         "floor_fraction_nominal": round(flop / args.nominal / secs, 3) if args.nominal else None,
-        "model_mem_gib": model_gib,
-        "engine_peak_mem_gib": engine_gib,
-        "free_mem_gib_at_start": free_gib,
         "tokens_computed": eng.tokens_computed,
         "engine_tokens_per_prompt": round(eng.tokens_computed / n_prompts, 2),
         "batch_size": eng.batch_size,
@@ -474,47 +518,54 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
         "attention": eng.attention,
         "compile": eng.compile,
         "cascade_slots_per_row": round(eng.cascade_slots / eng.cascade_rows, 3) if eng.cascade_rows else None,
-        "cascade_kernels": {
-            k: v - kernels0.get(k, 0) for k, v in cascade.KERNELS.items() if v > kernels0.get(k, 0)
-        },
+        "cascade_kernels": {},  # counted around whichever run took cascade attention
     }
-    del eng
+
+
+def competent_figures(args, lm: LoadedModel, row: dict, res, contexts, queries, warm) -> dict:
+    """The competent baseline on the first ``--competent-entities`` entities (warm, as the engine
+    was): its rate, the engine's lead over it and the token ratio that lead stands on (tokens it
+    computes a prompt over the engine's), its ψ/χ against the engine's."""
+    device = lm.device
+    n = min(args.competent_entities, len(queries))
+    competent_run(lm, warm[0], warm[1])  # warm, as the engine was
     free_cache(device)
-    if args.compare_attention:
-        other_path(args, lm, row, res, (seqs, groups, nc, nq), warm)
-    if args.competent_entities:
-        n = min(args.competent_entities, nq)
-        competent_run(lm, warm[0], warm[1])  # warm, as the engine was
-        free_cache(device)
-        reset_peak(device)
-        c_n, c_s, psi, chi, stats = competent_run(lm, contexts, queries[:n], args.competent_rows)
-        row["competent_peak_mem_gib"] = peak_gib(device)
-        row["competent_prompts"] = c_n
-        row["competent_prompts_per_s"] = round(c_n / c_s, 1)
-        row["vs_competent"] = round(row["prompts_per_s"] / row["competent_prompts_per_s"], 2)
-        row["competent_rows_max"] = stats["rows_max"]
-        row["competent_forwards"] = stats["forwards"]
-        row["competent_oom_splits"] = stats["oom_splits"]
-        row["competent_logits_kwarg"] = stats["logits_kwarg"]
-        competent_check(row, res, psi, chi, lm.dtype)
-        free_cache(device)
-    del res
-    if args.naive_entities:
-        reset_peak(device)
-        naive_n, naive_s = naive_run(lm, contexts, queries[: args.naive_entities])
-        row["naive_peak_mem_gib"] = peak_gib(device)
-        row["naive_prompts_per_s"] = round(naive_n / naive_s, 1)
-        row["vs_naive"] = round(row["prompts_per_s"] / row["naive_prompts_per_s"], 1)
-    out.add(row)
+    reset_peak(device)
+    c_n, c_s, psi, chi, stats = competent_run(lm, contexts, queries[:n], args.competent_rows)
+    fig = {
+        "competent_peak_mem_gib": peak_gib(device),
+        "competent_prompts": c_n,
+        "competent_prompts_per_s": round(c_n / c_s, 1),
+        "competent_rows_max": stats["rows_max"],
+        "competent_forwards": stats["forwards"],
+        "competent_oom_splits": stats["oom_splits"],
+        "competent_logits_kwarg": stats["logits_kwarg"],
+        "competent_padded_tokens": stats["padded_tokens"],
+        "competent_tokens_per_prompt": round(stats["tokens"] / c_n, 2),
+    }
+    fig["vs_competent"] = round(row["prompts_per_s"] / fig["competent_prompts_per_s"], 2)
+    # the work the lead stands on: tokens the baseline computes a prompt over the engine's
+    fig["vs_competent_token_ratio"] = round(
+        fig["competent_tokens_per_prompt"] / row["engine_tokens_per_prompt"], 2
+    )
+    competent_check(fig, res, psi, chi, lm.dtype)
+    free_cache(device)
+    return fig
+
+
+def print_engine(row: dict, lm: LoadedModel, unit_kind: str) -> None:
     nominal = f" ({row['floor_fraction_nominal']:.1%} of nominal)" if row["floor_fraction_nominal"] else ""
     print(
-        f"{shape:>5} {lm.dtype:>8} {args.unit} unit ({row['computed_tokens_per_prompt']} computed tokens a prompt "
+        f"{row['shape']:>5} {lm.dtype:>8} {unit_kind} unit ({row['computed_tokens_per_prompt']} computed tokens a prompt "
         f"of {row['tokens_per_prompt']}): engine {row['prompts_per_s']:>8} prompts/s {row['tokens_per_s']:>9} tokens/s  "
-        f"floor {row['floor_fraction']:6.1%}{nominal}  engine peak {engine_gib} GiB (model {model_gib})  "
-        f"batch {row['batch_size']} (budget {row['token_budget']} tokens, {row['oom_splits']} OOM splits, "
-        f"{row['forward_calls']} forwards, head {row['head']})",
+        f"floor {row['floor_fraction']:6.1%}{nominal}  engine peak {row['engine_peak_mem_gib']} GiB (model "
+        f"{row['model_mem_gib']})  batch {row['batch_size']} (budget {row['token_budget']} tokens, "
+        f"{row['oom_splits']} OOM splits, {row['forward_calls']} forwards, head {row['head']})",
         flush=True,
     )
+
+
+def print_attention(row: dict) -> None:
     if "cascade_vs_gather" in row:
         print(
             f"      engine ran {row['attention']}; cascade attention {row['cascade_vs_gather']}x the gather path "
@@ -524,23 +575,19 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
             f"{row['cascade_slots_per_row']} query slots a row",
             flush=True,
         )
-    if "vs_competent" in row:
-        print(
-            f"      competent baseline (sorted, memory-sized batches, logits_to_keep=1, psi/chi on the device): "
-            f"{row['competent_prompts_per_s']} prompts/s (batch {row['competent_rows_max']}) -> engine "
-            f"{row['vs_competent']}x; psi/chi equal to the engine's: "
-            f"{'yes' if row['competent_matches'] else 'NO'} (max |d psi| {row['competent_psi_max_abs_diff']:.1e}, "
-            f"|d chi| {row['competent_chi_max_abs_diff']:.1e}, tolerance {row['competent_tolerance']:.0e})",
-            flush=True,
-        )
-    if "vs_naive" in row:
-        print(
-            f"      naive scorer (batches of 32, every position's logits, psi/chi in numpy on the host): "
-            f"{row['naive_prompts_per_s']} prompts/s -> engine {row['vs_naive']}x",
-            flush=True,
-        )
-    del lm
-    free_cache(device)
+
+
+def print_competent(row: dict) -> None:
+    print(
+        f"      competent baseline (batches of one length, no padding, logits_to_keep=1, psi/chi on the device): "
+        f"{row['competent_prompts_per_s']} prompts/s (batch {row['competent_rows_max']}) -> engine "
+        f"{row['vs_competent']}x at a token ratio of {row['vs_competent_token_ratio']} "
+        f"({row['competent_tokens_per_prompt']} tokens a prompt against the engine's "
+        f"{row['engine_tokens_per_prompt']}); psi/chi equal to the engine's: "
+        f"{'yes' if row['competent_matches'] else 'NO'} (max |d psi| {row['competent_psi_max_abs_diff']:.1e}, "
+        f"|d chi| {row['competent_chi_max_abs_diff']:.1e}, tolerance {row['competent_tolerance']:.0e})",
+        flush=True,
+    )
 
 
 class Rows:
@@ -554,6 +601,13 @@ class Rows:
 
     def add(self, row: dict) -> None:
         self.rows.append(row)
+        self._write(row)
+
+    def update(self, row: dict, stage: str, **figures) -> None:
+        """More figures of a row already added, written at once: the ``--json`` file rewritten, and
+        the whole row appended again to ``--jsonl`` with its ``stage``; a reader keeps the last line
+        of a (shape, dtype, unit) (``last_rows``)."""
+        row.update(figures, stage=stage)
         self._write(row)
 
     def _write(self, row: dict) -> None:
@@ -572,6 +626,16 @@ class Rows:
             print(f"  {what}: FAILED {msg}", flush=True)
             self.add({**what, "error": msg})
             free_cache(args[0].device if hasattr(args[0], "device") else "cpu")
+
+
+def last_rows(rows: list[dict]) -> list[dict]:
+    """The throughput rows of a ``--jsonl`` file, the last line of each (shape, dtype, unit) (a row
+    is written again as each of its figures is measured: ``Rows.update``), in first-seen order."""
+    last: dict = {}
+    for r in rows:
+        if "prompts_per_s" in r and "shape" in r:
+            last[(r["shape"], r.get("dtype"), r.get("unit"))] = r
+    return list(last.values())
 
 
 def precision(args, out: Rows) -> None:

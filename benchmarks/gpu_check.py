@@ -10,27 +10,34 @@ version; ``--wheels DIR`` installs them into the work folder when they are not i
 from a checkout without installing ctxprior (``src`` goes on ``PYTHONPATH``), and in order:
 
 1. the environment (GPU, driver, torch, CUDA, cuDNN, transformers, Python);
-2. ``attention_probe.py``: NaN on fully masked rows per SDPA backend, the engine's 16-bit scores
+2. the carried wheels, before anything that may import the warehouse: already importable, or
+   installed from ``--wheels`` into the work folder (where each module came from is recorded);
+3. ``attention_probe.py``: NaN on fully masked rows per SDPA backend, the engine's 16-bit scores
    against CPU float32, the output-head path;
-3. end to end into a DuckDB warehouse: a random-init Pythia-shape model with a BPE tokenizer trained
+4. end to end into a DuckDB warehouse: a random-init Pythia-shape model with a BPE tokenizer trained
    offline (``gpu_model.py``), ``ctxprior ingest demo`` -> ``sample`` -> ``score --device cuda``,
    then the run's prompts/s, the engine's counters and the rows written; and the engine alone on the
    same unit shape, so the ratio says whether the warehouse starves the GPU;
-4. ``gpu.py`` on the real-template unit (``real_units.py``: the demo's templates under SmolLM2's
+5. ``gpu.py`` on the real-template unit (``real_units.py``: the demo's templates under SmolLM2's
    BPE, ids committed): throughput per Pythia shape and dtype against the unique-token FLOP floor
    (the run's measured matmul peak and the card's nominal one), the competent baseline (its ψ/χ
    checked against the engine's) and the naive scorer, each ratio measured in the same run; a
    profile of one whole 6.9b unit; precision by dtype;
-5. ``gpu.py`` again on the synthetic unit of the earlier figures (float16), while time is left.
+6. ``gpu.py`` again on the synthetic unit of the earlier figures (float16), while time is left.
 
 The raw files go to ``--out`` (default ``results/gpu/<UTC date>-<card>``, the folder committed
 with the figures: results/gpu/README.md): ``results.jsonl`` (every result, appended the moment it
 exists), ``log.txt`` (everything printed), ``environment.json``, ``gpu.json`` and
 ``gpu-synthetic.json`` (the two benchmark runs), ``profile.json`` (the profile rows); a crash or a
 timeout keeps all that was measured before it (the scratch folder ``scratch/`` is not for committing).
-Each step runs as a child process with the time left before ``--deadline`` (default 540 s); the
-last line is a summary against issue 34's goals; the exit code is 1 when a step failed or the
-competent baseline's ψ/χ differ from the engine's.
+Each step runs as child processes within its own budget (``BUDGETS``) and the time left before
+``--deadline`` (default 460 s, so the check ends within 8 minutes and a 15-minute GPU slot holds a
+rerun); each step's status (``ok``, ``failed``, ``timeout``, ``skipped``: ``{"step": NAME,
+"status": ...}``) goes to ``results.jsonl`` when it ends. The last line is a summary against issue
+34's goals; the exit code is 1 when a step failed or timed out, a measured row failed, the
+competent baseline's ψ/χ differ from the engine's, the engine's scores were not finite, or nothing
+was measured (every measuring step skipped). ``CTXPRIOR_FAULT`` reaches the children (the end to
+end's ``score`` has the ``model.load`` point): the suite makes a step fail so.
 """
 
 from __future__ import annotations
@@ -57,7 +64,18 @@ GOALS = {
     "vs_naive": 5.0,
     "e2e_vs_engine": 0.90,
 }
-WAREHOUSE_MODULES = ("duckdb", "sqlalchemy", "duckdb_engine")
+# what the end to end needs beyond the GPU image: module -> the carried wheels that provide it
+# (scripts/fetch-wheels.sh downloads exactly these; pydantic: the image's transformers may not bring it)
+CARRIED = {
+    "duckdb": ("duckdb",),
+    "sqlalchemy": ("sqlalchemy",),
+    "duckdb_engine": ("duckdb_engine",),
+    "pydantic": ("pydantic", "pydantic_core", "annotated_types", "typing_inspection"),
+}
+WAREHOUSE_MODULES = tuple(CARRIED)
+# seconds each step may take at most (and never past the deadline); bench: what is left
+BUDGETS = {"wheels": 60, "probe": 60, "e2e": 200, "e2e_vs_engine": 60}
+MEASURING = ("probe", "e2e", "bench")  # the steps that measure something
 
 
 def card_name(device: str) -> str:
@@ -89,6 +107,7 @@ class Check:
         self.results = self.out / "results.jsonl"
         self.log = open(self.out / "log.txt", "a", buffering=1)
         self.t0 = time.monotonic()
+        self.statuses: dict[str, str] = {}
         self.env = {
             **os.environ,
             "PYTHONUNBUFFERED": "1",
@@ -96,6 +115,10 @@ class Check:
             "TRANSFORMERS_OFFLINE": "1",
             "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p),
         }
+
+    def budget(self, step: str) -> float:
+        """Seconds a step may take (``BUDGETS``; times ``--budget-scale``: 5 in smoke mode, a shared CPU)."""
+        return BUDGETS[step] * self.args.budget_scale
 
     def left(self) -> float:
         return self.args.deadline - (time.monotonic() - self.t0)
@@ -108,6 +131,13 @@ class Check:
     def record(self, row: dict) -> None:
         with open(self.results, "a") as f:
             f.write(json.dumps(row) + "\n")
+
+    def status(self, step: str, status: str, started: float, **why) -> None:
+        """A step's outcome, the moment it ends: ok, failed, timeout or skipped."""
+        self.statuses[step] = status
+        row = {"step": step, "status": status, "seconds": round(time.monotonic() - started, 1), **why}
+        self.record(row)
+        self.say(f"{step}: {status}" + (f" ({why})" if why else ""))
 
     def run(self, cmd: list[str], budget: float, what: str) -> tuple[int, str]:
         """A child process with at most ``budget`` seconds (and never past the deadline); its output
@@ -175,22 +205,48 @@ def environment(check: Check) -> None:
     check.say("environment: " + ", ".join(f"{k} {v}" for k, v in row.items() if k != "step"))
 
 
-def warehouse_wheels(check: Check) -> bool:
-    """Make duckdb, sqlalchemy and duckdb-engine importable by the children: already there, or
-    installed from ``--wheels`` into the work folder."""
-    probe = [sys.executable, "-c", "import " + ", ".join(WAREHOUSE_MODULES)]
-    if subprocess.run(probe, env=check.env, capture_output=True).returncode == 0:
+def warehouse_origin(check: Check) -> dict:
+    """Where the children import each of ``CARRIED``'s modules from (None: not importable)."""
+    code = (
+        "import importlib.util as u, json; print(json.dumps({m: (lambda s: s and s.origin)(u.find_spec(m)) "
+        f"for m in {list(CARRIED)!r}}}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=check.env, capture_output=True, text=True, cwd=ROOT
+    )
+    return json.loads(out.stdout.splitlines()[-1]) if out.returncode == 0 and out.stdout.strip() else {}
+
+
+def warehouse_wheels(check: Check, wanted: bool) -> bool:
+    """Step ``wheels``, before anything that may import the warehouse: duckdb, sqlalchemy,
+    duckdb-engine and pydantic (``CARRIED``) importable by the children: already there, or the
+    missing ones' wheels installed from ``--wheels`` into the work folder. Without them the step
+    fails when the end to end is ``wanted`` (else it is skipped)."""
+    t = time.monotonic()
+    where = warehouse_origin(check)
+    missing = [m for m in CARRIED if not where.get(m)]
+    if where and not missing:
+        check.status("wheels", "ok", t, modules=where, installed=[])
         return True
-    wheels = sorted(Path(check.args.wheels).glob("*.whl")) if check.args.wheels else []
-    if not wheels:
-        check.say(f"end to end: skipped, {'/'.join(WAREHOUSE_MODULES)} not importable and no --wheels folder")
-        check.record({"step": "e2e", "skipped": "warehouse packages missing (scripts/fetch-wheels.sh)"})
+    dists = {d for m in missing for d in CARRIED[m]}
+    found = sorted(Path(check.args.wheels).glob("*.whl")) if check.args.wheels else []
+    wheels = [w for w in found if w.name.split("-")[0].lower() in dists]
+    lacking = sorted(dists - {w.name.split("-")[0].lower() for w in wheels})
+    if lacking:
+        why = f"{', '.join(missing)} not importable and no wheels of {', '.join(lacking)} in --wheels "
+        check.status("wheels", "failed" if wanted else "skipped", t, why=why + "(scripts/fetch-wheels.sh)")
         return False
     site = check.work / "site"
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile"]
-    rc, _ = check.run([*pip, "--upgrade", "--target", site, *wheels], 120, "wheels")
+    rc, _ = check.run([*pip, "--upgrade", "--target", site, *wheels], check.budget("wheels"), "wheels")
     check.env["PYTHONPATH"] = os.pathsep.join([str(site), check.env["PYTHONPATH"]])
-    return rc == 0
+    where = warehouse_origin(check) if rc == 0 else {}
+    installed = [w.name for w in wheels]
+    if where and all(where.values()):
+        check.status("wheels", "ok", t, modules=where, installed=installed)
+        return True
+    check.status("wheels", "timeout" if rc == 124 else "failed", t, rc=rc, installed=installed, modules=where)
+    return False
 
 
 def sql_rows(check: Check, db: Path, query: str) -> list[dict]:
@@ -201,71 +257,83 @@ def sql_rows(check: Check, db: Path, query: str) -> list[dict]:
 
 
 def end_to_end(check: Check) -> dict | None:
-    a = check.args
+    """Step ``e2e``: a random Pythia-shape model, ``ingest demo`` -> ``sample`` -> ``score`` into a
+    DuckDB warehouse, then the run, the engine's counters and the rows read back."""
+    a, t = check.args, time.monotonic()
     db, model = check.work / "e2e.duckdb", check.work / f"pythia-{a.e2e_shape}-random"
     db.unlink(missing_ok=True)
     dtype = "float16" if a.device == "cuda" else "float32"
     cp = [sys.executable, "-m", "ctxprior", "--db", db]
     steps = [
-        ([sys.executable, HERE / "gpu_model.py", model, "--shape", a.e2e_shape, "--dtype", dtype], "model"),
-        ([*cp, "ingest", "demo"], "ingest"),
+        (
+            [sys.executable, HERE / "gpu_model.py", model, "--shape", a.e2e_shape, "--dtype", dtype],
+            "model",
+            60,
+        ),
+        ([*cp, "ingest", "demo"], "ingest", 40),
         (
             [*cp, "sample", "--dataset", "demo", "--relation", a.e2e_relation]
             + ["--entities", a.e2e_entities, "--contexts", a.e2e_contexts],
             "sample",
+            30,
         ),
     ]
-    for cmd, what in steps:
-        rc, out = check.run(cmd, 150, what)
+    end = time.monotonic() + check.budget("e2e")
+    for cmd, what, budget in steps:
+        rc, out = check.run(cmd, min(budget * check.args.budget_scale, end - time.monotonic()), what)
         if rc:
             check.record({"step": "e2e", "failed": what, "rc": rc})
+            check.status("e2e", "timeout" if rc == 124 else "failed", t, failed=what, rc=rc)
             return None
     sample = out.strip().splitlines()[-1]
-    rc, _ = check.run(
-        [*cp, "score", "--sample", sample, "--model", model, "--device", a.device, "--quiet"], 240, "score"
-    )
+    cmd = [*cp, "score", "--sample", sample, "--model", model, "--device", a.device, "--quiet"]
+    rc, _ = check.run(cmd, end - time.monotonic(), "score")
     run = sql_rows(check, db, E2E_SQL["run"])
     engine = sql_rows(check, db, E2E_SQL["engine"])
-    counts = sql_rows(check, db, E2E_SQL["counts"])
-    row = {
-        "step": "e2e",
-        "rc": rc,
-        "shape": a.e2e_shape,
-        "run": run[:1],
-        "engine": engine,
-        "rows": counts[:1],
-    }
+    counts = [{k: r[k] for k in COUNTS} for r in run[:1]]  # the rows written, read in the same query
+    row = {"step": "e2e", "rc": rc, "shape": a.e2e_shape, "run": run[:1], "engine": engine, "rows": counts}
     check.record(row)
+    done = rc == 0 and run[:1] and engine and run[0].get("status") == "done"
+    done = done and run[0].get("units_not_done") == "0"
+    if not done:
+        check.status("e2e", "timeout" if rc == 124 else "failed", t, failed="score", rc=rc)
+        return None
+    check.status("e2e", "ok", t)
     return row
 
 
 E2E_SQL = {  # what the end-to-end step reads back from its warehouse
     "run": "SELECT run_id, status, model, dtype, device, units_done, units_total, prompts_done, "
-    "date_diff('millisecond', started_at, ended_at) / 1000.0 AS seconds, error FROM run",
-    "engine": "SELECT device, batch_size, oom_splits, head, prefix_reuse, count(*) AS units, "
-    "sum(forward_calls) AS forwards, sum(tokens) AS tokens FROM run_unit_engine GROUP BY ALL",
-    "counts": "SELECT (SELECT count(*) FROM persuasion) AS persuasion_rows, "
+    "date_diff('millisecond', started_at, ended_at) / 1000.0 AS seconds, error, "
+    "(SELECT count(*) FROM persuasion) AS persuasion_rows, "
     "(SELECT count(*) FROM susceptibility) AS susceptibility_rows, "
     "(SELECT count(*) FROM run_unit WHERE status <> 'done') AS units_not_done, "
-    "(SELECT sum(seconds) FROM run_unit) AS unit_seconds",
+    "(SELECT sum(seconds) FROM run_unit) AS unit_seconds FROM run",
+    "engine": "SELECT device, batch_size, oom_splits, head, prefix_reuse, count(*) AS units, "
+    "sum(forward_calls) AS forwards, sum(tokens) AS tokens FROM run_unit_engine GROUP BY ALL",
 }
 
 
+COUNTS = ("persuasion_rows", "susceptibility_rows", "units_not_done", "unit_seconds")
+
+
 def engine_alone(check: Check, e2e: dict) -> None:
-    """The engine benchmark on the end-to-end unit's shape: e2e prompts/s over engine prompts/s."""
-    a = check.args
+    """Step ``e2e_vs_engine``: the engine benchmark on the end-to-end unit's shape, e2e prompts/s
+    over engine prompts/s."""
+    a, t = check.args, time.monotonic()
     jsonl = check.work / "engine_alone.jsonl"
     jsonl.unlink(missing_ok=True)
     cmd = [sys.executable, HERE / "gpu.py", "--device", a.device, "--shapes", a.e2e_shape, "--dtypes"]
     cmd += ["float16" if a.device == "cuda" else "float32", "--contexts", a.e2e_contexts]
     cmd += ["--entities", a.e2e_entities, "--naive-entities", "0", "--profile", "none", "--no-precision"]
-    cmd += ["--competent-entities", "0", "--unit", "synthetic"]  # the engine alone, as before issue 34
+    cmd += ["--competent-entities", "0", "--unit", "synthetic", "--no-compare-attention"]  # the engine alone
     cmd += ["--jsonl", jsonl]
-    check.run(cmd, 90, "engine alone")
+    rc, _ = check.run(cmd, check.budget("e2e_vs_engine"), "engine alone")
     rows = [json.loads(x) for x in jsonl.read_text().splitlines()] if jsonl.exists() else []
     rows = [r for r in rows if "prompts_per_s" in r]
     run = (e2e.get("run") or [{}])[0]
-    if not rows or not run.get("seconds"):
+    if rc or not rows or not run.get("seconds"):
+        check.status("e2e_vs_engine", "timeout" if rc == 124 else "failed", t, rc=rc, rows=len(rows))
         return
     alone = rows[0]
     e2e_rate = float(run["prompts_done"]) / float(run["seconds"])
@@ -289,24 +357,34 @@ def engine_alone(check: Check, e2e: dict) -> None:
         f"a prompt): {row['e2e_computed_tokens_per_s']} vs {row['engine_computed_tokens_per_s']} tokens/s, "
         f"ratio {row['token_ratio']}"
     )
+    check.status("e2e_vs_engine", "ok", t)
 
 
 def bench(check: Check) -> None:
-    """gpu.py on the real-template unit (every shape and dtype, the competent baseline and the naive
-    scorer, a profile, precision), then on the synthetic unit while time is left; then the profile
-    rows to ``profile.json``."""
+    """Steps ``bench`` (gpu.py on the real-template unit: every shape and dtype, the competent
+    baseline and the naive scorer, a profile, precision) and ``bench_synthetic`` (on the synthetic
+    unit, while time is left); then the profile rows to ``profile.json``. A run fails on its exit
+    code, on a row that failed, or when it measured no throughput."""
     a = check.args
-    runs = [(a.bench_args, "gpu.json", "benchmark (real templates)", 30)]
+    runs = [(a.bench_args, "gpu.json", "bench", 30)]
     if a.synthetic_args != "none":
-        runs.append(
-            (a.synthetic_args + " --unit synthetic", "gpu-synthetic.json", "benchmark (synthetic)", 60)
-        )
-    for extra, name, what, need in runs:
+        runs.append((a.synthetic_args + " --unit synthetic", "gpu-synthetic.json", "bench_synthetic", 60))
+    for extra, name, step, need in runs:
+        t = time.monotonic()
         cmd = [sys.executable, HERE / "gpu.py", "--device", a.device, *extra.split()]
-        if check.left() > need:
-            check.run(cmd + ["--json", check.out / name, "--jsonl", check.results], check.left() - 5, what)
-        else:
-            check.say(f"{what}: skipped, {check.left():.0f}s left")
+        if check.left() <= need:
+            check.status(step, "skipped", t, why=f"{check.left():.0f}s left, {need}s needed")
+            continue
+        (check.out / name).unlink(missing_ok=True)  # a rerun into the same folder reads its own
+        rc, _ = check.run(
+            cmd + ["--json", check.out / name, "--jsonl", check.results], check.left() - 5, step
+        )
+        doc = json.loads((check.out / name).read_text()) if (check.out / name).is_file() else {"rows": []}
+        errors = [r["error"] for r in doc["rows"] if "error" in r]
+        measured = sum("prompts_per_s" in r for r in doc["rows"])
+        ok = rc == 0 and not errors and measured
+        why = {"rc": rc, "rows_measured": measured, "rows_failed": len(errors)}
+        check.status(step, "ok" if ok else "timeout" if rc == 124 else "failed", t, **why)
     rows = [json.loads(x) for x in check.results.read_text().splitlines()] if check.results.exists() else []
     prof = [r for r in rows if "top_kernels" in r]
     (check.out / "profile.json").write_text(json.dumps(prof, indent=1) + "\n")
@@ -314,7 +392,7 @@ def bench(check: Check) -> None:
 
 def summary(check: Check) -> dict:
     rows = [json.loads(x) for x in check.results.read_text().splitlines()] if check.results.exists() else []
-    fp16 = {
+    fp16 = {  # the last line of each row (gpu.py writes a row again as each figure is measured)
         r["shape"]: r
         for r in rows
         if "shape" in r and r.get("dtype") == "float16" and "floor_fraction" in r and r.get("unit") == "real"
@@ -325,17 +403,24 @@ def summary(check: Check) -> dict:
         "floor_410m": fp16.get("410m", {}).get("floor_fraction"),
         "vs_competent_6.9b": fp16.get("6.9b", {}).get("vs_competent"),
         "vs_naive": min((r["vs_naive"] for r in fp16.values() if "vs_naive" in r), default=None),
-        "e2e_vs_engine": next((r["token_ratio"] for r in rows if r.get("step") == "e2e_vs_engine"), None),
+        "e2e_vs_engine": next(
+            (r["token_ratio"] for r in rows if "token_ratio" in r and r.get("step") == "e2e_vs_engine"), None
+        ),
     }
     out = {
         "step": "summary",
         "seconds": round(time.monotonic() - check.t0, 1),
-        "engine_finite": next((r["finite"] for r in rows if r.get("step") == "probe"), None),
+        "steps": dict(check.statuses),
+        "engine_finite": next(
+            (r["finite"] for r in rows if r.get("step") == "probe" and "finite" in r), None
+        ),
         **{
             k: {"got": v, "goal": GOALS[k], "met": None if v is None else v >= GOALS[k]}
             for k, v in got.items()
         },
     }
+    # the token ratio the lead over the competent baseline stands on (its tokens a prompt over the engine's)
+    out["vs_competent_token_ratio_6.9b"] = fp16.get("6.9b", {}).get("vs_competent_token_ratio")
     # cascade attention against the gather path, measured in the same run (real unit, float16)
     out["cascade_vs_gather"] = {k: r.get("cascade_vs_gather") for k, r in fp16.items()}
     out["cascade_vs_gather_max_abs_diff"] = {
@@ -343,11 +428,13 @@ def summary(check: Check) -> dict:
         for k, r in fp16.items()
         if "cascade_vs_gather" in r
     }
-    out["failed_steps"] = [r.get("step") or r.get("failed") for r in rows if r.get("rc") not in (None, 0)]
+    out["failed_steps"] = [k for k, v in check.statuses.items() if v in ("failed", "timeout")]
+    out["skipped_steps"] = [k for k, v in check.statuses.items() if v == "skipped"]
+    out["nothing_measured"] = not any(check.statuses.get(k) == "ok" for k in MEASURING)
     # the competent baseline's psi/chi must equal the engine's (to the dtype's tolerance)
-    out["competent_mismatch"] = [
-        f"{r['shape']} {r['dtype']} {r.get('unit')}" for r in rows if r.get("competent_matches") is False
-    ]
+    out["competent_mismatch"] = sorted(
+        {f"{r['shape']} {r['dtype']} {r.get('unit')}" for r in rows if r.get("competent_matches") is False}
+    )
     out["failed_rows"] = [
         f"{r.get('shape') or r.get('profile') or r.get('precision')}: {r['error']}"
         for r in rows
@@ -369,7 +456,12 @@ def parse_args(argv=None):
         "gpu-synthetic.json, profile.json (default results/gpu/<UTC date>-<card>)",
     )
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
-    ap.add_argument("--deadline", type=float, default=540, help="seconds for the whole check (default 540)")
+    ap.add_argument(
+        "--deadline",
+        type=float,
+        default=460,
+        help="seconds for the whole check (default 460: under 8 minutes)",
+    )
     ap.add_argument(
         "--wheels", default=".whl", help="folder of the warehouse wheels (scripts/fetch-wheels.sh)"
     )
@@ -393,11 +485,20 @@ def parse_args(argv=None):
     ap.add_argument(
         "--e2e-contexts", default="540", help="a multiple of 3 x entities (9 per entity; the paper: 6 x 100)"
     )
+    ap.add_argument(
+        "--budget-scale",
+        type=float,
+        default=1.0,
+        help="multiply each step's budget (BUDGETS) by this (smoke: 5)",
+    )
     ap.add_argument("--smoke", action="store_true", help="the CPU smoke mode: tiny shapes, a few prompts")
     args = ap.parse_args(argv)
+    unknown = set(filter(None, args.skip.split(","))) - set(MEASURING)
+    if unknown:
+        ap.error(f"--skip: unknown steps {sorted(unknown)}; the steps are {', '.join(MEASURING)}")
     if args.smoke:
         args.device, args.e2e_shape, args.e2e_entities, args.e2e_contexts = "cpu", "smoke", "2", "6"
-        args.bench_args = "--smoke"
+        args.bench_args, args.budget_scale = "--smoke", max(args.budget_scale, 5.0)
         args.synthetic_args = "none"  # the synthetic unit is the benchmark smoke test's (test_benchmarks.py)
     return args
 
@@ -406,19 +507,40 @@ def main(argv=None) -> int:
     check = Check(parse_args(argv))
     a, skip = check.args, set(filter(None, check.args.skip.split(",")))
     check.say(f"gpu check on {a.device}: results in {check.results}, deadline {a.deadline:.0f}s")
+    budgets = {k: check.budget(k) for k in BUDGETS} | {
+        "bench": "the rest, bench_synthetic what is left after it"
+    }
+    check.record({"step": "plan", "deadline_s": a.deadline, "budgets_s": budgets, "skip": sorted(skip)})
     environment(check)
-    if "probe" not in skip:
+    # the carried wheels first: nothing after this may find the warehouse missing
+    wheels = warehouse_wheels(check, wanted="e2e" not in skip)
+    t = time.monotonic()
+    if "probe" in skip:
+        check.status("probe", "skipped", t, why="--skip")
+    else:
         probe = [sys.executable, HERE / "attention_probe.py", "--device", a.device, "--jsonl", check.results]
-        rc, _ = check.run(probe + (["--smoke"] if a.smoke else []), 90, "attention probe")
+        rc, _ = check.run(probe + (["--smoke"] if a.smoke else []), check.budget("probe"), "attention probe")
         check.record({"step": "probe", "rc": rc, "finite": rc == 0})
-    if "e2e" not in skip and warehouse_wheels(check):
+        check.status("probe", "ok" if rc == 0 else "timeout" if rc == 124 else "failed", t, rc=rc)
+    if "e2e" in skip or not wheels:
+        check.status("e2e", "skipped", time.monotonic(), why="--skip" if "e2e" in skip else "no warehouse")
+    else:
         e2e = end_to_end(check)
         if e2e:
             engine_alone(check, e2e)
-    if "bench" not in skip:
+    if "bench" in skip:
+        check.status("bench", "skipped", time.monotonic(), why="--skip")
+    else:
         bench(check)
     done = summary(check)
-    bad = done["failed_steps"] or done["competent_mismatch"] or done["engine_finite"] is False
+    bad = done["failed_steps"] or done["competent_mismatch"] or done["failed_rows"]
+    bad = bad or done["engine_finite"] is False or done["nothing_measured"]
+    if done["nothing_measured"]:
+        check.say("FAILED: nothing was measured (every measuring step skipped or failed)")
+    elif bad:
+        check.say(
+            f"FAILED: steps {done['failed_steps']}, rows {done['failed_rows']}, mismatch {done['competent_mismatch']}"
+        )
     return 1 if bad else 0
 
 

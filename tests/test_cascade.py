@@ -142,6 +142,61 @@ def test_the_math_fallback_equals_the_cpu_kernel(dtype):
         torch.testing.assert_close(l1, l2, atol=tol, rtol=0)
 
 
+def test_out_of_memory_is_raised_and_keeps_the_fast_kernel(monkeypatch):
+    """On CUDA, out of memory inside the memory-efficient kernel is raised as it is (the engine
+    halves its batch) and the kernel stays in use; a refusal of the shapes (another RuntimeError)
+    sends that dtype and device to the math path. (The CUDA branch, run on CPU tensors.)"""
+    g = torch.Generator().manual_seed(2)
+    q, k, v = (torch.randn(2, 2, 5, 8, generator=g) for _ in range(3))
+    key = (q.dtype, str(q.device))
+    monkeypatch.setattr(cascade, "_BROKEN", set())
+
+    def ok(*key):  # the probe's answer: yes unless refused since
+        return key not in cascade._BROKEN
+
+    ok.cache_clear = lambda: None  # type: ignore[attr-defined]
+    monkeypatch.setattr(cascade, "_efficient_ok", ok)
+
+    def fails(error):
+        def efficient(*args):
+            raise error
+
+        return efficient
+
+    monkeypatch.setattr(cascade, "_efficient", fails(torch.OutOfMemoryError("CUDA out of memory")))
+    with pytest.raises(torch.OutOfMemoryError):
+        cascade._fast_or_math(q, k, v, None, True, 0.3)
+    assert key not in cascade._BROKEN  # the kernel is still used after the batch halves
+    monkeypatch.setattr(cascade, "_efficient", fails(RuntimeError("shapes not supported")))
+    o, lse = cascade._fast_or_math(q, k, v, None, True, 0.3)
+    assert key in cascade._BROKEN and cascade.KERNELS["math"] > 0
+    torch.testing.assert_close(o, cascade._math(q, k, v, None, True, 0.3)[0])
+
+
+def test_an_engine_out_of_memory_in_cascade_attention_halves_the_batch(monkeypatch):
+    """Out of memory in a cascade attention call: the engine halves its batch (``oom_splits``),
+    stays on cascade attention, and its table equals an undisturbed run's."""
+    lm = _lm("llama", torch.float32)
+    texts, groups = _texts()
+    ref_eng = Engine(lm, batch_size=64, attention="cascade")
+    seqs = ref_eng.encode(texts)
+    ref = _table(ref_eng, seqs, groups)
+    attend, calls = cascade._attend, []
+
+    def once(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+        return attend(*args)
+
+    monkeypatch.setattr(cascade, "_attend", once)
+    eng = Engine(lm, batch_size=64, attention="cascade")
+    got = _table(eng, seqs, groups)
+    assert eng.oom_splits == 1 and eng.batch_size == 32 and eng.attention == "cascade"
+    assert eng.cascade_rows >= len(set(seqs))
+    torch.testing.assert_close(got, ref, atol=TOL[torch.float32], rtol=0)
+
+
 def test_the_name_outside_an_engine_pass_is_plain_sdpa():
     """A forward pass of a model whose config names cascade attention outside the engine (no
     batch active): transformers' SDPA with its mask, padding included."""

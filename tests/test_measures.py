@@ -1,4 +1,4 @@
-"""The stored reliance measures are declared once (``ctxprior/schema/measures.py``): the table, the
+"""The stored reliance measures are declared once (``ctxprior/measures.py``): the table, the
 metrics' keys, the views, the card and the docs table agree with that list. Each failure names the
 one place to edit."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ctxprior.measures import RELIANCE_MEASURES, measure_names, sql_types
 from ctxprior.publish.card import column_meaning
 from ctxprior.schema.base import metadata
-from ctxprior.schema.measures import RELIANCE_MEASURES, SQL_TYPES, measure_names
 from ctxprior.scoring import metrics
 
 pytestmark = pytest.mark.quick
@@ -27,7 +27,7 @@ def test_the_table_is_made_from_the_declaration():
     assert [c.name for c in t.columns] == KEYS + DECLARED
     for m in RELIANCE_MEASURES:
         c = t.columns[m.name]
-        assert isinstance(c.type, SQL_TYPES[m.sql_type]) and c.nullable == m.nullable
+        assert isinstance(c.type, sql_types()[m.sql_type]) and c.nullable == m.nullable
         assert column_meaning("reliance", m.name) == m.description  # the card's text
 
 
@@ -58,14 +58,14 @@ def _view(sql: str, name: str) -> str:
 
 def test_the_views_read_every_measure():
     """v_reliance passes every measure through; v_reliance_rates averages those with a ``mean``
-    text (schema/views/22_reliance.sql; the declaration in schema/measures.py)."""
+    text (schema/views/22_reliance.sql; the declaration in ctxprior/measures.py)."""
     sql = (ROOT / "src/ctxprior/schema/views/22_reliance.sql").read_text()
     rows, rates = _view(sql, "v_reliance"), _view(sql, "v_reliance_rates")
     for m in RELIANCE_MEASURES:
         assert re.search(rf"\br\.{m.name}\b", rows), f"v_reliance does not select r.{m.name}"
         has_mean = re.search(rf"avg\({m.name}\) AS mean_{m.name}\b", rates) is not None
         assert has_mean == bool(m.mean), (
-            f"v_reliance_rates.mean_{m.name}: declare its `mean` text in schema/measures.py "
+            f"v_reliance_rates.mean_{m.name}: declare its `mean` text in ctxprior/measures.py "
             "and average it in views/22_reliance.sql, or neither"
         )
 

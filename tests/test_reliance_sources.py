@@ -24,8 +24,8 @@ import torch
 from scoring_helpers import tiny
 
 import ctxprior
+from ctxprior.measures import RELIANCE_MEASURES
 from ctxprior.schema import open_store
-from ctxprior.schema.measures import RELIANCE_MEASURES
 from ctxprior.schema.versions import SCHEMA_VERSION
 from ctxprior.scoring.metrics import reliance_np, reliance_torch
 

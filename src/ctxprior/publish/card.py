@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
+from ..measures import RELIANCE_MEASURES
 from ..schema.base import metadata
-from ..schema.measures import RELIANCE_MEASURES
 from ..schema.store import Store
 from ..sqlfiles import body, ident, literal, read_sql
 from ..version import __version__
@@ -26,7 +26,7 @@ _REPLICATE = {
 
 # Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS;
 # a column a view passes through from a table has that column's comment (the stored measures':
-# schema/measures.py, which also gives v_reliance_rates' means).
+# ctxprior/measures.py, which also gives v_reliance_rates' means).
 VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
     "v_entity": {
         "relation_uri": "relation id as in the source file (relation.name)",

@@ -11,8 +11,8 @@ the columns are added from their declaration.
 from __future__ import annotations
 
 from ..errors import UserError
+from ..measures import added_columns
 from . import lock as wlock
-from .measures import added_columns
 from .store import Store, open_store
 from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 

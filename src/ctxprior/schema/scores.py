@@ -8,8 +8,8 @@ resumed run skips finished units and never writes a row twice.
 
 from sqlalchemy import BigInteger, Column, DateTime, Double, ForeignKey, Integer, Table, Text
 
+from ..measures import RELIANCE_MEASURES
 from .base import metadata
-from .measures import RELIANCE_MEASURES
 
 run_unit = Table(
     "run_unit",

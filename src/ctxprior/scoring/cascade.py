@@ -189,6 +189,10 @@ def make_cache(batch: Batch, n_layers: int, width: int):
 # ------------------------------------------------------------------ attention
 
 
+# out of memory: the engine halves its batch and retries (Engine._split); never a kernel's refusal
+OOM = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
+
+
 def _attend(q, k, v, bias, causal: bool, scale: float):
     """(output [B, H, Lq, d], log-sum-exp [B, H, Lq] float32/float64) of softmax attention."""
     if q.device.type == "cpu":
@@ -196,12 +200,25 @@ def _attend(q, k, v, bias, causal: bool, scale: float):
         return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
             q, k, v, 0.0, causal, attn_mask=bias, scale=scale
         )
-    if q.device.type == "cuda" and _efficient_ok(q.dtype, str(q.device)):
+    if q.device.type == "cuda":
+        return _fast_or_math(q, k, v, bias, causal, scale)
+    return _math(q, k, v, bias, causal, scale)
+
+
+def _fast_or_math(q, k, v, bias, causal: bool, scale: float):
+    """The memory-efficient kernel where it was checked to take these dtypes on this device, else
+    the float32 math path. A kernel that refuses shapes (``RuntimeError``) is not used again on
+    that dtype and device; out of memory is raised as it is (the engine's batch halves, the kernel
+    stays: the math path would need more memory, not less)."""
+    key = (q.dtype, str(q.device))
+    if _efficient_ok(*key):
         try:
             return _efficient(q, k, v, bias, causal, scale)
+        except OOM:
+            raise
         except RuntimeError:
             _efficient_ok.cache_clear()
-            _BROKEN.add((q.dtype, str(q.device)))
+            _BROKEN.add(key)
     return _math(q, k, v, bias, causal, scale)
 
 
@@ -242,6 +259,8 @@ def _efficient_ok(dtype: torch.dtype, device: str) -> bool:
             )
             if not same:
                 return False
+    except OOM:
+        raise  # not the kernel's answer: asked again once memory is free (no cache of a failure)
     except RuntimeError:
         return False
     return True

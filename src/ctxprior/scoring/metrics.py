@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..schema.measures import measure_names
+from ..measures import measure_names
 
 
 @dataclass
@@ -216,7 +216,7 @@ def entropy_torch(logp):
 # ---------------------------------------------------------------- reliance against the no-context prompt
 
 LN2 = float(np.log(2.0))
-# the keys reliance_np / reliance_torch return, as the measures are declared (schema/measures.py)
+# the keys reliance_np / reliance_torch return, as the measures are declared (ctxprior/measures.py)
 RELIANCE_DIVERGENCES = measure_names("float", finite=True)  # always finite
 RELIANCE_FLOATS = measure_names("float")  # NaN where the answer is unknown
 # CK-PLUG's plausibility filter (Bi et al. 2025, github byronBBL/CK-PLUG,

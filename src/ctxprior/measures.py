@@ -1,11 +1,13 @@
 """The stored reliance measures, each declared once: name, SQL type, description, how it is computed.
 
-Table ``reliance`` (``scores.py``) makes its columns from ``RELIANCE_MEASURES``; the dataset card
+Table ``reliance`` (``schema/scores.py``) makes its columns from ``RELIANCE_MEASURES``; the dataset card
 reads the descriptions (the column comments) and the ``mean`` texts of ``v_reliance_rates``; the
-migration to a version adds the columns of the measures declared ``since`` it (``migrations.py``);
+migration to a version adds the columns of the measures declared ``since`` it (``schema/migrations.py``);
 the scoring side reads the names (``scoring/metrics.py``: ``RELIANCE_FLOATS``, ``RELIANCE_ANSWERS``,
 the keys ``reliance_np`` and ``reliance_torch`` return; ``scoring/units.py`` writes them).
-``tests/test_measures.py`` checks the rest against this list: ``views/22_reliance.sql`` (the column
+Layer 0 and free of SQLAlchemy (``Measure.column`` imports it when called), so the scoring engine
+imports it on a GPU machine without the warehouse's packages (``tests/test_benchmarks.py``).
+``tests/test_measures.py`` checks the rest against this list: ``schema/views/22_reliance.sql`` (the column
 in ``v_reliance``, ``avg(name) AS mean_name`` in ``v_reliance_rates``) and the table in
 docs/concepts.md. To add a measure: docs/architecture.md, "Where to add".
 """
@@ -13,13 +15,22 @@ docs/concepts.md. To add a measure: docs/architecture.md, "Where to add".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Boolean, Column, Double, Integer, Text
+from .sqlfiles import ident
 
-from ..sqlfiles import ident
+if TYPE_CHECKING:
+    from sqlalchemy import Column
 
-SQL_TYPES = {"DOUBLE": Double, "INTEGER": Integer, "TEXT": Text, "BOOLEAN": Boolean}
 _DDL_TYPES = ("DOUBLE", "INTEGER", "TEXT", "BOOLEAN")
+
+
+def sql_types() -> dict:
+    """The SQLAlchemy type of each declared SQL type name (imported here, not at the top: the
+    scoring engine reads this module on machines without the warehouse's packages)."""
+    from sqlalchemy import Boolean, Double, Integer, Text
+
+    return {"DOUBLE": Double, "INTEGER": Integer, "TEXT": Text, "BOOLEAN": Boolean}
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,9 @@ class Measure:
     since: int = 1
 
     def column(self) -> Column:
-        return Column(self.name, SQL_TYPES[self.sql_type], nullable=self.nullable, comment=self.description)
+        from sqlalchemy import Column
+
+        return Column(self.name, sql_types()[self.sql_type], nullable=self.nullable, comment=self.description)
 
 
 _A = "(first-token: a token id; answer-set: an index into the query's candidate answers)"
