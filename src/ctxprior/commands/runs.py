@@ -70,7 +70,7 @@ def runs_group(ctx, as_json) -> None:
         )
 
 
-@runs_group.command("resume")
+@runs_group.command("resume", short_help="Continue run RUN_ID after a crash, kill or cancel.")
 @declared_options(command_options("runs resume"))
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @pass_app
@@ -119,11 +119,16 @@ def prompts_cmd(app, run, limit, as_json) -> None:
         if as_json:
             click.echo(json.dumps(r, ensure_ascii=False, default=int))
         else:
-            ids = (
-                f"unit {r['unit_id']} form {r['query_form_id']} fact {r['fact_id']} context {r['context_id']}"
-            )
-            click.echo(f"--- {ids} ({r['context_type']})")
+            click.echo(_prompt_header(r))
             click.echo(r["prompt"])
+
+
+def _prompt_header(r: dict) -> str:
+    """``--- unit 0 form 1 fact 1 context 2 (gold)``; the prompt without context says so in words."""
+    ids = f"unit {r['unit_id']} form {r['query_form_id']} fact {r['fact_id']}"
+    if r["context_id"] is None:
+        return f"--- {ids}, no context"
+    return f"--- {ids} context {r['context_id']} ({r['context_type']})"
 
 
 COMMANDS = [runs_group]
