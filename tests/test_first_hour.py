@@ -66,6 +66,11 @@ def test_summary_keeps_parentheses_and_stops_at_the_first_clause():
     assert summary("One line\n\n  Details.") == "One line"
 
 
+def tiny_folder(db: Path) -> str:
+    """The tiny random model beside the fixture's warehouse (made once)."""
+    return make_tiny_folder(Path(db).parent / "tiny")
+
+
 @pytest.fixture(scope="module")
 def scored_run(tmp_path_factory):
     """A warehouse with one small run of a tiny random model (no analyses): run 1."""
@@ -155,7 +160,7 @@ def test_report_verdicts_match_their_tests():
     )
 
 
-def test_fig5_joins_only_runs_of_one_series(analyzed_warehouse):  # noqa: F811
+def test_fig5_joins_only_runs_of_one_series(analyzed_warehouse):
     """The warehouse holds two models on each of two samples: a line joins the two models of one
     sample, never runs of different samples (the demo's run 2, one relation, is such a run)."""
     import matplotlib.pyplot as plt
@@ -183,3 +188,21 @@ def test_fig5_joins_only_runs_of_one_series(analyzed_warehouse):  # noqa: F811
     plt.close(f.fig)
     assert joined > 0  # runs of one sample are still joined
     assert len(set(sample[r] for r in order)) > 1
+
+
+def test_score_prints_no_library_bars_and_quiet_keeps_only_results(scored_run, run_cli, tmp_path):
+    """transformers' "Loading weights" bar (shown even off a terminal) never reaches ctxprior's
+    output; ``--quiet`` drops the notes too and keeps the results on stdout."""
+    import shutil
+
+    db = tmp_path / "w.duckdb"
+    shutil.copy(scored_run, db)
+    args = ("score", "--sample", "1", "--model", tiny_folder(scored_run), "--query-types", "open", "--fresh")
+    res = run_cli(*args, db=str(db))
+    assert res.exit_code == 0, res.output
+    assert "Loading weights" not in res.output and "it/s]" not in res.output, res.output
+    assert "device cpu" in res.stderr and "most susceptible:" in res.stdout
+    res = run_cli(*args, "--quiet", db=str(db))
+    assert res.exit_code == 0, res.output
+    assert res.stderr == "", res.stderr
+    assert res.stdout.splitlines()[-2].startswith("run 3: done;") and res.stdout.splitlines()[-1] == "3"

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .commands.app import SUMMARY_MAX, AppContext, summary
+from .commands.app import AppContext, summary
 from .errors import UserError
 from .inputs import command_warehouse
 from .schema.store import DB_ENV, DEFAULT_DB

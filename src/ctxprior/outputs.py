@@ -85,9 +85,7 @@ def check_output_file(
     if p.is_dir():
         raise UserError(f"{path}: is a folder; give a file name")
     if (p.exists() or p.is_symlink()) and not overwrite:
-        raise UserError(
-            f"{path}: file exists; pass {OVERWRITE} to replace it, or another path"
-        )
+        raise UserError(f"{path}: file exists; pass {OVERWRITE} to replace it, or another path")
     _check_plain(p)
     return p
 

@@ -11,7 +11,9 @@ from .options import declared_options
 
 @click.command("analyze")
 @declared_options(command_options("analyze"))
-@click.option("--quiet", is_flag=True, help="Do not print the summary.")
+@click.option(
+    "--quiet", is_flag=True, help="No notes on stderr and no summary; the line of stored rows still prints."
+)
 @pass_app
 def analyze_cmd(app, runs, only, quiet, **options):
     """Run the paper's statistical analyses on scored runs and store them in analysis_result.
@@ -23,7 +25,8 @@ def analyze_cmd(app, runs, only, quiet, **options):
     kind of run is missing are skipped with a message. Prints a short summary.
     """
     wh = app.api(write=True)
-    counts = wh.analyses.run(runs, only=only or "", **options).attrs["counts"]
+    log = {"log": None} if quiet else {}
+    counts = wh.analyses.run(runs, only=only or "", **log, **options).attrs["counts"]
     stored = sum(v for v in counts.values() if v > 0)
     click.echo(
         f"stored {stored} analysis rows ({', '.join(f'{a} {n}' for a, n in counts.items() if n >= 0)})"

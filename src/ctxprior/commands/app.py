@@ -23,6 +23,13 @@ class AppContext:
 
 pass_app = click.make_pass_decorator(AppContext)
 
+
+def quiet_keywords(quiet: bool) -> dict:
+    """What ``--quiet`` means for a long command's API call: no progress bar and no notes (stderr);
+    its results (stdout) are printed all the same."""
+    return {"progress": False, "log": None} if quiet else {"progress": True}
+
+
 SUMMARY_MAX = 100
 """The longest summary ``--help`` lists; a command whose :func:`summary` is longer declares its own
 ``short_help`` (tests/test_first_hour.py checks every command), or loses its asides."""

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..api import command_options
-from .app import pass_app
+from .app import pass_app, quiet_keywords
 from .options import declared_options
 
 
@@ -72,14 +72,16 @@ def runs_group(ctx, as_json) -> None:
 
 @runs_group.command("resume", short_help="Continue run RUN_ID after a crash, kill or cancel.")
 @declared_options(command_options("runs resume"))
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--quiet", is_flag=True, help="No progress bar and no notes on stderr; the run's line and id still print."
+)
 @pass_app
 def resume_cmd(app, run, quiet, **executor) -> None:
     """Continue run RUN_ID (persuasion or dynamic) after a crash, kill or cancel (its stored model
     and options are used); ends with exactly the rows of an uninterrupted run. Prints the run id on
     the last line."""
     try:
-        done = app.api(write=True).runs.resume(run, progress=not quiet, **executor)
+        done = app.api(write=True).runs.resume(run, **quiet_keywords(quiet), **executor)
     except KeyboardInterrupt:
         interrupted("`ctxprior runs resume` continues")
     echo_run(done, "rerun to retry the failed units")
