@@ -24,10 +24,17 @@ class AppContext:
 pass_app = click.make_pass_decorator(AppContext)
 
 
+def quiet_log(line: str) -> None:
+    """The log of a ``--quiet`` command: status lines are dropped; a warning or a note that changes
+    how to read the results ("warning: ...", "note: ...") still prints (stderr)."""
+    if line.lstrip().startswith(("warning:", "note:")):
+        click.echo(line, err=True)
+
+
 def quiet_keywords(quiet: bool) -> dict:
-    """What ``--quiet`` means for a long command's API call: no progress bar and no notes (stderr);
-    its results (stdout) are printed all the same."""
-    return {"progress": False, "log": None} if quiet else {"progress": True}
+    """What ``--quiet`` means for a long command's API call: no progress bar and no status lines
+    (:func:`quiet_log`); its results (stdout) are printed all the same."""
+    return {"progress": False, "log": quiet_log} if quiet else {"progress": True}
 
 
 SUMMARY_MAX = 100

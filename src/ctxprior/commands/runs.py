@@ -73,7 +73,9 @@ def runs_group(ctx, as_json) -> None:
 @runs_group.command("resume", short_help="Continue run RUN_ID after a crash, kill or cancel.")
 @declared_options(command_options("runs resume"))
 @click.option(
-    "--quiet", is_flag=True, help="No progress bar and no notes on stderr; the run's line and id still print."
+    "--quiet",
+    is_flag=True,
+    help="No progress bar and no status lines (warnings still print); the run's line and id print.",
 )
 @pass_app
 def resume_cmd(app, run, quiet, **executor) -> None:

@@ -37,7 +37,7 @@ def _load_in(f):
 @click.option(
     "--quiet",
     is_flag=True,
-    help="No progress bar, no notes on stderr and no summary of the top entities; the run's line and id still print.",
+    help="No bar, status lines or top entities (warnings still print); the run's line and id print.",
 )
 @pass_app
 def score_cmd(app, load_in_8bit, load_in_4bit, quiet, **options) -> None:
