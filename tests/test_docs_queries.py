@@ -30,9 +30,10 @@ def queries(text: str) -> list[str]:
     found += [_unquote(m.group(1)) for m in re.finditer(r'\bsql "((?:[^"\\]|\\.)*)"', text, re.S)]
     for m in re.finditer(r'\bwh\.sql\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', text):
         found.append("".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))).replace("?", "1"))
-    return [
-        " ".join(q.split()).rstrip(";") for q in found if q.strip().upper().startswith(("SELECT", "WITH"))
-    ]
+    lines = [
+        "\n".join(ln.strip() for ln in q.strip().splitlines()).rstrip(";") for q in found
+    ]  # a -- comment ends
+    return [q for q in lines if q.upper().startswith(("SELECT", "WITH"))]
 
 
 @pytest.mark.quick
@@ -40,7 +41,7 @@ def test_queries_are_found_on_every_form():
     page = """```sql
 SELECT a FROM t;
 ```
-$ ctxprior sql "SELECT b FROM t
+$ ctxprior sql "SELECT b FROM t  -- a comment
                 WHERE c = 'x'"
 chi = wh.sql("SELECT c FROM t "
              "WHERE run_id = ?", [1])
@@ -48,7 +49,7 @@ ctxprior --db my.duckdb sql "SELECT \\"d\\" FROM t"
 """
     assert queries(page) == [
         "SELECT a FROM t",
-        "SELECT b FROM t WHERE c = 'x'",
+        "SELECT b FROM t  -- a comment\nWHERE c = 'x'",
         'SELECT "d" FROM t',
         "SELECT c FROM t WHERE run_id = 1",
     ]
