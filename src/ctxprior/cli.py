@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .commands.app import AppContext
+from .commands.app import AppContext, summary
 from .errors import UserError
 from .inputs import command_warehouse
 from .schema.store import DB_ENV, DEFAULT_DB
@@ -30,7 +30,7 @@ class App(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as e:
-            raise UserErrorExit(str(e)) from None
+            raise UserErrorExit(e.cli_message()) from None
         except click.BadParameter as e:  # a bad value (a folder for a file, ...): one line, not a usage block
             if isinstance(e, click.MissingParameter):
                 raise
@@ -66,12 +66,22 @@ def cli(ctx: click.Context, db: str, wait: float) -> None:
     ctx.obj = AppContext(db=db, wait=wait)
 
 
+def _summarize(cmd: click.Command) -> None:
+    """Give ``cmd`` and its subcommands a whole summary (``commands.app.summary``) unless they
+    declare one (a group that makes its commands when used, ``ingest``, calls ``summary`` itself)."""
+    if cmd.short_help is None and cmd.help:
+        cmd.short_help = summary(cmd.help)
+    for sub in getattr(cmd, "commands", {}).values():
+        _summarize(sub)
+
+
 def _load_commands() -> None:
     from . import commands
 
     for m in sorted(mod.name for mod in pkgutil.iter_modules(commands.__path__)):
         module = importlib.import_module(f"{commands.__name__}.{m}")
         for cmd in getattr(module, "COMMANDS", []):
+            _summarize(cmd)
             cli.add_command(cmd)
 
 
@@ -116,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = cli.main(args=argv, prog_name="ctxprior", standalone_mode=False)
     except UserError as e:
-        click.echo(f"Error: {e}", err=True)
+        click.echo(f"Error: {e.cli_message()}", err=True)
         _quiet_exit(2)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

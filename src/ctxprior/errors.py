@@ -1,8 +1,31 @@
-"""Errors a user can cause. The CLI prints them as one line and exits with code 2."""
+"""Errors a user can cause. The CLI prints them as one line and exits with code 2.
+
+A message names an option once for both doors with :func:`option`: the command line shows the
+flag (``--overwrite``), the Python API the keyword (``overwrite=True``)."""
+
+from __future__ import annotations
+
+import re
+
+_OPTION = re.compile(r"\[\[([^|\]]+)\|([^\]]+)\]\]")
+
+
+def option(flag: str, keyword: str) -> str:
+    """An option in a :class:`UserError` message, as each door spells it:
+    ``option("--overwrite", "overwrite=True")``."""
+    return f"[[{flag}|{keyword}]]"
 
 
 class UserError(Exception):
-    """Bad input from the user (file, option, warehouse state). Message = one line, actionable."""
+    """Bad input from the user (file, option, warehouse state). Message = one line, actionable.
+    ``str(e)`` is the Python API's wording; :meth:`cli_message` the command line's."""
+
+    def __str__(self) -> str:
+        return _OPTION.sub(r"\2", super().__str__())
+
+    def cli_message(self) -> str:
+        """The message with each :func:`option` written as its command-line flag."""
+        return _OPTION.sub(r"\1", super().__str__())
 
 
 class ArgumentTypeError(UserError, TypeError):

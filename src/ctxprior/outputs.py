@@ -42,8 +42,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from .errors import UserError, option
 
+OVERWRITE = option("--overwrite", "overwrite=True")
 SIDE_FILES = ("", ".wal", ".write-intent", ".writer", ".lock")  # .lock: replacing it would split the flock
 
 
@@ -96,9 +97,7 @@ def check_output_file(
     if p.is_dir():
         raise UserError(f"{path}: is a folder; give a file name")
     if (p.exists() or p.is_symlink()) and not overwrite:
-        raise UserError(
-            f"{path}: file exists; pass --overwrite (overwrite=True) to replace it, or another path"
-        )
+        raise UserError(f"{path}: file exists; pass {OVERWRITE} to replace it, or another path")
     _check_plain(p)
     return p
 
@@ -366,12 +365,12 @@ class OutputFolder:
             if not self.overwrite:
                 if recorded is None:
                     raise UserError(
-                        f"{self.path}: folder is not empty; pass an empty or new folder, or --overwrite "
-                        "(overwrite=True) to write beside its files (none of them is replaced)"
+                        f"{self.path}: folder is not empty; pass an empty or new folder, or {OVERWRITE} "
+                        "to write beside its files (none of them is replaced)"
                     )
                 raise UserError(
-                    f"{self.path}: folder holds an earlier ctxprior {self.what}; pass --overwrite "
-                    f"(overwrite=True) to replace the files its {MANIFEST} records (nothing else), "
+                    f"{self.path}: folder holds an earlier ctxprior {self.what}; pass {OVERWRITE} "
+                    f"to replace the files its {MANIFEST} records (nothing else), "
                     "or an empty or new folder"
                 )
             recorded = recorded or set()

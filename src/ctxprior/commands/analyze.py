@@ -5,13 +5,17 @@ from __future__ import annotations
 import click
 
 from ..api import command_options
-from .app import pass_app
+from .app import pass_app, quiet_log
 from .options import declared_options
 
 
 @click.command("analyze")
 @declared_options(command_options("analyze"))
-@click.option("--quiet", is_flag=True, help="Do not print the summary.")
+@click.option(
+    "--quiet",
+    is_flag=True,
+    help="No status lines (warnings and notes still print) and no summary; the stored rows' line prints.",
+)
 @pass_app
 def analyze_cmd(app, runs, only, quiet, **options):
     """Run the paper's statistical analyses on scored runs and store them in analysis_result.
@@ -23,7 +27,8 @@ def analyze_cmd(app, runs, only, quiet, **options):
     kind of run is missing are skipped with a message. Prints a short summary.
     """
     wh = app.api(write=True)
-    counts = wh.analyses.run(runs, only=only or "", **options).attrs["counts"]
+    log = {"log": quiet_log} if quiet else {}
+    counts = wh.analyses.run(runs, only=only or "", **log, **options).attrs["counts"]
     stored = sum(v for v in counts.values() if v > 0)
     click.echo(
         f"stored {stored} analysis rows ({', '.join(f'{a} {n}' for a, n in counts.items() if n >= 0)})"

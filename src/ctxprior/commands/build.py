@@ -11,7 +11,7 @@ from .app import pass_app
 from .options import declared_options
 
 
-@click.command("build-dataset")
+@click.command("build-dataset", short_help="Build dataset NAME from a knowledge graph's TRIPLES.")
 @declared_options(command_options("build-dataset"))
 @pass_app
 def build_dataset_cmd(app, triples, relations, name, **options) -> None:

@@ -15,7 +15,10 @@ def covariates() -> None:
     (dataset, relation, entity, answer) next to its values."""
 
 
-@covariates.command("cooccurrence")
+@covariates.command(
+    "cooccurrence",
+    short_help="Count how often each fact's entity and answer occur near each other in CORPUS.",
+)
 @declared_options(command_options("covariates cooccurrence"))
 @pass_app
 def cooccurrence_cmd(app, corpus, text_field, **options) -> None:
@@ -58,7 +61,9 @@ def cooccurrence_cmd(app, corpus, text_field, **options) -> None:
         )
 
 
-@covariates.command("kg-degree")
+@covariates.command(
+    "kg-degree", short_help="Relation-dependent KG degree of every entity, counted over TRIPLES."
+)
 @declared_options(command_options("covariates kg-degree"))
 @pass_app
 def kg_degree_cmd(app, triples, **options) -> None:

@@ -25,7 +25,9 @@ def sample_dynamic_cmd(app, dataset: str, partitions: tuple[str, ...], limit: in
     click.echo(str(s["sample_id"]))
 
 
-@click.command("score-dynamic")
+@click.command(
+    "score-dynamic", short_help="Sample answers to each fact's question without and with its two contexts."
+)
 @declared_options(command_options("score-dynamic"))
 @pass_app
 def score_dynamic_cmd(app, **options) -> None:

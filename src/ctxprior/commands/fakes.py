@@ -32,7 +32,7 @@ def _report(res) -> None:
     )
 
 
-@fakes.command("generate")
+@fakes.command("generate", short_help="Generate fake entities for RELATION with a chat model.")
 @declared_options(command_options("fakes generate"))
 @pass_app
 def generate_cmd(app, dataset, relation, **options) -> None:

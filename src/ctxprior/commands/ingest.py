@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .app import pass_app
+from .app import pass_app, summary
 from .options import click_param
 
 
@@ -42,7 +42,9 @@ def _command(source) -> click.Command:
             click.echo(line)
 
     params = [click_param(p) for p in source.params]
-    return click.Command(source.name, callback=run, params=params, help=source.help)
+    return click.Command(
+        source.name, callback=run, params=params, help=source.help, short_help=summary(source.help or "")
+    )
 
 
 COMMANDS = [ingest]

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..api import command_options
-from .app import pass_app
+from .app import pass_app, quiet_keywords
 from .options import declared_options
 
 
@@ -70,16 +70,20 @@ def runs_group(ctx, as_json) -> None:
         )
 
 
-@runs_group.command("resume")
+@runs_group.command("resume", short_help="Continue run RUN_ID after a crash, kill or cancel.")
 @declared_options(command_options("runs resume"))
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--quiet",
+    is_flag=True,
+    help="No progress bar and no status lines (warnings still print); the run's line and id print.",
+)
 @pass_app
 def resume_cmd(app, run, quiet, **executor) -> None:
     """Continue run RUN_ID (persuasion or dynamic) after a crash, kill or cancel (its stored model
     and options are used); ends with exactly the rows of an uninterrupted run. Prints the run id on
     the last line."""
     try:
-        done = app.api(write=True).runs.resume(run, progress=not quiet, **executor)
+        done = app.api(write=True).runs.resume(run, **quiet_keywords(quiet), **executor)
     except KeyboardInterrupt:
         interrupted("`ctxprior runs resume` continues")
     echo_run(done, "rerun to retry the failed units")
@@ -119,11 +123,16 @@ def prompts_cmd(app, run, limit, as_json) -> None:
         if as_json:
             click.echo(json.dumps(r, ensure_ascii=False, default=int))
         else:
-            ids = (
-                f"unit {r['unit_id']} form {r['query_form_id']} fact {r['fact_id']} context {r['context_id']}"
-            )
-            click.echo(f"--- {ids} ({r['context_type']})")
+            click.echo(_prompt_header(r))
             click.echo(r["prompt"])
+
+
+def _prompt_header(r: dict) -> str:
+    """``--- unit 0 form 1 fact 1 context 2 (gold)``; the prompt without context says so in words."""
+    ids = f"unit {r['unit_id']} form {r['query_form_id']} fact {r['fact_id']}"
+    if r["context_id"] is None:
+        return f"--- {ids}, no context"
+    return f"--- {ids} context {r['context_id']} ({r['context_type']})"
 
 
 COMMANDS = [runs_group]

@@ -8,7 +8,7 @@ import click
 
 from ..api import command_options, read_input_text, score_options
 from ..errors import UserError
-from .app import pass_app
+from .app import pass_app, quiet_keywords
 from .options import declared_options
 from .runs import echo_run, interrupted
 
@@ -34,7 +34,11 @@ def _load_in(f):
 
 @click.command("score")
 @declared_options(SCORE_OPTIONS, spelled={"quantization": _load_in})
-@click.option("--quiet", is_flag=True, help="No progress bar and no summary of the top entities.")
+@click.option(
+    "--quiet",
+    is_flag=True,
+    help="No bar, status lines or top entities (warnings still print); the run's line and id print.",
+)
 @pass_app
 def score_cmd(app, load_in_8bit, load_in_4bit, quiet, **options) -> None:
     """Score a sample with a causal LM: persuasion (KL) per context and susceptibility (MI) per
@@ -42,7 +46,7 @@ def score_cmd(app, load_in_8bit, load_in_4bit, quiet, **options) -> None:
     quantization = _quant(load_in_8bit, load_in_4bit)
     wh = app.api(write=True)
     try:
-        run = wh.runs.score(**options, quantization=quantization, progress=not quiet)
+        run = wh.runs.score(**options, quantization=quantization, **quiet_keywords(quiet))
     except KeyboardInterrupt:
         interrupted("rerun the command (or --resume) to continue")
     if not quiet and run.status == "done":

@@ -179,8 +179,11 @@ class EmbeddingEquivalence(Equivalence):
         path = resolve_encoder(encoder)
         if not Path(path).exists() and encoder not in ENCODER_ALIASES and "/" not in encoder:
             raise UserError(f"--equivalence embedding:{encoder}: no such folder or alias (known: minilm)")
+        from ..scoring.models import quiet_loading
+
         try:
-            self.model = SentenceTransformer(path, device=device, local_files_only=True)
+            with quiet_loading():
+                self.model = SentenceTransformer(path, device=device, local_files_only=True)
         except Exception as e:
             raise UserError(
                 f"--equivalence embedding:{encoder}: cannot load ({str(e).splitlines()[0]})"
@@ -225,18 +228,21 @@ class NLIEquivalence(Equivalence):
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        from ..scoring.models import quiet_loading
+
         local = Path(model).expanduser()
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(
-                str(local) if local.exists() else model, local_files_only=True
-            )
-            self.model = (
-                AutoModelForSequenceClassification.from_pretrained(
+            with quiet_loading():
+                self.tokenizer = AutoTokenizer.from_pretrained(
                     str(local) if local.exists() else model, local_files_only=True
                 )
-                .to(device)
-                .eval()
-            )
+                self.model = (
+                    AutoModelForSequenceClassification.from_pretrained(
+                        str(local) if local.exists() else model, local_files_only=True
+                    )
+                    .to(device)
+                    .eval()
+                )
         except Exception as e:
             raise UserError(
                 f"--equivalence nli:{model}: cannot load an NLI classifier from a local folder or "

@@ -618,8 +618,8 @@ SOURCE_PARAMS = (
 SOURCE = ingest_source(
     IngestSource(
         name="table",
-        help="Load your own dataset from a CSV, TSV, JSONL, JSON or Parquet file (a local file, a folder "
-        "such as a Hub dataset download, hf://datasets/... or a URL) with a column mapping given by options "
+        help="Load your own dataset from a table file (CSV, TSV, JSONL, JSON or Parquet: a local file, a "
+        "folder such as a Hub dataset download, hf://datasets/... or a URL) with a column mapping given by options "
         "or --spec FILE: templated facts (--shape facts, as yago-qec) or items with fixed context passages "
         "(--shape contexts, scored with `ctxprior sample --design fixed`). See docs/datasets.md.",
         params=SOURCE_PARAMS

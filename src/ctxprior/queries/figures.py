@@ -270,6 +270,15 @@ FIG5_ANALYSES = [
 ]
 
 
+def _fig5_series(ax, d: pd.DataFrame, order: list, metric: str, style: dict) -> None:
+    """One analysis's points on ``ax``: a line joins only the runs of one ``series`` (the same
+    sample and relations, models scored alike); other runs are points of their own."""
+    for _, part in d[d[metric].notna()].groupby("series", sort=True):
+        x = [order.index(m) for m in part["model_run"]]
+        ax.plot(x, part[metric].to_numpy(float), **style)
+        style = {**style, "label": None}  # one legend entry per analysis
+
+
 def fig5_summary(store, run_ids) -> Figure:
     title = "Fig. 5: share of relations significant and mean effect size, per model"
     df = store.df(sql("fig5_summary.sql"), [list(run_ids)])
@@ -286,14 +295,9 @@ def fig5_summary(store, run_ids) -> Figure:
             )
         ):
             ax = axes[row, col]
-            for name, label, marker in FIG5_ANALYSES:
-                d = (
-                    df[(df["analysis"] == name) & (df["query_type"] == qt)]
-                    .set_index("model_run")
-                    .reindex(order)
-                )
-                if d[metric].notna().any():
-                    ax.plot(range(len(order)), d[metric].to_numpy(float), marker=marker, label=label)
+            for i, (name, label, marker) in enumerate(FIG5_ANALYSES):
+                d = df[(df["analysis"] == name) & (df["query_type"] == qt)]
+                _fig5_series(ax, d, order, metric, dict(marker=marker, color=f"C{i}", label=label))
             ax.set_title(f"{qt} queries")
             ax.set_ylabel(ylabel)
             if metric == "share_significant":

@@ -69,6 +69,25 @@ def _table(df: pd.DataFrame, max_rows: int = 60) -> str:
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>{tail}"
 
 
+def _verdicts(cmp, ran: pd.DataFrame, unit: str) -> str:
+    """What the tests found, per query type (relations as strata: "2 of 3 (open)") or per
+    stratum, each sentence saying what its own test found: "open_0: friend was not significantly
+    higher than enemy (d = -0.34)", never "significantly higher ...: not significant"."""
+    direction = f"{DIRECTION[cmp.alternative]} {cmp.label2}"
+    bits = []
+    for qt, dq in ran.groupby("query_type", sort=True):
+        n_sig = int(dq["significant"].fillna(False).astype(bool).sum())
+        if cmp.stratum == "query_type":
+            bits.append(f"{n_sig} of {len(dq)} ({qt})")
+        else:
+            said = f"{cmp.label1} was {'not ' if not n_sig else ''}significantly {direction}"
+            said += f" in {n_sig} of {len(dq)} tests" if 0 < n_sig < len(dq) else ""
+            bits.append(f"{qt}: {said} (d = {dq['effect_size'].mean():+.2f})")
+    if cmp.stratum == "query_type":
+        return f"{cmp.label1} was significantly {direction} in " + ", ".join(bits) + f" {unit}"
+    return "; ".join(bits)
+
+
 def reading_for(store, analysis: str, ids: list[int]) -> str:
     """Plain-language reading of one comparison from its stored rows."""
     cmp = registry.get(analysis).comparison
@@ -91,24 +110,11 @@ def reading_for(store, analysis: str, ids: list[int]) -> str:
         if test != "independent":
             continue
         model = store.scalar("SELECT model FROM run WHERE run_id = ?", [int(run_id)])
-        bits = []
-        for qt, dq in ran.groupby("query_type", sort=True):
-            n_sig = int(dq["significant"].fillna(False).astype(bool).sum())
-            bits.append(
-                f"{n_sig} of {len(dq)} ({qt})"
-                if cmp.stratum == "query_type"
-                else f"{qt}: {'significant' if n_sig else 'not significant'} (d = {dq['effect_size'].mean():+.2f})"
-            )
         alt = d[d["test"] == cmp.alt_design] if cmp.alt_design else pd.DataFrame()
         alt_all = df[(df["run_id"] == run_id) & (df["test"] == cmp.alt_design)] if cmp.alt_design else alt
         alt_ran = alt_all[alt_all["skip_reason"].isna()]
         mean_d = ran["effect_size"].mean()
-        txt = (
-            f"<b>{html.escape(model)} (run {run_id})</b>: {cmp.label1} was significantly "
-            f"{DIRECTION[cmp.alternative]} {cmp.label2} in " + ", ".join(bits)
-        )
-        if cmp.stratum == "query_type":
-            txt += f" {unit}"
+        txt = f"<b>{html.escape(model)} (run {run_id})</b>: " + _verdicts(cmp, ran, unit)
         if not math.isnan(mean_d):
             txt += f"; mean Cohen's d = {mean_d:+.2f}"
         if len(alt_ran):

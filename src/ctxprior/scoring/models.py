@@ -22,6 +22,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,8 +236,11 @@ def _gguf_cache(gguf: Path) -> tuple[Path, str]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype="float32")
+        with quiet_loading():
+            tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(
+                str(gguf.parent), gguf_file=gguf.name, dtype="float32"
+            )
     except Exception as e:  # corrupt / unsupported GGUF
         raise UserError(f"{gguf}: cannot load this GGUF file ({type(e).__name__}: {e})") from None
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -371,13 +376,31 @@ def _locate(name: str) -> tuple[str, str | None, str | None]:
     return name, revision, None
 
 
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' and huggingface_hub's own bars ("Loading weights 0% ... 100%") off while
+    ctxprior loads a model: shown even when stderr is not a terminal, they would land in the
+    middle of ctxprior's lines. ctxprior's own bars (tqdm, ``disable=None``) are not touched; the
+    libraries' setting is restored afterwards, for a notebook that wants their bars elsewhere."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
+
+
 def _from_pretrained(name: str, load_from: str, kwargs: dict):
     """(tokenizer, model); a one-line UserError when it cannot be loaded offline."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tok = AutoTokenizer.from_pretrained(load_from)
-        model = AutoModelForCausalLM.from_pretrained(load_from, **kwargs)
+        with quiet_loading():
+            tok = AutoTokenizer.from_pretrained(load_from)
+            model = AutoModelForCausalLM.from_pretrained(load_from, **kwargs)
     except OSError as e:
         if (
             name in ALIASES
