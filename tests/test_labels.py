@@ -13,7 +13,6 @@ from ctxprior.scoring.outcomes import label
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 
-
 def label_generation(text: str, query_type: str, true: str, ctx: str) -> str | None:
     return label(text, "prefix", query_type, true, ctx)
 

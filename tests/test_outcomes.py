@@ -138,4 +138,6 @@ def test_outcome_rule_none_stores_no_generation_and_no_outcome(tmp_path):
     r = wh.sql(f"SELECT outcome, outcome_source, choice FROM reliance WHERE run_id = {run}")
     assert r.outcome.isna().all() and r.outcome_source.isna().all() and r.choice.notna().all()
     rates = wh.sql(f"SELECT n, n_unlabelled, n_undecided, conr FROM v_reliance_rates WHERE run_id = {run}")
-    assert (rates.n == rates.n_unlabelled).all() and (rates.n_undecided == 0).all() and rates.conr.isna().all()
+    assert (
+        (rates.n == rates.n_unlabelled).all() and (rates.n_undecided == 0).all() and rates.conr.isna().all()
+    )

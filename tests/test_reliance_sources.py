@@ -248,7 +248,9 @@ def test_migration_v2_to_v3_moves_the_whole_vocabulary_gain(db_path, run_cli):
     con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     con.close()
     res = run_cli("migrate")
-    assert res.exit_code == 0 and f"migrated v{SCHEMA_VERSION - 1} -> v{SCHEMA_VERSION}" in res.output, res.output
+    assert res.exit_code == 0 and f"migrated v{SCHEMA_VERSION - 1} -> v{SCHEMA_VERSION}" in res.output, (
+        res.output
+    )
     assert "migrated v2 -> v3" in res.output
     wh = ctxprior.open(db_path)
     r = wh.sql("SELECT confidence_gain, confidence_gain_vocab, outcome_source, collision FROM reliance")
