@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -141,3 +142,39 @@ def test_outcome_rule_none_stores_no_generation_and_no_outcome(tmp_path):
     assert (
         (rates.n == rates.n_unlabelled).all() and (rates.n_undecided == 0).all() and rates.conr.isna().all()
     )
+
+
+@pytest.mark.slow
+def test_smollm2_on_real_rows_against_the_ports(tmp_path):
+    """SmolLM2 with the defaults on the real NQ-Swap and ConflictQA rows: every stored outcome is
+    CK-PLUG's label of its generation; prints how often the rules and the forced choice differ."""
+    from ctxprior.scoring.models import load_model
+
+    wh = ctxprior.open(str(tmp_path / "w.duckdb"), write=True)
+    wh.datasets.ingest("nq-swap", str(_nq_parquet(tmp_path)))
+    wh.datasets.ingest("conflictqa", str(CONFLICTQA))
+    lm = load_model("smollm2-135m", device="cpu")
+    for name in ("nq_swap", "conflictqa"):
+        sid = wh.samples.draw(name, design="fixed")
+        run = wh.runs.score(sid, model=lm, query_types=("open",), progress=False, log=None).id
+        rows = _stored(wh, run)
+        got = [r if isinstance(r, str) else None for r in rows.outcome]
+        want = [
+            ckplug_outcome(t, a, c) or ("ORIGINAL" if not k else None)
+            for t, a, c, k in rows[["text", "answer", "context_answer", "conflict"]].itertuples(False)
+        ]
+        assert got == want
+        em = [
+            longpre_outcome(t, a, c)
+            for t, a, c in rows[["text", "answer", "context_answer"]].itertuples(False)
+        ]
+        print(
+            f"{name}: {len(rows)} rows; recall {dict(zip(*np.unique([str(g) for g in got], return_counts=True)))}; "
+            f"exact-match hits {sum(e != 'OTHER' for e in em)}; undecided {got.count(None)}; "
+            f"choice != outcome {int((rows.choice != rows.outcome).sum())}"
+        )
+        for r in rows.itertuples():
+            print(
+                f"  {r.context_type:>12} {r.answer[:30]!r:34} {r.context_answer[:30]!r:34} "
+                f"{r.outcome} / choice {r.choice}: {r.text[:60]!r}"
+            )
