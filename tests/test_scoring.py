@@ -18,8 +18,8 @@ from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.executors import LocalExecutor
 from ctxprior.scoring.models import load_model
-from ctxprior.scoring.runs import plan_units, score_sample
 from ctxprior.scoring.outcomes import label
+from ctxprior.scoring.runs import plan_units, score_sample
 from ctxprior.scoring.units import ScoreConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
