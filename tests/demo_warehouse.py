@@ -26,7 +26,7 @@ def build_scored_demo(folder: Path) -> Path:
     wh = ctxprior.open(dest, write=True)
     wh.datasets.ingest_demo(only=["demo"])
     sid = wh.samples.draw("demo", relations=["capital", "officialLanguage"], entities=4, contexts=12, seed=11)
-    run = wh.runs.score(sid, model=tiny, memorization=True, max_new_tokens=3, progress=False, log=None)
+    run = wh.runs.score(sid, model=tiny, outcome_rule="prefix", max_new_tokens=3, progress=False, log=None)
     assert run.status == "done", run
     wh.analyses.run([run.id], permutations=200, log=None)
     _BUILT["db"] = dest

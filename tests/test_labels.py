@@ -1,5 +1,6 @@
-"""Memorization labels (ORIGINAL / CONTEXT / OTHER): whitespace and newlines around a generation
-never change its label (the generation is stripped before its first line is compared)."""
+"""Generation labels under the ``prefix`` rule (ORIGINAL / CONTEXT / OTHER): whitespace and newlines
+around a generation never change its label (the generation is stripped before its first line is
+compared). The default rule, ``recall``, and ``exact``: tests/test_outcomes.py."""
 
 from __future__ import annotations
 
@@ -7,9 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxprior.scoring.units import label_generation
+from ctxprior.scoring.outcomes import label
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
+
+
+def label_generation(text: str, query_type: str, true: str, ctx: str) -> str | None:
+    return label(text, "prefix", query_type, true, ctx)
+
 
 WS = st.text(alphabet=" \t\n\r", max_size=6)
 ANSWERS = st.sampled_from(["Paris", "Rome", "Buenos Aires", "New York City", "São Paulo"])

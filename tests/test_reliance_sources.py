@@ -148,23 +148,23 @@ def test_default_estimator_of_a_fixed_sample_reads_full_answers(scored):
     assert wh.sql(f"SELECT estimator FROM run WHERE run_id = {auto}").estimator[0] == "answer-set"
     prompts = wh.runs.prompts(auto)
     rel = wh.sql(
-        "SELECT fact_id, context_id, outcome, outcome_source, collision, answer, context_answer "
+        "SELECT fact_id, context_id, choice, choice_source, collision, answer, context_answer "
         f"FROM v_reliance WHERE run_id = {auto}"
     )
-    assert len(rel) == 2 * N_ITEMS and not rel.collision.any() and set(rel.outcome_source) == {"argmax"}
+    assert len(rel) == 2 * N_ITEMS and not rel.collision.any() and set(rel.choice_source) == {"argmax"}
     for r in rel.itertuples():
         prompt = prompts[(prompts.fact_id == r.fact_id) & (prompts.context_id == r.context_id)].prompt.iloc[0]
         # the answer set: the gold answer and the answers of the item's passages
         cands = list(dict.fromkeys([r.answer, *rel[rel.fact_id == r.fact_id].context_answer]))
         best = max(cands, key=lambda a: _full_answer_logprob(lm, prompt, a))
         want = "ORIGINAL" if best == r.answer else "CONTEXT" if best == r.context_answer else "OTHER"
-        assert r.outcome == want
+        assert r.choice == want
 
 
 def test_first_token_flags_shared_first_tokens_and_decides_them_from_full_answers(scored):
     wh, lm, _, first, lines = scored
     rel = wh.sql(
-        f"SELECT answer, context_answer, conflict, collision, outcome, outcome_source, answer_top, "
+        f"SELECT answer, context_answer, conflict, collision, choice, choice_source, answer_top, "
         f"answer_gold FROM v_reliance WHERE run_id = {first} ORDER BY answer, context_answer"
     )
     years = rel[rel.answer == "1977"]
@@ -173,9 +173,9 @@ def test_first_token_flags_shared_first_tokens_and_decides_them_from_full_answer
     for r in rel[rel.collision.fillna(False)].itertuples():
         # on top: decided from the full answers; elsewhere: OTHER, decided by the argmax itself
         if r.answer_top == r.answer_gold:
-            assert r.outcome_source == "full-answer" and r.outcome in ("ORIGINAL", "CONTEXT")
+            assert r.choice_source == "full-answer" and r.choice in ("ORIGINAL", "CONTEXT")
         else:
-            assert (r.outcome_source, r.outcome) == ("argmax", "OTHER")
+            assert (r.choice_source, r.choice) == ("argmax", "OTHER")
     n = int(rel.collision.fillna(False).sum())
     rates = wh.sql(
         f"SELECT sum(n_collision) AS c FROM v_reliance_rates WHERE run_id = {first} AND scope = 'all relations'"
@@ -248,11 +248,22 @@ def test_migration_v2_to_v3_moves_the_whole_vocabulary_gain(db_path, run_cli):
     con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     con.close()
     res = run_cli("migrate")
-    assert res.exit_code == 0 and f"migrated v2 -> v{SCHEMA_VERSION}" in res.output, res.output
+    assert res.exit_code == 0 and f"migrated v{SCHEMA_VERSION - 1} -> v{SCHEMA_VERSION}" in res.output, (
+        res.output
+    )
+    assert "migrated v2 -> v3" in res.output
     wh = ctxprior.open(db_path)
     r = wh.sql("SELECT confidence_gain, confidence_gain_vocab, outcome_source, collision FROM reliance")
     assert r.iloc[0].tolist()[1:3] == [0.25, "argmax"] and r.confidence_gain.isna().all()
     assert wh.sql("SELECT separator FROM dataset").separator.tolist() == [""]
+    # v3 -> v4: the forced choice that decided the old outcome is copied into its own columns
+    assert wh.sql("SELECT outcome, choice, choice_source FROM reliance").iloc[0].tolist() == [
+        "OTHER",
+        "OTHER",
+        "argmax",
+    ]
+    rates = wh.sql("SELECT outcome_rule, n_undecided, n_unlabelled FROM v_reliance_rates")
+    assert len(rates) == 0  # no persuasion row joins this bare reliance row
 
 
 # ---------------------------------------------------------------- Parquet round trips

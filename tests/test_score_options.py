@@ -39,6 +39,11 @@ BAD = {
         ["--estimator", "bogus"],
         "--estimator bogus: use auto, first-token or answer-set",
     ),
+    "outcome_rule": (
+        "fuzzy",
+        ["--outcome-rule", "fuzzy"],
+        "--outcome-rule fuzzy: use recall, exact, prefix or none",
+    ),
     "max_new_tokens": (-3, ["--max-new-tokens", "-3"], "--max-new-tokens -3: must be at least 1"),
     "store_topk": (-1, ["--store-topk", "-1"], "--store-topk -1: must be at least 0"),
     "prior_topk": (0, ["--prior-topk", "0"], "--prior-topk 0: must be at least 1"),

@@ -18,8 +18,9 @@ from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.executors import LocalExecutor
 from ctxprior.scoring.models import load_model
+from ctxprior.scoring.outcomes import label
 from ctxprior.scoring.runs import plan_units, score_sample
-from ctxprior.scoring.units import ScoreConfig, label_generation
+from ctxprior.scoring.units import ScoreConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token
@@ -124,6 +125,9 @@ def test_greedy_generation_batched_equals_single():
 
 @pytest.mark.quick
 def test_memorization_labels():
+    def label_generation(text, query_type, true, ctx):
+        return label(text, "prefix", query_type, true, ctx)
+
     assert label_generation(" Paris, of course", "open", "Paris", "Rome") == "ORIGINAL"
     assert label_generation(" rome\nQ:", "open", "Paris", "Rome") == "CONTEXT"
     assert label_generation(" Berlin", "open", "Paris", "Rome") == "OTHER"
@@ -224,17 +228,24 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
         assert float(g["gamma"][0]) == pytest.approx(gamma_direct, abs=1e-12)
         m = store.df("SELECT * FROM v_memorization WHERE run_id = ?", [s.run_id])
         assert len(m) == n_qf * n_facts
-        # generation labels are aligned to their own context (no sorted-list misalignment)
-        bad = store.scalar(
-            """SELECT count(*) FROM generation g JOIN context c USING (context_id)
-                           JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
-                           LEFT JOIN answer ca ON ca.answer_id = c.answer_id
-                           LEFT JOIN answer fa ON fa.answer_id = f.answer_id
-                           WHERE g.run_id = ? AND q.query_type = 'open' AND g.label = 'CONTEXT'
-                             AND NOT starts_with(lower(ltrim(g.text)), lower(ca.name))""",
+        # generation labels are aligned to their own context (no sorted-list misalignment): each
+        # stored label is its own text's under the default rule, and the outcome is that label
+        g = store.df(
+            """SELECT g.text, g.label, q.query_type, fa.name AS answer, ca.name AS context_answer,
+                      r.outcome, r.outcome_source
+               FROM generation g JOIN context c USING (context_id)
+               JOIN fact f USING (fact_id) JOIN query_form q USING (query_form_id)
+               LEFT JOIN answer ca ON ca.answer_id = c.answer_id
+               LEFT JOIN answer fa ON fa.answer_id = f.answer_id
+               LEFT JOIN reliance r ON r.run_id = g.run_id AND r.query_form_id = g.query_form_id
+                    AND r.fact_id = g.fact_id AND r.context_id = g.context_id
+               WHERE g.run_id = ?""",
             [s.run_id],
         )
-        assert bad == 0
+        cols = ["text", "query_type", "answer", "context_answer"]
+        want = [label(t, "recall", qt, a, ca) for t, qt, a, ca in g[cols].itertuples(False)]
+        assert g.label.tolist() == [w or "UNDECIDED" for w in want]
+        assert g.outcome.tolist() == want and set(g.outcome_source) == {"recall"}
 
 
 @pytest.mark.quick
@@ -395,7 +406,7 @@ def test_reliance_rows_and_views(db_path, estimator):
             """SELECT count(*) FROM v_reliance WHERE run_id = ? AND NOT (jsd BETWEEN 0 AND ln(2)
                AND shift >= 0 AND scaled_difference BETWEEN -1 AND 1 AND answer_context IS NOT NULL
                AND answer_gold IS NOT NULL AND keeps_prior = (answer_top = answer_prior)
-               AND outcome = CASE WHEN answer_top = answer_gold THEN 'ORIGINAL'
+               AND choice = CASE WHEN answer_top = answer_gold THEN 'ORIGINAL'
                                   WHEN answer_top = answer_context THEN 'CONTEXT' ELSE 'OTHER' END)""",
             run,
         )

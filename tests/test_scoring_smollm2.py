@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sources_helpers import ckplug_outcome
 
 from ctxprior.schema import open_store
 from ctxprior.scoring.models import load_model
@@ -109,8 +110,11 @@ def test_warehouse_run_matches_naive_reference(db_path):
 
 def test_quick_and_memorization_on_smollm2(db_path):
     from ctxprior.scoring.engine import Engine
+    from ctxprior.scoring.outcomes import label
     from ctxprior.scoring.quick import quick_scores
-    from ctxprior.scoring.units import label_generation
+
+    def label_generation(text, query_type, true, ctx):
+        return label(text, "prefix", query_type, true, ctx)
 
     lm = smollm2()
     out = quick_scores(
@@ -138,7 +142,9 @@ def test_nq_swap_year_answers_are_decided_as_a_full_answer_comparison(tmp_path):
     """The issue's row: SmolLM2 splits numbers digit by digit, so ' 1977' and ' 1967' share their
     first token. With the defaults (a fixed sample: --estimator auto = answer-set) and with
     first-token (the pair flagged, decided from the full answers), the conflicting passage's
-    outcome agrees with comparing the two full answers' probabilities after it."""
+    forced choice agrees with comparing the two full answers' probabilities after it; its outcome
+    is the label of SmolLM2's greedy generation by CK-PLUG's rule (OTHER when it gives neither
+    year), the same generation in both runs."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -167,16 +173,25 @@ def test_nq_swap_year_answers_are_decided_as_a_full_answer_comparison(tmp_path):
         sid, model=lm, query_types=("open",), estimator="first-token", progress=False, log=lines.append
     )
     got = wh.sql(
-        "SELECT run_id, estimator, outcome, outcome_source, collision FROM v_reliance "
+        "SELECT run_id, estimator, choice, choice_source, collision FROM v_reliance "
         "WHERE context_type = 'conflicting' ORDER BY run_id"
     )
     assert got.values.tolist() == [
         [auto.id, "answer-set", "CONTEXT", "argmax", False],
         [first.id, "first-token", "CONTEXT", "full-answer", True],
     ]
-    rates = wh.sql(
-        f"SELECT conr, memr, n_collision, n_full_answer FROM v_reliance_rates WHERE run_id = {first.id} "
-        "AND scope = 'all relations' AND context_type = 'conflicting'"
+    gen = wh.sql(
+        "SELECT g.text, r.outcome, r.outcome_source FROM v_reliance r JOIN generation g "
+        "USING (run_id, query_form_id, fact_id, context_id) WHERE context_type = 'conflicting' ORDER BY run_id"
     )
-    assert rates.values.tolist() == [[1.0, 0.0, 1, 1]]
+    assert gen.text.nunique() == 1 and set(gen.outcome_source) == {"recall"}
+    want = ckplug_outcome(gen.text[0], "1977", "1967")
+    assert gen.outcome.tolist() == [want, want]
+    print(f"SmolLM2 after the conflicting passage: {gen.text[0]!r} -> {want}")
+    rates = wh.sql(
+        f"SELECT conr, memr, other_rate, choice_conr, n_collision, n_full_answer FROM v_reliance_rates "
+        f"WHERE run_id = {first.id} AND scope = 'all relations' AND context_type = 'conflicting'"
+    )
+    o = {"CONTEXT": [1.0, 0.0, 0.0], "ORIGINAL": [0.0, 1.0, 0.0], "OTHER": [0.0, 0.0, 1.0]}[want]
+    assert rates.values.tolist() == [[*o, 1.0, 1, 1]]
     assert any("1 gold/context answer pairs share their first token" in m for m in lines)

@@ -141,20 +141,40 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
     Measure(
         "outcome",
         "TEXT",
-        "ORIGINAL (the gold answer; wins when the context supports it too) | CONTEXT "
-        "(the context's answer) | OTHER (Longpre et al. 2021; ConR / MemR count these), from the "
-        "argmax answer or, where the estimator cannot tell the two apart, the full answers "
-        "(outcome_source); NULL: undecided",
+        "ORIGINAL (the gold answer; wins when the context states it too) | CONTEXT (the context's "
+        "answer) | OTHER (neither), the label of the prompt's greedy generation by the rule in "
+        "outcome_source (ConR / MemR / other rate / accuracy count these, as Longpre et al. 2021 and "
+        "CK-PLUG do); NULL: undecided (the generation gives both answers) or not generated "
+        "(outcome_source NULL: --outcome-rule none)",
         computed="unit",
     ),
     Measure(
         "outcome_source",
         "TEXT",
-        "what decided the outcome: argmax (the estimator's most probable answer) | "
-        "full-answer (a collision: the gold and the context's answer compared by their full-answer "
-        "sequence probabilities after the prompt)",
+        "the rule that labelled the generation: recall (CK-PLUG eval_NQ.py get_score: the "
+        "normalised answer inside the normalised generation; the default) | exact (Longpre et al. "
+        "2021: exact match after normalisation) | prefix (the first line starts with the answer); "
+        "rows written before schema v4: argmax | full-answer (the forced choice, as choice)",
         computed="unit",
         since=3,
+    ),
+    Measure(
+        "choice",
+        "TEXT",
+        "ctxprior's forced choice, not a source's outcome: ORIGINAL | CONTEXT | OTHER from the "
+        "estimator's most probable answer or, where it cannot tell the gold and the context's answer "
+        "apart, the full answers (choice_source); OTHER only when a third answer is on top",
+        computed="unit",
+        since=4,
+    ),
+    Measure(
+        "choice_source",
+        "TEXT",
+        "what decided the choice: argmax (the estimator's most probable answer) | full-answer (a "
+        "collision: the gold and the context's answer compared by their full-answer sequence "
+        "probabilities after the prompt)",
+        computed="unit",
+        since=4,
     ),
     Measure(
         "collision",
@@ -168,7 +188,8 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
     Measure(
         "keeps_prior",
         "BOOLEAN",
-        "the argmax with context equals the argmax without (ClashEval: the model keeps its prior answer)",
+        "the argmax with context equals the argmax without (ClashEval: the model keeps its prior "
+        "answer); the estimator's answers, so on a collided row (collision) the shared first token",
         computed="unit",
         nullable=False,
     ),

@@ -146,8 +146,15 @@ generation = Table(
     Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False),
     Column("context_id", BigInteger, ForeignKey("context.context_id"), nullable=False),
     Column("text", Text, nullable=False, comment="greedy generation after the prompt"),
-    Column("label", Text, nullable=False, comment="ORIGINAL | CONTEXT | OTHER (memorization ratio)"),
-    comment="Greedy generations per prompt (--memorization), labelled against the fact's and the context's answers.",
+    Column(
+        "label",
+        Text,
+        nullable=False,
+        comment="ORIGINAL | CONTEXT | OTHER | UNDECIDED (both answers), by the run's --outcome-rule "
+        "(reliance.outcome_source; prefix for --outcome-rule none --memorization)",
+    ),
+    comment="One greedy generation per prompt (every run unless --outcome-rule none), labelled against "
+    "the fact's and the context's answers: reliance.outcome and v_memorization read these labels.",
 )
 
 susceptibility_layer = Table(

@@ -821,12 +821,15 @@ class Engine:
         max_new_tokens: int = 8,
         groups: Sequence[Sequence[int]] | None = None,
     ) -> list[str]:
-        """Greedy continuation text of each sequence: ``max_new_tokens`` argmax steps on the
-        device (the one generation loop, ``generate.decode``, without stopping checks, so no
-        syncs), cut at the first stop token (``generate.stop_ids``) after one transfer. ``groups`` share a KV prefix as in ``last_logprobs``."""
+        """Greedy continuation text of each sequence: up to ``max_new_tokens`` argmax steps on the
+        device (the one generation loop, ``generate.decode``, with its stop rule: a batch ends when
+        every row has given a stop token, ``generate.stop_ids``; one host sync per step), cut at
+        the first stop token. ``groups`` share a KV prefix as in ``last_logprobs``."""
         tok = self.lm.tokenizer
         utok, row_of, ugroups = self._distinct(seqs, groups)
-        out = torch.zeros((len(utok.lengths), max_new_tokens), dtype=torch.long, device=self.device)
+        stop = stop_ids(tok, self.model)
+        pad = min(stop, default=0)  # a finished row's later tokens: cut away with the stop token
+        out = torch.full((len(utok.lengths), max_new_tokens), pad, dtype=torch.long, device=self.device)
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
@@ -849,11 +852,11 @@ class Engine:
                 at["pos"] = at["pos"] + 1
                 return self._logits(o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1])
 
-            out[rows.out[s:e]] = decode(step, logits, max_new_tokens, lambda lg: lg.argmax(-1))[0]
+            toks = decode(step, logits, max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad)[0]
+            out[rows.out[s:e], : toks.shape[1]] = toks
 
         if max_new_tokens > 0 and len(utok.lengths):
             self._each_batch(utok, ugroups, run, new_tokens=max_new_tokens)
-        stop = stop_ids(tok, self.model)
         texts = [tok.decode(cut(row, stop), skip_special_tokens=True) for row in out.cpu().tolist()]
         return [texts[r] for r in row_of.tolist()]
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..options import ID_MAX, Option, check_options, seed_option  # noqa: F401  (check_options: re-exported)
 from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
+from .outcomes import DEFAULT_RULE, OUTCOME_RULES, SOURCE_MAX_NEW_TOKENS
 from .prompts import FORMATS
 
 AUTO_ESTIMATOR = "auto"
@@ -170,18 +171,29 @@ SCORE_OPTIONS = (
         choices=_estimator_names,
     ),
     Option(
+        "outcome_rule",
+        "--outcome-rule",
+        "How each prompt's greedy generation is labelled ORIGINAL / CONTEXT / OTHER (reliance.outcome, "
+        "ConR / MemR, v_memorization): recall (CK-PLUG's get_score: the normalised answer inside the "
+        "normalised generation), exact (Longpre et al. 2021: exact match after normalisation), prefix "
+        "(the generation's first line starts with the answer), none (no generation: outcome NULL; the "
+        "forced choice stays in reliance.choice).",
+        default=DEFAULT_RULE,
+        choices=(*OUTCOME_RULES, "none"),
+    ),
+    Option(
         "memorization",
         "--memorization",
-        "Also store a greedy generation per prompt labelled ORIGINAL/CONTEXT/OTHER "
-        "(memorization ratio in view v_memorization).",
+        "Kept for older command lines: every run stores a greedy generation per prompt unless "
+        "--outcome-rule none; with none, --memorization still stores them, labelled by prefix.",
         default=False,
         kind=bool,
     ),
     Option(
         "max_new_tokens",
         "--max-new-tokens",
-        "Length of the --memorization generations.",
-        default=8,
+        "Length of the greedy generations (CK-PLUG's 64; a generation also stops at the end of sequence).",
+        default=SOURCE_MAX_NEW_TOKENS,
         kind=int,
         maximum=4096,
         minimum=1,
@@ -323,6 +335,7 @@ class ScoreConfig:
     shard_size: int | None = default("shard_size")
     prior_topk: int = default("prior_topk")
     store_topk: int = default("store_topk")
+    outcome_rule: str = default("outcome_rule")  # recall | exact | prefix | none (outcomes.py)
     memorization: bool = default("memorization")
     max_new_tokens: int = default("max_new_tokens")
     query_forms_per_type: int | None = default("query_forms_per_type")  # the first N of each type
@@ -350,6 +363,7 @@ class ScoreConfig:
     @classmethod
     def from_json_dict(cls, d: dict) -> ScoreConfig:
         d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        d.setdefault("outcome_rule", "none")  # a run started before schema v4 labelled no outcome
         d["query_types"] = tuple(d.get("query_types") or default("query_types"))
         d["relations"] = tuple(d["relations"]) if d.get("relations") else None
         return cls(**d)

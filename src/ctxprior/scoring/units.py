@@ -9,7 +9,6 @@ of rows; only the driver writes to the warehouse.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from .estimators import (
 )
 from .metrics import RELIANCE_ANSWERS, RELIANCE_FLOATS, RELIANCE_KEYS, outcomes_np
 from .options import ScoreConfig
+from .outcomes import UNDECIDED, label
 from .prompts import PromptFormat, format_for
 
 # every table a unit may write, in the order they are written
@@ -87,39 +87,6 @@ def fill(template: str, entity: str, answer: str | None) -> str:
 
 def query_text(inp: UnitInput, entity: str, answer: str | None) -> str:
     return fill(inp.template, entity, answer)
-
-
-# ------------------------------------------------------------------ memorization labels
-
-_WS = re.compile(r"\s+")
-
-
-def _norm(s: str) -> str:
-    s = _WS.sub(" ", s.casefold()).strip()
-    return s.lstrip("\"'“‘*-: ")
-
-
-def label_generation(text: str, query_type: str, true_answer: str | None, context_answer: str | None) -> str:
-    """ORIGINAL / CONTEXT / OTHER (METHOD.md §1, Longpre et al. 2021).
-
-    Open: ORIGINAL when the generation starts with the fact's true answer, CONTEXT when it starts
-    with the answer stated in that same context, else OTHER (when a context states the true
-    answer, a match counts as ORIGINAL). Closed: "Yes" -> ORIGINAL, "No" -> CONTEXT.
-    The generation is stripped first and only its first line is compared, as the authors do, so
-    "\nParis" is ORIGINAL and a second line never counts.
-    """
-    g = _norm(text.strip().split("\n")[0])
-    if query_type == "closed":
-        if re.match(r"yes\b", g):
-            return "ORIGINAL"
-        if re.match(r"no\b", g):
-            return "CONTEXT"
-        return "OTHER"
-    if true_answer and g.startswith(_norm(true_answer)):
-        return "ORIGINAL"
-    if context_answer and g.startswith(_norm(context_answer)):
-        return "CONTEXT"
-    return "OTHER"
 
 
 # ------------------------------------------------------------------ computing a unit
@@ -184,9 +151,12 @@ def compute_unit(
     )
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
     tables = _score_tables(inp, res, ctx_ids)
-    tables["reliance"] = _reliance_table(inp, res, ctx_ids, _decide_collisions(engine, texts, res, fmt))
-    if config.memorization:
-        tables["generation"] = _generations(engine, inp, config, ctx_texts, queries, fmt)
+    labels: dict[tuple[int, int], str | None] | None = None
+    if config.outcome_rule != "none" or config.memorization:
+        tables["generation"], labels = _generations(engine, inp, config, ctx_texts, queries, fmt)
+    pairs = _decide_collisions(engine, texts, res, fmt)
+    outcomes = labels if config.outcome_rule != "none" else None
+    tables["reliance"] = _reliance_table(inp, res, ctx_ids, pairs, (config.outcome_rule, outcomes))
     if config.per_layer and est.per_layer:
         tables.update(_layer_tables(inp, res, ctx_ids))
     return tables
@@ -277,12 +247,14 @@ def _decide_collisions(engine: Engine, texts: UnitTexts, res: list, fmt: PromptF
     return {"collision": collision, "decided": {k: ("ORIGINAL", "CONTEXT")[c] for k, c in zip(todo, choice)}}
 
 
-def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray, pairs: dict) -> pa.Table:
+def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray, pairs: dict, outcomes: tuple) -> pa.Table:
     """The reliance rows of a unit's contexts (none when it had no no-context prompt): the device's
-    measures, and each context's outcome from its argmax answer (``metrics.outcomes_np``), or, for
-    a pair the estimator cannot tell apart (``pairs``, ``_decide_collisions``), from the two full
-    answers; ``outcome_source`` says which. An answer probability the unit could not read (no such
-    answer) is NULL."""
+    measures; ``choice``, ctxprior's forced choice, from the argmax answer (``metrics.outcomes_np``)
+    or, for a pair the estimator cannot tell apart (``pairs``, ``_decide_collisions``), from the
+    two full answers (``choice_source`` says which); and ``outcome``, the label of the prompt's
+    greedy generation under the run's rule (``outcomes`` = (rule, {(fact, context): label});
+    NULL with rule ``none``, or where the generation gives both answers), ``outcome_source`` the
+    rule. An answer probability the unit could not read (no such answer) is NULL."""
     keep = [i for i, r in enumerate(res) if r.reliance is not None]
     rel = [(inp.facts[i][0], res[i].reliance) for i in keep]
     nc, n = len(ctx_ids), len(rel) * len(ctx_ids)
@@ -298,14 +270,19 @@ def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray, pairs: dict)
     out.update({k: pa.array(cols[k], pa.float64(), from_pandas=True) for k in RELIANCE_FLOATS})
     ids = {k: np.asarray(cols[k], np.int64) for k in RELIANCE_ANSWERS}
     out.update({k: pa.array(v.astype(np.int32), mask=v < 0) for k, v in ids.items()})
-    outcome = outcomes_np(ids["answer_top"], ids["answer_context"], ids["answer_gold"]).astype(object)
+    choice = outcomes_np(ids["answer_top"], ids["answer_context"], ids["answer_gold"]).astype(object)
     source = np.full(n, "argmax", object)
-    for (i, j), label in pairs["decided"].items():
+    for (i, j), decided in pairs["decided"].items():
         k = keep.index(i) * nc + j
-        outcome[k], source[k] = label, "full-answer"
+        choice[k], source[k] = decided, "full-answer"
+    rule, labels = outcomes
+    keys = zip(cols["fact_id"].tolist(), cols["context_id"].tolist())
+    outcome = [labels[key] for key in keys] if labels is not None else [None] * n
     collision = pairs["collision"][keep].reshape(-1) if keep else np.zeros(0, bool)
     out["outcome"] = pa.array(outcome, pa.string())
-    out["outcome_source"] = pa.array(source, pa.string())
+    out["outcome_source"] = pa.array([rule if labels is not None else None] * n, pa.string())
+    out["choice"] = pa.array(choice, pa.string())
+    out["choice_source"] = pa.array(source, pa.string())
     out["collision"] = pa.array(collision, pa.bool_(), mask=ids["answer_context"] < 0)
     out["keeps_prior"] = pa.array(ids["answer_top"] == ids["answer_prior"], pa.bool_())
     return pa.table(out)
@@ -350,34 +327,33 @@ def _int_table(d: dict) -> pa.Table:
 
 def _generations(
     engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts, queries, fmt: PromptFormat
-) -> pa.Table:
+) -> tuple[pa.Table, dict[tuple[int, int], str | None]]:
+    """One greedy generation per (fact, context) prompt -- the same prompts as the scores, every
+    query after one context sharing that context's prefix -- labelled by the run's rule
+    (``outcomes.label``; ``prefix`` for ``--outcome-rule none --memorization``): the generation
+    table (label UNDECIDED where it gives both answers) and the labels by (fact, context)."""
+    rule = config.outcome_rule if config.outcome_rule != "none" else "prefix"
     # keyed by (fact, context_id) from the start: no sorting/dedup that could misalign labels
     texts, keys = [], []
     for (fact_id, _, answer), q in zip(inp.facts, queries):
         for (cid, _, cans), c in zip(inp.contexts, ctx_texts):
             texts.append(fmt(c, q))
             keys.append((fact_id, cid, answer, cans))
-    gens = engine.greedy(engine.encode(texts), config.max_new_tokens)
-    out: dict[str, list] = {
-        k: [] for k in ("run_id", "query_form_id", "fact_id", "context_id", "text", "label")
-    }
-    for (fact_id, cid, answer, cans), g in zip(keys, gens):
-        out["run_id"].append(inp.run_id)
-        out["query_form_id"].append(inp.spec.query_form_id)
-        out["fact_id"].append(fact_id)
-        out["context_id"].append(cid)
-        out["text"].append(g)
-        out["label"].append(label_generation(g, inp.query_type, answer, cans))
-    return pa.table(
+    nq, nc = len(inp.facts), len(inp.contexts)
+    groups = [[i * nc + j for i in range(nq)] for j in range(nc)]  # one context, every query
+    gens = engine.greedy(engine.encode(texts), config.max_new_tokens, groups)
+    labels = {(f, c): label(g, rule, inp.query_type, a, ca) for (f, c, a, ca), g in zip(keys, gens)}
+    table = pa.table(
         {
-            "run_id": pa.array(out["run_id"], pa.int32()),
-            "query_form_id": pa.array(out["query_form_id"], pa.int32()),
-            "fact_id": pa.array(out["fact_id"], pa.int32()),
-            "context_id": pa.array(out["context_id"], pa.int64()),
-            "text": pa.array(out["text"], pa.string()),
-            "label": pa.array(out["label"], pa.string()),
+            "run_id": pa.array([inp.run_id] * len(keys), pa.int32()),
+            "query_form_id": pa.array([inp.spec.query_form_id] * len(keys), pa.int32()),
+            "fact_id": pa.array([k[0] for k in keys], pa.int32()),
+            "context_id": pa.array([k[1] for k in keys], pa.int64()),
+            "text": pa.array(gens, pa.string()),
+            "label": pa.array([labels[k[:2]] or UNDECIDED for k in keys], pa.string()),
         }
     )
+    return table, labels
 
 
 def run_unit_checked(

@@ -120,7 +120,7 @@ JOIN dataset d ON d.dataset_id = r.dataset_id
 JOIN entity e ON e.entity_id = fa.entity_id
 LEFT JOIN answer a ON a.answer_id = fa.answer_id;
 
--- One row per generation (`score --memorization`): its label, the fact's answer and the answer
+-- One row per greedy generation (every run unless `--outcome-rule none`): its label, the fact's answer and the answer
 -- the context states; conflict: they differ (case-insensitively, by name; false when either is
 -- missing).
 CREATE OR REPLACE VIEW stg_generation AS
@@ -332,7 +332,7 @@ FROM persuasion p
 JOIN fact f ON f.fact_id = p.fact_id
 JOIN context c ON c.context_id = p.context_id;
 
--- One row per persuasion score that has a --memorization generation: its label.
+-- One row per persuasion score that has a greedy generation: its label.
 CREATE OR REPLACE VIEW stg_persuasion_generation AS
 SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.persuasion,
        g.label

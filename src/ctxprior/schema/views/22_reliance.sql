@@ -5,7 +5,9 @@
 -- (case-insensitively, by name; false when either is missing), as in stg_generation.
 -- ccu: CUB's continuous context utilisation (Hagström et al. 2025, App. C, eq. 1): the scaled
 -- difference of the context's answer for a relevant context, of the model's own no-context
--- answer for an irrelevant one. generation_label: the --memorization generation's label, if any.
+-- answer for an irrelevant one. outcome: the label of the prompt's greedy generation by the rule
+-- outcome_source names (generation_label: the same generation's label in table generation);
+-- choice: ctxprior's forced choice between the answers (choice_source: argmax | full-answer).
 CREATE OR REPLACE VIEW v_reliance AS
 SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.query_type,
        p.entity, p.entity_kind, p.answer,
@@ -16,7 +18,7 @@ SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.qu
        r.p_context_answer, r.p_gold_answer, r.p_prior_answer, r.scaled_difference,
        r.scaled_difference_memory,
        CASE WHEN p.is_relevant THEN r.scaled_difference ELSE r.scaled_difference_memory END AS ccu,
-       r.outcome, r.outcome_source, r.collision, r.keeps_prior,
+       r.outcome, r.outcome_source, r.choice, r.choice_source, r.collision, r.keeps_prior,
        g.label AS generation_label,
        r.answer_top, r.answer_prior, r.answer_context, r.answer_gold,
        p.entropy,
@@ -31,15 +33,21 @@ LEFT JOIN stg_generation g ON g.run_id = p.run_id AND g.query_form_id = p.query_
 -- conflicting, irrelevant, ...), per relation and query form (scope 'relation') and over all
 -- relations of a query type (scope 'all relations'; relation and query_form NULL) -- a
 -- fixed-context dataset makes each item its own relation, so read its rates there.
+-- Outcomes are the labels of each prompt's greedy generation; outcome_rule names the rule (recall:
+-- CK-PLUG's get_score, the default; exact: Longpre et al.'s exact match; prefix), or, for rows
+-- written before schema v4, 'argmax' / 'full-answer': those rows' outcome is the forced choice.
 -- Over the knowledge conflicts (conflict): conr = share CONTEXT (ConR), memr = share ORIGINAL
 -- (MemR / ParR), other_rate = share OTHER, memorization_ratio = ORIGINAL / (ORIGINAL + CONTEXT)
--- (Longpre et al. 2021; NULL when undefined). Over every context of the group: accuracy = share
--- ORIGINAL; context_preference = ClashEval's: of the contexts whose answer differs from the
--- model's own no-context answer, the share whose argmax is the context's answer; bcu = CUB's
--- binary context utilisation (a relevant context: the answer is the context's; an irrelevant one:
--- the model keeps its no-context answer), mean_ccu its continuous one. Outcomes are counted as
--- decided (outcome_source; n_full_answer of them from the full answers where the estimator read
--- the gold and the context's answer as one, n_collision); n_undecided (outcome NULL) are left out.
+-- (Longpre et al. 2021; NULL when undefined), each over the decided rows. Over every context of
+-- the group: accuracy = share ORIGINAL; bcu = CUB's binary context utilisation (a relevant context:
+-- the outcome is the context's answer; an irrelevant one: the model keeps its no-context answer),
+-- mean_ccu its continuous one. n_undecided: the generation gave both answers (outcome NULL under a
+-- rule); n_unlabelled: no generation (--outcome-rule none). choice_conr / choice_memr /
+-- choice_accuracy: the same shares of ctxprior's forced choice (choice; n_full_answer of them
+-- decided from the full answers where the estimator read the gold and the context's answer as
+-- one, n_collision). context_preference = ClashEval's: of the contexts whose answer differs from
+-- the model's own no-context answer, the share whose argmax is the context's answer; it and
+-- keeps_prior compare the estimator's answers (on a collided row, the shared first token).
 CREATE OR REPLACE VIEW v_reliance_rates AS
 SELECT run_id, any_value(model) AS model, dataset,
        CASE WHEN grouping(relation) = 1 THEN 'all relations' ELSE 'relation' END AS scope,
@@ -47,8 +55,10 @@ SELECT run_id, any_value(model) AS model, dataset,
        count(*) AS n,
        count(*) FILTER (WHERE conflict) AS n_conflict,
        count(*) FILTER (WHERE collision) AS n_collision,
-       count(*) FILTER (WHERE outcome_source = 'full-answer') AS n_full_answer,
-       count(*) FILTER (WHERE outcome IS NULL) AS n_undecided,
+       count(*) FILTER (WHERE choice_source = 'full-answer') AS n_full_answer,
+       string_agg(DISTINCT outcome_source, ',' ORDER BY outcome_source) AS outcome_rule,
+       count(*) FILTER (WHERE outcome IS NULL AND outcome_source IS NOT NULL) AS n_undecided,
+       count(*) FILTER (WHERE outcome_source IS NULL) AS n_unlabelled,
        avg((outcome = 'CONTEXT')::DOUBLE) FILTER (WHERE conflict)  AS conr,
        avg((outcome = 'ORIGINAL')::DOUBLE) FILTER (WHERE conflict) AS memr,
        avg((outcome = 'OTHER')::DOUBLE) FILTER (WHERE conflict)    AS other_rate,
@@ -56,6 +66,9 @@ SELECT run_id, any_value(model) AS model, dataset,
             ELSE (count(*) FILTER (WHERE conflict AND outcome = 'ORIGINAL'))::DOUBLE
                  / count(*) FILTER (WHERE conflict AND outcome <> 'OTHER') END AS memorization_ratio,
        avg((outcome = 'ORIGINAL')::DOUBLE) AS accuracy,
+       avg((choice = 'CONTEXT')::DOUBLE) FILTER (WHERE conflict)  AS choice_conr,
+       avg((choice = 'ORIGINAL')::DOUBLE) FILTER (WHERE conflict) AS choice_memr,
+       avg((choice = 'ORIGINAL')::DOUBLE) AS choice_accuracy,
        avg((answer_top = answer_context)::DOUBLE)
            FILTER (WHERE answer_context IS DISTINCT FROM answer_prior AND answer_context IS NOT NULL)
            AS context_preference,
