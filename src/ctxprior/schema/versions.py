@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from ..errors import UserError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # version N -> function(warehouse) that upgrades a version-N warehouse to N+1
 MIGRATIONS: dict[int, Callable] = {}
