@@ -445,13 +445,15 @@ def closed_candidates() -> list[str]:
 @dataclass(frozen=True)
 class UnitTexts:
     """What a unit gives an estimator: the context texts and answers, one query text per fact,
-    each fact's original answer, and the query type."""
+    each fact's original answer, the query type and the dataset's declared answer space (empty:
+    none)."""
 
     contexts: Sequence[str]
     context_answers: Sequence[str | None]
     queries: Sequence[str]
     answers: Sequence[str | None]
     query_type: str
+    answer_labels: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -476,13 +478,15 @@ class Estimator:
 
 
 def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
-    """The answer set of one query: Yes/No for closed queries, the original answer, the answers the
-    contexts state (deduplicated, order kept)."""
-    stated = [a for a in unit.context_answers if a]
-    base = ([answer] if answer else []) + stated
+    """The answer set of one query: Yes/No for a closed query (its fixed choices); the dataset's
+    declared answer space where it has one (DRUID's True / False / None, ``--answer-label``);
+    else the original answer and the answers the contexts state (deduplicated, order kept)."""
     if unit.query_type == "closed":
-        base = closed_candidates() + base
-    return list(dict.fromkeys(base))
+        return closed_candidates()
+    if unit.answer_labels:
+        return list(dict.fromkeys(unit.answer_labels))
+    stated = [a for a in unit.context_answers if a]
+    return list(dict.fromkeys(([answer] if answer else []) + stated))
 
 
 def _run_first_token(
@@ -516,8 +520,9 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator(
             "answer-set",
             _run_answer_set,
-            help="full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
-            "scored by teacher forcing and normalized over the set",
+            help="full answer strings (the dataset's answer labels where it declares them, else {true "
+            "answer} + the contexts' answers; Yes/No for closed) scored by teacher forcing and normalized "
+            "over the set (psi and chi; the sources' measures stay over the vocabulary)",
             card="A ranges over the relation's answer strings, each scored by its sequence likelihood "
             "after the prompt and renormalized",
         ),

@@ -70,6 +70,8 @@ class UnitInput:
     contexts: list[tuple[int, str, str | None]]
     # what joins each context to the query (the dataset's ``separator``): context + separator + query
     separator: str
+    # the dataset's declared answer space (schema/answer_labels.py; empty: none declared)
+    answer_labels: tuple[str, ...] = ()
 
     @property
     def n_prompts(self) -> int:
@@ -141,6 +143,7 @@ def unit_texts(inp: UnitInput) -> UnitTexts:
         [query_text(inp, e, a) for _, e, a in inp.facts],
         [a for _, _, a in inp.facts],
         inp.query_type,
+        inp.answer_labels,
     )
 
 
