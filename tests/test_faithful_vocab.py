@@ -188,3 +188,43 @@ def test_answer_labels_from_the_command_line_and_the_spec(tmp_path, run_cli, db_
     assert got == ["Shakespeare", "Marlowe", "Bacon"]
     r = run_cli(*args, "--answer-label", "Shakespeare", "--name", "one")
     assert r.exit_code == 2 and "needs at least two different labels" in r.output
+
+
+def test_migration_to_v4_moves_an_answer_set_runs_values_to_their_own_names(conflictqa, tmp_path, run_cli):
+    """A v3 warehouse: an answer-set run stored its candidate-set values under the sources' names.
+    The migration moves them to *_answer_set and leaves the sources' columns NULL there; the
+    first-token run keeps its (the sources') values."""
+    import shutil
+
+    import duckdb
+
+    from ctxprior.schema.measures import RELIANCE_MEASURES
+
+    wh, _, auto, first = conflictqa
+    db = tmp_path / "v3.duckdb"
+    shutil.copy(wh.path, db)
+    want = wh.sql(
+        "SELECT run_id, fact_id, context_id, shift, confidence_gain, confidence_gain_answer_set FROM reliance ORDER BY 1, 2, 3"
+    )
+    con = duckdb.connect(str(db))
+    con.execute(  # as v3 wrote it: the answer-set run's candidate values under the sources' names
+        "UPDATE reliance SET shift = shift_answer_set, jsd = jsd_answer_set, "
+        "confidence_gain = confidence_gain_answer_set, scaled_difference = scaled_difference_answer_set, "
+        "scaled_difference_memory = scaled_difference_memory_answer_set WHERE run_id = ?",
+        [auto],
+    )
+    for m in RELIANCE_MEASURES:
+        if m.since == 4:
+            con.execute(f"ALTER TABLE reliance DROP COLUMN {m.name}")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    res = run_cli("migrate", db=str(db))
+    assert res.exit_code == 0 and "migrated v3 -> v4" in res.output, res.output
+    got = ctxprior.open(str(db)).sql(
+        "SELECT run_id, fact_id, context_id, shift, confidence_gain, confidence_gain_answer_set FROM reliance ORDER BY 1, 2, 3"
+    )
+    a, w = got[got.run_id == auto], want[want.run_id == auto]
+    assert a["shift"].isna().all() and a.confidence_gain.isna().all()
+    assert np.allclose(a.confidence_gain_answer_set, w.confidence_gain_answer_set)
+    f, wf = got[got.run_id == first], want[want.run_id == first]
+    assert np.allclose(f.confidence_gain, wf.confidence_gain) and f.confidence_gain_answer_set.isna().all()

@@ -80,8 +80,8 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "DOUBLE",
         "KL(p(A|c,q(e)) || p(A|q(e)) of the no-context prompt) in nats: the shift the context "
         "causes against the prompt without context (inseq's contrastive KL; DRUID); not psi, whose "
-        "reference is the mixture over the contexts" + _V,
-        nullable=False,
+        "reference is the mixture over the contexts" + _V + "; NULL in answer-set rows written "
+        "before schema v4",
         finite=True,
         mean="mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
         vocab=True,
@@ -90,8 +90,8 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "jsd",
         "DOUBLE",
         "Jensen-Shannon divergence between p(A|c,q(e)) and the no-context p(A|q(e)), nats, "
-        "0..ln 2 (AdaCAD's degree of conflict)" + _V,
-        nullable=False,
+        "0..ln 2 (AdaCAD's degree of conflict)" + _V + "; NULL in answer-set rows written before "
+        "schema v4",
         finite=True,
         mean="mean JSD(p(A|c,q(e)), no-context p(A|q(e))) over the group, nats",
         vocab=True,
@@ -102,8 +102,8 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "CK-PLUG's Confidence Gain H(p~(A|q(e))) - H(p~(A|c,q(e))) in nats, both restricted to "
         "the tokens plausible in either (p >= 1% of the top token's, or among the top 10) and "
         "renormalized (negative: the context makes the model less sure, a sign of conflict)" + _V + "; "
-        "NULL in rows written before schema v3; before schema v4 an answer-set run stored the "
-        "answer-set value here",
+        "NULL in rows written before schema v3, and in answer-set rows written before schema v4 "
+        "(their candidate-set value moved to confidence_gain_answer_set)",
         finite=True,
         mean="mean CK-PLUG confidence gain (filtered to its plausible tokens, over the vocabulary at the "
         "first answer token) over the group, nats",

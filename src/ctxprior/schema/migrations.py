@@ -133,6 +133,16 @@ def _v2_to_v3(store: Store) -> None:
     store.execute(read_sql("ctxprior.schema", "sql/migrate_v2_v3.sql"))
 
 
+def _v3_to_v4(store: Store) -> None:
+    """v4: the sources' reliance columns over the vocabulary whatever the estimator, ctxprior's
+    answer-set values under ``*_answer_set`` names (sql/migrate_v3_v4_vocab.sql moves an older
+    answer-set run's values there)."""
+    from ..sqlfiles import read_sql
+
+    _add_measures(store, 4)
+    store.execute(read_sql("ctxprior.schema", "sql/migrate_v3_v4_vocab.sql"))
+
+
 def _add_measures(store: Store, version: int) -> None:
     """Add the reliance columns of the measures declared ``since`` ``version`` (``measures.py``);
     NULL in the rows already there."""
@@ -142,6 +152,7 @@ def _add_measures(store: Store, version: int) -> None:
 
 MIGRATIONS[1] = _v1_to_v2
 MIGRATIONS[2] = _v2_to_v3
+MIGRATIONS[3] = _v3_to_v4
 # a version that only adds measures needs no step of its own: its columns come from their declaration
 for _v in range(3, SCHEMA_VERSION):
     MIGRATIONS.setdefault(_v, lambda store, _to=_v + 1: _add_measures(store, _to))
