@@ -41,8 +41,13 @@ class Measure:
     (device) return it per context, NaN where it is undefined (stored NULL); ``finite`` ones are
     divergences that are always finite (the estimator checks them); ``answer`` -- an index in the
     answer space A, -1 where there is none (stored NULL); ``unit`` -- ``scoring/units.py`` derives it
-    from those when it writes the rows. ``mean``: the card's text for ``v_reliance_rates.mean_<name>``
-    when that view averages it. ``since``: the schema version that added the column."""
+    from those when it writes the rows; ``answer_set`` -- the measure ``of`` names computed over the
+    query's candidate answers renormalised (ctxprior's variant: the answer-set estimator computes it,
+    NULL under first-token). ``vocab``: always over the whole vocabulary at the first token of the
+    answer after the prompt, as its source computes it, whatever ``--estimator`` is (the estimator
+    decides what psi and chi are computed over, not what this column means). ``mean``: the card's
+    text for ``v_reliance_rates.mean_<name>`` when that view averages it. ``since``: the schema
+    version that added the column."""
 
     name: str
     sql_type: str
@@ -52,6 +57,8 @@ class Measure:
     finite: bool = False
     mean: str | None = None
     since: int = 1
+    vocab: bool = False
+    of: str | None = None
 
     def column(self) -> Column:
         from sqlalchemy import Column
@@ -60,6 +67,25 @@ class Measure:
 
 
 _A = "(first-token: a token id; answer-set: an index into the query's candidate answers)"
+_V = " (over the whole vocabulary at the first answer token, whatever the estimator)"
+_AS = (
+    " over the query's candidate answers (the dataset's label set where it declares one), each scored "
+    "in full and renormalised: ctxprior's variant, not the source's; NULL under first-token and in "
+    "rows written before schema v4"
+)
+
+
+def _answer_set(of: str, what: str, mean: str | None = None) -> Measure:
+    return Measure(
+        f"{of}_answer_set",
+        "DOUBLE",
+        what + _AS,
+        computed="answer_set",
+        mean=mean,
+        since=4,
+        of=of,
+    )
+
 
 RELIANCE_MEASURES: tuple[Measure, ...] = (
     Measure(
@@ -67,38 +93,44 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "DOUBLE",
         "KL(p(A|c,q(e)) || p(A|q(e)) of the no-context prompt) in nats: the shift the context "
         "causes against the prompt without context (inseq's contrastive KL; DRUID); not psi, whose "
-        "reference is the mixture over the contexts",
-        nullable=False,
+        "reference is the mixture over the contexts" + _V + "; NULL in answer-set rows written "
+        "before schema v4",
         finite=True,
         mean="mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
+        vocab=True,
     ),
     Measure(
         "jsd",
         "DOUBLE",
         "Jensen-Shannon divergence between p(A|c,q(e)) and the no-context p(A|q(e)), nats, "
-        "0..ln 2 (AdaCAD's degree of conflict)",
-        nullable=False,
+        "0..ln 2 (AdaCAD's degree of conflict)" + _V + "; NULL in answer-set rows written before "
+        "schema v4",
         finite=True,
         mean="mean JSD(p(A|c,q(e)), no-context p(A|q(e))) over the group, nats",
+        vocab=True,
     ),
     Measure(
         "confidence_gain",
         "DOUBLE",
         "CK-PLUG's Confidence Gain H(p~(A|q(e))) - H(p~(A|c,q(e))) in nats, both restricted to "
         "the tokens plausible in either (p >= 1% of the top token's, or among the top 10) and "
-        "renormalized (negative: the context makes the model less sure, a sign of conflict); NULL in "
-        "rows written before schema v3",
+        "renormalized (negative: the context makes the model less sure, a sign of conflict)" + _V + "; "
+        "NULL in rows written before schema v3, and in answer-set rows written before schema v4 "
+        "(their candidate-set value moved to confidence_gain_answer_set)",
         finite=True,
-        mean="mean CK-PLUG confidence gain (filtered to its plausible tokens) over the group, nats",
+        mean="mean CK-PLUG confidence gain (filtered to its plausible tokens, over the vocabulary at the "
+        "first answer token) over the group, nats",
+        vocab=True,
     ),
     Measure(
         "confidence_gain_vocab",
         "DOUBLE",
-        "H(no-context p(A|q(e))) - H(p(A|c,q(e))) in nats over the whole answer space "
-        "(the confidence gain without CK-PLUG's filter; schema v2's confidence_gain)",
+        "H(no-context p(A|q(e))) - H(p(A|c,q(e))) in nats, unfiltered (the confidence gain without "
+        "CK-PLUG's filter; schema v2's confidence_gain)" + _V,
         finite=True,
-        mean="mean H(no-context) - H(with context) over the whole answer space, nats",
+        mean="mean H(no-context) - H(with context) over the whole vocabulary, nats",
         since=3,
+        vocab=True,
     ),
     Measure("p_context_answer", "DOUBLE", "p(the answer this context supports | c, q(e)); NULL: none"),
     Measure("p_gold_answer", "DOUBLE", "p(the fact's gold answer | c, q(e)); NULL: none"),
@@ -112,16 +144,19 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "scaled_difference",
         "DOUBLE",
         "DRUID's scaled probability difference of the context's answer, -1..1: "
-        "(p_c - p_0)/(1 - p_0) when the context raises it, (p_c - p_0)/p_0 when it lowers it; NULL: none",
+        "(p_c - p_0)/(1 - p_0) when the context raises it, (p_c - p_0)/p_0 when it lowers it, p the "
+        "probability of the answer's first token after the prompt (CUB App. C eq. 1)" + _V + "; NULL: none",
         mean="mean DRUID scaled probability difference of the context's answer over the group",
+        vocab=True,
     ),
     Measure(
         "scaled_difference_memory",
         "DOUBLE",
         "the same scaled difference for the model's own no-context answer (the argmax of the "
         "no-context p(A|q(e))): CUB's CCU of an irrelevant context (v_reliance.ccu); NULL in rows "
-        "written before schema v3",
+        "written before schema v3" + _V,
         since=3,
+        vocab=True,
     ),
     Measure("answer_top", "INTEGER", "argmax of p(A|c,q(e)) " + _A, computed="answer", nullable=False),
     Measure(
@@ -193,7 +228,33 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         computed="unit",
         nullable=False,
     ),
+    _answer_set(
+        "shift",
+        "KL(p(A|c,q(e)) || no-context p(A|q(e))) in nats",
+        mean="mean KL(with || without context) over the candidate answers, nats",
+    ),
+    _answer_set("jsd", "JSD(p(A|c,q(e)), no-context p(A|q(e))) in nats"),
+    _answer_set(
+        "confidence_gain",
+        "H(no-context) - H(with context) in nats (CK-PLUG's filter applied to the candidates)",
+        mean="mean confidence gain over the candidate answers, nats",
+    ),
+    _answer_set(
+        "scaled_difference",
+        "the scaled probability difference of the context's answer (NULL: none)",
+        mean="mean scaled probability difference of the context's answer over the candidate answers",
+    ),
+    _answer_set(
+        "scaled_difference_memory",
+        "the scaled probability difference of the no-context argmax answer (v_reliance.ccu_answer_set "
+        "for an irrelevant context)",
+    ),
 )
+
+
+def answer_set_of() -> dict[str, str]:
+    """{answer-set measure: the measure it is the answer-set variant of}."""
+    return {m.name: m.of for m in RELIANCE_MEASURES if m.of is not None}
 
 
 def measure_names(computed: str, finite: bool | None = None) -> tuple[str, ...]:
@@ -205,7 +266,7 @@ def measure_names(computed: str, finite: bool | None = None) -> tuple[str, ...]:
 
 def added_columns(version: int) -> list[str]:
     """The statements that add the measures declared ``since`` ``version`` to an older warehouse
-    (the type is one of the fixed names of ``SQL_TYPES``, the name quoted)."""
+    (the type is one of the fixed names of ``sql_types()``, the name quoted)."""
     return [
         f"ALTER TABLE reliance ADD COLUMN IF NOT EXISTS {ident(m.name)} {t}"
         for m in RELIANCE_MEASURES

@@ -109,6 +109,10 @@ class DatasetBuilder:
             idx = self._answers[key] = len(self._answers)
         return idx
 
+    def answer_names(self) -> list[str]:
+        """The answers' names by builder index."""
+        return [name for name, _ in sorted(self._answers, key=self._answers.__getitem__)]
+
     def _dedupe_short_names(self) -> None:
         counts: dict[str, int] = {}
         for r in self.relations:

@@ -74,6 +74,7 @@ class Mapping:
     context_answer: str | None = None
     context_type: str | None = None  # a passage's type read from a column (else: labels[label])
     labels: dict[str, str] = field(default_factory=dict)  # dataset label -> type
+    answer_labels: list[str] = field(default_factory=list)  # the answer space (schema/answer_labels.py)
     query_format: str = OPEN_FORMAT
     closed_format: str | None = CLOSED_FORMAT
     separator: str = SEPARATOR  # between a passage and the query (builder.SEPARATOR)
@@ -119,7 +120,7 @@ def mapping(spec: str | None = None, **options: Any) -> Mapping:
     d = read_spec(spec)  # validated by its schema (table_spec.Spec)
     d["contexts"] = d.get("contexts") or []
     d["labels"] = _labels(d.get("labels"))
-    for k in ("query_templates",):
+    for k in ("query_templates", "answer_labels"):
         d[k] = list(d.get(k) or [])
     d["context_templates"] = {
         t: v if isinstance(v, list) else [v] for t, v in (d.get("context_templates") or {}).items()
@@ -140,8 +141,9 @@ def mapping(spec: str | None = None, **options: Any) -> Mapping:
         for t, v in _pairs(given.pop("context_templates"), "--context-template"):
             ct[t].append(v)
         d["context_templates"] = dict(ct)
-    if "query_templates" in given:
-        d["query_templates"] = list(given.pop("query_templates"))
+    for k in ("query_templates", "answer_labels"):
+        if k in given:
+            d[k] = list(given.pop(k))
     d.update(given)
     m = Mapping(**d)
     _check_mapping(m)
@@ -178,6 +180,11 @@ def _check_mapping(m: Mapping) -> None:
         raise UserError(
             "--context-label / --label: passages in rows or lists need their label column and the "
             "labels the mapping knows (--label LABEL or --label LABEL=TYPE, repeatable)"
+        )
+    if m.answer_labels and len(set(m.answer_labels)) < 2:
+        raise UserError(
+            f"--answer-label {', '.join(m.answer_labels)}: an answer space needs at least two "
+            "different labels"
         )
     if "{question}" not in m.query_format:
         raise UserError(f"--query-format {m.query_format!r}: has no {{question}} placeholder")
@@ -506,6 +513,7 @@ class Prepared:
     built: list | None  # fixed contexts: build_items' result
     shape: str
     left_out: str | None = None  # the rows the preset leaves out (Mapping.skip), as a line says it
+    answer_labels: list[str] = field(default_factory=list)  # the declared answer space, if any
 
 
 def prepare_table(table: Table, m: Mapping, name: str) -> Prepared:
@@ -525,8 +533,31 @@ def prepare_table(table: Table, m: Mapping, name: str) -> Prepared:
     left_out = f"left out {skipped} of {len(table.records)} rows: {m.skip_note}" if skipped else None
     if m.shape == "facts":
         build_facts(records, m, b)
-        return Prepared(b, None, "facts", left_out)
-    return Prepared(b, build_items(parse_items(records, m), m, b), "contexts", left_out)
+        return Prepared(b, None, "facts", left_out, _answer_space(m, b, table.origin))
+    built = build_items(parse_items(records, m), m, b)
+    return Prepared(b, built, "contexts", left_out, _answer_space(m, b, table.origin, built))
+
+
+def _answer_space(m: Mapping, b: DatasetBuilder, where: str, built: list | None = None) -> list[str]:
+    """The declared answer labels (deduplicated, order kept), after checking that every gold answer
+    and every passage's answer is one of them (UserError naming the item and the answer)."""
+    labels = list(dict.fromkeys(a.strip() for a in m.answer_labels))
+    if not labels:
+        return []
+    names = b.answer_names()
+    for it, gold, answers in built or ():
+        for a in (gold, *answers):
+            if a is not None and names[a] not in labels:
+                raise UserError(
+                    f"{where}: row {it.row}: item {it.key!r} has the answer {names[a]!r}, which is not "
+                    f"one of the declared answer labels ({', '.join(labels)}); add it with --answer-label"
+                )
+    if built is None and (extra := sorted(set(names) - set(labels))):
+        raise UserError(
+            f"{where}: the answer {extra[0]!r} is not one of the declared answer labels "
+            f"({', '.join(labels)}); add it with --answer-label"
+        )
+    return labels
 
 
 def write_table(store, p: Prepared) -> dict[str, Any]:
@@ -539,6 +570,18 @@ def write_table(store, p: Prepared) -> dict[str, Any]:
             items, ctx = _fixed_rows(p.built, stats["dataset_id"], ids)
             store.insert_arrow("fixed_item", _arrow(items))
             store.insert_arrow("fixed_context", _arrow(ctx))
+        if p.answer_labels:
+            n = len(p.answer_labels)
+            store.insert_arrow(
+                "answer_label",
+                pa.table(
+                    {
+                        "dataset_id": pa.array([stats["dataset_id"]] * n, pa.int32()),
+                        "ordinal": pa.array(range(n), pa.int32()),
+                        "label": pa.array(p.answer_labels, pa.string()),
+                    }
+                ),
+            )
     return {
         **stats,
         "shape": p.shape,
@@ -575,6 +618,7 @@ MAPPING_OPTIONS = (
     "context_answer",
     "context_type",
     "labels",
+    "answer_labels",
     "query_format",
     "closed_format",
     "separator",
@@ -698,6 +742,15 @@ SOURCE = ingest_source(
                 "A passage label the mapping knows, kept or mapped to a type: "
                 "LABEL or LABEL=TYPE (e.g. supports=gold); repeatable. Another label is an error.",
                 metavar="LABEL[=TYPE]",
+                multiple=True,
+            ),
+            Param(
+                "answer_labels",
+                "--answer-label",
+                "An answer of the dataset's answer space (e.g. True, False, None), repeatable: under "
+                "the answer-set estimator every open query is scored over these labels (not over its "
+                "own gold and passage answers); each gold and passage answer must be one of them.",
+                metavar="LABEL",
                 multiple=True,
             ),
             Param(

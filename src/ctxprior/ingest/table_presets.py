@@ -38,11 +38,15 @@ names as published:
   pairs True with supports, False with refutes, None with insufficient; ``is_pred_aligned_*`` of
   ``src/prepare_data.ipynb`` counts None as agreeing with every insufficient-* stance. So a passage
   supports True (supports), False (refutes) or None (insufficient-*), and none when irrelevant
-  (not relevant, or not_applicable). The gold answer is the verdict on the same scale
-  (``VERDICT_NUM_MAP`` puts True at 5, Half True at 4, False at 1, where ``STANCE_NUM_MAP`` has
-  supports 5, insufficient-supports 4, refutes 1): True -> True, False -> False, Half True -> None
-  (``PREDS_MAP``'s verdict spellings "Pants on Fire" / "Pants on Fire!" -> False), so the gold
-  answer is always one of the prompt's options. A passage's type is CUB's (Hagström et al. 2025,
+  (not relevant, or not_applicable). The gold answer is the verdict as the prompt's options name
+  it: True -> True, False -> False (``PREDS_MAP``'s verdict spellings "Pants on Fire" / "Pants on
+  Fire!" -> False), and Half True -> None, which is ctxprior's choice, not the authors': their code
+  gives Half True no answer (``PREDS_MAP`` has no entry for it; ``VERDICT_NUM_MAP`` puts it at 4 on
+  the stance scale, where ``STANCE_NUM_MAP`` has supports 5, insufficient-supports 4, refutes 1 and
+  ``PREDS_STANCE_MAP`` puts the answer None at insufficient-neutral, 3), so the gold answer is
+  always one of the prompt's options (docs/departures.md). The answer space is the prompt's three
+  options, True / False / None, for every claim (``answer_labels``: the answer-set estimator scores
+  each claim over all three, whatever its evidence says). A passage's type is CUB's (Hagström et al. 2025,
   App. B.3, Tables 12-13): gold when the evidence is relevant and its stance aligns with the
   verdict (supports a True claim, refutes a False one), conflicting for every other relevant
   passage (each insufficient-* stance, and any stance on a Half True claim), irrelevant as above.
@@ -269,6 +273,7 @@ DRUID = ingest_source(
             context_answer="says",
             context_type="type",
             labels={s: s for s in DRUID_ANSWER},
+            answer_labels=["True", "False", "None"],
             query_format=DRUID_QUERY,
             closed_format=None,
             source_format="druid",

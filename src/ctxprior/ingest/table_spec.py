@@ -73,6 +73,7 @@ class Spec(BaseModel):
     context_answer: StrictStr | None = None
     context_type: StrictStr | None = None
     labels: dict[StrictStr, StrictStr] | None = None
+    answer_labels: list[StrictStr] | None = None
     query_format: StrictStr | None = None
     closed_format: StrictStr | None = None
     separator: StrictStr | None = None

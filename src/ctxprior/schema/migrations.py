@@ -135,12 +135,15 @@ def _v2_to_v3(store: Store) -> None:
 
 def _v3_to_v4(store: Store) -> None:
     """v4: in ``reliance``, ``choice`` and ``choice_source`` (the forced choice, now beside the
-    generation's ``outcome``; sql/migrate_v3_v4.sql fills them from the older rows' outcome), and
-    every other measure declared ``since`` 4."""
+    generation's ``outcome``; sql/migrate_v3_v4.sql fills them from the older rows' outcome); the
+    sources' reliance columns over the vocabulary whatever the estimator, ctxprior's answer-set
+    values under ``*_answer_set`` names (sql/migrate_v3_v4_vocab.sql moves an older answer-set
+    run's values there); every other measure declared ``since`` 4."""
     from ..sqlfiles import read_sql
 
     _add_measures(store, 4)
     store.execute(read_sql("ctxprior.schema", "sql/migrate_v3_v4.sql"))
+    store.execute(read_sql("ctxprior.schema", "sql/migrate_v3_v4_vocab.sql"))
 
 
 def _add_measures(store: Store, version: int) -> None:

@@ -764,13 +764,18 @@ class Engine:
         prompts: Sequence[tuple[int, ...]],
         continuations: Sequence[Sequence[tuple[int, ...]]],
         progress: Callable[[int], None] | None = None,
+        last: torch.Tensor | None = None,
     ) -> list[list[float]]:
         """Sum of token log-probs of each continuation after its prompt (teacher forcing).
 
         ``continuations[i]`` are token-id tuples scored after ``prompts[i]``. The prompt minus its
         last token is the shared prefix of its continuations; each continuation runs as a suffix of
         (last prompt token + continuation tokens). Returns float64 sums (python floats), taken
-        from the device in one transfer.
+        from the device in one transfer. ``last`` (a float32 ``[prompts, vocab]`` tensor on the
+        device): filled with the next-token log-probs after each prompt (the distribution of the
+        continuations' first token over the whole vocabulary), read from the same pass at the
+        prompt's last position of its first continuation's row; a prompt without continuations
+        keeps its row as given.
         """
         seqs: list[tuple[int, ...]] = []
         groups: list[list[int]] = []
@@ -781,7 +786,12 @@ class Engine:
             sizes.append(len(conts))
         n_prompt = np.repeat(np.fromiter(map(len, prompts), np.int64, len(prompts)), sizes)
         sums = torch.zeros(len(seqs), dtype=torch.float64, device=self.device)
-        (start_d,) = self.to_device(n_prompt)
+        # per row: its prompt's index, or -1 unless it is its prompt's first continuation
+        owner = np.repeat(np.arange(len(prompts), dtype=np.int64), sizes)
+        head = np.zeros(len(seqs), bool)
+        firsts = np.cumsum([0, *sizes])[:-1]
+        head[firsts[np.asarray(sizes, np.int64) > 0]] = True
+        start_d, owner_d = self.to_device(n_prompt, np.where(head, owner, -1))
         vocab = self.model.get_output_embeddings().weight.shape[0]
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
@@ -794,6 +804,10 @@ class Engine:
             use = (col + 1 >= first[:, None]) & (col + 1 < rows.ls[s:e, None])
             picked = lp.gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
             sums[rows.out[s:e]] = torch.where(use, picked, 0.0).sum(-1)
+            if last is not None:
+                mine = owner_d[rows.out[s:e]]
+                at = (mine >= 0).nonzero()[:, 0]
+                last[mine[at]] = lp[at, first[at] - 1].to(torch.float32)
             if progress:
                 progress(e - s)
 

@@ -28,8 +28,10 @@ import torch
 
 from .engine import Engine
 from .metrics import (
+    RELIANCE_ANSWER_SET,
     RELIANCE_DIVERGENCES,
     RELIANCE_KEYS,
+    RELIANCE_VOCAB,
     entropy_torch,
     kl_torch,
     reliance_torch,
@@ -148,6 +150,7 @@ def _query_scores(host: dict[str, np.ndarray], i: int, nc: int, prior_top, promp
         res.prior_entropy = float(host["prior_entropy"][i])
         res.prior_kl = float(host["prior_kl"][i])
         res.reliance = {k: host[k][i] for k in RELIANCE_KEYS}
+        res.reliance.update({k: np.full(nc, np.nan) for k in RELIANCE_ANSWER_SET})  # answer_set's
         _check_finite(
             "prior", res.prior_entropy, res.prior_kl, *(res.reliance[k] for k in RELIANCE_DIVERGENCES)
         )
@@ -313,7 +316,10 @@ def answer_set(
 
     ``candidates[i]``: the answer strings of query i (deduplicated, order kept). p(a | prompt) =
     exp(sum log p(tokens of a)) normalized over the set. ``answers`` (``reliance_answers``): the
-    candidates the reliance measures read (an answer outside the set counts as none).
+    answers the reliance measures read. The measures declared ``vocab`` (the sources' confidence
+    gain, scaled difference, ...) are read from the same pass over the whole vocabulary at the
+    first answer token (``_vocab_reliance``); their values over the candidates go under their
+    ``*_answer_set`` names (an answer outside the set counts as none there).
     """
     nc, nq = len(contexts), len(queries)
     per = nc + (1 if with_prior else 0)
@@ -324,7 +330,11 @@ def answer_set(
     seqs = engine.encode(texts)
     cands = [list(dict.fromkeys(c)) for c in candidates]
     conts = _continuation_ids(engine, seqs, texts, [cands[i] for i in owner])
-    sums = engine.continuation_logprobs(seqs, conts, progress=progress)
+    last = None
+    if answers and with_prior:
+        vocab = engine.model.get_output_embeddings().weight.shape[0]
+        last = torch.full((len(texts), vocab), float("nan"), dtype=torch.float32, device=engine.device)
+    sums = engine.continuation_logprobs(seqs, conts, progress=progress, last=last)
     results = []
     for i in range(nq):
         block = torch.tensor(sums[i * per : (i + 1) * per], dtype=torch.float64)
@@ -333,7 +343,40 @@ def answer_set(
         names = cands[i]
         ids = _candidate_ids(names, answers[0][i], answers[1][i]) if answers and with_prior else None
         results += scores_batch(rows[None], prior, prior_topk, store_topk, names.__getitem__, ids)
+    if last is not None and answers is not None:
+        _vocab_reliance(engine, results, last.view(nq, per, -1), answers, (seqs[nc], texts[nc]))
     return results
+
+
+def _vocab_reliance(
+    engine: Engine,
+    results: list[QueryScores],
+    table: torch.Tensor,
+    answers: Answers,
+    prior_prompt: tuple[tuple[int, ...], str],
+) -> None:
+    """Move each query's answer-set values of the ``vocab`` measures to their ``*_answer_set``
+    names and put in their place the values over the whole vocabulary, from ``table [queries,
+    contexts + 1, V]`` (the next-token log-probs after each prompt, the no-context one last) and
+    the first token of each answer after the prompt, as ``first_token`` reads them; on the device
+    query by query, to the host in one transfer."""
+    nc = table.shape[1] - 1
+    ctx_ids, gold_ids = _first_token_ids(engine, answers, *prior_prompt)
+    ctx_d, gold_d = engine.to_device(ctx_ids, gold_ids)
+    parts: dict[str, list[torch.Tensor]] = {k: [] for k in RELIANCE_VOCAB}
+    for i in range(len(results)):
+        lp = table[i, :nc].to(torch.float64)
+        out = reliance_torch(lp, lp.exp(), table[i, nc], ctx_d[i], gold_d[i], entropy_torch(lp))
+        for k in RELIANCE_VOCAB:
+            parts[k].append(out[k])
+    host = {k: torch.stack(v).cpu().numpy() for k, v in parts.items()} if results else {}
+    if host and not np.isfinite(np.stack([host[k] for k in RELIANCE_DIVERGENCES if k in host])).all():
+        raise ScoreError("non-finite reliance measure over the vocabulary (NaN/inf); refusing to store it")
+    for i, r in enumerate(results):
+        assert r.reliance is not None  # a prior was scored
+        for name, of in RELIANCE_ANSWER_SET.items():
+            r.reliance[name] = r.reliance[of]
+        r.reliance.update({k: host[k][i] for k in RELIANCE_VOCAB})
 
 
 def full_answer_choice(
@@ -402,13 +445,15 @@ def closed_candidates() -> list[str]:
 @dataclass(frozen=True)
 class UnitTexts:
     """What a unit gives an estimator: the context texts and answers, one query text per fact,
-    each fact's original answer, and the query type."""
+    each fact's original answer, the query type and the dataset's declared answer space (empty:
+    none)."""
 
     contexts: Sequence[str]
     context_answers: Sequence[str | None]
     queries: Sequence[str]
     answers: Sequence[str | None]
     query_type: str
+    answer_labels: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -433,13 +478,15 @@ class Estimator:
 
 
 def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
-    """The answer set of one query: Yes/No for closed queries, the original answer, the answers the
-    contexts state (deduplicated, order kept)."""
-    stated = [a for a in unit.context_answers if a]
-    base = ([answer] if answer else []) + stated
+    """The answer set of one query: Yes/No for a closed query (its fixed choices); the dataset's
+    declared answer space where it has one (DRUID's True / False / None, ``--answer-label``);
+    else the original answer and the answers the contexts state (deduplicated, order kept)."""
     if unit.query_type == "closed":
-        base = closed_candidates() + base
-    return list(dict.fromkeys(base))
+        return closed_candidates()
+    if unit.answer_labels:
+        return list(dict.fromkeys(unit.answer_labels))
+    stated = [a for a in unit.context_answers if a]
+    return list(dict.fromkeys(([answer] if answer else []) + stated))
 
 
 def _run_first_token(
@@ -473,8 +520,9 @@ ESTIMATORS: dict[str, Estimator] = {
         Estimator(
             "answer-set",
             _run_answer_set,
-            help="full answer strings ({true answer} + the contexts' answers, + Yes/No for closed) "
-            "scored by teacher forcing and normalized over the set",
+            help="full answer strings (the dataset's answer labels where it declares them, else {true "
+            "answer} + the contexts' answers; Yes/No for closed) scored by teacher forcing and normalized "
+            "over the set (psi and chi; the sources' measures stay over the vocabulary)",
             card="A ranges over the relation's answer strings, each scored by its sequence likelihood "
             "after the prompt and renormalized",
         ),

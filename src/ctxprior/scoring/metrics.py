@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..measures import measure_names
+from ..measures import RELIANCE_MEASURES, answer_set_of, measure_names
 
 
 @dataclass
@@ -227,6 +227,12 @@ RELATIVE_TOP = 0.01
 SELECT_TOP = 10
 RELIANCE_ANSWERS = measure_names("answer")  # indices, -1: none
 RELIANCE_KEYS = RELIANCE_FLOATS + RELIANCE_ANSWERS
+# always over the vocabulary at the first answer token (the sources'), whatever the estimator
+RELIANCE_VOCAB = tuple(m.name for m in RELIANCE_MEASURES if m.vocab)
+# ctxprior's answer-set variants: {stored name: the measure it is computed as, over the candidates}
+RELIANCE_ANSWER_SET = answer_set_of()
+# the float columns a unit writes: the measures above, then the answer-set variants (NaN: none)
+RELIANCE_ROW_FLOATS = RELIANCE_FLOATS + tuple(RELIANCE_ANSWER_SET)
 
 
 def jsd_np(logp: np.ndarray, logq: np.ndarray) -> np.ndarray:

@@ -25,7 +25,13 @@ from .estimators import (
     reliance_answers,
     score_estimators,
 )
-from .metrics import RELIANCE_ANSWERS, RELIANCE_FLOATS, RELIANCE_KEYS, outcomes_np
+from .metrics import (
+    RELIANCE_ANSWER_SET,
+    RELIANCE_ANSWERS,
+    RELIANCE_KEYS,
+    RELIANCE_ROW_FLOATS,
+    outcomes_np,
+)
 from .options import ScoreConfig
 from .outcomes import UNDECIDED, label
 from .prompts import PromptFormat, format_for
@@ -64,6 +70,8 @@ class UnitInput:
     contexts: list[tuple[int, str, str | None]]
     # what joins each context to the query (the dataset's ``separator``): context + separator + query
     separator: str
+    # the dataset's declared answer space (schema/answer_labels.py; empty: none declared)
+    answer_labels: tuple[str, ...] = ()
 
     @property
     def n_prompts(self) -> int:
@@ -102,6 +110,7 @@ def unit_texts(inp: UnitInput) -> UnitTexts:
         [query_text(inp, e, a) for _, e, a in inp.facts],
         [a for _, _, a in inp.facts],
         inp.query_type,
+        inp.answer_labels,
     )
 
 
@@ -264,10 +273,10 @@ def _reliance_table(inp: UnitInput, res: list, ctx_ids: np.ndarray, pairs: dict,
         "fact_id": np.repeat(np.array([f for f, _ in rel], np.int32), nc),
         "context_id": np.tile(ctx_ids, len(rel)),
     }
-    for k in RELIANCE_KEYS:
+    for k in (*RELIANCE_KEYS, *RELIANCE_ANSWER_SET):
         cols[k] = np.concatenate([r[k] for _, r in rel]) if rel else np.zeros(0)
     out = {k: pa.array(v) for k, v in list(cols.items())[:4]}
-    out.update({k: pa.array(cols[k], pa.float64(), from_pandas=True) for k in RELIANCE_FLOATS})
+    out.update({k: pa.array(cols[k], pa.float64(), from_pandas=True) for k in RELIANCE_ROW_FLOATS})
     ids = {k: np.asarray(cols[k], np.int64) for k in RELIANCE_ANSWERS}
     out.update({k: pa.array(v.astype(np.int32), mask=v < 0) for k, v in ids.items()})
     choice = outcomes_np(ids["answer_top"], ids["answer_context"], ids["answer_gold"]).astype(object)

@@ -8,6 +8,9 @@
 -- answer for an irrelevant one. outcome: the label of the prompt's greedy generation by the rule
 -- outcome_source names (generation_label: the same generation's label in table generation);
 -- choice: ctxprior's forced choice between the answers (choice_source: argmax | full-answer).
+-- shift, jsd, confidence_gain(_vocab), scaled_difference(_memory) and ccu are the sources' (over the
+-- vocabulary at the first answer token, whatever the estimator; schema v4); the *_answer_set
+-- columns are ctxprior's variants over the candidate answers (NULL under first-token).
 CREATE OR REPLACE VIEW v_reliance AS
 SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.query_type,
        p.entity, p.entity_kind, p.answer,
@@ -18,6 +21,10 @@ SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.qu
        r.p_context_answer, r.p_gold_answer, r.p_prior_answer, r.scaled_difference,
        r.scaled_difference_memory,
        CASE WHEN p.is_relevant THEN r.scaled_difference ELSE r.scaled_difference_memory END AS ccu,
+       r.shift_answer_set, r.jsd_answer_set, r.confidence_gain_answer_set,
+       r.scaled_difference_answer_set, r.scaled_difference_memory_answer_set,
+       CASE WHEN p.is_relevant THEN r.scaled_difference_answer_set
+            ELSE r.scaled_difference_memory_answer_set END AS ccu_answer_set,
        r.outcome, r.outcome_source, r.choice, r.choice_source, r.collision, r.keeps_prior,
        g.label AS generation_label,
        r.answer_top, r.answer_prior, r.answer_context, r.answer_gold,
@@ -81,7 +88,11 @@ SELECT run_id, any_value(model) AS model, dataset,
        avg(confidence_gain) AS mean_confidence_gain,
        avg(confidence_gain_vocab) AS mean_confidence_gain_vocab,
        avg(scaled_difference) AS mean_scaled_difference,
-       avg(ccu) AS mean_ccu
+       avg(ccu) AS mean_ccu,
+       avg(shift_answer_set) AS mean_shift_answer_set,
+       avg(confidence_gain_answer_set) AS mean_confidence_gain_answer_set,
+       avg(scaled_difference_answer_set) AS mean_scaled_difference_answer_set,
+       avg(ccu_answer_set) AS mean_ccu_answer_set
 FROM v_reliance
 GROUP BY GROUPING SETS ((run_id, dataset, relation, query_form, query_type, context_type),
                         (run_id, dataset, query_type, context_type));

@@ -76,7 +76,8 @@ def plan_units(store: Store, sample_id: int, config: ScoreConfig) -> list[UnitSp
 
 
 def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]) -> list[UnitInput]:
-    """Each unit's template, facts, contexts and the dataset's separator, read in four queries."""
+    """Each unit's template, facts, contexts, the dataset's separator and its declared answer space,
+    read in five queries."""
     forms = {
         r[0]: (r[1], r[2]) for r in store.query("SELECT query_form_id, template, query_type FROM query_form")
     }
@@ -85,6 +86,7 @@ def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]
     for rel, cid, text, ans in store.query(read_sql(PKG, "sql/unit_contexts.sql"), [sample_id]):
         ctx.setdefault(rel, []).append((cid, text, ans))
     sep = store.scalar(read_sql(PKG, "sql/separator.sql"), [sample_id]) or ""
+    labels = tuple(r[0] for r in store.query(read_sql(PKG, "sql/answer_labels.sql"), [sample_id]))
     out = []
     for s in specs:
         tmpl, qt = forms[s.query_form_id]
@@ -97,6 +99,7 @@ def load_inputs(store: Store, sample_id: int, run_id: int, specs: list[UnitSpec]
                 facts=[facts[f] for f in s.fact_ids],
                 contexts=ctx.get(s.relation_id, []),
                 separator=sep,
+                answer_labels=labels,
             )
         )
     return out

@@ -19,12 +19,12 @@ from ...schema import runs
 from ...schema.store import Store
 from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
-from ..estimators import auto_estimator, score_estimators
+from ..estimators import answer_candidates, auto_estimator, score_estimators
 from ..executors import Executor, LocalExecutor, ModelSpec
 from ..models import DEFAULT_MODEL, LoadedModel
 from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, check_options, default
 from ..prompts import format_for
-from ..units import ScoreConfig, UnitInput, UnitSpec
+from ..units import ScoreConfig, UnitInput, UnitSpec, unit_texts
 from .plan import auto_shard_size, load_inputs, plan_units, sample_row
 from .record import RUN_KIND, find_resumable, refresh_counts, run_identity, write_unit
 
@@ -221,12 +221,36 @@ def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
         able = " or ".join(n for n, e in known.items() if e.per_layer)
         raise UserError(f"--per-layer: needs --estimator {able} (not {config.estimator})")
     _, dataset_id = sample_row(store, sample_id)
-    if not plan_units(store, sample_id, replace(config, shard_size=10**9)):
+    specs = plan_units(store, sample_id, replace(config, shard_size=10**9))
+    if not specs:
         raise UserError(
             f"sample {sample_id} has nothing to score for query types "
             f"{','.join(config.query_types)} (no facts, contexts or query forms)"
         )
+    if config.estimator == "answer-set":
+        _refuse_degenerate(store, sample_id, specs)
     return dataset_id
+
+
+def _refuse_degenerate(store: Store, sample_id: int, specs: list[UnitSpec]) -> None:
+    """UserError (one line, with the count) when a query would be scored over fewer than two
+    candidate answers: every answer-set measure of it would be 0 by construction, not a finding."""
+    bad: dict[tuple[int, int], tuple[str, list[str]]] = {}
+    for inp in load_inputs(store, sample_id, 0, specs):
+        texts = unit_texts(inp)
+        for (fact_id, _, answer), query in zip(inp.facts, texts.queries):
+            cands = answer_candidates(texts, answer)
+            if len(cands) < 2:
+                bad[fact_id, inp.spec.query_form_id] = (query, cands)
+    if bad:
+        (fact_id, _), (query, cands) = next(iter(bad.items()))
+        shown = query if len(query) <= 60 else query[:57] + "..."
+        raise UserError(
+            f"sample {sample_id}: {len(bad)} queries have fewer than two candidate answers under "
+            f"--estimator answer-set (e.g. fact {fact_id}, {shown!r}: {cands}); declare the dataset's "
+            "answer space (re-ingest it: `ingest druid` declares True / False / None, `ingest table "
+            "--answer-label LABEL ...` yours) or score with --estimator first-token"
+        )
 
 
 def _choose_shards_and_run(store: Store, req: _Request, lm: LoadedModel, fresh: bool, log) -> None:
