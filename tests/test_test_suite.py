@@ -88,6 +88,12 @@ def _uses(module: str, node: ast.AST, seen: set) -> set[str]:
         head, _, rest = d.partition(".")
         if imports.get(head, "").startswith("ctxprior"):
             out.add(package_of(f"{imports[head]}.{rest}"))
+        elif _module(imports.get(head, "")) and (imports[head], rest.split(".")[0]) not in seen:
+            # a helper module imported whole (``import sources_helpers as port``): port.f(...)
+            helper, attr = imports[head], rest.split(".")[0]
+            seen.add((helper, attr))
+            if attr in _module(helper)[1]:
+                out |= _uses(helper, _module(helper)[1][attr], seen)
     for name in names:
         target = imports.get(name, "")
         if target.startswith("ctxprior"):
@@ -95,7 +101,7 @@ def _uses(module: str, node: ast.AST, seen: set) -> set[str]:
         elif (module, name) not in seen and name in defs:
             seen.add((module, name))
             out |= _uses(module, defs[name], seen)
-        elif target and _module(target.rpartition(".")[0] or target) and (target, name) not in seen:
+        elif target and _module(target.rpartition(".")[0]) and (target, name) not in seen:
             seen.add((target, name))
             helper, _, attr = target.rpartition(".")
             if attr in _module(helper)[1]:
