@@ -67,6 +67,16 @@ def one_torch_thread():
     torch.set_num_threads(n)
 
 
+@pytest.fixture(scope="session")
+def scored(tmp_path_factory) -> dict:
+    """A scored one-relation demo warehouse and a tiny model (tests/scale_helpers.py scored_base),
+    built once per session (per pytest-xdist worker) and shared by the process, fault and lock
+    tests, which copy its warehouse before they write (copy_db) and only read the rest."""
+    from scale_helpers import scored_base
+
+    return scored_base(tmp_path_factory.mktemp("scored"))
+
+
 @pytest.fixture
 def db_path(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from scale_helpers import SCORE, copy_db, duplicates, open_handles, run_cli_child, scored_base, snapshot
+from scale_helpers import SCORE, copy_db, duplicates, open_handles, run_cli_child, snapshot
 
 from ctxprior.sqlfiles import ident
 
@@ -20,9 +20,10 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
 pytestmark = pytest.mark.xdist_group("processes")
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    return scored_base(tmp_path_factory.mktemp("protocol"))
+@pytest.fixture
+def base(scored):
+    """The session's scored warehouse (conftest.py), built once instead of once per module."""
+    return scored
 
 
 @pytest.fixture
