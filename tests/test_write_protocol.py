@@ -45,13 +45,6 @@ def integrity(store) -> None:
         store.arrow(f"SELECT * FROM {ident(t)}")
 
 
-@pytest.fixture
-def demo_db(db_path, run_cli):
-    res = run_cli("ingest", "demo")
-    assert res.exit_code == 0, res.output
-    return db_path
-
-
 def _fill(folder: Path, leave: int) -> None:
     """Leave about ``leave`` bytes free on the file system of ``folder``."""
     st = os.statvfs(folder)
