@@ -12,6 +12,7 @@ once, in pyproject.toml.
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -67,9 +68,39 @@ def one_torch_thread():
     torch.set_num_threads(n)
 
 
+@pytest.fixture(scope="session")
+def scored(tmp_path_factory) -> dict:
+    """A scored one-relation demo warehouse and a tiny model (tests/scale_helpers.py scored_base),
+    built once per session (per pytest-xdist worker) and shared by the process, fault and lock
+    tests, which copy its warehouse before they write (copy_db) and only read the rest."""
+    from scale_helpers import scored_base
+
+    return scored_base(tmp_path_factory.mktemp("scored"))
+
+
 @pytest.fixture
 def db_path(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(tmp_path_factory) -> str:
+    """`ctxprior ingest demo` into a warehouse, once per session (per pytest-xdist worker)."""
+    from ctxprior.cli import cli
+
+    db = str(tmp_path_factory.mktemp("demo") / "demo.duckdb")
+    res = CliRunner().invoke(cli, ["--db", db, "ingest", "demo"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert not os.path.exists(db + ".wal")  # the file alone is the warehouse: a copy is whole
+    return db
+
+
+@pytest.fixture
+def demo_db(demo_warehouse, db_path) -> str:
+    """A fresh copy of the session's ingested demo warehouse at ``db_path`` (what
+    ``run_cli("ingest", "demo")`` makes, without ingesting again: 0.5 s of CPU a test)."""
+    shutil.copyfile(demo_warehouse, db_path)
+    return db_path
 
 
 @pytest.fixture

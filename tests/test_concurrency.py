@@ -19,7 +19,6 @@ from scale_helpers import (
     duplicates,
     forkserver,
     run_cli_child,
-    scored_base,
     snapshot,
     start_cli,
 )
@@ -29,9 +28,10 @@ from scale_helpers import (
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("processes")]
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    return scored_base(tmp_path_factory.mktemp("conc"))
+@pytest.fixture
+def base(scored):
+    """The session's scored warehouse (conftest.py), built once instead of once per module."""
+    return scored
 
 
 def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):

@@ -26,7 +26,6 @@ from scale_helpers import (
     duplicates,
     make_tiny_folder,
     run_cli_child,
-    scored_base,
     snapshot,
     start_cli,
 )
@@ -34,9 +33,10 @@ from scale_helpers import (
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    return scored_base(tmp_path_factory.mktemp("faults"))
+@pytest.fixture
+def base(scored):
+    """The session's scored warehouse (conftest.py), built once instead of once per module."""
+    return scored
 
 
 def _state(db):

@@ -215,8 +215,7 @@ def test_unknown_dataset(yago_db):
         draw_sample(store, "nope")
 
 
-def test_all_design_case_studies(run_cli, db_path):
-    assert run_cli("ingest", "demo").exit_code == 0
+def test_all_design_case_studies(run_cli, db_path, demo_db):
     res = run_cli("sample", "--dataset", "gender", "--design", "all", "--context-types", "masculine_swapped")
     assert res.exit_code == 0, res.output
     sid = int(res.output.strip().splitlines()[-1])
@@ -252,8 +251,7 @@ def test_sample_cli_prints_id_last(run_cli, db_path):
     assert res.exit_code == 2 and res.output.startswith("Error: ")
 
 
-def test_cli_fakes_and_real_entities_options(run_cli, db_path):
-    assert run_cli("ingest", "demo").exit_code == 0
+def test_cli_fakes_and_real_entities_options(run_cli, db_path, demo_db):
     res = run_cli(
         "sample",
         "--dataset",

@@ -100,8 +100,7 @@ def test_numpy_and_pandas_values_are_accepted(demo_wh):
 # -- bad path values: one line, exit 2 ----------------------------------------------------------
 
 
-def test_a_folder_or_file_of_the_wrong_kind_is_one_line(run_cli, tmp_path, db_path):
-    run_cli("ingest", "demo")
+def test_a_folder_or_file_of_the_wrong_kind_is_one_line(run_cli, tmp_path, db_path, demo_db):
     before = _sha(db_path)
     afile = tmp_path / "f.txt"
     afile.write_text("x")
@@ -117,9 +116,8 @@ def test_a_folder_or_file_of_the_wrong_kind_is_one_line(run_cli, tmp_path, db_pa
         assert _sha(db_path) == before
 
 
-def test_results_go_to_stdout_progress_to_stderr(run_cli, tmp_path, db_path):
+def test_results_go_to_stdout_progress_to_stderr(run_cli, tmp_path, demo_db):
     """`ctxprior sample ... > out.txt` keeps the sample's summary; the id stays alone on the last line."""
-    run_cli("ingest", "demo")
     r = run_cli("sample", "--dataset", "demo", "--relation", "capital", "--entities", 2, "--contexts", 6)
     assert r.exit_code == 0, r.output
     out = r.stdout.strip().splitlines()

@@ -246,8 +246,7 @@ def test_sql_writes_no_file_and_reads_only_what_is_allowed(run_cli, db_path, tmp
     assert digest() == before
 
 
-def test_info(run_cli, db_path):
-    run_cli("ingest", "demo")
+def test_info(run_cli, demo_db):
     run_cli("sample", "--dataset", "demo", "--entities", "2", "--contexts", "6")
     res = run_cli("info")
     assert res.exit_code == 0
