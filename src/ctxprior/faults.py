@@ -37,7 +37,7 @@ POINTS = {
     "worker.shard_written": "Ray worker: shard files written, result not yet returned",
     "import.verified": "import parquet / pull: every shard's sha256 checked, not yet read",
     "outputs.replacing": "a single output file (a figure, the report, the corpus) checked, not yet opened",
-    "covariates.hashed": "covariates add / kg-degree: the file hashed (and copied), not yet read",
+    "inputs.copied": "covariates add / kg-degree: each file copied privately and hashed, not yet read",
 }
 
 _counts: dict[str, int] = {}
