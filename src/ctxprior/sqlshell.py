@@ -187,14 +187,15 @@ def _table_functions(node: Any) -> Iterator[dict]:
 def _value(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
     """The value of one constant expression (``sql``: SELECT and the expression's text); an error
     when it is not one (a column, a parameter)."""
-    return con.execute(sql).fetchone()[0]
+    row = con.execute(sql).fetchone()
+    return None if row is None else row[0]
 
 
 def _refuse_computed_paths(con: duckdb.DuckDBPyConnection, sql: str, warehouse: str) -> None:
     """Before ``sql`` runs: the path of every file function in it (``read_blob('wh.' || 'duckdb')``,
     ``read_text(getvariable('p'))``) is computed on ``con`` and refused in one line when it names
     the warehouse or its WAL, or when it is not a constant (a subquery, a column) ctxprior can check."""
-    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+    tree = json.loads(_value(con, "SELECT json_serialize_sql(" + literal(sql) + ")") or "{}")
     if tree.get("error"):
         return  # not a plain SELECT: DuckDB refuses it, or check_read_only did
     for fn in _table_functions(tree.get("statements")):
