@@ -203,3 +203,100 @@ def test_an_import_reads_the_bytes_it_checked(exported, tmp_path, monkeypatch, r
     finally:
         store.close()
     assert not [p for p in Path(private_temp()).glob("import-*")]  # the private copy is gone
+
+
+def test_a_covariate_file_is_read_from_the_bytes_hashed(tmp_path, monkeypatch, run_cli):
+    """Issue 42 round 2, item 2: ``covariates add`` hashed its CSV, then DuckDB read it again by
+    name. The swap happens at the fault point between the two (``inputs.copied``): DuckDB reads the
+    private copy of the hashed bytes, the recorded sha256 is theirs and the source is the user's
+    path; the copy is gone afterwards. ``covariates add`` of a missing file still says so."""
+    from covariates_helpers import build_warehouse
+
+    from ctxprior import faults
+
+    db = str(tmp_path / "wh.duckdb")
+    build_warehouse(db)
+    csv = tmp_path / "pop.csv"
+    csv.write_text("entity,answer,pop\nFrance,Paris,1\nApple,Cupertino,2\n")
+    hashed = digest(csv)
+    swapped = []
+
+    def swap(action, point, n):
+        csv.write_text("entity,answer,pop\nFrance,Paris,666\nApple,Cupertino,666\n")
+        swapped.append(point)
+
+    monkeypatch.setenv("CTXPRIOR_FAULT", "inputs.copied:raise")
+    monkeypatch.setattr(faults, "_act", swap)
+    faults.reset()
+    res = run_cli("covariates", "add", csv, "--name", "pop", "--on", "entity,answer", db=db)
+    assert res.exit_code == 0 and swapped == ["inputs.copied"], res.output
+    store = open_store(db, read_only=True)
+    try:
+        assert sorted(r[0] for r in store.query("SELECT pop FROM cov_pop")) == [1, 2]
+        row = store.query("SELECT source_path, source_sha256 FROM covariate WHERE name = 'pop'")[0]
+    finally:
+        store.close()
+    assert row == (str(csv), hashed)
+    assert not list(Path(private_temp()).glob("copy-*"))
+    line = one_line_refusal(
+        run_cli("covariates", "add", tmp_path / "no.csv", "--name", "x", "--on", "entity", db=db)
+    )
+    assert line == f"Error: {tmp_path / 'no.csv'}: no such file"
+
+
+def test_kg_degree_reads_the_bytes_hashed(tmp_path, monkeypatch, run_cli):
+    """The same for ``covariates kg-degree``: a triple file swapped at ``inputs.copied`` is not read."""
+    from covariates_helpers import YAGO, build_warehouse
+
+    from ctxprior import faults
+
+    db = str(tmp_path / "wh.duckdb")
+    build_warehouse(db)
+    nt = tmp_path / "g.nt"
+    nt.write_text(f"<{YAGO}France> <{YAGO}capital> <{YAGO}Paris> .\n")
+    hashed = digest(nt)
+    swapped = []
+
+    def swap(action, point, n):
+        swapped.append(point)
+        nt.write_text("".join(f"<{YAGO}France> <{YAGO}capital> <{YAGO}X{i}> .\n" for i in range(9)))
+
+    monkeypatch.setenv("CTXPRIOR_FAULT", "inputs.copied:raise")
+    monkeypatch.setattr(faults, "_act", swap)
+    faults.reset()
+    res = run_cli("covariates", "kg-degree", nt, "--name", "deg", db=db)
+    assert res.exit_code == 0 and swapped == ["inputs.copied"], res.output
+    with open_store(db, read_only=True) as store:
+        assert store.scalar("SELECT max(degree) FROM cov_deg") == 1
+        row = store.query("SELECT source_path, source_sha256 FROM covariate WHERE name = 'deg'")[0]
+    assert row == (str(nt), hashed)
+
+
+@pytest.mark.parametrize(
+    "query, var",
+    [
+        ("SELECT size FROM read_blob('wh.' || 'duckdb')", None),
+        ("SELECT size FROM read_blob(getvariable('p') || 'duckdb')", "p=wh."),
+        ("SELECT * FROM glob(getvariable('p') || 'db')", "p=wh.duck"),
+        ("SELECT size FROM read_blob(['x.csv', 'wh.' || 'duckdb'])", None),
+    ],
+)
+def test_a_computed_warehouse_path_is_refused_before_the_query_runs(wh, run_cli, query, var):
+    """Round 2, item 5: DuckDB 2.0.1's ``allowed_paths`` cannot exclude the database file (a
+    connection always reads its own file), so the path of every file function is computed before
+    the statement runs and refused when it names the warehouse: the refusal names the function,
+    where the check after the query said the lock was lost."""
+    before = digest(wh)
+    args = ["--allow-read", "x.csv", *(["--var", var] if var else []), query]
+    line = one_line_refusal(run_cli("sql", *args))
+    assert "may not read the warehouse file itself (" in line and " of " in line, line
+    assert digest(wh) == before
+
+
+def test_a_path_that_is_not_a_constant_is_refused_and_a_computed_allowed_one_runs(wh, run_cli):
+    q = "SELECT size FROM (SELECT 'wh.' || 'duckdb' AS p) s, LATERAL read_blob(s.p)"
+    assert "not a constant" in one_line_refusal(run_cli("sql", "--allow-read", "x.csv", q))
+    res = run_cli(
+        "sql", "--allow-read", "x.csv", "--format", "csv", "SELECT count(*) AS n FROM read_csv('x.' || 'csv')"
+    )
+    assert res.exit_code == 0 and res.output.split() == ["n", "1"], res.output

@@ -184,3 +184,62 @@ def test_demo_never_writes_figures_through_a_link(run_cli, tmp_path, monkeypatch
     res = run_cli("demo", "--out", out, "--overwrite", db=str(tmp_path / "new.duckdb"))
     _one_line(res, "figures", "not a plain folder")
     assert _tree(victim) == before
+
+
+@pytest.mark.parametrize("rel", ["figures/fig5_summary.png", "corpus/demo.jsonl.zst"])
+def test_a_link_planted_during_the_demo_redirects_no_write(run_cli, tmp_path, monkeypatch, rel):
+    """Issue 42 (round 2), item 1: the demo's figures and corpus were written by path, so a folder
+    swapped for a link after the checks (``out/figures -> victim``) took the write. The swap happens
+    at the fault point ``outputs.replacing``, between the check and the write: every write is made
+    through ``out``'s descriptor, so the sub-folder link is refused in one line, the victim unchanged."""
+    from ctxprior import faults, pipeline
+
+    monkeypatch.setattr(pipeline, "run_demo", fake_demo)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / Path(rel).name).write_text("precious")
+    out = tmp_path / "out"
+    sub = out / Path(rel).parent
+    swapped = []
+
+    def swap(action, point, n):
+        if point == "outputs.replacing" and not swapped and sub.is_dir() and not sub.is_symlink():
+            sub.rename(tmp_path / "moved")
+            os.symlink(victim, sub)
+            swapped.append(point)
+
+    monkeypatch.setenv("CTXPRIOR_FAULT", "outputs.replacing@1+:raise")
+    monkeypatch.setattr(faults, "_act", swap)
+    faults.reset()
+    before = _tree(victim)
+    res = run_cli("demo", "--out", out, db=str(tmp_path / "new.duckdb"))
+    assert swapped == ["outputs.replacing"]
+    _one_line(res, Path(rel).parent.name, "not a plain folder")
+    assert _tree(victim) == before and sorted(os.listdir(victim)) == [Path(rel).name]
+
+
+@pytest.mark.quick
+def test_replacing_inside_a_folder_being_filled_never_follows_a_sub_folder_link(tmp_path):
+    """``replacing`` a path inside a folder an ``OutputFolder`` is filling opens every folder below
+    it without following a link (before, only the folder's own writes did)."""
+    from ctxprior.outputs import OutputFolder, claim_patterns, replacing
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (tmp_path / "top").mkdir()
+    (tmp_path / "top" / "sub").symlink_to(victim)
+    folder = OutputFolder(
+        tmp_path / "top", tmp_path / "wh.duckdb", fmt="ctxprior-demo", claims=claim_patterns(".*")
+    )
+    with folder.filling():
+        with (
+            pytest.raises(UserError, match="not a plain folder"),
+            replacing(tmp_path / "top" / "sub" / "x.png") as p,
+        ):
+            p.write_text("x")
+        with replacing(tmp_path / "top" / "ok.png") as p:
+            p.write_text("ok")
+    assert os.listdir(victim) == [] and (tmp_path / "top" / "ok.png").read_text() == "ok"
+    with replacing(tmp_path / "top" / "sub" / "y.png") as p:  # not being filled: the user's path
+        p.write_text("y")
+    assert os.listdir(victim) == ["y.png"]

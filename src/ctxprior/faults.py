@@ -36,6 +36,8 @@ POINTS = {
     "worker.unit": "Ray worker: in the middle of computing a unit (after its first batch)",
     "worker.shard_written": "Ray worker: shard files written, result not yet returned",
     "import.verified": "import parquet / pull: every shard's sha256 checked, not yet read",
+    "outputs.replacing": "a single output file (a figure, the report, the corpus) checked, not yet opened",
+    "inputs.copied": "covariates add / kg-degree: each file copied privately and hashed, not yet read",
 }
 
 _counts: dict[str, int] = {}

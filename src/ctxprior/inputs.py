@@ -141,6 +141,23 @@ def open_input(
         raise
 
 
+def copy_input(
+    src: str | os.PathLike, dst: str | os.PathLike, what: str = "", warehouse: str | os.PathLike | None = None
+) -> str:
+    """Copy ``src`` (opened by the input rule, :func:`open_input`) to ``dst``, a new file
+    (``O_EXCL | O_NOFOLLOW``, mode 0600), hashing the bytes as they are copied; their sha256. A
+    reader of ``dst`` reads exactly the bytes hashed, whatever happens to ``src`` afterwards."""
+    import hashlib
+
+    h = hashlib.sha256()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    with open_input(src, what, warehouse) as f, os.fdopen(os.open(dst, flags, 0o600), "wb") as out:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+            out.write(chunk)
+    return h.hexdigest()
+
+
 def read_input(
     path: str | os.PathLike,
     what: str = "",

@@ -115,27 +115,43 @@ def _check_plain(p: Path) -> None:
         raise UserError(f"{p}: is {what}; ctxprior replaces only regular files, write to another path")
 
 
+_FILLING: list[Path] = []
+"""The folders an :class:`OutputFolder` is filling now (:meth:`OutputFolder.filling`), innermost last."""
+
+
+def _inside_filled(p: Path) -> tuple[Path, str] | None:
+    """The innermost folder being filled that holds ``p`` (by its spelling), and ``p`` relative to it."""
+    absolute = Path(os.path.abspath(p))
+    for folder in reversed(_FILLING):
+        try:
+            rel = absolute.relative_to(os.path.abspath(folder))
+        except ValueError:
+            continue
+        if rel.parts:
+            return folder, rel.as_posix()
+    return None
+
+
 @contextmanager
 def replacing(path: str | os.PathLike) -> Iterator[Path]:
-    """A temporary file beside ``path`` to write into; renamed over ``path`` when the block ends
-    without error, removed otherwise. The temporary name is created exclusively (never followed) and
-    keeps ``path``'s suffix (matplotlib picks the format from it); ``path`` is checked again just
-    before the rename, so a link or special file put there meanwhile is refused, not written into."""
+    """A new file to write into, renamed over ``path`` when the block ends without error, removed
+    otherwise: :func:`write_inside` the folder being filled that holds ``path`` (the demo's
+    ``--out``), else ``path``'s own folder, so every folder below the one the user named is opened
+    without following a link, and the file is written through its descriptor. ``path`` is checked
+    again just before the rename, so a link or special file put there meanwhile is refused."""
     p = Path(path)
     _check_plain(p)
-    try:
-        tmp = _create_beside(p)
-    except OSError as e:
-        raise UserError(
-            f"{path}: cannot create a file in {p.parent} ({e.strerror}); write to another path"
-        ) from None
-    try:
+    _fault("outputs.replacing")
+    folder, rel = _inside_filled(p) or (p.parent, p.name)
+    with write_inside(folder, rel) as tmp:
         yield Path(tmp)
-        _check_plain(p)
-        os.replace(tmp, p)
-    finally:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
+
+
+def _fault(point: str) -> None:
+    if os.environ.get("CTXPRIOR_FAULT"):
+        from .faults import hit
+
+        hit(point)
 
 
 def check_output_files(
@@ -161,23 +177,6 @@ def check_output_dir(path: str | os.PathLike, warehouse: str | os.PathLike) -> P
                 f"{path}: holds the warehouse ({os.fspath(warehouse)}); write to a folder without it"
             )
     return p
-
-
-def _create_beside(p: Path) -> str:
-    """Create a new empty file beside ``p`` (exclusively: never an existing name or a link), with the
-    mode a new file gets (the umask applies), or ``p``'s own mode when it replaces a file."""
-    for _ in range(100):
-        tmp = os.path.join(p.parent, f".{p.stem}.{secrets.token_hex(4)}.tmp{p.suffix}")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
-        except FileExistsError:
-            continue
-        with suppress(OSError):
-            if p.is_file():
-                os.fchmod(fd, stat.S_IMODE(os.lstat(p).st_mode))
-        os.close(fd)
-        return tmp
-    raise FileExistsError(f"no free temporary name beside {p}")
 
 
 # -- names read from the warehouse, and paths inside a folder ctxprior fills ---------------------
@@ -295,6 +294,9 @@ def write_inside(folder: str | os.PathLike, rel: str) -> Iterator[str]:
         _check_entry(pfd, name, shown)
         tmp, fd = _create_tmp(pfd, name, shown)
         try:
+            mode = _entry_mode(pfd, name)
+            if mode is not None:
+                os.fchmod(fd, stat.S_IMODE(mode))  # a replaced file keeps its mode
             yield fd_path(fd, Path(folder, *parts[:-1], tmp))
             _check_entry(pfd, name, shown)
             os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)
@@ -488,6 +490,16 @@ class OutputFolder:
         finally:
             os.close(top)
         return self.path.joinpath(*parts)
+
+    @contextmanager
+    def filling(self) -> Iterator[OutputFolder]:
+        """While the block runs, :func:`replacing` a path inside this folder writes it through this
+        folder's descriptor (writers that take a path: the demo's figures, report and corpus)."""
+        _FILLING.append(self.path)
+        try:
+            yield self
+        finally:
+            _FILLING.remove(self.path)
 
     def writing(self, rel: str) -> Any:
         """:func:`write_inside` this folder (``rel`` recorded first with :meth:`add`)."""

@@ -27,7 +27,7 @@ import glob
 import io
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +143,86 @@ def _refuse_warehouse_paths(sql: str, values: Iterable[str], warehouse: str) -> 
             )
 
 
+FILE_FUNCTIONS = frozenset(
+    [
+        "read_blob",
+        "read_text",
+        "read_csv",
+        "read_csv_auto",
+        "read_parquet",
+        "parquet_scan",
+        "read_json",
+        "read_json_auto",
+        "read_ndjson",
+        "read_ndjson_auto",
+        "read_json_objects",
+        "read_json_objects_auto",
+        "read_ndjson_objects",
+        "glob",
+        "sniff_csv",
+        "parquet_metadata",
+        "parquet_schema",
+        "parquet_file_metadata",
+        "parquet_kv_metadata",
+        "parquet_bloom_probe",
+        "read_xlsx",
+    ]
+)
+"""Table functions that read files: with ``--allow-read`` each one's path is computed and checked
+before the statement runs (DuckDB always lets a connection read its own database file)."""
+
+
+def _table_functions(node: Any) -> Iterator[dict]:
+    """Every table function call in a statement's syntax tree (``json_serialize_sql``)."""
+    if isinstance(node, dict):
+        if node.get("type") == "TABLE_FUNCTION" and isinstance(node.get("function"), dict):
+            yield node["function"]
+        for v in node.values():
+            yield from _table_functions(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _table_functions(v)
+
+
+def _value(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
+    """The value of one constant expression (``sql``: SELECT and the expression's text); an error
+    when it is not one (a column, a parameter)."""
+    row = con.execute(sql).fetchone()
+    return None if row is None else row[0]
+
+
+def _refuse_computed_paths(con: duckdb.DuckDBPyConnection, sql: str, warehouse: str) -> None:
+    """Before ``sql`` runs: the path of every file function in it (``read_blob('wh.' || 'duckdb')``,
+    ``read_text(getvariable('p'))``) is computed on ``con`` and refused in one line when it names
+    the warehouse or its WAL, or when it is not a constant (a subquery, a column) ctxprior can check."""
+    tree = json.loads(_value(con, "SELECT json_serialize_sql(" + literal(sql) + ")") or "{}")
+    if tree.get("error"):
+        return  # not a plain SELECT: DuckDB refuses it, or check_read_only did
+    for fn in _table_functions(tree.get("statements")):
+        name = str(fn.get("function_name", "")).lower()
+        args = fn.get("arguments") or []
+        if name not in FILE_FUNCTIONS or not args:
+            continue
+        arg = args[0].get("expression") or {}
+        start, length = arg.get("query_location"), arg.get("query_location_length")
+        nested = any(True for _ in _table_functions(arg)) or '"SUBQUERY"' in json.dumps(arg)
+        try:
+            if nested or not isinstance(start, int) or not isinstance(length, int) or start >= len(sql):
+                raise ValueError
+            value = _value(con, "SELECT " + sql[start : start + length])
+        except (duckdb.Error, ValueError, TypeError):
+            raise UserError(
+                f"`ctxprior sql`: the path of {name}(...) is not a constant ctxprior can check before "
+                "the query runs (it may name the warehouse file); give the path as text"
+            ) from None
+        for path in value if isinstance(value, list) else [value]:
+            if isinstance(path, str) and _is_warehouse(path, warehouse):
+                raise UserError(
+                    f"`ctxprior sql` may not read the warehouse file itself ({name} of {path}); "
+                    "query its tables and views"
+                )
+
+
 def _raw_tokens(sql: str) -> list[tuple[int, str]]:
     toks = [(p, t) for p, t in duckdb.tokenize(sql) if t.name == "string_const"]
     out = []
@@ -200,9 +280,11 @@ def read_only_query(
 ):
     """``Warehouse.sql`` / ``Warehouse.arrow``: ``sql`` checked and run on the store's sandboxed
     connection (opened with ``reads=allowed(allow_read)``)."""
-    check_read_only(store.con, sql)
+    stmts = check_read_only(store.con, sql)
     if allow_read:
         _refuse_warehouse_paths(sql, [str(p) for p in (params or []) if isinstance(p, str)], store.path)
+        for st in stmts:
+            _refuse_computed_paths(store.con, st.query, store.path)
     try:
         out = store.arrow(sql, params) if arrow else store.df(sql, params)
     except duckdb.PermissionException as e:
@@ -263,6 +345,8 @@ def run_read_only(
     for name, value in (variables or {}).items():
         store.con.execute(f"SET VARIABLE {ident(name)} = {_literal(value, name)}")
     stmts = check_read_only(store.con, sql)
+    for st in stmts if allow_read else []:  # after the variables are set: getvariable resolves
+        _refuse_computed_paths(store.con, st.query, store.path)
     cur = None
     try:
         for st in stmts:

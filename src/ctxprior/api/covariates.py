@@ -65,20 +65,24 @@ class Covariates(Noun):
         """
         from ..covariates.options import ADD_OPTIONS
         from ..covariates.user import add_user_table
+        from ..schema.store import private_copies
 
         _check(ADD_OPTIONS, name, {"on": on, "match": match})
         keys = on if isinstance(on, str) else ",".join(on)
-        reads = [data] if isinstance(data, (str, Path)) else []  # a CSV / Parquet DuckDB reads
-        with self._wh.connect(write=True, reads=reads) as store:
-            return add_user_table(
-                store,
-                data if not isinstance(data, Path) else str(data),
-                name,
-                keys,
-                match=match,
-                replace=replace,
-                description=description,
-            )
+        files = [str(data)] if isinstance(data, (str, Path)) else []  # a CSV / Parquet DuckDB reads
+        with private_copies(files) as copies:  # DuckDB reads the bytes hashed, not the name again
+            reads = [c for c, _ in copies]
+            with self._wh.connect(write=True, reads=reads) as store:
+                return add_user_table(
+                    store,
+                    copies[0] if copies else data,
+                    name,
+                    keys,
+                    match=match,
+                    replace=replace,
+                    description=description,
+                    source=files[0] if files else None,
+                )
 
     def cooccurrence(
         self,
@@ -112,11 +116,15 @@ class Covariates(Noun):
         """
         from ..covariates.kg_degree import kg_degree
         from ..covariates.options import KG_DEGREE_OPTIONS
+        from ..covariates.triples import triple_files
+        from ..schema.store import private_copies
 
         _check(KG_DEGREE_OPTIONS, name, options)
-        files = [triples] if isinstance(triples, (str, Path)) else list(triples)
-        with self._wh.connect(write=True, reads=files) as store:  # the triple files DuckDB reads
-            return kg_degree(store, [str(f) for f in files], name, dataset=dataset, **options)
+        given = [str(f) for f in ([triples] if isinstance(triples, (str, Path)) else list(triples))]
+        with private_copies(triple_files(given)) as copies:  # DuckDB reads the bytes hashed
+            files = [c for c, _ in copies]
+            with self._wh.connect(write=True, reads=files) as store:
+                return kg_degree(store, files, name, dataset=dataset, source=" ".join(given), **options)
 
     @declared_keywords(KNOWN_OPTIONS)
     def known(self, run: int, *, model: Any = None, progress: bool = True, **options: Any) -> dict:

@@ -242,9 +242,10 @@ class Warehouse:
         folder.prepare()  # refusals before any work
         for rel in OUTPUT_FILES:
             folder.add(rel)
-        folder.plain_folder(FIGURES)  # never a link to elsewhere: the figures are written by path
+        folder.plain_folder(FIGURES)
         relations = None if options.pop("all_relations") else DEMO_RELATIONS
-        result = run_demo(self, log or (lambda m: None), out=out, relations=relations, **options)
+        with folder.filling():  # figures, report, corpus: written through the folder's descriptor
+            result = run_demo(self, log or (lambda m: None), out=out, relations=relations, **options)
         folder.record_existing()  # the figures, named as they were drawn
         folder.finish({"ctxprior_version": __version__, "runs": result["runs"]})
         return result

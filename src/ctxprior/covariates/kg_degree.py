@@ -36,7 +36,10 @@ def kg_degree(
     dataset: str | None = None,
     replace: bool = False,
     description: str | None = None,
+    source: str | None = None,
 ) -> dict:
+    """KG degrees from ``triples`` (files or folders) as covariate ``name``; ``source``: what to
+    record as the input (the paths the user gave, when ``triples`` are private copies of them)."""
     catalog.check_name(name)
     did = catalog.dataset_id(store, dataset)
     tf, fmt_ = _open_triples(store, triples, fmt)
@@ -62,7 +65,9 @@ def kg_degree(
         "definition": "degree = |{a:(e,q,a)} U {a:(a,q,e)}|; total_degree = "
         "distinct triples with e as subject or object",
     }
-    rep = _store(store, name, did, existing, params, " ".join(triples), digest, description, tf.files)
+    rep = _store(
+        store, name, did, existing, params, source or " ".join(triples), digest, description, tf.files
+    )
     rep["n_unparsed_lines"] = n_bad
     rep["format"] = fmt_
     for t in ("_kg_t", "_kg_uri"):

@@ -71,9 +71,12 @@ def add_user_table(
     match: str = "name",
     replace: bool = False,
     description: str | None = None,
+    source: str | None = None,
 ) -> dict:
     """Add a CSV / Parquet file (``path``) or an in-memory pandas DataFrame / Arrow table as
-    covariate ``name``, joined on the key columns ``on`` (comma-separated)."""
+    covariate ``name``, joined on the key columns ``on`` (comma-separated). ``path`` may be a
+    ``(copy, sha256)`` pair of ``store.private_copies`` (what DuckDB reads), ``source`` then the
+    path the user gave (what is recorded)."""
     catalog.check_name(name)
     frame, frame_sha, path = _source(path)
     if match not in ("name", "uri"):
@@ -89,7 +92,7 @@ def add_user_table(
         values = _value_columns(con, path, keys)
         n_rows, nulls = _check_rows(con, path, keys)
         matched, unmatched_rows = _match_keys(con, path, keys, match, n_rows)
-        source_path = os.path.abspath(path) if frame is None else path
+        source_path = os.path.abspath(source or path) if frame is None else path
         n_facts = _store(store, name, keys, values, match, source_path, sha, description, n_rows, matched)
     finally:
         con.execute("DROP TABLE IF EXISTS _cov_user")
@@ -107,15 +110,17 @@ def add_user_table(
     }
 
 
-def _source(path) -> tuple[object | None, str | None, str | os.PathLike]:
+def _source(path) -> tuple[object | None, str | None, str]:
     """(Arrow table, its sha256, a label) for an in-memory table; (None, None, path) for an existing file."""
+    if isinstance(path, tuple):  # a private copy and the sha256 of its bytes (store.private_copies)
+        return None, path[1], path[0]
     if not isinstance(path, (str, os.PathLike)):
         frame, sha = _frame_source(path)
         return frame, sha, f"<{type(path).__name__}>"
+    check_input(path)  # never the warehouse (a link of it), never a FIFO: ctxprior/inputs.py
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
-    check_input(path)  # never the warehouse (a link of it): ctxprior/inputs.py
-    return None, None, path
+    return None, None, os.fspath(path)
 
 
 def _key_columns(on: str) -> list[str]:

@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..inputs import MAX_BYTES, check_input, loads_json, open_input, read_input, validated
+from ..inputs import MAX_BYTES, check_input, copy_input, loads_json, read_input, validated
 from ..options import ID_MAX
 from ..outputs import MANIFEST, OutputFolder, file_name, write_manifest_file
 from ..schema.base import metadata
@@ -502,15 +502,7 @@ def verify_files(
 def _copy_checked(src: Path, dst: Path, sha256: str, shown: Path) -> None:
     """Copy ``src`` to ``dst`` (a new file in a private folder) while hashing the bytes copied:
     the copy is exactly the bytes whose sha256 matched, whatever happens to ``src`` afterwards."""
-    import hashlib
-
-    h = hashlib.sha256()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    with open_input(src) as f, os.fdopen(os.open(dst, flags, 0o600), "wb") as out:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-            out.write(chunk)
-    got = h.hexdigest()
+    got = copy_input(src, dst)
     if got != sha256:
         raise UserError(
             f"{shown}: sha256 {got[:12]}... does not match the manifest "

@@ -511,7 +511,7 @@ def write_figures(store, out_dir, run_ids=None, overwrite: bool = False) -> list
             continue
         png = out / f"{f.name}.png"
         with replacing(png) as tmp:
-            f.fig.savefig(tmp, dpi=110)
+            f.fig.savefig(tmp, dpi=110, format="png")  # tmp: /proc/self/fd/N, no suffix
         plt.close(f.fig)
         with replacing(out / f"{f.name}.csv") as tmp:
             f.data.to_csv(tmp, index=False)

@@ -53,7 +53,7 @@ from ..sqlfiles import read_sql
 from ..version import __version__
 from . import procs
 from .lock import proc_locks, sidecar_base
-from .store import Store, utcnow
+from .store import Store, private_root, utcnow
 
 KINDS = ("persuasion", "dynamic")
 
@@ -239,20 +239,8 @@ def _identity_driver_file(path: str, run_id: int) -> str | None:
     ident = _file_identity(path)
     if ident is None:
         return None
-    import tempfile
-
-    folder = os.path.join(tempfile.gettempdir(), f"ctxprior-{os.getuid()}")
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+    folder = private_root()  # the system's temp folder's, whatever CTXPRIOR_DUCKDB_TEMP says
+    if folder is None:
         return None
     return os.path.join(folder, f"{ident[0]}-{ident[1]}.run-{int(run_id)}.driver")
 

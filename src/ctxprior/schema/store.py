@@ -34,8 +34,8 @@ import re
 import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -658,6 +658,60 @@ TEMP_ENV = "CTXPRIOR_DUCKDB_TEMP"  # where the private temp folders are made (de
 _TEMP: dict[int, str] = {}  # this process's private DuckDB temp folder, by PID
 
 
+def private_root(base: str | None = None) -> str | None:
+    """``<base>/ctxprior-<uid>`` (``base``: the system's temp folder by default), the one folder of
+    this user's own that ctxprior keeps files in (DuckDB's temp folders, private copies of inputs,
+    run driver proofs): made mode 0700 when missing, and used only when it is a folder (not a
+    link) of this user that no one else can enter; None otherwise."""
+    import tempfile
+
+    root = os.path.join(base or tempfile.gettempdir(), f"ctxprior-{os.getuid()}")
+    try:
+        with suppress(FileExistsError):
+            os.mkdir(root, 0o700)
+        st = os.lstat(root)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return root
+
+
+@contextmanager
+def private_copies(paths: Sequence[str | os.PathLike], what: str = "") -> Iterator[list[tuple[str, str]]]:
+    """Each of ``paths`` copied into a new folder of this process's own (mode 0700, in
+    :func:`private_temp`) while its sha256 is computed from the bytes copied (``inputs.copy_input``):
+    (the copy, which keeps the file's name, its sha256) each; removed after the block. A reader
+    given the copies reads exactly the bytes hashed (issue 42: a checked file is the file read).
+    UserErrors of the block name the paths given, not the copies."""
+    import shutil
+    import tempfile
+
+    from ..inputs import check_input, copy_input
+
+    stage = tempfile.mkdtemp(prefix="copy-", dir=private_temp() or None)
+    originals: dict[str, str] = {}
+    try:
+        out = []
+        for i, p in enumerate(paths):
+            check_input(p, what)
+            if not os.path.isfile(p):
+                raise UserError(f"{os.fspath(p)}: no such file")
+            dst = os.path.join(stage, f"{i:04d}", os.path.basename(os.fspath(p)))
+            os.mkdir(os.path.dirname(dst), 0o700)
+            out.append((dst, copy_input(p, dst, what)))
+            originals[dst] = os.fspath(p)
+        _fault("inputs.copied")
+        yield out
+    except UserError as err:
+        text = str(err)
+        for copy, original in originals.items():
+            text = text.replace(copy, original)
+        raise UserError(text) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
 def private_temp() -> str:
     """DuckDB's temp directory for this process: a folder of its own, mode 0700, inside
     ``<tmp>/ctxprior-<uid>`` (the user's, mode 0700, not a link), removed at exit. DuckDB lets a
@@ -668,16 +722,9 @@ def private_temp() -> str:
         return _TEMP[pid]
     import tempfile
 
-    root = os.path.join(os.environ.get(TEMP_ENV) or tempfile.gettempdir(), f"ctxprior-{os.getuid()}")
+    root = private_root(os.environ.get(TEMP_ENV))
     try:
-        try:
-            os.mkdir(root, 0o700)
-        except FileExistsError:
-            pass
-        st = os.lstat(root)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-            raise OSError(f"{root} is not a private folder")
-        folder = tempfile.mkdtemp(prefix=f"duckdb-{pid}-", dir=root)
+        folder = tempfile.mkdtemp(prefix=f"duckdb-{pid}-", dir=root) if root else ""
     except OSError:
         folder = ""
     _TEMP[pid] = folder
