@@ -178,3 +178,15 @@ def test_smollm2_on_real_rows_against_the_ports(tmp_path):
                 f"  {r.context_type:>12} {r.answer[:30]!r:34} {r.context_answer[:30]!r:34} "
                 f"{r.outcome} / choice {r.choice}: {r.text[:60]!r}"
             )
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("rule", ["recall", "exact", "prefix"])
+def test_a_closed_answer_is_its_first_word_under_every_rule(rule):
+    """ "no" is a substring of "not", "know" and "none": a closed query reads the first word."""
+    from ctxprior.scoring.outcomes import label
+
+    assert label(" I do not know.", rule, "closed", "Paris", "Rome") == "OTHER"
+    assert label(" None of them.", rule, "closed", "Paris", "Rome") == "OTHER"
+    assert label(" Yes, it is.", rule, "closed", "Paris", "Rome") == "ORIGINAL"
+    assert label("\nNo. It is not.", rule, "closed", "Paris", "Rome") == "CONTEXT"

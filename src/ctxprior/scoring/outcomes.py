@@ -3,7 +3,10 @@
 ORIGINAL: the generation gives the fact's gold answer; CONTEXT: it gives the answer the context
 states; OTHER: neither; ``None`` (undecided): it gives both, two different answers (possible
 under ``recall``: "1967, not 1977"). Where the context states the gold answer itself, a match is
-ORIGINAL. Closed (yes/no) queries compare with "yes" (ORIGINAL) and "no" (CONTEXT).
+ORIGINAL. Closed (yes/no) queries, under every rule, read the first word of the generation's
+first line: "yes" ORIGINAL, "no" CONTEXT, else OTHER (Du et al. 2024, App. D; the sources of the
+open-answer rules have no yes/no questions, and their substring match would find "no" inside
+"not", "know" or "none").
 
 The rules, each named for its source:
 
@@ -70,9 +73,7 @@ def label(
     generation: str, rule: str, query_type: str, gold: str | None, context_answer: str | None
 ) -> str | None:
     """ORIGINAL / CONTEXT / OTHER, or None (undecided: both of two different answers match)."""
-    if query_type == "closed":
-        gold, context_answer = "yes", "no"
-    if rule == "prefix" and query_type == "closed":
+    if query_type == "closed":  # every rule: a substring "no" is inside "not", "know", "none"
         first = _prefix_norm(generation.strip().split("\n")[0])
         return ORIGINAL if re.match(r"yes\b", first) else CONTEXT if re.match(r"no\b", first) else OTHER
     match = MATCHES[rule]
