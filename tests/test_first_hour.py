@@ -5,6 +5,7 @@ found, Fig. 5 joins only runs of one series."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -234,3 +235,22 @@ def test_gemma_is_installed_only_when_asked_and_its_tests_say_so():
                 assert "pytest.mark.gemma" in marks, (
                     f"{path.name}::{fn.name} loads Gemma-3-270M: mark it gemma"
                 )
+
+
+@pytest.mark.quick
+def test_verbose_shows_the_libraries_notices_and_bars(demo_db, run_cli, monkeypatch):
+    """``ctxprior --verbose`` is CTXPRIOR_WARNINGS=1: the libraries' deprecation notices show and
+    ``quiet_loading`` leaves transformers' bars on; without it they are hidden."""
+    from transformers.utils import logging as hf_logging
+
+    from ctxprior.scoring.models import quiet_loading
+
+    monkeypatch.setenv("CTXPRIOR_WARNINGS", "0")
+    hf_logging.enable_progress_bar()
+    with quiet_loading():
+        assert not hf_logging.is_progress_bar_enabled()
+    assert hf_logging.is_progress_bar_enabled()
+    assert run_cli("--verbose", "sql", "SELECT 1 AS one").exit_code == 0
+    assert os.environ["CTXPRIOR_WARNINGS"] == "1"
+    with quiet_loading():
+        assert hf_logging.is_progress_bar_enabled()

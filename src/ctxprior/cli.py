@@ -13,7 +13,7 @@ import sys
 import click
 
 from .commands.app import AppContext, summary
-from .errors import UserError
+from .errors import WARNINGS_ENV, UserError
 from .inputs import command_warehouse
 from .schema.store import DB_ENV, DEFAULT_DB
 from .version import __version__
@@ -54,14 +54,22 @@ class App(click.Group):
     metavar="SECONDS",
     help="Keep retrying this long when another process is writing the warehouse.",
 )
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help=f"Also show the libraries' own notices and progress bars (deprecation warnings, "
+    f"transformers' loading bars), which are hidden otherwise; the same as {WARNINGS_ENV}=1.",
+)
 @click.version_option(__version__, prog_name="ctxprior")
 @click.pass_context
-def cli(ctx: click.Context, db: str, wait: float) -> None:
+def cli(ctx: click.Context, db: str, wait: float, verbose: bool) -> None:
     """ctxprior: measure how much a language model follows its context versus its prior.
 
     Datasets go into a DuckDB warehouse, scoring runs write persuasion (KL) and
     susceptibility (mutual information) scores back, and analyses run as SQL.
     """
+    if verbose:
+        _verbose()
     command_warehouse(db)  # inputs are compared with it before they are opened (ctxprior/inputs.py)
     ctx.obj = AppContext(db=db, wait=wait)
 
@@ -102,7 +110,14 @@ def _quiet_exit(code: int) -> None:
     sys.exit(code)
 
 
-WARNINGS_ENV = "CTXPRIOR_WARNINGS"
+def _verbose() -> None:
+    """``--verbose``: the libraries' notices show again, and their loading bars stay on."""
+    import os
+    import warnings
+
+    os.environ[WARNINGS_ENV] = "1"  # read by scoring.models.quiet_loading
+    for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.filterwarnings("default", category=category)
 
 
 def _quiet_libraries() -> None:

@@ -9,6 +9,10 @@ import re
 
 _OPTION = re.compile(r"\[\[([^|\]]+)\|([^\]]+)\]\]")
 
+# Set to 1 (or `ctxprior --verbose`): the libraries' own notices and progress bars show too
+# (deprecation warnings, transformers' "Loading weights" bars), which ctxprior hides otherwise.
+WARNINGS_ENV = "CTXPRIOR_WARNINGS"
+
 
 def option(flag: str, keyword: str) -> str:
     """An option in a :class:`UserError` message, as each door spells it:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..digest import sha256_file
-from ..errors import UserError
+from ..errors import WARNINGS_ENV, UserError
 
 DEFAULT_MODEL = "smollm2-135m"
 CACHE_ENV = "CTXPRIOR_CACHE"
@@ -384,6 +384,9 @@ def quiet_loading() -> Iterator[None]:
     libraries' setting is restored afterwards, for a notebook that wants their bars elsewhere."""
     from transformers.utils import logging as hf_logging
 
+    if os.environ.get(WARNINGS_ENV) == "1":  # `ctxprior --verbose`: the libraries' bars too
+        yield
+        return
     was = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
