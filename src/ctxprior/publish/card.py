@@ -71,6 +71,7 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         "context_answer": "answer the context states",
         "is_relevant": "true when the context mentions the queried entity (by the context's stored entity id) and its dataset does not type it irrelevant",
         "ccu": "CUB's continuous context utilisation: scaled_difference for a relevant context, scaled_difference_memory for an irrelevant one (Hagstrom et al. 2025, App. C)",
+        "ccu_answer_set": "ctxprior's variant of ccu over the query's candidate answers (scaled_difference_answer_set or scaled_difference_memory_answer_set); NULL under first-token",
         "generation_label": "the label of the prompt's greedy generation in table generation (ORIGINAL / CONTEXT / OTHER / UNDECIDED), where the run stored generations",
         "conflict": "the context's answer differs from the fact's (case-insensitively, by name; false when either is missing)",
     },
@@ -96,6 +97,7 @@ VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
         **{f"mean_{m.name}": m.mean for m in RELIANCE_MEASURES if m.mean},
         "bcu": "CUB's binary context utilisation: a relevant context's share answered with the answer it promotes, an irrelevant one's share keeping the no-context answer",
         "mean_ccu": "mean CUB CCU over the group",
+        "mean_ccu_answer_set": "mean of ctxprior's candidate-set ccu_answer_set over the group (not CUB's)",
     },
     "v_memorization": {
         "n_original": "greedy generations labelled ORIGINAL (give the fact's true answer by the run's rule; 'yes' for closed queries)",
