@@ -186,6 +186,7 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
         s = score_sample(
             store, sid, "tiny", lm=lm, config=replace(cfg, shard_size=1), progress=False, log=lambda m: None
         )
+        chat_seen = list(seen)  # the chat run's generations (the raw run below may generate too)
         r = score_sample(
             store,
             sid,
@@ -214,7 +215,7 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
         )
         assert diff > 1e-6
         assert store.scalar("SELECT count(*) FROM generation WHERE run_id = ?", [s.run_id]) == n
-    assert seen and all(t.startswith(chat.head) and t.endswith(chat.tail) for t in seen)
+    assert chat_seen and all(t.startswith(chat.head) and t.endswith(chat.tail) for t in chat_seen)
 
 
 def test_resume_respects_the_prompt_format(db_path):

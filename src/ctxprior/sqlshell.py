@@ -187,8 +187,8 @@ def _table_functions(node: Any) -> Iterator[dict]:
 def _value(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
     """The value of one constant expression (``sql``: SELECT and the expression's text); an error
     when it is not one (a column, a parameter)."""
-    row = con.execute(sql).fetchone()
-    return None if row is None else row[0]
+    rows = con.execute(sql).fetchall()  # fetch all: DuckDB 2 refuses work on a half-read result
+    return rows[0][0] if rows else None
 
 
 def _refuse_computed_paths(con: duckdb.DuckDBPyConnection, sql: str, warehouse: str) -> None:
