@@ -8,8 +8,8 @@ the keys ``reliance_np`` and ``reliance_torch`` return; ``scoring/units.py`` wri
 Layer 0 and free of SQLAlchemy (``Measure.column`` imports it when called), so the scoring engine
 imports it on a GPU machine without the warehouse's packages (``tests/test_benchmarks.py``).
 ``tests/test_measures.py`` checks the rest against this list: ``schema/views/22_reliance.sql`` (the column
-in ``v_reliance``, ``avg(name) AS mean_name`` in ``v_reliance_rates``) and the table in
-docs/concepts.md. To add a measure: docs/architecture.md, "Where to add".
+in ``v_reliance``, ``avg(name) AS mean_name`` in ``v_reliance_rates``); the table in docs/concepts.md
+is written from it (``python scripts/docs_tables.py --update``, checked by ``tests/test_docs_tables.py``). To add a measure: docs/architecture.md, "Where to add".
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ class Measure:
     answer after the prompt, as its source computes it, whatever ``--estimator`` is (the estimator
     decides what psi and chi are computed over, not what this column means). ``mean``: the card's
     text for ``v_reliance_rates.mean_<name>`` when that view averages it. ``since``: the schema
-    version that added the column."""
+    version that added the column. ``source``: where the definition comes from (Markdown, shown
+    only in docs/concepts.md's table, which ``scripts/docs_tables.py`` writes from this list)."""
 
     name: str
     sql_type: str
@@ -59,6 +60,7 @@ class Measure:
     since: int = 1
     vocab: bool = False
     of: str | None = None
+    source: str = ""
 
     def column(self) -> Column:
         from sqlalchemy import Column
@@ -84,6 +86,8 @@ def _answer_set(of: str, what: str, mean: str | None = None) -> Measure:
         mean=mean,
         since=4,
         of=of,
+        source=f"none: ctxprior's variant of `{of}`; its distance from the source's value is in "
+        "[Departures](departures.md)",
     )
 
 
@@ -98,6 +102,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         finite=True,
         mean="mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
         vocab=True,
+        source="the direction of inseq's contrastive `kl_divergence` step score (Sarti et al. 2023): KL(original ‖ contrast), the original input with the context, the contrast without it; the with/without-context comparison of DRUID (Hagström et al. 2025)",
     ),
     Measure(
         "jsd",
@@ -108,6 +113,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         finite=True,
         mean="mean JSD(p(A|c,q(e)), no-context p(A|q(e))) over the group, nats",
         vocab=True,
+        source="AdaCAD (Wang et al. 2025): the degree of conflict that sets the contrastive weight",
     ),
     Measure(
         "confidence_gain",
@@ -121,6 +127,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         mean="mean CK-PLUG confidence gain (filtered to its plausible tokens, over the vocabulary at the "
         "first answer token) over the group, nats",
         vocab=True,
+        source="Bi et al. 2025 (CK-PLUG), §3.1; `relative_top_filter` (relative_top 0.01, min_tokens_to_keep = select_top 10) and `IG = entropy_student − entropy` of `_ck_decoding` in `transformers-4.49/src/transformers/generation/utils.py` of github.com/byronBBL/CK-PLUG (the student is the prompt without context)",
     ),
     Measure(
         "confidence_gain_vocab",
@@ -131,14 +138,26 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         mean="mean H(no-context) - H(with context) over the whole vocabulary, nats",
         since=3,
         vocab=True,
+        source="the unfiltered form; schema v2's `confidence_gain`",
     ),
-    Measure("p_context_answer", "DOUBLE", "p(the answer this context supports | c, q(e)); NULL: none"),
-    Measure("p_gold_answer", "DOUBLE", "p(the fact's gold answer | c, q(e)); NULL: none"),
+    Measure(
+        "p_context_answer",
+        "DOUBLE",
+        "p(the answer this context supports | c, q(e)); NULL: none",
+        source="ClashEval (Wu et al. 2024), context preference",
+    ),
+    Measure(
+        "p_gold_answer",
+        "DOUBLE",
+        "p(the fact's gold answer | c, q(e)); NULL: none",
+        source='Longpre et al. (2021), Du et al. (2024) App. D: the "original" answer',
+    ),
     Measure(
         "p_prior_answer",
         "DOUBLE",
         "p(the prior's answer | c, q(e)), the prior's answer = the argmax of the no-context p(A|q(e))",
         nullable=False,
+        source='ClashEval\'s "prior response"',
     ),
     Measure(
         "scaled_difference",
@@ -148,6 +167,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "probability of the answer's first token after the prompt (CUB App. C eq. 1)" + _V + "; NULL: none",
         mean="mean DRUID scaled probability difference of the context's answer over the group",
         vocab=True,
+        source="DRUID's scaled probability difference; CUB's CCU(t_C) (Hagström et al. 2025, App. C, eq. 1), with the probabilities of `src/get_model_predictions/get_model_predictions.py` of github.com/copenlu/context-utilisation-for-RAG (`softmax(logits)[tok_id]` of the first generated position)",
     ),
     Measure(
         "scaled_difference_memory",
@@ -157,6 +177,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "written before schema v3" + _V,
         since=3,
         vocab=True,
+        source="CUB's CCU(t_M), its measure for irrelevant contexts (App. C)",
     ),
     Measure("answer_top", "INTEGER", "argmax of p(A|c,q(e)) " + _A, computed="answer", nullable=False),
     Measure(
@@ -182,6 +203,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "CK-PLUG do); NULL: undecided (the generation gives both answers) or not generated "
         "(outcome_source NULL: --outcome-rule none)",
         computed="unit",
+        source="the outcomes of Longpre et al. (2021, §3: original / substitute / other) as CK-PLUG counts them: `eval` and `get_score` of `eval_NQ.py` in github.com/byronBBL/CK-PLUG (greedy, `max_new_tokens` 64, no stop words)",
     ),
     Measure(
         "outcome_source",
@@ -192,6 +214,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "rows written before schema v4: argmax | full-answer (the forced choice, as choice)",
         computed="unit",
         since=3,
+        source="`recall`: CK-PLUG's `recall_score` (`eval_NQ.py`); `exact`: Longpre et al. 2021, with the normalisation of `normalize_text` in `src/utils.py` of github.com/apple/ml-knowledge-conflicts; `prefix`: ctxprior's reading of Du et al. App. D",
     ),
     Measure(
         "choice",
@@ -201,6 +224,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "apart, the full answers (choice_source); OTHER only when a third answer is on top",
         computed="unit",
         since=4,
+        source="none: ctxprior's (the `outcome` of schema v3)",
     ),
     Measure(
         "choice_source",
@@ -210,6 +234,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "probabilities after the prompt)",
         computed="unit",
         since=4,
+        source="none: ctxprior's",
     ),
     Measure(
         "collision",
@@ -219,6 +244,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "context supports no answer, or the row was written before schema v3",
         computed="unit",
         since=3,
+        source="none: ctxprior's",
     ),
     Measure(
         "keeps_prior",
@@ -227,6 +253,7 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "answer); the estimator's answers, so on a collided row (collision) the shared first token",
         computed="unit",
         nullable=False,
+        source="ClashEval (Wu et al. 2024)",
     ),
     _answer_set(
         "shift",
