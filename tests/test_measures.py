@@ -1,6 +1,6 @@
 """The stored reliance measures are declared once (``ctxprior/measures.py``): the table, the
-metrics' keys, the views, the card and the docs table agree with that list. Each failure names the
-one place to edit."""
+metrics' keys, the views and the card agree with that list (the docs table is written from it:
+tests/test_docs_tables.py). Each failure names the one place to edit."""
 
 from __future__ import annotations
 
@@ -68,15 +68,3 @@ def test_the_views_read_every_measure():
             f"v_reliance_rates.mean_{m.name}: declare its `mean` text in ctxprior/measures.py "
             "and average it in views/22_reliance.sql, or neither"
         )
-
-
-def test_the_docs_table_has_a_row_per_measure():
-    """docs/concepts.md, "Reliance against the no-context prompt": one row names each stored
-    measure, and each row names a declared measure (or a column of view v_reliance)."""
-    text = (ROOT / "docs/concepts.md").read_text()
-    part = text.split("## Reliance against the no-context prompt", 1)[1].split("\n## ", 1)[0]
-    firsts = [line.split("|")[1] for line in part.splitlines() if line.startswith("| `")]
-    named = {n for cell in firsts for n in re.findall(r"`(\w+)`", cell)}
-    assert set(DECLARED) <= named, f"no docs row for {sorted(set(DECLARED) - named)}"
-    view_only = {n for cell in firsts if "(view `v_reliance`)" in cell for n in re.findall(r"`(\w+)`", cell)}
-    assert named - set(DECLARED) <= view_only | {"v_reliance"}, sorted(named - set(DECLARED))
