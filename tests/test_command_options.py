@@ -4,7 +4,8 @@ command line and the command's API method refuse the same bad value with the sam
 message, leaving the warehouse file byte for byte unchanged and creating no missing one.
 
 The bad values are made from the declarations (a name not among the choices, a number out of range,
-a list with a repeated or no value), so a new option with a check is walked without a line here."""
+a list with a repeated or no value: tests/options_helpers.py), so a new option with a check is
+walked without a line here."""
 
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ from pathlib import Path
 
 import click
 import pytest
+from options_helpers import bad_values, refusal
 
 import ctxprior
 from ctxprior.api.options import COMMANDS
 from ctxprior.cli import cli
 from ctxprior.errors import UserError
-from ctxprior.options import SEED_MAX
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
@@ -80,39 +81,10 @@ def _sha(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _bad_values(opt) -> list[tuple[object, object]]:
-    """(a bad API value, the same on the command line: text, or a tuple of texts for a repeated
-    option) for each check the declaration makes."""
-    bad: list[tuple[object, object]] = []
-    names = opt.names()
-    if opt.kind is bool:
-        return bad
-    if names and not opt.listed:
-        bad.append((("bogus",) if opt.multiple else "bogus", ("bogus",) if opt.multiple else "bogus"))
-    if opt.listed:
-        value = names[0] if names else "x"
-        bad.append(((value, value), f"{value},{value}"))
-        if opt.default:  # else an empty list is the API's "the default" (analyze's only)
-            bad.append(((), ","))
-        if names:
-            bad.append((("bogus",), "bogus"))
-    numbers = []
-    if opt.kind in (int, float):
-        if opt.minimum is not None:
-            numbers.append(opt.minimum - (1 if opt.kind is int else 0.5))
-        if opt.above is not None:
-            numbers.append(opt.above)
-        if opt.maximum is not None:
-            numbers.append(2**70 if opt.maximum == SEED_MAX else opt.maximum + 1)
-    for n in numbers:
-        bad.append(((n,), (opt.text(n),)) if opt.multiple else (n, opt.text(n)))
-    return bad
-
-
 def _cases():
     for command, _ in COMMANDS.items():
         for opt in ctxprior.api.command_options(command):
-            for value, text in _bad_values(opt):
+            for value, text in bad_values(opt):
                 yield pytest.param(command, opt, value, text, id=f"{command}:{opt.name}={value!r}")
 
 
@@ -137,17 +109,9 @@ def _cli_args(command: str, values: dict) -> list[str]:
     return args + CLI_EXTRA.get(command, [])
 
 
-def _expected(opt, value) -> str:
-    with pytest.raises(UserError) as e:
-        opt.check(value)
-    message = str(e.value)
-    assert message.startswith(f"{opt.label} "), message
-    return message
-
-
 @pytest.mark.parametrize("command, opt, value, text", list(_cases()))
 def test_the_api_and_the_cli_refuse_a_bad_value_alike(demo, run_cli, tmp_path, command, opt, value, text):
-    message = _expected(opt, value)
+    message = refusal(opt, value)
     before = _sha(demo.path)
     with pytest.raises(UserError) as e:
         _method(demo, command)(**{**VALID[command], opt.name: value})
@@ -182,13 +146,15 @@ def test_a_number_option_refuses_text(demo, run_cli, command, opt):
 
 
 def test_most_susceptible_checks_its_arguments(demo):
-    for kwargs, message in [
-        ({"run": 1, "n": -1}, "n -1: must be at least 0"),
-        ({"run": 0}, "run 0: must be at least 1"),
-    ]:
+    """The API-only method's declared checks, with bad values made from the declarations."""
+    from ctxprior.scoring.options import MOST_SUSCEPTIBLE_OPTIONS
+
+    cases = [(o, v) for o in MOST_SUSCEPTIBLE_OPTIONS for v, _text in bad_values(o)]
+    assert {o.name for o, _ in cases} == {"run", "n"}
+    for opt, value in cases:
         with pytest.raises(UserError) as e:
-            demo.runs.most_susceptible(**kwargs)
-        assert str(e.value) == message
+            demo.runs.most_susceptible(**{"run": 1, opt.name: value})
+        assert str(e.value) == refusal(opt, value)
 
 
 def test_every_command_has_a_valid_call():
@@ -244,14 +210,16 @@ def test_every_command_declares_its_options_or_has_none():
     assert not set(WITHOUT_OPTIONS) - leaves - {"ingest"}, sorted(set(WITHOUT_OPTIONS) - leaves)
 
 
-@pytest.mark.parametrize(
-    "flag, text, message",
-    [
-        ("--max-rows", "0", "--max-rows 0: must be at least 1"),
-        ("--max-rows", "-1", "--max-rows -1: must be at least 1"),
-        ("--format", "xml", "--format xml: use table, csv or json"),
-    ],
-)
+def _printing_cases():
+    from ctxprior.sqlshell import PRINT_OPTIONS
+
+    for opt in PRINT_OPTIONS:
+        for value, text in bad_values(opt):
+            yield pytest.param(opt.flag, text, refusal(opt, value), id=f"{opt.flag}={text}")
+    yield pytest.param("--max-rows", "-1", "--max-rows -1: must be at least 1", id="--max-rows=-1")
+
+
+@pytest.mark.parametrize("flag, text, message", list(_printing_cases()))
 def test_sql_printing_options_are_refused_alike_by_the_cli_and_rows_format(
     demo, run_cli, flag, text, message
 ):

@@ -9,6 +9,7 @@ import inspect
 from pathlib import Path
 
 import pytest
+from options_helpers import bad_values, refusal
 from scoring_helpers import tiny_folder  # noqa: F401 (fixture)
 
 import ctxprior
@@ -18,56 +19,31 @@ from ctxprior.errors import UserError
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
-# API keyword -> (a bad value, the same value on the command line (None: the API's own), message)
-BAD = {
-    "dtype": ("float8", ["--dtype", "float8"], "--dtype float8: use auto, float32, bfloat16 or float16"),
-    "quantization": ("2bit", None, "quantization 2bit: use 8bit or 4bit"),
-    "batch_size": (0, ["--batch-size", "0"], "--batch-size 0: must be at least 1 or auto"),
-    "prompt_format": ("json", ["--prompt-format", "json"], "--prompt-format json: use raw or chat"),
-    "query_types": (
-        ["open", "open"],
-        ["--query-types", "open,open"],
-        "--query-types open,open: give each value once",
-    ),
-    "query_forms_per_type": (
-        0,
-        ["--query-forms-per-type", "0"],
-        "--query-forms-per-type 0: must be at least 1",
-    ),
-    "estimator": (
-        "bogus",
-        ["--estimator", "bogus"],
-        "--estimator bogus: use auto, first-token or answer-set",
-    ),
-    "outcome_rule": (
-        "fuzzy",
-        ["--outcome-rule", "fuzzy"],
-        "--outcome-rule fuzzy: use recall, exact, prefix or none",
-    ),
-    "max_new_tokens": (-3, ["--max-new-tokens", "-3"], "--max-new-tokens -3: must be at least 1"),
-    "store_topk": (-1, ["--store-topk", "-1"], "--store-topk -1: must be at least 0"),
-    "prior_topk": (0, ["--prior-topk", "0"], "--prior-topk 0: must be at least 1"),
-    "per_layer": ("both", ["--per-layer", "both"], "--per-layer both: use chi or psi"),
-    "shard_size": (0, ["--shard-size", "0"], "--shard-size 0: must be at least 1"),
-    "seed": (-1, ["--seed", "-1"], "--seed -1: must be at least 0"),
-    "executor": ("dask", ["--executor", "dask"], "--executor dask: use local or ray"),
-    "workers": (0, ["--workers", "0"], "--workers 0: must be at least 1"),
-    "gpus_per_worker": (-1, ["--gpus-per-worker", "-1"], "--gpus-per-worker -1: must be at least 0"),
-}
-# more bad values of the same options (what the issue found)
-MORE = [
-    ("query_types", ["cloze"], ["--query-types", "cloze"], "--query-types cloze: use open or closed"),
-    ("query_types", [], ["--query-types", ","], "--query-types : give at least one of open, closed"),
-    ("max_new_tokens", 0, ["--max-new-tokens", "0"], "--max-new-tokens 0: must be at least 1"),
-    ("shard_size", -2, ["--shard-size", "-2"], "--shard-size -2: must be at least 1"),
-    ("seed", 2**70, ["--seed", str(2**70)], f"--seed {2**70}: must be at most 9223372036854775807"),
-    ("gpus_per_worker", -0.5, ["--gpus-per-worker", "-0.5"], "--gpus-per-worker -0.5: must be at least 0"),
-]
-# options with no bad value of the right type that can be told without the warehouse or the model:
-# free text, on/off flags, ids checked against the warehouse (their own tests)
-FREE = {"sample", "model", "device", "relations", "resume", "fresh", "memorization", "address", "shard_dir"}
+# options with no bad value of the right type that the declaration can tell (free text, on/off
+# flags, a repeatable name checked against the sample): options_helpers.bad_values makes none
+FREE = {"model", "device", "relations", "fresh", "memorization", "address", "shard_dir"}
 
-CASES = [(name, *BAD[name]) for name in BAD] + MORE
+# a bad value of every option that declares a check, made from its declaration (choices, range,
+# list rules): (API keyword, API value, the same on the command line (None: the API's own))
+CASES = [
+    pytest.param(o.name, value, [o.flag, text] if o.flag else None, id=f"{o.name}={value!r}")
+    for o in score_options()
+    for value, text in bad_values(o)
+]
+
+# the wording users read, for one option of each kind of check: the problem each of its bad values
+# (options_helpers.bad_values, in order) is refused with
+WORDING = {
+    "dtype": ("use auto, float32, bfloat16 or float16",),
+    "quantization": ("use 8bit or 4bit",),
+    "estimator": ("use auto, first-token or answer-set",),
+    "outcome_rule": ("use recall, exact, prefix or none",),
+    "per_layer": ("use chi or psi",),
+    "batch_size": ("must be at least 1 or auto", "must be at most 65536 or auto"),
+    "store_topk": ("must be at least 0", "must be at most 1000000"),
+    "gpus_per_worker": ("must be at least 0", "must be at most 1024.0"),
+    "seed": ("must be at least 0", "must be at most 9223372036854775807"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -83,22 +59,45 @@ def _sha(path) -> str:
 
 def test_every_option_of_score_is_walked():
     names = {o.name for o in score_options()}
-    assert set(BAD) | FREE == names, sorted(names ^ (set(BAD) | FREE))
-    assert not set(BAD) & FREE
+    walked = {c.values[0] for c in CASES}
+    assert walked | FREE == names, sorted(names ^ (walked | FREE))
+    assert not walked & FREE
 
 
-@pytest.mark.parametrize("name, value, args, message", CASES, ids=[f"{c[0]}={c[1]!r}" for c in CASES])
-def test_the_api_and_the_cli_refuse_a_bad_value_alike(demo, run_cli, name, value, args, message):
+@pytest.mark.parametrize("name, value, args", CASES)
+def test_the_api_and_the_cli_refuse_a_bad_value_alike(demo, run_cli, name, value, args):
     wh, sid = demo
+    opt = next(o for o in score_options() if o.name == name)
+    message = refusal(opt, value)
     before = _sha(wh.path)
+    keywords = {"sample": value} if name == "sample" else {"sample": sid, name: value}
     with pytest.raises(UserError) as e:
-        wh.runs.score(sid, **{name: value}, progress=False, log=None)
+        wh.runs.score(**keywords, progress=False, log=None)
     assert str(e.value) == message
     assert _sha(wh.path) == before
     if args is not None:
-        r = run_cli("score", "--sample", sid, *args, db=wh.path)
+        r = run_cli("score", "--sample", sid, *args, db=wh.path)  # a second --sample wins
         assert (r.exit_code, r.output) == (2, f"Error: {message}\n")
         assert _sha(wh.path) == before
+
+
+@pytest.mark.parametrize("name, problems", WORDING.items())
+def test_the_messages_say_what_is_allowed(name, problems):
+    opt = next(o for o in score_options() if o.name == name)
+    messages = [refusal(opt, value) for value, _text in bad_values(opt)]
+    assert messages == [f"{opt.label} {text}: {p}" for (_v, text), p in zip(bad_values(opt), problems)]
+    assert len(messages) == len(problems)
+    assert opt.check(opt.default) == opt.default  # and the default passes
+
+
+def test_a_list_option_names_its_problem():
+    opt = next(o for o in score_options() if o.name == "query_types")
+    messages = [refusal(opt, value) for value, _text in bad_values(opt)]
+    assert messages == [
+        "--query-types open,open: give each value once",
+        "--query-types : give at least one of open, closed",
+        "--query-types bogus: use open or closed",
+    ]
 
 
 def test_cli_spellings_are_refused_in_one_line(demo, run_cli):
