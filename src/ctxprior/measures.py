@@ -9,7 +9,8 @@ Layer 0 and free of SQLAlchemy (``Measure.column`` imports it when called), so t
 imports it on a GPU machine without the warehouse's packages (``tests/test_benchmarks.py``).
 ``tests/test_measures.py`` checks the rest against this list: ``schema/views/22_reliance.sql`` (the column
 in ``v_reliance``, ``avg(name) AS mean_name`` in ``v_reliance_rates``); the table in docs/concepts.md
-is written from it (``python scripts/docs_tables.py --update``, checked by ``tests/test_docs_tables.py``). To add a measure: docs/architecture.md, "Where to add".
+is written from it (``python scripts/docs_tables.py --update``, checked by ``tests/test_docs_tables.py``).
+To add a measure: docs/architecture.md, "Where to add".
 """
 
 from __future__ import annotations
@@ -102,7 +103,11 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         finite=True,
         mean="mean KL(p(A|c,q(e)) || no-context p(A|q(e))) over the group, nats",
         vocab=True,
-        source="the direction of inseq's contrastive `kl_divergence` step score (Sarti et al. 2023): KL(original ‖ contrast), the original input with the context, the contrast without it; the with/without-context comparison of DRUID (Hagström et al. 2025)",
+        source=(
+            "the direction of inseq's contrastive `kl_divergence` step score (Sarti et al. 2023): KL(original ‖ "
+            "contrast), the original input with the context, the contrast without it; the with/without-context "
+            "comparison of DRUID (Hagström et al. 2025)"
+        ),
     ),
     Measure(
         "jsd",
@@ -127,7 +132,12 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         mean="mean CK-PLUG confidence gain (filtered to its plausible tokens, over the vocabulary at the "
         "first answer token) over the group, nats",
         vocab=True,
-        source="Bi et al. 2025 (CK-PLUG), §3.1; `relative_top_filter` (relative_top 0.01, min_tokens_to_keep = select_top 10) and `IG = entropy_student − entropy` of `_ck_decoding` in `transformers-4.49/src/transformers/generation/utils.py` of github.com/byronBBL/CK-PLUG (the student is the prompt without context)",
+        source=(
+            "Bi et al. 2025 (CK-PLUG), §3.1; `relative_top_filter` (relative_top 0.01, min_tokens_to_keep = "
+            "select_top 10) and `IG = entropy_student − entropy` of `_ck_decoding` in "
+            "`transformers-4.49/src/transformers/generation/utils.py` of github.com/byronBBL/CK-PLUG (the "
+            "student is the prompt without context)"
+        ),
     ),
     Measure(
         "confidence_gain_vocab",
@@ -167,7 +177,12 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "probability of the answer's first token after the prompt (CUB App. C eq. 1)" + _V + "; NULL: none",
         mean="mean DRUID scaled probability difference of the context's answer over the group",
         vocab=True,
-        source="DRUID's scaled probability difference; CUB's CCU(t_C) (Hagström et al. 2025, App. C, eq. 1), with the probabilities of `src/get_model_predictions/get_model_predictions.py` of github.com/copenlu/context-utilisation-for-RAG (`softmax(logits)[tok_id]` of the first generated position)",
+        source=(
+            "DRUID's scaled probability difference; CUB's CCU(t_C) (Hagström et al. 2025, App. C, eq. 1), with "
+            "the probabilities of `src/get_model_predictions/get_model_predictions.py` of "
+            "github.com/copenlu/context-utilisation-for-RAG (`softmax(logits)[tok_id]` of the first generated "
+            "position)"
+        ),
     ),
     Measure(
         "scaled_difference_memory",
@@ -203,7 +218,11 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "CK-PLUG do); NULL: undecided (the generation gives both answers) or not generated "
         "(outcome_source NULL: --outcome-rule none)",
         computed="unit",
-        source="the outcomes of Longpre et al. (2021, §3: original / substitute / other) as CK-PLUG counts them: `eval` and `get_score` of `eval_NQ.py` in github.com/byronBBL/CK-PLUG (greedy, `max_new_tokens` 64, no stop words)",
+        source=(
+            "the outcomes of Longpre et al. (2021, §3: original / substitute / other) as CK-PLUG counts them: "
+            "`eval` and `get_score` of `eval_NQ.py` in github.com/byronBBL/CK-PLUG (greedy, `max_new_tokens` 64,"
+            " no stop words)"
+        ),
     ),
     Measure(
         "outcome_source",
@@ -214,7 +233,11 @@ RELIANCE_MEASURES: tuple[Measure, ...] = (
         "rows written before schema v4: argmax | full-answer (the forced choice, as choice)",
         computed="unit",
         since=3,
-        source="`recall`: CK-PLUG's `recall_score` (`eval_NQ.py`); `exact`: Longpre et al. 2021, with the normalisation of `normalize_text` in `src/utils.py` of github.com/apple/ml-knowledge-conflicts; `prefix`: ctxprior's reading of Du et al. App. D",
+        source=(
+            "`recall`: CK-PLUG's `recall_score` (`eval_NQ.py`); `exact`: Longpre et al. 2021, with the "
+            "normalisation of `normalize_text` in `src/utils.py` of github.com/apple/ml-knowledge-conflicts; "
+            "`prefix`: ctxprior's reading of Du et al. App. D"
+        ),
     ),
     Measure(
         "choice",
