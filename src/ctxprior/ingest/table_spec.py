@@ -14,9 +14,17 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StrictStr, create_model, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    StrictStr,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import UserError
 from ..inputs import check_input, loads_yaml, read_input, validated
@@ -49,19 +57,13 @@ def _wide(values) -> list[tuple[str, str, str | None]]:
     return [(t, v.partition(":")[0], v.partition(":")[2] or None) for t, v in _pairs(values, "--context")]
 
 
-def _labels(values) -> dict[str, str]:
-    """``[LABEL, LABEL=TYPE, ...]`` (or ``{LABEL: TYPE}``) as {label: type}."""
-    if isinstance(values, dict):
-        return {str(k): str(v) for k, v in values.items()}
-    return {
-        str(v).partition("=")[0]: str(v).partition("=")[2] or str(v).partition("=")[0] for v in values or ()
-    }
-
-
-def _spec_labels(v: Any) -> Any:
-    if isinstance(v, list) and not all(isinstance(x, str) for x in v):
+def _labels(values: Any) -> Any:
+    """``[LABEL, LABEL=TYPE, ...]`` as {label: type} (a spec's mapping as it is)."""
+    if not isinstance(values, (list, tuple)):
+        return values
+    if not all(isinstance(x, str) for x in values):
         raise ValueError("must be a list of LABEL or LABEL=TYPE strings, or a mapping LABEL: TYPE")
-    return _labels(v) if isinstance(v, list) else v
+    return {v.partition("=")[0]: v.partition("=")[2] or v.partition("=")[0] for v in values}
 
 
 def _templates(values) -> dict[str, list[str]]:
@@ -119,20 +121,18 @@ def key(
     help: str | None = None,
     metavar: str | None = "COL",
     *,
-    flag: str | None = None,
     multiple: bool = False,
     choices: tuple[str, ...] = (),
     spec: Any = None,
-    before: Callable[[Any], Any] | None = None,
     value: Callable[[Any], Any] | None = None,
 ) -> Any:
     """A key of the mapping, as a field of :class:`Mapping` (its default; an empty list or dict is
-    a new one per mapping). With ``help`` it is an option too: ``flag`` (default: ``--`` and the
-    name with dashes), ``metavar``, ``multiple`` (repeatable), ``choices``; ``value`` turns the
-    option's value into the mapping's (default: a repeatable one's tuple as a list). ``spec``: its
-    type in a spec file (default: a string, a list of strings if repeatable); ``before``: a
-    pydantic before-validator of the spec's value."""
-    meta = dict(help=help, flag=flag, metavar=metavar, multiple=multiple, choices=choices, before=before)
+    a new one per mapping). With ``help`` it is an option too, ``--`` and its name with dashes
+    (repeatable, ``multiple``: the name of one value, ``--context`` for ``contexts``), with its
+    ``metavar`` and ``choices``; ``value`` turns the option's value into the mapping's (default: a
+    repeatable one's tuple as a list). ``spec``: its type in a spec file (default: a string, a list
+    of strings if repeatable)."""
+    meta = dict(help=help, metavar=metavar, multiple=multiple, choices=choices)
     meta.update(
         spec=spec or (list[StrictStr] if multiple else StrictStr), value=value or (list if multiple else None)
     )
@@ -163,7 +163,6 @@ class Mapping:
         [],
         "A passage column per row: TYPE=TEXT_COLUMN[:ANSWER_COLUMN], e.g. gold=org_context:org_answer; repeatable.",
         "TYPE=COL[:COL]",
-        flag="--context",
         multiple=True,
         spec=list[SpecContext],
         value=_wide,
@@ -189,10 +188,8 @@ class Mapping:
         "A passage label the mapping knows, kept or mapped to a type: "
         "LABEL or LABEL=TYPE (e.g. supports=gold); repeatable. Another label is an error.",
         "LABEL[=TYPE]",
-        flag="--label",
         multiple=True,
-        spec=dict[StrictStr, StrictStr],
-        before=_spec_labels,
+        spec=Annotated[dict[StrictStr, StrictStr], BeforeValidator(_labels)],
         value=_labels,
     )  # dataset label -> type
     answer_labels: list[str] = key(
@@ -201,7 +198,6 @@ class Mapping:
         "the answer-set estimator every open query is scored over these labels (not over its "
         "own gold and passage answers); each gold and passage answer must be one of them.",
         "LABEL",
-        flag="--answer-label",
         multiple=True,
     )  # the answer space (schema/answer_labels.py)
     query_format: str = key(
@@ -225,17 +221,14 @@ class Mapping:
         [],
         "A query template of every relation with {entity} ({answer} too: a closed form) (--shape facts); repeatable.",
         "TEMPLATE",
-        flag="--query-template",
         multiple=True,
     )
     context_templates: dict[str, list[str]] = key(
         {},
         "A context template of every relation, TYPE=TEMPLATE with {entity} and {answer} (--shape facts); repeatable.",
         "TYPE=TEMPLATE",
-        flag="--context-template",
         multiple=True,
-        spec=dict[StrictStr, list[StrictStr]],
-        before=_template_lists,
+        spec=Annotated[dict[StrictStr, list[StrictStr]], BeforeValidator(_template_lists)],
         value=_templates,
     )
     relations: dict[str, dict] = key({}, spec=dict[StrictStr, SpecRelation])  # a relation's own templates
@@ -246,17 +239,17 @@ class Mapping:
     skip_note: str = ""
 
 
-KEYS = [f for f in fields(Mapping) if f.metadata]
+KEYS = {f.name: f for f in fields(Mapping) if f.metadata}
 MAPPING_PARAMS: tuple[Option, ...] = tuple(
     Param(
         f.name,
-        f.metadata["flag"] or "--" + f.name.replace("_", "-"),
+        "--" + (f.name.removesuffix("s") if f.metadata["multiple"] else f.name).replace("_", "-"),
         f.metadata["help"],
         metavar=f.metadata["metavar"],
         multiple=f.metadata["multiple"],
         choices=f.metadata["choices"],
     )
-    for f in KEYS
+    for f in KEYS.values()
     if f.metadata["help"]
 )
 """The options of ``ingest table`` (every key with a help); None (not given) by default: a spec's
@@ -264,21 +257,11 @@ value or the mapping's default applies."""
 SEPARATOR_PARAM = by_name(MAPPING_PARAMS)["separator"]
 
 
-def _before(fn: Callable[[Any], Any]) -> Any:
-    """A key's ``before`` as pydantic's before-validator."""
-    return lambda cls, v: fn(v)
-
-
-_SPEC_FIELDS: dict[str, Any] = {f.name: (f.metadata["spec"] | None, None) for f in KEYS}
+_SPEC_FIELDS: dict[str, Any] = {k: (f.metadata["spec"] | None, None) for k, f in KEYS.items()}
 Spec: type[BaseModel] = create_model(
     "Spec",
     __config__=_STRICT,
     __doc__="Every key a spec file may hold (the options of ``ingest table``, by their API names).",
-    __validators__={
-        f"_{f.name}": field_validator(f.name, mode="before")(_before(f.metadata["before"]))
-        for f in KEYS
-        if f.metadata["before"]
-    },
     **_SPEC_FIELDS,
 )
 
@@ -289,7 +272,7 @@ Spec: type[BaseModel] = create_model(
 def mapping(spec: str | None = None, **options: Any) -> Mapping:
     """The mapping from ``spec`` (a file) and the options (None / empty: not given)."""
     # a spec's null: the key's default where that is a list or a mapping
-    d = {k: v for k, v in read_spec(spec).items() if v is not None or not callable(_key(k).default_factory)}
+    d = {k: v for k, v in read_spec(spec).items() if v is not None or not callable(KEYS[k].default_factory)}
     if options.get("closed_format") == "" or d.get("closed_format") == "":
         d["closed_format"] = None  # '' (empty): no closed query form; a non-empty option still wins
     if options.get("separator") is not None:  # '' (no separator) is a value here
@@ -298,15 +281,11 @@ def mapping(spec: str | None = None, **options: Any) -> Mapping:
         d["separator"] = separator_value(d["separator"])
     for k, v in options.items():
         if v not in (None, (), [], ""):
-            convert = _key(k).metadata["value"]
+            convert = KEYS[k].metadata["value"]
             d[k] = convert(v) if convert else v
     m = Mapping(**d)
     _check_mapping(m)
     return m
-
-
-def _key(name: str) -> Any:
-    return next(f for f in KEYS if f.name == name)
 
 
 def separator_value(v: Any) -> str:
@@ -397,8 +376,4 @@ def read_spec(path: str | None) -> dict[str, Any]:
         _refuse_nul(value, key, what)
     if out.get("contexts"):
         out["contexts"] = [(c["type"], c["text"], c.get("answer")) for c in out["contexts"]]
-    if out.get("relations"):
-        out["relations"] = {
-            r: {k: v for k, v in own.items() if v is not None} for r, own in out["relations"].items()
-        }
-    return out
+    return out  # a relation's null templates: the mapping's (table._templates_of)
