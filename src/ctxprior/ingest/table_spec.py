@@ -132,7 +132,7 @@ def key(
     ``metavar`` and ``choices``; ``value`` turns the option's value into the mapping's (default: a
     repeatable one's tuple as a list). ``spec``: its type in a spec file (default: a string, a list
     of strings if repeatable)."""
-    meta = dict(help=help, metavar=metavar, multiple=multiple, choices=choices)
+    meta: dict[str, Any] = dict(help=help, metavar=metavar, multiple=multiple, choices=choices)
     meta.update(
         spec=spec or (list[StrictStr] if multiple else StrictStr), value=value or (list if multiple else None)
     )
