@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from ..digest import sha256_file
 from ..errors import UserError
-from ..ingest.builder import DatasetBuilder
+from ..ingest.builder import Assigned, DatasetBuilder
 from ..ingest.registry import IngestSource, Param, ingest_source
 from ..inputs import check_input
 from ..options import DATASET_NAME
@@ -460,9 +460,8 @@ def ingest_dynamicqa(
     )
     facts = _fill(b, relations, rel_facts)
     with store.transaction():
-        fact0, ans0 = store.next_id("fact", "fact_id"), store.next_id("answer", "answer_id")
-        written = b.write(store)
-        n_aliases = _write_dynamicqa_rows(store, written["dataset_id"], fact0, ans0, facts)
+        written, assigned = b.write_ids(store)
+        n_aliases = _write_dynamicqa_rows(store, assigned, facts)
     counts = Counter(r.partition for rows in parts.values() for r in rows)
     return {
         **{k: written[k] for k in ("dataset_id", "dataset", "facts", "relations", "entities", "answers")},
@@ -612,14 +611,13 @@ _TYPES = {
 }
 
 
-def _write_dynamicqa_rows(
-    store: Store, ds_id: int, fact0: int, ans0: int, facts: list[tuple[Row, int]]
-) -> int:
+def _write_dynamicqa_rows(store: Store, a: Assigned, facts: list[tuple[Row, int]]) -> int:
     """``dynamicqa_fact`` and ``dynamicqa_alias`` rows (fact and answer ids as the builder assigned
-    them from ``fact0`` / ``ans0``); returns the number of aliases."""
-    rows = [_dynamicqa_fact_row(r, fact0 + i, ds_id, ans0 + ca) for i, (r, ca) in enumerate(facts)]
+    them: ``facts`` is in fact order); returns the number of aliases."""
+    fact_ids = [f for rel in a.fact for f in rel]
+    rows = [_dynamicqa_fact_row(r, fact_ids[i], a.dataset, a.answer[ca]) for i, (r, ca) in enumerate(facts)]
     aliases = [
-        {"fact_id": fact0 + i, "ordinal": j, "alias": al}
+        {"fact_id": fact_ids[i], "ordinal": j, "alias": al}
         for i, (r, _) in enumerate(facts)
         for j, al in enumerate(r.aliases)
     ]

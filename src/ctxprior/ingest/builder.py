@@ -51,6 +51,21 @@ class RelationRows:
     classes: list[tuple[str, str, float]] = field(default_factory=list)  # (role, class, fraction)
 
 
+@dataclass(frozen=True)
+class Assigned:
+    """The ids :meth:`DatasetBuilder.write_ids` gave the rows: entities and answers by builder
+    index, relations in the order added, and per relation its facts', query forms' and context
+    templates' ids in the order added."""
+
+    dataset: int
+    entity: list[int]
+    answer: list[int]
+    relation: list[int]
+    fact: list[list[int]]
+    query_form: list[list[int]]
+    context_template: list[list[int]]
+
+
 SEPARATOR = "\n"
 """What joins a context (a passage) to the query in every prompt, ``context + separator + query``,
 unless a source's own format says otherwise (yago-qec's, the case studies', build-dataset's and
@@ -130,6 +145,10 @@ class DatasetBuilder:
     # -- writing -------------------------------------------------------------------
     def write(self, store: Store) -> dict[str, Any]:
         """Insert every row (call inside ``store.transaction()``). Returns ids and row counts."""
+        return self.write_ids(store)[0]
+
+    def write_ids(self, store: Store) -> tuple[dict[str, Any], Assigned]:
+        """:meth:`write`, and the ids it assigned to the rows (:class:`Assigned`)."""
         self._check_name_free(store)
         self._dedupe_short_names()
         ids = _first_ids(store)
@@ -139,7 +158,8 @@ class DatasetBuilder:
         self._insert_answers(store, ds_id, ids["answer"])
         cols = self._relation_columns(ids)
         _insert_relation_rows(store, cols)
-        return {
+        rids = cols["relation"]["relation_id"]
+        stats = {
             "dataset_id": ds_id,
             "dataset": self.name,
             "relations": len(self.relations),
@@ -149,6 +169,13 @@ class DatasetBuilder:
             "query_forms": len(cols["query_form"]["query_form_id"]),
             "context_templates": len(cols["context_template"]["context_template_id"]),
         }
+        return stats, Assigned(
+            ds_id,
+            list(range(ids["entity"], ids["entity"] + len(self._entities))),
+            list(range(ids["answer"], ids["answer"] + len(self._answers))),
+            rids,
+            *(_per_relation(rids, cols[t], f"{t}_id") for t in ("fact", "query_form", "context_template")),
+        )
 
     def _check_name_free(self, store: Store) -> None:
         """Refuse a dataset name that the warehouse already has."""
@@ -260,6 +287,14 @@ def _first_ids(store: Store) -> dict[str, int]:
         t: store.next_id(t, f"{t}_id")
         for t in ("dataset", "relation", "entity", "answer", "fact", "query_form", "context_template")
     }
+
+
+def _per_relation(rids: list[int], cols: dict[str, list], id_col: str) -> list[list[int]]:
+    """The ids in ``cols[id_col]`` grouped by their row's relation (in ``rids``' order)."""
+    out: dict[int, list[int]] = {rid: [] for rid in rids}
+    for rid, i in zip(cols["relation_id"], cols[id_col]):
+        out[rid].append(i)
+    return list(out.values())
 
 
 def _add_fact_rows(

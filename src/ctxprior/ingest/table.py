@@ -1,7 +1,8 @@
 """``ctxprior ingest table SOURCE``: bring your own dataset, in one of two shapes.
 
 The column mapping comes from options or a spec file (``--spec FILE``, YAML or JSON, with the
-options' names as keys: ``question: q``; options given on the command line win over the file).
+options' names as keys: ``question: q``; options given on the command line win over the file);
+its keys, and so the options and the spec's schema, are declared once in ``table_spec.py``.
 
 *Templated facts* (``--shape facts``): a row per fact, ``relation``, ``entity`` and ``answer``
 columns; the relations' query templates (``{entity}``, and ``{answer}`` for a closed form) and
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,14 +39,11 @@ import pyarrow as pa
 
 from ..errors import UserError
 from ..options import DATASET_NAME
-from .builder import SEPARATOR, DatasetBuilder
+from .builder import Assigned, DatasetBuilder
 from .registry import IngestSource, Param, ingest_source
 from .table_read import Record, Table, read_table
-from .table_spec import read_spec
+from .table_spec import MAPPING_PARAMS, Mapping, mapping
 
-SHAPES = ("contexts", "facts")
-OPEN_FORMAT = "Q: {question}\nA:"
-CLOSED_FORMAT = "Q: {question} Is it {answer}?\nA:"
 _MISSING = object()
 
 
@@ -56,140 +53,6 @@ class Bad(Exception):
     def __init__(self, column: str, problem: str):
         super().__init__(problem)
         self.column, self.problem = column, problem
-
-
-@dataclass
-class Mapping:
-    """Which columns hold what (module docstring); built from options and a spec file by ``mapping``."""
-
-    shape: str = "contexts"
-    item: str | None = None
-    question: str | None = None
-    entity: str | None = None
-    gold: str | None = None
-    contexts: list[tuple[str, str, str | None]] = field(default_factory=list)  # (type, text col, answer col)
-    context_list: str | None = None
-    context_text: str | None = None
-    context_label: str | None = None
-    context_answer: str | None = None
-    context_type: str | None = None  # a passage's type read from a column (else: labels[label])
-    labels: dict[str, str] = field(default_factory=dict)  # dataset label -> type
-    answer_labels: list[str] = field(default_factory=list)  # the answer space (schema/answer_labels.py)
-    query_format: str = OPEN_FORMAT
-    closed_format: str | None = CLOSED_FORMAT
-    separator: str = SEPARATOR  # between a passage and the query (builder.SEPARATOR)
-    relation: str | None = None
-    answer: str | None = None
-    query_templates: list[str] = field(default_factory=list)
-    context_templates: dict[str, list[str]] = field(default_factory=dict)
-    relations: dict[str, dict] = field(default_factory=dict)
-    derive: Callable[[dict], dict] | None = None  # a preset's record -> flat record
-    skip: Callable[[dict], bool] | None = None  # a preset's rows to leave out (skip_note says which)
-    skip_note: str = ""
-    source_format: str = "table"
-    description: str | None = None
-
-
-# -- the mapping: options and spec file -------------------------------------------------------------
-
-
-def _pairs(values, option: str, sep: str = "=") -> list[tuple[str, str]]:
-    out = []
-    for v in values or ():
-        k, found, rest = str(v).partition(sep)
-        if not found or not k.strip() or not rest.strip():
-            raise UserError(f"{option} {v}: expected TYPE{sep}VALUE")
-        out.append((k.strip(), rest))
-    return out
-
-
-def _wide(pairs: list[tuple[str, str]]) -> list[tuple[str, str, str | None]]:
-    return [(t, v.partition(":")[0], v.partition(":")[2] or None) for t, v in pairs]
-
-
-def _labels(values) -> dict[str, str]:
-    if isinstance(values, dict):
-        return {str(k): str(v) for k, v in values.items()}
-    return {
-        str(v).partition("=")[0]: str(v).partition("=")[2] or str(v).partition("=")[0] for v in values or ()
-    }
-
-
-def mapping(spec: str | None = None, **options: Any) -> Mapping:
-    """The mapping from ``spec`` (a file) and the options (None / empty: not given)."""
-    d = read_spec(spec)  # validated by its schema (table_spec.Spec)
-    d["contexts"] = d.get("contexts") or []
-    d["labels"] = _labels(d.get("labels"))
-    for k in ("query_templates", "answer_labels"):
-        d[k] = list(d.get(k) or [])
-    d["context_templates"] = {
-        t: v if isinstance(v, list) else [v] for t, v in (d.get("context_templates") or {}).items()
-    }
-    if options.get("closed_format") == "" or d.get("closed_format") == "":
-        d["closed_format"] = None  # '' (empty): no closed query form; a non-empty option still wins
-    if options.get("separator") is not None:  # '' (no separator) is a value here
-        d["separator"] = options.pop("separator")
-    if "separator" in d:
-        d["separator"] = separator_value(d["separator"])
-    given = {k: v for k, v in options.items() if v not in (None, (), [], "")}
-    if "contexts" in given:
-        d["contexts"] = _wide(_pairs(given.pop("contexts"), "--context"))
-    if "labels" in given:
-        d["labels"] = _labels(given.pop("labels"))
-    if "context_templates" in given:
-        ct: dict[str, list[str]] = defaultdict(list)
-        for t, v in _pairs(given.pop("context_templates"), "--context-template"):
-            ct[t].append(v)
-        d["context_templates"] = dict(ct)
-    for k in ("query_templates", "answer_labels"):
-        if k in given:
-            d[k] = list(given.pop(k))
-    d.update(given)
-    m = Mapping(**d)
-    _check_mapping(m)
-    return m
-
-
-def separator_value(v: Any) -> str:
-    """``--separator``'s value (a spec's ``separator:``) with its \\n and \\t escapes decoded."""
-    if not isinstance(v, str):
-        raise UserError(f"--separator {v!r}: expected text (\\n and \\t escapes allowed)")
-    return v.replace("\\n", "\n").replace("\\t", "\t")
-
-
-def _check_mapping(m: Mapping) -> None:
-    """What the mapping itself must hold, before any row is read."""
-    if m.shape not in SHAPES:
-        raise UserError(f"--shape {m.shape}: expected one of {', '.join(SHAPES)}")
-    if m.shape == "facts":
-        for opt in ("relation", "entity", "answer"):
-            if not getattr(m, opt):
-                raise UserError(f"--{opt}: the column of each fact's {opt} is needed with --shape facts")
-        return
-    for opt in ("question", "gold"):
-        if not getattr(m, opt):
-            raise UserError(f"--{opt}: the column of each item's {opt} is needed with --shape contexts")
-    layouts = [bool(m.contexts), bool(m.context_list), bool(m.context_text and not m.context_list)]
-    if sum(layouts) != 1:
-        raise UserError(
-            "--context / --context-text / --context-list: give the passages in one layout: "
-            "--context TYPE=TEXT_COLUMN[:ANSWER_COLUMN] (wide), --context-text COL --context-label COL "
-            "(a row per passage) or --context-list COL --context-text KEY --context-label KEY (nested)"
-        )
-    if not m.contexts and not (m.context_text and m.context_label and m.labels):
-        raise UserError(
-            "--context-label / --label: passages in rows or lists need their label column and the "
-            "labels the mapping knows (--label LABEL or --label LABEL=TYPE, repeatable)"
-        )
-    if m.answer_labels and len(set(m.answer_labels)) < 2:
-        raise UserError(
-            f"--answer-label {', '.join(m.answer_labels)}: an answer space needs at least two "
-            "different labels"
-        )
-    if "{question}" not in m.query_format:
-        raise UserError(f"--query-format {m.query_format!r}: has no {{question}} placeholder")
-    if m.closed_format and not all(p in m.closed_format for p in ("{question}", "{answer}")):
-        raise UserError(f"--closed-format {m.closed_format!r}: needs {{question}} and {{answer}}")
 
 
 # -- values ------------------------------------------------------------------------------------------
@@ -388,36 +251,36 @@ def build_items(items: list[Item], m: Mapping, b: DatasetBuilder) -> list[tuple[
     return out
 
 
-def _fixed_rows(built, ds_id: int, ids: dict[str, int]) -> tuple[dict[str, list], dict[str, list]]:
+def _fixed_rows(built, a: Assigned) -> tuple[dict[str, list], dict[str, list]]:
+    """The ``fixed_item`` and ``fixed_context`` columns of ``build_items``' result (item i is
+    relation i, its one fact, and a context template per passage), with the ids ``a`` assigned."""
     items: dict[str, list] = defaultdict(list)
     ctx: dict[str, list] = defaultdict(list)
-    ct = ids["context_template"]
     for i, (it, gold, answers) in enumerate(built):
-        fid = ids["fact"] + i
+        fid = a.fact[i][0]
         for k, v in (
             ("fact_id", fid),
-            ("dataset_id", ds_id),
-            ("relation_id", ids["relation"] + i),
+            ("dataset_id", a.dataset),
+            ("relation_id", a.relation[i]),
             ("item_key", it.key),
             ("source_row", it.row),
             ("question", it.question),
-            ("gold_answer_id", ids["answer"] + gold),
+            ("gold_answer_id", a.answer[gold]),
         ):
             items[k].append(v)
-        for j, (p, a) in enumerate(zip(it.passages, answers)):
+        for j, (p, ans, ct) in enumerate(zip(it.passages, answers, a.context_template[i])):
             for k, v in (
                 ("context_template_id", ct),
                 ("fact_id", fid),
-                ("dataset_id", ds_id),
+                ("dataset_id", a.dataset),
                 ("ordinal", j),
                 ("label", p.label),
                 ("context_type", p.type),
-                ("answer_id", None if a is None else ids["answer"] + a),
+                ("answer_id", None if ans is None else a.answer[ans]),
                 ("source_row", p.row),
                 ("text", p.text),
             ):
                 ctx[k].append(v)
-            ct += 1
     return items, ctx
 
 
@@ -564,10 +427,9 @@ def write_table(store, p: Prepared) -> dict[str, Any]:
     """Write a prepared dataset (and, for fixed contexts, ``fixed_item`` / ``fixed_context``) in
     one transaction."""
     with store.transaction():
-        ids = {t: store.next_id(t, f"{t}_id") for t in ("relation", "answer", "fact", "context_template")}
-        stats = p.builder.write(store)
+        stats, assigned = p.builder.write_ids(store)
         if p.built is not None:
-            items, ctx = _fixed_rows(p.built, stats["dataset_id"], ids)
+            items, ctx = _fixed_rows(p.built, assigned)
             store.insert_arrow("fixed_item", _arrow(items))
             store.insert_arrow("fixed_context", _arrow(ctx))
         if p.answer_labels:
@@ -605,42 +467,10 @@ def table_lines(s: dict[str, Any]) -> list[str]:
     ]
 
 
-MAPPING_OPTIONS = (
-    "shape",
-    "item",
-    "question",
-    "entity",
-    "gold",
-    "contexts",
-    "context_list",
-    "context_text",
-    "context_label",
-    "context_answer",
-    "context_type",
-    "labels",
-    "answer_labels",
-    "query_format",
-    "closed_format",
-    "separator",
-    "relation",
-    "answer",
-    "query_templates",
-    "context_templates",
-)
-
-
 def _prepare(path, spec=None, name="table", sha256=None, file=None, **options) -> dict:
-    m = mapping(spec, **{k: options.get(k) for k in MAPPING_OPTIONS})
+    m = mapping(spec, **options)
     return {"prepared": prepare_table(read_table(str(path), sha256, file), m, name)}
 
-
-SEPARATOR_PARAM = Param(
-    "separator",
-    "--separator",
-    "What joins a passage (context) to the query in every prompt: passage + separator + query; "
-    "recorded with the dataset. Default: a newline; '' for none; \\n and \\t escapes allowed.",
-    metavar="TEXT",
-)
 
 SOURCE_PARAMS = (
     Param("path", metavar="FILE|FOLDER|hf://datasets/OWNER/REPO[@REV]/FILE|URL"),
@@ -675,117 +505,8 @@ SOURCE = ingest_source(
                 "(question: q); options given here win.",
                 metavar="FILE",
             ),
-            Param(
-                "shape",
-                "--shape",
-                "contexts: items with fixed passages (default); facts: templated facts.",
-                choices=SHAPES,
-            ),
-            Param(
-                "item",
-                "--item",
-                "Column of each item's key (default: the row number; rows per passage: the question).",
-                metavar="COL",
-            ),
-            Param(
-                "question", "--question", "Column of each item's question (--shape contexts).", metavar="COL"
-            ),
-            Param(
-                "entity",
-                "--entity",
-                "Column of the entity (facts: required; items: default the question).",
-                metavar="COL",
-            ),
-            Param("gold", "--gold", "Column of each item's gold answer (a list: its first).", metavar="COL"),
-            Param(
-                "contexts",
-                "--context",
-                "A passage column per row: TYPE=TEXT_COLUMN[:ANSWER_COLUMN], "
-                "e.g. gold=org_context:org_answer; repeatable.",
-                metavar="TYPE=COL[:COL]",
-                multiple=True,
-            ),
-            Param(
-                "context_list",
-                "--context-list",
-                "Column holding a list of passage objects (keys: --context-text, --context-label, --context-answer).",
-                metavar="COL",
-            ),
-            Param(
-                "context_text",
-                "--context-text",
-                "Column (or list key) of a passage's text, with a row (or list element) per passage.",
-                metavar="COL",
-            ),
-            Param(
-                "context_label",
-                "--context-label",
-                "Column (or list key) of a passage's label.",
-                metavar="COL",
-            ),
-            Param(
-                "context_answer",
-                "--context-answer",
-                "Column (or list key) of the answer a passage supports (optional).",
-                metavar="COL",
-            ),
-            Param(
-                "context_type",
-                "--context-type",
-                "Column (or list key) of a passage's type, where the data holds it "
-                "(default: the type --label maps its label to).",
-                metavar="COL",
-            ),
-            Param(
-                "labels",
-                "--label",
-                "A passage label the mapping knows, kept or mapped to a type: "
-                "LABEL or LABEL=TYPE (e.g. supports=gold); repeatable. Another label is an error.",
-                metavar="LABEL[=TYPE]",
-                multiple=True,
-            ),
-            Param(
-                "answer_labels",
-                "--answer-label",
-                "An answer of the dataset's answer space (e.g. True, False, None), repeatable: under "
-                "the answer-set estimator every open query is scored over these labels (not over its "
-                "own gold and passage answers); each gold and passage answer must be one of them.",
-                metavar="LABEL",
-                multiple=True,
-            ),
-            Param(
-                "query_format",
-                "--query-format",
-                "The open query form of an item, with {question}. Default: 'Q: {question}\\nA:'.",
-                metavar="TEXT",
-            ),
-            Param(
-                "closed_format",
-                "--closed-format",
-                "The closed query form of an item, with {question} and {answer}; '' (empty) for none, "
-                "so items get the open form only. Default: 'Q: {question} Is it {answer}?\\nA:'.",
-                metavar="TEXT",
-            ),
-            SEPARATOR_PARAM,
-            Param("relation", "--relation", "Column of each fact's relation (--shape facts).", metavar="COL"),
-            Param("answer", "--answer", "Column of each fact's answer (--shape facts).", metavar="COL"),
-            Param(
-                "query_templates",
-                "--query-template",
-                "A query template of every relation with {entity} "
-                "({answer} too: a closed form) (--shape facts); repeatable.",
-                metavar="TEMPLATE",
-                multiple=True,
-            ),
-            Param(
-                "context_templates",
-                "--context-template",
-                "A context template of every relation, TYPE=TEMPLATE "
-                "with {entity} and {answer} (--shape facts); repeatable.",
-                metavar="TYPE=TEMPLATE",
-                multiple=True,
-            ),
-        ),
+        )
+        + MAPPING_PARAMS,
         prepare=_prepare,
         load=lambda store, prepared: write_table(store, prepared),
         lines=table_lines,

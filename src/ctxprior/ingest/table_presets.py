@@ -1,6 +1,6 @@
 """Presets of ``ingest table`` for public knowledge-conflict datasets, one ``IngestSource`` each.
 
-Each preset is a fixed column mapping (``table.Mapping``) of a published format, declared once as
+Each preset is a fixed column mapping (``table_spec.Mapping``) of a published format, declared once as
 its own source (``ctxprior ingest nq-swap FILE``, ``wh.datasets.ingest("nq-swap", FILE)``), so its help
 names the format and its options are only the ones that vary (path, name, sha256, file). Field
 names as published:
@@ -76,19 +76,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .registry import IngestSource, ingest_source
-from .table import (
-    SEPARATOR_PARAM,
-    SOURCE_PARAMS,
-    Bad,
-    Mapping,
-    optional_text,
-    prepare_table,
-    separator_value,
-    table_lines,
-    text,
-    write_table,
-)
+from .table import SOURCE_PARAMS, Bad, optional_text, prepare_table, table_lines, text, write_table
 from .table_read import read_table
+from .table_spec import SEPARATOR_PARAM, Mapping, separator_value
 
 
 def preset(name: str, help: str, m: Mapping) -> IngestSource:
