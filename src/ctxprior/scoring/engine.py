@@ -36,7 +36,9 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   logits instead);
 - every index array of a call goes to the device in ONE transfer (pinned memory, non-blocking
   on CUDA), and nothing in a batch loop waits for the device: log_softmax runs on the device in
-  float64 and results stay there until the caller takes them in one transfer;
+  float32 (one kernel from the model-dtype logits) into the float32 table, and results stay
+  there until the caller takes them in one transfer (``metrics.vocab_pass`` divides out the
+  rows' float32 normalisation error);
 - ``last_logprobs_by_layer`` (``--per-layer``) gathers, in the same forward pass, the residual
   stream at the last real position of every layer into one device tensor; ``lens`` reads it through
   the final norm and the head (the logit lens);
@@ -724,8 +726,7 @@ class Engine:
             states, _, _, hs = self._forward_rows(rows, s, e, block, hidden=layers)
             at = (torch.arange(e - s, device=self.device), rows.ls[s:e] - 1)
             last = states[at]  # [B, H|V]
-            lp = torch.log_softmax(self._logits(last).to(torch.float64), dim=-1)
-            table[rows.out[s:e]] = lp.to(torch.float32)
+            table[rows.out[s:e]] = torch.log_softmax(self._logits(last), -1, dtype=torch.float32)
             if layers:
                 if not hidden:
                     hidden.append(last.new_empty((len(hs) - 1, n, last.shape[-1])))
