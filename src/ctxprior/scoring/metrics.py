@@ -351,39 +351,41 @@ def _vocab_sums(table, rows, prior, thresh, inv_z, chunk: int) -> dict:
     """The per-row sums over the vocabulary that ``vocab_pass`` needs, in float64; every
     elementwise term is made in the table's dtype on one chunk of the vocabulary at a time, from
     the probabilities p = exp(log-prob) / Z (``inv_z`` = 1 / Z per table row, ``row_stats``) and
-    their logarithms."""
+    the table's log-probs (``vocab_pass`` subtracts log Z from the sums): one logarithm per entry
+    (H(m) of the JSD), the mixture's per query."""
     import torch
 
-    xlogy, acc = torch.special.xlogy, {}
+    acc: dict = {}
+    low = torch.finfo(table.dtype).min  # -inf -> a finite floor, so p = 0 gives p log p = 0
 
     def add(name, x) -> None:
-        s = x.sum(-1, dtype=torch.float64)
+        # CUDA's reduction casts each term to float64 as it loads it; CPU's would make a float64
+        # copy of the terms first (a third of the pass's CPU time), so there a chunk is summed in
+        # the table's dtype (cascade summation) and the chunks' sums in float64
+        s = x.sum(-1, dtype=torch.float64) if x.is_cuda else x.sum(-1).to(torch.float64)
         acc[name] = acc[name] + s if name in acc else s
 
     for v0 in range(0, table.shape[-1], chunk):
-        lp = table[rows, v0 : v0 + chunk]  # [Q, C, v]
+        lp = table[rows, v0 : v0 + chunk].clamp_min_(low)  # [Q, C, v], a copy
         p = lp.exp().mul_(inv_z[rows][..., None])
-        plogp = xlogy(p, p)
+        p_lp = p * lp
         mix = p.mean(1)  # the mixture over contexts, [Q, v]
-        add("plogp", plogp)
-        add("p_logmix", p * mix.log().nan_to_num(neginf=0.0)[:, None])  # mix(a) = 0: p_c(a) = 0
+        add("p_lp", p_lp)
+        add("p_logmix", p * mix.log().clamp_min_(low)[:, None])  # mix(a) = 0: p_c(a) = 0
         if prior is None:
             continue
-        l0 = table[prior, v0 : v0 + chunk]  # [Q, v]
+        l0 = table[prior, v0 : v0 + chunk].clamp_min_(low)  # [Q, v]
         p0 = l0.exp().mul_(inv_z[prior][:, None])
-        l0 = p0.log().nan_to_num_(neginf=0.0)  # p_0(a) = 0: the terms below are 0 (or the KL is inf)
-        p0logp0 = p0 * l0
-        add("p0logp0", p0logp0)
+        p0_l0 = p0 * l0
+        add("p0_l0", p0_l0)
         add("p_l0", p * l0[:, None])
         m = (p + p0[:, None]) * 0.5
-        add("mlogm_c0", xlogy(m, m))
-        keep = (lp >= thresh[rows][..., None]) | (table[prior, v0 : v0 + chunk] >= thresh[prior][:, None])[
-            :, None
-        ]
+        add("m_logm", torch.special.xlogy(m, m))
+        keep = (lp >= thresh[rows][..., None]) | (l0 >= thresh[prior][:, None])[:, None]
         add("z_c", torch.where(keep, p, 0.0))
-        add("s_c", torch.where(keep, plogp, 0.0))
+        add("s_c", torch.where(keep, p_lp, 0.0))
         add("z_0", torch.where(keep, p0[:, None], 0.0))
-        add("s_0", torch.where(keep, p0logp0[:, None], 0.0))
+        add("s_0", torch.where(keep, p0_l0[:, None], 0.0))
     return acc
 
 
@@ -416,8 +418,10 @@ def vocab_pass(table, rows, prior=None, context_answer=None, gold_answer=None, c
     top, arg, kth, log_z = row_stats(table, chunk)
     thresh = torch.minimum(kth.to(torch.float64), top.to(torch.float64) + float(np.log(RELATIVE_TOP)))
     s = _vocab_sums(table, rows, prior, thresh, (-log_z).exp().to(table.dtype), chunk)
-    h = -s["plogp"]
-    psi = (s["plogp"] - s["p_logmix"]).clamp_min(0.0)
+    lz_c = log_z[rows]
+    plogp = s["p_lp"] - lz_c  # Σ p log p with p = exp(log-prob − log Z)
+    h = -plogp
+    psi = (plogp - s["p_logmix"]).clamp_min(0.0)
     out = {
         "persuasion": psi,
         "entropy": h,
@@ -427,12 +431,16 @@ def vocab_pass(table, rows, prior=None, context_answer=None, gold_answer=None, c
     }
     if prior is None:
         return out
-    h0 = -s["p0logp0"]
-    out["prior_kl"] = (s["p_logmix"] - s["p_l0"]).mean(1).clamp_min(0.0)  # KL(mix ‖ p_0)
+    lz_0 = log_z[prior]
+    h0 = lz_0 - s["p0_l0"]
+    p_logp0 = s["p_l0"] - lz_0[:, None]
+    out["prior_kl"] = (s["p_logmix"] - p_logp0).mean(1).clamp_min(0.0)  # KL(mix ‖ p_0)
     out["prior_entropy"] = h0
-    out["shift"] = (s["plogp"] - s["p_l0"]).clamp_min(0.0)
-    out["jsd"] = (-s["mlogm_c0"] - 0.5 * (h + h0[:, None])).clamp(0.0, LN2)
-    out["confidence_gain"] = (s["z_0"].log() - s["s_0"] / s["z_0"]) - (s["z_c"].log() - s["s_c"] / s["z_c"])
+    out["shift"] = (plogp - p_logp0).clamp_min(0.0)
+    out["jsd"] = (-s["m_logm"] - 0.5 * (h + h0[:, None])).clamp(0.0, LN2)
+    # the filtered entropies log z − Σ_S p log p / z: log Z cancels out of log p there
+    h_c, h_00 = s["z_c"].log() - s["s_c"] / s["z_c"], s["z_0"].log() - s["s_0"] / s["z_0"]
+    out["confidence_gain"] = (h_00 + lz_0[:, None]) - (h_c + lz_c)
     out["confidence_gain_vocab"] = h0[:, None] - h
     return out | _answer_measures(table, log_z, rows, prior, arg, context_answer, gold_answer)
 
