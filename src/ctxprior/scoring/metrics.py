@@ -321,10 +321,12 @@ def reliance_np(logp, log_prior, context_answer, gold_answer: int = -1) -> dict[
 
 # ---------------------------------------------------------------- the vocabulary pass (the device path)
 
-VOCAB_CHUNK = 1 << 14  # vocabulary entries per step of ``vocab_pass``: bounds its temporaries
+# elements ([queries x contexts x vocabulary entries]) per step of ``vocab_pass``: bounds its
+# temporaries (about ten float32 tensors of this size at once: 640 MiB); ``row_stats`` alike
+VOCAB_ELEMENTS = 1 << 24
 
 
-def row_stats(table, chunk: int = VOCAB_CHUNK):
+def row_stats(table, chunk: int | None = None):
     """Per row of ``table [R, V]`` (log-probs): (its largest value, the first index holding it, its
     ``SELECT_TOP``-th largest value, log Σ exp of the row in float64), a chunk of the vocabulary at
     a time (no sorted copy). The last is the row's normalisation error: a float32 log-softmax
@@ -333,6 +335,7 @@ def row_stats(table, chunk: int = VOCAB_CHUNK):
     import torch
 
     k = min(SELECT_TOP, table.shape[-1])
+    chunk = chunk or max(k, VOCAB_ELEMENTS // max(1, table.shape[0]))
     mx, am, tops, z = [], [], [], 0.0
     for v0 in range(0, table.shape[-1], chunk):
         part = table[:, v0 : v0 + chunk]
@@ -398,15 +401,15 @@ def _scaled_difference(pc, p0):
     return torch.where(den > 0, d / torch.where(den > 0, den, 1.0), 0.0)
 
 
-def vocab_pass(table, rows, prior=None, context_answer=None, gold_answer=None, chunk: int = VOCAB_CHUNK):
+def vocab_pass(table, rows, prior=None, context_answer=None, gold_answer=None, chunk: int | None = None):
     """ψ, χ and the reliance measures of Q queries in one pass over the vocabulary (the device
     path; ``scores_np`` and ``reliance_np`` are the references).
 
     ``table [R, V]``: next-token log-probs (the engine's float32 table); ``rows [Q, C]``: the table
     row of each query's prompt with each context; ``prior [Q]``: the row of its no-context prompt
     (None: ψ and χ only); ``context_answer [Q, C]`` / ``gold_answer [Q]``: answer indices (-1:
-    none). Uniform context weights. Elementwise terms are made in the table's dtype a chunk of the
-    vocabulary at a time, only the per-row sums in float64: no float64 copy, no gathered copy of
+    none). Uniform context weights. Elementwise terms are made in the table's dtype ``chunk``
+    vocabulary entries at a time (default: ``VOCAB_ELEMENTS`` elements of [Q, C, chunk]), only the per-row sums in float64: no float64 copy, no gathered copy of
     the rows. Identities used: ψ_c = −H_c − Σ p_c log mix; Σ_a mix f = mean_c Σ_a p_c f (so
     mean_c KL(p_c ‖ p_0) = χ + KL(mix ‖ p_0) to float64 rounding); KL(p_c ‖ p_0) = −H_c − Σ p_c log p_0;
     JSD = H(m) − ½ (H_c + H_0); a distribution restricted to S and renormalized has entropy
@@ -415,6 +418,7 @@ def vocab_pass(table, rows, prior=None, context_answer=None, gold_answer=None, c
     ``prior_kl`` and ``RELIANCE_KEYS`` with a prior."""
     import torch
 
+    chunk = chunk or max(1, VOCAB_ELEMENTS // max(1, rows.numel()))
     top, arg, kth, log_z = row_stats(table, chunk)
     thresh = torch.minimum(kth.to(torch.float64), top.to(torch.float64) + float(np.log(RELATIVE_TOP)))
     s = _vocab_sums(table, rows, prior, thresh, (-log_z).exp().to(table.dtype), chunk)
