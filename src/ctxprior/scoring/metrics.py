@@ -15,15 +15,18 @@ sampled context: a duplicated context appears twice and so weighs twice) and opt
 weights p(c) (uniform when omitted). Everything is computed in log space with float64
 accumulation: the mixture with logsumexp, zero probabilities contribute exactly 0 (no NaN/inf).
 
-Two implementations with the same semantics:
+Implementations with the same semantics:
 - ``scores_np`` (numpy float64) -- the reference, used by tests and the naive benchmark;
-- ``scores_torch`` (torch, on the tensors' device, float64) -- used by the fast estimator;
-  ``scores_torch_chunk`` is the same for a chunk of queries at once (uniform weights), used by
-  the per-layer logit-lens scores.
+- ``vocab_pass`` (torch, on the device) -- used by the estimators: ψ, χ and the reliance measures
+  below of many queries in one pass over the vocabulary, float32 terms and float64 per-row sums
+  (issue 41; ``benchmarks/vocab_pass.py`` compares it with the float64 path it replaced);
+- ``scores_torch`` (torch, float64, context weights) -- the competent baseline of the GPU
+  benchmarks; ``scores_torch_chunk`` is the same for a chunk of queries at once (uniform
+  weights), used by the per-layer logit-lens scores.
 
 The field's other reliance measures compare each with-context distribution p_c = p(A | c, q(e))
 with the *no-context* one p_0 = p(A | q(e)) of the prompt without any context (not the mixture):
-``reliance_np`` (reference) and ``reliance_torch`` (device) -- the shift KL(p_c ‖ p_0) (inseq's
+``reliance_np`` (reference) and ``vocab_pass`` (device, with ψ and χ in one pass) -- the shift KL(p_c ‖ p_0) (inseq's
 contrastive KL, original = with context), JSD(p_c, p_0) (AdaCAD), CK-PLUG's confidence gain
 H(p̃_0) − H(p̃_c) over its plausible tokens (``plausible_np``) and the same over the whole
 vocabulary, the probabilities of the context's, the gold and the prior's answer, the scaled
@@ -137,7 +140,7 @@ def scores_torch(logp, weights=None, keep_probs: bool = False):
 
     Returns a dict of float64 tensors: persuasion [N], entropy [N], susceptibility, mixture_entropy,
     mean_conditional_entropy (0-d), log_mixture [V]; with ``keep_probs``, also probs [N, V] (the
-    float64 probabilities, for ``reliance_torch``).
+    float64 probabilities).
     """
     import torch
 
@@ -216,7 +219,7 @@ def entropy_torch(logp):
 # ---------------------------------------------------------------- reliance against the no-context prompt
 
 LN2 = float(np.log(2.0))
-# the keys reliance_np / reliance_torch return, as the measures are declared (ctxprior/measures.py)
+# the keys reliance_np / vocab_pass return, as the measures are declared (ctxprior/measures.py)
 RELIANCE_DIVERGENCES = measure_names("float", finite=True)  # always finite
 RELIANCE_FLOATS = measure_names("float")  # NaN where the answer is unknown
 # CK-PLUG's plausibility filter (Bi et al. 2025, github byronBBL/CK-PLUG,
@@ -287,7 +290,7 @@ def _pick_np(p: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def reliance_np(logp, log_prior, context_answer, gold_answer: int = -1) -> dict[str, np.ndarray]:
-    """The reliance measures of one query (reference for ``reliance_torch``).
+    """The reliance measures of one query (reference for ``vocab_pass``).
 
     ``logp [C, A]``: log p(A | c, q) per context; ``log_prior [A]``: log p(A | q) without context;
     ``context_answer [C]``: the index in A of the answer each context supports (-1: none);
