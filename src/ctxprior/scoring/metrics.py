@@ -365,10 +365,7 @@ def _vocab_sums(table, rows, prior, thresh, inv_z, chunk: int) -> dict:
     low = torch.finfo(table.dtype).min  # -inf -> a finite floor, so p = 0 gives p log p = 0
 
     def add(name, x) -> None:
-        # CUDA's reduction casts each term to float64 as it loads it; CPU's would make a float64
-        # copy of the terms first (a third of the pass's CPU time), so there a chunk is summed in
-        # the table's dtype (cascade summation) and the chunks' sums in float64
-        s = x.sum(-1, dtype=torch.float64) if x.is_cuda else x.sum(-1).to(torch.float64)
+        s = x.sum(-1, dtype=torch.float64)  # CUDA casts as it loads; CPU copies (slower, as exact)
         acc[name] = acc[name] + s if name in acc else s
 
     for v0 in range(0, table.shape[-1], chunk):
