@@ -96,7 +96,7 @@ def run_new(lm, contexts, queries, batch_size):
     nc, nq = len(contexts), len(queries)
     table, row_of = eng.last_logprobs(seqs, groups)
     (idx,) = eng.to_device(np.asarray(row_of))
-    res = scores_batch(table[idx[: nq * nc]].view(nq, nc, -1), table[idx[nq * nc :]], 10, 0, str)
+    res = scores_batch(table, idx[: nq * nc].view(nq, nc), idx[nq * nc :], 10, 0, str)
     return eng, np.stack([r.persuasion for r in res]), np.array([r.susceptibility for r in res])
 
 

@@ -217,7 +217,7 @@ def engine_run(lm: LoadedModel, seqs, groups, nc: int, nq: int, batch_size=None,
     t = time.perf_counter()
     table, row_of = eng.last_logprobs(seqs, groups)
     (idx,) = eng.to_device(np.asarray(row_of))
-    res = scores_batch(table[idx[: nq * nc]].view(nq, nc, -1), table[idx[nq * nc :]], 10, 0, str)
+    res = scores_batch(table, idx[: nq * nc].view(nq, nc), idx[nq * nc :], 10, 0, str)
     sync(lm.device)
     return eng, res, time.perf_counter() - t
 

@@ -1,5 +1,5 @@
 """What the reliance measures (shift, JSD, confidence gain, answer probabilities, argmax outcomes;
-``metrics.reliance_torch``) add to the scoring math of a unit, on the device, and how exactly the
+``metrics.vocab_pass``) add to the scoring math of a unit, on the device, and how exactly the
 device matches the numpy reference.
 
 A unit's log-prob rows ``[queries, contexts, vocab]`` (float32, random, on the device) are scored
@@ -56,7 +56,8 @@ def _measures(args) -> None:
     q, c, v = args.queries, args.contexts, args.vocab
     logits = torch.randn((q * (c + 1), v), generator=g) * 4
     table = torch.log_softmax(logits, -1).to(args.device)
-    rows, prior = table[: q * c].view(q, c, v), table[q * c :]
+    rows = torch.arange(q * c, device=args.device).view(q, c)
+    prior = torch.arange(q * c, q * (c + 1), device=args.device)
     ctx = torch.randint(-1, v, (q, c), generator=g).to(args.device)
     gold = torch.randint(0, v, (q,), generator=g).to(args.device)
     best = {"psi/chi only": float("inf"), "with reliance": float("inf")}
@@ -64,7 +65,9 @@ def _measures(args) -> None:
         for name, kw in (("psi/chi only", {"prior": None}), ("with reliance", {"prior": prior})):
             _sync(args.device)
             t0 = time.perf_counter()
-            res = scores_batch(rows, kw["prior"], 0, 0, str, (ctx, gold) if kw["prior"] is not None else None)
+            res = scores_batch(
+                table, rows, kw["prior"], 0, 0, str, (ctx, gold) if kw["prior"] is not None else None
+            )
             _sync(args.device)
             best[name] = min(best[name], time.perf_counter() - t0)
     print(f"{q} queries x {c} contexts x vocab {v} on {args.device}")
@@ -72,7 +75,10 @@ def _measures(args) -> None:
         print(f"{name:>14}: {t * 1e3:8.1f} ms  ({t / (q * c) * 1e6:6.2f} µs/prompt)")
     print(f"ratio (with / without): {best['with reliance'] / best['psi/chi only']:.2f}x")
     ref = reliance_np(
-        rows[0].double().cpu().numpy(), prior[0].double().cpu().numpy(), ctx[0].cpu().numpy(), int(gold[0])
+        table[:c].double().cpu().numpy(),
+        table[q * c].double().cpu().numpy(),
+        ctx[0].cpu().numpy(),
+        int(gold[0]),
     )
     err = max(
         float(np.nanmax(np.abs(np.asarray(res[0].reliance[k], np.float64) - ref[k]))) for k in RELIANCE_KEYS

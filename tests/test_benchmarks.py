@@ -218,7 +218,8 @@ def test_reliance_overhead_prints_the_ratio_and_the_device_error():
         "reliance_overhead.py", "--queries", "2", "--contexts", "5", "--vocab", "64", "--device", "cpu"
     )
     assert "ratio (with / without)" in text
-    assert float(text.split("measures: ")[1].split()[0]) < 1e-9
+    # float32 terms over the vocabulary (metrics.vocab_pass) against the float64 reference
+    assert float(text.split("measures: ")[1].split()[0]) < 1e-5
 
 
 def test_competent_baseline_equals_the_engine_in_small_batches():

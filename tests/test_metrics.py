@@ -8,16 +8,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from vocab_pass_helpers import one_query
 
 from ctxprior.scoring.metrics import (
-    RELIANCE_KEYS,
     entropy_np,
     jsd_np,
     kl_np,
     memorization_ratio,
     outcomes_np,
     reliance_np,
-    reliance_torch,
     scaled_difference_np,
     scores_from_probs,
     scores_np,
@@ -192,34 +191,33 @@ def reliance_cases():
 
 @settings(max_examples=200, deadline=None)
 @given(reliance_cases())
-def test_reliance_torch_matches_the_numpy_reference(case):
+def test_vocab_pass_matches_the_numpy_reference(case):
+    """The device pass (float64 tables here) gives the references' ψ, χ and reliance measures."""
     p, p0, ctx, gold = case
     lp, l0 = _logs(p), _logs(p0)
     ref = reliance_np(lp, l0, ctx, gold)
-    got = reliance_torch(
-        torch.from_numpy(lp),
-        torch.from_numpy(np.exp(lp)),
-        torch.from_numpy(l0),
-        torch.from_numpy(ctx),
-        torch.tensor(gold),
-        torch.from_numpy(entropy_np(lp)),
-    )
-    for k in RELIANCE_KEYS:
+    s = scores_np(lp, keep_mixture=True)
+    ref |= {"persuasion": s.persuasion, "entropy": s.entropy, "susceptibility": s.susceptibility}
+    ref |= {"mixture_entropy": s.mixture_entropy, "mean_conditional_entropy": s.mean_conditional_entropy}
+    ref |= {"prior_entropy": entropy_np(l0), "prior_kl": kl_np(s.log_mixture, l0)}
+    got = one_query(lp, l0, ctx, gold, chunk=3)  # several chunks of the answers
+    assert set(got) == set(ref)
+    for k in ref:
         np.testing.assert_allclose(np.asarray(got[k]), ref[k], atol=1e-12, err_msg=k)  # NaN == NaN
 
 
 def test_scores_keep_no_view_of_the_vocabulary_rows():
     """Every per-context result owns a storage of its own size: a view into the [C, V] rows (e.g.
-    ``p[:, i]`` with a 0-d index tensor is a view, not a copy) would keep one [C, V] float64 alive
+    ``p[:, i]`` with a 0-d index tensor is a view, not a copy) would keep one [C, V] tensor alive
     per query until the batch ends -- 24 GiB more GPU memory at 100 queries x 600 contexts x 50k
     vocabulary (seen on an H100)."""
-    from ctxprior.scoring.metrics import scores_torch
+    from ctxprior.scoring.metrics import vocab_pass
 
     c, v = 6, 1000
-    lp = torch.log_softmax(torch.randn(c, v, dtype=torch.float64), -1)
-    out = scores_torch(lp, keep_probs=True)
-    p = out.pop("probs")
-    out.update(reliance_torch(lp, p, lp[0], torch.full((c,), -1), torch.tensor(3), out["entropy"]))
+    table = torch.log_softmax(torch.randn(c + 1, v), -1)
+    out = vocab_pass(
+        table, torch.arange(c)[None], torch.tensor([c]), torch.full((1, c), -1), torch.tensor([3])
+    )
     for k, t in out.items():
         assert t.untyped_storage().nbytes() <= max(t.numel(), v) * t.element_size(), k
 

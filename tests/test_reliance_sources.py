@@ -22,12 +22,13 @@ import numpy as np
 import pytest
 import torch
 from scoring_helpers import tiny
+from vocab_pass_helpers import one_query
 
 import ctxprior
 from ctxprior.measures import RELIANCE_MEASURES
 from ctxprior.schema import open_store
 from ctxprior.schema.versions import SCHEMA_VERSION
-from ctxprior.scoring.metrics import reliance_np, reliance_torch
+from ctxprior.scoring.metrics import reliance_np
 
 pytestmark = pytest.mark.quick
 FIXTURES = Path(__file__).parent / "fixtures" / "tables"
@@ -83,17 +84,9 @@ def test_confidence_gain_is_ckpluggs_filtered_one_and_ccu_cubs(vocab, peaked):
     sd = [np.nan if a is None else _ccu(p[c, a], p0[a]) for c, a in enumerate(ctx)]
     assert np.allclose(out["scaled_difference"], sd, equal_nan=True)
     # the device version gives the same
-    t = torch.tensor(lp, dtype=torch.float32)
-    dev = reliance_torch(
-        t,
-        t.double().exp(),
-        torch.tensor(l0, dtype=torch.float32),
-        torch.tensor([0, 1, -1, 2]),
-        torch.tensor(1),
-        -(t.double().exp() * t.double()).sum(-1),
-    )
+    dev = one_query(lp, l0, [0, 1, -1, 2], 1, dtype=torch.float32)
     for k in ("confidence_gain", "confidence_gain_vocab", "scaled_difference_memory"):
-        assert np.allclose(dev[k].numpy(), out[k], atol=1e-5), k
+        assert np.allclose(dev[k], out[k], atol=1e-5), k
 
 
 def test_filter_keeps_ten_tokens_and_the_union_of_both():

@@ -4,7 +4,7 @@ Table ``reliance`` (``schema/scores.py``) makes its columns from ``RELIANCE_MEAS
 reads the descriptions (the column comments) and the ``mean`` texts of ``v_reliance_rates``; the
 migration to a version adds the columns of the measures declared ``since`` it (``schema/migrations.py``);
 the scoring side reads the names (``scoring/metrics.py``: ``RELIANCE_FLOATS``, ``RELIANCE_ANSWERS``,
-the keys ``reliance_np`` and ``reliance_torch`` return; ``scoring/units.py`` writes them).
+the keys ``reliance_np`` and ``vocab_pass`` return; ``scoring/units.py`` writes them).
 Layer 0 and free of SQLAlchemy (``Measure.column`` imports it when called), so the scoring engine
 imports it on a GPU machine without the warehouse's packages (``tests/test_benchmarks.py``).
 ``tests/test_measures.py`` checks the rest against this list: ``schema/views/22_reliance.sql`` (the column
@@ -38,7 +38,7 @@ def sql_types() -> dict:
 class Measure:
     """One stored measure: a column of ``reliance``, one value per (run, query form, fact, context).
 
-    ``computed``: ``float`` -- ``metrics.reliance_np`` (reference) and ``metrics.reliance_torch``
+    ``computed``: ``float`` -- ``metrics.reliance_np`` (reference) and ``metrics.vocab_pass``
     (device) return it per context, NaN where it is undefined (stored NULL); ``finite`` ones are
     divergences that are always finite (the estimator checks them); ``answer`` -- an index in the
     answer space A, -1 where there is none (stored NULL); ``unit`` -- ``scoring/units.py`` derives it

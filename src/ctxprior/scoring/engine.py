@@ -36,7 +36,9 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   logits instead);
 - every index array of a call goes to the device in ONE transfer (pinned memory, non-blocking
   on CUDA), and nothing in a batch loop waits for the device: log_softmax runs on the device in
-  float64 and results stay there until the caller takes them in one transfer;
+  float32 (one kernel from the model-dtype logits) into the float32 table, and results stay
+  there until the caller takes them in one transfer (``metrics.vocab_pass`` divides out the
+  rows' float32 normalisation error);
 - ``last_logprobs_by_layer`` (``--per-layer``) gathers, in the same forward pass, the residual
   stream at the last real position of every layer into one device tensor; ``lens`` reads it through
   the final norm and the head (the logit lens);
@@ -223,16 +225,24 @@ def kv_bytes_per_token(lm: LoadedModel) -> int:
 
 def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8, generate: bool = False) -> int:
     """Device bytes one batch row costs: its gathered prefix cache (scoring holds one layer's copy
-    at a time; generation keeps every layer's), the activations of its new tokens, and the last
-    position's logits (model dtype, float32, the float64 log-softmax and its float32 result). The
-    prefix block itself is budgeted apart (``block_budget``)."""
+    at a time; generation keeps every layer's, grown by its new tokens), the activations of its
+    new tokens or, when larger (they are allocated after the layers' activations are freed), the
+    last position's vocabulary: the logits in the model's dtype, their float32 copy (CUDA's
+    log-softmax reads float16 in the kernel, so none there) and the float32 log-softmax written
+    into the table. The prefix block is budgeted apart (``block_budget``), and
+    so are the table (one float32 row per prompt) and ``metrics.vocab_pass`` after the batches
+    (its temporaries are bounded by ``metrics.VOCAB_ELEMENTS``, not per row).
+    ``tests/test_vocab_pass.py`` checks it against the peak of the tensors a batch allocates on CPU."""
     d = dims(lm.model.config)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
     kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)  # every layer's
     if not generate:
         kv //= d.layers
     act = new_tokens * (6 * d.hidden + 2 * d.intermediate) * 4
-    return int(kv + act + vocab * (2 + 4 + 8 + 4))
+    elem = lm.model.dtype.itemsize
+    fused = lm.device.startswith("cuda") and lm.model.dtype == torch.float16
+    # the vocabulary's bytes are allocated after the layers' activations are freed: the larger counts
+    return int(kv + max(act, vocab * (elem + (0 if elem == 4 or fused else 4) + 4)))
 
 
 def auto_batch_size(lm: LoadedModel, generate: bool = False) -> int:
@@ -724,8 +734,7 @@ class Engine:
             states, _, _, hs = self._forward_rows(rows, s, e, block, hidden=layers)
             at = (torch.arange(e - s, device=self.device), rows.ls[s:e] - 1)
             last = states[at]  # [B, H|V]
-            lp = torch.log_softmax(self._logits(last).to(torch.float64), dim=-1)
-            table[rows.out[s:e]] = lp.to(torch.float32)
+            table[rows.out[s:e]] = torch.log_softmax(self._logits(last), -1, dtype=torch.float32)
             if layers:
                 if not hidden:
                     hidden.append(last.new_empty((len(hs) - 1, n, last.shape[-1])))

@@ -32,11 +32,8 @@ from .metrics import (
     RELIANCE_DIVERGENCES,
     RELIANCE_KEYS,
     RELIANCE_VOCAB,
-    entropy_torch,
-    kl_torch,
-    reliance_torch,
-    scores_torch,
     scores_torch_chunk,
+    vocab_pass,
 )
 from .prompts import PromptFormat
 
@@ -90,6 +87,7 @@ SCORE_KEYS = ("persuasion", "entropy", "susceptibility", "mixture_entropy", "mea
 
 
 def scores_batch(
+    table: torch.Tensor,
     rows: torch.Tensor,
     prior: torch.Tensor | None,
     prior_topk: int,
@@ -97,40 +95,26 @@ def scores_batch(
     labels: Callable[[int], str],
     answers: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> list[QueryScores]:
-    """Scores of every query from its log-prob rows ``[queries, contexts, answers]`` and no-context
-    rows ``[queries, answers]``: the math runs on the device query by query (no host syncs), and
-    the results come to the host at the end. With the no-context rows, the reliance measures
-    (``metrics.reliance_torch``) come from the same rows; ``answers`` = (the index in A of the
-    answer each context supports ``[queries, contexts]``, of the gold answer ``[queries]``; -1:
-    none). NaN/+inf log-probs or scores -> ScoreError."""
-    nq, nc, _ = rows.shape
-    if prior is not None and answers is None:
-        answers = (
-            rows.new_full((nq, nc), -1, dtype=torch.int64),
-            rows.new_full((nq,), -1, dtype=torch.int64),
-        )
-    parts: dict[str, list] = {}
-    for i in range(nq):
-        out = scores_torch(rows[i], keep_probs=prior is not None)
-        if prior is not None:
-            assert answers is not None  # filled above whenever there is a prior
-            p = out.pop("probs")
-            out.update(reliance_torch(rows[i], p, prior[i], answers[0][i], answers[1][i], out["entropy"]))
-        for k, v in out.items():
-            parts.setdefault(k, []).append(v)
-    dev = {k: torch.stack(v) for k, v in parts.items()}
-    bad = [torch.isnan(rows).any() | torch.isposinf(rows).any()]
-    if prior is not None:
-        bad.append(torch.isnan(prior).any() | torch.isposinf(prior).any())
-        dev["prior_entropy"] = entropy_torch(prior)
-        dev["prior_kl"] = kl_torch(dev["log_mixture"], prior)
-    del dev["log_mixture"]
-    if bool(torch.stack(bad).any()):
+    """Scores of every query from a log-prob ``table [prompts, answers]``: ``rows [queries,
+    contexts]`` name each query's row with each context, ``prior [queries]`` its no-context row.
+    The math is one pass over the answers on the device (``metrics.vocab_pass``, no host syncs),
+    and the results come to the host at the end. With the no-context rows, the reliance measures
+    come from the same pass; ``answers`` = (the index in A of the answer each context supports
+    ``[queries, contexts]``, of the gold answer ``[queries]``; -1: none). NaN/+inf log-probs (a
+    non-finite entropy) -> ScoreError."""
+    nq, nc = rows.shape
+    ctx, gold = answers if answers is not None else (None, None)
+    dev = vocab_pass(table, rows, prior, ctx, gold)
+    ents = [dev["entropy"]] + ([dev["prior_entropy"]] if prior is not None else [])
+    if not bool(torch.stack([torch.isfinite(e).all() for e in ents]).all()):
         raise ScoreError("the model produced NaN/inf log-probabilities; refusing to store scores")
     host = {k: v.cpu().numpy() for k, v in dev.items()}
-    prior_raw = _topk(prior, prior_topk) if prior is not None else None
+    prior_raw = _topk(table[prior], prior_topk) if prior is not None else None
     prior_top = _topk_lists(prior_raw, labels) if prior_raw is not None else None
-    prompt_raw = _topk(rows.reshape(nq * nc, -1), store_topk)
+    prompt_raw = _topk(table, store_topk)
+    if prompt_raw is not None:
+        flat = rows.reshape(-1)
+        prompt_raw = (prompt_raw[0][flat], prompt_raw[1][flat])
     prompt_top = _topk_lists(prompt_raw, labels) if prompt_raw is not None else None
     return [_query_scores(host, i, nc, prior_top, prompt_top) for i in range(nq)]
 
@@ -204,9 +188,8 @@ def first_token(
         ids = (ctx_dev, gold_dev)
     else:
         (idx,) = engine.to_device(row_at)
-    rows = table[idx[: nq * nc]].view(nq, nc, -1)
-    prior = table[idx[nq * nc :]] if with_prior else None
-    results = scores_batch(rows, prior, prior_topk, store_topk, _token_labels(engine), ids)
+    rows, prior = idx[: nq * nc].view(nq, nc), (idx[nq * nc :] if with_prior else None)
+    results = scores_batch(table, rows, prior, prior_topk, store_topk, _token_labels(engine), ids)
     if per_layer:
         inner = layer_scores(engine, hidden, idx[: nq * nc], nq, nc, psi=per_layer == "psi")
         for i, r in enumerate(results):
@@ -339,10 +322,12 @@ def answer_set(
     for i in range(nq):
         block = torch.tensor(sums[i * per : (i + 1) * per], dtype=torch.float64)
         logp = torch.log_softmax(block, dim=-1)
-        rows, prior = logp[:nc], (logp[nc : nc + 1] if with_prior else None)
+        prior = torch.tensor([nc]) if with_prior else None
         names = cands[i]
         ids = _candidate_ids(names, answers[0][i], answers[1][i]) if answers and with_prior else None
-        results += scores_batch(rows[None], prior, prior_topk, store_topk, names.__getitem__, ids)
+        results += scores_batch(
+            logp, torch.arange(nc)[None], prior, prior_topk, store_topk, names.__getitem__, ids
+        )
     if last is not None and answers is not None:
         _vocab_reliance(engine, results, last.view(nq, per, -1), answers, (seqs[nc], texts[nc]))
     return results
@@ -358,19 +343,15 @@ def _vocab_reliance(
     """Move each query's answer-set values of the ``vocab`` measures to their ``*_answer_set``
     names and put in their place the values over the whole vocabulary, from ``table [queries,
     contexts + 1, V]`` (the next-token log-probs after each prompt, the no-context one last) and
-    the first token of each answer after the prompt, as ``first_token`` reads them; on the device
-    query by query, to the host in one transfer."""
-    nc = table.shape[1] - 1
+    the first token of each answer after the prompt, as ``first_token`` reads them; one pass over
+    the vocabulary on the device (``metrics.vocab_pass``), to the host in one transfer."""
+    nq, per = table.shape[:2]
     ctx_ids, gold_ids = _first_token_ids(engine, answers, *prior_prompt)
     ctx_d, gold_d = engine.to_device(ctx_ids, gold_ids)
-    parts: dict[str, list[torch.Tensor]] = {k: [] for k in RELIANCE_VOCAB}
-    for i in range(len(results)):
-        lp = table[i, :nc].to(torch.float64)
-        out = reliance_torch(lp, lp.exp(), table[i, nc], ctx_d[i], gold_d[i], entropy_torch(lp))
-        for k in RELIANCE_VOCAB:
-            parts[k].append(out[k])
-    host = {k: torch.stack(v).cpu().numpy() for k, v in parts.items()} if results else {}
-    if host and not np.isfinite(np.stack([host[k] for k in RELIANCE_DIVERGENCES if k in host])).all():
+    at = torch.arange(nq * per, device=table.device).view(nq, per)
+    out = vocab_pass(table.view(nq * per, -1), at[:, :-1], at[:, -1], ctx_d, gold_d)
+    host = {k: out[k].cpu().numpy() for k in RELIANCE_VOCAB}
+    if results and not np.isfinite(np.stack([host[k] for k in RELIANCE_DIVERGENCES if k in host])).all():
         raise ScoreError("non-finite reliance measure over the vocabulary (NaN/inf); refusing to store it")
     for i, r in enumerate(results):
         assert r.reliance is not None  # a prior was scored

@@ -15,15 +15,18 @@ sampled context: a duplicated context appears twice and so weighs twice) and opt
 weights p(c) (uniform when omitted). Everything is computed in log space with float64
 accumulation: the mixture with logsumexp, zero probabilities contribute exactly 0 (no NaN/inf).
 
-Two implementations with the same semantics:
+Implementations with the same semantics:
 - ``scores_np`` (numpy float64) -- the reference, used by tests and the naive benchmark;
-- ``scores_torch`` (torch, on the tensors' device, float64) -- used by the fast estimator;
-  ``scores_torch_chunk`` is the same for a chunk of queries at once (uniform weights), used by
-  the per-layer logit-lens scores.
+- ``vocab_pass`` (torch, on the device) -- used by the estimators: ψ, χ and the reliance measures
+  below of many queries in one pass over the vocabulary, float32 terms and float64 per-row sums
+  (issue 41; ``benchmarks/vocab_pass.py`` compares it with the float64 path it replaced);
+- ``scores_torch`` (torch, float64, context weights) -- the competent baseline of the GPU
+  benchmarks; ``scores_torch_chunk`` is the same for a chunk of queries at once (uniform
+  weights), used by the per-layer logit-lens scores.
 
 The field's other reliance measures compare each with-context distribution p_c = p(A | c, q(e))
 with the *no-context* one p_0 = p(A | q(e)) of the prompt without any context (not the mixture):
-``reliance_np`` (reference) and ``reliance_torch`` (device) -- the shift KL(p_c ‖ p_0) (inseq's
+``reliance_np`` (reference) and ``vocab_pass`` (device, with ψ and χ in one pass) -- the shift KL(p_c ‖ p_0) (inseq's
 contrastive KL, original = with context), JSD(p_c, p_0) (AdaCAD), CK-PLUG's confidence gain
 H(p̃_0) − H(p̃_c) over its plausible tokens (``plausible_np``) and the same over the whole
 vocabulary, the probabilities of the context's, the gold and the prior's answer, the scaled
@@ -137,7 +140,7 @@ def scores_torch(logp, weights=None, keep_probs: bool = False):
 
     Returns a dict of float64 tensors: persuasion [N], entropy [N], susceptibility, mixture_entropy,
     mean_conditional_entropy (0-d), log_mixture [V]; with ``keep_probs``, also probs [N, V] (the
-    float64 probabilities, for ``reliance_torch``).
+    float64 probabilities).
     """
     import torch
 
@@ -216,7 +219,7 @@ def entropy_torch(logp):
 # ---------------------------------------------------------------- reliance against the no-context prompt
 
 LN2 = float(np.log(2.0))
-# the keys reliance_np / reliance_torch return, as the measures are declared (ctxprior/measures.py)
+# the keys reliance_np / vocab_pass return, as the measures are declared (ctxprior/measures.py)
 RELIANCE_DIVERGENCES = measure_names("float", finite=True)  # always finite
 RELIANCE_FLOATS = measure_names("float")  # NaN where the answer is unknown
 # CK-PLUG's plausibility filter (Bi et al. 2025, github byronBBL/CK-PLUG,
@@ -287,7 +290,7 @@ def _pick_np(p: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def reliance_np(logp, log_prior, context_answer, gold_answer: int = -1) -> dict[str, np.ndarray]:
-    """The reliance measures of one query (reference for ``reliance_torch``).
+    """The reliance measures of one query (reference for ``vocab_pass``).
 
     ``logp [C, A]``: log p(A | c, q) per context; ``log_prior [A]``: log p(A | q) without context;
     ``context_answer [C]``: the index in A of the answer each context supports (-1: none);
@@ -319,71 +322,161 @@ def reliance_np(logp, log_prior, context_answer, gold_answer: int = -1) -> dict[
     }
 
 
-def _plausible_torch(lp, relative_top: float = RELATIVE_TOP, select_top: int = SELECT_TOP):
-    """``plausible_np`` on the device (rows over the last axis)."""
+# ---------------------------------------------------------------- the vocabulary pass (the device path)
+
+# elements ([queries x contexts x vocabulary entries]) per step of ``vocab_pass``: bounds its
+# temporaries (about ten float32 tensors of this size at once: 640 MiB); ``row_stats`` alike
+VOCAB_ELEMENTS = 1 << 24
+
+
+def row_stats(table, chunk: int | None = None):
+    """Per row of ``table [R, V]`` (log-probs): (its largest value, the first index holding it, its
+    ``SELECT_TOP``-th largest value, log Σ exp of the row in float64), a chunk of the vocabulary at
+    a time (no sorted copy). The last is the row's normalisation error: a float32 log-softmax
+    shifts a whole row by the rounding of its float32 log-sum-exp (up to ~2e-7 at 6 nats), which
+    ``vocab_pass`` divides out."""
     import torch
 
-    kth = torch.topk(lp, min(select_top, lp.shape[-1]), dim=-1).values[..., -1]
-    thresh = torch.minimum(kth, lp.max(-1).values + float(np.log(relative_top)))
-    return lp >= thresh[..., None]
+    k = min(SELECT_TOP, table.shape[-1])
+    chunk = chunk or max(k, VOCAB_ELEMENTS // max(1, table.shape[0]))
+    mx, am, tops, z = [], [], [], 0.0
+    for v0 in range(0, table.shape[-1], chunk):
+        part = table[:, v0 : v0 + chunk]
+        m, i = part.max(-1)
+        mx.append(m)
+        am.append(i + v0)
+        tops.append(part.topk(min(k, part.shape[-1]), dim=-1).values)
+        z = z + part.exp().sum(-1, dtype=torch.float64)
+    best = torch.stack(mx, -1).argmax(-1, keepdim=True)  # the first chunk holding the maximum
+    top = torch.stack(mx, -1).gather(-1, best)[:, 0]
+    kth = torch.cat(tops, -1).topk(k, dim=-1).values[:, -1]
+    return top, torch.stack(am, -1).gather(-1, best)[:, 0], kth, torch.as_tensor(z).log()
 
 
-def confidence_gain_torch(lp, p, l0, p0):
-    """``confidence_gain_np`` on the device, from what ``reliance_torch`` holds: ``lp [C, A]``
-    with-context log-probs and ``p`` their float64 probabilities, ``l0``/``p0 [A]`` the no-context
-    ones. A distribution restricted to the kept set S and renormalized has entropy
-    log Z − (Σ_S p log p) / Z with Z = Σ_S p, so no filtered copy of the rows is made: two masked
-    sums over the rows and two products for the no-context side."""
+def _vocab_sums(table, rows, prior, thresh, inv_z, chunk: int) -> dict:
+    """The per-row sums over the vocabulary that ``vocab_pass`` needs, in float64; every
+    elementwise term is made in the table's dtype on one chunk of the vocabulary at a time, from
+    the probabilities p = exp(log-prob) / Z (``inv_z`` = 1 / Z per table row, ``row_stats``) and
+    the table's log-probs (``vocab_pass`` subtracts log Z from the sums): one logarithm per entry
+    (H(m) of the JSD), the mixture's per query."""
     import torch
 
-    keep = _plausible_torch(lp) | _plausible_torch(l0)[None, :]
-    zero = torch.zeros((), dtype=torch.float64, device=p.device)
-    z_c = torch.where(keep, p, zero).sum(-1)
-    h_c = z_c.log() - torch.where(keep, torch.special.xlogy(p, p), zero).sum(-1) / z_c
-    k = keep.to(torch.float64)
-    z_0 = k @ p0
-    h_0 = z_0.log() - (k @ torch.special.xlogy(p0, p0)) / z_0
-    return h_0 - h_c
+    acc: dict = {}
+    low = torch.finfo(table.dtype).min  # -inf -> a finite floor, so p = 0 gives p log p = 0
+
+    def add(name, x) -> None:
+        s = x.sum(-1, dtype=torch.float64)  # CUDA casts as it loads; CPU copies (slower, as exact)
+        acc[name] = acc[name] + s if name in acc else s
+
+    for v0 in range(0, table.shape[-1], chunk):
+        lp = table[rows, v0 : v0 + chunk].clamp_min_(low)  # [Q, C, v], a copy
+        p = lp.exp().mul_(inv_z[rows][..., None])
+        p_lp = p * lp
+        mix = p.mean(1)  # the mixture over contexts, [Q, v]
+        add("p_lp", p_lp)
+        add("p_logmix", p * mix.log().clamp_min_(low)[:, None])  # mix(a) = 0: p_c(a) = 0
+        if prior is None:
+            continue
+        l0 = table[prior, v0 : v0 + chunk].clamp_min_(low)  # [Q, v]
+        p0 = l0.exp().mul_(inv_z[prior][:, None])
+        p0_l0 = p0 * l0
+        add("p0_l0", p0_l0)
+        add("p_l0", p * l0[:, None])
+        m = (p + p0[:, None]) * 0.5
+        add("m_logm", torch.special.xlogy(m, m))
+        keep = (lp >= thresh[rows][..., None]) | (l0 >= thresh[prior][:, None])[:, None]
+        add("z_c", torch.where(keep, p, 0.0))
+        add("s_c", torch.where(keep, p_lp, 0.0))
+        add("z_0", torch.where(keep, p0[:, None], 0.0))
+        add("s_0", torch.where(keep, p0_l0[:, None], 0.0))
+    return acc
 
 
-def reliance_torch(lp, p, prior, context_answer, gold_answer, entropy):
-    """``reliance_np`` on the device for one query, from what ``scores_torch`` already holds:
-    ``lp [C, A]`` log-probs, ``p [C, A]`` their float64 probabilities, ``entropy [C]`` H(p_c);
-    ``prior [A]`` the no-context log-probs; ``context_answer [C]`` and ``gold_answer`` (0-d) int64
-    indices (-1: none). Fewer passes over the rows than the definitions: KL(p_c ‖ p_0) =
-    −H(p_c) − Σ p_c log p_0 (one product) and JSD = H(m) − ½ (H(p_c) + H(p_0)). Float64; returns a
-    dict of [C] tensors. Exact where p_0 > 0 wherever p_c > 0 (else the KL is infinite)."""
+def _scaled_difference(pc, p0):
+    """``scaled_difference_np`` on the device."""
     import torch
 
-    l0 = prior.to(torch.float64)
-    p0 = l0.exp()
-    h0 = entropy_torch(l0)
-    m = (p + p0) * 0.5
-    h_m = -torch.special.xlogy(m, m).sum(-1)
-    top0 = l0.argmax()
-    ctx = context_answer.clamp_min(0)
-    nan = torch.full((), float("nan"), dtype=torch.float64, device=p.device)
-    p_ctx = torch.where(context_answer >= 0, p.gather(1, ctx[:, None])[:, 0], nan)
-    d = p_ctx - p0[ctx]
-    den = torch.where(d >= 0, 1.0 - p0[ctx], p0[ctx])
-    scaled = torch.where(den > 0, d / torch.where(den > 0, den, 1.0), 0.0)
-    p_top0 = p.index_select(1, top0.reshape(1))[:, 0]  # a copy: p[:, top0] is a view of p
-    d0 = p_top0 - p0[top0]
-    den0 = torch.where(d0 >= 0, 1.0 - p0[top0], p0[top0])
+    d = pc - p0
+    den = torch.where(d >= 0, 1.0 - p0, p0)
+    return torch.where(den > 0, d / torch.where(den > 0, den, 1.0), 0.0)
+
+
+def vocab_pass(table, rows, prior=None, context_answer=None, gold_answer=None, chunk: int | None = None):
+    """ψ, χ and the reliance measures of Q queries in one pass over the vocabulary (the device
+    path; ``scores_np`` and ``reliance_np`` are the references).
+
+    ``table [R, V]``: next-token log-probs (the engine's float32 table); ``rows [Q, C]``: the table
+    row of each query's prompt with each context; ``prior [Q]``: the row of its no-context prompt
+    (None: ψ and χ only); ``context_answer [Q, C]`` / ``gold_answer [Q]``: answer indices (-1:
+    none). Uniform context weights. Elementwise terms are made in the table's dtype ``chunk``
+    vocabulary entries at a time (default: ``VOCAB_ELEMENTS`` elements of [Q, C, chunk]), only the per-row sums in float64: no float64 copy, no gathered copy of
+    the rows. Identities used: ψ_c = −H_c − Σ p_c log mix; Σ_a mix f = mean_c Σ_a p_c f (so
+    mean_c KL(p_c ‖ p_0) = χ + KL(mix ‖ p_0) to float64 rounding); KL(p_c ‖ p_0) = −H_c − Σ p_c log p_0;
+    JSD = H(m) − ½ (H_c + H_0); a distribution restricted to S and renormalized has entropy
+    log Z − (Σ_S p log p) / Z, Z = Σ_S p (CK-PLUG's confidence gain). Returns float64 [Q, C]
+    (per context) and [Q] (per query) tensors keyed like ``Scores`` plus ``prior_entropy``,
+    ``prior_kl`` and ``RELIANCE_KEYS`` with a prior."""
+    import torch
+
+    chunk = chunk or max(1, VOCAB_ELEMENTS // max(1, rows.numel()))
+    top, arg, kth, log_z = row_stats(table, chunk)
+    thresh = torch.minimum(kth.to(torch.float64), top.to(torch.float64) + float(np.log(RELATIVE_TOP)))
+    s = _vocab_sums(table, rows, prior, thresh, (-log_z).exp().to(table.dtype), chunk)
+    lz_c = log_z[rows]
+    plogp = s["p_lp"] - lz_c  # Σ p log p with p = exp(log-prob − log Z)
+    h = -plogp
+    psi = (plogp - s["p_logmix"]).clamp_min(0.0)
+    out = {
+        "persuasion": psi,
+        "entropy": h,
+        "susceptibility": psi.mean(1),
+        "mixture_entropy": -s["p_logmix"].mean(1),  # Σ mix log mix = mean_c Σ p_c log mix
+        "mean_conditional_entropy": h.mean(1),
+    }
+    if prior is None:
+        return out
+    lz_0 = log_z[prior]
+    h0 = lz_0 - s["p0_l0"]
+    p_logp0 = s["p_l0"] - lz_0[:, None]
+    out["prior_kl"] = (s["p_logmix"] - p_logp0).mean(1).clamp_min(0.0)  # KL(mix ‖ p_0)
+    out["prior_entropy"] = h0
+    out["shift"] = (plogp - p_logp0).clamp_min(0.0)
+    out["jsd"] = (-s["m_logm"] - 0.5 * (h + h0[:, None])).clamp(0.0, LN2)
+    # the filtered entropies log z − Σ_S p log p / z: log Z cancels out of log p there
+    h_c, h_00 = s["z_c"].log() - s["s_c"] / s["z_c"], s["z_0"].log() - s["s_0"] / s["z_0"]
+    out["confidence_gain"] = (h_00 + lz_0[:, None]) - (h_c + lz_c)
+    out["confidence_gain_vocab"] = h0[:, None] - h
+    return out | _answer_measures(table, log_z, rows, prior, arg, context_answer, gold_answer)
+
+
+def _answer_measures(table, log_z, rows, prior, arg, context_answer, gold_answer) -> dict:
+    """The measures of single answers (``vocab_pass``): a few table entries each, no pass."""
+    import torch
+
+    q, c = rows.shape
+    if context_answer is None:
+        context_answer = rows.new_full((q, c), -1)
+    if gold_answer is None:
+        gold_answer = rows.new_full((q,), -1)
+    nan = torch.full((), float("nan"), dtype=torch.float64, device=table.device)
+
+    def prob(r, t):
+        return (table[r, t].to(torch.float64) - log_z[r]).exp()
+
+    ctx, gold, top0 = context_answer.clamp_min(0), gold_answer.clamp_min(0), arg[prior]
+    p_ctx = torch.where(context_answer >= 0, prob(rows, ctx), nan)
+    p_top0 = prob(rows, top0[:, None])
+    scaled = _scaled_difference(p_ctx, prob(prior[:, None], ctx))
     return {
-        "shift": (-entropy - p @ l0.nan_to_num(neginf=0.0)).clamp_min(0.0),
-        "jsd": (h_m - 0.5 * (entropy + h0)).clamp(0.0, LN2),
-        "confidence_gain": confidence_gain_torch(lp, p, l0, p0),
-        "confidence_gain_vocab": h0 - entropy,
         "p_context_answer": p_ctx,
-        "p_gold_answer": torch.where(gold_answer >= 0, p[:, gold_answer.clamp_min(0)], nan),
+        "p_gold_answer": torch.where(gold_answer[:, None] >= 0, prob(rows, gold[:, None]), nan),
         "p_prior_answer": p_top0,
         "scaled_difference": torch.where(context_answer >= 0, scaled, nan),
-        "scaled_difference_memory": torch.where(den0 > 0, d0 / torch.where(den0 > 0, den0, 1.0), 0.0),
-        "answer_top": lp.argmax(-1),
-        "answer_prior": top0.expand(p.shape[0]),
+        "scaled_difference_memory": _scaled_difference(p_top0, prob(prior, top0)[:, None]),
+        "answer_top": arg[rows],
+        "answer_prior": top0[:, None].expand(q, c),
         "answer_context": context_answer,
-        "answer_gold": gold_answer.expand(p.shape[0]),
+        "answer_gold": gold_answer[:, None].expand(q, c),
     }
 
 
