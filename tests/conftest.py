@@ -12,6 +12,7 @@ once, in pyproject.toml.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -41,6 +42,19 @@ def pytest_collection_modifyitems(config, items):
             and item.get_closest_marker("shared_data") is None
         ):
             item.add_marker(pytest.mark.shared_data)
+    items.sort(key=_longest_first)
+
+
+def _longest_first(item) -> int:
+    """The docs pages run their examples for minutes each: they start first, the longest (its
+    declared ``timeout=``) first, so the two xdist workers do not end on one of them alone; every
+    other test keeps its place (a stable sort)."""
+    callspec = getattr(item, "callspec", None)
+    if item.path.name != "test_docs_examples.py" or callspec is None or "page" not in callspec.params:
+        return 0
+    page = callspec.params["page"]
+    match = re.search(r"docs-examples:[^>]*timeout=(\d+)", page.read_text(encoding="utf-8")[:2000])
+    return -int(match.group(1)) if match else -1
 
 
 @pytest.fixture
