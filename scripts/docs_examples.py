@@ -231,6 +231,11 @@ def _cut_like(page_line: str, fresh: str) -> str:
     return fresh if len(pieces) <= items else ", ".join(pieces[:items]) + ", ..."
 
 
+class ExampleError(RuntimeError):
+    """A command of a page that did not run to its end (timed out, not found): the page is left
+    as it is, with or without --update."""
+
+
 class Session:
     """One page's working folder and environment; runs its commands in order."""
 
@@ -272,9 +277,15 @@ class Session:
                 stderr=subprocess.STDOUT,
                 timeout=self.timeout,
             )
-            raw = p.stdout
-        except subprocess.TimeoutExpired as e:
-            raw = (e.stdout or b"") + f"\n[docs-examples: timed out after {self.timeout} s]\n".encode()
+        except subprocess.TimeoutExpired:
+            # never recorded as an output: an elided block ("...") would hide it, and the next
+            # command would read a half-written warehouse
+            raise ExampleError(
+                f"timed out after {self.timeout} s (the page's timeout=): $ {cmd[:120]}"
+            ) from None
+        if p.returncode == 127:
+            raise ExampleError(f"command not found (is the venv active?): $ {cmd[:120]}")
+        raw = p.stdout
         text = "\n".join(ln.rsplit("\r", 1)[-1] for ln in raw.decode(errors="replace").split("\n"))
         if str(self.tmp) in text:
             text = text.replace(str(self.work), WORK_NAME).replace(str(self.tmp), str(Path(WORK_NAME).parent))
