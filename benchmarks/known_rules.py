@@ -7,7 +7,7 @@ only the run's open queries are used), then labels every entity with each rule o
 ``greedy-majority``, ctxprior's own) and prints, for ``ferrando`` against each other rule, the
 table of familiarity (known / unknown / left out) and the number of entities on which they differ.
 
-    python benchmarks/known_rules.py [--model smollm2-135m] [--entities 10] [--db known.duckdb]
+    python benchmarks/known_rules.py [--model smollm2-135m] [--entities 4] [--db known.duckdb [--run N]]
 """
 
 from __future__ import annotations
@@ -25,30 +25,34 @@ RULES = ["ferrando", "ctxprior-samples", "greedy-majority"]
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument("--entities", type=int, default=10)
+    ap.add_argument("--entities", type=int, default=4)
     ap.add_argument("--db", default=None, help="warehouse file (default: a temporary one)")
+    ap.add_argument(
+        "--run", type=int, default=None, help="a finished run of --db to label (default: score a new one)"
+    )
     a = ap.parse_args(argv)
     db = Path(a.db or Path(tempfile.mkdtemp()) / "known.duckdb")
     wh = ctxprior.open(db, write=True)
-    wh.datasets.ingest_demo()
-    sid = wh.samples.draw("demo", entities=a.entities, contexts=3 * a.entities, relations=RELATIONS)
-    run = wh.runs.score(sid, model=a.model, query_types=["open"], outcome_rule="none", progress=False)
-    for rule in RULES:
-        print(wh.covariates.known(run.id, rule=rule, name=_view(rule)[4:], progress=False))
-    for other in RULES[1:]:
-        t = wh.sql(
-            f"WITH f AS (SELECT DISTINCT entity_id, familiarity FROM {_view(RULES[0])}), "
-            f"o AS (SELECT DISTINCT entity_id, familiarity FROM {_view(other)}) "
-            f'SELECT f.familiarity AS ferrando, o.familiarity AS "{other}", count(*) AS entities '
-            "FROM f JOIN o USING (entity_id) GROUP BY ALL ORDER BY ALL"
+    run_id = a.run
+    if run_id is None:
+        wh.datasets.ingest_demo()
+        sid = wh.samples.draw("demo", entities=a.entities, contexts=3 * a.entities, relations=RELATIONS)
+        run_id = wh.runs.score(
+            sid, model=a.model, query_types=["open"], outcome_rule="none", progress=False
+        ).id
+    labels = {}
+    for rule in RULES:  # a run keeps one known covariate: each rule replaces the last one's labels
+        print(wh.covariates.known(run_id, rule=rule, name="known_rules", replace=True, progress=False))
+        labels[rule] = wh.sql("SELECT DISTINCT entity_id, familiarity FROM cov_known_rules").set_index(
+            "entity_id"
         )
-        differ = int(t.loc[t["ferrando"] != t[other], "entities"].sum())
-        print(f"\nferrando vs {other}: {differ} of {int(t['entities'].sum())} entities differ")
+    first = labels[RULES[0]]["familiarity"]
+    for other in RULES[1:]:
+        both = first.to_frame(RULES[0]).join(labels[other]["familiarity"].rename(other), how="inner")
+        t = both.value_counts().rename("entities").reset_index().sort_values([RULES[0], other])
+        differ = int((both[RULES[0]] != both[other]).sum())
+        print(f"\n{RULES[0]} vs {other}: {differ} of {len(both)} entities differ")
         print(t.to_string(index=False))
-
-
-def _view(rule: str) -> str:
-    return "cov_" + rule.replace("-", "_")
 
 
 if __name__ == "__main__":
