@@ -27,6 +27,7 @@ def main(argv=None) -> None:
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--entities", type=int, default=4)
     ap.add_argument("--db", default=None, help="warehouse file (default: a temporary one)")
+    ap.add_argument("--name", default="known_rules", help="the run's known covariate (each rule replaces it)")
     ap.add_argument(
         "--run", type=int, default=None, help="a finished run of --db to label (default: score a new one)"
     )
@@ -42,8 +43,8 @@ def main(argv=None) -> None:
         ).id
     labels = {}
     for rule in RULES:  # a run keeps one known covariate: each rule replaces the last one's labels
-        print(wh.covariates.known(run_id, rule=rule, name="known_rules", replace=True, progress=False))
-        labels[rule] = wh.sql("SELECT DISTINCT entity_id, familiarity FROM cov_known_rules").set_index(
+        print(wh.covariates.known(run_id, rule=rule, name=a.name, replace=True, progress=False))
+        labels[rule] = wh.sql(f"SELECT DISTINCT entity_id, familiarity FROM cov_{a.name}").set_index(
             "entity_id"
         )
     first = labels[RULES[0]]["familiarity"]
