@@ -65,7 +65,9 @@ def test_every_layer_equals_a_naive_logit_lens(arch, batch_size):
         for layer in range(ref.shape[0]):
             s = scores_np(ref[layer])
             assert r.by_layer["susceptibility"][layer] == pytest.approx(s.susceptibility, rel=1e-3, abs=1e-8)
-            np.testing.assert_allclose(r.by_layer["persuasion"][layer], s.persuasion, rtol=1e-3, atol=1e-8)
+            # ψ's float32 terms (metrics.vocab_pass: within 1e-6 of float64) matter only where ψ is
+            # itself ~1e-5, as on these random tiny models
+            np.testing.assert_allclose(r.by_layer["persuasion"][layer], s.persuasion, rtol=1e-3, atol=1e-6)
             assert r.by_layer["mixture_entropy"][layer] == pytest.approx(s.mixture_entropy, abs=1e-5)
     # the layers differ (the lens is not the output at every depth)
     assert len(set(res[0].by_layer["susceptibility"].tolist())) == len(res[0].by_layer["susceptibility"])
