@@ -92,6 +92,36 @@ def scored(tmp_path_factory) -> dict:
     return scored_base(tmp_path_factory.mktemp("scored"))
 
 
+@pytest.fixture(scope="session")
+def smollm2_real_rows(tmp_path_factory):
+    """SmolLM2 with every default on the committed real NQ-Swap and ConflictQA rows
+    (tests/fixtures/tables), scored once per session: (warehouse, model, {dataset: run id}).
+    tests/test_outcomes.py and tests/test_faithful_vocab.py read the same runs (read only); each
+    such test carries ``xdist_group("smollm2_real_rows")``, so one worker scores them (3 minutes
+    of CPU, most of it the 64-token generations of the long ConflictQA prompts)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import ctxprior
+    from ctxprior.scoring.models import load_model
+
+    tables = ROOT / "tests" / "fixtures" / "tables"
+    tmp = tmp_path_factory.mktemp("smollm2_real_rows")
+    nq = [json.loads(line) for line in (tables / "nq-swap-real.jsonl").read_text().splitlines()]
+    pq.write_table(pa.Table.from_pylist(nq), tmp / "nq.parquet")
+    wh = ctxprior.open(str(tmp / "w.duckdb"), write=True)
+    wh.datasets.ingest("nq-swap", str(tmp / "nq.parquet"))
+    wh.datasets.ingest("conflictqa", str(tables / "conflictQA-strategyQA-chatgpt.json"))
+    lm = load_model("smollm2-135m", device="cpu")
+    runs = {}
+    for name in ("nq_swap", "conflictqa"):
+        sid = wh.samples.draw(name, design="fixed")
+        runs[name] = wh.runs.score(sid, model=lm, query_types=("open",), progress=False, log=None).id
+    return wh, lm, runs
+
+
 @pytest.fixture
 def db_path(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")

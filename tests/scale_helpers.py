@@ -229,7 +229,22 @@ def max_float_diff(a: dict, b: dict) -> float:
     return worst
 
 
-SCORE = ["score", "--sample", "1", "--query-types", "open", "--shard-size", "1", "--quiet"]
+# The process, fault and lock tests' run: its outcome generations are 4 tokens, not the source's 64
+# (the same code path and the same rows per unit; 64 steps of a tiny model with SmolLM2's 49,152-entry
+# vocabulary made one run take 168 s instead of 27 s with no generation, on a loaded 2-core machine)
+OUTCOME_TOKENS = 4
+SCORE = [
+    "score",
+    "--sample",
+    "1",
+    "--query-types",
+    "open",
+    "--shard-size",
+    "1",
+    "--max-new-tokens",
+    str(OUTCOME_TOKENS),
+    "--quiet",
+]
 
 
 def scored_base(d: Path) -> dict:

@@ -231,16 +231,11 @@ def test_migration_to_v4_moves_an_answer_set_runs_values_to_their_own_names(conf
 
 
 @pytest.mark.slow
-def test_smollm2_defaults_are_the_sources_on_real_conflictqa_rows(tmp_path):
+@pytest.mark.xdist_group("smollm2_real_rows")  # the session's SmolLM2 runs (conftest.py)
+def test_smollm2_defaults_are_the_sources_on_real_conflictqa_rows(smollm2_real_rows):
     """The real model on the real rows: what ctxprior stores under the defaults equals the literal
     ports of CK-PLUG's and the DRUID code's computation (float32 logits on both sides)."""
-    from ctxprior.api.inmemory import load_model
-
-    wh = ctxprior.open(str(tmp_path / "w.duckdb"), write=True)
-    wh.datasets.ingest("conflictqa", str(FIXTURES / "conflictQA-strategyQA-chatgpt.json"))
-    sid = wh.samples.draw("conflictqa", design="fixed")
-    lm = load_model("smollm2-135m")
-    run = wh.runs.score(sid, model=lm, query_types=("open",), progress=False, log=None)
-    worst = _compare(wh, run.id, lm)
+    wh, lm, runs = smollm2_real_rows
+    worst = _compare(wh, runs["conflictqa"], lm)
     print("largest |stored - port| (SmolLM2, defaults):", worst)
     assert all(v < 1e-4 for v in worst.values()), worst

@@ -145,18 +145,13 @@ def test_outcome_rule_none_stores_no_generation_and_no_outcome(tmp_path):
 
 
 @pytest.mark.slow
-def test_smollm2_on_real_rows_against_the_ports(tmp_path):
+@pytest.mark.xdist_group("smollm2_real_rows")  # the session's SmolLM2 runs (conftest.py)
+def test_smollm2_on_real_rows_against_the_ports(smollm2_real_rows):
     """SmolLM2 with the defaults on the real NQ-Swap and ConflictQA rows: every stored outcome is
     CK-PLUG's label of its generation; prints how often the rules and the forced choice differ."""
-    from ctxprior.scoring.models import load_model
-
-    wh = ctxprior.open(str(tmp_path / "w.duckdb"), write=True)
-    wh.datasets.ingest("nq-swap", str(_nq_parquet(tmp_path)))
-    wh.datasets.ingest("conflictqa", str(CONFLICTQA))
-    lm = load_model("smollm2-135m", device="cpu")
+    wh, _, runs = smollm2_real_rows
     for name in ("nq_swap", "conflictqa"):
-        sid = wh.samples.draw(name, design="fixed")
-        run = wh.runs.score(sid, model=lm, query_types=("open",), progress=False, log=None).id
+        run = runs[name]
         rows = _stored(wh, run)
         got = [r if isinstance(r, str) else None for r in rows.outcome]
         want = [

@@ -10,7 +10,15 @@
 from __future__ import annotations
 
 import pytest
-from scale_helpers import copy_db, duplicates, make_demo_db, make_tiny_folder, max_float_diff, snapshot
+from scale_helpers import (
+    OUTCOME_TOKENS,
+    copy_db,
+    duplicates,
+    make_demo_db,
+    make_tiny_folder,
+    max_float_diff,
+    snapshot,
+)
 
 # one Ray cluster at a time: these tests, and the others that start one, share a pytest-xdist worker
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
@@ -68,7 +76,17 @@ def base(tmp_path_factory):
 
 
 def _score(
-    db, model, *, ray_workers=None, spec=None, shard_dir=None, resume=None, lm=None, log=None, sample=1
+    db,
+    model,
+    *,
+    ray_workers=None,
+    spec=None,
+    shard_dir=None,
+    resume=None,
+    lm=None,
+    log=None,
+    sample=1,
+    outcome_rule="recall",
 ):
     """Score sample 1 (open forms, 2 entities per unit) locally or on Ray workers.
 
@@ -108,7 +126,12 @@ def _score(
             model,
             lm=lm,
             resume=resume,
-            config=ScoreConfig(query_types=("open",), shard_size=2),
+            config=ScoreConfig(
+                query_types=("open",),
+                shard_size=2,
+                outcome_rule=outcome_rule,
+                max_new_tokens=OUTCOME_TOKENS,  # as SCORE, so the rows equal base["ref"]
+            ),
             progress=False,
             log=log,
             executor_factory=factory if ray_workers else None,
@@ -211,7 +234,8 @@ def test_driver_dies_between_shard_and_commit(ray_local, base, tmp_path, monkeyp
 
 
 def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
-    """The real model, a few prompts (sample 2: 2 entities x (6 contexts + prior) x 2 open forms)."""
+    """The real model, a few prompts (sample 2: 2 entities x (6 contexts + prior) x 2 open forms);
+    the scores only (no outcome generation: the tiny-model tests run it on Ray with the defaults)."""
     from ctxprior.scoring.executors import ModelSpec
     from ctxprior.scoring.models import load_model
     from ctxprior.scoring.units import ScoreConfig  # noqa: F401
@@ -219,7 +243,7 @@ def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
     lm = load_model("smollm2-135m")
     local_db = copy_db(base["db"], tmp_path / "local.duckdb")
     ray_db = copy_db(base["db"], tmp_path / "ray.duckdb")
-    s1, _ = _score(local_db, "smollm2-135m", lm=lm, sample=2)
+    s1, _ = _score(local_db, "smollm2-135m", lm=lm, sample=2, outcome_rule="none")
     s2, _ = _score(
         ray_db,
         "smollm2-135m",
@@ -228,6 +252,7 @@ def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
         spec=ModelSpec("smollm2-135m"),
         shard_dir=str(tmp_path / "shards"),
         sample=2,
+        outcome_rule="none",
     )
     a, b = snapshot(local_db, s1.run_id), snapshot(ray_db, s2.run_id)
     assert s2.status == "done" and a["persuasion"]
@@ -259,7 +284,7 @@ def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
             store,
             1,
             base["tiny"],
-            config=ScoreConfig(query_types=("open",), shard_size=2),
+            config=ScoreConfig(query_types=("open",), shard_size=2, max_new_tokens=OUTCOME_TOKENS),
             progress=False,
             executor_factory=factory,
             log=logs.append,

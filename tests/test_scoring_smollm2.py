@@ -58,7 +58,8 @@ def test_warehouse_run_matches_naive_reference(db_path):
             "smollm2-135m",
             lm=lm,
             batch_size=8,
-            config=ScoreConfig(query_types=("open", "closed"), shard_size=2),
+            # ψ/χ against the reference: no outcome generation (64 tokens a prompt; tests/test_outcomes.py)
+            config=ScoreConfig(query_types=("open", "closed"), shard_size=2, outcome_rule="none"),
             progress=False,
             log=lambda m: None,
         )
