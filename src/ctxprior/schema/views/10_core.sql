@@ -17,7 +17,6 @@ FROM stg_context;
 
 -- The queried facts of each sample.
 CREATE OR REPLACE VIEW v_sample_entity AS
-SELECT sf.sample_id, v.dataset, v.relation, v.entity, v.entity_kind, v.entity_class, v.answer,
-       sf.ordinal, v.fact_id, v.relation_id, v.entity_id, v.answer_id
-FROM sample_fact sf
-JOIN stg_fact v USING (fact_id);
+SELECT sample_id, dataset, relation, entity, entity_kind, entity_class, answer,
+       ordinal, fact_id, relation_id, entity_id, answer_id
+FROM stg_sample_fact;

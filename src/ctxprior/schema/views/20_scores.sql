@@ -16,19 +16,16 @@ FROM stg_susceptibility;
 -- Entity-independent persuasion kappa(c, q) = sum_e p(q(e)|c) psi(c, q(e)) (App. B), uniform
 -- weights over the sample's queried facts: a mean over facts.
 CREATE OR REPLACE VIEW v_kappa AS
-SELECT p.run_id, p.relation_id, p.query_form_id, p.context_id,
-       any_value(r.short_name) AS relation,
-       any_value(q.name)       AS query_form,
-       any_value(q.query_type) AS query_type,
-       any_value(c.context_type) AS context_type,
-       any_value(c.text)       AS context,
-       avg(p.persuasion)       AS kappa,
+SELECT run_id, relation_id, query_form_id, context_id,
+       any_value(relation)     AS relation,
+       any_value(query_form)   AS query_form,
+       any_value(query_type)   AS query_type,
+       any_value(context_type) AS context_type,
+       any_value(context)      AS context,
+       avg(persuasion)         AS kappa,
        count(*)                AS n_facts
-FROM (SELECT pp.*, f.relation_id FROM persuasion pp JOIN fact f USING (fact_id)) p
-JOIN relation r ON r.relation_id = p.relation_id
-JOIN query_form q ON q.query_form_id = p.query_form_id
-JOIN context c ON c.context_id = p.context_id
-GROUP BY p.run_id, p.relation_id, p.query_form_id, p.context_id;
+FROM stg_persuasion_kappa
+GROUP BY run_id, relation_id, query_form_id, context_id;
 
 -- gamma(q) = sum_c p(c) kappa(c, q) = I(A; C | q(E)): a mean over contexts of kappa.
 CREATE OR REPLACE VIEW v_gamma AS

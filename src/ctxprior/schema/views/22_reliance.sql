@@ -31,7 +31,7 @@ SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.qu
        p.entropy,
        p.query_form_id, p.fact_id, p.context_id, p.relation_id, p.entity_id, p.sample_id
 FROM stg_persuasion p
-JOIN reliance r ON r.run_id = p.run_id AND r.query_form_id = p.query_form_id
+JOIN stg_reliance r ON r.run_id = p.run_id AND r.query_form_id = p.query_form_id
                AND r.fact_id = p.fact_id AND r.context_id = p.context_id
 LEFT JOIN stg_generation g ON g.run_id = p.run_id AND g.query_form_id = p.query_form_id
                AND g.fact_id = p.fact_id AND g.context_id = p.context_id;

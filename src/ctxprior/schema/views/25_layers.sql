@@ -9,5 +9,5 @@ SELECT v.run_id, v.model, v.dataset, v.relation, v.query_form, v.query_type, v.e
        s.mixture_entropy,
        s.mean_conditional_entropy,
        v.query_form_id, v.fact_id, v.relation_id, v.entity_id, v.sample_id
-FROM susceptibility_layer s
+FROM stg_susceptibility_layer s
 JOIN v_susceptibility v USING (run_id, query_form_id, fact_id);  -- its labels: one join chain
