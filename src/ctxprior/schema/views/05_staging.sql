@@ -9,6 +9,37 @@
 -- may change with the code that reads them. in_case_study: the fact belongs to a case-study
 -- dataset (friend_enemy, gender), which the general analyses leave out.
 
+-- Column meanings (the dataset card reads them; tests/test_view_meanings.py checks them): the
+-- `-- columns:` block directly above a view gives its own; a column a view does not explain
+-- means what the block below says, else what it means in the view or table it reads from.
+-- shared columns:
+--   run_id: scoring run that produced the row (see config `run`)
+--   model: model id / alias / path as given to the run
+--   dataset: dataset name (dataset.name)
+--   relation: relation short name, e.g. about, reverse-founder (relation.short_name)
+--   query_form: query form name: open_0, open_1, closed_0, closed_1, ...
+--   query_type: open | closed
+--   entity: queried entity name
+--   entity_kind: real | fake (fake entities were generated and borrow a real entity's answer)
+--   entity_class: class of the entity, e.g. from YAGO
+--   answer: the fact's answer (the queried entity's true answer; a fake entity borrows it)
+--   entity_uri: entity URI in the source knowledge graph
+--   answer_uri: answer URI in the source knowledge graph
+--   context: context text
+--   context_type: base | assertive | negation | ... (template family of the context)
+--   seed: sampling seed of the sample
+--   relation_id: id of a `relation` row (see config `relation`)
+--   entity_id: id of an `entity` row (see config `entity`)
+--   answer_id: id of an `answer` row (see config `answer`)
+--   fact_id: id of a `fact` row: an (entity, answer) pair of a relation (see config `fact`)
+--   n_contexts: number of contexts in the mixture p(A|q(e))
+--   persuasion: psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the
+--     sample's contexts
+--   susceptibility: chi(q(e)) = I(C; A | q(e)) = mean over contexts of psi(c, q(e)), nats
+--   label: optional fact label, e.g. friend | enemy
+--   category: optional fact category
+--   ordinal: order within its parent
+
 -- One row per fact: its relation, dataset, entity and answer (NULL when the dataset has none).
 CREATE OR REPLACE VIEW stg_fact AS
 SELECT f.fact_id, f.relation_id, f.entity_id, f.answer_id, r.dataset_id,
@@ -135,6 +166,11 @@ LEFT JOIN answer ca ON ca.answer_id = c.answer_id
 LEFT JOIN answer fa ON fa.answer_id = f.answer_id;
 
 -- One row per DynamicQA fact (key: dataset, partition, id), in the source's terms.
+-- columns:
+--   id: the fact's `id` in the DynamicQA CSV (PopQA id for static/temporal); unique per partition
+--   subject: the fact's subject (the queried entity)
+--   object: the fact's object (its gold answer)
+--   replace_name: the counter-memory substitute object (disputable: the competing value)
 CREATE OR REPLACE VIEW stg_dynamicqa_fact AS
 SELECT d.name                AS dataset,
        df.partition,

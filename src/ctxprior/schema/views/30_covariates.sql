@@ -23,6 +23,8 @@ SELECT c.name,
 FROM stg_covariate c;
 
 -- One row per counted corpus shard of a co-occurrence covariate.
+-- columns:
+--   covariate: name of the co-occurrence covariate the shard was counted for
 CREATE OR REPLACE VIEW v_cooccurrence_shard AS
 SELECT s.covariate,
        s.path,

@@ -9,6 +9,10 @@ SELECT dataset, partition, id, subject, relation, object, replace_name, num_edit
 FROM stg_dynamicqa_fact;
 
 -- Per (run, fact, condition) scores of dynamic runs, with the fact's covariates.
+-- columns:
+--   n_samples: answers sampled for the condition's prompt
+--   n_clusters: semantic clusters (answers of one meaning) among the sampled answers
+--   greedy_answer: the greedy answer to the condition's prompt
 CREATE OR REPLACE VIEW v_dynamicqa_score AS
 SELECT run_id, model,
        dataset, partition, id, subject, relation, object, replace_name,

@@ -3,6 +3,8 @@
 --   * unset:   every finished persuasion run (status = 'done');
 --   * chosen:  SET VARIABLE run_ids = [3, 4];   (what `ctxprior analyze --run 3 --run 4` does)
 -- so `ctxprior sql --file src/ctxprior/queries/relevance.sql` works as is.
+-- columns:
+--   seed: random seed of the run
 CREATE OR REPLACE VIEW analysis_runs AS
 SELECT run_id, model, sample_id, seed
 FROM stg_run
@@ -10,6 +12,12 @@ WHERE CASE WHEN getvariable('run_ids') IS NULL THEN status = 'done' AND kind = '
            ELSE list_contains(getvariable('run_ids'), run_id) END;
 
 -- Fig. 5 per model: share of relations significant and mean effect size per analysis.
+-- columns:
+--   n_tests: tests that ran (per relation; the all-relations rows left out)
+--   n_skipped: tests that did not run (skip_reason says why)
+--   n_significant: tests significant after the Benjamini-Hochberg correction
+--   share_significant: share of the tests that ran that are significant
+--   mean_effect_size: mean effect size of the tests that ran (Cohen's d, d_z or Spearman rho, by test)
 CREATE OR REPLACE VIEW v_analysis_summary AS
 SELECT a.run_id, a.model, a.analysis, a.query_type, a.test,
        count(*) FILTER (WHERE a.skip_reason IS NULL)            AS n_tests,
@@ -27,6 +35,10 @@ GROUP BY ALL;
 -- shard_size, which only changes how the work is split), and the sample's dataset, design,
 -- sizes, context types and parameters (sample.params_json without seed). Runs with the same key
 -- and different sample seeds are seed replicates.
+-- columns:
+--   replicate_key: everything two runs must share to be seed replicates (model, revision, dtype,
+--     quantization, estimator and options, dataset, sampling parameters but the seed), as JSON
+--   seed: the sample's seed
 CREATE OR REPLACE VIEW v_run_replicate AS
 SELECT r.run_id, r.kind, r.status, r.model, r.sample_id, r.dataset_id, r.seed,
        to_json(struct_pack(
@@ -43,6 +55,14 @@ FROM stg_run_sample r;
 -- same key and the same sample seed only one counts (they are the same measurement, not a
 -- replicate): the latest finished one (highest run_id among status 'done', else the highest).
 -- group_run_id = the group's first counted run.
+-- columns:
+--   replicate_key: everything two runs must share to be seed replicates (model, revision, dtype,
+--     quantization, estimator and options, dataset, sampling parameters but the seed), as JSON
+--   seed: the sample's seed
+--   counted: false when another run of the group has the same seed (the latest finished one counts)
+--   grp: replicate group number (within the analyzed runs)
+--   group_run_id: the group's first counted run; its reliability rows carry this run_id
+--   reason: why a run does not count, when it does not
 CREATE OR REPLACE VIEW analysis_replicates AS
 WITH k AS (
     SELECT v.*, first_value(v.run_id) OVER (PARTITION BY v.replicate_key, v.seed
