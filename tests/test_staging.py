@@ -11,7 +11,10 @@ from ctxprior.sqlfiles import body, ident, literal
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
 STAGING = [
+    "stg_analysis_result",
     "stg_context",
+    "stg_cooccurrence_shard",
+    "stg_covariate",
     "stg_dynamicqa_fact",
     "stg_dynamicqa_score",
     "stg_fact",
@@ -24,11 +27,17 @@ STAGING = [
     "stg_persuasion_cell",
     "stg_persuasion_context",
     "stg_persuasion_generation",
+    "stg_persuasion_kappa",
     "stg_persuasion_text",
     "stg_persuasion_type",
     "stg_query_form",
+    "stg_reliance",
+    "stg_run",
+    "stg_run_sample",
+    "stg_sample_fact",
     "stg_susceptibility",
     "stg_susceptibility_cell",
+    "stg_susceptibility_layer",
     "stg_susceptibility_type",
 ]
 
@@ -128,6 +137,37 @@ def test_analyses_read_staging_not_base_tables():
     for f in files:
         base = _tables_read(f.read_text()) & set(metadata.tables)
         assert not base, f"queries/{f.name} reads the base table(s) {sorted(base)}: read a stg_* view instead"
+
+
+def _view_bodies() -> list[tuple[str, str, str]]:
+    """(file, view, its SELECT) of every CREATE VIEW in schema/views/*.sql."""
+    import re
+
+    from ctxprior.schema.declared import view_scripts
+    from ctxprior.sqlfiles import split_statements
+
+    out = []
+    for name, text in view_scripts():
+        for stmt in split_statements(text):
+            m = re.match(r"\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\s+(.*)", body(stmt), re.S | re.I)
+            assert m, f"views/{name}: a statement that is not CREATE OR REPLACE VIEW: {stmt[:60]!r}"
+            out.append((name, m.group(1), m.group(2)))
+    return out
+
+
+def test_readable_views_read_staging_not_base_tables():
+    """Every view of schema/views/ outside 05_staging.sql (the v_* views, analysis_runs,
+    analysis_replicates) reads stg_* views or other views, never a table: its join chain is a
+    ``stg_*`` view of 05_staging.sql, which holds only stg_* views. Nothing is allowed through."""
+    from ctxprior.schema.base import metadata
+
+    views = _view_bodies()
+    readable = [(f, v, sql) for f, v, sql in views if f != "05_staging.sql"]
+    assert {v for f, v, _ in views if f == "05_staging.sql"} == set(STAGING)
+    assert len(readable) >= 19 and not [v for _, v, _ in readable if v.startswith("stg_")]
+    for f, v, sql in readable:
+        base = _tables_read(sql) & set(metadata.tables)
+        assert not base, f"views/{f}: {v} reads the base table(s) {sorted(base)}: read a stg_* view instead"
 
 
 def test_ident_and_literal_quote():

@@ -1,13 +1,15 @@
 """The dataset card (README.md of a published dataset), generated from the warehouse.
 
 Column meanings come from the SQLAlchemy ``Column.comment``s in ``ctxprior.schema.base.metadata``
-(tables) and from ``VIEW_COLUMN_MEANINGS`` / ``COMMON_COLUMN_MEANINGS`` below (views); a column
-without either falls back to the comment of a same-named table column, then to its foreign key.
+(tables) and from the view files, each view's beside its SQL (the ``-- columns:`` block above its
+CREATE VIEW and the ``-- shared columns:`` block of views/05_staging.sql: ``view_meanings``); a
+view column neither explains means what it means in the view or table it reads it from.
 The card holds no timestamp of its own, so an unchanged warehouse gives an unchanged card.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -15,99 +17,10 @@ import yaml
 
 from ..measures import RELIANCE_MEASURES
 from ..schema.base import metadata
+from ..schema.declared import view_meanings
 from ..schema.store import Store
 from ..sqlfiles import body, ident, literal, read_sql
 from ..version import __version__
-
-_REPLICATE = {
-    "replicate_key": "everything two runs must share to be seed replicates (model, revision, dtype, quantization, estimator and options, dataset, sampling parameters but the seed), as JSON",
-    "seed": "the sample's seed",
-}
-
-# Meanings of view columns, per view. Columns shared by many views are in COMMON_COLUMN_MEANINGS;
-# a column a view passes through from a table has that column's comment (the stored measures':
-# ctxprior/measures.py, which also gives v_reliance_rates' means).
-VIEW_COLUMN_MEANINGS: dict[str, dict[str, str]] = {
-    "v_entity": {
-        "relation_uri": "relation id as in the source file (relation.name)",
-        "position": "index of the fact in the source lists; a fake entity shares it with the real entity whose answer it borrows",
-    },
-    "v_context": {
-        "entity": "entity the context mentions (NULL for fixed texts)",
-        "entity_kind": "real | fake, of the entity the context mentions",
-        "answer": "answer the context states",
-        "context": "the context text, prepended to the query",
-        "ordinal": "position in the relation's context list of the sample",
-        "entity_id": "entity the context mentions (see config `entity`)",
-        "answer_id": "answer the context states (see config `answer`)",
-    },
-    "v_sample_entity": {
-        "ordinal": "order of the entity within its relation in the sample",
-    },
-    "v_persuasion": {
-        "context": "the context text c, prepended to the query",
-        "is_relevant": "true when the context mentions the queried entity (decided by the context's stored entity id, not by substring search)",
-        "context_answer": "answer the context states",
-    },
-    "v_kappa": {
-        "kappa": "entity-independent persuasion kappa(c, q) = mean over the sample's queried facts of psi(c, q(e)) (Du et al. 2024, App. B), nats",
-        "n_facts": "number of (fact) scores averaged into kappa",
-        "context": "the context text c",
-    },
-    "v_gamma": {
-        "gamma": "gamma(q) = mean over contexts of kappa(c, q) = I(A; C | q(E)) (Du et al. 2024, App. B), nats",
-        "n_contexts": "number of contexts averaged into gamma",
-    },
-    "v_run_replicate": _REPLICATE,
-    "analysis_replicates": {
-        **_REPLICATE,
-        "counted": "false when another run of the group has the same seed (the latest finished one counts)",
-        "grp": "replicate group number (within the analyzed runs)",
-        "group_run_id": "the group's first counted run; its reliability rows carry this run_id",
-        "reason": "why a run does not count, when it does not",
-    },
-    "v_reliance": {
-        "context": "the context text c, prepended to the query",
-        "context_answer": "answer the context states",
-        "is_relevant": "true when the context mentions the queried entity (by the context's stored entity id) and its dataset does not type it irrelevant",
-        "ccu": "CUB's continuous context utilisation: scaled_difference for a relevant context, scaled_difference_memory for an irrelevant one (Hagstrom et al. 2025, App. C)",
-        "ccu_answer_set": "ctxprior's variant of ccu over the query's candidate answers (scaled_difference_answer_set or scaled_difference_memory_answer_set); NULL under first-token",
-        "generation_label": "the label of the prompt's greedy generation in table generation (ORIGINAL / CONTEXT / OTHER / UNDECIDED), where the run stored generations",
-        "conflict": "the context's answer differs from the fact's (case-insensitively, by name; false when either is missing)",
-    },
-    "v_reliance_rates": {
-        "scope": "relation: per relation and query form; all relations: over every relation of the query type (relation and query_form NULL)",
-        "n": "contexts x facts in the group",
-        "n_conflict": "of them, knowledge conflicts (the context's answer differs from the fact's)",
-        "n_collision": "of them, pairs whose gold and context answer the estimator reads as one (a shared first token)",
-        "n_full_answer": "of them, forced choices decided from the two full answers (collisions with the shared answer on top)",
-        "outcome_rule": "the rule(s) that labelled the group's generations: recall (CK-PLUG's get_score, the default), exact (Longpre et al.'s exact match), prefix; argmax / full-answer: rows written before schema v4, whose outcome is the forced choice",
-        "n_undecided": "of them, rows whose generation gives both answers (outcome NULL), left out of every rate",
-        "n_unlabelled": "of them, rows without a generation (--outcome-rule none), left out of every rate",
-        "conr": "ConR: share of conflicts whose greedy generation gives the context's answer (outcome CONTEXT)",
-        "memr": "MemR: share of conflicts whose greedy generation gives the fact's answer (outcome ORIGINAL)",
-        "other_rate": "share of conflicts whose greedy generation gives neither (outcome OTHER)",
-        "memorization_ratio": "ORIGINAL / (ORIGINAL + CONTEXT) over conflicts (Longpre et al. 2021); NULL when undefined",
-        "accuracy": "share of every context whose greedy generation gives the fact's answer",
-        "choice_conr": "ctxprior's forced choice: share of conflicts whose choice is the context's answer (argmax, or full answers on a collision)",
-        "choice_memr": "ctxprior's forced choice: share of conflicts whose choice is the fact's answer",
-        "choice_accuracy": "ctxprior's forced choice: share of every context whose choice is the fact's answer",
-        "context_preference": "ClashEval: of the contexts whose answer differs from the model's own no-context answer, the share whose with-context argmax is the context's answer",
-        "mean_persuasion": "mean psi over the group, nats",
-        **{f"mean_{m.name}": m.mean for m in RELIANCE_MEASURES if m.mean},
-        "bcu": "CUB's binary context utilisation: a relevant context's share answered with the answer it promotes, an irrelevant one's share keeping the no-context answer",
-        "mean_ccu": "mean CUB CCU over the group",
-        "mean_ccu_answer_set": "mean of ctxprior's candidate-set ccu_answer_set over the group (not CUB's)",
-    },
-    "v_memorization": {
-        "n_original": "greedy generations labelled ORIGINAL (give the fact's true answer by the run's rule; 'yes' for closed queries)",
-        "n_context": "greedy generations labelled CONTEXT (give the answer the context states; 'no' for closed queries)",
-        "n_other": "greedy generations labelled OTHER",
-        "memorization_ratio": "n_original / (n_original + n_context) over knowledge conflicts (contexts stating another answer than the fact's); NULL when the denominator is 0 (Longpre et al. 2021; Du et al. 2024, App. D)",
-        "n_agreeing": "greedy generations after contexts that state the fact's own answer (or none), left out of memorization_ratio",
-        "memorization_ratio_all": "the same ratio over every context, conflicting or not (the authors' code)",
-    },
-}
 
 # Meanings of table columns that have no `comment=` in the schema (core columns written before
 # comments were required). A comment in the schema always wins over this.
@@ -184,35 +97,6 @@ GENERIC_COLUMN_MEANINGS: dict[str, str] = {
     "finished_at": "finish time (UTC)",
 }
 
-# Columns shared by many views (views only: a table column's meaning is its comment).
-COMMON_COLUMN_MEANINGS: dict[str, str] = {
-    "run_id": "scoring run that produced the row (see config `run`)",
-    "model": "model id / alias / path as given to the run",
-    "dataset": "dataset name (dataset.name)",
-    "relation": "relation short name, e.g. about, reverse-founder (relation.short_name)",
-    "query_form": "query form name: open_0, open_1, closed_0, closed_1, ...",
-    "query_type": "open | closed",
-    "entity": "queried entity name",
-    "entity_kind": "real | fake (fake entities were generated and borrow a real entity's answer)",
-    "entity_class": "class of the entity, e.g. from YAGO",
-    "answer": "the fact's answer (the queried entity's true answer; a fake entity borrows it)",
-    "entity_uri": "entity URI in the source knowledge graph",
-    "answer_uri": "answer URI in the source knowledge graph",
-    "context": "context text",
-    "context_type": "base | assertive | negation | ... (template family of the context)",
-    "seed": "sampling seed of the sample",
-    "relation_id": "id of a `relation` row (see config `relation`)",
-    "entity_id": "id of an `entity` row (see config `entity`)",
-    "answer_id": "id of an `answer` row (see config `answer`)",
-    "fact_id": "id of a `fact` row: an (entity, answer) pair of a relation (see config `fact`)",
-    "n_contexts": "number of contexts in the mixture p(A|q(e))",
-    "persuasion": "psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the sample's contexts",
-    "susceptibility": "chi(q(e)) = I(C; A | q(e)) = mean over contexts of psi(c, q(e)), nats",
-    "label": "optional fact label, e.g. friend | enemy",
-    "category": "optional fact category",
-    "ordinal": "order within its parent",
-}
-
 CITATION_DU2024 = """@inproceedings{du2024context,
   title     = {Context versus Prior Knowledge in Language Models},
   author    = {Du, Kevin and Sn{\\ae}bjarnarson, V{\\'e}steinn and Stoehr, Niklas and White, Jennifer C. and Schein, Aaron and Cotterell, Ryan},
@@ -254,64 +138,69 @@ Scores follow Du et al. (2024), *Context versus Prior Knowledge in Language Mode
 # -- column meanings ----------------------------------------------------------------------------
 
 
-def _pk_meaning(column: str) -> str | None:
-    """'x_id' that is the single-column primary key of table x -> 'id of a `x` row'."""
+@functools.cache
+def _pk_tables() -> dict[str, str]:
+    """'x_id' -> table x, for every table whose primary key is that one ``*_id`` column."""
+    out: dict[str, str] = {}
     for t in metadata.sorted_tables:
         pk = [c.name for c in t.primary_key.columns]
-        if pk == [column] and column.endswith("_id"):
-            return f"id of a `{t.name}` row (see config `{t.name}`)"
-    return None
-
-
-def _view_sources() -> dict[str, list[str]]:
-    """view -> tables its SQL mentions, directly or through the staging views (``stg_*``) it reads
-    (from the view files, in file order)."""
-    from ..schema.store import view_scripts
-
-    out: dict[str, list[str]] = {}
-    names = [t.name for t in metadata.sorted_tables]
-    for _, text in view_scripts():
-        for m in re.finditer(
-            r"CREATE\s+OR\s+REPLACE\s+VIEW\s+\"?(\w+)\"?\s+AS(.*?)(?=CREATE\s+OR\s+REPLACE\s+VIEW|\Z)",
-            text,
-            re.S | re.I,
-        ):
-            body = m.group(2)
-            out[m.group(1)] = [n for n in names if re.search(rf"\b{re.escape(n)}\b", body)]
-            for stg in re.findall(r"\bstg_\w+\b", body):  # a staging view's tables count as the view's
-                have = {*out[m.group(1)], *out.get(stg, [])}
-                out[m.group(1)] = [n for n in names if n in have]
+        if len(pk) == 1 and pk[0].endswith("_id"):
+            out.setdefault(pk[0], t.name)
     return out
+
+
+def _pk_meaning(column: str) -> str | None:
+    """'x_id' that is the single-column primary key of table x -> 'id of a `x` row'."""
+    t = _pk_tables().get(column)
+    return f"id of a `{t}` row (see config `{t}`)" if t else None
+
+
+def _mean_meanings() -> dict[str, str]:
+    """mean_<measure> -> the card's text for a stored measure's mean (ctxprior/measures.py)."""
+    return {f"mean_{m.name}": m.mean for m in RELIANCE_MEASURES if m.mean}
 
 
 def column_meaning(table: str, column: str, kind: str = "table") -> str:
     """Meaning of ``table.column`` for the card; '' when nothing is known."""
     t = metadata.tables.get(table)
-    if t is not None and column in t.columns:
-        c = t.columns[column]
-        if c.comment:
-            return c.comment
-        if column in TABLE_COLUMN_MEANINGS.get(table, {}):
-            return TABLE_COLUMN_MEANINGS[table][column]
-        if c.primary_key and len(t.primary_key.columns) == 1 and column.endswith("_id"):
-            return f"id of the {table} row (assigned by ctxprior, stable)"
-        for fk in c.foreign_keys:
-            target = fk.target_fullname.split(".")[0]
-            return f"references {fk.target_fullname} (see config `{target}`)"
+    if t is None:
+        return _view_column_meaning(table, column, set())
+    if column not in t.columns:
         return GENERIC_COLUMN_MEANINGS.get(column, "")
-    if column in VIEW_COLUMN_MEANINGS.get(table, {}):
-        return VIEW_COLUMN_MEANINGS[table][column]
-    if column in COMMON_COLUMN_MEANINGS:
-        return COMMON_COLUMN_MEANINGS[column]
+    c = t.columns[column]
+    if c.comment:
+        return c.comment
+    if column in TABLE_COLUMN_MEANINGS.get(table, {}):
+        return TABLE_COLUMN_MEANINGS[table][column]
+    if c.primary_key and len(t.primary_key.columns) == 1 and column.endswith("_id"):
+        return f"id of the {table} row (assigned by ctxprior, stable)"
+    for fk in c.foreign_keys:
+        target = fk.target_fullname.split(".")[0]
+        return f"references {fk.target_fullname} (see config `{target}`)"
+    return GENERIC_COLUMN_MEANINGS.get(column, "")
+
+
+def _view_column_meaning(view: str, column: str, seen: set[str]) -> str:
+    """A view column's meaning: its view's ``-- columns:`` block, the shared block, a stored
+    measure's mean, the primary key it names, then what it means in the views and tables the view
+    reads (in their order in its SQL; a foreign key's bare reference does not count)."""
+    vm = view_meanings()
+    for source in (vm.views.get(view, {}), vm.shared, _mean_meanings()):
+        if column in source:
+            return source[column]
     pk = _pk_meaning(column)
     if pk:
         return pk
-    # a column passed through from a table the view reads: that table's meaning
-    for src in _view_sources().get(table, []):
-        if column in metadata.tables[src].columns:
-            meaning = column_meaning(src, column)
-            if meaning and not meaning.startswith("references "):
-                return meaning
+    seen.add(view)
+    for src in vm.reads.get(view, []):
+        if src in seen:
+            continue
+        if src in metadata.tables:
+            meaning = column_meaning(src, column) if column in metadata.tables[src].columns else ""
+        else:
+            meaning = _view_column_meaning(src, column, seen)
+        if meaning and not meaning.startswith("references "):
+            return meaning
     return GENERIC_COLUMN_MEANINGS.get(column, "")
 
 

@@ -1,10 +1,15 @@
 """What the package declares its warehouse to be: the SQLAlchemy tables (``base.metadata``) as
-DuckDB DDL, and the view files (``views/*.sql``) with their digest. ``store`` creates them, and
-``trust`` tells the package's own objects of a file from the others by building them."""
+DuckDB DDL, and the view files (``views/*.sql``) with their digest and their column meanings.
+``store`` creates them, ``trust`` tells the package's own objects of a file from the others by
+building them, and the dataset card reads the meanings (``view_meanings``)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
+import re
+from dataclasses import dataclass
 from importlib import resources
 
 from sqlalchemy.schema import CreateTable
@@ -49,3 +54,101 @@ def views_digest() -> str:
     for name, text in view_scripts():
         h.update(f"{name}\0{text}\0".encode())
     return h.hexdigest()
+
+
+# -- column meanings: the `-- columns:` block of the comment directly above each view ------------
+
+_CREATE = re.compile(r"CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\b", re.I)
+_ENTRY = re.compile(r"--\s{2,3}([a-z_][a-z0-9_]*):\s+(\S.*)")
+_MORE = re.compile(r"--\s{4,}(\S.*)")
+
+
+@dataclass(frozen=True)
+class ViewMeanings:
+    """Column meanings declared in the view files: ``views`` (view -> column -> meaning, from the
+    ``-- columns:`` block directly above its CREATE), ``shared`` (the ``-- shared columns:``
+    block: a column that means the same in every view), ``reads`` (view -> the tables and views
+    its SELECT reads, from DuckDB's parse tree)."""
+
+    views: dict[str, dict[str, str]]
+    shared: dict[str, str]
+    reads: dict[str, list[str]]
+
+
+def parse_meanings(name: str, text: str) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """(view -> column -> meaning, shared meanings) of one view file. In a comment block, a line
+    ``-- columns:`` (or ``-- shared columns:``) starts the meanings: each ``--   column: text``
+    line (two or three spaces) is one, and a line indented four or more spaces continues it; any
+    other line up to the block's end is an error, as is a ``-- columns:`` block not directly above
+    a CREATE VIEW."""
+    views: dict[str, dict[str, str]] = {}
+    shared: dict[str, str] = {}
+    block: dict[str, str] | None = None  # the meanings of the comment block being read
+    kind, last = "", ""
+    for n, line in enumerate(text.splitlines(), 1):
+        where = f"views/{name}:{n}"
+        s = line.rstrip()
+        if s in ("-- columns:", "-- shared columns:"):
+            block, kind, last = {}, s, ""
+        elif block is not None and s.startswith("--"):
+            if m := _ENTRY.fullmatch(s):
+                last = m.group(1)
+                if last in block:
+                    raise ValueError(f"{where}: column {last} has two meanings")
+                block[last] = m.group(2)
+            elif (m := _MORE.fullmatch(s)) and last:
+                block[last] += " " + m.group(1)
+            else:
+                raise ValueError(f"{where}: not a '--   column: meaning' line: {s!r}")
+        elif block is not None:
+            if kind == "-- shared columns:" and not s:
+                shared.update(block)
+            elif (m := _CREATE.match(s)) and kind == "-- columns:":
+                views[m.group(1)] = block
+            else:
+                raise ValueError(
+                    f"{where}: a {kind!r} block ends here; put it directly above its CREATE VIEW"
+                )
+            block = None
+    return views, shared
+
+
+def _reads(con, select: str) -> list[str]:
+    """The names in FROM / JOIN of ``select`` (CTEs included), from DuckDB's parse tree."""
+    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
+    names: list[str] = []
+
+    def walk(x) -> None:
+        if isinstance(x, dict):
+            if x.get("type") == "BASE_TABLE" and "table_name" in x and x["table_name"] not in names:
+                names.append(x["table_name"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(tree)
+    return names
+
+
+@functools.cache
+def view_meanings() -> ViewMeanings:
+    """The column meanings and read graph of every view file (parsed once per process)."""
+    import duckdb
+
+    from ..sqlfiles import split_statements
+
+    con = duckdb.connect()
+    views: dict[str, dict[str, str]] = {}
+    shared: dict[str, str] = {}
+    reads: dict[str, list[str]] = {}
+    for name, text in view_scripts():
+        v, s = parse_meanings(name, text)
+        views.update(v)
+        shared.update(s)
+        for stmt in split_statements(text):
+            if m := _CREATE.search(stmt):
+                reads[m.group(1)] = _reads(con, stmt[m.end() :])
+    con.close()
+    return ViewMeanings(views, shared, reads)

@@ -9,6 +9,37 @@
 -- may change with the code that reads them. in_case_study: the fact belongs to a case-study
 -- dataset (friend_enemy, gender), which the general analyses leave out.
 
+-- Column meanings (the dataset card reads them; tests/test_view_meanings.py checks them): the
+-- `-- columns:` block directly above a view gives its own; a column a view does not explain
+-- means what the block below says, else what it means in the view or table it reads from.
+-- shared columns:
+--   run_id: scoring run that produced the row (see config `run`)
+--   model: model id / alias / path as given to the run
+--   dataset: dataset name (dataset.name)
+--   relation: relation short name, e.g. about, reverse-founder (relation.short_name)
+--   query_form: query form name: open_0, open_1, closed_0, closed_1, ...
+--   query_type: open | closed
+--   entity: queried entity name
+--   entity_kind: real | fake (fake entities were generated and borrow a real entity's answer)
+--   entity_class: class of the entity, e.g. from YAGO
+--   answer: the fact's answer (the queried entity's true answer; a fake entity borrows it)
+--   entity_uri: entity URI in the source knowledge graph
+--   answer_uri: answer URI in the source knowledge graph
+--   context: context text
+--   context_type: base | assertive | negation | ... (template family of the context)
+--   seed: sampling seed of the sample
+--   relation_id: id of a `relation` row (see config `relation`)
+--   entity_id: id of an `entity` row (see config `entity`)
+--   answer_id: id of an `answer` row (see config `answer`)
+--   fact_id: id of a `fact` row: an (entity, answer) pair of a relation (see config `fact`)
+--   n_contexts: number of contexts in the mixture p(A|q(e))
+--   persuasion: psi(c, q(e)) = KL(p(A|c,q(e)) || p(A|q(e))) in nats, p(A|q(e)) the mixture over the
+--     sample's contexts
+--   susceptibility: chi(q(e)) = I(C; A | q(e)) = mean over contexts of psi(c, q(e)), nats
+--   label: optional fact label, e.g. friend | enemy
+--   category: optional fact category
+--   ordinal: order within its parent
+
 -- One row per fact: its relation, dataset, entity and answer (NULL when the dataset has none).
 CREATE OR REPLACE VIEW stg_fact AS
 SELECT f.fact_id, f.relation_id, f.entity_id, f.answer_id, r.dataset_id,
@@ -135,6 +166,11 @@ LEFT JOIN answer ca ON ca.answer_id = c.answer_id
 LEFT JOIN answer fa ON fa.answer_id = f.answer_id;
 
 -- One row per DynamicQA fact (key: dataset, partition, id), in the source's terms.
+-- columns:
+--   id: the fact's `id` in the DynamicQA CSV (PopQA id for static/temporal); unique per partition
+--   subject: the fact's subject (the queried entity)
+--   object: the fact's object (its gold answer)
+--   replace_name: the counter-memory substitute object (disputable: the competing value)
 CREATE OR REPLACE VIEW stg_dynamicqa_fact AS
 SELECT d.name                AS dataset,
        df.partition,
@@ -379,3 +415,79 @@ SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.persuasion, q.query
 FROM persuasion p
 JOIN query_form q USING (query_form_id)
 JOIN context c ON c.context_id = p.context_id;
+
+-- The readable views' own join chains (the v_* views of schema/views/*.sql read only stg_* views
+-- and other views; tests/test_staging.py checks it). Each is the chain its view wrote before, join
+-- for join, so the views' plans, rows and means are the same.
+
+-- One row per queried fact of a sample, with the fact's labels (v_sample_entity).
+CREATE OR REPLACE VIEW stg_sample_fact AS
+SELECT sf.sample_id, sf.ordinal,
+       v.dataset, v.relation, v.entity, v.entity_kind, v.entity_class, v.answer,
+       v.fact_id, v.relation_id, v.entity_id, v.answer_id
+FROM sample_fact sf
+JOIN stg_fact v USING (fact_id);
+
+-- One row per persuasion score ψ(c, q(e)) with the fact's relation, the query form and the
+-- context: the rows v_kappa averages per (run, relation, query form, context).
+CREATE OR REPLACE VIEW stg_persuasion_kappa AS
+SELECT p.run_id, p.query_form_id, p.fact_id, p.context_id, p.relation_id, p.persuasion,
+       r.short_name    AS relation,
+       q.name          AS query_form,
+       q.query_type,
+       c.context_type,
+       c.text          AS context
+FROM (SELECT pp.*, f.relation_id FROM persuasion pp JOIN fact f USING (fact_id)) p
+JOIN relation r ON r.relation_id = p.relation_id
+JOIN query_form q ON q.query_form_id = p.query_form_id
+JOIN context c ON c.context_id = p.context_id;
+
+-- One row per reliance row: every column of table reliance, whose measures are declared once
+-- (ctxprior/measures.py; v_reliance names each as r.<name>), so a new measure needs no line here.
+CREATE OR REPLACE VIEW stg_reliance AS
+SELECT * FROM reliance;
+
+-- One row per (run, query form, fact, layer) of a per-layer run (`score --per-layer`).
+CREATE OR REPLACE VIEW stg_susceptibility_layer AS
+SELECT run_id, query_form_id, fact_id, layer, susceptibility, mixture_entropy, mean_conditional_entropy
+FROM susceptibility_layer;
+
+-- One row per covariate of the catalog, with its dataset's name (NULL: every dataset).
+CREATE OR REPLACE VIEW stg_covariate AS
+SELECT c.covariate_id, c.dataset_id, c.name, c.kind,
+       d.name          AS dataset,
+       c.view_name, c.key_columns, c.value_columns, c.status, c.n_rows, c.n_matched,
+       c.source_path, c.source_sha256, c.description, c.params_json, c.data_table,
+       c.added_at, c.updated_at
+FROM covariate c
+LEFT JOIN dataset d USING (dataset_id);
+
+-- One row per counted corpus shard of a co-occurrence covariate, with the covariate's name.
+CREATE OR REPLACE VIEW stg_cooccurrence_shard AS
+SELECT s.covariate_id, s.shard_id,
+       c.name          AS covariate,
+       s.path, s.size_bytes, s.n_lines, s.n_documents, s.n_words, s.n_bad_json, s.n_missing_text,
+       s.bad_examples, s.seconds, s.worker, s.finished_at, s.sha256
+FROM cooccurrence_shard s
+JOIN covariate c USING (covariate_id);
+
+-- One row per run (seed: the run's own seed), for analysis_runs.
+CREATE OR REPLACE VIEW stg_run AS
+SELECT run_id, kind, status, model, sample_id, seed
+FROM run;
+
+-- One row per run with what makes seed replicates (v_run_replicate): the run's model, precision
+-- and estimator, and its sample's dataset, design and sizes (seed: the sample's seed).
+CREATE OR REPLACE VIEW stg_run_sample AS
+SELECT r.run_id, r.kind, r.status, r.model, r.model_revision, r.dtype, r.quantization, r.estimator,
+       r.config_json, r.sample_id,
+       s.dataset_id, s.seed, s.design, s.n_entities, s.n_contexts, s.context_types, s.params_json
+FROM run r
+LEFT JOIN sample s ON s.sample_id = r.sample_id;
+
+-- One row per stored analysis result, with its run's model (v_analysis_summary).
+CREATE OR REPLACE VIEW stg_analysis_result AS
+SELECT a.run_id, r.model, a.analysis, a.relation, a.query_type, a.test,
+       a.significant, a.effect_size, a.skip_reason
+FROM analysis_result a
+JOIN run r USING (run_id);

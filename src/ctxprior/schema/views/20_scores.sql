@@ -1,6 +1,11 @@
 -- Readable score views. Relevance comes from the context's stored entity id, never from
 -- substring matching ("Paris" is inside "Paris Hilton").
 
+-- columns:
+--   context: the context text c, prepended to the query
+--   is_relevant: true when the context mentions the queried entity (decided by the context's stored
+--     entity id, not by substring search)
+--   context_answer: answer the context states
 CREATE OR REPLACE VIEW v_persuasion AS
 SELECT run_id, model, dataset, relation, query_form, query_type, entity, entity_kind, answer,
        context, context_type, is_relevant, context_answer, persuasion, entropy,
@@ -15,22 +20,28 @@ FROM stg_susceptibility;
 
 -- Entity-independent persuasion kappa(c, q) = sum_e p(q(e)|c) psi(c, q(e)) (App. B), uniform
 -- weights over the sample's queried facts: a mean over facts.
+-- columns:
+--   kappa: entity-independent persuasion kappa(c, q) = mean over the sample's queried facts of
+--     psi(c, q(e)) (Du et al. 2024, App. B), nats
+--   n_facts: number of (fact) scores averaged into kappa
+--   context: the context text c
 CREATE OR REPLACE VIEW v_kappa AS
-SELECT p.run_id, p.relation_id, p.query_form_id, p.context_id,
-       any_value(r.short_name) AS relation,
-       any_value(q.name)       AS query_form,
-       any_value(q.query_type) AS query_type,
-       any_value(c.context_type) AS context_type,
-       any_value(c.text)       AS context,
-       avg(p.persuasion)       AS kappa,
+SELECT run_id, relation_id, query_form_id, context_id,
+       any_value(relation)     AS relation,
+       any_value(query_form)   AS query_form,
+       any_value(query_type)   AS query_type,
+       any_value(context_type) AS context_type,
+       any_value(context)      AS context,
+       avg(persuasion)         AS kappa,
        count(*)                AS n_facts
-FROM (SELECT pp.*, f.relation_id FROM persuasion pp JOIN fact f USING (fact_id)) p
-JOIN relation r ON r.relation_id = p.relation_id
-JOIN query_form q ON q.query_form_id = p.query_form_id
-JOIN context c ON c.context_id = p.context_id
-GROUP BY p.run_id, p.relation_id, p.query_form_id, p.context_id;
+FROM stg_persuasion_kappa
+GROUP BY run_id, relation_id, query_form_id, context_id;
 
 -- gamma(q) = sum_c p(c) kappa(c, q) = I(A; C | q(E)): a mean over contexts of kappa.
+-- columns:
+--   gamma: gamma(q) = mean over contexts of kappa(c, q) = I(A; C | q(E)) (Du et al. 2024, App. B),
+--     nats
+--   n_contexts: number of contexts averaged into gamma
 CREATE OR REPLACE VIEW v_gamma AS
 SELECT run_id, relation_id, query_form_id,
        any_value(relation) AS relation, any_value(query_form) AS query_form,
@@ -46,6 +57,19 @@ GROUP BY run_id, relation_id, query_form_id;
 -- generations after contexts that state the true answer (or no answer), left out of the ratio;
 -- memorization_ratio_all: the ratio over every context (the earlier ctxprior rule, and the authors'
 -- code, which labels every sampled context).
+-- columns:
+--   n_original: greedy generations labelled ORIGINAL (give the fact's true answer by the run's
+--     rule; 'yes' for closed queries)
+--   n_context: greedy generations labelled CONTEXT (give the answer the context states; 'no' for
+--     closed queries)
+--   n_other: greedy generations labelled OTHER
+--   memorization_ratio: n_original / (n_original + n_context) over knowledge conflicts (contexts
+--     stating another answer than the fact's); NULL when the denominator is 0 (Longpre et al. 2021;
+--     Du et al. 2024, App. D)
+--   n_agreeing: greedy generations after contexts that state the fact's own answer (or none), left
+--     out of memorization_ratio
+--   memorization_ratio_all: the same ratio over every context, conflicting or not (the authors'
+--     code)
 CREATE OR REPLACE VIEW v_memorization AS
 WITH g AS (
     SELECT run_id, query_form_id, fact_id, label, conflict FROM stg_generation

@@ -11,6 +11,19 @@
 -- shift, jsd, confidence_gain(_vocab), scaled_difference(_memory) and ccu are the sources' (over the
 -- vocabulary at the first answer token, whatever the estimator; schema v4); the *_answer_set
 -- columns are ctxprior's variants over the candidate answers (NULL under first-token).
+-- columns:
+--   context: the context text c, prepended to the query
+--   context_answer: answer the context states
+--   is_relevant: true when the context mentions the queried entity (by the context's stored entity
+--     id) and its dataset does not type it irrelevant
+--   ccu: CUB's continuous context utilisation: scaled_difference for a relevant context,
+--     scaled_difference_memory for an irrelevant one (Hagstrom et al. 2025, App. C)
+--   ccu_answer_set: ctxprior's variant of ccu over the query's candidate answers
+--     (scaled_difference_answer_set or scaled_difference_memory_answer_set); NULL under first-token
+--   generation_label: the label of the prompt's greedy generation in table generation (ORIGINAL /
+--     CONTEXT / OTHER / UNDECIDED), where the run stored generations
+--   conflict: the context's answer differs from the fact's (case-insensitively, by name; false when
+--     either is missing)
 CREATE OR REPLACE VIEW v_reliance AS
 SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.query_type,
        p.entity, p.entity_kind, p.answer,
@@ -31,7 +44,7 @@ SELECT p.run_id, p.model, p.estimator, p.dataset, p.relation, p.query_form, p.qu
        p.entropy,
        p.query_form_id, p.fact_id, p.context_id, p.relation_id, p.entity_id, p.sample_id
 FROM stg_persuasion p
-JOIN reliance r ON r.run_id = p.run_id AND r.query_form_id = p.query_form_id
+JOIN stg_reliance r ON r.run_id = p.run_id AND r.query_form_id = p.query_form_id
                AND r.fact_id = p.fact_id AND r.context_id = p.context_id
 LEFT JOIN stg_generation g ON g.run_id = p.run_id AND g.query_form_id = p.query_form_id
                AND g.fact_id = p.fact_id AND g.context_id = p.context_id;
@@ -55,6 +68,41 @@ LEFT JOIN stg_generation g ON g.run_id = p.run_id AND g.query_form_id = p.query_
 -- one, n_collision). context_preference = ClashEval's: of the contexts whose answer differs from
 -- the model's own no-context answer, the share whose argmax is the context's answer; it and
 -- keeps_prior compare the estimator's answers (on a collided row, the shared first token).
+-- columns:
+--   scope: relation: per relation and query form; all relations: over every relation of the query
+--     type (relation and query_form NULL)
+--   n: contexts x facts in the group
+--   n_conflict: of them, knowledge conflicts (the context's answer differs from the fact's)
+--   n_collision: of them, pairs whose gold and context answer the estimator reads as one (a shared
+--     first token)
+--   n_full_answer: of them, forced choices decided from the two full answers (collisions with the
+--     shared answer on top)
+--   outcome_rule: the rule(s) that labelled the group's generations: recall (CK-PLUG's get_score,
+--     the default), exact (Longpre et al.'s exact match), prefix; argmax / full-answer: rows
+--     written before schema v4, whose outcome is the forced choice
+--   n_undecided: of them, rows whose generation gives both answers (outcome NULL), left out of
+--     every rate
+--   n_unlabelled: of them, rows without a generation (--outcome-rule none), left out of every rate
+--   conr: ConR: share of conflicts whose greedy generation gives the context's answer (outcome
+--     CONTEXT)
+--   memr: MemR: share of conflicts whose greedy generation gives the fact's answer (outcome
+--     ORIGINAL)
+--   other_rate: share of conflicts whose greedy generation gives neither (outcome OTHER)
+--   memorization_ratio: ORIGINAL / (ORIGINAL + CONTEXT) over conflicts (Longpre et al. 2021); NULL
+--     when undefined
+--   accuracy: share of every context whose greedy generation gives the fact's answer
+--   choice_conr: ctxprior's forced choice: share of conflicts whose choice is the context's answer
+--     (argmax, or full answers on a collision)
+--   choice_memr: ctxprior's forced choice: share of conflicts whose choice is the fact's answer
+--   choice_accuracy: ctxprior's forced choice: share of every context whose choice is the fact's
+--     answer
+--   context_preference: ClashEval: of the contexts whose answer differs from the model's own
+--     no-context answer, the share whose with-context argmax is the context's answer
+--   mean_persuasion: mean psi over the group, nats
+--   bcu: CUB's binary context utilisation: a relevant context's share answered with the answer it
+--     promotes, an irrelevant one's share keeping the no-context answer
+--   mean_ccu: mean CUB CCU over the group
+--   mean_ccu_answer_set: mean of ctxprior's candidate-set ccu_answer_set over the group (not CUB's)
 CREATE OR REPLACE VIEW v_reliance_rates AS
 SELECT run_id, any_value(model) AS model, dataset,
        CASE WHEN grouping(relation) = 1 THEN 'all relations' ELSE 'relation' END AS scope,

@@ -5,7 +5,7 @@
 CREATE OR REPLACE VIEW v_covariate AS
 SELECT c.name,
        c.kind,
-       coalesce(d.name, '(all)') AS dataset,
+       coalesce(c.dataset, '(all)') AS dataset,
        c.view_name,
        c.key_columns,
        c.value_columns,
@@ -20,12 +20,13 @@ SELECT c.name,
        c.added_at,
        c.updated_at,
        c.covariate_id, c.dataset_id
-FROM covariate c
-LEFT JOIN dataset d USING (dataset_id);
+FROM stg_covariate c;
 
 -- One row per counted corpus shard of a co-occurrence covariate.
+-- columns:
+--   covariate: name of the co-occurrence covariate the shard was counted for
 CREATE OR REPLACE VIEW v_cooccurrence_shard AS
-SELECT c.name AS covariate,
+SELECT s.covariate,
        s.path,
        s.size_bytes,
        s.n_lines,
@@ -39,5 +40,4 @@ SELECT c.name AS covariate,
        s.finished_at,
        s.sha256,
        s.covariate_id, s.shard_id
-FROM cooccurrence_shard s
-JOIN covariate c USING (covariate_id);
+FROM stg_cooccurrence_shard s;
