@@ -292,6 +292,39 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
             np.testing.assert_allclose(ra[3:], rb[3:], atol=1e-9)
 
 
+def _drop_from_identity(store, run_id: int, field: str) -> None:
+    """Make run ``run_id`` one that predates option ``field``: its stored identity lacks it."""
+    cfg = json.loads(store.scalar("SELECT config_json FROM run WHERE run_id = ?", [run_id]))
+    del cfg["identity"]["score"][field]
+    store.execute("UPDATE run SET config_json = ? WHERE run_id = ?", [json.dumps(cfg), run_id])
+
+
+def test_a_run_that_predates_an_option_resumes_with_its_default(db_path):
+    """A stored identity without a ScoreConfig field is compared with that field's current default
+    filled in: the same options resume the run; a non-default value starts a new run."""
+    sid, lm, quiet = _demo(db_path, 2, 6), tiny(), {"progress": False, "log": lambda m: None}
+    cfg = ScoreConfig(query_types=("open",), shard_size=1, max_new_tokens=2)
+    with open_store(db_path) as store:
+        with pytest.raises(KeyboardInterrupt):
+            score_sample(
+                store,
+                sid,
+                "tiny",
+                lm=lm,
+                config=cfg,
+                executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1),
+                **quiet,
+            )
+        old = store.scalar("SELECT run_id FROM run")
+        _drop_from_identity(store, old, "prior_topk")  # a run from before --prior-topk
+        assert cfg.prior_topk == ScoreConfig().prior_topk == 10
+        other = score_sample(store, sid, "tiny", lm=lm, config=replace(cfg, prior_topk=3), **quiet)
+        assert other.run_id != old and not other.resumed  # not what the old run computed
+        again = score_sample(store, sid, "tiny", lm=lm, config=cfg, **quiet)
+        assert again.run_id == old and again.resumed and again.units_skipped == 1
+        assert store.scalar("SELECT status FROM run WHERE run_id = ?", [old]) == "done"
+
+
 def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
     sid = _demo(db_path, 2, 6)
     lm = tiny_model(bpe_tokenizer(), seed=1)

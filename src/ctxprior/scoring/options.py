@@ -352,9 +352,20 @@ class ScoreConfig:
         fields["relations"] = tuple(fields["relations"]) if fields["relations"] else None
         return cls(**fields)
 
-    def to_json_dict(self) -> dict:
+    @classmethod
+    def filled(cls, stored: dict) -> dict:
+        """A stored run's options (``to_json_dict``'s form) with every field it lacks filled in:
+        with the value that field's runs had before it existed (:data:`BEFORE_FIELD`), else with
+        the field's CURRENT default. The contract of adding a field: its default reproduces what
+        the runs stored before it did (the option's default is the old behaviour), or its
+        old value is named in ``BEFORE_FIELD``; then a run that predates the field is the same
+        run as a request with that value, and still resumes. Keys no field has are kept."""
+        return {**cls().to_json_dict(full=True), **BEFORE_FIELD, **stored}
+
+    def to_json_dict(self, full: bool = False) -> dict:
+        """The options as stored in ``run.config_json`` (``full``: every field, None included)."""
         d = asdict(self)
-        if not self.per_layer:  # runs without it keep the identity they had before the option
+        if not self.per_layer and not full:  # runs without it keep the identity they had before it
             del d["per_layer"]
         d["query_types"] = list(self.query_types)
         d["relations"] = list(self.relations) if self.relations else None
@@ -362,8 +373,14 @@ class ScoreConfig:
 
     @classmethod
     def from_json_dict(cls, d: dict) -> ScoreConfig:
-        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        d.setdefault("outcome_rule", "none")  # a run started before schema v4 labelled no outcome
+        d = {k: v for k, v in cls.filled(d).items() if k in cls.__dataclass_fields__}
         d["query_types"] = tuple(d.get("query_types") or default("query_types"))
         d["relations"] = tuple(d["relations"]) if d.get("relations") else None
         return cls(**d)
+
+
+BEFORE_FIELD: dict[str, Any] = {"outcome_rule": "none"}
+"""The fields whose default is not what runs stored before the field did: a run started before
+schema v4 labelled no outcome (``outcome_rule`` none), so it never equals a request for today's
+default rule. Every other field missing from a stored run takes its current default
+(:meth:`ScoreConfig.filled`)."""
