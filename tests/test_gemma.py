@@ -52,8 +52,8 @@ def test_alias_loads_gemma3_with_the_gguf_hash(one_torch_thread):
 def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch_thread):
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     lm = gemma()
     df = ctxprior.quick(lm, QUERY, ["France", "Velmoria"], CONTEXTS)
@@ -77,11 +77,10 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
         )
         s = score_sample(
             store,
-            sid,
-            "gemma3-270m",
+            ScoreRequest.of(
+                sample=sid, model="gemma3-270m", batch_size=8, query_types=("open",), shard_size=2
+            ),
             lm=lm,
-            batch_size=8,
-            config=ScoreConfig(query_types=("open",), shard_size=2),
             progress=False,
             log=lambda m: None,
         )

@@ -12,8 +12,8 @@ from sources_helpers import ckplug_outcome
 
 from ctxprior.schema import open_store
 from ctxprior.scoring.models import load_model
+from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.runs import score_sample
-from ctxprior.scoring.units import ScoreConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token
@@ -54,11 +54,10 @@ def test_warehouse_run_matches_naive_reference(db_path):
         )
         s = score_sample(
             store,
-            sid,
-            "smollm2-135m",
+            ScoreRequest.of(
+                sample=sid, model="smollm2-135m", batch_size=8, query_types=("open", "closed"), shard_size=2
+            ),
             lm=lm,
-            batch_size=8,
-            config=ScoreConfig(query_types=("open", "closed"), shard_size=2),
             progress=False,
             log=lambda m: None,
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..options import ID_MAX, Option, check_options, seed_option  # noqa: F401  (check_options: re-exported)
+from ..options import ID_MAX, Option, Request, check_options, seed_option  # noqa: F401  (check_options: re-exported)
 from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .outcomes import DEFAULT_RULE, OUTCOME_RULES, SOURCE_MAX_NEW_TOKENS
 from .prompts import FORMATS
@@ -384,3 +384,17 @@ BEFORE_FIELD: dict[str, Any] = {"outcome_rule": "none"}
 schema v4 labelled no outcome (``outcome_rule`` none), so it never equals a request for today's
 default rule. Every other field missing from a stored run takes its current default
 (:meth:`ScoreConfig.filled`)."""
+
+
+class ScoreRequest(Request):
+    """One scoring request (``wh.runs.score``'s checked keywords): every option of
+    :data:`SCORE_OPTIONS` by its declared name, the defaults filled in from the declarations, as
+    ``score_sample`` and ``executor_factory`` read it (``request.batch_size``, ...). ``model`` is
+    the model's name (the API passes a loaded model's id, the model object beside it)."""
+
+    DECLARED = SCORE_OPTIONS
+
+    @property
+    def config(self) -> ScoreConfig:
+        """The options that change the rows (:class:`ScoreConfig`)."""
+        return ScoreConfig.of(dict(self.values))
