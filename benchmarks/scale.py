@@ -16,7 +16,6 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -54,8 +53,8 @@ def main() -> None:
     from ctxprior.schema import open_store
     from ctxprior.scoring.executors.ray_cluster import RayExecutor, wait_actors
     from ctxprior.scoring.models import load_model
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxprior-scale-"))
     try:
@@ -76,7 +75,7 @@ def main() -> None:
             log_to_driver=False,
             logging_level="ERROR",
         )
-        config = ScoreConfig(query_types=("open",))
+        config = ScoreRequest.of(query_types=("open",))
 
         def run(name: str, workers: int | None):
             db = str(tmp / f"{name}.duckdb")
@@ -100,10 +99,8 @@ def main() -> None:
             with open_store(db, brief=True) as wh:
                 s = score_sample(
                     wh,
-                    1,
-                    tiny,
+                    config.replace(sample=1, model=tiny, shard_size=args.shard_size),
                     lm=lm,
-                    config=replace(config, shard_size=args.shard_size),
                     progress=False,
                     log=lambda m: None,
                     executor_factory=factory,

@@ -162,11 +162,12 @@ def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
     from scoring_helpers import _demo
 
     from ctxprior.schema import open_store
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
 
     sid = _demo(db_path)
     with open_store(db_path) as store:
-        s = score_sample(store, sid, lm=lm, progress=False, log=lambda m: None)
+        s = score_sample(store, ScoreRequest.of(sample=sid), lm=lm, progress=False, log=lambda m: None)
         reasons = {
             r[0] for r in store.query("SELECT prefix_reuse FROM run_unit_engine WHERE run_id = ?", [s.run_id])
         }

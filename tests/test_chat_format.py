@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import LoadedModel
+from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.prompts import PLACEHOLDER, PromptFormat, prompt_format, render_chat
 from ctxprior.scoring.runs import score_sample
 from ctxprior.scoring.units import ScoreConfig
@@ -181,18 +181,20 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
         return greedy(self, seqs, *a, **k)
 
     monkeypatch.setattr(Engine, "greedy", spy)
-    cfg = ScoreConfig(query_types=("open",), prompt_format="chat", memorization=True, max_new_tokens=2)
+    cfg = ScoreRequest.of(query_types=("open",), prompt_format="chat", memorization=True, max_new_tokens=2)
     with open_store(db_path) as store:
         s = score_sample(
-            store, sid, "tiny", lm=lm, config=replace(cfg, shard_size=1), progress=False, log=lambda m: None
+            store,
+            cfg.replace(sample=sid, model="tiny", shard_size=1),
+            lm=lm,
+            progress=False,
+            log=lambda m: None,
         )
         chat_seen = list(seen)  # the chat run's generations (the raw run below may generate too)
         r = score_sample(
             store,
-            sid,
-            "tiny",
+            ScoreRequest.of(sample=sid, model="tiny", query_types=("open",), shard_size=1),
             lm=lm,
-            config=ScoreConfig(query_types=("open",), shard_size=1),
             progress=False,
             log=lambda m: None,
         )
@@ -223,33 +225,40 @@ def test_resume_respects_the_prompt_format(db_path):
 
     sid = _demo(db_path)
     lm = tiny()
-    cfg = ScoreConfig(query_types=("open",), prompt_format="chat", shard_size=1)
+    cfg = ScoreRequest.of(query_types=("open",), prompt_format="chat", shard_size=1)
     quiet = {"progress": False, "log": lambda m: None}
     with open_store(db_path) as store:
         with pytest.raises(KeyboardInterrupt):
             score_sample(
                 store,
-                sid,
-                "tiny",
+                cfg.replace(sample=sid, model="tiny"),
                 lm=lm,
-                config=cfg,
                 **quiet,
                 executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1),
             )
         chat_run = store.scalar("SELECT max(run_id) FROM run")
         # a raw request does not continue the unfinished chat run
         raw = score_sample(
-            store, sid, "tiny", lm=lm, config=ScoreConfig(query_types=("open",), shard_size=1), **quiet
+            store,
+            ScoreRequest.of(sample=sid, model="tiny", query_types=("open",), shard_size=1),
+            lm=lm,
+            **quiet,
         )
         assert raw.run_id != chat_run and not raw.resumed
         # a tokenizer whose template renders differently cannot continue it
         other = tiny(TEMPLATE.replace("helpful", "terse"))
         before = store.query("SELECT status, units_done FROM run WHERE run_id = ?", [chat_run])
         with pytest.raises(UserError, match="renders differently"):
-            score_sample(store, None, "tiny", lm=other, resume=chat_run, progress=False, log=lambda m: None)
+            score_sample(
+                store,
+                ScoreRequest.of(model="tiny", resume=chat_run),
+                lm=other,
+                progress=False,
+                log=lambda m: None,
+            )
         assert store.query("SELECT status, units_done FROM run WHERE run_id = ?", [chat_run]) == before
         # the same chat request continues it
-        again = score_sample(store, sid, "tiny", lm=lm, config=cfg, **quiet)
+        again = score_sample(store, cfg.replace(sample=sid, model="tiny"), lm=lm, **quiet)
         assert again.run_id == chat_run and again.resumed and again.units_skipped == 1
         assert again.status == "done"
 
@@ -372,7 +381,7 @@ def test_smollm2_chat_template_and_scores(smol):
 def test_a_driver_without_the_weights_renders_with_the_tokenizer_alone(tmp_path):
     """Ray's driver holds no model (``describe_model``): the chat template comes from the tokenizer
     files alone."""
-    from ctxprior.scoring.runs.score import _Request, _resolve_prompt_format
+    from ctxprior.scoring.runs.score import _resolve_prompt_format, _Resolved
 
     lm = tiny()
     lm.model.save_pretrained(tmp_path)
@@ -380,9 +389,9 @@ def test_a_driver_without_the_weights_renders_with_the_tokenizer_alone(tmp_path)
     described = LoadedModel(
         model=None, tokenizer=None, model_id=str(tmp_path), revision=None, dtype="float32", device="cpu"
     )
-    req = _Request(1, str(tmp_path), "auto", None, ScoreConfig(prompt_format="chat"))
+    req = _Resolved(1, str(tmp_path), "auto", None, ScoreConfig(prompt_format="chat"))
     _resolve_prompt_format(req, described)
     assert req.config.prompt_template == prompt_format(lm.tokenizer, "chat").template
-    raw = _Request(1, str(tmp_path), "auto", None, ScoreConfig())
+    raw = _Resolved(1, str(tmp_path), "auto", None, ScoreConfig())
     _resolve_prompt_format(raw, described)
     assert raw.config.prompt_template is None

@@ -165,6 +165,7 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
     cleanly (no rows) and the run says why."""
     from ctxprior.schema import open_store
     from ctxprior.scoring.executors import LocalExecutor
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
 
     lm = tiny_family("llama")
@@ -176,12 +177,12 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
         return ex
 
     with open_store(db_path) as store:
-        s = score_sample(store, sid, lm=lm, executor_factory=factory, progress=False)
+        s = score_sample(store, ScoreRequest.of(sample=sid), lm=lm, executor_factory=factory, progress=False)
         assert s.status == "done"
         splits = store.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [s.run_id])
         assert splits > 0
         n_rows = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
-        ref = score_sample(store, sid, lm=lm, fresh=True, progress=False)
+        ref = score_sample(store, ScoreRequest.of(sample=sid, fresh=True), lm=lm, progress=False)
         assert n_rows == store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [ref.run_id])
         assert store.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [ref.run_id]) == 0
 
@@ -191,7 +192,12 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
             return ex
 
         bad = score_sample(
-            store, sid, lm=lm, fresh=True, executor_factory=single_row_oom, progress=False, log=lambda m: None
+            store,
+            ScoreRequest.of(sample=sid, fresh=True),
+            lm=lm,
+            executor_factory=single_row_oom,
+            progress=False,
+            log=lambda m: None,
         )
         assert bad.status == "failed" and "out of memory" in bad.errors[0]
         assert store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [bad.run_id]) == 0
@@ -258,8 +264,8 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
 
     from ctxprior.schema import open_store
     from ctxprior.scoring import units
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score, score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     lm = tiny_family("llama")
     sid = _demo(db_path)
@@ -282,7 +288,7 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     monkeypatch.setattr("ctxprior.scoring.executors.local.run_unit_checked", traced_unit)
     with open_store(db_path) as store:
         s = score_sample(
-            store, sid, lm=lm, config=ScoreConfig(shard_size=2), progress=False, log=lambda m: None
+            store, ScoreRequest.of(sample=sid, shard_size=2), lm=lm, progress=False, log=lambda m: None
         )
         assert s.status == "done" and s.units_total >= 3
         starts = {e[1]: e[2] for e in events if e[0] == "compute start"}
@@ -294,10 +300,8 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
         monkeypatch.undo()
         ref = score_sample(
             store,
-            sid,
+            ScoreRequest.of(sample=sid, fresh=True, shard_size=2),
             lm=lm,
-            fresh=True,
-            config=ScoreConfig(shard_size=2),
             progress=False,
             log=lambda m: None,
         )
@@ -323,8 +327,8 @@ def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
     """While unit k computes, unit k + 1's prompts are tokenizing: every unit after the first is
     encoded from a prefetch, and the scores equal those of a run without it."""
     from ctxprior.schema import open_store
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs.score import score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     sid = _demo(db_path, entities=4, contexts=12)
     lm = tiny()
@@ -341,10 +345,8 @@ def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
         with open_store(db_path) as store:
             s = score_sample(
                 store,
-                sid,
-                "tiny",
+                ScoreRequest.of(sample=sid, model="tiny", shard_size=1),
                 lm=lm,
-                config=ScoreConfig(shard_size=1),
                 progress=False,
                 log=lambda m: None,
             )

@@ -52,8 +52,8 @@ def test_alias_loads_gemma3_with_the_gguf_hash(one_torch_thread):
 def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch_thread):
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.ingest.sampling import draw_sample
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     lm = gemma()
     df = ctxprior.quick(lm, QUERY, ["France", "Velmoria"], CONTEXTS)
@@ -77,12 +77,16 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
         )
         s = score_sample(
             store,
-            sid,
-            "gemma3-270m",
-            lm=lm,
-            batch_size=8,
             # ψ/χ only: no outcome generation (64 tokens a prompt over a 262k vocabulary)
-            config=ScoreConfig(query_types=("open",), shard_size=2, outcome_rule="none"),
+            ScoreRequest.of(
+                sample=sid,
+                model="gemma3-270m",
+                batch_size=8,
+                query_types=("open",),
+                shard_size=2,
+                outcome_rule="none",
+            ),
+            lm=lm,
             progress=False,
             log=lambda m: None,
         )

@@ -86,8 +86,8 @@ from scoring_helpers import _demo, tiny_folder  # noqa: E402,F401
 
 from ctxprior.errors import UserError  # noqa: E402
 from ctxprior.schema import open_store  # noqa: E402
+from ctxprior.scoring.options import ScoreRequest  # noqa: E402
 from ctxprior.scoring.runs import score_sample  # noqa: E402
-from ctxprior.scoring.units import ScoreConfig  # noqa: E402
 
 
 def _score(db_path, per_layer, **kw):
@@ -95,10 +95,10 @@ def _score(db_path, per_layer, **kw):
     with open_store(db_path) as store:
         return sid, score_sample(
             store,
-            sid,
-            "tiny",
+            ScoreRequest.of(
+                sample=sid, model="tiny", query_types=("open",), per_layer=per_layer, shard_size=2
+            ),
             lm=tiny(),
-            config=ScoreConfig(query_types=("open",), per_layer=per_layer, shard_size=2),
             progress=False,
             log=lambda m: None,
             **kw,
@@ -162,10 +162,8 @@ def test_chi_only_run_writes_no_persuasion_by_layer_and_plain_runs_nothing(db_pa
         sid = store.scalar("SELECT sample_id FROM run WHERE run_id = ?", [s.run_id])
         plain = score_sample(
             store,
-            sid,
-            "tiny",
+            ScoreRequest.of(sample=sid, model="tiny", query_types=("open",), shard_size=2),
             lm=tiny(),
-            config=ScoreConfig(query_types=("open",), shard_size=2),
             progress=False,
             log=lambda m: None,
         )
@@ -180,14 +178,14 @@ def test_per_layer_needs_first_token(db_path):
         with pytest.raises(UserError, match="--per-layer"):
             score_sample(
                 store,
-                sid,
-                "tiny",
+                ScoreRequest.of(sample=sid, model="tiny", estimator="answer-set", per_layer="chi"),
                 lm=tiny(),
-                config=ScoreConfig(estimator="answer-set", per_layer="chi"),
                 progress=False,
             )
         with pytest.raises(UserError, match="--per-layer"):
-            score_sample(store, sid, "tiny", lm=tiny(), config=ScoreConfig(per_layer="all"), progress=False)
+            score_sample(
+                store, ScoreRequest.of(sample=sid, model="tiny", per_layer="all"), lm=tiny(), progress=False
+            )
 
 
 def test_cli_score_per_layer(run_cli, db_path, tiny_folder):
@@ -298,16 +296,14 @@ def test_figure_and_report_line(tmp_path):
         )
         assert kinds == {"real", "fake"}
         plain = score_sample(
-            store, sid, "tiny", lm=tiny(), config=ScoreConfig(), progress=False, log=lambda m: None
+            store, ScoreRequest.of(sample=sid, model="tiny"), lm=tiny(), progress=False, log=lambda m: None
         )
         f = fig_layers_real_fake(store, [plain.run_id])
         assert f.fig is None and "--per-layer" in f.note
         s = score_sample(
             store,
-            sid,
-            "tiny",
+            ScoreRequest.of(sample=sid, model="tiny", per_layer="chi"),
             lm=tiny(),
-            config=ScoreConfig(per_layer="chi"),
             progress=False,
             log=lambda m: None,
         )

@@ -98,8 +98,8 @@ def _score(
     from ctxprior.schema import open_store
     from ctxprior.scoring.executors.ray_cluster import RayExecutor
     from ctxprior.scoring.models import load_model
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     lm = lm or load_model(model)
     made = []
@@ -122,16 +122,16 @@ def _score(
     with open_store(db, brief=True) as store:
         s = score_sample(
             store,
-            None if resume else sample,
-            model,
-            lm=lm,
-            resume=resume,
-            config=ScoreConfig(
+            ScoreRequest.of(
+                sample=None if resume else sample,
+                model=model,
+                resume=resume,
                 query_types=("open",),
                 shard_size=2,
                 outcome_rule=outcome_rule,
                 max_new_tokens=OUTCOME_TOKENS,  # as SCORE, so the rows equal base["ref"]
             ),
+            lm=lm,
             progress=False,
             log=log,
             executor_factory=factory if ray_workers else None,
@@ -268,23 +268,29 @@ def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
     from ctxprior.schema import open_store
     from ctxprior.scoring.executors import base as executor_base
     from ctxprior.scoring.executors import executor_factory
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     def refuse(self):
         raise AssertionError("the driver loaded the model")
 
     monkeypatch.setattr(executor_base.ModelSpec, "load", refuse)  # this process only; workers load
     db = copy_db(base["db"], tmp_path / "d.duckdb")
-    factory = executor_factory(db, "ray", workers=1, shard_dir=str(tmp_path / "shards"))
+    factory = executor_factory(
+        db, ScoreRequest.of(executor="ray", workers=1, shard_dir=str(tmp_path / "shards"))
+    )
     assert factory.worker_gpus is False  # no GPU here: CPU workers
     logs = []
     with open_store(db, brief=True) as store:
         s = score_sample(
             store,
-            1,
-            base["tiny"],
-            config=ScoreConfig(query_types=("open",), shard_size=2, max_new_tokens=OUTCOME_TOKENS),
+            ScoreRequest.of(
+                sample=1,
+                model=base["tiny"],
+                query_types=("open",),
+                shard_size=2,
+                max_new_tokens=OUTCOME_TOKENS,
+            ),
             progress=False,
             executor_factory=factory,
             log=logs.append,
@@ -305,9 +311,11 @@ def test_ray_defaults_to_one_worker_per_gpu(monkeypatch):
     import torch
 
     from ctxprior.scoring.executors import executor_factory
+    from ctxprior.scoring.options import ScoreRequest
 
+    ray = ScoreRequest.of(executor="ray")
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
-    assert executor_factory("w.duckdb", "ray").worker_gpus is True
-    assert executor_factory("w.duckdb", "ray", gpus_per_worker=0).worker_gpus is False
+    assert executor_factory("w.duckdb", ray).worker_gpus is True
+    assert executor_factory("w.duckdb", ray.replace(gpus_per_worker=0)).worker_gpus is False
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
-    assert executor_factory("w.duckdb", "ray").worker_gpus is False
+    assert executor_factory("w.duckdb", ray).worker_gpus is False

@@ -145,8 +145,8 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
     from scoring_helpers import _demo, tiny
 
     from ctxprior.scoring import estimators
+    from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
-    from ctxprior.scoring.units import ScoreConfig
 
     base = estimators.ESTIMATORS["first-token"]
     monkeypatch.setitem(
@@ -172,10 +172,8 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
         for est in ("first-token", "first-token-again"):
             score_sample(
                 store,
-                sid,
-                "tiny",
+                ScoreRequest.of(sample=sid, model="tiny", estimator=est, per_layer="chi", shard_size=2),
                 lm=tiny(),
-                config=ScoreConfig(estimator=est, per_layer="chi", shard_size=2),
                 progress=False,
                 log=lambda m: None,
             )
@@ -197,10 +195,10 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
         ):
             score_sample(
                 store,
-                sid,
-                "tiny",
+                ScoreRequest.of(
+                    sample=sid, model="tiny", estimator="answer-set", per_layer="chi", shard_size=2
+                ),
                 lm=tiny(),
-                config=ScoreConfig(estimator="answer-set", per_layer="chi", shard_size=2),
                 progress=False,
                 log=lambda m: None,
             )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.executors import LocalExecutor
 from ctxprior.scoring.models import load_model
+from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.outcomes import label
 from ctxprior.scoring.runs import plan_units, score_sample
 from ctxprior.scoring.units import ScoreConfig
@@ -146,10 +146,10 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
     with open_store(db_path) as store:
         s = score_sample(
             store,
-            sid,
-            "tiny",
+            ScoreRequest.of(
+                sample=sid, model="tiny", store_topk=2, memorization=True, max_new_tokens=3, shard_size=3
+            ),
             lm=lm,
-            config=ScoreConfig(store_topk=2, memorization=True, max_new_tokens=3, shard_size=3),
             progress=False,
             log=lambda m: None,
         )
@@ -251,22 +251,24 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
 @pytest.mark.quick
 def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     lm = tiny()
-    cfg = ScoreConfig(query_types=("open",))
+    cfg = ScoreRequest.of(query_types=("open",))
     db_a, db_b = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
     sid_a, sid_b = _demo(db_a, 2, 6), _demo(db_b, 2, 6)
     with open_store(db_a) as store:
         full = score_sample(
-            store, sid_a, "tiny", lm=lm, config=replace(cfg, shard_size=1), progress=False, log=lambda m: None
+            store,
+            cfg.replace(sample=sid_a, model="tiny", shard_size=1),
+            lm=lm,
+            progress=False,
+            log=lambda m: None,
         )
         ref = _rows(store, full.run_id)
     with open_store(db_b) as store:
         with pytest.raises(KeyboardInterrupt):
             score_sample(
                 store,
-                sid_b,
-                "tiny",
+                cfg.replace(sample=sid_b, model="tiny", shard_size=1),
                 lm=lm,
-                config=replace(cfg, shard_size=1),
                 progress=False,
                 log=lambda m: None,
                 executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 3),
@@ -276,20 +278,55 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
         # rerunning the same command continues the unfinished run
         msgs = []
         s2 = score_sample(
-            store, sid_b, "tiny", lm=lm, config=replace(cfg, shard_size=1), progress=False, log=msgs.append
+            store,
+            cfg.replace(sample=sid_b, model="tiny", shard_size=1),
+            lm=lm,
+            progress=False,
+            log=msgs.append,
         )
         assert s2.run_id == run[0] and s2.resumed and s2.units_skipped == 3
         assert any("resuming" in m for m in msgs)
         got = _rows(store, s2.run_id)
         assert store.scalar("SELECT status FROM run WHERE run_id = ?", [s2.run_id]) == "done"
         # --resume of a finished run does nothing
-        s3 = score_sample(store, None, resume=s2.run_id, lm=lm, progress=False, log=lambda m: None)
+        s3 = score_sample(store, ScoreRequest.of(resume=s2.run_id), lm=lm, progress=False, log=lambda m: None)
         assert s3.status == "done" and _rows(store, s2.run_id) == got
     for a, b in zip(ref, got):
         assert len(a) == len(b)
         for ra, rb in zip(a, b):
             assert ra[:3] == rb[:3]
             np.testing.assert_allclose(ra[3:], rb[3:], atol=1e-9)
+
+
+def _drop_from_identity(store, run_id: int, field: str) -> None:
+    """Make run ``run_id`` one that predates option ``field``: its stored identity lacks it."""
+    cfg = json.loads(store.scalar("SELECT config_json FROM run WHERE run_id = ?", [run_id]))
+    del cfg["identity"]["score"][field]
+    store.execute("UPDATE run SET config_json = ? WHERE run_id = ?", [json.dumps(cfg), run_id])
+
+
+def test_a_run_that_predates_an_option_resumes_with_its_default(db_path):
+    """A stored identity without a ScoreConfig field is compared with that field's current default
+    filled in: the same options resume the run; a non-default value starts a new run."""
+    sid, lm, quiet = _demo(db_path, 2, 6), tiny(), {"progress": False, "log": lambda m: None}
+    cfg = ScoreRequest.of(query_types=("open",), shard_size=1, max_new_tokens=2)
+    with open_store(db_path) as store:
+        with pytest.raises(KeyboardInterrupt):
+            score_sample(
+                store,
+                cfg.replace(sample=sid, model="tiny"),
+                lm=lm,
+                executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1),
+                **quiet,
+            )
+        old = store.scalar("SELECT run_id FROM run")
+        _drop_from_identity(store, old, "prior_topk")  # a run from before --prior-topk
+        assert cfg.prior_topk == ScoreConfig().prior_topk == 10
+        other = score_sample(store, cfg.replace(sample=sid, model="tiny", prior_topk=3), lm=lm, **quiet)
+        assert other.run_id != old and not other.resumed  # not what the old run computed
+        again = score_sample(store, cfg.replace(sample=sid, model="tiny"), lm=lm, **quiet)
+        assert again.run_id == old and again.resumed and again.units_skipped == 1
+        assert store.scalar("SELECT status FROM run WHERE run_id = ?", [old]) == "done"
 
 
 def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
@@ -300,10 +337,8 @@ def test_nan_scores_fail_the_unit_and_write_no_rows(db_path):
     with open_store(db_path) as store:
         s = score_sample(
             store,
-            sid,
-            "tiny-nan",
+            ScoreRequest.of(sample=sid, model="tiny-nan", query_types=("open",), shard_size=2),
             lm=lm,
-            config=ScoreConfig(query_types=("open",), shard_size=2),
             progress=False,
             log=lambda m: None,
         )
@@ -323,14 +358,20 @@ def test_plan_is_stable_and_validation(db_path):
         a, b = plan_units(store, sid, cfg), plan_units(store, sid, cfg)
         assert a == b and [u.unit_id for u in a] == list(range(len(a)))
         with pytest.raises(UserError, match="no such sample"):
-            score_sample(store, 99, "tiny", lm=tiny(), progress=False)
+            score_sample(store, ScoreRequest.of(sample=99, model="tiny"), lm=tiny(), progress=False)
         with pytest.raises(UserError, match="query-types"):
             score_sample(
-                store, sid, "tiny", lm=tiny(), config=ScoreConfig(query_types=("opn",)), progress=False
+                store,
+                ScoreRequest.of(sample=sid, model="tiny", query_types=("opn",)),
+                lm=tiny(),
+                progress=False,
             )
         with pytest.raises(UserError, match="relation"):
             score_sample(
-                store, sid, "tiny", lm=tiny(), config=ScoreConfig(relations=("nope",)), progress=False
+                store,
+                ScoreRequest.of(sample=sid, model="tiny", relations=("nope",)),
+                lm=tiny(),
+                progress=False,
             )
         assert store.scalar("SELECT count(*) FROM run") == 0
 
@@ -340,10 +381,8 @@ def test_answer_set_run(db_path):
     with open_store(db_path) as store:
         s = score_sample(
             store,
-            sid,
-            "tiny",
+            ScoreRequest.of(sample=sid, model="tiny", estimator="answer-set", shard_size=2),
             lm=tiny(),
-            config=ScoreConfig(estimator="answer-set", shard_size=2),
             progress=False,
             log=lambda m: None,
         )
@@ -386,9 +425,13 @@ def test_reliance_matches_a_naive_reference():
 def test_reliance_rows_and_views(db_path, estimator):
     sid = _demo(db_path, entities=2, contexts=6)
     with open_store(db_path) as store:
-        config = ScoreConfig(estimator=estimator)
+        config = ScoreRequest.of(estimator=estimator)
         s = score_sample(
-            store, sid, "tiny", lm=tiny(), config=replace(config, shard_size=2), progress=False, log=print
+            store,
+            config.replace(sample=sid, model="tiny", shard_size=2),
+            lm=tiny(),
+            progress=False,
+            log=print,
         )
         run = [s.run_id]
         n = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", run)

@@ -12,8 +12,8 @@ from sources_helpers import ckplug_outcome
 
 from ctxprior.schema import open_store
 from ctxprior.scoring.models import load_model
+from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.runs import score_sample
-from ctxprior.scoring.units import ScoreConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token
@@ -54,12 +54,16 @@ def test_warehouse_run_matches_naive_reference(db_path):
         )
         s = score_sample(
             store,
-            sid,
-            "smollm2-135m",
-            lm=lm,
-            batch_size=8,
             # ψ/χ against the reference: no outcome generation (64 tokens a prompt; tests/test_outcomes.py)
-            config=ScoreConfig(query_types=("open", "closed"), shard_size=2, outcome_rule="none"),
+            ScoreRequest.of(
+                sample=sid,
+                model="smollm2-135m",
+                batch_size=8,
+                query_types=("open", "closed"),
+                shard_size=2,
+                outcome_rule="none",
+            ),
+            lm=lm,
             progress=False,
             log=lambda m: None,
         )

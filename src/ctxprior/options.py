@@ -18,9 +18,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Number, Real
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from .errors import UserError
+
+R = TypeVar("R", bound="Request")
 
 SEED_MAX = 2**63 - 1  # seeds are stored as BIGINT
 ID_MAX = 2**31 - 1
@@ -236,3 +238,40 @@ def seed_option(default: int, help: str = "Random seed.", flag: str = "--seed", 
 def by_name(options: Sequence[Option]) -> Mapping[str, Option]:
     """``options`` by API keyword."""
     return {o.name: o for o in options}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One command's request: every option of its declarations (:attr:`DECLARED`, a subclass's
+    tuple of :class:`Option`) under its declared name, each one not given filled with its declared
+    default, read as an attribute (``request.batch_size``) or by name (``request["model"]``). The
+    one object that carries a command's options from the API method down to the code that reads
+    them, so no function between them restates a keyword or a default. Built unchecked (the API
+    method checks with :func:`check_options` first); an undeclared name is a TypeError, as for a
+    function's unknown keyword."""
+
+    DECLARED: ClassVar[tuple[Option, ...]] = ()  # each subclass's declarations
+    values: Mapping[str, Any]
+
+    @classmethod
+    def of(cls: type[R], **given: Any) -> R:
+        """The request of the options ``given``, the others at their declared defaults."""
+        names = [o.name for o in cls.DECLARED]
+        if unknown := sorted(set(given) - set(names)):
+            raise TypeError(f"{cls.__name__}: no option {', '.join(unknown)}")
+        return cls(values={o.name: given.get(o.name, o.default) for o in cls.DECLARED})
+
+    def replace(self: R, **changes: Any) -> R:
+        """This request with ``changes`` (declared names) instead of its values."""
+        return type(self).of(**{**self.values, **changes})
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("values", "DECLARED"):
+            raise AttributeError(name)
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no option {name!r}") from None

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..queries.options import ANALYZE_OPTIONS
 from .core import Noun, _stderr
-from .typecheck import checked_methods
+from .typecheck import checked_methods, declared_keywords
 
 if TYPE_CHECKING:  # imported where used, so that the command line starts without them
     import pandas as pd
@@ -19,23 +20,21 @@ class Analyses(Noun):
 
     name = "analyses"
 
+    @declared_keywords(ANALYZE_OPTIONS, only=str | Sequence[str] | None)
     def run(
         self,
         runs: Sequence[int] | None = None,
         *,
-        only: str | Sequence[str] | None = None,
-        permutations: int = 10_000,
-        alpha: float = 0.05,
-        seed: int = 0,
-        covariates: Sequence[str] = (),
-        seen_fakes: str | None = None,
         log: Callable[[str], None] | None = _stderr,
+        **options: Any,
     ) -> pd.DataFrame:
         """Run the paper's analyses on ``runs`` (default: every finished run), store and return them.
 
         ``only``: analysis names (``ctxprior.api.analysis_names()``: ``relevance``, ``assertive``, ...,
         ``dynamicqa``), or one comma-separated string of them as ``--only`` takes (``""``: the
-        default set); ``covariates``: ``"cov_name.column"`` specs.
+        default set); ``covariates``: ``"cov_name.column"`` specs. The keywords after ``runs`` are
+        the options of ``ctxprior analyze`` (``ANALYZE_OPTIONS`` in ``queries/options.py``), with
+        their declared defaults.
         See [Analyses](analyses.md). Returns the stored rows of these runs; ``.attrs["counts"]``
         holds the number of rows each analysis stored.
 
@@ -43,22 +42,22 @@ class Analyses(Noun):
         """
         from ..options import check_options
         from ..queries.driver import analyze, parse_only
-        from ..queries.options import ANALYZE_OPTIONS
 
+        only = options["only"]
         if isinstance(only, str):
             only = parse_only(only)
-        values = {"runs": tuple(runs or ()), "only": tuple(only or ()) or None, "seed": seed}
-        check_options(ANALYZE_OPTIONS, {**values, "permutations": permutations, "alpha": alpha})
+        values = {**options, "runs": tuple(runs or ()), "only": tuple(only or ()) or None}
+        check_options(ANALYZE_OPTIONS, values)
         with self._wh.connect(write=True, threads=1) as store:  # stored numbers: one thread (one_thread)
             counts = analyze(
                 store,
                 run_ids=list(runs) if runs else None,
                 only=list(only) if only else None,
-                k=permutations,
-                alpha=alpha,
-                seed=seed,
-                covariates=list(covariates),
-                seen_fakes=seen_fakes,
+                k=options["permutations"],
+                alpha=options["alpha"],
+                seed=options["seed"],
+                covariates=list(options["covariates"] or ()),
+                seen_fakes=options["seen_fakes"],
                 log=log or (lambda m: None),
             )
         out = self.results(runs)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..covariates.options import KNOWN_OPTIONS
+from ..covariates.options import COOCCURRENCE_OPTIONS, KNOWN_OPTIONS
 from .core import Noun
 from .typecheck import checked_methods, declared_keywords
 
@@ -84,28 +84,25 @@ class Covariates(Noun):
                     source=files[0] if files else None,
                 )
 
+    @declared_keywords(COOCCURRENCE_OPTIONS)
     def cooccurrence(
         self,
         corpus: Sequence[str | Path] | str | Path,
         *,
         name: str,
-        window: int = 50,
-        dataset: str | None = None,
-        **options,
+        progress: bool | None = None,
+        **options: Any,
     ):
         """Count entity–answer co-occurrences in a corpus (App. F.2); see [Covariates](covariates.md).
 
         Command: ``ctxprior covariates cooccurrence``.
         """
         from ..covariates.cooccurrence import cooccurrence
-        from ..covariates.options import COOCCURRENCE_OPTIONS
 
-        _check(COOCCURRENCE_OPTIONS, name, {"window": window, **options})
+        _check(COOCCURRENCE_OPTIONS, name, options)
         files = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
         with self._wh.connect(write=True) as store:
-            return cooccurrence(
-                store, [str(f) for f in files], name, window=window, dataset=dataset, **options
-            )
+            return cooccurrence(store, [str(f) for f in files], name, progress=progress, **options)
 
     def kg_degree(
         self, triples: Sequence[str | Path] | str | Path, *, name: str, dataset: str | None = None, **options

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UserError
 from ..options import check_options
 from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
-from ..scoring.options import RESUME_OPTIONS, SCORE_OPTIONS
+from ..scoring.options import CANCEL_OPTIONS, RESUME_OPTIONS, SCORE_OPTIONS
 from .core import Noun, Run, _per_layer, _stderr
 from .typecheck import checked_methods, declared_keywords
 
@@ -88,52 +88,30 @@ class Runs(Noun):
         """
         from ..scoring.executors import executor_factory
         from ..scoring.models import LoadedModel
-        from ..scoring.options import ScoreConfig
+        from ..scoring.options import ScoreRequest
         from ..scoring.runs import score_sample
 
         if sample is None and options["resume"] is None:
             raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
         options["per_layer"] = _per_layer(options["per_layer"])
         check_options(SCORE_OPTIONS, {"sample": sample, **options})  # the CLI's checks, first
-        config = ScoreConfig.of(options)  # the options that change the rows
-        model, device, dtype, resume = (
-            options["model"],
-            options["device"],
-            options["dtype"],
-            options["resume"],
-        )
+        model = options["model"]
         lm = model if isinstance(model, LoadedModel) else None
-        if resume is not None:
+        request = ScoreRequest.of(**{**options, "sample": sample, "model": lm.model_id if lm else model})
+        if request.resume is not None:
             from ..schema.runs import refuse_if_driven
             from ..scoring.runs import stored_device_dtype
 
             with self._wh.connect() as store:
-                refuse_if_driven(store, resume)  # before the model loads: one driver per run
-                if device == "auto" and dtype == "auto":
-                    device, dtype = stored_device_dtype(store, resume)
-        factory = executor_factory(
-            self._wh.path,
-            options["executor"],
-            device=device,
-            dtype=dtype,
-            workers=options["workers"],
-            address=options["address"],
-            gpus_per_worker=options["gpus_per_worker"],
-            shard_dir=options["shard_dir"],
-        )
+                refuse_if_driven(store, request.resume)  # before the model loads: one driver per run
+                if request.device == "auto" and request.dtype == "auto":
+                    device, dtype = stored_device_dtype(store, request.resume)
+                    request = request.replace(device=device, dtype=dtype)
+        factory = executor_factory(self._wh.path, request)
         with self._wh.connect(write=True, brief=True) as store, _sigterm_interrupts():
             s = score_sample(
                 store,
-                sample,
-                lm.model_id if lm else model,
-                device=device,
-                dtype=dtype,
-                quantization=options["quantization"],
-                batch_size=options["batch_size"],
-                config=config,
-                seed=options["seed"],
-                resume=resume,
-                fresh=options["fresh"],
+                request,
                 lm=lm,
                 executor_factory=factory,
                 progress=progress,
@@ -171,8 +149,9 @@ class Runs(Noun):
             return Run.of(self._wh.dynamic.score(resume=run, progress=progress, log=log))
         return self.score(resume=run, progress=progress, log=log, **options)
 
+    @declared_keywords(CANCEL_OPTIONS)
     def cancel(
-        self, run: int, *, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr
+        self, run: int, *, log: Callable[[str], None] | None = _stderr, **options: Any
     ) -> tuple[str | None, str]:
         """Stop a running run of any kind (SIGTERM to its driver on this host, only when that process
         is proven to be the run's driver, never to a PID an imported row merely names; finished units
@@ -181,17 +160,15 @@ class Runs(Noun):
         cancel`` prints).
 
         Command: ``ctxprior runs cancel``."""
-        from ..scoring.options import CANCEL_OPTIONS
-
-        check_options(CANCEL_OPTIONS, {"run": run, "timeout": timeout})
+        check_options(CANCEL_OPTIONS, {"run": run, **options})
         self._wh._need_write()
         runs = self.list()
         before = runs.set_index("run_id")["status"].get(run) if len(runs) else None
         if before in ("done", "cancelled"):
             return before, before
-        return before, self._stop(run, timeout=timeout, log=log)
+        return before, self._stop(run, timeout=options["timeout"], log=log)
 
-    def _stop(self, run: int, timeout: float = 60.0, log: Callable[[str], None] | None = _stderr) -> str:
+    def _stop(self, run: int, timeout: float, log: Callable[[str], None] | None = _stderr) -> str:
         """Cancel ``run`` (:meth:`cancel`'s work); returns its status afterwards."""
         from ..schema.runs import cancel_run
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..options import ID_MAX, Option, check_options, seed_option  # noqa: F401  (check_options: re-exported)
+from ..options import ID_MAX, Option, Request, check_options, seed_option  # noqa: F401  (check_options: re-exported)
 from .models import CPU_BATCH_SIZE, DEFAULT_MODEL, DTYPES, QUANTIZATIONS
 from .outcomes import DEFAULT_RULE, OUTCOME_RULES, SOURCE_MAX_NEW_TOKENS
 from .prompts import FORMATS
@@ -352,9 +352,20 @@ class ScoreConfig:
         fields["relations"] = tuple(fields["relations"]) if fields["relations"] else None
         return cls(**fields)
 
-    def to_json_dict(self) -> dict:
+    @classmethod
+    def filled(cls, stored: dict) -> dict:
+        """A stored run's options (``to_json_dict``'s form) with every field it lacks filled in:
+        with the value that field's runs had before it existed (:data:`BEFORE_FIELD`), else with
+        the field's CURRENT default. The contract of adding a field: its default reproduces what
+        the runs stored before it did (the option's default is the old behaviour), or its
+        old value is named in ``BEFORE_FIELD``; then a run that predates the field is the same
+        run as a request with that value, and still resumes. Keys no field has are kept."""
+        return {**cls().to_json_dict(full=True), **BEFORE_FIELD, **stored}
+
+    def to_json_dict(self, full: bool = False) -> dict:
+        """The options as stored in ``run.config_json`` (``full``: every field, None included)."""
         d = asdict(self)
-        if not self.per_layer:  # runs without it keep the identity they had before the option
+        if not self.per_layer and not full:  # runs without it keep the identity they had before it
             del d["per_layer"]
         d["query_types"] = list(self.query_types)
         d["relations"] = list(self.relations) if self.relations else None
@@ -362,8 +373,28 @@ class ScoreConfig:
 
     @classmethod
     def from_json_dict(cls, d: dict) -> ScoreConfig:
-        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        d.setdefault("outcome_rule", "none")  # a run started before schema v4 labelled no outcome
+        d = {k: v for k, v in cls.filled(d).items() if k in cls.__dataclass_fields__}
         d["query_types"] = tuple(d.get("query_types") or default("query_types"))
         d["relations"] = tuple(d["relations"]) if d.get("relations") else None
         return cls(**d)
+
+
+BEFORE_FIELD: dict[str, Any] = {"outcome_rule": "none"}
+"""The fields whose default is not what runs stored before the field did: a run started before
+schema v4 labelled no outcome (``outcome_rule`` none), so it never equals a request for today's
+default rule. Every other field missing from a stored run takes its current default
+(:meth:`ScoreConfig.filled`)."""
+
+
+class ScoreRequest(Request):
+    """One scoring request (``wh.runs.score``'s checked keywords): every option of
+    :data:`SCORE_OPTIONS` by its declared name, the defaults filled in from the declarations, as
+    ``score_sample`` and ``executor_factory`` read it (``request.batch_size``, ...). ``model`` is
+    the model's name (the API passes a loaded model's id, the model object beside it)."""
+
+    DECLARED = SCORE_OPTIONS
+
+    @property
+    def config(self) -> ScoreConfig:
+        """The options that change the rows (:class:`ScoreConfig`)."""
+        return ScoreConfig.of(dict(self.values))

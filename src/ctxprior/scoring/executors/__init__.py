@@ -14,29 +14,26 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .base import Executor, ModelSpec, worker_name
 from .local import LocalExecutor
 
+if TYPE_CHECKING:
+    from ..options import ScoreRequest
+
 __all__ = ["Executor", "LocalExecutor", "ModelSpec", "executor_factory", "worker_name"]
 
 
-def executor_factory(
-    db: str,
-    executor: str = "local",
-    *,
-    device: str = "auto",
-    dtype: str = "auto",
-    workers: int | None = None,
-    address: str | None = None,
-    gpus_per_worker: float | None = None,
-    shard_dir: str | None = None,
-    log: Callable[[str], None] | None = None,
-):
+def executor_factory(db: str, request: ScoreRequest, log: Callable[[str], None] | None = None):
     """The ``executor_factory`` that ``score_sample`` takes: None for local, else one making a
-    RayExecutor (validated here, before any model is loaded)."""
+    RayExecutor (validated here, before any model is loaded), from the request's executor options
+    (``executor``, ``device``, ``dtype``, ``workers``, ``address``, ``gpus_per_worker``,
+    ``shard_dir``: ``EXECUTOR_OPTIONS`` in ``scoring/options.py``)."""
     from ...errors import UserError
 
+    executor, workers, gpus_per_worker = request.executor, request.workers, request.gpus_per_worker
+    address, device, dtype = request.address, request.device, request.dtype
     if executor not in ("local", "ray"):
         raise UserError(f"--executor {executor}: choose local or ray")
     if executor == "local":
@@ -51,7 +48,7 @@ def executor_factory(
         raise UserError("--executor ray: Ray is not installed; pip install 'ray[default]'") from None
     from .ray_cluster import default_shard_dir
 
-    folder = shard_dir or default_shard_dir(db)
+    folder = request.shard_dir or default_shard_dir(db)
     if gpus_per_worker is None:  # one worker per GPU when there are GPUs, else CPU workers
         gpus_per_worker = 1.0 if _cluster_gpus(address) else 0.0
     return RayFactory(device, dtype, workers, address, gpus_per_worker, folder, log)

@@ -23,10 +23,25 @@ def run_identity(model: str, dtype: str, quantization: str | None, config: Score
     }
 
 
+def same_run(stored: dict | None, identity: dict) -> bool:
+    """Whether a stored run's identity is ``identity``: model, dtype and quantization equal, and
+    the options equal once each side's missing fields are filled in (``ScoreConfig.filled``: a
+    field the stored run predates takes the value its runs had, by default the field's current
+    default). So adding a ``ScoreConfig`` field whose default reproduces the old behaviour keeps
+    every older unfinished run resumable by the same command."""
+    if not isinstance(stored, dict) or not isinstance(stored.get("score"), dict):
+        return False
+    rest = {k: v for k, v in stored.items() if k != "score"}
+    if rest != {k: v for k, v in identity.items() if k != "score"}:
+        return False
+    return ScoreConfig.filled(stored["score"]) == ScoreConfig.filled(identity["score"])
+
+
 def find_resumable(store: Store, sample_id: int, identity: dict) -> int | None:
-    """The newest unfinished run of this sample with the same model and options, if any."""
+    """The newest unfinished run of this sample with the same model and options (:func:`same_run`),
+    if any."""
     return runs.find_resumable(
-        store, RUN_KIND, lambda cfg: json.loads(cfg).get("identity") == identity, sample_id=sample_id
+        store, RUN_KIND, lambda cfg: same_run(json.loads(cfg).get("identity"), identity), sample_id=sample_id
     )
 
 

@@ -21,8 +21,8 @@ from ...sqlfiles import read_sql
 from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import answer_candidates, auto_estimator, score_estimators
 from ..executors import Executor, LocalExecutor, ModelSpec
-from ..models import DEFAULT_MODEL, LoadedModel
-from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, check_options, default
+from ..models import LoadedModel
+from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, ScoreRequest, check_options
 from ..prompts import format_for
 from ..units import ScoreConfig, UnitInput, UnitSpec, unit_texts
 from .plan import auto_shard_size, load_inputs, plan_units, sample_row
@@ -44,8 +44,9 @@ class RunSummary:
 
 
 @dataclass
-class _Request:
-    """What to score and how; a resumed run's stored options replace the caller's."""
+class _Resolved:
+    """What to score and how, as resolved from the request: a resumed run's stored options replace
+    the caller's, the estimator ``auto`` and the prompt format become the run's."""
 
     sample_id: int | None
     model: str
@@ -65,17 +66,8 @@ class _Request:
 
 def score_sample(
     store: Store,
-    sample_id: int | None,
-    model: str = DEFAULT_MODEL,
+    request: ScoreRequest,
     *,
-    device: str = "auto",
-    dtype: str = "auto",
-    quantization: str | None = None,
-    batch_size: int | None = None,
-    config: ScoreConfig | None = None,
-    seed: int = default("seed"),
-    resume: int | None = None,
-    fresh: bool = False,
     lm: LoadedModel | None = None,
     executor_factory: Callable[[LoadedModel, ScoreConfig, int | None], Executor] | None = None,
     progress: bool = True,
@@ -83,16 +75,19 @@ def score_sample(
 ) -> RunSummary:
     """Score a sample (or resume a run) and return a summary. See the module docstring.
 
-    ``lm``: an already-loaded model (tests, notebooks); otherwise ``model`` is loaded.
+    ``request``: the run's options (``ScoreRequest.of(sample=..., model=..., ...)``, the others at
+    their declared defaults), read here by their declared names. ``lm``: an already-loaded model
+    (tests, notebooks); otherwise ``request.model`` is loaded.
     """
     import time
 
     import torch
 
     log = log or (lambda m: print(m, file=sys.stderr))
-    req = _Request(sample_id, model, dtype, quantization, config or ScoreConfig())
-    if resume is not None:
-        finished = _resolve_resume(store, req, resume, log)
+    device, batch_size = request.device, request.batch_size
+    req = _Resolved(request.sample, request.model, request.dtype, request.quantization, request.config)
+    if request.resume is not None:
+        finished = _resolve_resume(store, req, request.resume, log)
         if finished is not None:
             return finished
     dataset_id = _validate(store, req, batch_size)
@@ -101,11 +96,11 @@ def score_sample(
     log(device_line(lm))
     if (warning := cpu_fallback_warning(lm.device)) is not None:
         log(warning)
-    torch.manual_seed(seed)
+    torch.manual_seed(request.seed)
     if req.resume is None:
-        _choose_shards_and_run(store, req, lm, fresh, log)
+        _choose_shards_and_run(store, req, lm, request.fresh, log)
     units = plan_units(store, req.sample(), req.config)
-    run_id = _open_run(store, req, lm, units, dataset_id, device, batch_size, seed)
+    run_id = _open_run(store, req, lm, units, dataset_id, request)
     done = {
         r[0]
         for r in store.query("SELECT unit_id FROM run_unit WHERE run_id = ? AND status = 'done'", [run_id])
@@ -153,7 +148,7 @@ def collision_line(store: Store, run_id: int) -> str | None:
     )
 
 
-def _load_or_describe(req: _Request, device: str, executor_factory) -> LoadedModel:
+def _load_or_describe(req: _Resolved, device: str, executor_factory) -> LoadedModel:
     """The model, loaded here for the local executor; for workers that load it themselves (Ray),
     only its identity (revision, dtype, vocabulary), so the driver holds no weights and no GPU."""
     if executor_factory is None:
@@ -167,7 +162,7 @@ def _load_or_describe(req: _Request, device: str, executor_factory) -> LoadedMod
     )
 
 
-def _resolve_prompt_format(req: _Request, lm: LoadedModel) -> None:
+def _resolve_prompt_format(req: _Resolved, lm: LoadedModel) -> None:
     """Render the prompt format with the model's tokenizer (loaded alone when the driver holds no
     weights): chat without a template is a UserError; a new run stores the rendering and the
     template's sha256 in its options (its identity), a resumed run must render the same."""
@@ -185,7 +180,7 @@ def _resolve_prompt_format(req: _Request, lm: LoadedModel) -> None:
     req.config = replace(req.config, prompt_template=fmt.template, prompt_template_sha256=fmt.template_sha256)
 
 
-def _resolve_resume(store: Store, req: _Request, resume: int, log) -> RunSummary | None:
+def _resolve_resume(store: Store, req: _Resolved, resume: int, log) -> RunSummary | None:
     """Take run ``resume``'s sample, model and options into ``req``; a finished run -> its summary."""
     row = store.query(read_sql("ctxprior.scoring.runs", "sql/run_row.sql"), [resume])
     if not row:
@@ -208,7 +203,7 @@ def _resolve_resume(store: Store, req: _Request, resume: int, log) -> RunSummary
     return None
 
 
-def _validate(store: Store, req: _Request, batch_size: int | None) -> int:
+def _validate(store: Store, req: _Resolved, batch_size: int | None) -> int:
     """Every option checked before anything is loaded or written; returns the sample's dataset id."""
     sample_id = req.sample()
     check_options(SCORE_OPTIONS, {**vars(req.config), "batch_size": batch_size})  # what a caller skipped
@@ -253,7 +248,7 @@ def _refuse_degenerate(store: Store, sample_id: int, specs: list[UnitSpec]) -> N
         )
 
 
-def _choose_shards_and_run(store: Store, req: _Request, lm: LoadedModel, fresh: bool, log) -> None:
+def _choose_shards_and_run(store: Store, req: _Resolved, lm: LoadedModel, fresh: bool, log) -> None:
     """A new request: fix the shard size (``config.shard_size``, else ``auto_shard_size``), then
     continue the newest unfinished run with the same identity unless ``fresh``."""
     if req.config.shard_size is None:
@@ -271,15 +266,14 @@ def _choose_shards_and_run(store: Store, req: _Request, lm: LoadedModel, fresh: 
 
 def _open_run(
     store: Store,
-    req: _Request,
+    req: _Resolved,
     lm: LoadedModel,
     units: list[UnitSpec],
     dataset_id: int,
-    device: str,
-    batch_size: int | None,
-    seed: int,
+    request: ScoreRequest,
 ) -> int:
     """Insert the run row (status running), or mark the resumed run running again; returns its id."""
+    device, batch_size, seed = request.device, request.batch_size, request.seed
     cfg_json = json.dumps(
         {
             "identity": req.identity,
