@@ -100,9 +100,6 @@ WRITER_SUFFIX = ".writer"
 INTENT_SUFFIX = ".write-intent"
 
 
-_pid_alive = procs.alive  # the one liveness rule (schema/procs.py)
-
-
 def _marker_pid(path: str) -> int | None:
     """The PID marker file ``path`` (``<db>.writer`` / ``<db>.write-intent``) names, when proven
     (``procs.proven``: that PID, start time and command line, alive now); never a FIFO's reader."""

@@ -283,7 +283,6 @@ class _Rows:
     pidx: torch.Tensor  # [R] the row's prefix within its chunk's block (0 when none)
     out: torch.Tensor  # [R] where the row's result goes
     host_ls: np.ndarray  # the same, on the host (batch shapes without device syncs)
-    host_prefix_len: np.ndarray
     host_pidx: np.ndarray
 
 
@@ -621,7 +620,7 @@ class Engine:
             d_suffix, d_ls, d_prefix_len, d_pidx, d_out = self.to_device(
                 suffix, ls, prefix_lens, pidx, out_rows[sel]
             )
-            plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, prefix_lens, pidx)))
+            plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, pidx)))
         return plans
 
     def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
