@@ -42,7 +42,31 @@ def pytest_collection_modifyitems(config, items):
             and item.get_closest_marker("shared_data") is None
         ):
             item.add_marker(pytest.mark.shared_data)
+    _xdist_groups(config, items)
     items.sort(key=_longest_first)
+
+
+def _xdist_groups(config, items) -> None:
+    """``--dist loadgroup`` under pytest 9: pytest-xdist (3.8) names a worker's item ``ID@GROUP``
+    by setting ``item._nodeid``, which pytest 9 no longer reads (``nodeid`` is ``str(item._id)``),
+    so every group was silently spread over both workers (two Ray clusters at once, the process
+    tests beside each other). Here the structured id gets the suffix xdist's scheduler splits on;
+    under pytest 8 (no ``_id``) xdist's own renaming works and nothing is done."""
+    if not getattr(config.option, "loadgroup", False):  # set on an xdist worker under --dist loadgroup
+        return
+    try:
+        from _pytest.nodes import NodeId
+    except ImportError:  # pytest 8
+        return
+    for item in items:
+        names = sorted(
+            {
+                str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                for m in item.iter_markers("xdist_group")
+            }
+        )
+        if names and isinstance(getattr(item, "_id", None), NodeId) and "@" not in item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
 def _longest_first(item) -> int:

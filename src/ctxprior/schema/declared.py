@@ -139,7 +139,7 @@ def view_meanings() -> ViewMeanings:
 
     from ..sqlfiles import split_statements
 
-    con = duckdb.connect()
+    con = duckdb.connect(":memory:")  # only to parse the views
     views: dict[str, dict[str, str]] = {}
     shared: dict[str, str] = {}
     reads: dict[str, list[str]] = {}
