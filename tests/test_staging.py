@@ -98,26 +98,9 @@ def test_relevance_comes_from_entity_ids(wh):
 
 def _tables_read(sql: str) -> set[str]:
     """The names in FROM / JOIN of ``sql`` (CTEs included), from DuckDB's parse tree (no binding)."""
-    import json
+    from ctxprior.schema.declared import tables_read
 
-    import duckdb
-
-    tree = json.loads(duckdb.connect().execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
-    assert not tree.get("error"), tree.get("error_message")
-    names: set[str] = set()
-
-    def walk(x):
-        if isinstance(x, dict):
-            if x.get("type") == "BASE_TABLE" and "table_name" in x:
-                names.add(x["table_name"])
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(tree)
-    return names
+    return set(tables_read(sql))
 
 
 def test_analyses_read_staging_not_base_tables():

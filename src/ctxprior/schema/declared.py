@@ -113,9 +113,15 @@ def parse_meanings(name: str, text: str) -> tuple[dict[str, dict[str, str]], dic
     return views, shared
 
 
-def _reads(con, select: str) -> list[str]:
-    """The names in FROM / JOIN of ``select`` (CTEs included), from DuckDB's parse tree."""
+def tables_read(select: str, con=None) -> list[str]:
+    """The names in FROM / JOIN of ``select`` (CTEs included), in order, from DuckDB's parse tree
+    (no binding: nothing needs to exist); a statement DuckDB cannot parse is a ValueError."""
+    import duckdb
+
+    con = con if con is not None else duckdb.connect(":memory:")
     tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
+    if tree.get("error"):
+        raise ValueError(tree.get("error_message"))
     names: list[str] = []
 
     def walk(x) -> None:
@@ -149,6 +155,6 @@ def view_meanings() -> ViewMeanings:
         shared.update(s)
         for stmt in split_statements(text):
             if m := _CREATE.search(stmt):
-                reads[m.group(1)] = _reads(con, stmt[m.end() :])
+                reads[m.group(1)] = tables_read(stmt[m.end() :], con)
     con.close()
     return ViewMeanings(views, shared, reads)
