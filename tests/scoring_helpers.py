@@ -217,6 +217,23 @@ class _Interrupting:
         pass
 
 
+def interrupted_run(store, request, lm, after: int) -> None:
+    """Score ``request`` with ``lm`` in this process and press Ctrl-C after ``after`` units: the
+    run is left unfinished (cancelled), with ``after`` units committed."""
+    from ctxprior.scoring.executors.local import LocalExecutor
+    from ctxprior.scoring.runs import score_sample
+
+    with pytest.raises(KeyboardInterrupt):
+        score_sample(
+            store,
+            request,
+            lm=lm,
+            progress=False,
+            log=lambda m: None,
+            executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), after),
+        )
+
+
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory):
     d = tmp_path_factory.mktemp("tinymodel")

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from chat_helpers import TEMPLATE, TRIM, _tokenizer
 from naive_scoring import _last_logprobs, naive_first_token
 from scoring_helpers import _demo as scoring_demo
-from scoring_helpers import _Interrupting, tiny_model
+from scoring_helpers import interrupted_run, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -221,21 +221,13 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
 
 
 def test_resume_respects_the_prompt_format(db_path):
-    from ctxprior.scoring.executors import LocalExecutor
 
     sid = _demo(db_path)
     lm = tiny()
     cfg = ScoreRequest.of(query_types=("open",), prompt_format="chat", shard_size=1)
     quiet = {"progress": False, "log": lambda m: None}
     with open_store(db_path) as store:
-        with pytest.raises(KeyboardInterrupt):
-            score_sample(
-                store,
-                cfg.replace(sample=sid, model="tiny"),
-                lm=lm,
-                **quiet,
-                executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1),
-            )
+        interrupted_run(store, cfg.replace(sample=sid, model="tiny"), lm, after=1)
         chat_run = store.scalar("SELECT max(run_id) FROM run")
         # a raw request does not continue the unfinished chat run
         raw = score_sample(

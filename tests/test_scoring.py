@@ -15,7 +15,6 @@ from ctxprior.errors import UserError
 from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
-from ctxprior.scoring.executors import LocalExecutor
 from ctxprior.scoring.models import load_model
 from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.outcomes import label
@@ -28,9 +27,9 @@ from scoring_helpers import (  # noqa: F401 (tiny_folder: a fixture)
     CONTEXTS,
     QUERIES,
     _demo,
-    _Interrupting,
     _rows,
     bpe_tokenizer,
+    interrupted_run,
     tiny,
     tiny_folder,
     tiny_model,
@@ -264,15 +263,7 @@ def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
         )
         ref = _rows(store, full.run_id)
     with open_store(db_b) as store:
-        with pytest.raises(KeyboardInterrupt):
-            score_sample(
-                store,
-                cfg.replace(sample=sid_b, model="tiny", shard_size=1),
-                lm=lm,
-                progress=False,
-                log=lambda m: None,
-                executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 3),
-            )
+        interrupted_run(store, cfg.replace(sample=sid_b, model="tiny", shard_size=1), lm, after=3)
         run = store.query("SELECT run_id, status, units_done FROM run")[0]
         assert run[1] == "cancelled" and run[2] == 3
         # rerunning the same command continues the unfinished run
@@ -311,14 +302,7 @@ def test_a_run_that_predates_an_option_resumes_with_its_default(db_path):
     sid, lm, quiet = _demo(db_path, 2, 6), tiny(), {"progress": False, "log": lambda m: None}
     cfg = ScoreRequest.of(query_types=("open",), shard_size=1, max_new_tokens=2)
     with open_store(db_path) as store:
-        with pytest.raises(KeyboardInterrupt):
-            score_sample(
-                store,
-                cfg.replace(sample=sid, model="tiny"),
-                lm=lm,
-                executor_factory=lambda m, c, b: _Interrupting(LocalExecutor(m, c, b), 1),
-                **quiet,
-            )
+        interrupted_run(store, cfg.replace(sample=sid, model="tiny"), lm, after=1)
         old = store.scalar("SELECT run_id FROM run")
         _drop_from_identity(store, old, "prior_topk")  # a run from before --prior-topk
         assert cfg.prior_topk == ScoreConfig().prior_topk == 10
