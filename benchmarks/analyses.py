@@ -160,7 +160,7 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
 
     from ctxprior.queries.driver import analyze
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     tmp = None
     path = a.db

@@ -34,7 +34,7 @@ import kg_reference as ref  # noqa: E402
 
 from ctxprior.ingest.kg_build import BuildOptions, build_dataset, literal_value, local_name, unescape  # noqa: E402
 from ctxprior.ingest.kg_relations import read_relations  # noqa: E402
-from ctxprior.schema import open_store  # noqa: E402
+from ctxprior.storage import open_store  # noqa: E402
 
 Y = "http://yago-knowledge.org/resource/"
 LABEL = "<http://www.w3.org/2000/01/rdf-schema#label>"

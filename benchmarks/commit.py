@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ctxprior.schema import open_store
-from ctxprior.schema.store import utcnow
 from ctxprior.scoring.runs.record import write_unit
 from ctxprior.scoring.units import UnitResult, UnitSpec
+from ctxprior.storage import open_store
+from ctxprior.storage.store import utcnow
 
 
 def unit_result(run_id: int, unit_id: int, n_ctx: int = 600, n_ent: int = 16) -> UnitResult:

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 from ctxprior.covariates.cooccurrence import cooccurrence, plan
 from ctxprior.covariates.counting import Counter
 from ctxprior.covariates.text import words
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 PILE_BYTES = 825 * 2**30
 

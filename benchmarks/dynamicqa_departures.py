@@ -33,8 +33,8 @@ from ctxprior.dynamicqa import semantic as sem
 from ctxprior.dynamicqa.config import CONDITIONS, PROMPT_CTX, PROMPT_NONE, DynamicConfig
 from ctxprior.dynamicqa.facts import _fact_seed, fact_rows
 from ctxprior.dynamicqa.sample import resolve_dataset, select_facts
-from ctxprior.schema import open_store
 from ctxprior.scoring.generate import Sampling, generate, stop_ids
+from ctxprior.storage import open_store
 
 STEM = NOSTEM = None  # rouge_score scorers, when importable
 

@@ -65,7 +65,7 @@ def make_file(path: str, n_rel: int, n_facts: int, seed: int = 0) -> int:
 def fast(path: str, db: str, n_entities: int, n_contexts: int) -> tuple[float, float, int]:
     from ctxprior.ingest.sampling import draw_sample
     from ctxprior.ingest.yago_qec import ingest_yago_qec
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db) as wh:
         t0 = time.perf_counter()
@@ -98,8 +98,8 @@ def naive(db_fast: str, db_naive: str, n_rows: int) -> tuple[float, int]:
     from sqlalchemy import create_engine, insert
     from sqlalchemy.orm import Session
 
-    from ctxprior.schema import open_store
-    from ctxprior.schema.base import metadata
+    from ctxprior.schema import metadata
+    from ctxprior.storage import open_store
 
     open_store(db_naive).close()  # same schema, empty
     src = duckdb.connect(db_fast, read_only=True)

@@ -50,11 +50,11 @@ def main() -> None:
     import torch
     from scale_helpers import make_demo_db, make_tiny_folder, snapshot
 
-    from ctxprior.schema import open_store
     from ctxprior.scoring.executors.ray_cluster import RayExecutor, wait_actors
     from ctxprior.scoring.models import load_model
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
+    from ctxprior.storage import open_store
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxprior-scale-"))
     try:

@@ -28,10 +28,10 @@ from naive_scoring import naive_first_token
 
 from ctxprior.ingest.demo import ingest_demo
 from ctxprior.ingest.sampling import draw_sample
-from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import first_token
 from ctxprior.scoring.models import load_model
+from ctxprior.storage import open_store
 
 
 def workload(n_entities: int, n_contexts: int, relation: str = "capital", seed: int = 11):

@@ -5,6 +5,11 @@
     python scripts/docs_tables.py --update              # rewrite the blocks in place
     python scripts/docs_tables.py --check docs/scoring.md
 
+It also writes ``src/ctxprior/schema/tables.sql``, the warehouse's DuckDB DDL, from the SQLAlchemy
+tables (``schema.declared.compiled_ddl``) when the tables the file makes differ from theirs
+(``tests/test_declared.py`` checks it; a SQLAlchemy that only writes the text differently changes
+nothing).
+
 A block is the lines between two marker comments; what is between them is generated, never edited::
 
     <!-- tables: options score -->        a command's options: ctxprior.api.command_options("score")
@@ -125,6 +130,24 @@ def regenerate(text: str) -> tuple[str, list[str]]:
     return "\n".join(out), changed
 
 
+def _tables_sql(update: bool) -> int:
+    """``schema/tables.sql`` checked against the declarations (rewritten with ``update``): 1 when it differed."""
+    from importlib import resources
+
+    from ctxprior.schema import declared
+
+    ours = declared.ddl_statements()
+    fresh = declared.compiled_ddl()
+    if not declared.ddl_differences(ours, fresh):
+        return 0
+    path = Path(str(resources.files("ctxprior.schema").joinpath(declared.TABLES_SQL)))
+    print(f"{path}: {'rewrote' if update else 'differs from its declarations'}")
+    if update:
+        path.write_text(declared.tables_text(fresh))
+        declared.ddl_statements.cache_clear()
+    return 1
+
+
 def pages(args: list[str]) -> list[Path]:
     return [Path(a) for a in args] if args else sorted((ROOT / "docs").glob("*.md"))
 
@@ -136,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--update", action="store_true", help="rewrite the blocks")
     parser.add_argument("pages", nargs="*", help="docs pages (default: docs/*.md)")
     args = parser.parse_args(argv)
-    differ = 0
+    differ = 0 if args.pages else _tables_sql(args.update)
     for page in pages(args.pages):
         text = page.read_text()
         fresh, changed = regenerate(text)

@@ -581,7 +581,7 @@ def analyzed_warehouse(tmp_path_factory) -> str:
     friend-enemy and gender runs, a co-occurrence covariate, analyzed with k = ANALYZE_K.
     Import this fixture into a test module to use it (it is built once per session)."""
     from ctxprior.queries.driver import analyze
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     path = str(tmp_path_factory.mktemp("analyzed") / "wh.duckdb")
     store = open_store(path, threads=1)  # analyze stores numbers on one thread (Store.one_thread)

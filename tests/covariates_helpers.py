@@ -10,7 +10,7 @@ from pathlib import Path
 
 import zstandard
 
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 YAGO = "http://yago-knowledge.org/resource/"
 

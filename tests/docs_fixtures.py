@@ -24,7 +24,7 @@ from analysis_fixtures import (
     make_yago_like,
 )
 
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 
 def analyses(wh) -> None:

@@ -59,9 +59,9 @@ def reader(
 
 def unit_reference(db: str, run_id: int = 1) -> dict[int, tuple[int, float]]:
     """{unit_id: (persuasion rows, sum of persuasion)} of a finished run, via its unit plan."""
-    from ctxprior.schema import open_store
     from ctxprior.scoring.runs import plan_units
     from ctxprior.scoring.units import ScoreConfig
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True, wait=60) as store:
         sample, cfg = store.query("SELECT sample_id, config_json FROM run WHERE run_id = ?", [run_id])[0]
@@ -127,7 +127,7 @@ def check_answers(paths: list[str], reference: dict[int, tuple[int, float]]) -> 
 def wait_for_run(db: str, run_id: int = 1, timeout: float = 300.0, proc=None) -> bool:
     """Block until run ``run_id`` exists (the writer finished starting up, scoring begins)."""
     from ctxprior.errors import UserError
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 T0 = datetime(2026, 11, 21, 12, 0, 0)
 
@@ -319,7 +319,7 @@ def record_covariate_view(target, view: str) -> None:
     """A `covariate` catalog row (kind `user`) naming ``view``, written into ``target`` (a path,
     through plain DuckDB, or an open Store): ctxprior then counts the view as its own, as it does
     the views `ctxprior covariates ...` makes; a view the catalog does not record is foreign
-    (dropped by a read-write open, refused by a read-only one: ctxprior.schema.trust)."""
+    (dropped by a read-write open, refused by a read-only one: ctxprior.storage.trust)."""
     import duckdb
 
     now = datetime(2026, 1, 1)

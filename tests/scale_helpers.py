@@ -77,7 +77,7 @@ def copy_db(src: str, dest: Path) -> str:
 
 def snapshot(db: str, run_id: int | None = None) -> dict:
     """Score rows of a run (run_id left out so two runs compare), sorted, plus run_unit facts."""
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True, wait=30) as store:
         if run_id is None:
@@ -95,7 +95,7 @@ def snapshot(db: str, run_id: int | None = None) -> dict:
 
 def duplicates(db: str) -> int:
     """Score rows that appear more than once for the same key (must be 0)."""
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True, wait=30) as store:
         return int(

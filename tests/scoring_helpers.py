@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from ctxprior.schema import open_store
 from ctxprior.scoring.models import LoadedModel
+from ctxprior.storage import open_store
 
 CORPUS = [
     "The capital of France is Paris.\n",

@@ -39,7 +39,7 @@ SLOW = {"CTXPRIOR_FAULT": "store.connect@2+:sleep=0.3"}
 def writer(db: str, name: str, log: str, stop_file: str, max_seconds: float) -> None:
     """A --wait writer: commits probe rows one transaction each; logs a row only once committed;
     records the most handles this process ever held on the file (must be 1)."""
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     deadline = time.monotonic() + max_seconds
     n, most, errors = 0, 0, []
@@ -147,8 +147,8 @@ def soak(
     the driver's CTXPRIOR_FAULT (faults.py), the delay that widens one step of the hand-over."""
     from loadtest import check_answers, reader, unit_reference
 
-    from ctxprior.schema import open_store
     from ctxprior.sqlfiles import ident
+    from ctxprior.storage import open_store
 
     rng = random.Random(seed)
     db = copy_db(base["db"], workdir / "soak.duckdb")

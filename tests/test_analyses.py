@@ -19,8 +19,8 @@ from ctxprior.queries import comparisons, registry, selection, storage
 from ctxprior.queries.driver import analyze
 from ctxprior.queries.selection import query_file
 from ctxprior.queries.summary import summary_lines
-from ctxprior.schema import open_store
 from ctxprior.sqlfiles import read_sql
+from ctxprior.storage import open_store
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ def test_a_notebook_does_not_hold_the_file(demo_db):
     wh = ctxprior.open(demo_db)
     wh.sql("SELECT 1")
     code = (
-        "from ctxprior.schema import open_store\n"
+        "from ctxprior.storage import open_store\n"
         f"with open_store({str(demo_db)!r}) as w:\n"
         "    with w.transaction(): w.execute(\"INSERT INTO meta VALUES ('probe', 'x')\")\n"
     )

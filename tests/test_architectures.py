@@ -161,9 +161,9 @@ def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
 
     from scoring_helpers import _demo
 
-    from ctxprior.schema import open_store
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
+    from ctxprior.storage import open_store
 
     sid = _demo(db_path)
     with open_store(db_path) as store:

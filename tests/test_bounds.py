@@ -18,8 +18,8 @@ import duckdb
 import pytest
 from parquet_fixtures import build_warehouse, record_covariate_view
 
-from ctxprior.schema import open_store, procs
-from ctxprior.schema.store import intent_marker, writer_marker
+from ctxprior.storage import open_store, procs
+from ctxprior.storage.store import intent_marker, writer_marker
 
 pytestmark = [pytest.mark.quick, pytest.mark.timeout(60)]
 

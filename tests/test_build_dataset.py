@@ -20,7 +20,7 @@ from ctxprior.covariates.triples import TripleFiles
 from ctxprior.errors import UserError
 from ctxprior.ingest.kg_build import BuildOptions, build_dataset, literal_value, local_name, unescape
 from ctxprior.ingest.kg_relations import read_relations
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "kg"
 TRIPLES = FIXTURE / "countries.nt"

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from ctxprior.errors import UserError
-from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import LoadedModel
@@ -24,6 +23,7 @@ from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.prompts import PLACEHOLDER, PromptFormat, prompt_format, render_chat
 from ctxprior.scoring.runs import score_sample
 from ctxprior.scoring.units import ScoreConfig
+from ctxprior.storage import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from chat_helpers import TEMPLATE, TRIM, _tokenizer

@@ -163,12 +163,12 @@ def test_every_command_has_a_valid_call():
 
 def _function(command: str):
     """The API method of ``command`` as a function (its signature), without a warehouse."""
-    from ctxprior.api.warehouse import NOUNS, Warehouse
+    from ctxprior.api.warehouse import Warehouse, noun_class
 
     where = COMMANDS[command][2]
     if "." in where:
         noun, name = where.split(".")
-        return getattr(next(n for n in NOUNS if n.name == noun), name)
+        return getattr(noun_class(noun), name)
     return getattr(Warehouse, where, None) or getattr(ctxprior, where)
 
 
@@ -194,7 +194,9 @@ def test_the_api_defaults_are_the_declared_ones(command):
 
 
 def _leaves(group: click.Group, prefix: str = ""):
-    for name, cmd in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
         full = f"{prefix}{name}"
         if isinstance(cmd, click.Group):
             yield from _leaves(cmd, full + " ")

@@ -1,4 +1,4 @@
-"""Several processes on one warehouse while a run writes (issue 8; protocol in schema/store.py).
+"""Several processes on one warehouse while a run writes (issue 8; protocol in storage/store.py).
 
 - a second writer during a run: it fails with "warehouse ... is in use by PID n (command)" when it
   hits a commit (no --wait), or waits its turn (--wait), and the run still ends identical;
@@ -36,7 +36,7 @@ def base(scored):
 
 def test_second_writer_fails_or_waits(base, tmp_path, monkeypatch):
     from ctxprior.errors import UserError
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     monkeypatch.setenv("CTXPRIOR_BRIEF_GRACE", "0.2")  # do not sit out the driver's commit window
     db = copy_db(base["db"], tmp_path / "w.duckdb")
@@ -116,7 +116,7 @@ def test_runs_cancel_then_resume(base, tmp_path):
     from click.testing import CliRunner
 
     from ctxprior.cli import cli
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the writer waits 0.3 s (file released) before each reopen from the third, so the cancel lands mid-run however fast

@@ -11,7 +11,7 @@ from covariates_helpers import FACTS, build_warehouse, oracle, write_jsonl
 
 from ctxprior.covariates.counting import CountSpec, count_texts
 from ctxprior.covariates.text import normalize, normalize_batch, words
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 FILL = " ".join(["filler"] * 49)  # 49 words between two names -> distance 50
 

@@ -21,7 +21,7 @@ from ctxprior.covariates import known as kn
 from ctxprior.dynamicqa.semantic import contains_answer
 from ctxprior.errors import UserError
 from ctxprior.queries.driver import analyze
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

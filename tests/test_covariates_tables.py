@@ -9,7 +9,7 @@ import pytest
 from covariates_helpers import FACTS, YAGO, build_warehouse
 
 from ctxprior.covariates.catalog import register_fact_degrees
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 Y = f"<{YAGO}"
 NT = f"""{Y}France> {Y}capital> {Y}Paris> .

@@ -22,7 +22,7 @@ from warehouse_helpers import snapshot
 
 from ctxprior.dynamicqa import semantic as sem
 from ctxprior.dynamicqa.ingest import FILES, HUB_FILES, HUB_REPO, HUB_REVISION
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 
 def edge_rows(src: Path) -> dict[str, list[int]]:

@@ -295,7 +295,7 @@ def test_run_records_the_rules_and_se_follows_the_form(opts, tmp_path):
     from transformers import AutoTokenizer
 
     from ctxprior.dynamicqa.ingest import ingest_dynamicqa
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     tok = AutoTokenizer.from_pretrained(sem.resolve_encoder("minilm"))
     tok.eos_token = "[SEP]"

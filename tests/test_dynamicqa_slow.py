@@ -3,11 +3,12 @@ first-token KL / CP comparison on the same facts."""
 
 from __future__ import annotations
 
+import click
 import pytest
 from dynamicqa_helpers import dq_src, subset  # noqa: F401 (dq_src: a fixture, the fixture files or the real ones)
 
-from ctxprior.schema import open_store
 from ctxprior.sqlfiles import read_sql
+from ctxprior.storage import open_store
 
 
 @pytest.mark.slow
@@ -40,7 +41,9 @@ def test_score_dynamic_smollm_cli(dq_src, tmp_path, run_cli, db_path):
 
     from ctxprior.cli import cli
 
-    assert "score" in cli.commands  # the persuasion scorer, compared with CP on the same facts
+    assert "score" in cli.list_commands(
+        click.Context(cli)
+    )  # the persuasion scorer, compared with CP on the same facts
     with open_store(db_path, read_only=True) as store:
         sid = store.scalar("SELECT sample_id FROM run WHERE run_id = ?", [rid])
     res = run_cli("score", "--sample", sid, "--estimator", "first-token", "--query-types", "open")

@@ -163,10 +163,10 @@ def test_oom_on_a_single_row_is_raised():
 def test_oom_fails_the_unit_and_records_the_splits(db_path):
     """In a run, the splits are recorded per unit; a unit whose single row does not fit fails
     cleanly (no rows) and the run says why."""
-    from ctxprior.schema import open_store
     from ctxprior.scoring.executors import LocalExecutor
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
+    from ctxprior.storage import open_store
 
     lm = tiny_family("llama")
     sid = _demo(db_path)
@@ -262,10 +262,10 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     import threading
     import time
 
-    from ctxprior.schema import open_store
     from ctxprior.scoring import units
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score, score_sample
+    from ctxprior.storage import open_store
 
     lm = tiny_family("llama")
     sid = _demo(db_path)
@@ -326,9 +326,9 @@ def test_prefetched_prompts_are_the_ones_encoded_and_equal_a_direct_encode():
 def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
     """While unit k computes, unit k + 1's prompts are tokenizing: every unit after the first is
     encoded from a prefetch, and the scores equal those of a run without it."""
-    from ctxprior.schema import open_store
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs.score import score_sample
+    from ctxprior.storage import open_store
 
     sid = _demo(db_path, entities=4, contexts=12)
     lm = tiny()

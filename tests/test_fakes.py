@@ -19,7 +19,7 @@ from ctxprior.fakes.parse import name_key, name_problem, normalize_name, parse_n
 from ctxprior.fakes.plan import class_counts
 from ctxprior.fakes.prompts import PAPER_CLASS_PROMPTS, PAPER_SYSTEM, build_messages, plural_words
 from ctxprior.ingest.demo import demo_path
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 KEY = "sk-test-0123456789secret"
 KEY_ENV = "CTXPRIOR_TEST_CHAT_KEY"

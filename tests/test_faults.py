@@ -40,7 +40,7 @@ def base(scored):
 
 
 def _state(db):
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True, wait=30) as store:
         runs = store.query("SELECT run_id, status, units_done, units_total FROM run ORDER BY 1")
@@ -135,7 +135,7 @@ def test_disk_full_mid_run(base, tmp_path):
 def test_permission_lost_mid_run(base, tmp_path):
     """Root ignores file modes, so the child drops CAP_DAC_OVERRIDE; the test makes the warehouse
     read-only (chmod 0444) after the run committed its first unit; the next commit fails."""
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     db = copy_db(base["db"], tmp_path / "w.duckdb")
     # the writer waits 0.3 s (file released) before each reopen from the third: the chmod lands mid-run
@@ -196,7 +196,7 @@ def test_broken_model_units_fail_with_reason(base, tmp_path, poison):
         ],
     )
     assert res.exit_code == 2
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True) as store:
         status, err = store.query("SELECT status, error FROM run")[0]

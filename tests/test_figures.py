@@ -9,7 +9,7 @@ from analysis_fixtures import add_friend_enemy, add_gender, analyzed_warehouse, 
 from parquet_fixtures import record_covariate_view
 
 from ctxprior.queries.driver import analyze
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 EXPECTED = [
     "fig2_answer_groups",

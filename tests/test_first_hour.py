@@ -96,7 +96,7 @@ def test_runs_prompts_prints_no_none(scored_run, run_cli):
 
 
 def test_an_error_names_the_flag_on_the_cli_and_the_keyword_in_python(run_cli, tmp_path, db_path):
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     open_store(db_path).close()  # an empty warehouse: the output is checked first
     taken = tmp_path / "report.html"
@@ -167,7 +167,7 @@ def test_fig5_joins_only_runs_of_one_series(analyzed_warehouse):
     import matplotlib.pyplot as plt
 
     from ctxprior.queries.figures import fig5_summary
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     store = open_store(analyzed_warehouse, read_only=True)
     try:

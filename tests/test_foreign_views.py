@@ -2,7 +2,7 @@
 ``.duckdb`` file never gets a local file's contents into an export, a publication (dry run too),
 a report or ``ctxprior sql``.
 
-Two mechanisms (``ctxprior.schema.store.sandbox``, ``ctxprior.schema.trust``; docs/write-protocol.md,
+Two mechanisms (``ctxprior.storage.sandbox``, ``ctxprior.storage.trust``; docs/write-protocol.md,
 "The sandbox"), tested by the ways into DuckDB's file access a file's catalog offers:
 
 - the sandbox: every connection runs with DuckDB's external access off and its configuration
@@ -23,7 +23,7 @@ import pytest
 from parquet_fixtures import build_warehouse, record_covariate_view
 
 import ctxprior
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 SECRET = "TOP-SECRET-7f3a91"
 
@@ -204,7 +204,7 @@ def test_a_read_write_open_drops_every_foreign_object(tmp_path, files, capfd):
         "CREATE MACRO elsewhere.m() AS 1",
     )
     with ctxprior.open(db, write=True).connect(write=True) as store:
-        from ctxprior.schema.trust import foreign_objects
+        from ctxprior.storage.trust import foreign_objects
 
         assert foreign_objects(store) == []
     err = capfd.readouterr().err
@@ -323,14 +323,14 @@ def test_a_file_read_back_holds_the_package_view_texts(tmp_path):
     """DuckDB 1.5 writes a view's text one way as made (``CAST(x AS "DOUBLE")``, ``DECIMAL(10, 2)``)
     and another once read back from the file (``CAST(x AS DOUBLE)``, ``DECIMAL(10,2)``): both are
     the package's, so a read-write open of an untouched file remakes no view (and writes nothing)."""
-    from ctxprior.schema import trust
     from ctxprior.sqlfiles import read_sql
+    from ctxprior.storage import trust
 
     db = str(tmp_path / "w.duckdb")
     open_store(db).close()
     con = duckdb.connect(db, read_only=True)
     try:
-        actual = dict(con.execute(read_sql("ctxprior.schema", "sql/view_texts.sql")).fetchall())
+        actual = dict(con.execute(read_sql("ctxprior.storage", "sql/view_texts.sql")).fetchall())
     finally:
         con.close()
     for name, text in trust.package_views():

@@ -18,9 +18,9 @@ import pytest
 
 import ctxprior
 from ctxprior.errors import UserError
-from ctxprior.schema import open_store
 from ctxprior.scoring import models as models_mod
 from ctxprior.scoring.models import load_model
+from ctxprior.storage import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token

@@ -11,8 +11,8 @@ import pytest
 import sqlalchemy as sa
 
 from ctxprior.options import ID_MAX
-from ctxprior.schema import open_store
-from ctxprior.schema.base import metadata
+from ctxprior.schema import metadata
+from ctxprior.storage import open_store
 
 pytestmark = pytest.mark.quick
 

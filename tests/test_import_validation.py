@@ -18,7 +18,7 @@ from ctxprior.digest import sha256_file
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> Path:
     from ctxprior.publish.parquet import export_parquet, select
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     d = tmp_path_factory.mktemp("export")
     db = build_warehouse(str(d / "s.duckdb"))

@@ -15,7 +15,7 @@ import pytest
 from fixtures.make_yago_qec import make_yago_qec
 from warehouse_helpers import snapshot
 
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 
 @pytest.fixture

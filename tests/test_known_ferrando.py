@@ -16,7 +16,7 @@ from analysis_fixtures import make_yago_like
 
 from ctxprior.covariates import ferrando
 from ctxprior.covariates import known as kn
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

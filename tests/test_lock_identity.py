@@ -7,7 +7,7 @@ or stall a command (issue 35 part 2; docs/write-protocol.md, "The lock"). Groupe
    reads a path is refused in one line, exit 2, the warehouse unchanged;
 3. markers opened only when regular, without blocking: a FIFO at any marker leaves `info`, `runs`
    and `runs cancel` prompt; a lock file that is a FIFO or a link is refused in one line;
-4. markers proven (``schema/procs.py``, the one liveness rule): a stale marker naming a live
+4. markers proven (``storage/procs.py``, the one liveness rule): a stale marker naming a live
    process that is not the writer does not make a command wait;
 5. runs keyed by the file's identity: `runs resume` through a hard link refuses a live run.
 """
@@ -29,7 +29,7 @@ from parquet_fixtures import build_warehouse
 from warehouse_helpers import DRIVER
 
 from ctxprior.errors import UserError
-from ctxprior.schema import lock, open_store, procs, runs
+from ctxprior.storage import lock, open_store, procs, runs
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
@@ -63,7 +63,7 @@ def one_line(res) -> str:
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
     store = open_store(sys.argv[1])
     store.scalar("SELECT count(*) FROM run")
     # a second descriptor of the warehouse, opened and closed: this drops DuckDB's POSIX lock
@@ -98,7 +98,7 @@ def test_a_second_descriptor_cannot_drop_the_lock(wh, tmp_path):
             """
             import sys
             from ctxprior.errors import UserError
-            from ctxprior.schema import open_store
+            from ctxprior.storage import open_store
             for ro in (False, True):
                 try:
                     open_store(sys.argv[1], read_only=ro).close()
@@ -119,7 +119,7 @@ def test_a_second_descriptor_cannot_drop_the_lock(wh, tmp_path):
 
 @pytest.mark.quick
 def test_one_process_shares_one_lock_and_releases_it_when_the_last_store_closes(wh):
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     a = open_store(wh, read_only=True)
     b = open_store(wh, read_only=True)

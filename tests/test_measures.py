@@ -13,7 +13,7 @@ from vocab_pass_helpers import one_query
 
 from ctxprior.measures import RELIANCE_MEASURES, measure_names, sql_types
 from ctxprior.publish.card import column_meaning
-from ctxprior.schema.base import metadata
+from ctxprior.schema import metadata
 from ctxprior.scoring import metrics
 from ctxprior.scoring.estimators import SCORE_KEYS
 

@@ -1,6 +1,6 @@
 """A named read is the file, by identity (issue 42, seen 2 and 5; docs/write-protocol.md, "Named
 reads"): ``sql --allow-read FILE`` lets DuckDB read exactly the file FILE names when the command
-starts (its real path, ``store.named_reads``), DuckDB's temp directory is a private folder (never
+starts (its real path, ``sandbox.named_reads``), DuckDB's temp directory is a private folder (never
 ``<db>.tmp``, which a link could point anywhere), a file replaced under a query is not read as the
 file named, and the warehouse itself is never read through a computed path. Each probe ends in one
 line, exit 2, nothing secret in the output, the warehouse byte for byte unchanged."""
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from ctxprior.errors import UserError
-from ctxprior.schema import open_store
-from ctxprior.schema.store import private_temp, read_paths
+from ctxprior.storage import open_store
+from ctxprior.storage.sandbox import private_temp, read_paths
 
 pytestmark = pytest.mark.quick
 

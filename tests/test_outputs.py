@@ -60,7 +60,7 @@ def test_report_does_not_replace_a_file_unless_overwrite(run_cli, wh_file, tmp_p
 
 def test_figures_do_not_replace_files_unless_overwrite(run_cli, wh_file, tmp_path):
     from ctxprior.queries.figures import build_figures
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(wh_file, read_only=True) as store:
         drawn = [f.name for f in build_figures(store) if f.fig is not None]
@@ -267,7 +267,7 @@ def test_demo_replaces_only_its_recorded_files(run_cli, tmp_path, monkeypatch):
 def _single_file_writers(wh_file):
     """(name, write(path, overwrite)) for each command that writes one user-named file."""
     from ctxprior.queries.figures import build_figures
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(wh_file, read_only=True) as store:
         drawn = next(f.name for f in build_figures(store) if f.fig is not None)
@@ -357,7 +357,7 @@ def schema_version(db) -> str:
 
 @pytest.fixture
 def v1_db(tmp_path) -> str:
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     db = str(tmp_path / "wh.duckdb")
     open_store(db).close()

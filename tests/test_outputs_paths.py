@@ -16,7 +16,7 @@ from outputs_helpers import fake_demo
 
 from ctxprior.errors import UserError
 from ctxprior.outputs import MAX_RECORDED, file_name, write_inside
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 FOLDER_COMMANDS = {
     "export": ("export", "parquet"),

@@ -31,7 +31,8 @@ def test_roundtrip_every_table_equal(tmp_path, run_cli, source_db, use_demo):
 
 def test_manifest_records_versions_counts_hashes(tmp_path, run_cli, source_db):
     from ctxprior import __version__
-    from ctxprior.schema import SCHEMA_VERSION, open_store
+    from ctxprior.schema import SCHEMA_VERSION
+    from ctxprior.storage import open_store
 
     out = tmp_path / "export"
     assert run_cli("export", "parquet", out, db=source_db).exit_code == 0
@@ -67,7 +68,7 @@ def test_manifest_records_versions_counts_hashes(tmp_path, run_cli, source_db):
 def test_export_is_deterministic_and_sharded(tmp_path, source_db):
     """Same warehouse -> byte-identical files (what lets publish skip unchanged commits)."""
     from ctxprior.publish.parquet import export_parquet, select
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     store = open_store(source_db, read_only=True)
     try:

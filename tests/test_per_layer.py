@@ -85,9 +85,9 @@ def test_chi_only_keeps_no_persuasion_by_layer():
 from scoring_helpers import _demo, tiny_folder  # noqa: E402,F401
 
 from ctxprior.errors import UserError  # noqa: E402
-from ctxprior.schema import open_store  # noqa: E402
 from ctxprior.scoring.options import ScoreRequest  # noqa: E402
 from ctxprior.scoring.runs import score_sample  # noqa: E402
+from ctxprior.storage import open_store  # noqa: E402
 
 
 def _score(db_path, per_layer, **kw):

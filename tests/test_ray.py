@@ -95,11 +95,11 @@ def _score(
     and the two runs must agree bit for bit."""
     import torch
 
-    from ctxprior.schema import open_store
     from ctxprior.scoring.executors.ray_cluster import RayExecutor
     from ctxprior.scoring.models import load_model
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
+    from ctxprior.storage import open_store
 
     lm = lm or load_model(model)
     made = []
@@ -148,7 +148,7 @@ def test_ray_equals_local_tiny(ray_local, base, tmp_path):
     assert a["persuasion"] and a == b  # row for row, bit for bit
     assert duplicates(ray_db) == 0
     assert not (tmp_path / "shards").exists()  # committed shards are removed
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(ray_db, read_only=True) as store:
         workers = {r[0] for r in store.query("SELECT worker FROM run_unit")}
@@ -221,7 +221,7 @@ def test_driver_dies_between_shard_and_commit(ray_local, base, tmp_path, monkeyp
     faults.reset()
     left = list(shards.glob("run_*/unit_*"))
     assert left, "the uncommitted shard stays on disk"
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True) as store:
         run_id, done = store.query("SELECT run_id, units_done FROM run")[0]
@@ -265,11 +265,11 @@ def test_ray_equals_local_smollm2(ray_local, base, tmp_path):
 def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
     """With Ray the driver records the model's identity and loads no weights (no GPU memory on
     the driver); the run row names the workers' device and dtype."""
-    from ctxprior.schema import open_store
     from ctxprior.scoring.executors import base as executor_base
     from ctxprior.scoring.executors import executor_factory
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
+    from ctxprior.storage import open_store
 
     def refuse(self):
         raise AssertionError("the driver loaded the model")

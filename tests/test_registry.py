@@ -14,7 +14,7 @@ from ctxprior.errors import UserError
 from ctxprior.queries import registry
 from ctxprior.queries.driver import analyze, parse_only
 from ctxprior.queries.summary import summary_lines
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 RUN_ORDER = (
     "relevance",

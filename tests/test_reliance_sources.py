@@ -26,9 +26,9 @@ from vocab_pass_helpers import one_query
 
 import ctxprior
 from ctxprior.measures import RELIANCE_MEASURES
-from ctxprior.schema import open_store
 from ctxprior.schema.versions import SCHEMA_VERSION
 from ctxprior.scoring.metrics import reliance_np
+from ctxprior.storage import open_store
 
 pytestmark = pytest.mark.quick
 FIXTURES = Path(__file__).parent / "fixtures" / "tables"

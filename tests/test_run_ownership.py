@@ -1,5 +1,5 @@
 """ctxprior signals only its own processes, and a run has one driver (issue 27, seen items 2 and 5):
-a run row's PID is trusted only with the driver's proof (``schema.runs.driver_pid``)."""
+a run row's PID is trusted only with the driver's proof (``storage.runs.driver_pid``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from parquet_fixtures import build_warehouse
 from warehouse_helpers import DRIVER
 
-from ctxprior.schema import runs
+from ctxprior.storage import runs
 
 
 def set_running(db: str, pid: int, host: str | None = None) -> None:
@@ -79,7 +79,7 @@ def test_a_forged_proof_copied_from_a_live_process_is_no_proof(run_cli, wh_file,
     """Issue 42 seen 4: every field a driver file holds (host, the live sleep's PID, start time and
     command line, the warehouse's identity, a token), in both places the proof is read from; the
     sleep holds no driver lock, so it is not signalled."""
-    from ctxprior.schema import procs
+    from ctxprior.storage import procs
 
     set_running(wh_file, sleeper.pid)
     forged = {

@@ -49,7 +49,7 @@ def _tiny_folder(dest: Path) -> str:
 
 
 def _rows(db: str, run_id: int = 1) -> dict:
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True, wait=30) as store:
         out = {
@@ -141,7 +141,7 @@ def test_runs_cancel_stops_a_running_dynamic_run_then_resume_finishes_it(base, t
     p = start_cli(
         ["--db", db, *base["cmd"]], tmp_path / "run.log", env={"CTXPRIOR_FAULT": "store.connect@3+:sleep=0.3"}
     )
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.is_alive():
@@ -168,7 +168,7 @@ def test_runs_cancel_stops_a_running_dynamic_run_then_resume_finishes_it(base, t
 
 
 def test_runs_lists_both_kinds(base, tmp_path):
-    from ctxprior.schema.runs import default_runs, start_run
+    from ctxprior.storage.runs import default_runs, start_run
 
     db = copy_db(base["dir"] / "ref.duckdb", tmp_path / "w.duckdb")
     import ctxprior

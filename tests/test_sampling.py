@@ -9,7 +9,7 @@ import pytest
 from ctxprior.errors import UserError
 from ctxprior.ingest.sampling import draw_sample
 from ctxprior.ingest.yago_qec import ingest_yago_qec
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import hashlib
 import inspect
 from pathlib import Path
 
+import click
 import pytest
 from options_helpers import bad_values, refusal
 from scoring_helpers import tiny_folder  # noqa: F401 (fixture)
@@ -126,7 +127,7 @@ def test_the_api_signature_and_the_cli_options_are_made_from_the_declarations():
     params = inspect.signature(Runs.score).parameters
     declared = [o.name for o in score_options()]
     assert list(params) == ["self", *declared, "progress", "log"], ONE_PLACE
-    command = {p.name: p for p in cli.commands["score"].params}
+    command = {p.name: p for p in cli.get_command(click.Context(cli), "score").params}
     for opt in score_options():
         assert params[opt.name].default == opt.default, ONE_PLACE
         if opt.flag:

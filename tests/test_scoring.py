@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from ctxprior.errors import UserError
-from ctxprior.schema import open_store
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import load_model
@@ -20,6 +19,7 @@ from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.outcomes import label
 from ctxprior.scoring.runs import plan_units, score_sample
 from ctxprior.scoring.units import ScoreConfig
+from ctxprior.storage import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from sources_helpers import ckplug_outcome
 
-from ctxprior.schema import open_store
 from ctxprior.scoring.models import load_model
 from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.runs import score_sample
+from ctxprior.storage import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import naive_first_token

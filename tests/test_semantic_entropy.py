@@ -11,7 +11,7 @@ import pytest
 from fixtures.make_dynamicqa import add_dynamic_run
 
 from ctxprior.dynamicqa import semantic as sem
-from ctxprior.schema import open_store
+from ctxprior.storage import open_store
 
 
 def test_worked_example():

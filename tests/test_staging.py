@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from analysis_fixtures import add_dynamic, add_friend_enemy, add_gender, make_yago_like
 
-from ctxprior.schema import open_store
 from ctxprior.sqlfiles import body, ident, literal
+from ctxprior.storage import open_store
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
@@ -109,7 +109,7 @@ def test_analyses_read_staging_not_base_tables():
     from pathlib import Path
 
     import ctxprior.queries
-    from ctxprior.schema.base import metadata
+    from ctxprior.schema import metadata
 
     files = sorted(Path(ctxprior.queries.__file__).parent.glob("*.sql"))
     assert len(files) >= 14
@@ -142,7 +142,7 @@ def test_readable_views_read_staging_not_base_tables():
     """Every view of schema/views/ outside 05_staging.sql (the v_* views, analysis_runs,
     analysis_replicates) reads stg_* views or other views, never a table: its join chain is a
     ``stg_*`` view of 05_staging.sql, which holds only stg_* views. Nothing is allowed through."""
-    from ctxprior.schema.base import metadata
+    from ctxprior.schema import metadata
 
     views = _view_bodies()
     readable = [(f, v, sql) for f, v, sql in views if f != "05_staging.sql"]

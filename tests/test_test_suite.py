@@ -148,7 +148,7 @@ def test_the_coverage_reader_follows_helpers_and_fixtures():
     assert package_of("ctxprior.errors.UserError") == "ctxprior"
     assert package_of("numpy.array") is None
     func = ast.parse("def test_x(db_path):\n    _demo(db_path)\n").body[0]  # _demo: test_scoring's import
-    assert {"ctxprior.schema", "ctxprior.ingest"} <= _uses("test_scoring", func, set())
+    assert {"ctxprior.storage", "ctxprior.ingest"} <= _uses("test_scoring", func, set())
 
 
 def test_no_quick_test_is_slow():

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ctxprior.publish.card import column_meaning
-from ctxprior.schema import open_store
 from ctxprior.schema.declared import parse_meanings, view_meanings
+from ctxprior.storage import open_store
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 

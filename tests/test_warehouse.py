@@ -8,7 +8,8 @@ import duckdb
 import pytest
 
 from ctxprior.errors import UserError
-from ctxprior.schema import SCHEMA_VERSION, migrations, open_store
+from ctxprior.schema import SCHEMA_VERSION
+from ctxprior.storage import migrations, open_store
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
@@ -96,6 +97,9 @@ def test_older_warehouse_says_what_to_run_and_migrates(db_path, run_cli, monkeyp
     res = run_cli("info")
     assert res.exit_code == 2 and "no migration exists" in res.output
     # a registered step: the warehouse says `ctxprior migrate`, which applies it (and the real ones)
+    from ctxprior.schema import versions
+
+    monkeypatch.setattr(versions, "OLDEST_MIGRATABLE", 0)
     monkeypatch.setitem(
         migrations.MIGRATIONS,
         0,
@@ -299,7 +303,7 @@ def test_bad_input_leaves_the_file_byte_for_byte_unchanged(run_cli, db_path):
     import hashlib
     from pathlib import Path
 
-    from ctxprior.schema.store import views_digest
+    from ctxprior.storage.store import views_digest
 
     run_cli("ingest", "demo", "--only", "demo")
     before = hashlib.sha256(Path(db_path).read_bytes()).hexdigest()

@@ -67,7 +67,7 @@ def test_full_disk_mid_run_ends_in_one_line_not_an_abort(base, tmpfs, tmp_path, 
     assert len(err) == 1 and "No space left on device" in err[0] and "intact" in err[0], out
     assert "terminate called" not in out and "Traceback" not in out
     os.unlink(tmpfs / "filler")  # space back: the warehouse opens, checks, and the run finishes exactly
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True) as store:
         integrity(store)
@@ -78,7 +78,7 @@ def test_full_disk_mid_run_ends_in_one_line_not_an_abort(base, tmpfs, tmp_path, 
 
 # ------------------------------------------------------------------ one open function, one handle
 def test_every_open_of_the_warehouse_goes_through_store_connect():
-    """`duckdb.connect` of a file appears once in the package, in schema/store.py's _connect
+    """`duckdb.connect` of a file appears once in the package, in storage/store.py's _connect
     (kg_build opens its own scratch file in a temporary folder); the view check and the import
     validation open in-memory databases only."""
     found = []
@@ -89,7 +89,7 @@ def test_every_open_of_the_warehouse_goes_through_store_connect():
                 found.append(f"{f.relative_to(SRC)}:{i}")
     assert len(found) == 2, found
     assert found[0].startswith("ingest/kg_build.py") or found[1].startswith("ingest/kg_build.py"), found
-    assert any(x.startswith("schema/store.py") for x in found), found
+    assert any(x.startswith("storage/store.py") for x in found), found
 
 
 @pytest.mark.parametrize(
@@ -233,7 +233,7 @@ def _one_line(code: int, out: str, *words: str) -> str:
 
 
 def _intact(db: str, probe: str | None = None) -> None:
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     with open_store(db, read_only=True) as store:
         integrity(store)
@@ -246,7 +246,7 @@ def _commit_and_die(db: str, key: str) -> None:
     import sys
 
     code = (
-        "import os, sys; from ctxprior.schema import open_store; s = open_store(sys.argv[1]); "
+        "import os, sys; from ctxprior.storage import open_store; s = open_store(sys.argv[1]); "
         "s.execute('INSERT INTO meta VALUES (?, ?)', [sys.argv[2], 'committed']); os._exit(0)"
     )
     subprocess.run(
@@ -265,7 +265,7 @@ def test_faults_end_in_one_line(demo_db, tmpfs, tmp_path):
     and the warehouse opens, reads every block, and keeps what was committed."""
     import shutil
 
-    from ctxprior.schema import open_store
+    from ctxprior.storage import open_store
 
     out = tmp_path / "export"
     code, text = _cli(["--db", demo_db, "export", "parquet", out])
@@ -349,7 +349,7 @@ def test_a_lock_conflict_without_a_program_name_is_waited_out(demo_db, monkeypat
     import duckdb
 
     from ctxprior.errors import UserError
-    from ctxprior.schema import store as st
+    from ctxprior.storage import store as st
 
     real, calls = duckdb.connect, []
 

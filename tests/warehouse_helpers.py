@@ -70,7 +70,7 @@ def assert_same_warehouse(a: str, b: str, tables: list[str] | None = None) -> No
 DRIVER = textwrap.dedent(
     """
     import sys, time
-    from ctxprior.schema import open_store, runs
+    from ctxprior.storage import open_store, runs
     store = open_store(sys.argv[1], brief=True)
     with store.transaction():
         runs.reopen_run(store, 2)

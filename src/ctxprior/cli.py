@@ -1,13 +1,15 @@
 """The `ctxprior` command line. Thin: every command parses options and calls a library function.
 
 Command groups live in ``ctxprior/commands/<area>.py``; each module lists its click commands in
-``COMMANDS`` and is picked up here, so areas add commands without editing this file.
+``COMMANDS`` and is picked up here, so areas add commands without editing this file. A module is
+imported when one of its commands runs (or ``--help`` lists them all): which module holds which
+command is read from the modules' text (``commands.found``), so ``ctxprior sql`` never imports the
+scoring engine, torch or the other commands' libraries.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 
 import click
@@ -15,7 +17,7 @@ import click
 from .commands.app import AppContext, summary
 from .errors import WARNINGS_ENV, UserError
 from .inputs import command_warehouse
-from .schema.store import DB_ENV, DEFAULT_DB
+from .storage.store import DB_ENV, DEFAULT_DB
 from .version import __version__
 
 
@@ -26,6 +28,21 @@ class UserErrorExit(click.ClickException):
 
 
 class App(click.Group):
+    """The root group: its commands load on first use (module docstring)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from .commands import found
+
+        return sorted(set(self.commands) | set(found()))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands:
+            from .commands import found
+
+            if name in found():
+                _load(found()[name])
+        return self.commands.get(name)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -83,17 +100,12 @@ def _summarize(cmd: click.Command) -> None:
         _summarize(sub)
 
 
-def _load_commands() -> None:
-    from . import commands
-
-    for m in sorted(mod.name for mod in pkgutil.iter_modules(commands.__path__)):
-        module = importlib.import_module(f"{commands.__name__}.{m}")
-        for cmd in getattr(module, "COMMANDS", []):
-            _summarize(cmd)
-            cli.add_command(cmd)
-
-
-_load_commands()
+def _load(module_name: str) -> None:
+    """Import ``commands.<module_name>`` and add its ``COMMANDS`` to the root group."""
+    module = importlib.import_module(f"{__package__}.commands.{module_name}")
+    for cmd in getattr(module, "COMMANDS", []):
+        _summarize(cmd)
+        cli.add_command(cmd)
 
 
 def _quiet_exit(code: int) -> None:

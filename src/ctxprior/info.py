@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from .schema.store import Store
 from .sqlfiles import read_sql
 from .sqlshell import format_rows
+from .storage.store import Store
 
 
 def warehouse_info(store: Store) -> str:

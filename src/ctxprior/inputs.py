@@ -9,7 +9,7 @@ refuses a match in one line (a :class:`UserError`, exit 2): a symlink or hard li
 given as an input would otherwise open a second descriptor of the file, and closing it drops
 DuckDB's POSIX lock on it (docs/write-protocol.md).
 
-The warehouses compared with are those this process has open (``schema.store.open_store`` calls
+The warehouses compared with are those this process has open (``storage.store.open_store`` calls
 :func:`note_warehouse`, ``Store.close`` :func:`forget_warehouse`), the command's ``--db`` (set by
 the CLI at start-up, so inputs read before the warehouse is opened are checked too), and any
 ``warehouse`` passed explicitly.

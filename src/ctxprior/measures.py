@@ -2,7 +2,7 @@
 
 Table ``reliance`` (``schema/scores.py``) makes its columns from ``RELIANCE_MEASURES``; the dataset card
 reads the descriptions (the column comments) and the ``mean`` texts of ``v_reliance_rates``; the
-migration to a version adds the columns of the measures declared ``since`` it (``schema/migrations.py``);
+migration to a version adds the columns of the measures declared ``since`` it (``storage/migrations.py``);
 the scoring side reads the names (``scoring/metrics.py``: ``RELIANCE_FLOATS``, ``RELIANCE_ANSWERS``,
 the keys ``reliance_np`` and ``vocab_pass`` return; ``scoring/units.py`` writes them).
 Layer 0 and free of SQLAlchemy (``Measure.column`` imports it when called), so the scoring engine

@@ -7,7 +7,7 @@ Two guards, both DuckDB's own (see [the warehouse](warehouse.md#what-sql-can-rea
   and EXPLAIN [ANALYZE] of one SELECT run; anything else (COPY, EXPORT, ATTACH, INSTALL, LOAD,
   PRAGMA, CALL, SET of a setting, writes, EXPLAIN ANALYZE of any of them) is refused before
   anything runs;
-- the connection is the warehouse's sandboxed one (``schema.store.sandbox``): DuckDB's
+- the connection is the warehouse's sandboxed one (``storage.sandbox``): DuckDB's
   ``enable_external_access`` off and its configuration locked, so a SELECT reads the warehouse and
   nothing else on disk or the network; ``allow_read`` (``--allow-read PATH``) names the files and
   folders it may read besides (DuckDB's ``allowed_paths`` / ``allowed_directories``, set when the
@@ -36,8 +36,8 @@ import duckdb
 from .errors import UserError
 from .inputs import check_input, loads_json, warehouse_of
 from .options import Option, check_options
-from .schema.store import Store, holds_lock
 from .sqlfiles import ident, literal
+from .storage.store import Store, holds_lock
 
 AllowRead = str | os.PathLike | Iterable[str | os.PathLike]  # one path, or several
 

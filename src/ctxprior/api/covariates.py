@@ -65,7 +65,7 @@ class Covariates(Noun):
         """
         from ..covariates.options import ADD_OPTIONS
         from ..covariates.user import add_user_table
-        from ..schema.store import private_copies
+        from ..storage.sandbox import private_copies
 
         _check(ADD_OPTIONS, name, {"on": on, "match": match})
         keys = on if isinstance(on, str) else ",".join(on)
@@ -114,7 +114,7 @@ class Covariates(Noun):
         from ..covariates.kg_degree import kg_degree
         from ..covariates.options import KG_DEGREE_OPTIONS
         from ..covariates.triples import triple_files
-        from ..schema.store import private_copies
+        from ..storage.sandbox import private_copies
 
         _check(KG_DEGREE_OPTIONS, name, options)
         given = [str(f) for f in ([triples] if isinstance(triples, (str, Path)) else list(triples))]

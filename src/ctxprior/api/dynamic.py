@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..dynamicqa.options import SCORE_DYNAMIC_OPTIONS
-from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
+from ..storage.runs import sigterm_interrupts as _sigterm_interrupts
 from .core import Noun, _stderr
 from .typecheck import checked_methods, declared_keywords
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..options import check_options
-from ..schema.runs import sigterm_interrupts as _sigterm_interrupts
 from ..scoring.options import CANCEL_OPTIONS, RESUME_OPTIONS, SCORE_OPTIONS
+from ..storage.runs import sigterm_interrupts as _sigterm_interrupts
 from .core import Noun, Run, _per_layer, _stderr
 from .typecheck import checked_methods, declared_keywords
 
@@ -34,10 +35,16 @@ class Runs(Noun):
         """One row per run: kind, model, status, units done/total, prompts/s, first error."""
         import pandas as pd
 
-        from ..schema.runs import list_runs
+        return pd.DataFrame(self.records())
+
+    def records(self) -> builtins.list[dict[str, Any]]:
+        """The rows of :meth:`list` as dicts, without pandas (``None`` where a value is missing).
+
+        Command: ``ctxprior runs``."""
+        from ..storage.runs import list_runs
 
         with self._wh.connect() as store:
-            return pd.DataFrame(list_runs(store))
+            return list_runs(store)
 
     def most_susceptible(self, run: int, n: int = 5, least: bool = False) -> pd.DataFrame:
         """The ``n`` (entity, query form) rows of a run with the highest χ (``least=True``: lowest)."""
@@ -99,8 +106,8 @@ class Runs(Noun):
         lm = model if isinstance(model, LoadedModel) else None
         request = ScoreRequest.of(**{**options, "sample": sample, "model": lm.model_id if lm else model})
         if request.resume is not None:
-            from ..schema.runs import refuse_if_driven
             from ..scoring.runs import stored_device_dtype
+            from ..storage.runs import refuse_if_driven
 
             with self._wh.connect() as store:
                 refuse_if_driven(store, request.resume)  # before the model loads: one driver per run
@@ -134,7 +141,7 @@ class Runs(Noun):
         ``scoring/options.py``) apply to persuasion runs (a dynamic run computes in this process).
         Returns a :class:`Run` for either kind (for a dynamic run its units are facts;
         ``wh.dynamic.score(resume=run)`` returns the ``DynamicRun`` with its means)."""
-        from ..schema.runs import refuse_if_driven, run_kind
+        from ..storage.runs import refuse_if_driven, run_kind
 
         check_options(RESUME_OPTIONS, {"run": run, **options})  # before the warehouse is opened
         with self._wh.connect() as store:
@@ -170,7 +177,7 @@ class Runs(Noun):
 
     def _stop(self, run: int, timeout: float, log: Callable[[str], None] | None = _stderr) -> str:
         """Cancel ``run`` (:meth:`cancel`'s work); returns its status afterwards."""
-        from ..schema.runs import cancel_run
+        from ..storage.runs import cancel_run
 
         if not self._wh.writable:
             raise UserError(

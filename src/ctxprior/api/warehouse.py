@@ -10,24 +10,58 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UserError
 from ..pipeline import DEMO_OPTIONS
-from ..schema import store as _store
-from .analyses import Analyses
+from ..storage import failures
+from ..storage import store as _store
 from .core import Noun, Rows, _stderr
-from .covariates import Covariates
-from .datasets import Datasets
-from .dynamic import Dynamic
-from .fakes import Fakes
-from .hub import Hub
-from .parquet import Parquet
-from .runs import Runs
-from .samples import Samples
 from .typecheck import checked, checked_methods, declared_keywords
 
 if TYPE_CHECKING:  # imported where used, so that the command line starts without them
     import pandas as pd
     import pyarrow as pa
 
-NOUNS: tuple[type[Noun], ...] = (Datasets, Samples, Fakes, Runs, Dynamic, Covariates, Analyses, Parquet, Hub)
+    from .analyses import Analyses
+    from .covariates import Covariates
+    from .datasets import Datasets
+    from .dynamic import Dynamic
+    from .fakes import Fakes
+    from .hub import Hub
+    from .parquet import Parquet
+    from .runs import Runs
+    from .samples import Samples
+
+# wh.<noun> -> (its module here, its class): made on first use, so `ctxprior sql` imports none of them
+NOUNS = {
+    "datasets": ("datasets", "Datasets"),
+    "samples": ("samples", "Samples"),
+    "fakes": ("fakes", "Fakes"),
+    "runs": ("runs", "Runs"),
+    "dynamic": ("dynamic", "Dynamic"),
+    "covariates": ("covariates", "Covariates"),
+    "analyses": ("analyses", "Analyses"),
+    "parquet": ("parquet", "Parquet"),
+    "hub": ("hub", "Hub"),
+}
+
+
+def noun_class(name: str) -> type[Noun]:
+    """The class of ``wh.<name>`` (its module imported)."""
+    from importlib import import_module
+
+    module, cls = NOUNS[name]
+    return getattr(import_module(f".{module}", __package__), cls)
+
+
+class _Part:
+    """``wh.<noun>``: the noun made for ``wh`` on first use, then kept in its ``__dict__``."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, wh: Any, owner: type | None = None) -> Any:
+        if wh is None:
+            return noun_class(self.name)
+        part = wh.__dict__[self.name] = noun_class(self.name)(wh)
+        return part
 
 
 @checked
@@ -56,15 +90,15 @@ class Warehouse:
     ``Warehouse(path, check=False)`` opens a read-only warehouse first on its first call rather than
     at once (the command line, so that a command's own input errors come first)."""
 
-    datasets: Datasets
-    samples: Samples
-    fakes: Fakes
-    runs: Runs
-    dynamic: Dynamic
-    covariates: Covariates
-    analyses: Analyses
-    parquet: Parquet
-    hub: Hub
+    datasets: Datasets = _Part()  # type: ignore[assignment]
+    samples: Samples = _Part()  # type: ignore[assignment]
+    fakes: Fakes = _Part()  # type: ignore[assignment]
+    runs: Runs = _Part()  # type: ignore[assignment]
+    dynamic: Dynamic = _Part()  # type: ignore[assignment]
+    covariates: Covariates = _Part()  # type: ignore[assignment]
+    analyses: Analyses = _Part()  # type: ignore[assignment]
+    parquet: Parquet = _Part()  # type: ignore[assignment]
+    hub: Hub = _Part()  # type: ignore[assignment]
 
     def __init__(
         self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0, check: bool = True
@@ -79,8 +113,6 @@ class Warehouse:
         if not write and check:
             with self.connect():
                 pass
-        for noun in NOUNS:
-            setattr(self, noun.name, noun(self))
 
     def __repr__(self) -> str:
         return f"ctxprior.Warehouse({self.path!r}, write={self.writable})"
@@ -115,10 +147,10 @@ class Warehouse:
         )
         try:
             yield store
-        except _store.IO_ERRORS as e:  # a full disk / lost permission writing any file: one line
-            if not _store.is_write_fault(e):
+        except failures.IO_ERRORS as e:  # a full disk / lost permission writing any file: one line
+            if not failures.is_write_fault(e):
                 raise
-            raise _store.io_error(self.path, e) from None
+            raise failures.io_error(self.path, e) from None
         finally:
             store.close()
 
@@ -260,7 +292,7 @@ def migrate(path: str | Path | None = None, *, wait: float = 0.0) -> list[str]:
     """
     import os
 
-    from ..schema.migrations import migrate as _migrate
+    from ..storage.migrations import migrate as _migrate
 
     path = str(path or _store.default_db_path())
     if not os.path.exists(path):

@@ -46,9 +46,7 @@ def runs_group(ctx, as_json) -> None:
         return
     import json
 
-    import pandas as pd
-
-    runs = ctx.obj.api().runs.list().to_dict("records")
+    runs = ctx.obj.api().runs.records()
     if as_json:
         for r in runs:
             click.echo(json.dumps(r, default=str))
@@ -62,7 +60,7 @@ def runs_group(ctx, as_json) -> None:
     )
     for r in runs:
         units = f"{r['units_done']}/{r['units_total']}"
-        rate = f"{r['prompts_per_s']:.1f}" if pd.notna(r["prompts_per_s"]) else "-"
+        rate = f"{r['prompts_per_s']:.1f}" if r["prompts_per_s"] is not None else "-"
         tail = r["model"] + (f"  [{r['error'].splitlines()[0][:80]}]" if r["error"] else "")
         click.echo(
             f"{r['run_id']:>4}  {r['kind']:<10} {r['status']:<9} {units:>11} {r['units_failed']:>6} "

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from ..errors import UserError
-from ..schema.store import utcnow
 from ..sqlfiles import body, ident, literal, read_sql
+from ..storage.store import utcnow
 from ..version import __version__
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,58}$")

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from ..schema.store import utcnow
 from ..sqlfiles import body, ident, literal, read_sql
+from ..storage.store import utcnow
 from . import catalog
 from .corpus import ShardStats, _one_line, check_shard, find_shards
 from .counting import CountSpec

@@ -181,7 +181,7 @@ def plan(store, run_id: int, name: str | None = None, replace: bool = False, **o
         "SELECT kind, model, dtype, quantization, config_json FROM run WHERE run_id = ?", [run_id]
     ).fetchone()
     if row is None:
-        raise UserError(f"--run {run_id}: no such run; see `ctxprior runs list`")
+        raise UserError(f"--run {run_id}: no such run; see `ctxprior runs`")
     if row[0] != "persuasion":
         raise UserError(
             f"--run {run_id}: a {row[0]} run; known labels need a persuasion run (`ctxprior score`)"

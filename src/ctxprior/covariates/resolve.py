@@ -10,8 +10,8 @@ import duckdb
 import pandas as pd
 
 from ..errors import UserError
-from ..schema.store import view_error
 from ..sqlfiles import body, ident, read_sql
+from ..storage.store import view_error
 
 KEY_COLS = ("dataset", "relation", "entity", "answer")
 _NUMERIC = ("INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL")

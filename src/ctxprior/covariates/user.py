@@ -75,7 +75,7 @@ def add_user_table(
 ) -> dict:
     """Add a CSV / Parquet file (``path``) or an in-memory pandas DataFrame / Arrow table as
     covariate ``name``, joined on the key columns ``on`` (comma-separated). ``path`` may be a
-    ``(copy, sha256)`` pair of ``store.private_copies`` (what DuckDB reads), ``source`` then the
+    ``(copy, sha256)`` pair of ``sandbox.private_copies`` (what DuckDB reads), ``source`` then the
     path the user gave (what is recorded)."""
     catalog.check_name(name)
     frame, frame_sha, path = _source(path)
@@ -112,7 +112,7 @@ def add_user_table(
 
 def _source(path) -> tuple[object | None, str | None, str]:
     """(Arrow table, its sha256, a label) for an in-memory table; (None, None, path) for an existing file."""
-    if isinstance(path, tuple):  # a private copy and the sha256 of its bytes (store.private_copies)
+    if isinstance(path, tuple):  # a private copy and the sha256 of its bytes (sandbox.private_copies)
         return None, path[1], path[0]
     if not isinstance(path, (str, os.PathLike)):
         frame, sha = _frame_source(path)

@@ -8,7 +8,7 @@
   and greedy answers on ``scoring.generate``), ``facts`` (per fact and condition: clusters,
   semantic entropy, Coherent Persuasion, accuracy, persuaded / stubborn) and ``run`` (``ctxprior
   score-dynamic``: ``run_dynamic`` -> ``run_facts``); a run's unit is a fact, its row's life cycle (start, resume, cancel, close, SIGTERM) the one persuasion runs
-  use (``schema.runs``), so ``ctxprior runs resume / cancel`` take dynamic runs too;
+  use (``storage.runs``), so ``ctxprior runs resume / cancel`` take dynamic runs too;
 - ``semantic``: the equivalence tests (MiniLM embeddings, NLI), clusters, SE and CP formulas;
 - ``analyses`` + ``sql/``: Tables 1-3 analogues (``ctxprior analyze-dynamic``).
 Tables: ``schema/dynamicqa.py``; commands: ``commands/dynamicqa.py``; guide: docs/dynamicqa.md.

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import UserError
-from ..schema.runs import default_runs
-from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
+from ..storage.runs import default_runs
+from ..storage.store import Store, utcnow
 from .semantic import LIKELIHOOD_SHIFT
 
 PREDICTORS = ("num_edits", "s_pop", "o_pop", "se_without_context", "se_with_context")

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
+from ..storage.store import Store, utcnow
 from . import semantic as sem
 from .config import PKG
 from .sample import resolve_dataset

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..schema.store import Store
 from ..sqlfiles import read_sql
+from ..storage.store import Store
 from . import semantic as sem
 from .answers import Answer, build_prompt, generate
 from .config import CONDITIONS, PKG, PROMPT_CTX, PROMPT_NONE, DynamicConfig

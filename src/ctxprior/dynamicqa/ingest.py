@@ -47,7 +47,7 @@ from ..ingest.builder import Assigned, DatasetBuilder
 from ..ingest.registry import IngestSource, Param, ingest_source
 from ..inputs import check_input
 from ..options import DATASET_NAME
-from ..schema.store import Store
+from ..storage.store import Store
 
 PARTITIONS = ("static", "temporal", "disputable")
 FILES = {"static": "Static_final.csv", "temporal": "Temporal_final.csv", "disputable": "Disputable_final.csv"}

@@ -35,9 +35,9 @@ from dataclasses import asdict, dataclass, field
 import pyarrow as pa
 
 from ..errors import UserError
-from ..schema import runs
-from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
+from ..storage import runs
+from ..storage.store import Store, utcnow
 from . import semantic as sem
 from .calibrate import calibrate
 from .config import (

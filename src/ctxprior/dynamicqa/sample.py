@@ -12,8 +12,8 @@ import pyarrow as pa
 
 from ..errors import UserError
 from ..ingest.sampling import store_sample
-from ..schema.store import Store
 from ..sqlfiles import read_sql
+from ..storage.store import Store
 from .ingest import PARTITIONS
 from .options import PARTITIONS_OPTION
 

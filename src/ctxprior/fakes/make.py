@@ -15,8 +15,8 @@ import pyarrow as pa
 from ..digest import sha256_file
 from ..errors import UserError
 from ..inputs import check_input, read_input
-from ..schema.store import utcnow
 from ..sqlfiles import read_sql
+from ..storage.store import utcnow
 from ..version import __version__
 from .options import GENERATE_OPTIONS
 from .parse import name_key, parse_names

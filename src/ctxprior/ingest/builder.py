@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import UserError
-from ..schema.store import Store, utcnow
+from ..storage.store import Store, utcnow
 from ..version import __version__
 
 # fact columns copied from the builder's fact dicts as they are (None when absent)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..errors import UserError
-from ..schema.store import Store
 from ..sqlfiles import read_sql
+from ..storage.store import Store
 from .sampling import _dataset_id, _empty_columns, store_sample
 
 

@@ -268,7 +268,7 @@ def remove_stale_build_dirs(root: str | None = None) -> list[str]:
 
 
 def _alive(pid: int) -> bool:
-    from ..schema.procs import alive  # the one liveness rule
+    from ..storage.procs import alive  # the one liveness rule
 
     return alive(pid)
 

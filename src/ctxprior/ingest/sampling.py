@@ -41,8 +41,8 @@ import pyarrow as pa
 
 from ..errors import UserError
 from ..options import Option, check_applicable, check_options, seed_option
-from ..schema.store import Store, utcnow
 from ..sqlfiles import read_sql
+from ..storage.store import Store, utcnow
 from ..version import __version__
 from .yago_qec import resolve_relations
 

@@ -16,10 +16,10 @@ from typing import Any
 import yaml
 
 from ..measures import RELIANCE_MEASURES
-from ..schema.base import metadata
+from ..schema import metadata
 from ..schema.declared import view_meanings
-from ..schema.store import Store
 from ..sqlfiles import body, ident, literal, read_sql
+from ..storage.store import Store
 from ..version import __version__
 
 # Meanings of table columns that have no `comment=` in the schema (core columns written before

@@ -31,8 +31,8 @@ from ..digest import sha256_file
 from ..errors import UserError
 from ..inputs import check_input
 from ..outputs import write_inside
-from ..schema.runs import default_runs
-from ..schema.store import Store
+from ..storage.runs import default_runs
+from ..storage.store import Store
 from ..version import __version__
 from .card import LICENSE_RE, build_card, missing_meanings
 from .parquet import (

@@ -40,9 +40,10 @@ from ..errors import UserError
 from ..inputs import MAX_BYTES, check_input, copy_input, loads_json, read_input, validated
 from ..options import ID_MAX
 from ..outputs import MANIFEST, OutputFolder, file_name, write_manifest_file
-from ..schema.base import metadata
-from ..schema.store import QueryTimeout, Store, _is_io_error, utcnow, view_error
+from ..schema import metadata
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
+from ..storage.failures import is_io_error
+from ..storage.store import QueryTimeout, Store, utcnow, view_error
 from ..version import __version__
 from .manifest import Manifest
 from .options import MODE
@@ -519,7 +520,7 @@ def staged_folder(folder: str | os.PathLike, strict: bool = False) -> Iterator[t
     import shutil
     import tempfile
 
-    from ..schema.store import private_temp
+    from ..storage.sandbox import private_temp
 
     folder = Path(folder)
     m = check_folder(folder, verify=False)
@@ -642,7 +643,7 @@ def import_parquet(
             "imported, import into a new --db file instead"
         ) from None
     except duckdb.Error as e:
-        if _is_io_error(e):
+        if is_io_error(e):
             raise
         raise UserError(
             f"{folder}: cannot be imported ({str(e).splitlines()[0]}); nothing was imported"
@@ -661,7 +662,7 @@ def _load(
     """Insert the folder's rows in one transaction; rows of an older schema (``found``) are then
     brought to the current one (``migrations.upgrade_rows``)."""
     from ..schema import SCHEMA_VERSION
-    from ..schema.migrations import upgrade_rows
+    from ..storage.migrations import upgrade_rows
 
     added: dict[str, int] = {}
     with store.transaction():

@@ -23,9 +23,9 @@ from typing import Any
 import duckdb
 
 from ..errors import UserError
-from ..schema.base import metadata
-from ..schema.store import Store, ddl_statements
+from ..schema import metadata
 from ..sqlfiles import body, ident, literal, path_sql, read_sql
+from ..storage.store import Store, ddl_statements
 
 # the rows of these tables have no primary key in the DDL, but one row per key
 NATURAL_KEYS = {
@@ -109,7 +109,7 @@ def _check_name(folder: Path, name: str, allowed: set[str], strict: bool) -> Non
             f"{folder}: table {name} is not a ctxprior table (a pull loads the schema's tables and the "
             "covariate tables its catalog names); nothing was written"
         )
-    from ..schema.trust import package_views
+    from ..storage.trust import package_views
 
     views = {v for v, _text in package_views()}
     if not isinstance(name, str) or not _PLAIN.fullmatch(name) or name in views or name.startswith("cov_"):

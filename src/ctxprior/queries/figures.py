@@ -41,7 +41,7 @@ class Figure:
 def _runs_with_results(store, run_ids):
     if run_ids:
         return sorted({int(r) for r in run_ids})
-    from ..schema.runs import default_runs
+    from ..storage.runs import default_runs
 
     return default_runs(store, with_results=True)
 

@@ -10,8 +10,8 @@ import pandas as pd
 
 from ..covariates.resolve import join_covariate
 from ..errors import UserError
-from ..schema.runs import default_runs
 from ..sqlfiles import read_sql
+from ..storage.runs import default_runs
 from . import registry
 
 NO_RUNS = "no finished runs to analyze; score a sample first (`ctxprior score ...`) or pass --run"

@@ -1,23 +1,42 @@
-"""Warehouse schema: SQLAlchemy Core tables (one module per area), SQL views, versioning.
+"""What the warehouse is: its tables (SQLAlchemy Core, one module per area, on ``base.metadata``),
+its views (``views/*.sql``), the DuckDB DDL both make (``tables.sql``, generated from the tables;
+``declared.py``) and the schema version (``versions.py``). Opening, locking and migrating a file
+is ``ctxprior.storage``'s.
 
-Every module in this package that defines tables on ``base.metadata`` is imported here, so a
-new area adds tables by adding a module (no central list to edit). Views live in
-``schema/views/*.sql`` and are (re)created in file-name order when those files changed.
+Importing this package is light: the table modules (and SQLAlchemy) load on first use of
+``metadata`` or ``tables()``, so a read-only command that opens a warehouse never imports them.
+Every module here that defines tables is loaded then (no central list to edit).
 
 Layer 1, above only layer 0. Import rules: the package table in docs/architecture.md.
 """
 
+from __future__ import annotations
+
 import importlib
 import pkgutil
+from typing import TYPE_CHECKING
 
-from .base import metadata
+from .versions import SCHEMA_VERSION
 
-for _m in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    if _m not in {"base", "versions", "migrations"}:
-        importlib.import_module(f"{__name__}.{_m}")
+if TYPE_CHECKING:
+    from sqlalchemy import MetaData
 
-from . import migrations  # noqa: E402,F401  (fills versions.MIGRATIONS)
-from .store import Store, default_db_path, open_store  # noqa: E402
-from .versions import SCHEMA_VERSION  # noqa: E402
+__all__ = ["SCHEMA_VERSION", "metadata", "tables"]
 
-__all__ = ["SCHEMA_VERSION", "Store", "default_db_path", "metadata", "open_store"]
+_NOT_TABLES = {"base", "declared", "versions"}
+
+
+def tables() -> MetaData:
+    """``base.metadata`` with every table module of this package loaded on it."""
+    for m in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        if m not in _NOT_TABLES:
+            importlib.import_module(f"{__name__}.{m}")
+    from .base import metadata
+
+    return metadata
+
+
+def __getattr__(name: str):
+    if name == "metadata":  # `from ctxprior.schema import metadata`: every table on it
+        return tables()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,13 @@
-"""What the package declares its warehouse to be: the SQLAlchemy tables (``base.metadata``) as
-DuckDB DDL, and the view files (``views/*.sql``) with their digest and their column meanings.
-``store`` creates them, ``trust`` tells the package's own objects of a file from the others by
-building them, and the dataset card reads the meanings (``view_meanings``)."""
+"""What the package declares its warehouse to be: the tables as DuckDB DDL (``tables.sql``,
+generated from the SQLAlchemy tables of ``base.metadata``), and the view files (``views/*.sql``)
+with their digest and their column meanings. ``storage`` creates them, ``storage.trust`` tells
+the package's own objects of a file from the others by building them, and the dataset card reads
+the meanings (``view_meanings``).
+
+``tables.sql`` is made from the SQLAlchemy declarations (``compiled_ddl``) by
+``python scripts/docs_tables.py --update``, and ``tests/test_declared.py`` checks that it makes the
+same tables as they do. Opening a warehouse reads the file, so no command that opens one imports
+SQLAlchemy for its DDL (a read-only command imports none at all)."""
 
 from __future__ import annotations
 
@@ -12,9 +18,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from sqlalchemy.schema import CreateTable
-
-from .base import metadata
+TABLES_SQL = "tables.sql"
+_TABLE = re.compile(r"CREATE TABLE (\w+) \(")
 
 
 def dialect():
@@ -24,26 +29,81 @@ def dialect():
     return Dialect(paramstyle="qmark")
 
 
-def ddl_statements() -> list[str]:
-    """CREATE TABLE statements for every table, in dependency order.
+def compiled_ddl() -> list[str]:
+    """CREATE TABLE statements for every table, in dependency order, compiled by SQLAlchemy from the
+    declarations (what ``tables.sql`` holds).
 
     Ids are assigned by ctxprior, so no column autoincrements. Foreign keys stay in the
     SQLAlchemy metadata (documentation, dataset card, integrity tests) but are not emitted:
     DuckDB implements an UPDATE of a referenced row as delete+insert and would refuse e.g.
     marking a run done once score rows point at it.
     """
+    from sqlalchemy.schema import CreateTable
+
+    from . import tables
+
     d = dialect()
     out = []
-    for t in metadata.sorted_tables:
+    for t in tables().sorted_tables:
         for c in t.primary_key.columns:
             c.autoincrement = False
         out.append(str(CreateTable(t, include_foreign_key_constraints=[]).compile(dialect=d)).strip())
     return out
 
 
+def tables_text(statements: list[str]) -> str:
+    """The text of ``tables.sql`` for ``statements``: a header, then each statement and a ``;``."""
+    head = (
+        "-- The warehouse's tables as DuckDB DDL, in dependency order. Generated from the SQLAlchemy\n"
+        "-- tables of ctxprior/schema/*.py by `python scripts/docs_tables.py --update`; do not edit.\n"
+    )
+    tidy = ["\n".join(line.rstrip().replace("\t", "    ") for line in s.splitlines()) for s in statements]
+    return head + "".join(f"\n{s};\n" for s in tidy)
+
+
+@functools.cache
+def ddl_statements() -> tuple[str, ...]:
+    """The CREATE TABLE statements of ``tables.sql``, in dependency order."""
+    from ..sqlfiles import split_statements
+
+    text = resources.files(__package__).joinpath(TABLES_SQL).read_text(encoding="utf-8")
+    return tuple(s.strip().rstrip(";").strip() for s in split_statements(text) if _TABLE.search(s))
+
+
+def table_names() -> list[str]:
+    """The tables' names, in the order of ``ddl_statements``."""
+    return [_TABLE.search(s).group(1) for s in ddl_statements()]  # type: ignore[union-attr]
+
+
+def ddl_differences(ours: list[str] | tuple[str, ...], theirs: list[str] | tuple[str, ...]) -> list[str]:
+    """How the tables two lists of CREATE TABLE statements make differ, as DuckDB's catalog reads
+    them (each table's columns: name, type, nullability, default, in order; its keys): empty when
+    they make the same tables, whatever the text (SQLAlchemy versions write it differently)."""
+    import duckdb
+
+    from ..sqlfiles import read_sql
+
+    def catalog(statements) -> set[tuple]:
+        con = duckdb.connect(":memory:")
+        try:
+            for s in statements:
+                con.execute(s)
+            return {
+                tuple(map(str, r))
+                for r in con.execute(read_sql(__package__, "sql/table_shapes.sql")).fetchall()
+            }
+        finally:
+            con.close()
+
+    a, b = catalog(ours), catalog(theirs)
+    return [f"only in tables.sql: {r}" for r in sorted(a - b)] + [
+        f"only in the declarations: {r}" for r in sorted(b - a)
+    ]
+
+
 def view_scripts() -> list[tuple[str, str]]:
     """(file name, SQL text) of every view file, in name order."""
-    root = resources.files("ctxprior.schema").joinpath("views")
+    root = resources.files(__package__).joinpath("views")
     files = sorted((p for p in root.iterdir() if p.name.endswith(".sql")), key=lambda p: p.name)
     return [(p.name, p.read_text(encoding="utf-8")) for p in files]
 

@@ -1,17 +1,13 @@
-"""Schema versions: the current version, the registry of migration steps, and the check made
-when a warehouse is opened. The steps themselves are in ``migrations.py`` (imported by the
-package, so the registry is full whenever ``ctxprior.schema`` is)."""
+"""The schema version this ctxprior reads and writes, and how a file's ``meta.schema_version`` is
+read, and the check made when a warehouse is opened. The steps from older versions are
+``storage/migrations.py``'s."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from ..errors import UserError
 
 SCHEMA_VERSION = 4
-
-# version N -> function(warehouse) that upgrades a version-N warehouse to N+1
-MIGRATIONS: dict[int, Callable] = {}
+OLDEST_MIGRATABLE = 1  # storage/migrations.py has a step from each version since
 
 
 def parse_schema_version(path: str, value: object) -> int:
@@ -36,10 +32,9 @@ def check_version(path: str, found: int, current: int) -> None:
             f"warehouse {path} has schema v{found}, newer than this ctxprior (v{current}); "
             "upgrade with `pip install -U ctxprior`"
         )
-    missing = [v for v in range(found, current) if v not in MIGRATIONS]
-    if missing:
+    if found < OLDEST_MIGRATABLE:
         raise UserError(
-            f"warehouse {path} has schema v{found} and no migration exists from v{missing[0]}; "
+            f"warehouse {path} has schema v{found} and no migration exists from v{found}; "
             f"export it with an older ctxprior (`ctxprior export parquet DIR`) and re-import"
         )
     raise UserError(

@@ -1,5 +1,5 @@
 """How a persuasion run (ψ and χ over a sample) is scheduled, committed and resumed. The run row's
-life cycle (start, resume lookup, close, cancel, SIGTERM) is ``schema.runs``, shared with DynamicQA
+life cycle (start, resume lookup, close, cancel, SIGTERM) is ``storage.runs``, shared with DynamicQA
 runs.
 
 - ``score``: ``score_sample`` — resolve, validate, load, open the run row, skip done units,
@@ -9,7 +9,7 @@ runs.
   and its ``run_unit`` row in ONE transaction — the only writer of score rows. Killing the process
   loses at most the unit in flight; rerunning the command (or ``--resume RUN``) continues and ends
   with exactly the rows an uninterrupted run writes;
-- ``manage``: ``stored_device_dtype`` (listing and cancelling runs: ``schema.runs``).
+- ``manage``: ``stored_device_dtype`` (listing and cancelling runs: ``storage.runs``).
 
 May import: ``scoring`` (units, executors, models, estimators), ``schema``, ``errors``.
 """

@@ -1,10 +1,10 @@
 """Runs after the fact: the options a persuasion run was started with. Listing and cancelling
-runs of every kind is the run life cycle's (``schema.runs``)."""
+runs of every kind is the run life cycle's (``storage.runs``)."""
 
 from __future__ import annotations
 
-from ...schema.runs import stored_config
-from ...schema.store import Store
+from ...storage.runs import stored_config
+from ...storage.store import Store
 
 __all__ = ["stored_device_dtype"]
 

@@ -4,8 +4,8 @@ fixed order), their inputs, and how many entities go in one unit."""
 from __future__ import annotations
 
 from ...errors import UserError
-from ...schema.store import Store
 from ...sqlfiles import read_sql
+from ...storage.store import Store
 from ..models import LoadedModel
 from ..options import SHARD_CAP
 from ..units import ScoreConfig, UnitInput, UnitSpec

@@ -14,7 +14,7 @@ import json
 import pandas as pd
 
 from ...errors import UserError
-from ...schema.store import Store
+from ...storage.store import Store
 from ..options import ScoreConfig
 from ..prompts import PromptFormat, format_for, prompt_format
 from ..units import unit_prompts

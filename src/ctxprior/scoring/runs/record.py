@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ...schema import runs
-from ...schema.store import Store, utcnow
 from ...sqlfiles import read_sql
+from ...storage import runs
+from ...storage.store import Store, utcnow
 from ..units import SCORE_TABLES, ScoreConfig, UnitResult
 
 RUN_KIND = "persuasion"

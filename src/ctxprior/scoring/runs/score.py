@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ...errors import UserError
-from ...schema import runs
-from ...schema.store import Store
 from ...sqlfiles import read_sql
+from ...storage import runs
+from ...storage.store import Store
 from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import answer_candidates, auto_estimator, score_estimators
 from ..executors import Executor, LocalExecutor, ModelSpec

@@ -4,11 +4,11 @@ A ``.duckdb`` file carries SQL besides its rows: views, macros (a persisted ``to
 shadows DuckDB's own function in every query that calls it), types, sequences, schemas. Two
 mechanisms keep that SQL from doing harm:
 
-- **the sandbox** (``store.sandbox``): every connection runs with DuckDB's external access off
+- **the sandbox** (``sandbox.sandbox``): every connection runs with DuckDB's external access off
   and its configuration locked, so no object of the file can read a file on this machine,
   whatever it calls (docs/write-protocol.md, "The sandbox");
 - **the catalog check** (``foreign_objects``, on every open): the package's own objects are those
-  its declarations make (the SQLAlchemy tables and the view files, built once per process in an
+  its declarations make (the tables of ``schema/tables.sql`` and the view files, built once per process in an
   in-memory database: ``package_catalog``) plus the covariate views the ``covariate`` table
   records. Any other view, macro, type, sequence or schema is dropped on a read-write open
   (``refuse_or_drop``, with a note on stderr) and refuses a read-only open in one line (nothing
@@ -37,12 +37,12 @@ from typing import Any
 import duckdb
 
 from ..errors import UserError
+from ..schema.declared import ddl_statements, table_names, view_scripts, views_digest
 from ..sqlfiles import ident, literal, read_sql, split_statements
-from .declared import ddl_statements, view_scripts, views_digest
 
-Store = Any  # a schema.store.Store (not imported: store imports this module)
+Store = Any  # a storage.store.Store (not imported: store imports this module)
 
-SQL = "ctxprior.schema"
+SQL = "ctxprior.storage"
 _PACKAGE: dict[str, tuple[list[tuple[str, str]], set[tuple[str, str, str]]]] = {}
 _STORED: dict[str, dict[str, str]] = {}
 
@@ -180,8 +180,6 @@ def check_tables(store: Store) -> None:
     the next write) and a package table with a CHECK or FOREIGN KEY constraint (ctxprior declares
     none; its inserts would fail on it) refuse the open in one line naming the table. Data is
     never dropped to repair them: the user renames the table, or rebuilds the warehouse."""
-    from .base import metadata
-
     tables = set(store.table_names())
     taken = sorted(tables & {name for name, _ in package_views()})
     if taken:
@@ -189,7 +187,7 @@ def check_tables(store: Store) -> None:
             f"{store.path}: table {taken[0]} has the name of a view ctxprior makes; rename or drop it "
             f"with duckdb (ALTER TABLE {ident(taken[0])} RENAME TO ...), then rerun"
         )
-    own = {t.name for t in metadata.sorted_tables}
+    own = set(table_names())
     for name, kind in store.query(read_sql(SQL, "sql/foreign_constraints.sql")):
         if name in own:
             raise UserError(

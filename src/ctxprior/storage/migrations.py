@@ -1,8 +1,9 @@
-"""Schema versions and the migration path between them.
+"""The migration path between schema versions: a step from each version ``OLDEST_MIGRATABLE`` on
+(``schema/versions.py``, whose ``check_version`` every open makes).
 
 Adding a table or a view is not a version change: opening a warehouse read-write creates
 missing tables and recreates every view. A change to an existing table (a new column, a renamed
-one, a new key) bumps ``SCHEMA_VERSION`` (``versions.py``) and registers a step here,
+one, a new key) bumps ``SCHEMA_VERSION`` (``schema/versions.py``) and registers a step here,
 ``MIGRATIONS[N] = step``, that takes a warehouse of version N to N+1 inside one transaction. ``ctxprior migrate`` applies every pending step.
 A version that only adds stored measures (``measures.py``, declared ``since`` it) needs no step:
 the columns are added from their declaration.
@@ -10,11 +11,14 @@ the columns are added from their declaration.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from ..errors import UserError
 from ..measures import added_columns
+from ..schema.versions import OLDEST_MIGRATABLE, SCHEMA_VERSION, check_version
 from . import lock as wlock
 from .store import Store, open_store
-from .versions import MIGRATIONS, SCHEMA_VERSION, check_version
 
 __all__ = ["MIGRATIONS", "check_version", "migrate", "upgrade_rows"]
 
@@ -130,7 +134,7 @@ def _v2_to_v3(store: Store) -> None:
     from ..sqlfiles import read_sql
 
     _add_measures(store, 3)
-    store.execute(read_sql("ctxprior.schema", "sql/migrate_v2_v3.sql"))
+    store.execute(read_sql("ctxprior.storage", "sql/migrate_v2_v3.sql"))
 
 
 def _v3_to_v4(store: Store) -> None:
@@ -142,8 +146,8 @@ def _v3_to_v4(store: Store) -> None:
     from ..sqlfiles import read_sql
 
     _add_measures(store, 4)
-    store.execute(read_sql("ctxprior.schema", "sql/migrate_v3_v4.sql"))
-    store.execute(read_sql("ctxprior.schema", "sql/migrate_v3_v4_vocab.sql"))
+    store.execute(read_sql("ctxprior.storage", "sql/migrate_v3_v4.sql"))
+    store.execute(read_sql("ctxprior.storage", "sql/migrate_v3_v4_vocab.sql"))
 
 
 def _add_measures(store: Store, version: int) -> None:
@@ -153,9 +157,9 @@ def _add_measures(store: Store, version: int) -> None:
         store.execute(stmt)
 
 
-MIGRATIONS[1] = _v1_to_v2
-MIGRATIONS[2] = _v2_to_v3
-MIGRATIONS[3] = _v3_to_v4
+# version N -> the step that upgrades a version-N warehouse to N+1
+MIGRATIONS: dict[int, Callable[[Store], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 # a version that only adds measures needs no step of its own: its columns come from their declaration
 for _v in range(3, SCHEMA_VERSION):
-    MIGRATIONS.setdefault(_v, lambda store, _to=_v + 1: _add_measures(store, _to))
+    MIGRATIONS.setdefault(_v, functools.partial(_add_measures, version=_v + 1))
+assert sorted(MIGRATIONS) == list(range(OLDEST_MIGRATABLE, SCHEMA_VERSION)), "a step per version"

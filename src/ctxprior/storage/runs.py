@@ -53,7 +53,8 @@ from ..sqlfiles import read_sql
 from ..version import __version__
 from . import procs
 from .lock import proc_locks, sidecar_base
-from .store import Store, private_root, utcnow
+from .sandbox import private_root
+from .store import Store, utcnow
 
 KINDS = ("persuasion", "dynamic")
 
@@ -90,7 +91,7 @@ def find_resumable(
 ) -> int | None:
     """The newest unfinished run of ``kind`` (of ``sample_id`` when given) whose stored
     ``config_json`` ``matches``; None when there is none."""
-    resumable = read_sql("ctxprior.schema", "sql/resumable_runs.sql")
+    resumable = read_sql("ctxprior.storage", "sql/resumable_runs.sql")
     for run_id, cfg in store.query(resumable, [kind, sample_id, sample_id]):
         try:
             if matches(cfg):
@@ -106,7 +107,7 @@ def reopen_run(store: Store, run_id: int, units_total: int | None = None) -> Non
     refuse_if_driven(store, run_id)
     claim_driver(store.path, run_id)
     store.execute(
-        read_sql("ctxprior.schema", "sql/reopen_run.sql"),
+        read_sql("ctxprior.storage", "sql/reopen_run.sql"),
         [socket.gethostname(), os.getpid(), units_total, run_id],
     )
 
@@ -214,12 +215,12 @@ def default_runs(store: Store, kind: str | None = None, with_results: bool = Fal
     if "run" not in store.table_names():
         return []
     if with_results:
-        ids = [r[0] for r in store.query(read_sql("ctxprior.schema", "sql/runs_with_results.sql"))]
+        ids = [r[0] for r in store.query(read_sql("ctxprior.storage", "sql/runs_with_results.sql"))]
         if ids:
             return ids
     if kind == "dynamic":
-        return [r[0] for r in store.query(read_sql("ctxprior.schema", "sql/dynamic_runs_with_scores.sql"))]
-    return [r[0] for r in store.query(read_sql("ctxprior.schema", "sql/done_runs.sql"), [kind, kind])]
+        return [r[0] for r in store.query(read_sql("ctxprior.storage", "sql/dynamic_runs_with_scores.sql"))]
+    return [r[0] for r in store.query(read_sql("ctxprior.storage", "sql/done_runs.sql"), [kind, kind])]
 
 
 # -- who drives a run ------------------------------------------------------------------------
@@ -416,7 +417,7 @@ def _alive_here(path: str, run_id: int, host: str | None, pid: int | None) -> bo
 
 def list_runs(store: Store, run_id: int | None = None) -> list[dict]:
     """Runs of every kind with status, units done/total, failed units, prompts/s and the first error."""
-    rows = store.query(read_sql("ctxprior.schema", "sql/list_runs.sql"), [run_id, run_id])
+    rows = store.query(read_sql("ctxprior.storage", "sql/list_runs.sql"), [run_id, run_id])
     out = []
     now = None
     for (
@@ -494,7 +495,7 @@ def cancel_run(
         log(f"PID {r['pid']} is not proven to drive run {run_id}; it was not signalled")
     with open_store(path, wait=max(wait, 30.0)) as store:
         with store.transaction():
-            store.execute(read_sql("ctxprior.schema", "sql/cancel_run.sql"), [utcnow(), run_id])
+            store.execute(read_sql("ctxprior.storage", "sql/cancel_run.sql"), [utcnow(), run_id])
         return store.scalar("SELECT status FROM run WHERE run_id = ?", [run_id])
 
 

@@ -1,5 +1,5 @@
 -- The names of the tables ($1 = 'BASE TABLE') or views ($1 = 'VIEW') of the warehouse, sorted
--- (the file's own: not the TEMP views that shadow a foreign file's views, schema/trust.py). Read
+-- (the file's own: not the TEMP views that shadow a foreign file's views, storage/trust.py). Read
 -- through DuckDB's `system` catalog, which no macro of the file shadows: this runs before the
 -- catalog check has refused or dropped them (information_schema calls duckdb_views() unqualified).
 SELECT name FROM (

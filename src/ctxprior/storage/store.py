@@ -26,35 +26,35 @@ Several processes, one file (DuckDB lets one process write, or many read, never 
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 import random
 import re
-import stat
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
-from sqlalchemy.sql.expression import ClauseElement
 
 from ..errors import UserError
 from ..inputs import forget_warehouse, note_warehouse
-from ..sqlfiles import glob_escaped, ident, literal, read_sql, split_statements
+from ..schema.declared import ddl_statements, table_names, view_scripts, views_digest
+from ..sqlfiles import ident, read_sql, split_statements
 from ..version import __version__
 from . import lock as wlock
 from . import procs
-from .base import metadata
-from .declared import ddl_statements, dialect, view_scripts, views_digest
+from .failures import is_io_error, is_write_fault, write_error
 from .lock import sidecar_base
+from .sandbox import Reads, named_reads, sandbox
 
-Reads = Iterable[str | os.PathLike]  # the files and folders a sandboxed connection may read
+if TYPE_CHECKING:  # imported where used: a read-only command imports neither
+    import pyarrow as pa
+    from sqlalchemy.sql.expression import ClauseElement
+
 
 DB_ENV = "CTXPRIOR_DB"
 DEFAULT_DB = "ctxprior.duckdb"
@@ -166,7 +166,7 @@ class Store:
         self.threads = threads
         self._in_tx = False
         self._depth = 0
-        self._lock: wlock.Lock | None = None  # the flock held with ``_con`` (schema/lock.py)
+        self._lock: wlock.Lock | None = None  # the flock held with ``_con`` (storage/lock.py)
         self.identity: tuple[int, int] | None = None  # a writer's file (st_dev, st_ino), once opened
         self._noted = False  # whether ctxprior/inputs.py compares inputs with this warehouse
 
@@ -236,8 +236,8 @@ class Store:
                 try:
                     con.execute("CHECKPOINT")
                 except duckdb.Error as e:
-                    if _is_io_error(e):
-                        raise _write_error(self.path, e) from None
+                    if is_io_error(e):
+                        raise write_error(self.path, e) from None
                     raise
             _fault("store.release")
         finally:
@@ -363,15 +363,17 @@ class Store:
                         self.con.execute("ROLLBACK")
                     except Exception:
                         pass
-                    if _is_io_error(e):
-                        raise _write_error(self.path, e) from None
+                    if is_io_error(e):
+                        raise write_error(self.path, e) from None
                     raise
                 _fault("tx.after_commit")
 
     # -- statements ---------------------------------------------------------------
     def execute(self, stmt: str | ClauseElement, params: Any = None) -> duckdb.DuckDBPyConnection:
         """Run raw SQL (with ? params) or a SQLAlchemy Core statement on this connection."""
-        if isinstance(stmt, ClauseElement):
+        if not isinstance(stmt, str):  # a SQLAlchemy statement (only a writer makes one)
+            from ..schema.declared import dialect
+
             compiled = stmt.compile(dialect=dialect(), compile_kwargs={"render_postcompile": True})
             sql = str(compiled)
             p = compiled.construct_params() or {}
@@ -397,6 +399,8 @@ class Store:
             return self.execute(sql, params).df()
 
     def arrow(self, sql: str, params: Any = None) -> pa.Table:
+        import pyarrow as pa
+
         with self.session():
             rel = self.con.sql(sql, params=params)
             # DuckDB 2: to_arrow_table(); DuckDB 1.x: fetch_arrow_table()
@@ -412,6 +416,8 @@ class Store:
 
     def insert_arrow(self, table: str, data: Any, or_ignore: bool = False) -> int:
         """Bulk insert an Arrow table / pandas DataFrame / dict of columns, matched by column name."""
+        import pyarrow as pa
+
         if isinstance(data, dict):
             data = pa.table(data)
         n = data.num_rows if isinstance(data, pa.Table) else len(data)
@@ -432,7 +438,7 @@ class Store:
         return self._names("BASE TABLE")
 
     def _names(self, kind: str) -> list[str]:
-        return [r[0] for r in self.query(read_sql("ctxprior.schema", "sql/names.sql"), [kind])]
+        return [r[0] for r in self.query(read_sql("ctxprior.storage", "sql/names.sql"), [kind])]
 
     def view_names(self, staging: bool = False) -> list[str]:
         """The views, without the internal staging views (``stg_*``, views/05_staging.sql) unless
@@ -444,7 +450,7 @@ class Store:
     def schema_version(self) -> int | None:
         if "meta" not in self.table_names():
             return None
-        from .versions import parse_schema_version
+        from ..schema.versions import parse_schema_version
 
         v = self.scalar("SELECT value FROM meta WHERE key='schema_version'")
         return None if v is None else parse_schema_version(self.path, v)
@@ -453,14 +459,14 @@ class Store:
         """Create missing tables (additive, safe) and (re)create the views when their files changed
         since the last read-write open (or ``force``). An up-to-date warehouse is not written at all,
         so a command that fails on bad input leaves the file byte for byte as it was."""
-        from .versions import SCHEMA_VERSION
+        from ..schema.versions import SCHEMA_VERSION
 
         with self.session():
             self._ensure_schema(SCHEMA_VERSION, force)
 
     def _ensure_schema(self, SCHEMA_VERSION: int, force: bool) -> None:
         existing = set(self.table_names())
-        missing = [ddl for t, ddl in zip(metadata.sorted_tables, ddl_statements()) if t.name not in existing]
+        missing = [ddl for name, ddl in zip(table_names(), ddl_statements()) if name not in existing]
         digest = views_digest()
         with self.transaction():  # the schema check is one transaction (it commits nothing when up to date)
             if (
@@ -523,68 +529,6 @@ def query_timeout() -> float:
     return value if math.isfinite(value) and value > 0 else QUERY_TIMEOUT
 
 
-_IO_WORDS = (
-    "No space",
-    "Permission denied",
-    "File too large",
-    "Read-only file system",
-    "Could not write",
-    "Could not open",
-    "Could not truncate",
-    "Disk quota",
-    "fsync",
-)
-
-
-def _is_io_error(e: BaseException) -> bool:
-    return isinstance(e, (duckdb.IOException, OSError)) or any(w in str(e) for w in _IO_WORDS)
-
-
-IO_ERRORS = (duckdb.IOException, OSError)
-_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG, errno.EIO}
-
-
-def is_write_fault(e: BaseException) -> bool:
-    """A full disk, a read-only file system, a lost permission (not a missing input file)."""
-    if isinstance(e, OSError) and not isinstance(e, duckdb.Error):
-        return e.errno in _WRITE_ERRNOS
-    return any(w in str(e) for w in _IO_WORDS)
-
-
-def _detail(e: BaseException) -> str:
-    """The first line of an I/O error; DuckDB's async writes wrap the cause in JSON."""
-    first = str(e).splitlines()[0] if str(e) else type(e).__name__
-    m = re.search(r'"exception_message":"((?:[^"\\]|\\.)*)"', first)
-    if m:
-        try:
-            import json
-
-            first = "IO Error: " + json.loads(f'"{m.group(1)}"')
-        except ValueError:
-            pass
-    return first
-
-
-def io_error(path: str, e: BaseException) -> UserError:
-    """A write fault of a command as one line: the warehouse's own file, or an output file."""
-    detail = _detail(e)
-    if os.path.basename(path) in detail and not re.search(r"\.(parquet|csv|json|html|png)\b", detail):
-        return _write_error(path, e)
-    return UserError(
-        f"cannot write: {detail}; the warehouse {path} is intact "
-        "(free disk space / fix permissions or choose another folder, then rerun)"
-    )
-
-
-def _write_error(path: str, e: BaseException) -> UserError:
-    """A failed write (disk full, no permission, ...) as one line; the last commit stays intact."""
-    first = _detail(e)
-    return UserError(
-        f"cannot write warehouse {path}: {first}; the last committed state is intact "
-        "(free disk space / fix permissions, then rerun or resume)"
-    )
-
-
 def holds_lock(path: str) -> bool | None:
     """Whether this process holds a POSIX lock on ``path`` (``/proc/locks``); None where unknown.
     A second descriptor of the file, once closed, drops the lock (docs/write-protocol.md)."""
@@ -612,171 +556,6 @@ def check_wait(wait: Any) -> float:
     if value > WAIT_MAX:
         raise UserError(f"--wait {value:g}: must be at most {WAIT_MAX} seconds")
     return value
-
-
-NamedRead = tuple[str, bool, tuple[int, int]]  # (real path, a folder?, (st_dev, st_ino))
-
-
-def named_reads(reads: Reads) -> list[NamedRead]:
-    """Each of ``reads`` resolved once (links followed) to the file or folder it names now: its
-    real path, whether it is a folder, and its identity ``(st_dev, st_ino)``. DuckDB is given only
-    these real paths (``read_paths``), and ``Store.check_reads`` compares the identities after a
-    query, so a link retargeted or a file renamed over the name later is not read as the file named.
-    Paths that do not exist are left out (the command that names them says so itself)."""
-    out: list[NamedRead] = []
-    for p in reads:
-        try:
-            real = os.path.realpath(os.path.expanduser(str(p)))
-            st = os.stat(real)
-        except (OSError, ValueError):
-            continue
-        if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
-            out.append((real, stat.S_ISDIR(st.st_mode), (st.st_dev, st.st_ino)))
-    return out
-
-
-def read_paths(reads: Reads) -> tuple[list[str], list[str]]:
-    """(files, folders) of ``reads`` as DuckDB's ``allowed_paths`` / ``allowed_directories`` take
-    them: only the real path each names now (``named_reads``; DuckDB resolves links on both sides
-    of its check), plain and as ``sqlfiles.path_sql`` escapes glob characters (DuckDB checks the
-    pattern before it expands it); folders end in ``/``. A FIFO or a device is never allowed."""
-    files: list[str] = []
-    dirs: list[str] = []
-    for real, is_dir, _ in named_reads(reads):
-        names = sorted({real, glob_escaped(real)})
-        if is_dir:
-            dirs += [n.rstrip("/") + "/" for n in names]
-        else:
-            files += names
-    return files, dirs
-
-
-TEMP_ENV = "CTXPRIOR_DUCKDB_TEMP"  # where the private temp folders are made (default: $TMPDIR)
-_TEMP: dict[int, str] = {}  # this process's private DuckDB temp folder, by PID
-
-
-def private_root(base: str | None = None) -> str | None:
-    """``<base>/ctxprior-<uid>`` (``base``: the system's temp folder by default), the one folder of
-    this user's own that ctxprior keeps files in (DuckDB's temp folders, private copies of inputs,
-    run driver proofs): made mode 0700 when missing, and used only when it is a folder (not a
-    link) of this user that no one else can enter; None otherwise."""
-    import tempfile
-
-    root = os.path.join(base or tempfile.gettempdir(), f"ctxprior-{os.getuid()}")
-    try:
-        with suppress(FileExistsError):
-            os.mkdir(root, 0o700)
-        st = os.lstat(root)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        return None
-    return root
-
-
-@contextmanager
-def private_copies(paths: Sequence[str | os.PathLike], what: str = "") -> Iterator[list[tuple[str, str]]]:
-    """Each of ``paths`` copied into a new folder of this process's own (mode 0700, in
-    :func:`private_temp`) while its sha256 is computed from the bytes copied (``inputs.copy_input``):
-    (the copy, which keeps the file's name, its sha256) each; removed after the block. A reader
-    given the copies reads exactly the bytes hashed (issue 42: a checked file is the file read).
-    UserErrors of the block name the paths given, not the copies."""
-    import shutil
-    import tempfile
-
-    from ..inputs import check_input, copy_input
-
-    stage = tempfile.mkdtemp(prefix="copy-", dir=private_temp() or None)
-    originals: dict[str, str] = {}
-    try:
-        out = []
-        for i, p in enumerate(paths):
-            check_input(p, what)
-            if not os.path.isfile(p):
-                raise UserError(f"{os.fspath(p)}: no such file")
-            dst = os.path.join(stage, f"{i:04d}", os.path.basename(os.fspath(p)))
-            os.mkdir(os.path.dirname(dst), 0o700)
-            out.append((dst, copy_input(p, dst, what)))
-            originals[dst] = os.fspath(p)
-        _fault("inputs.copied")
-        yield out
-    except UserError as err:
-        text = str(err)
-        for copy, original in originals.items():
-            text = text.replace(copy, original)
-        raise UserError(text) from None
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-
-
-def private_temp() -> str:
-    """DuckDB's temp directory for this process: a folder of its own, mode 0700, inside
-    ``<tmp>/ctxprior-<uid>`` (the user's, mode 0700, not a link), removed at exit. DuckDB lets a
-    sandboxed connection read its temp directory, whose default ``<db>.tmp`` a link beside the
-    warehouse could point anywhere. "" (no spilling to disk) when no such folder can be made."""
-    pid = os.getpid()
-    if pid in _TEMP:
-        return _TEMP[pid]
-    import tempfile
-
-    root = private_root(os.environ.get(TEMP_ENV))
-    try:
-        folder = tempfile.mkdtemp(prefix=f"duckdb-{pid}-", dir=root) if root else ""
-    except OSError:
-        folder = ""
-    _TEMP[pid] = folder
-    if folder:
-        import atexit
-
-        atexit.register(_remove_temp, folder, pid)
-    return folder
-
-
-def _remove_temp(folder: str, pid: int) -> None:
-    """Remove ``folder`` (``private_temp``) at exit, in the process that made it only (not a fork)."""
-    import shutil
-
-    if os.getpid() == pid:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def sandbox(
-    con: duckdb.DuckDBPyConnection, read_only: bool, reads: Reads = (), threads: int | None = None
-) -> None:
-    """Lock ``con``'s database before any query runs on it (docs/write-protocol.md, "The sandbox"):
-    DuckDB's external access off, so no query (nor a view, macro or default the file carries)
-    reads or writes a file other than the warehouse, except the named ``reads`` (files, or folders
-    and all below them); on a read-only open without ``reads`` the local file system off altogether
-    (DuckDB would still let a query open the warehouse file itself, and a second handle on it drops
-    this process's lock); then the configuration locked, so no SQL turns any of it back on.
-    ``threads``: DuckDB's thread count (fixed from here on)."""
-    files, dirs = read_paths(reads)
-    setting = "SELECT value FROM system.main.duckdb_settings() WHERE name = ?"
-    if con.execute(setting, ["lock_configuration"]).fetchall() == [("true",)]:
-        # this process has the file open already (DuckDB shares one database per file): its sandbox
-        # stands, and cannot be widened for this connection's reads or threads
-        if (
-            files
-            or dirs
-            or (threads is not None and con.execute(setting, ["threads"]).fetchall() != [(str(threads),)])
-        ):
-            con.close()
-            raise UserError(
-                "another connection of this process holds the warehouse with other settings "
-                "(--allow-read, or an analysis); run this once it is closed"
-            )
-        return
-    if threads is not None:
-        con.execute(f"SET threads = {literal(int(threads))}")
-    con.execute(f"SET temp_directory = {literal(private_temp())}")  # never <db>.tmp
-    if files:
-        con.execute(f"SET allowed_paths = [{', '.join(literal(f) for f in files)}]")
-    if dirs:
-        con.execute(f"SET allowed_directories = [{', '.join(literal(d) for d in dirs)}]")
-    con.execute("SET enable_external_access = false")
-    if read_only and not (files or dirs):
-        con.execute("SET disabled_filesystems = 'LocalFileSystem'")
-    con.execute("SET lock_configuration = true")
 
 
 def _connect(
@@ -871,7 +650,7 @@ def _busy_holder(path: str, read_only: bool, e: duckdb.IOException) -> str:
     if not read_only and (
         "Permission denied" in first or "No space" in first or "Read-only file system" in first
     ):
-        raise _write_error(path, e) from None
+        raise write_error(path, e) from None
     raise UserError(f"cannot open warehouse {path}: {first}") from None
 
 
@@ -940,7 +719,7 @@ def open_store(
     Objects in the file that ctxprior does not make (views, macros, types, sequences, schemas) are
     dropped on a read-write open and refuse a read-only one (``trust.refuse_or_drop``).
     """
-    from .versions import SCHEMA_VERSION, check_version
+    from ..schema.versions import SCHEMA_VERSION, check_version
 
     path = str(path or default_db_path())
     wait = check_wait(wait)
@@ -993,6 +772,6 @@ def open_store(
         if not exists:
             _unlink_unfinished(path, e)
         if isinstance(e, duckdb.IOException):
-            raise _write_error(path, e) from None
+            raise write_error(path, e) from None
         raise
     return store
