@@ -50,7 +50,7 @@ def main() -> None:
     import torch
     from scale_helpers import make_demo_db, make_tiny_folder, snapshot
 
-    from ctxprior.scoring.executors.ray_cluster import RayExecutor, wait_actors
+    from ctxprior.scoring.executors.ray_cluster import RayExecutor
     from ctxprior.scoring.models import load_model
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
@@ -93,7 +93,9 @@ def main() -> None:
                         threads=max(1, ncpu // workers),
                         log=lambda m: None,
                     )
-                    wait_actors(ex)  # model loaded in every worker before the clock starts
+                    ray.get(
+                        [a.info.remote() for a in ex.actors], timeout=300
+                    )  # every worker's model loaded before the clock starts
                     return ex
 
             with open_store(db, brief=True) as wh:

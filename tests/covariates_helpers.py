@@ -169,3 +169,12 @@ def oracle(
                     pairs.add(frozenset([x, y]))
         co += len(pairs)
     return co, ne, na
+
+
+def count_texts(spec, texts: list[str]):
+    """Count a list of documents in one go, as ``covariates/worker.py`` counts a shard."""
+    from ctxprior.covariates.counting import Counter
+
+    ctr = Counter(spec)
+    ctr.add_texts(texts)
+    return ctr.counts

@@ -7,9 +7,9 @@ import random
 import string
 
 import pytest
-from covariates_helpers import FACTS, build_warehouse, oracle, write_jsonl
+from covariates_helpers import FACTS, build_warehouse, count_texts, oracle, write_jsonl
 
-from ctxprior.covariates.counting import CountSpec, count_texts
+from ctxprior.covariates.counting import CountSpec
 from ctxprior.covariates.text import normalize, normalize_batch, words
 from ctxprior.storage import open_store
 

@@ -763,7 +763,7 @@ def _tiny_nli(path: Path) -> str:
 
 def test_nli_equivalence_local_tiny_model(tmp_path):
     path = _tiny_nli(tmp_path / "nli")
-    eq = sem.load_equivalence(f"nli:{path}")
+    eq = sem.NLIEquivalence(str(path))
     q = "what is the occupation of george rankin"
     answers = ["politician", "judge", "he was a politician", "soldier", "judge", "he was a judge"]
     m = eq.equivalent(q, answers)
@@ -787,9 +787,9 @@ def test_nli_bad_labels_is_user_error(tmp_path):
     cfg.label2id = {"A": 0, "B": 1, "C": 2}
     BertForSequenceClassification(cfg).save_pretrained(path)
     with pytest.raises(UserError, match="entailment"):
-        sem.load_equivalence(f"nli:{path}")
+        sem.NLIEquivalence(str(path))
     with pytest.raises(UserError):
-        sem.load_equivalence("nli:/no/such/folder")
+        sem.NLIEquivalence("/no/such/folder")
 
 
 @pytest.mark.quick

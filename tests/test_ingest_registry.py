@@ -51,7 +51,8 @@ def _pairs_source() -> IngestSource:
 @pytest.fixture
 def pairs(monkeypatch):
     """The test's source registered as a module declares one (in a copy of the registry)."""
-    monkeypatch.setattr(registry, "SOURCES", dict(api.ingest_sources()))
+    api.ingest_sources()
+    monkeypatch.setattr(registry, "SOURCES", registry.SOURCES.copy())
     return ingest_source(_pairs_source())
 
 

@@ -62,14 +62,13 @@ def fresh_registries(monkeypatch):
     """Each registry as if no plug-in had been discovered yet (copies of the built-ins, found first
     into the real registries, which stay as they are)."""
     api.ingest_sources(), api.analysis_names(), estimators.registry(), architectures.families()
-    monkeypatch.setattr(estimators, "ESTIMATORS", dict(estimators.ESTIMATORS))
-    estimators._discover.cache_clear()
-    monkeypatch.setattr(sources_registry, "SOURCES", dict(sources_registry.SOURCES))
-    sources_registry._discover.cache_clear()
-    monkeypatch.setattr(analyses_registry, "_LOADED", {})
-    monkeypatch.setattr(analyses_registry, "_PLUGIN_FOLDERS", [])
-    monkeypatch.setattr(architectures, "EXACT", dict(architectures.EXACT))
-    architectures._discover.cache_clear()
+    for module, name in (
+        (estimators, "ESTIMATORS"),
+        (sources_registry, "SOURCES"),
+        (analyses_registry, "ANALYSES"),
+        (architectures, "FAMILIES"),
+    ):
+        monkeypatch.setattr(module, name, getattr(module, name).copy(loaded=False))
 
 
 @pytest.fixture

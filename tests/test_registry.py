@@ -107,11 +107,9 @@ def with_new_analysis(tmp_path, monkeypatch):
     folder = tmp_path / "more"
     folder.mkdir()
     (folder / "negation_vs_assertive.sql").write_text(NEW_ANALYSIS)
-    package = registry._folders()
-    monkeypatch.setattr(registry, "_folders", lambda: package + [folder])
-    monkeypatch.setattr(registry, "_LOADED", {})
-    yield
-    monkeypatch.setattr(registry, "_LOADED", {})
+    monkeypatch.setattr(registry, "ANALYSES", registry.ANALYSES.copy())
+    for name, analysis in registry.declared_in(folder).items():
+        registry.ANALYSES.add(name, analysis)
 
 
 def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, tmp_path, run_cli):
@@ -149,12 +147,11 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
     from ctxprior.scoring.runs import score_sample
 
     base = estimators.ESTIMATORS["first-token"]
-    monkeypatch.setitem(
-        estimators.ESTIMATORS,
-        "first-token-again",
+    monkeypatch.setattr(estimators, "ESTIMATORS", estimators.ESTIMATORS.copy())
+    estimators.register_estimator(
         estimators.Estimator(
             "first-token-again", base.run, per_layer=True, vocab_table=True, help="the same again"
-        ),
+        )
     )
     # the CLI's choices and help come from the same entry
     from click.testing import CliRunner

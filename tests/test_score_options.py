@@ -160,7 +160,8 @@ def test_options_reach_the_estimator_under_their_declared_names(demo, run_cli, t
         seen.append(kw)
         return first.run(engine, unit, **kw)
 
-    monkeypatch.setitem(estimators.ESTIMATORS, "spy", estimators.Estimator("spy", spy, vocab_table=True))
+    monkeypatch.setattr(estimators, "ESTIMATORS", estimators.ESTIMATORS.copy())
+    estimators.register_estimator(estimators.Estimator("spy", spy, vocab_table=True))
     r = run_cli(
         "score", "--sample", sid, "--model", tiny_folder, "--query-types", "open", "--estimator", "spy",
         "--prior-topk", "3", "--store-topk", "2", "--shard-size", "1", "--quiet", db=wh.path,

@@ -1,5 +1,5 @@
-"""How ctxprior finds what its four registries hold: one mechanism for estimators, analyses, data
-sources and model families.
+"""How ctxprior finds what its four registries hold: one type (:class:`Registry`) for estimators,
+analyses, data sources and model families.
 
 Each registry names its built-in modules (``modules(package)``: every module of a package;
 ``children(package, name)``: the module ``name`` of each sub-package) and an entry-point group
@@ -24,8 +24,10 @@ import importlib
 import importlib.metadata
 import os
 import pkgutil
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 GROUPS = {
     "estimators": "ctxprior.estimators",
@@ -62,6 +64,13 @@ def entry_points(kind: str) -> list[importlib.metadata.EntryPoint]:
     return sorted(found, key=lambda ep: (ep.name, ep.value))
 
 
+def discover_modules(names: Iterable[str]) -> list[Any]:
+    """Import the modules ``names`` (their import declares what they hold); no entry point."""
+    for name in names:
+        importlib.import_module(name)
+    return []
+
+
 def discover(kind: str, builtin: Iterable[str] = ()) -> list[Any]:
     """Import the ``builtin`` modules, then load each entry point of ``kind``'s group; returns the
     loaded objects (modules or objects) of the entry points, in name order. A plug-in that fails
@@ -75,3 +84,90 @@ def discover(kind: str, builtin: Iterable[str] = ()) -> list[Any]:
         except Exception as e:  # a broken plug-in is named, not a bare ImportError from deep inside
             raise RuntimeError(f"ctxprior plug-in {ep.name} = {ep.value} ({ep.group}): {e}") from e
     return out
+
+
+class Registry(Generic[T]):
+    """name -> each declared thing of one kind (an ``Estimator``, an ``Analysis``, an
+    ``IngestSource``, a model family's ``(name, class)``), found on first read.
+
+    - ``add(name, item)``: a module declares one (at its import: ``register_estimator``,
+      ``@register_analysis``, ``ingest_source``, ``register_family``); a name declared twice with
+      another item is a mistake in the code (ValueError).
+    - the first read (``all``, ``[name]``, ``get``, ``names``, ``in``) adds what ``declared()``
+      returns (built-ins that are no module's import: the analyses' ``.sql`` files), imports the
+      ``builtin()`` modules, then loads the entry points of the kind's group (``discover``) and adds
+      what ``found(obj)`` makes of each loaded object;
+    - ``order``: the sort key of ``all()`` (else the order declared).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        noun: str,
+        *,
+        builtin: Callable[[], Iterable[str]] = tuple,
+        declared: Callable[[], Iterable[tuple[str, T]]] = tuple,
+        found: Callable[[Any], Iterable[tuple[str, T]]] = lambda obj: (),
+        order: Callable[[T], Any] | None = None,
+    ):
+        self.kind, self.noun = kind, noun
+        self._builtin, self._declared, self._found, self._order = builtin, declared, found, order
+        self._items: dict[str, T] = {}
+        self._loaded = False
+        self._imported: set[str] = set()
+
+    def add(self, name: str, item: T) -> T:
+        """Declare ``item`` under ``name`` (the same item again is no change)."""
+        old = self._items.get(name, item)
+        if old is not item and old != item:
+            raise ValueError(f"{self.noun} {name!r} is declared twice")
+        self._items[name] = item
+        return item
+
+    def all(self, extra: Iterable[str] = ()) -> dict[str, T]:
+        """Every item by name, found first (class docstring); ``extra``: more modules whose import
+        declares some (the API passes the library packages' modules that this layer cannot import)."""
+        extra = [m for m in extra if m not in self._imported]
+        if not self._loaded or extra:
+            first = not self._loaded
+            self._loaded = True  # set first: a plug-in that reads the registry while loading sees the rest
+            for name, item in self._declared() if first else ():
+                self.add(name, item)
+            modules = [*self._builtin(), *extra] if first else extra
+            self._imported.update(modules)
+            loaded = discover(self.kind, modules) if first else discover_modules(modules)
+            for obj in loaded:
+                for name, item in self._found(obj):
+                    self.add(name, item)
+        if self._order is None:
+            return dict(self._items)
+        order = self._order
+        return dict(sorted(self._items.items(), key=lambda kv: order(kv[1])))
+
+    def __getitem__(self, name: str) -> T:
+        return self.all()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.all()
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.all().get(name, default)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.all())
+
+    def copy(self, loaded: bool = True) -> Registry[T]:
+        """A registry with the same items (tests change a copy); ``loaded=False``: its first read
+        finds the plug-ins again."""
+        other: Registry[T] = Registry(
+            self.kind,
+            self.noun,
+            builtin=self._builtin,
+            declared=self._declared,
+            found=self._found,
+            order=self._order,
+        )
+        other._items = dict(self._items)
+        other._loaded = loaded and self._loaded
+        other._imported = set(self._imported) if other._loaded else set()
+        return other

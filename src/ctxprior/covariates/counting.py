@@ -138,10 +138,3 @@ class Counter:
                 hit = self.codes[pos] == code
                 c.pair_counts += np.bincount(pos[hit], minlength=len(self.codes))
             m0 = m1
-
-
-def count_texts(spec: CountSpec, texts: list[str]) -> Counts:
-    """Count a list of documents in one go (tests, small inputs)."""
-    ctr = Counter(spec)
-    ctr.add_texts(texts)
-    return ctr.counts

@@ -295,15 +295,6 @@ class NLIEquivalence(Equivalence):
         return e & e.T
 
 
-def load_equivalence(spec: str, threshold: float | None = None, device: str = "cpu") -> Equivalence:
-    kind, _, arg = spec.partition(":")
-    if kind == "embedding" and arg:
-        return EmbeddingEquivalence(arg, threshold if threshold is not None else 0.8, device=device)
-    if kind == "nli" and arg:
-        return NLIEquivalence(arg, device=device)
-    raise UserError(f"--equivalence {spec}: expected nli:MODEL or embedding:minilm (or embedding:PATH)")
-
-
 # ---- semantic entropy ----------------------------------------------------------------------
 
 

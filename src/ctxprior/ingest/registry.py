@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
+from .. import plugins
 from ..options import Option, check_options
+from ..plugins import Registry
 
 
 def Param(
@@ -103,27 +104,20 @@ class IngestSource:
         return bound
 
 
-SOURCES: dict[str, IngestSource] = {}
+SOURCES: Registry[IngestSource] = Registry(
+    "ingest_sources",
+    "ingest source",
+    builtin=lambda: plugins.modules(__package__),
+    found=lambda obj: [(obj.name, obj)] if isinstance(obj, IngestSource) else [],  # an entry point's source
+    order=lambda source: source.name,
+)
 
 
 def ingest_source(source: IngestSource) -> IngestSource:
     """Register ``source`` (a name already taken is a mistake in the code, not the user's)."""
-    if source.name in SOURCES and SOURCES[source.name] is not source:
-        raise ValueError(f"ingest source {source.name!r} is declared twice")
-    SOURCES[source.name] = source
-    return source
-
-
-@cache
-def _discover(builtin: tuple[str, ...]) -> None:
-    from .. import plugins
-
-    for obj in plugins.discover("ingest_sources", [*plugins.modules(__package__), *builtin]):
-        if isinstance(obj, IngestSource):
-            ingest_source(obj)
+    return SOURCES.add(source.name, source)
 
 
 def sources(builtin: Sequence[str] = ()) -> dict[str, IngestSource]:
     """Every source by name, sorted: found on first use (module docstring)."""
-    _discover(tuple(builtin))
-    return dict(sorted(SOURCES.items()))
+    return SOURCES.all(builtin)

@@ -41,6 +41,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+from .. import plugins
+from ..plugins import Registry
 
 _FRONT = re.compile(r"^--\s*([a-z][a-z0-9-]*):\s?(.*)$")
 _OPS = {">": "greater", "<": "less", "!=": "two-sided"}
@@ -81,10 +85,6 @@ class Analysis:
     figure: str | None = None  # the report figure shown in its section
 
 
-_REGISTERED: dict[str, Analysis] = {}
-_LOADED: dict[str, Analysis] = {}
-
-
 def register_analysis(
     name: str, *, order: int, help: str, kind: str = "persuasion", default: bool = True
 ) -> Callable:
@@ -92,7 +92,7 @@ def register_analysis(
     share one step between analyses)."""
 
     def deco(step):
-        _REGISTERED[name] = Analysis(name, order, help, step=step, kind=kind, default=default)
+        ANALYSES.add(name, Analysis(name, order, help, step=step, kind=kind, default=default))
         return step
 
     return deco
@@ -132,18 +132,11 @@ def _comparison(name: str, file: str, meta: dict[str, str], text: str) -> Compar
     )
 
 
-_PLUGIN_FOLDERS: list = []  # the folders of the modules the entry points name
-
-
-def _folders() -> list:
-    """Where analyses are declared: this package, then the plug-ins' folders (tests add one)."""
-    return [resources.files(__package__), *_PLUGIN_FOLDERS]
-
-
-def _declared() -> dict[str, Analysis]:
-    """The comparisons declared in the ``*.sql`` front matter of ``_folders()``."""
+def declared_in(folder: Any) -> dict[str, Analysis]:
+    """The comparisons declared in the ``*.sql`` front matter of ``folder`` (a path or a package's
+    resources)."""
     out = {}
-    files = [f for d in _folders() for f in d.iterdir() if f.name.endswith(".sql")]
+    files = [f for f in folder.iterdir() if f.name.endswith(".sql")]
     for f in sorted(files, key=lambda p: p.name):
         text = f.read_text(encoding="utf-8")
         meta = front_matter(text)
@@ -167,18 +160,26 @@ def _declared() -> dict[str, Analysis]:
     return out
 
 
+def _found(obj: Any) -> list[tuple[str, Analysis]]:
+    """An entry point's module: the analyses the ``*.sql`` files of its folder declare (its
+    import registered its steps)."""
+    file = getattr(obj, "__file__", None)
+    return list(declared_in(Path(file).parent).items()) if file else []
+
+
+ANALYSES: Registry[Analysis] = Registry(
+    "analyses",
+    "analysis",
+    builtin=lambda: plugins.modules(f"{__package__}.steps"),
+    declared=lambda: declared_in(resources.files(__package__)).items(),
+    found=_found,
+    order=lambda a: a.order,
+)
+
+
 def analyses() -> dict[str, Analysis]:
     """{name: Analysis} of every analysis, in run order (loaded on first use)."""
-    if not _LOADED:
-        from .. import plugins
-
-        for obj in plugins.discover("analyses", plugins.modules(f"{__package__}.steps")):
-            file = getattr(obj, "__file__", None)  # a module: its folder's .sql files
-            if file and Path(file).parent not in _PLUGIN_FOLDERS:
-                _PLUGIN_FOLDERS.append(Path(file).parent)
-        found = {**_declared(), **_REGISTERED}
-        _LOADED.update(sorted(found.items(), key=lambda kv: kv[1].order))
-    return _LOADED
+    return ANALYSES.all()
 
 
 def get(name: str) -> Analysis:

@@ -32,8 +32,9 @@ reasons is in docs/architectures.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
+
+from ..plugins import Registry
 
 # model_type -> (family, transformers class): prefix reuse verified exact (tests/test_architectures.py)
 EXACT: dict[str, tuple[str, str]] = {
@@ -68,25 +69,21 @@ EXACT: dict[str, tuple[str, str]] = {
 }
 
 
+# EXACT with the families other packages declare (entry points ``ctxprior.model_families``)
+FAMILIES: Registry[tuple[str, str]] = Registry(
+    "model_families", "model family", declared=lambda: EXACT.items()
+)
+
+
 def register_family(model_type: str, family: str, cls: str) -> None:
     """Declare prefix reuse exact for ``model_type`` (a plug-in module calls it once it has checked
     it as ``tests/test_architectures.py`` does); a type already declared otherwise is a mistake."""
-    if EXACT.get(model_type, (family, cls)) != (family, cls):
-        raise ValueError(f"model family {model_type!r} is declared twice")
-    EXACT[model_type] = (family, cls)
+    FAMILIES.add(model_type, (family, cls))
 
 
 def families() -> dict[str, tuple[str, str]]:
     """``EXACT`` with the plug-ins' families (loaded on first use): model_type -> (family, class)."""
-    _discover()
-    return EXACT
-
-
-@cache
-def _discover() -> None:
-    from .. import plugins
-
-    plugins.discover("model_families")
+    return FAMILIES.all()
 
 
 # model types whose layers keep a recurrent state instead of (or beside) a key/value cache
@@ -197,7 +194,7 @@ def prefix_reuse(
             f"{mtype}: prefix reuse not verified for this model type "
             "(see docs/architectures.md); running full prompts"
         )
-    family = EXACT[mtype][0]
+    family = families()[mtype][0]
     window = sliding_window(cfg)
     if window is not None and not full_prefix_cache:
         if max_len is None:

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
 import torch
 
+from ..plugins import Registry
 from .engine import Engine
 from .metrics import (
     RELIANCE_ANSWER_SET,
@@ -485,37 +485,40 @@ def _run_answer_set(
     return answer_set(engine, unit.contexts, unit.queries, cands, answers=reliance_answers(unit), **kw)
 
 
-ESTIMATORS: dict[str, Estimator] = {
-    e.name: e
-    for e in (
-        Estimator(
-            "first-token",
-            _run_first_token,
-            per_layer=True,
-            vocab_table=True,
-            help="next-token distribution over the vocabulary (the paper)",
-            prompts=lambda unit, prompt: first_token_texts(unit.contexts, unit.queries, prompt),
-            card="the answer variable A is the next token: the softmax of the last prompt position's "
-            "logits over the full vocabulary (as in the paper)",
-        ),
-        Estimator(
-            "answer-set",
-            _run_answer_set,
-            help="full answer strings (the dataset's answer labels where it declares them, else {true "
-            "answer} + the contexts' answers; Yes/No for closed) scored by teacher forcing and normalized "
-            "over the set (psi and chi; the sources' measures stay over the vocabulary)",
-            card="A ranges over the relation's answer strings, each scored by its sequence likelihood "
-            "after the prompt and renormalized",
-        ),
-        Estimator(
-            "sampled",
-            None,
-            help="semantic clusters of sampled answers (ctxprior score-dynamic)",
-            card="A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
-            score=False,
-        ),
-    )
-}
+ESTIMATORS: Registry[Estimator] = Registry(
+    "estimators",
+    "estimator",
+    found=lambda obj: [(obj.name, obj)] if isinstance(obj, Estimator) else [],  # an entry point's Estimator
+)
+for _estimator in (
+    Estimator(
+        "first-token",
+        _run_first_token,
+        per_layer=True,
+        vocab_table=True,
+        help="next-token distribution over the vocabulary (the paper)",
+        prompts=lambda unit, prompt: first_token_texts(unit.contexts, unit.queries, prompt),
+        card="the answer variable A is the next token: the softmax of the last prompt position's "
+        "logits over the full vocabulary (as in the paper)",
+    ),
+    Estimator(
+        "answer-set",
+        _run_answer_set,
+        help="full answer strings (the dataset's answer labels where it declares them, else {true "
+        "answer} + the contexts' answers; Yes/No for closed) scored by teacher forcing and normalized "
+        "over the set (psi and chi; the sources' measures stay over the vocabulary)",
+        card="A ranges over the relation's answer strings, each scored by its sequence likelihood "
+        "after the prompt and renormalized",
+    ),
+    Estimator(
+        "sampled",
+        None,
+        help="semantic clusters of sampled answers (ctxprior score-dynamic)",
+        card="A is the semantic cluster of sampled generations (DynamicQA-style, Marjanović et al. 2024)",
+        score=False,
+    ),
+):
+    ESTIMATORS.add(_estimator.name, _estimator)
 
 
 AUTO_HELP = (
@@ -532,26 +535,13 @@ def auto_estimator(design: str) -> str:
 def register_estimator(estimator: Estimator) -> Estimator:
     """Add ``estimator`` to the registry (a plug-in module calls it; a name already taken by
     another estimator is a mistake in the code)."""
-    if ESTIMATORS.get(estimator.name, estimator) is not estimator:
-        raise ValueError(f"estimator {estimator.name!r} is declared twice")
-    ESTIMATORS[estimator.name] = estimator
-    return estimator
+    return ESTIMATORS.add(estimator.name, estimator)
 
 
 def registry() -> dict[str, Estimator]:
     """Every estimator by name: the built-ins above, then the entry points ``ctxprior.estimators``
     (an ``Estimator``, or a module that calls ``register_estimator``), loaded on first use."""
-    _discover()
-    return ESTIMATORS
-
-
-@cache
-def _discover() -> None:
-    from .. import plugins
-
-    for obj in plugins.discover("estimators"):
-        if isinstance(obj, Estimator):
-            register_estimator(obj)
+    return ESTIMATORS.all()
 
 
 def score_estimators() -> dict[str, Estimator]:

@@ -443,12 +443,5 @@ def default_shard_dir(db_path: str) -> str:
     return f"{db_path}.shards"
 
 
-def wait_actors(ex: RayExecutor, timeout: float = 300) -> list[dict]:
-    """Block until every worker has loaded its model; their pid/worker/device (tests, logs)."""
-    import ray
-
-    return ray.get([a.info.remote() for a in ex.actors], timeout=timeout)  # type: ignore[attr-defined]
-
-
 def _now() -> float:
     return time.perf_counter()
