@@ -159,7 +159,7 @@ def main(argv=None) -> None:
     ap.add_argument("--analyze-runs", type=int, help="analyze only the first N runs (default: all)")
     a = ap.parse_args(argv)
 
-    from ctxprior.queries.driver import analyze
+    from ctxprior.analyses.driver import analyze
     from ctxprior.storage import open_store
 
     tmp = None

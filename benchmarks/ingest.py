@@ -63,8 +63,8 @@ def make_file(path: str, n_rel: int, n_facts: int, seed: int = 0) -> int:
 
 
 def fast(path: str, db: str, n_entities: int, n_contexts: int) -> tuple[float, float, int]:
-    from ctxprior.ingest.sampling import draw_sample
     from ctxprior.ingest.yago_qec import ingest_yago_qec
+    from ctxprior.sampling.draw import draw_sample
     from ctxprior.storage import open_store
 
     with open_store(db) as wh:

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from naive_scoring import naive_first_token
 
 from ctxprior.ingest.demo import ingest_demo
-from ctxprior.ingest.sampling import draw_sample
+from ctxprior.sampling.draw import draw_sample
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import first_token
 from ctxprior.scoring.models import load_model

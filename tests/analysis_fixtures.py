@@ -580,7 +580,7 @@ def analyzed_warehouse(tmp_path_factory) -> str:
     """Path of a warehouse with 2 models x 2 seeds (NaN relation rel2, constant relation rel3),
     friend-enemy and gender runs, a co-occurrence covariate, analyzed with k = ANALYZE_K.
     Import this fixture into a test module to use it (it is built once per session)."""
-    from ctxprior.queries.driver import analyze
+    from ctxprior.analyses.driver import analyze
     from ctxprior.storage import open_store
 
     path = str(tmp_path_factory.mktemp("analyzed") / "wh.duckdb")

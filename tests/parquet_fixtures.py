@@ -298,7 +298,7 @@ def build_warehouse(path: str, use_demo: bool = True) -> str:
             if use_demo:
                 try:
                     from ctxprior.ingest.demo import ingest_demo
-                    from ctxprior.ingest.sampling import draw_sample
+                    from ctxprior.sampling.draw import draw_sample
                 except ImportError:
                     use_demo = False
             if use_demo:

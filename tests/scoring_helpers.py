@@ -167,7 +167,7 @@ def prompts():
 
 def _demo(db_path: str, entities: int = 4, contexts: int = 12) -> int:
     from ctxprior.ingest.demo import ingest_demo
-    from ctxprior.ingest.sampling import draw_sample
+    from ctxprior.sampling.draw import draw_sample
 
     with open_store(db_path) as store:
         ingest_demo(store, only=["demo"])

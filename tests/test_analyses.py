@@ -15,10 +15,11 @@ from analysis_fixtures import (  # noqa: F401  # noqa: F401 (fixture)
     make_yago_like,
 )
 
-from ctxprior.queries import comparisons, registry, selection, storage
-from ctxprior.queries.driver import analyze
-from ctxprior.queries.selection import query_file
-from ctxprior.queries.summary import summary_lines
+from ctxprior.analyses import comparisons, registry, selection
+from ctxprior.analyses import results as analysis_results
+from ctxprior.analyses.driver import analyze
+from ctxprior.analyses.selection import query_file
+from ctxprior.analyses.summary import summary_lines
 from ctxprior.sqlfiles import read_sql
 from ctxprior.storage import open_store
 
@@ -133,7 +134,7 @@ def test_summary_lines(wh):
 
 
 def test_sql_files_run_standalone_on_all_or_chosen_runs(wh):
-    all_runs = wh.df(read_sql("ctxprior.queries", "relevance.sql"))
+    all_runs = wh.df(read_sql("ctxprior.analyses", "relevance.sql"))
     assert set(all_runs["run_id"]) == {1, 2, 3, 4}  # the case-study runs have no YAGO-like facts
     one = query_file(wh, "relevance.sql", [2])
     assert set(one["run_id"]) == {2}
@@ -231,7 +232,7 @@ def test_tiny_warehouse_runs_every_analysis_without_crashing(tmp_path):
             for qt, n, p, r, why in (("open", 3, 0.33, -0.87, None), ("closed", 8, None, None, "constant"))
         ]
     )
-    storage.save_results(w, [1], ["mr"], [rows], [], 50, 0, 0.05)
+    analysis_results.save_results(w, [1], ["mr"], [rows], [], 50, 0, 0.05)
     got = w.df(
         "SELECT query_type, p, p_adj, significant FROM analysis_result WHERE analysis = 'mr' ORDER BY 1"
     )

@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 
 from ctxprior.errors import UserError
-from ctxprior.ingest.sampling import draw_sample
 from ctxprior.ingest.yago_qec import parse_yago_qec, write_yago_qec
+from ctxprior.sampling.draw import draw_sample
 from ctxprior.storage import open_store
 
 Y = "http://yago-knowledge.org/resource/"

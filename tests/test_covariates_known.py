@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ctxprior
+from ctxprior.analyses.driver import analyze
 from ctxprior.covariates import known as kn
 from ctxprior.dynamicqa.semantic import contains_answer
 from ctxprior.errors import UserError
-from ctxprior.queries.driver import analyze
 from ctxprior.storage import open_store
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -8,7 +8,7 @@ import pytest
 from analysis_fixtures import add_friend_enemy, add_gender, analyzed_warehouse, make_yago_like  # noqa: F401
 from parquet_fixtures import record_covariate_view
 
-from ctxprior.queries.driver import analyze
+from ctxprior.analyses.driver import analyze
 from ctxprior.storage import open_store
 
 EXPECTED = [
@@ -98,7 +98,7 @@ def _texts(fig):
 
 @pytest.mark.parametrize("which", ["analyzed", "long names"])
 def test_titles_and_labels_lie_inside_the_canvas(analyzed_warehouse, long_names_warehouse, which):
-    from ctxprior.queries.figures import build_figures
+    from ctxprior.analyses.figures import build_figures
 
     w = open_store(analyzed_warehouse if which == "analyzed" else long_names_warehouse, read_only=True)
     figs = build_figures(w)
@@ -123,7 +123,7 @@ def test_titles_and_labels_lie_inside_the_canvas(analyzed_warehouse, long_names_
 
 
 def test_wrap_breaks_at_separators():
-    from ctxprior.queries.figures import _wrap
+    from ctxprior.analyses.figures import _wrap
 
     assert _wrap("Fig. 8: rel, open — /home/researcher/models/EleutherAI/pythia", 24).split("\n") == [
         "Fig. 8: rel, open —",
@@ -135,7 +135,7 @@ def test_wrap_breaks_at_separators():
 
 
 def test_fig11_labels_a_mixture_of_collections(analyzed_warehouse):
-    from ctxprior.queries.figures import fig11_gender
+    from ctxprior.analyses.figures import fig11_gender
 
     w = open_store(analyzed_warehouse, read_only=True)
     f = fig11_gender(w, [6])

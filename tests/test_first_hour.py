@@ -135,8 +135,8 @@ def test_no_error_message_spells_a_python_keyword_for_both_doors():
 
 @pytest.mark.quick
 def test_report_verdicts_match_their_tests():
-    from ctxprior.queries.registry import get
-    from ctxprior.queries.report import _verdicts
+    from ctxprior.analyses.registry import get
+    from ctxprior.analyses.report import _verdicts
 
     cmp = get("friend-enemy").comparison
     ran = pd.DataFrame(
@@ -166,7 +166,7 @@ def test_fig5_joins_only_runs_of_one_series(analyzed_warehouse):
     sample, never runs of different samples (the demo's run 2, one relation, is such a run)."""
     import matplotlib.pyplot as plt
 
-    from ctxprior.queries.figures import fig5_summary
+    from ctxprior.analyses.figures import fig5_summary
     from ctxprior.storage import open_store
 
     store = open_store(analyzed_warehouse, read_only=True)

@@ -51,7 +51,7 @@ def test_alias_loads_gemma3_with_the_gguf_hash(one_torch_thread):
 @pytest.mark.gemma
 def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch_thread):
     from ctxprior.ingest.demo import ingest_demo
-    from ctxprior.ingest.sampling import draw_sample
+    from ctxprior.sampling.draw import draw_sample
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs import score_sample
 

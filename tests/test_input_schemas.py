@@ -421,7 +421,7 @@ def test_the_global_wait_has_an_upper_bound(demo, run_cli):
 
 
 def _not_applying() -> list:
-    from ctxprior.ingest.sampling import DESIGNS, SAMPLE_OPTIONS
+    from ctxprior.sampling.draw import DESIGNS, SAMPLE_OPTIONS
 
     out = []
     for opt in SAMPLE_OPTIONS:

@@ -54,7 +54,7 @@ def test_the_check_sees_library_imports_at_the_top_and_inside_functions(tmp_path
     f.write_text(
         "from ..schema import open_store\nfrom .. import api\nfrom ..errors import UserError\n"
         "from .app import pass_app\nimport ctxprior.sqlshell\n"
-        "def f():\n    from ..queries.analyses import parse_only\n    from .. import info\n"
+        "def f():\n    from ..analyses.analyses import parse_only\n    from .. import info\n"
     )
     bad = sorted(n for n in _imported(f) if _outside(n))
-    assert bad == ["ctxprior.info", "ctxprior.queries.analyses", "ctxprior.schema", "ctxprior.sqlshell"]
+    assert bad == ["ctxprior.analyses.analyses", "ctxprior.info", "ctxprior.schema", "ctxprior.sqlshell"]

@@ -59,7 +59,7 @@ def test_report_does_not_replace_a_file_unless_overwrite(run_cli, wh_file, tmp_p
 
 
 def test_figures_do_not_replace_files_unless_overwrite(run_cli, wh_file, tmp_path):
-    from ctxprior.queries.figures import build_figures
+    from ctxprior.analyses.figures import build_figures
     from ctxprior.storage import open_store
 
     with open_store(wh_file, read_only=True) as store:
@@ -266,7 +266,7 @@ def test_demo_replaces_only_its_recorded_files(run_cli, tmp_path, monkeypatch):
 
 def _single_file_writers(wh_file):
     """(name, write(path, overwrite)) for each command that writes one user-named file."""
-    from ctxprior.queries.figures import build_figures
+    from ctxprior.analyses.figures import build_figures
     from ctxprior.storage import open_store
 
     with open_store(wh_file, read_only=True) as store:

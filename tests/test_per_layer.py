@@ -280,8 +280,8 @@ def test_cli_and_api_quick_per_layer(run_cli, tmp_path, tiny_folder):
 def test_figure_and_report_line(tmp_path):
     import pandas as pd
 
-    from ctxprior.queries.figures import fig_layers_real_fake
-    from ctxprior.queries.report import layers_reading, write_report
+    from ctxprior.analyses.figures import fig_layers_real_fake
+    from ctxprior.analyses.report import layers_reading, write_report
 
     db = str(tmp_path / "w.duckdb")
     sid = _demo(db, entities=4, contexts=12)

@@ -14,8 +14,8 @@ import pytest
 from conftest import ROOT
 
 from ctxprior import api, plugins
+from ctxprior.analyses import registry as analyses_registry
 from ctxprior.ingest import registry as sources_registry
-from ctxprior.queries import registry as analyses_registry
 from ctxprior.scoring import architectures, estimators
 
 ENTRY_POINTS = """\
@@ -150,7 +150,7 @@ def test_builtins_are_found_in_the_package():
         "ctxprior.dynamicqa.ingest"
     ]
     assert "ctxprior.ingest.demo" in plugins.modules("ctxprior.ingest")
-    assert all(not m.rsplit(".", 1)[1].startswith("_") for m in plugins.modules("ctxprior.queries.steps"))
+    assert all(not m.rsplit(".", 1)[1].startswith("_") for m in plugins.modules("ctxprior.analyses.steps"))
 
 
 # -- "Where to add" (docs/architecture.md): each row's count is what the test above needed -------

@@ -10,10 +10,10 @@ from importlib import resources
 import pytest
 from analysis_fixtures import analyzed_warehouse  # noqa: F401 (fixture)
 
+from ctxprior.analyses import registry
+from ctxprior.analyses.driver import analyze, parse_only
+from ctxprior.analyses.summary import summary_lines
 from ctxprior.errors import UserError
-from ctxprior.queries import registry
-from ctxprior.queries.driver import analyze, parse_only
-from ctxprior.queries.summary import summary_lines
 from ctxprior.storage import open_store
 
 RUN_ORDER = (
@@ -64,7 +64,7 @@ def test_every_analysis_is_declared_once_in_run_order():
     assert registry.default_names() == tuple(n for n, a in registry.analyses().items() if a.default)
     declared = [
         f.name
-        for f in resources.files("ctxprior.queries").iterdir()
+        for f in resources.files("ctxprior.analyses").iterdir()
         if f.name.endswith(".sql") and "analysis" in registry.front_matter(f.read_text())
     ]
     assert sorted(c.sql for c in registry.comparisons().values()) == sorted(declared)
@@ -129,7 +129,7 @@ def test_a_new_analysis_is_one_sql_file(with_new_analysis, analyzed_warehouse, t
         lines = summary_lines(store, [1])
         assert any(line.startswith("negation differs from assertive: ") for line in lines), lines
         # no report-title / report keys: the report's section is titled by its name, its help the text
-        from ctxprior.queries.report import write_report
+        from ctxprior.analyses.report import write_report
 
         write_report(store, str(tmp_path / "r.html"), [1])
         page = (tmp_path / "r.html").read_text()

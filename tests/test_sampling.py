@@ -7,8 +7,8 @@ import collections
 import pytest
 
 from ctxprior.errors import UserError
-from ctxprior.ingest.sampling import draw_sample
 from ctxprior.ingest.yago_qec import ingest_yago_qec
+from ctxprior.sampling.draw import draw_sample
 from ctxprior.storage import open_store
 
 

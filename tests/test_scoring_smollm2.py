@@ -38,7 +38,7 @@ def test_warehouse_run_matches_naive_reference(db_path):
     closed query form; every persuasion and susceptibility value within 1e-4 nats of the naive
     prompt-by-prompt float64-numpy reference."""
     from ctxprior.ingest.demo import ingest_demo
-    from ctxprior.ingest.sampling import draw_sample
+    from ctxprior.sampling.draw import draw_sample
 
     lm = smollm2()
     with open_store(db_path) as store:

@@ -104,14 +104,14 @@ def _tables_read(sql: str) -> set[str]:
 
 
 def test_analyses_read_staging_not_base_tables():
-    """Marts read staging only: no queries/*.sql names a table of the schema; a join it needs is a
+    """Marts read staging only: no analyses/*.sql names a table of the schema; a join it needs is a
     ``stg_*`` view in schema/views/05_staging.sql (its analyses' chain, join for join)."""
     from pathlib import Path
 
-    import ctxprior.queries
+    import ctxprior.analyses
     from ctxprior.schema import metadata
 
-    files = sorted(Path(ctxprior.queries.__file__).parent.glob("*.sql"))
+    files = sorted(Path(ctxprior.analyses.__file__).parent.glob("*.sql"))
     assert len(files) >= 14
     assert _tables_read("SELECT * FROM persuasion p JOIN stg_fact f USING (fact_id)") == {
         "persuasion",
@@ -119,7 +119,9 @@ def test_analyses_read_staging_not_base_tables():
     }
     for f in files:
         base = _tables_read(f.read_text()) & set(metadata.tables)
-        assert not base, f"queries/{f.name} reads the base table(s) {sorted(base)}: read a stg_* view instead"
+        assert not base, (
+            f"analyses/{f.name} reads the base table(s) {sorted(base)}: read a stg_* view instead"
+        )
 
 
 def _view_bodies() -> list[tuple[str, str, str]]:

@@ -7,7 +7,7 @@ import pytest
 import scipy.stats as st
 from statsmodels.stats.multitest import multipletests
 
-from ctxprior.queries.stats import (
+from ctxprior.analyses.stats import (
     bh_adjust,
     check_groups,
     paired_permutation_t_tests,
@@ -146,7 +146,7 @@ def test_spearman_rows_pool_each_run_and_query_type_and_split_by_relation():
     relation, each scipy's rho over that group (a group under 3 pairs gets a skip reason)."""
     import pandas as pd
 
-    from ctxprior.queries.steps.spearman import spearman_rows
+    from ctxprior.analyses.steps.spearman import spearman_rows
 
     rng = np.random.default_rng(3)
     df = pd.DataFrame(

@@ -6,7 +6,7 @@ value or raises the one :class:`~ctxprior.errors.UserError` both doors give,
 ``"<flag> <value>: <problem>"``, before anything is written.
 
 Each command's options are declared beside the library code they configure (``SCORE_OPTIONS``
-in ``scoring/options.py``, ``SAMPLE_OPTIONS`` in ``ingest/sampling.py``, a data source's in its
+in ``scoring/options.py``, ``SAMPLE_OPTIONS`` in ``sampling/draw.py``, a data source's in its
 ``IngestSource``, ...) and listed by command name in ``ctxprior.api.command_options()``.
 
 Layer 0: imports nothing of ctxprior but ``errors``, and no third-party package.

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..queries.options import ANALYZE_OPTIONS
+from ..analyses.options import ANALYZE_OPTIONS
 from .core import Noun, _stderr
 from .typecheck import checked_methods, declared_keywords
 
@@ -33,15 +33,15 @@ class Analyses(Noun):
         ``only``: analysis names (``ctxprior.api.analysis_names()``: ``relevance``, ``assertive``, ...,
         ``dynamicqa``), or one comma-separated string of them as ``--only`` takes (``""``: the
         default set); ``covariates``: ``"cov_name.column"`` specs. The keywords after ``runs`` are
-        the options of ``ctxprior analyze`` (``ANALYZE_OPTIONS`` in ``queries/options.py``), with
+        the options of ``ctxprior analyze`` (``ANALYZE_OPTIONS`` in ``analyses/options.py``), with
         their declared defaults.
         See [Analyses](analyses.md). Returns the stored rows of these runs; ``.attrs["counts"]``
         holds the number of rows each analysis stored.
 
         Command: ``ctxprior analyze``.
         """
+        from ..analyses.driver import analyze, parse_only
         from ..options import check_options
-        from ..queries.driver import analyze, parse_only
 
         only = options["only"]
         if isinstance(only, str):
@@ -69,7 +69,7 @@ class Analyses(Noun):
         from ..sqlfiles import read_sql
 
         params = [[int(r) for r in runs] if runs else None, analysis or None]
-        return self._wh.sql(read_sql("ctxprior.queries", "sql/stored_results.sql"), params)
+        return self._wh.sql(read_sql("ctxprior.analyses", "sql/stored_results.sql"), params)
 
     def summary(
         self, runs: Sequence[int] | None = None, only: str | Sequence[str] | None = None
@@ -79,8 +79,8 @@ class Analyses(Noun):
 
         Command: ``ctxprior analyze``.
         """
-        from ..queries.driver import parse_only
-        from ..queries.summary import summary_lines
+        from ..analyses.driver import parse_only
+        from ..analyses.summary import summary_lines
 
         if isinstance(only, str):
             only = parse_only(only)
@@ -95,9 +95,9 @@ class Analyses(Noun):
 
         Command: ``ctxprior figures``.
         """
+        from ..analyses.figures import write_figures
+        from ..analyses.options import FIGURES_OPTIONS
         from ..options import check_options
-        from ..queries.figures import write_figures
-        from ..queries.options import FIGURES_OPTIONS
 
         check_options(FIGURES_OPTIONS, {"runs": tuple(runs or ())})
         with self._wh.connect() as store:
@@ -111,9 +111,9 @@ class Analyses(Noun):
 
         Command: ``ctxprior report``.
         """
+        from ..analyses.options import REPORT_OPTIONS
+        from ..analyses.report import write_report
         from ..options import check_options
-        from ..queries.options import REPORT_OPTIONS
-        from ..queries.report import write_report
 
         check_options(REPORT_OPTIONS, {"runs": tuple(runs or ())})
         with self._wh.connect() as store:

@@ -10,8 +10,8 @@ from importlib import import_module
 COMMANDS: dict[str, tuple[str, str, str]] = {
     # command: (module, name of its declared options, the API method: noun.method)
     "score": ("ctxprior.scoring.options", "SCORE_OPTIONS", "runs.score"),
-    "sample": ("ctxprior.ingest.sampling", "SAMPLE_OPTIONS", "samples.draw"),
-    "analyze": ("ctxprior.queries.options", "ANALYZE_OPTIONS", "analyses.run"),
+    "sample": ("ctxprior.sampling.draw", "SAMPLE_OPTIONS", "samples.draw"),
+    "analyze": ("ctxprior.analyses.options", "ANALYZE_OPTIONS", "analyses.run"),
     "export parquet": ("ctxprior.publish.options", "EXPORT_OPTIONS", "parquet.export"),
     "import parquet": ("ctxprior.publish.options", "IMPORT_OPTIONS", "parquet.load"),
     "publish": ("ctxprior.publish.options", "PUBLISH_OPTIONS", "hub.publish"),
@@ -35,8 +35,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "runs cancel": ("ctxprior.scoring.options", "CANCEL_OPTIONS", "runs.cancel"),
     "runs prompts": ("ctxprior.scoring.options", "PROMPTS_OPTIONS", "runs.prompts"),
     "quick": ("ctxprior.scoring.options", "QUICK_OPTIONS", "quick"),
-    "figures": ("ctxprior.queries.options", "FIGURES_OPTIONS", "analyses.figures"),
-    "report": ("ctxprior.queries.options", "REPORT_OPTIONS", "analyses.report"),
+    "figures": ("ctxprior.analyses.options", "FIGURES_OPTIONS", "analyses.figures"),
+    "report": ("ctxprior.analyses.options", "REPORT_OPTIONS", "analyses.report"),
     "demo": ("ctxprior.pipeline", "DEMO_OPTIONS", "demo"),
 }
 

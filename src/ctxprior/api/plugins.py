@@ -10,8 +10,8 @@ _PACKAGE = __package__.rpartition(".")[0]  # ctxprior: the package whose modules
 
 def analysis_names() -> tuple[str, ...]:
     """Every analysis ``wh.analyses.run(only=...)`` accepts, in run order (the registry of
-    ``ctxprior.queries``: each analysis declared in its own file)."""
-    from ..queries.registry import names
+    ``ctxprior.analyses``: each analysis declared in its own file)."""
+    from ..analyses.registry import names
 
     return names()
 

@@ -52,7 +52,7 @@ class Runs(Noun):
         from ..sqlfiles import body, read_sql
 
         check_options(MOST_SUSCEPTIBLE_OPTIONS, {"run": run, "n": n})
-        top = body(read_sql("ctxprior.queries", "sql/most_susceptible.sql"))
+        top = body(read_sql("ctxprior.analyses", "sql/most_susceptible.sql"))
         return self._wh.sql(top.format(direction="ASC" if least else "DESC"), [int(run), int(n)])
 
     def prompts(self, run: int, limit: int | None = None) -> pd.DataFrame:

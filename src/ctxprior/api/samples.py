@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..ingest.sampling import SAMPLE_OPTIONS
+from ..sampling.draw import SAMPLE_OPTIONS
 from .core import Noun
 from .typecheck import checked_methods, declared_keywords
 
@@ -25,7 +25,7 @@ class Samples(Noun):
         """
         from ..sqlfiles import read_sql
 
-        return self._wh.sql(read_sql("ctxprior.ingest", "sql/samples.sql"))
+        return self._wh.sql(read_sql("ctxprior.sampling", "sql/samples.sql"))
 
     @declared_keywords(SAMPLE_OPTIONS)
     def draw(self, dataset: str, **options: Any) -> int:
@@ -52,11 +52,11 @@ class Samples(Noun):
 
         Command: ``ctxprior sample``.
         """
-        from ..ingest.sampling import check_sample, draw_sample
+        from ..sampling.draw import check_sample, draw_sample
 
         check_sample(dataset=dataset, **{**options, "relations": tuple(options["relations"] or ())})
         if options["design"] == "fixed":
-            from ..ingest.fixed_sample import draw_fixed_sample
+            from ..sampling.fixed import draw_fixed_sample
 
             with self._wh.connect(write=True) as store:
                 return draw_fixed_sample(store, dataset, options["items"], options["seed"])

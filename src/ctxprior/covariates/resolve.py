@@ -1,7 +1,7 @@
 """Which covariate an analysis correlates with: ``VIEW.COLUMN`` specs checked against the
 warehouse (``resolve_covariate``), found automatically for `frequency` / `degree`
 (``auto_covariate``), the default ``--seen-fakes`` (``seen_fakes_spec``), and the join of a
-covariate column onto per-fact rows (``join_covariate``). ``ctxprior.queries`` calls these.
+covariate column onto per-fact rows (``join_covariate``). ``ctxprior.analyses`` calls these.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import pyarrow as pa
 
 from ..errors import UserError
-from ..ingest.sampling import store_sample
+from ..sampling.draw import store_sample
 from ..sqlfiles import read_sql
 from ..storage.store import Store
 from .ingest import PARTITIONS

@@ -165,7 +165,7 @@ sample = Table(
         "design",
         Text,
         nullable=False,
-        comment="how the sample was drawn: a design declared in ctxprior.ingest.sampling.DESIGNS "
+        comment="how the sample was drawn: a design declared in ctxprior.sampling.draw.DESIGNS "
         "(`ctxprior sample --help` lists them)",
     ),
     Column("seed", BigInteger, nullable=False),

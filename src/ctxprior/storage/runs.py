@@ -28,9 +28,9 @@ is a fact, ``dynamicqa_fact_done``).
 - ``list_runs``, ``run_kind``, and ``default_runs``: which runs an analysis, figure, report or
   publication uses when none are given (the one definition).
 
-It lives in ``schema`` (layer 1) because it is the ``run`` table's life cycle and knows no model
-or unit, and because every layer-2 package that starts runs or chooses them (scoring, dynamicqa,
-queries, publish) may import ``schema`` and nothing else in common.
+It lives in ``storage`` (layer 2) because it is the ``run`` table's life cycle beside the file's
+locks and processes, knows no model or unit, and every layer-3 package that starts runs or chooses
+them (scoring, dynamicqa, analyses, publish) may import ``storage``.
 """
 
 from __future__ import annotations

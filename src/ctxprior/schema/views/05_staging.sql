@@ -1,5 +1,5 @@
 -- Staging views (dbt-style `stg_*`): each join chain of the warehouse written once. The readable
--- views (v_*) and the analysis SQL files (queries/*.sql, dynamicqa/sql/*.sql) build on these
+-- views (v_*) and the analysis SQL files (analyses/*.sql, dynamicqa/sql/*.sql) build on these
 -- instead of repeating the joins. DuckDB adds the rows of a group in the order its join plan
 -- delivers them, so another join tree changes the last bit of a stored mean (docs/warehouse.md):
 -- a file that sums or averages floats reads a view of exactly its own join chain (the analyses'
@@ -330,7 +330,7 @@ JOIN fixed_context fc ON fc.context_template_id = c.context_template_id
 JOIN stg_fixed_item i ON i.fact_id = fc.fact_id
 LEFT JOIN answer sa ON sa.answer_id = fc.answer_id;
 
--- The analyses' own join chains (queries/*.sql read only stg_* views; tests/test_staging.py checks
+-- The analyses' own join chains (analyses/*.sql read only stg_* views; tests/test_staging.py checks
 -- it). A mean over these rows depends on the order the join plan delivers them, so each chain is
 -- the one its analyses wrote before, join for join: the plans and the stored numbers are the same.
 

@@ -1,8 +1,8 @@
--- Analysis views. Every analysis SQL file (src/ctxprior/queries/*.sql) reads the runs to
+-- Analysis views. Every analysis SQL file (src/ctxprior/analyses/*.sql) reads the runs to
 -- analyze from `analysis_runs`:
 --   * unset:   every finished persuasion run (status = 'done');
 --   * chosen:  SET VARIABLE run_ids = [3, 4];   (what `ctxprior analyze --run 3 --run 4` does)
--- so `ctxprior sql --file src/ctxprior/queries/relevance.sql` works as is.
+-- so `ctxprior sql --file src/ctxprior/analyses/relevance.sql` works as is.
 -- columns:
 --   seed: random seed of the run
 CREATE OR REPLACE VIEW analysis_runs AS

@@ -14,7 +14,7 @@ from collections import defaultdict
 from ..errors import UserError
 from ..sqlfiles import read_sql
 from ..storage.store import Store
-from .sampling import _dataset_id, _empty_columns, store_sample
+from .draw import _dataset_id, _empty_columns, store_sample
 
 
 def draw_fixed_sample(store: Store, dataset: str, items: int | None = None, seed: int = 11) -> int:
@@ -22,7 +22,7 @@ def draw_fixed_sample(store: Store, dataset: str, items: int | None = None, seed
     if items is not None and items < 1:
         raise UserError(f"--items {items}: must be positive")
     ds_id = _dataset_id(store, dataset)
-    rows = store.query(read_sql("ctxprior.ingest", "sql/fixed_sample_contexts.sql"), [ds_id])
+    rows = store.query(read_sql("ctxprior.sampling", "sql/fixed_sample_contexts.sql"), [ds_id])
     if not rows:
         raise UserError(
             f"dataset '{dataset}' has no fixed-context items; --design fixed samples a dataset loaded with "

@@ -40,13 +40,13 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UserError
+from ..ingest.yago_qec import resolve_relations
 from ..options import Option, check_applicable, check_options, seed_option
 from ..sqlfiles import read_sql
 from ..storage.store import Store, utcnow
 from ..version import __version__
-from .yago_qec import resolve_relations
 
-DESIGNS = ("paper", "all", "fixed")  # fixed: ingest/fixed_sample.py (wh.samples.draw picks it)
+DESIGNS = ("paper", "all", "fixed")  # fixed: sampling/fixed.py (wh.samples.draw picks it)
 
 
 def _rng(seed: int, relation_name: str) -> np.random.Generator:
@@ -329,7 +329,7 @@ def draw_sample(
 ) -> int:
     """Validate, draw and store a sample in one transaction; return its ``sample_id``. The options
     are :data:`SAMPLE_OPTIONS` (``n_entities`` / ``n_contexts``: ``entities`` / ``contexts``);
-    design ``fixed`` is ``ingest/fixed_sample.py`` (``items`` belongs to it and is refused here)."""
+    design ``fixed`` is ``sampling/fixed.py`` (``items`` belongs to it and is refused here)."""
     context_types = check_sample(
         dataset=dataset,
         entities=n_entities,
@@ -494,14 +494,14 @@ def _load_facts_and_templates(
     """The facts of the relations (dicts, by relation id) and their context templates (by relation
     id and context type, in ordinal order, as (context_template_id, template))."""
     facts_by_rel: dict[int, list[dict]] = defaultdict(list)
-    cur = store.execute(read_sql("ctxprior.ingest", "sql/sample_facts.sql"), [rel_ids])
+    cur = store.execute(read_sql("ctxprior.sampling", "sql/sample_facts.sql"), [rel_ids])
     cols = [d[0] for d in cur.description]
     for row in cur.fetchall():
         f = dict(zip(cols, row))
         facts_by_rel[f["relation_id"]].append(f)
     templates: dict[int, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
     for rid, tid, ctype, tpl in store.query(
-        read_sql("ctxprior.ingest", "sql/sample_templates.sql"), [rel_ids]
+        read_sql("ctxprior.sampling", "sql/sample_templates.sql"), [rel_ids]
     ):
         templates[rid][ctype].append((tid, tpl))
     return facts_by_rel, templates

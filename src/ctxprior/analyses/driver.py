@@ -21,8 +21,8 @@ from ..errors import UserError
 from . import registry
 from .comparisons import step_comparison
 from .options import ONLY_OPTION
+from .results import save_results
 from .selection import check_plan, plan_runs, precision_note
-from .storage import save_results
 
 
 def parse_only(only: str | None) -> list[str]:

@@ -24,7 +24,7 @@
   ``figure`` (the report figure shown in the section), ``default`` (``no``: not run unless named
   in ``--only`` or added by the driver, as ``known`` is for runs with closed-book answers).
 - An analysis that needs Python beyond SQL and a standard comparison registers a step with
-  ``@register_analysis(name, order=..., help=...)`` in its own module of ``queries/steps/``.
+  ``@register_analysis(name, order=..., help=...)`` in its own module of ``analyses/steps/``.
 
 - Another package adds analyses with an entry point ``ctxprior.analyses`` (``ctxprior.plugins``)
   naming a module: its import registers its steps, and the ``*.sql`` files of its folder are read

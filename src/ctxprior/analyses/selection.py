@@ -27,7 +27,7 @@ def set_runs(store, run_ids) -> None:
 
 def query_file(store, name: str, run_ids=None) -> pd.DataFrame:
     """Run the named SQL file of this package on `run_ids` and return its rows."""
-    return query_sql(store, read_sql("ctxprior.queries", name), run_ids)
+    return query_sql(store, read_sql("ctxprior.analyses", name), run_ids)
 
 
 def query_sql(store, text: str, run_ids=None) -> pd.DataFrame:
@@ -46,7 +46,7 @@ def covariate_values(store, spec: str, run_ids) -> pd.DataFrame:
 
 def sql(name: str) -> str:
     """A helper statement of this package's ``sql/`` folder (not an analysis)."""
-    return read_sql("ctxprior.queries", f"sql/{name}")
+    return read_sql("ctxprior.analyses", f"sql/{name}")
 
 
 @dataclass(frozen=True)

@@ -1,2 +1,0 @@
-"""Analyses that need Python beyond a SQL file and a standard comparison: one module each,
-registered with ``@register_analysis`` (``queries.registry`` imports every module here)."""
