@@ -331,27 +331,26 @@ class Engine:
         self.forward_calls = 0
         self.tokens_computed = 0
         self.oom_splits = 0
-        self.cascade_rows = 0  # rows run by cascade attention
-        self.cascade_slots = 0  # their prefix-part query slots (G * J per batch; >= rows)
+        self.flex_rows = 0  # rows run by flex attention
 
     def _attention_path(self, attention: str) -> tuple[str, str]:
         """``attention``: ``auto`` (the default: the gather path on every device until a GPU run
-        measures cascade attention faster; on the CPU it measured 0.82-1.06x, docs/scaling.md, and
-        ``benchmarks/gpu.py`` measures both on the same unit), ``cascade`` (where verified exact, see
-        ``cascade.supported``, on any device; a family that falls back is said on stderr) or
-        ``gather`` (one ``index_select`` of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
-        if attention not in ("auto", "cascade", "gather"):
-            raise ValueError(f"attention must be auto, cascade or gather, not {attention!r}")
+        measures flex attention faster; ``benchmarks/gpu.py`` measures both on the same unit),
+        ``flex`` (single-call flex attention where verified exact, see ``flex.supported``, on any
+        device; a family that falls back is said on stderr) or ``gather`` (one ``index_select``
+        of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
+        if attention not in ("auto", "flex", "gather"):
+            raise ValueError(f"attention must be auto, flex or gather, not {attention!r}")
         if attention == "gather":
             return "gather", "asked for"
         if attention == "auto":
-            return "gather", "auto (cascade attention is not yet measured faster on any device)"
-        from . import cascade
+            return "gather", "auto (flex attention is not yet measured faster on any device)"
+        from . import flex
 
-        ok, why = cascade.supported(self.model.config)
-        if not ok and attention == "cascade":
+        ok, why = flex.supported(self.model.config)
+        if not ok:
             print(f"note: {why}", file=sys.stderr)
-        return ("cascade" if ok else "gather"), why
+        return ("flex" if ok else "gather"), why
 
     @property
     def head_path(self) -> str:
@@ -394,17 +393,18 @@ class Engine:
         return out
 
     # -------------------------------------------------------------- the two kinds of pass
-    def _prefix_block(self, tok: Tokens, room: int, cascade: bool = False) -> Block:
+    def _prefix_block(self, tok: Tokens, room: int, flex: bool = False) -> Block:
         """Key/value cache of every prefix: per layer (K, V) [P, heads, width + room, head_dim].
         ``tok`` holds the prefixes right-padded to ``width``; in the block each prefix ENDS at
         column ``width``, where its rows' own tokens begin, so prefix and suffix are contiguous in
         the cache (what ALiBi by key index and sliding windows need). Pad slots are zeroed and
         masked; ``room`` slots at the end let a batch's gather hold its own new tokens too.
-        ``cascade``: the block is read in place by cascade attention (no room; on CUDA its width
-        is a multiple of 16, the alignment the memory-efficient kernel's mask needs)."""
+        ``flex``: the block is laid out flat for flex attention (``flex.flat_block``), ``room``
+        columns after every prefix for one batch's own keys."""
         order = np.argsort(tok.lengths, kind="stable")
-        width = self._block_width(tok.ids.shape[1], cascade)
+        width = tok.ids.shape[1]
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
+        flat: list[tuple[torch.Tensor, torch.Tensor]] = []
         ids_d, lens_d = self.to_device(tok.ids, tok.lengths)
         n, s = len(order), 0
         while s < n:
@@ -420,24 +420,29 @@ class Engine:
                 self._split()
                 continue
             if not block:
-                block = [
-                    (
-                        k.new_zeros((len(order), k.shape[1], width + room, k.shape[-1])),
-                        v.new_zeros((len(order), v.shape[1], width + room, v.shape[-1])),
-                    )
-                    for k, v in layers
-                ]
+                block, flat = self._new_block(layers, len(order), width, room, flex)
             (rows,) = self.to_device(idx)
             for (bk, bv), (k, v) in zip(block, layers):
                 bk[rows, :, width - wb : width] = k
                 bv[rows, :, width - wb : width] = v
             s = e
-        return Block(block, width, lens_d, cascade)
+        return Block(block, width, lens_d, flat or None, len(order))
 
-    def _block_width(self, width: int, cascade: bool) -> int:
-        """The block's width for prefixes of at most ``width`` tokens: on CUDA, a cascade block's is
-        a multiple of 16 (the alignment the memory-efficient kernel's mask needs)."""
-        return -(-width // 16) * 16 if cascade and self.device.type == "cuda" else width
+    @staticmethod
+    def _new_block(layers, prefixes: int, width: int, room: int, flex: bool):
+        """Zeroed (block layers, flat layers) shaped like a prefix batch's ``layers``: a gather
+        block ``[P, heads, width + room, d]`` (no flat layers), or flex's flat layers and their
+        ``[P, heads, width, d]`` views."""
+        if flex:
+            from .flex import flat_block
+
+            pairs = [
+                (flat_block(k, prefixes, width, room), flat_block(v, prefixes, width, room))
+                for k, v in layers
+            ]
+            return [(k[1], v[1]) for k, v in pairs], [(k[0], v[0]) for k, v in pairs]
+        shape = [(prefixes, k.shape[1], width + room, k.shape[-1]) for k, _ in layers]
+        return [(k.new_zeros(sh), v.new_zeros(sh)) for (k, v), sh in zip(layers, shape)], []
 
     def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
         """One batch of prefixes through the body, RIGHT-padded so that every query position sees
@@ -486,14 +491,12 @@ class Engine:
         layer (whole contiguous rows, with the block's room for the batch's new tokens)."""
         from transformers import DynamicCache
 
-        ls_w = int(rows.host_ls[s:e].max())
-        if self.compile:  # bucketed widths (multiples of 8): fewer shapes to compile; right padding is exact
-            ls_w = min(-(-ls_w // 8) * 8, rows.suffix.shape[1])
+        ls_w = self._suffix_width(rows, s, e)
         prefix_w = block.width if block is not None else 0
         ids = rows.suffix[s:e, :ls_w]  # [B, Ls]
         prefix_len = rows.prefix_len[s:e]
-        if not keep_cache and self._cascade_fits(block, prefix_w + ls_w):
-            return self._forward_cascade(rows, s, e, block, ids, hidden)
+        if not keep_cache and self._flex_fits(block, prefix_w + ls_w):
+            return self._forward_flex(rows, s, e, block, ids, hidden)
         cols = torch.arange(prefix_w + ls_w, device=self.device)[None, :]
         mask = torch.where(
             cols < prefix_w,
@@ -521,41 +524,43 @@ class Engine:
         states = out.last_hidden_state if exact else out.logits
         return states, mask, cache, out.hidden_states if hidden else None
 
-    def _cascade_fits(self, block: Block | None, longest: int) -> bool:
-        """Whether a batch runs by cascade attention: the engine's path, a block built for it
-        (or no prefix), and every sliding window covering the batch's rows."""
-        from .cascade import window_fits
+    def _suffix_width(self, rows: _Rows, s: int, e: int) -> int:
+        """The padded suffix width of the batch ``s:e``: its longest suffix, bucketed to multiples
+        of 8 when compiled (fewer shapes to compile; right padding is exact)."""
+        ls_w = int(rows.host_ls[s:e].max())
+        if self.compile:
+            ls_w = min(-(-ls_w // 8) * 8, rows.suffix.shape[1])
+        return ls_w
 
-        if self.attention != "cascade" or (block is not None and not block.cascade):
+    def _flex_fits(self, block: Block | None, longest: int) -> bool:
+        """Whether a batch runs by flex attention: the engine's path, a block built for it (or no
+        prefix), and every sliding window covering the batch's rows."""
+        from .flex import window_fits
+
+        if self.attention != "flex" or (block is not None and block.flat is None):
             return False
         return window_fits(self.model.config, longest)
 
-    def _forward_cascade(self, rows: _Rows, s: int, e: int, block: Block | None, ids, hidden: bool):
-        """``_forward_rows`` by cascade attention (``cascade.py``): the rows' prefixes are a slice
-        of the block read in place, their own keys are not copied, no mask is built."""
-        from . import cascade
+    def _forward_flex(self, rows: _Rows, s: int, e: int, block: Block | None, ids, hidden: bool):
+        """``_forward_rows`` by single-call flex attention (``flex.py``): the rows' prefixes are
+        read in place in the flat block, their own keys written into its room, no mask built
+        beyond the batch's one block mask."""
+        from . import flex
 
         ls_w = ids.shape[1]
         prefix = block if block is not None and block.width else None
-        batch = cascade.Batch.build(
-            prefix,
-            rows.host_pidx[s:e],
-            ls_w,
-            self.to_device,
-            self.model.dtype,
+        batch = flex.Batch.build(
+            prefix, rows.pidx[s:e], rows.host_pidx[s:e], rows.prefix_len[s:e], e - s, ls_w, self.device
         )
         width = prefix.width if prefix is not None else 0
-        cache = cascade.make_cache(
-            batch, len(block.layers) if block is not None else dims(self.model.config).layers, width
-        )
+        cache = flex.make_cache(batch, dims(self.model.config).layers, width)
         pos = rows.prefix_len[s:e, None] + torch.arange(ls_w, device=self.device)[None, :]
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
-        self.cascade_rows += e - s
-        self.cascade_slots += batch.groups * batch.slots if prefix is not None else 0
+        self.flex_rows += e - s
         exact = self.head.check(self.model, self.device)
         fwd = self.body if exact else self.model
-        with cascade.active(self.model, batch):
+        with flex.active(self.model, batch):
             out = fwd(
                 input_ids=ids,
                 attention_mask=None,
@@ -564,7 +569,7 @@ class Engine:
                 output_hidden_states=hidden,
                 **cache_arg(fwd, cache),
             )
-        check_cache(cache, width + ls_w, "suffix pass (cascade)")
+        check_cache(cache, width + ls_w, "suffix pass (flex)")
         states = out.last_hidden_state if exact else out.logits
         return states, None, cache, out.hidden_states if hidden else None
 
@@ -607,12 +612,9 @@ class Engine:
                 pidx = np.searchsorted(gid[ref], gid[sel])
             prefix_lens = prefix_len[sel]
             ls = tok.lengths[sel] - prefix_lens
-            # cascade attention: within a suffix length, rows by prefix, ascending and descending in
-            # turn (a batch that spans two lengths meets at the same end of the block): a batch's
-            # prefixes are a short contiguous slice of the block, its query grid (prefixes x most
-            # rows of one prefix) ~1.1-1.4 slots a row on a real unit, against 1.5-2 one way only
-            snake = np.where(np.searchsorted(np.unique(ls), ls) % 2 == 1, -pidx, pidx)
-            order = np.lexsort((snake, ls) if self.attention == "cascade" else (prefix_lens, ls))
+            # within a suffix length, rows by prefix (flex attention: a batch's rows read a short
+            # run of the block's prefixes, few of the block mask's blocks), else by prefix length
+            order = np.lexsort((pidx, ls) if self.attention == "flex" else (prefix_lens, ls))
             sel, prefix_lens, ls, pidx = sel[order], prefix_lens[order], ls[order], pidx[order]
             cols = np.arange(int(ls.max()))[None, :]
             src = np.minimum(prefix_lens[:, None] + cols, tok.ids.shape[1] - 1)
@@ -662,17 +664,13 @@ class Engine:
         )
         for pre, rows in self._layout(tok, prefix_len, gid, np.arange(len(tok.lengths))):
             room = int(rows.host_ls.max()) + new_tokens
+            pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
             block = None
             if pre is not None:
-                from .cascade import window_fits
-
-                casc = (
-                    self.attention == "cascade"
-                    and not new_tokens
-                    and window_fits(self.model.config, self._block_width(pre.ids.shape[1], True) + room)
-                )
-                block = self._prefix_block(pre, 0 if casc else room, cascade=casc)
-            pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
+                flex = not new_tokens and self._flex_fits(None, pre.ids.shape[1] + room)
+                if flex:  # the room holds one batch's own keys, row after row
+                    room = max((e - s) * self._suffix_width(rows, s, e) for s, e in pending)
+                block = self._prefix_block(pre, room, flex=flex)
             while pending:
                 s, e = pending.pop()
                 try:
@@ -898,7 +896,10 @@ class Block:
     layers: list[tuple[torch.Tensor, torch.Tensor]]
     width: int  # the longest prefix; slots after it are room for a batch's new tokens
     lengths: torch.Tensor | None = None  # [P] each prefix's length (device)
-    cascade: bool = False  # its rows run by cascade attention (the block read in place)
+    # flex attention: per layer (K, V) [1, heads, P * width + room, head_dim], ``layers`` their
+    # [P, heads, width, head_dim] views (``flex.flat_block``); None: a gather block
+    flat: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+    prefixes: int = 0
 
 
 def _block_cache(layers, pidx: torch.Tensor, filled: int, keep: bool = False):
