@@ -223,36 +223,60 @@ def kv_bytes_per_token(lm: LoadedModel) -> int:
     return int(2 * d.layers * d.kv_heads * d.head_dim * elem)
 
 
-def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8, generate: bool = False) -> int:
-    """Device bytes one batch row costs: its gathered prefix cache (scoring holds one layer's copy
-    at a time; generation keeps every layer's, grown by its new tokens), the activations of its
-    new tokens or, when larger (they are allocated after the layers' activations are freed), the
-    last position's vocabulary: the logits in the model's dtype, their float32 copy (CUDA's
-    log-softmax reads float16 in the kernel, so none there) and the float32 log-softmax written
-    into the table. The prefix block is budgeted apart (``block_budget``), and
-    so are the table (one float32 row per prompt) and ``metrics.vocab_pass`` after the batches
-    (its temporaries are bounded by ``metrics.VOCAB_ELEMENTS``, not per row).
-    ``tests/test_vocab_pass.py`` checks it against the peak of the tensors a batch allocates on CPU."""
+def row_bytes(
+    lm: LoadedModel,
+    context_tokens: int = 64,
+    new_tokens: int = 8,
+    generate: bool = False,
+    attention: str = "gather",
+) -> int:
+    """Device bytes one batch row costs, by the path that runs it:
+
+    - its prefix cache: gather copies the row's prefix (scoring holds one layer's copy at a time;
+      generation keeps every layer's, grown by its new tokens); flex reads it in place and costs
+      the row's own keys in the block's room, every layer's (``flex.flat_block``);
+    - the activations of its new tokens (flex adds its flat query, its output and the output's
+      ``[B, Ls, H, d]`` copy);
+    - or, when larger (allocated after the layers' activations are freed), the last position's
+      vocabulary. Scoring: the logits in the model's dtype, their float32 copy (CUDA's
+      log-softmax reads float16 in the kernel, so none there) and the float32 log-softmax written
+      into the table. Generation: two steps' logits in the model's dtype (a step's are computed
+      while the previous step's, which chose its token, are held).
+
+    The prefix block is budgeted apart (``block_budget``), and so are the table (one float32 row
+    per prompt) and ``metrics.vocab_pass`` after the batches (its temporaries are bounded by
+    ``metrics.VOCAB_ELEMENTS``, not per row). Flex attention on CPU runs eagerly and materialises
+    its scores (heads x the batch's queries x its keys: quadratic in the batch, not a per-row
+    cost; CPU batches are ``CPU_BATCH_SIZE``, not sized from this); on CUDA its compiled kernel
+    holds none. ``tests/test_vocab_pass.py`` checks it against the peak of the tensors a batch
+    allocates on CPU, for scoring by both paths and for generation."""
     d = dims(lm.model.config)
     vocab = lm.model.get_output_embeddings().weight.shape[0]
-    kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)  # every layer's
-    if not generate:
-        kv //= d.layers
-    act = new_tokens * (6 * d.hidden + 2 * d.intermediate) * 4
     elem = lm.model.dtype.itemsize
+    act = new_tokens * (6 * d.hidden + 2 * d.intermediate) * 4
+    if attention == "flex" and not generate:
+        kv = new_tokens * kv_bytes_per_token(lm)  # the room: every layer's
+        act += 3 * new_tokens * d.heads * d.head_dim * elem
+    else:
+        kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)  # every layer's
+        if not generate:
+            kv //= d.layers
+    if generate:
+        return int(kv + max(act, 2 * vocab * elem))
     fused = lm.device.startswith("cuda") and lm.model.dtype == torch.float16
     # the vocabulary's bytes are allocated after the layers' activations are freed: the larger counts
     return int(kv + max(act, vocab * (elem + (0 if elem == 4 or fused else 4) + 4)))
 
 
-def auto_batch_size(lm: LoadedModel, generate: bool = False) -> int:
+def auto_batch_size(lm: LoadedModel, generate: bool = False, attention: str = "gather") -> int:
     """Rows per forward pass: ``CPU_BATCH_SIZE`` on CPU; on CUDA, from the free memory and the model's real
-    per-row cost (``row_bytes``), keeping a third of the free memory for the prefix blocks, at most
-    4096. On one H100, 6.9b scoring went from 4645 to 4972 prompts/s when this stopped counting
-    every layer's gathered cache for scoring (batch 871 -> 1742, same peak memory)."""
+    per-row cost (``row_bytes`` of the engine's attention path), keeping a third of the free memory for the
+    prefix blocks, at most 4096. On one H100, 6.9b scoring went from 4645 to 4972 prompts/s when this stopped
+    counting every layer's gathered cache for scoring (batch 871 -> 1742, same peak memory)."""
     if lm.device.startswith("cuda"):
         free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
-        return int(max(8, min(4096, (free * 0.5) // row_bytes(lm, generate=generate))))
+        per_row = row_bytes(lm, generate=generate, attention=attention)
+        return int(max(8, min(4096, (free * 0.5) // per_row)))
     return CPU_BATCH_SIZE
 
 
@@ -302,7 +326,8 @@ class Engine:
         self.lm = lm
         self.model = lm.model
         self.device = torch.device(lm.device)
-        self.batch_size = int(batch_size or auto_batch_size(lm))
+        self.attention, self.attention_why = self._attention_path(attention)
+        self.batch_size = int(batch_size or auto_batch_size(lm, attention=self.attention))
         self.generate_batch_size = int(batch_size or auto_batch_size(lm, generate=True))
         self.token_budget = int(token_budget or self.batch_size * 32)
         self.share_prefix = share_prefix
@@ -317,7 +342,6 @@ class Engine:
             self.share_prefix, self.prefix_reuse = ok, ("shared" if ok else why)
             if not ok:
                 print(f"note: {why}", file=sys.stderr)
-        self.attention, self.attention_why = self._attention_path(attention)
         # torch.compile of the body (off by default: on CPU it compiled but ran slower, see
         # docs/scaling.md): "default", or a torch.compile mode ("reduce-overhead": CUDA graphs)
         self.compile = compile_mode
@@ -854,7 +878,8 @@ class Engine:
         def run(rows: _Rows, s: int, e: int, block) -> None:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
             b = e - s
-            logits = self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])
+            last = states[torch.arange(b, device=self.device), rows.ls[s:e] - 1]
+            del states  # the suffix's states, and below its first logits, held by no name here
             at = {"pos": rows.prefix_len[s:e] + rows.ls[s:e], "mask": mask}  # next position, the mask so far
             fwd = self.body if self.head.exact else self.model
 
@@ -872,7 +897,9 @@ class Engine:
                 at["pos"] = at["pos"] + 1
                 return self._logits(o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1])
 
-            toks = decode(step, logits, max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad)[0]
+            toks = decode(
+                step, self._logits(last), max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad
+            )[0]
             out[rows.out[s:e], : toks.shape[1]] = toks
 
         if max_new_tokens > 0 and len(utok.lengths):
