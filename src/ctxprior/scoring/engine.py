@@ -19,17 +19,17 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   batch row is computed exactly like a lone prompt. Families where this is not known to be exact
   (``architectures.prefix_reuse``) run full prompts, said once on stderr;
 - attention over the block takes one of two paths, ONE declared option ``Engine(attention=...)``
-  whose default ``auto`` is gather on every device until a GPU run measures cascade faster (on
-  the CPU it measured no faster; ``attention="cascade"`` asks for it where ``cascade.supported``):
-  **cascade** (``cascade.py``): a batch's prefixes are one contiguous slice of the block, read in
-  place (no per-row copy); the suffix queries attend to it and, causally, to the rows' own keys,
-  and the two partial softmaxes are merged exactly by log-sum-exp; no mask is built, nothing is
-  concatenated, rotary runs without ``torch.cat``. **gather** (ALiBi, attention soft-capping,
-  GPT-Neo, sliding windows shorter than a batch's rows, greedy generation): the batch's cache is
-  ONE gather of whole block rows (``index_select`` over prefixes) per layer, never a loop over
-  rows; the forward pass writes the rows' own keys into the block's room in place (no
-  concatenation); SDPA with a 4-D mask. ``compile_mode`` (off by default) wraps the body in
-  ``torch.compile`` with suffix widths bucketed to multiples of 8;
+  whose default ``auto`` is gather on every device until a GPU run measures flex faster
+  (``attention="flex"`` asks for it where ``flex.supported``): **flex** (``flex.py``): the
+  block is laid out flat with room for one batch's own keys; per layer ONE ``flex_attention``
+  call attends each suffix query to its row's prefix, read in place, and causally to its row's
+  own keys, through a block mask built once per batch (the two softmaxes are one inside the
+  kernel); nothing is gathered or concatenated, rotary runs without ``torch.cat``. **gather**
+  (ALiBi, attention soft-capping, GPT-Neo, sliding windows shorter than a batch's rows, greedy
+  generation): the batch's cache is ONE gather of whole block rows (``index_select`` over
+  prefixes) per layer, never a loop over rows; the forward pass writes the rows' own keys into the
+  block's room in place (no concatenation); SDPA with a 4-D mask. ``compile_mode`` (off by
+  default) wraps the body in ``torch.compile`` with suffix widths bucketed to multiples of 8;
 - only the last real position of each row goes through the output head (hidden states are
   gathered first; the head's post-processing, e.g. Gemma's logit soft-capping, is checked against
   the model's own logits once per engine, and a model where they differ is run with its own
