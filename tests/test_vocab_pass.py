@@ -1,5 +1,5 @@
 """The one vocabulary pass (issue 41, item 4) against the float64 references, in float32 and from
-half-precision logits, and ``engine.row_bytes`` (item 6) against the peak of what a batch
+half-precision logits, and ``sizing.row_bytes`` (item 6) against the peak of what a batch
 allocates on CPU (``benchmarks/vocab_pass.py``'s ``PeakBytes``)."""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from ctxprior.scoring.engine import Engine, row_bytes
+from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import first_token, first_token_texts
 from ctxprior.scoring.metrics import entropy_np, kl_np, reliance_np, scores_np, vocab_pass
 from ctxprior.scoring.models import LoadedModel
+from ctxprior.scoring.sizing import row_bytes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import _last_logprobs

@@ -48,7 +48,6 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -56,92 +55,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from transformers.cache_utils import DynamicLayer
 
 from .architectures import dims, text_config
+from .blocks import Block, block_cache, cache_layers
 from .generate import cut, decode, stop_ids
 from .hfcompat import cache_arg, check_cache
-from .models import CPU_BATCH_SIZE, LoadedModel
+from .models import LoadedModel
+from .prefixes import Tokens, dedupe, group_prefixes
+from .sizing import auto_batch_size, block_budget, kv_bytes_per_token, logits_elements
 
 OOM = torch.cuda.OutOfMemoryError
-
-
-# ------------------------------------------------------------------ token matrices (host, numpy)
-
-
-@dataclass
-class Tokens:
-    """Ragged token sequences as a right-padded matrix: ``ids [N, L]`` (0 past ``lengths``)."""
-
-    ids: np.ndarray
-    lengths: np.ndarray
-
-    @classmethod
-    def pack(cls, seqs: Sequence[Sequence[int]]) -> Tokens:
-        lengths = np.fromiter(map(len, seqs), np.int64, len(seqs))
-        width = int(lengths.max()) if len(seqs) else 0
-        ids = np.zeros((len(seqs), width), np.int64)
-        ids[np.arange(width)[None, :] < lengths[:, None]] = np.fromiter(
-            itertools.chain.from_iterable(seqs), np.int64, int(lengths.sum())
-        )
-        return cls(ids, lengths)
-
-
-def dedupe(tok: Tokens) -> tuple[np.ndarray, np.ndarray]:
-    """(index of each distinct sequence's first occurrence, distinct row of every input row)."""
-    if len(tok.lengths) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    key = np.ascontiguousarray(np.column_stack([tok.lengths, tok.ids]))
-    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()  # a row as one value
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # distinct rows in order of first appearance
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return first[order], rank[inverse.reshape(-1)]
-
-
-def group_prefixes(
-    tok: Tokens, groups: Sequence[Sequence[int]] | None, min_prefix: int, cap: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: (its group's shared prefix length, the group id) -- 0 and -1 for no prefix.
-
-    A group's prefix is the longest common token prefix of its distinct members, cut so that every
-    member keeps >= 1 token to compute (and at most ``cap[row]`` tokens); a row in several groups
-    takes its first group.
-    """
-    n = len(tok.lengths)
-    prefix_len, gid = np.zeros(n, np.int64), np.full(n, -1, np.int64)
-    if not groups:
-        return prefix_len, gid
-    members = np.fromiter(itertools.chain.from_iterable(groups), np.int64)
-    owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
-    members, first = np.unique(members, return_index=True)  # a row's first group wins
-    owner = owner[first]
-    sizes = np.bincount(owner, minlength=len(groups))
-    order = np.argsort(owner, kind="stable")
-    members, owner = members[order], owner[order]
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    ok = sizes >= 2
-    if not ok.any():
-        return prefix_len, gid
-    ref = members[starts[owner]]  # the first member of each row's group
-    cols = np.arange(tok.ids.shape[1])[None, :]
-    same = (
-        (tok.ids[members] == tok.ids[ref])
-        & (cols < tok.lengths[members, None])
-        & (cols < tok.lengths[ref, None])
-    )
-    common = np.cumprod(same, axis=1).sum(axis=1)
-    keep = np.minimum(common, tok.lengths[members] - 1)  # every suffix keeps >= 1 token
-    if cap is not None:
-        keep = np.minimum(keep, cap[members])
-    g_lcp = np.minimum.reduceat(keep, starts[sizes > 0]) if len(members) else keep
-    lcp = np.zeros(len(groups), np.int64)
-    lcp[sizes > 0] = g_lcp
-    lcp[~ok | (lcp < min_prefix)] = 0
-    prefix_len[members] = lcp[owner]
-    gid[members] = np.where(lcp[owner] > 0, owner, -1)
-    return prefix_len, gid
 
 
 # ------------------------------------------------------------------ the model's output head
@@ -211,87 +134,6 @@ def final_norm(model):
             if isinstance(mod, torch.nn.Module):
                 return mod
     return None
-
-
-# ------------------------------------------------------------------ memory
-
-
-def kv_bytes_per_token(lm: LoadedModel) -> int:
-    """Bytes of key/value cache one token occupies across all layers."""
-    d = dims(lm.model.config)
-    elem = torch.finfo(lm.model.dtype).bits // 8 if lm.model.dtype.is_floating_point else 2
-    return int(2 * d.layers * d.kv_heads * d.head_dim * elem)
-
-
-def row_bytes(
-    lm: LoadedModel,
-    context_tokens: int = 64,
-    new_tokens: int = 8,
-    generate: bool = False,
-    attention: str = "gather",
-) -> int:
-    """Device bytes one batch row costs, by the path that runs it:
-
-    - its prefix cache: gather copies the row's prefix (scoring holds one layer's copy at a time;
-      generation keeps every layer's, grown by its new tokens); flex reads it in place and costs
-      the row's own keys in the block's room, every layer's (``flex.flat_block``);
-    - the activations of its new tokens (flex adds its flat query, its output and the output's
-      ``[B, Ls, H, d]`` copy);
-    - or, when larger (allocated after the layers' activations are freed), the last position's
-      vocabulary. Scoring: the logits in the model's dtype, their float32 copy (CUDA's
-      log-softmax reads float16 in the kernel, so none there) and the float32 log-softmax written
-      into the table. Generation: two steps' logits in the model's dtype (a step's are computed
-      while the previous step's, which chose its token, are held).
-
-    The prefix block is budgeted apart (``block_budget``), and so are the table (one float32 row
-    per prompt) and ``metrics.vocab_pass`` after the batches (its temporaries are bounded by
-    ``metrics.VOCAB_ELEMENTS``, not per row). Flex attention on CPU runs eagerly and materialises
-    its scores (heads x the batch's queries x its keys: quadratic in the batch, not a per-row
-    cost; CPU batches are ``CPU_BATCH_SIZE``, not sized from this); on CUDA its compiled kernel
-    holds none. ``tests/test_vocab_pass.py`` checks it against the peak of the tensors a batch
-    allocates on CPU, for scoring by both paths and for generation."""
-    d = dims(lm.model.config)
-    vocab = lm.model.get_output_embeddings().weight.shape[0]
-    elem = lm.model.dtype.itemsize
-    act = new_tokens * (6 * d.hidden + 2 * d.intermediate) * 4
-    if attention == "flex" and not generate:
-        kv = new_tokens * kv_bytes_per_token(lm)  # the room: every layer's
-        act += 3 * new_tokens * d.heads * d.head_dim * elem
-    else:
-        kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)  # every layer's
-        if not generate:
-            kv //= d.layers
-    if generate:
-        return int(kv + max(act, 2 * vocab * elem))
-    fused = lm.device.startswith("cuda") and lm.model.dtype == torch.float16
-    # the vocabulary's bytes are allocated after the layers' activations are freed: the larger counts
-    return int(kv + max(act, vocab * (elem + (0 if elem == 4 or fused else 4) + 4)))
-
-
-def auto_batch_size(lm: LoadedModel, generate: bool = False, attention: str = "gather") -> int:
-    """Rows per forward pass: ``CPU_BATCH_SIZE`` on CPU; on CUDA, from the free memory and the model's real
-    per-row cost (``row_bytes`` of the engine's attention path), keeping a third of the free memory for the
-    prefix blocks, at most 4096. On one H100, 6.9b scoring went from 4645 to 4972 prompts/s when this stopped
-    counting every layer's gathered cache for scoring (batch 871 -> 1742, same peak memory)."""
-    if lm.device.startswith("cuda"):
-        free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
-        per_row = row_bytes(lm, generate=generate, attention=attention)
-        return int(max(8, min(4096, (free * 0.5) // per_row)))
-    return CPU_BATCH_SIZE
-
-
-def logits_elements(lm: LoadedModel) -> int:
-    """Float64 log-prob elements a teacher-forced batch may hold (2 GiB on CUDA, 256 MiB on CPU)."""
-    return (1 << 28) if lm.device.startswith("cuda") else (1 << 25)
-
-
-def block_budget(lm: LoadedModel) -> int:
-    """Bytes the prefix key/value blocks of one call may take (a third of the free CUDA memory;
-    1 GiB on CPU)."""
-    if lm.device.startswith("cuda"):
-        free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
-        return int(free // 3)
-    return 1 << 30
 
 
 # ------------------------------------------------------------------ the engine
@@ -498,7 +340,7 @@ class Engine:
         def aligned(x: torch.Tensor) -> torch.Tensor:
             return x.gather(2, src.expand(-1, x.shape[1], -1, x.shape[3])).masked_fill_(pad, 0)
 
-        return [(aligned(k), aligned(v)) for k, v in _cache_layers(cache)]
+        return [(aligned(k), aligned(v)) for k, v in cache_layers(cache)]
 
     def _forward_rows(
         self,
@@ -530,7 +372,7 @@ class Engine:
         pos = prefix_len[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
         if block is not None and prefix_w:
-            cache = _block_cache(block.layers, rows.pidx[s:e], prefix_w, keep=keep_cache)
+            cache = block_cache(block.layers, rows.pidx[s:e], prefix_w, keep=keep_cache)
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
         exact = self.head.check(self.model, self.device)
@@ -910,74 +752,3 @@ class Engine:
 
 def _encode(tokenizer, texts: Sequence[str]) -> list[tuple[int, ...]]:
     return [tuple(ids) for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
-
-
-def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    return [(layer.keys, layer.values) for layer in cache.layers]
-
-
-@dataclass
-class Block:
-    """The prefixes' key/value cache: per layer (K, V) ``[P, heads, width + room, head_dim]``."""
-
-    layers: list[tuple[torch.Tensor, torch.Tensor]]
-    width: int  # the longest prefix; slots after it are room for a batch's new tokens
-    lengths: torch.Tensor | None = None  # [P] each prefix's length (device)
-    # flex attention: per layer (K, V) [1, heads, P * width + room, head_dim], ``layers`` their
-    # [P, heads, width, head_dim] views (``flex.flat_block``); None: a gather block
-    flat: list[tuple[torch.Tensor, torch.Tensor]] | None = None
-    prefixes: int = 0
-
-
-def _block_cache(layers, pidx: torch.Tensor, filled: int, keep: bool = False):
-    """A batch's cache over the block: each layer gathers its rows' prefixes (one index_select
-    of whole contiguous rows, room included) when the forward pass reaches it, and the pass writes
-    the rows' own keys into the room in place (no concatenation). Unless ``keep`` (generation goes
-    on), a layer lets go of its gathered copy once its attention has it: one layer's copy at a
-    time instead of every layer's."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache()
-    cache.layers = [_GatheredLayer(k, v, pidx, filled, keep) for k, v in layers]
-    return cache
-
-
-class _GatheredLayer(DynamicLayer):
-    """One layer of a batch's cache: the block's rows ``pidx`` ``[B, heads, filled + room,
-    head_dim]``, gathered at the first ``update``; ``update`` writes the new keys after the
-    ``filled`` ones and returns views of the filled part (past the room: concatenation)."""
-
-    def __init__(
-        self, block_k: torch.Tensor, block_v: torch.Tensor, pidx: torch.Tensor, filled: int, keep: bool
-    ):
-        super().__init__()
-        self._source: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = (block_k, block_v, pidx)
-        self.keys = self.values = None
-        self.filled, self.keep = filled, keep
-        self.dtype, self.device = block_k.dtype, block_k.device
-        self.is_initialized = True
-
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-        if self._source is not None:
-            block_k, block_v, pidx = self._source
-            self._source = None
-            keys, values = block_k.index_select(0, pidx), block_v.index_select(0, pidx)
-        else:  # a later update (generation): the layer kept its keys (keep=True)
-            assert self.keys is not None and self.values is not None, (
-                "_GatheredLayer updated again without keep"
-            )
-            keys, values = self.keys, self.values
-        end = self.filled + key_states.shape[-2]
-        if end > keys.shape[-2]:
-            keys = torch.cat([keys[..., : self.filled, :], key_states], dim=-2)
-            values = torch.cat([values[..., : self.filled, :], value_states], dim=-2)
-        else:
-            keys[..., self.filled : end, :] = key_states
-            values[..., self.filled : end, :] = value_states
-        self.filled = end
-        if self.keep:
-            self.keys, self.values = keys, values
-        return keys[..., :end, :], values[..., :end, :]
-
-    def get_seq_length(self, *args) -> int:
-        return self.filled

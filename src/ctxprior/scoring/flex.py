@@ -138,7 +138,7 @@ class Batch:
 
     @classmethod
     def build(cls, block, pidx, host_pidx, prefix_len, rows: int, ls_w: int, device):
-        """``block``: the chunk's ``engine.Block`` (flat; None: rows without a prefix); ``pidx``,
+        """``block``: the chunk's ``blocks.Block`` (flat; None: rows without a prefix); ``pidx``,
         ``prefix_len``: the rows' prefixes in it and their lengths (device), ``host_pidx`` the same
         prefixes on the host (the batch's first column without a device sync)."""
         n = rows * ls_w
@@ -152,10 +152,12 @@ class Batch:
             hi_key = (pidx + 1) * width - start
             lo_key = hi_key - prefix_len
         s = room - start  # the batch's own keys, relative to ``start``
+        # the mask's scalars as tensors: a compiled mask is not specialised to their values
+        s_t, w_t = torch.tensor([s, ls_w], device=device).unbind()
 
         def mask_mod(b, h, q, k):
-            r = q // ls_w
-            own = (k >= s + r * ls_w) & (k <= s + q)
+            r = q // w_t
+            own = (k >= s_t + r * w_t) & (k <= s_t + q)
             return own | ((k >= lo_key[r]) & (k < hi_key[r]))
 
         bm = _block_mask(mask_mod, n, s + n, device)
@@ -163,10 +165,19 @@ class Batch:
 
 
 def _block_mask(mask_mod, q_len: int, kv_len: int, device):
+    """The batch's ``BlockMask``: eager on CPU; compiled on CUDA, where the eager version would
+    materialise the whole ``[queries, keys]`` mask."""
     from torch.nn.attention.flex_attention import create_block_mask
 
-    compiled = torch.device(device).type == "cuda"
-    return create_block_mask(mask_mod, None, None, q_len, kv_len, device=device, _compile=compiled)
+    make = _compiled_mask() if torch.device(device).type == "cuda" else create_block_mask
+    return make(mask_mod, None, None, q_len, kv_len, device=device)
+
+
+@functools.cache
+def _compiled_mask():
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    return torch.compile(create_block_mask, dynamic=True)
 
 
 class FlexLayer(DynamicLayer):
