@@ -98,6 +98,18 @@ def test_psi_chi_and_continuations_equal_the_gather_path(name, dtype):
         assert g == pytest.approx(r, abs=tol * 10)
 
 
+def test_generation_by_a_flex_engine_keeps_the_gather_path():
+    """Greedy generation grows its cache step by step, which flex's block room does not hold: a
+    flex engine generates through the gather path (no row by flex) and gives the same tokens."""
+    lm = _lm("llama", torch.float64)
+    texts, groups = _texts()
+    eng = Engine(lm, batch_size=8, attention="flex")
+    seqs = eng.encode(texts)
+    got = eng.greedy(seqs, max_new_tokens=3, groups=groups)
+    assert eng.flex_rows == 0
+    assert got == Engine(lm, batch_size=8, attention="gather").greedy(seqs, max_new_tokens=3, groups=groups)
+
+
 @pytest.mark.parametrize("name", ["llama", "gpt_neox"])
 def test_per_layer_states_equal_the_gather_path(name):
     lm = _lm(name, torch.float64)
