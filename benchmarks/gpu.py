@@ -22,9 +22,10 @@ whose ids are committed in ``data/real_unit.json``) or ``--unit synthetic`` (ran
   the baseline computes a prompt over the engine's), and its ψ/χ against the engine's
   (``competent_matches``: within ``COMPETENT_TOLERANCE``);
 - the **other attention path** on the same unit in the same run (``--attention``: the engine's
-  ``auto`` is gather until a GPU run measures cascade faster; gather is the engine before cascade attention, one
-  ``index_select`` of the prefix cache per row and layer and SDPA with a 4-D mask): its rate,
-  cascade's speed over gather's (``cascade_vs_gather``) and the largest ψ/χ difference between
+  ``auto`` is gather until a GPU run measures flex attention faster; gather is one
+  ``index_select`` of the prefix cache per row and layer and SDPA with a 4-D mask, flex one
+  ``flex_attention`` call per layer over the prefix block read in place, ``scoring/flex.py``): its
+  rate, flex's speed over gather's (``flex_vs_gather``) and the largest ψ/χ difference between
   them (``--no-compare-attention`` skips it);
 - the **naive scorer** (``naive_scoring.py``'s method: batches of 32, logits of every position,
   ψ/χ in numpy on the host) on a smaller slice, and the engine's lead over it.
@@ -67,14 +68,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_units
 from engine_overhead import yago_unit
 
-from ctxprior.scoring import cascade
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import scores_batch
 from ctxprior.scoring.metrics import scores_np, scores_torch
 from ctxprior.scoring.models import LoadedModel
 
 PYTHIA = {  # hidden, layers, heads (intermediate = 4 x hidden, vocab 50304, rotary_pct 0.25)
-    "70m": (512, 6, 8),  # for CPU comparisons (cascade against gather)
+    "70m": (512, 6, 8),  # for CPU comparisons (flex against gather)
     "410m": (1024, 24, 16),
     "1.4b": (2048, 24, 16),
     "6.9b": (4096, 32, 32),
@@ -381,41 +381,32 @@ def competent_check(row: dict, res, psi: np.ndarray, chi: np.ndarray, dtype: str
     return row["competent_matches"]
 
 
-def kernels_since(before: dict) -> dict:
-    """The cascade kernels (``cascade.KERNELS``) counted since ``before`` was copied."""
-    return {k: v - before.get(k, 0) for k, v in cascade.KERNELS.items() if v > before.get(k, 0)}
-
-
 def other_path(args, lm: LoadedModel, row: dict, res, work, warm) -> dict:
     """The other attention path on the same unit in the same run, warm (gather when the engine ran
-    cascade, and the reverse): its rate and memory, cascade's speed over gather's, the largest
-    ψ/χ difference between the two, and the kernels cascade ran (counted around the cascade run).
-    Gather: one index_select of block rows per layer and SDPA with a 4-D mask (the engine before
-    cascade attention). Empty where the other path does not run for this family."""
+    flex, and the reverse): its rate and memory, flex's speed over gather's and the largest ψ/χ
+    difference between the two. Gather: one index_select of block rows per layer and SDPA with a
+    4-D mask; flex: one flex_attention call per layer, the prefix block read in place (compiled on
+    CUDA; its warm run compiles it). Empty where the other path does not run for this family."""
     seqs, groups, nc, nq = work
     device = args.device
-    other = "gather" if row["attention"] == "cascade" else "cascade"
+    other = "gather" if row["attention"] == "flex" else "flex"
     engine_run(lm, warm[2], warm[3], 24, 4, attention=other)
     free_cache(device)
     reset_peak(device)
-    kernels0 = dict(cascade.KERNELS)
     eng, g_res, g_secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, other)
-    if eng.attention != other:  # a family cascade is not verified for
+    if eng.attention != other:  # a family flex is not verified for
         return {}
     fig = {
         f"{other}_peak_mem_gib": peak_gib(device),
         f"{other}_prompts_per_s": round(len(seqs) / g_secs),
         f"{other}_batch_size": eng.batch_size,
     }
-    if other == "cascade":
-        fig["cascade_slots_per_row"] = round(eng.cascade_slots / max(eng.cascade_rows, 1), 3)
-        fig["cascade_kernels"] = kernels_since(kernels0)
     rates = {row["attention"]: row["prompts_per_s"], other: fig[f"{other}_prompts_per_s"]}
-    fig["cascade_vs_gather"] = round(rates["cascade"] / rates["gather"], 3)
-    fig["cascade_vs_gather_psi_max_abs_diff"] = float(
+    fig["flex_vs_gather"] = round(rates["flex"] / rates["gather"], 3)
+    fig["flex_vs_gather_psi_max_abs_diff"] = float(
         max(np.max(np.abs(a.persuasion - b.persuasion)) for a, b in zip(res, g_res))
     )
-    fig["cascade_vs_gather_chi_max_abs_diff"] = float(
+    fig["flex_vs_gather_chi_max_abs_diff"] = float(
         max(abs(a.susceptibility - b.susceptibility) for a, b in zip(res, g_res))
     )
     del eng, g_res
@@ -450,12 +441,9 @@ def throughput(args, shape: str, dtype_name: str, out: Rows) -> None:
     free_cache(device)
     reset_peak(device)
     free_gib = round(torch.cuda.mem_get_info()[0] / 2**30, 1) if device.startswith("cuda") else None
-    kernels0 = dict(cascade.KERNELS)
     eng, res, secs = engine_run(lm, seqs, groups, nc, nq, args.batch_size, args.attention)
     row = engine_row(args, lm, eng, seqs, secs, shape)
     row.update(model_mem_gib=model_gib, engine_peak_mem_gib=peak_gib(device), free_mem_gib_at_start=free_gib)
-    if eng.attention == "cascade":
-        row["cascade_kernels"] = kernels_since(kernels0)
     assert all(np.isfinite(r.susceptibility) for r in res)
     del eng
     free_cache(device)
@@ -517,8 +505,7 @@ def engine_row(args, lm: LoadedModel, eng, seqs, secs: float, shape: str) -> dic
         "head": eng.head_path,
         "attention": eng.attention,
         "compile": eng.compile,
-        "cascade_slots_per_row": round(eng.cascade_slots / eng.cascade_rows, 3) if eng.cascade_rows else None,
-        "cascade_kernels": {},  # counted around whichever run took cascade attention
+        "flex_rows": eng.flex_rows,
     }
 
 
@@ -566,13 +553,12 @@ def print_engine(row: dict, lm: LoadedModel, unit_kind: str) -> None:
 
 
 def print_attention(row: dict) -> None:
-    if "cascade_vs_gather" in row:
+    if "flex_vs_gather" in row:
         print(
-            f"      engine ran {row['attention']}; cascade attention {row['cascade_vs_gather']}x the gather path "
+            f"      engine ran {row['attention']}; flex attention {row['flex_vs_gather']}x the gather path "
             f"(index_select of the prefix per row and layer, 4-D mask) in this run; max |d psi| "
-            f"{row['cascade_vs_gather_psi_max_abs_diff']:.1e}, "
-            f"|d chi| {row['cascade_vs_gather_chi_max_abs_diff']:.1e}; cascade kernels {row['cascade_kernels']}, "
-            f"{row['cascade_slots_per_row']} query slots a row",
+            f"{row['flex_vs_gather_psi_max_abs_diff']:.1e}, "
+            f"|d chi| {row['flex_vs_gather_chi_max_abs_diff']:.1e}",
             flush=True,
         )
 
@@ -830,8 +816,8 @@ def parse_args(argv=None):
     ap.add_argument(
         "--attention",
         default="auto",
-        choices=["auto", "cascade", "gather"],
-        help="the engine's attention path (Engine(attention=...); auto: gather until cascade is measured faster)",
+        choices=["auto", "flex", "gather"],
+        help="the engine's attention path (Engine(attention=...); auto: gather until flex is measured faster)",
     )
     ap.add_argument(
         "--compile",
@@ -842,7 +828,7 @@ def parse_args(argv=None):
         "--no-compare-attention",
         dest="compare_attention",
         action="store_false",
-        help="skip the gather path's run on the same unit (measured by default when cascade runs)",
+        help="skip the other attention path's run on the same unit (flex against gather, measured by default)",
     )
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument(

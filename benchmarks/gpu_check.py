@@ -421,12 +421,12 @@ def summary(check: Check) -> dict:
     }
     # the token ratio the lead over the competent baseline stands on (its tokens a prompt over the engine's)
     out["vs_competent_token_ratio_6.9b"] = fp16.get("6.9b", {}).get("vs_competent_token_ratio")
-    # cascade attention against the gather path, measured in the same run (real unit, float16)
-    out["cascade_vs_gather"] = {k: r.get("cascade_vs_gather") for k, r in fp16.items()}
-    out["cascade_vs_gather_max_abs_diff"] = {
-        k: max(r.get("cascade_vs_gather_psi_max_abs_diff", 0), r.get("cascade_vs_gather_chi_max_abs_diff", 0))
+    # flex attention against the gather path, measured in the same run (real unit, float16)
+    out["flex_vs_gather"] = {k: r.get("flex_vs_gather") for k, r in fp16.items()}
+    out["flex_vs_gather_max_abs_diff"] = {
+        k: max(r.get("flex_vs_gather_psi_max_abs_diff", 0), r.get("flex_vs_gather_chi_max_abs_diff", 0))
         for k, r in fp16.items()
-        if "cascade_vs_gather" in r
+        if "flex_vs_gather" in r
     }
     out["failed_steps"] = [k for k, v in check.statuses.items() if v in ("failed", "timeout")]
     out["skipped_steps"] = [k for k, v in check.statuses.items() if v == "skipped"]

@@ -20,6 +20,7 @@ is the largest sum of live tensors the ops allocated (``PeakBytes``).
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 import weakref
 
@@ -62,12 +63,31 @@ class ByteCount(TorchDispatchMode):
 class PeakBytes(TorchDispatchMode):
     """The peak of the bytes held by the storages tensor ops allocate inside it (a CPU stand-in for
     ``torch.cuda.max_memory_allocated``; storages made before it or outside tensor ops, e.g. the
-    model's weights, do not count)."""
+    model's weights, do not count). ``flex_attention`` (a higher-order operator) is run by its
+    eager implementation with this mode on, so its score temporaries count too (and, while the
+    mode is on, without its Dynamo wrapper, which cannot enter a dispatch mode)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.live: dict[int, int] = {}
         self.now = self.peak = 0
+        self._flex_debug: bool | None = None
+
+    def __enter__(self):
+        import torch.nn.attention.flex_attention as fa
+
+        _see_inside_flex_attention()
+        self._flex_debug, fa._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = (
+            fa._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG,
+            True,
+        )
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        import torch.nn.attention.flex_attention as fa
+
+        fa._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = bool(self._flex_debug)
+        return super().__exit__(*exc)
 
     def _free(self, key: int) -> None:
         self.now -= self.live.pop(key)
@@ -90,6 +110,21 @@ class PeakBytes(TorchDispatchMode):
                 self.peak = max(self.peak, self.now)
                 weakref.finalize(st, self._free, key)
         return out
+
+
+@functools.cache
+def _see_inside_flex_attention() -> None:
+    """Register ``PeakBytes``'s rule for the flex_attention operator: its dense implementation,
+    run with the mode on (each tensor op inside it counted)."""
+    from torch._C import DispatchKey
+    from torch._higher_order_ops.flex_attention import flex_attention as hop
+
+    dense = hop.py_kernels[DispatchKey.CompositeExplicitAutograd]
+
+    @hop.py_impl(PeakBytes)
+    def _dense(mode, *args, **kwargs):
+        with mode:
+            return dense(*args, **kwargs)
 
 
 def _old_reliance(lp, p, prior, context_answer, gold_answer, entropy):

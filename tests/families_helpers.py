@@ -1,6 +1,6 @@
 """Tiny random models of every family the engine knows, built from configs, and the naive
 reference (each prompt alone, in full, no cache): shared by tests/test_architectures.py and
-tests/test_cascade.py."""
+tests/test_flex.py."""
 
 from __future__ import annotations
 

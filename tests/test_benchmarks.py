@@ -190,7 +190,7 @@ def test_the_engine_and_the_gpu_benchmarks_import_in_the_gpu_image(tmp_path):
 
     env = gpu_image.image_env(tmp_path)
     env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(BENCH.parent / "src"), str(BENCH)])
-    mods = "ctxprior.scoring.engine, ctxprior.scoring.cascade, ctxprior.scoring.units, gpu, gpu_check"
+    mods = "ctxprior.scoring.engine, ctxprior.scoring.flex, ctxprior.scoring.units, gpu, gpu_check"
     code = f"import {mods}, attention_probe, gpu_model\n"
     code += "for m in ('duckdb', 'sqlalchemy', 'duckdb_engine', 'datasets', 'ray'):\n"
     code += "    try:\n        __import__(m)\n    except ModuleNotFoundError:\n        continue\n"

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scoring_helpers import CONTEXTS, QUERIES, _demo, _rows, one_at_a_time, prompts, tiny, tiny_family
 
-from ctxprior.scoring.engine import Engine, Tokens, dedupe, group_prefixes
+from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import answer_set, first_token
+from ctxprior.scoring.prefixes import Tokens, dedupe, group_prefixes
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -182,8 +182,8 @@ def test_the_cpu_batch_size_is_said_where_it_is_defined():
     scoring/models.py's CPU_BATCH_SIZE (the page's options table is the help: test_docs_tables.py)."""
     from types import SimpleNamespace
 
-    from ctxprior.scoring.engine import auto_batch_size
     from ctxprior.scoring.models import CPU_BATCH_SIZE
+    from ctxprior.scoring.sizing import auto_batch_size
 
     assert auto_batch_size(SimpleNamespace(device="cpu")) == CPU_BATCH_SIZE
     (help_text,) = [o.help for o in score_options() if o.name == "batch_size"]

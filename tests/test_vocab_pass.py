@@ -1,5 +1,5 @@
 """The one vocabulary pass (issue 41, item 4) against the float64 references, in float32 and from
-half-precision logits, and ``engine.row_bytes`` (item 6) against the peak of what a batch
+half-precision logits, and ``sizing.row_bytes`` (item 6) against the peak of what a batch
 allocates on CPU (``benchmarks/vocab_pass.py``'s ``PeakBytes``)."""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from ctxprior.scoring.engine import Engine, row_bytes
+from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import first_token, first_token_texts
 from ctxprior.scoring.metrics import entropy_np, kl_np, reliance_np, scores_np, vocab_pass
 from ctxprior.scoring.models import LoadedModel
+from ctxprior.scoring.sizing import row_bytes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from naive_scoring import _last_logprobs
@@ -108,12 +109,19 @@ def test_first_token_scores_are_the_pass():
         assert r.prior_kl == pytest.approx(float(out["prior_kl"][i]), abs=1e-12)
 
 
-@pytest.mark.parametrize("share", [False, True])
-def test_row_bytes_is_the_peak_a_batch_allocates(share):
+@pytest.mark.parametrize("path", ["gather", "flex", "generate"])
+@pytest.mark.parametrize("share", [False, True], ids=["full", "shared"])
+def test_row_bytes_is_the_peak_a_batch_allocates(share, path):
     """16 rows through a model whose vocabulary dominates (32,768 entries, hidden 64, as a real
     model's does: SmolLM2's 49,152 x 8 B against 8 tokens' activations of 0.2 MB): the peak of
-    the tensors the call allocates, less its table, is 16 x ``row_bytes`` within 20 %
-    (measured 1.00 without and 0.98 with a shared prefix)."""
+    the tensors the call allocates, less what it returns (the table; generation's tokens), is
+    16 x ``row_bytes`` within 20 %, scoring by the gather path and by flex attention (its eager
+    CPU scores counted by ``PeakBytes``) and greedy generation of 8 tokens (the suffix's
+    ``new_tokens`` plus the generated). Measured: gather 1.00 / 0.99, flex 0.99 / 1.01, generation
+    1.00 / 1.01 (full / shared prefix). Where the vocabulary does not dominate (vocabulary 512-2,048,
+    prefix 40-64, suffix 24-32), generation measured 0.63-0.91 (``row_bytes`` errs high) and flex
+    5-8x on CPU: eager flex_attention materialises its scores, quadratic in the batch, which the
+    compiled CUDA kernel does not (``row_bytes``'s docstring)."""
     tok = bpe_tokenizer()
     torch.manual_seed(0)
     cfg = LlamaConfig(
@@ -130,10 +138,22 @@ def test_row_bytes_is_the_peak_a_batch_allocates(share):
     prefix, new = (20, 4) if share else (0, 12)
     head = torch.randint(1, 250, (prefix,), generator=g).tolist()
     seqs = [tuple(head + torch.randint(1, 250, (new,), generator=g).tolist()) for _ in range(16)]
-    eng = Engine(lm, batch_size=16, share_prefix=share)
+    eng = Engine(lm, batch_size=16, share_prefix=share, attention="gather" if path == "generate" else path)
+    gen = 8 if path == "generate" else 0
+
+    def call() -> torch.Tensor:
+        if gen:
+            eng.greedy(seqs, max_new_tokens=gen, groups=[list(range(16))])
+            return torch.empty(0)
+        return eng.last_logprobs(seqs, [list(range(16))])[0]
+
     with torch.inference_mode():
-        eng.last_logprobs(seqs, [list(range(16))])  # warm: the head check, the rotary probe
+        call()  # warm: the head check, the rotary probe
         with PeakBytes() as peak:
-            table, _ = eng.last_logprobs(seqs, [list(range(16))])
-    measured = peak.peak - table.numel() * table.element_size()
-    assert measured == pytest.approx(16 * row_bytes(lm, context_tokens=prefix, new_tokens=new), rel=0.2)
+            kept = call()
+    measured = peak.peak - kept.numel() * kept.element_size()
+    if gen:
+        assert eng.forward_calls >= 2 * 2  # the suffix pass and at least one step, twice
+    expect = row_bytes(lm, context_tokens=prefix, new_tokens=new + gen, generate=bool(gen), attention=path)
+    assert measured == pytest.approx(16 * expect, rel=0.2)
+    assert path != "flex" or eng.flex_rows == 2 * 16

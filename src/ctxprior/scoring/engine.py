@@ -19,17 +19,17 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
   batch row is computed exactly like a lone prompt. Families where this is not known to be exact
   (``architectures.prefix_reuse``) run full prompts, said once on stderr;
 - attention over the block takes one of two paths, ONE declared option ``Engine(attention=...)``
-  whose default ``auto`` is gather on every device until a GPU run measures cascade faster (on
-  the CPU it measured no faster; ``attention="cascade"`` asks for it where ``cascade.supported``):
-  **cascade** (``cascade.py``): a batch's prefixes are one contiguous slice of the block, read in
-  place (no per-row copy); the suffix queries attend to it and, causally, to the rows' own keys,
-  and the two partial softmaxes are merged exactly by log-sum-exp; no mask is built, nothing is
-  concatenated, rotary runs without ``torch.cat``. **gather** (ALiBi, attention soft-capping,
-  GPT-Neo, sliding windows shorter than a batch's rows, greedy generation): the batch's cache is
-  ONE gather of whole block rows (``index_select`` over prefixes) per layer, never a loop over
-  rows; the forward pass writes the rows' own keys into the block's room in place (no
-  concatenation); SDPA with a 4-D mask. ``compile_mode`` (off by default) wraps the body in
-  ``torch.compile`` with suffix widths bucketed to multiples of 8;
+  whose default ``auto`` is gather on every device until a GPU run measures flex faster
+  (``attention="flex"`` asks for it where ``flex.supported``): **flex** (``flex.py``): the
+  block is laid out flat with room for one batch's own keys; per layer ONE ``flex_attention``
+  call attends each suffix query to its row's prefix, read in place, and causally to its row's
+  own keys, through a block mask built once per batch (the two softmaxes are one inside the
+  kernel); nothing is gathered or concatenated, rotary runs without ``torch.cat``. **gather**
+  (ALiBi, attention soft-capping, GPT-Neo, sliding windows shorter than a batch's rows, greedy
+  generation): the batch's cache is ONE gather of whole block rows (``index_select`` over
+  prefixes) per layer, never a loop over rows; the forward pass writes the rows' own keys into the
+  block's room in place (no concatenation); SDPA with a 4-D mask. ``compile_mode`` (off by
+  default) wraps the body in ``torch.compile`` with suffix widths bucketed to multiples of 8;
 - only the last real position of each row goes through the output head (hidden states are
   gathered first; the head's post-processing, e.g. Gemma's logit soft-capping, is checked against
   the model's own logits once per engine, and a model where they differ is run with its own
@@ -48,7 +48,6 @@ Tricks (all exact up to float rounding; batched = one prompt at a time is tested
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -56,92 +55,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from transformers.cache_utils import DynamicLayer
 
 from .architectures import dims, text_config
+from .blocks import Block, block_cache, cache_layers
 from .generate import cut, decode, stop_ids
 from .hfcompat import cache_arg, check_cache
-from .models import CPU_BATCH_SIZE, LoadedModel
+from .models import LoadedModel
+from .prefixes import Tokens, dedupe, group_prefixes
+from .sizing import auto_batch_size, block_budget, kv_bytes_per_token, logits_elements
 
 OOM = torch.cuda.OutOfMemoryError
-
-
-# ------------------------------------------------------------------ token matrices (host, numpy)
-
-
-@dataclass
-class Tokens:
-    """Ragged token sequences as a right-padded matrix: ``ids [N, L]`` (0 past ``lengths``)."""
-
-    ids: np.ndarray
-    lengths: np.ndarray
-
-    @classmethod
-    def pack(cls, seqs: Sequence[Sequence[int]]) -> Tokens:
-        lengths = np.fromiter(map(len, seqs), np.int64, len(seqs))
-        width = int(lengths.max()) if len(seqs) else 0
-        ids = np.zeros((len(seqs), width), np.int64)
-        ids[np.arange(width)[None, :] < lengths[:, None]] = np.fromiter(
-            itertools.chain.from_iterable(seqs), np.int64, int(lengths.sum())
-        )
-        return cls(ids, lengths)
-
-
-def dedupe(tok: Tokens) -> tuple[np.ndarray, np.ndarray]:
-    """(index of each distinct sequence's first occurrence, distinct row of every input row)."""
-    if len(tok.lengths) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    key = np.ascontiguousarray(np.column_stack([tok.lengths, tok.ids]))
-    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()  # a row as one value
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # distinct rows in order of first appearance
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return first[order], rank[inverse.reshape(-1)]
-
-
-def group_prefixes(
-    tok: Tokens, groups: Sequence[Sequence[int]] | None, min_prefix: int, cap: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: (its group's shared prefix length, the group id) -- 0 and -1 for no prefix.
-
-    A group's prefix is the longest common token prefix of its distinct members, cut so that every
-    member keeps >= 1 token to compute (and at most ``cap[row]`` tokens); a row in several groups
-    takes its first group.
-    """
-    n = len(tok.lengths)
-    prefix_len, gid = np.zeros(n, np.int64), np.full(n, -1, np.int64)
-    if not groups:
-        return prefix_len, gid
-    members = np.fromiter(itertools.chain.from_iterable(groups), np.int64)
-    owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
-    members, first = np.unique(members, return_index=True)  # a row's first group wins
-    owner = owner[first]
-    sizes = np.bincount(owner, minlength=len(groups))
-    order = np.argsort(owner, kind="stable")
-    members, owner = members[order], owner[order]
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    ok = sizes >= 2
-    if not ok.any():
-        return prefix_len, gid
-    ref = members[starts[owner]]  # the first member of each row's group
-    cols = np.arange(tok.ids.shape[1])[None, :]
-    same = (
-        (tok.ids[members] == tok.ids[ref])
-        & (cols < tok.lengths[members, None])
-        & (cols < tok.lengths[ref, None])
-    )
-    common = np.cumprod(same, axis=1).sum(axis=1)
-    keep = np.minimum(common, tok.lengths[members] - 1)  # every suffix keeps >= 1 token
-    if cap is not None:
-        keep = np.minimum(keep, cap[members])
-    g_lcp = np.minimum.reduceat(keep, starts[sizes > 0]) if len(members) else keep
-    lcp = np.zeros(len(groups), np.int64)
-    lcp[sizes > 0] = g_lcp
-    lcp[~ok | (lcp < min_prefix)] = 0
-    prefix_len[members] = lcp[owner]
-    gid[members] = np.where(lcp[owner] > 0, owner, -1)
-    return prefix_len, gid
 
 
 # ------------------------------------------------------------------ the model's output head
@@ -213,63 +136,6 @@ def final_norm(model):
     return None
 
 
-# ------------------------------------------------------------------ memory
-
-
-def kv_bytes_per_token(lm: LoadedModel) -> int:
-    """Bytes of key/value cache one token occupies across all layers."""
-    d = dims(lm.model.config)
-    elem = torch.finfo(lm.model.dtype).bits // 8 if lm.model.dtype.is_floating_point else 2
-    return int(2 * d.layers * d.kv_heads * d.head_dim * elem)
-
-
-def row_bytes(lm: LoadedModel, context_tokens: int = 64, new_tokens: int = 8, generate: bool = False) -> int:
-    """Device bytes one batch row costs: its gathered prefix cache (scoring holds one layer's copy
-    at a time; generation keeps every layer's, grown by its new tokens), the activations of its
-    new tokens or, when larger (they are allocated after the layers' activations are freed), the
-    last position's vocabulary: the logits in the model's dtype, their float32 copy (CUDA's
-    log-softmax reads float16 in the kernel, so none there) and the float32 log-softmax written
-    into the table. The prefix block is budgeted apart (``block_budget``), and
-    so are the table (one float32 row per prompt) and ``metrics.vocab_pass`` after the batches
-    (its temporaries are bounded by ``metrics.VOCAB_ELEMENTS``, not per row).
-    ``tests/test_vocab_pass.py`` checks it against the peak of the tensors a batch allocates on CPU."""
-    d = dims(lm.model.config)
-    vocab = lm.model.get_output_embeddings().weight.shape[0]
-    kv = (context_tokens + new_tokens) * kv_bytes_per_token(lm)  # every layer's
-    if not generate:
-        kv //= d.layers
-    act = new_tokens * (6 * d.hidden + 2 * d.intermediate) * 4
-    elem = lm.model.dtype.itemsize
-    fused = lm.device.startswith("cuda") and lm.model.dtype == torch.float16
-    # the vocabulary's bytes are allocated after the layers' activations are freed: the larger counts
-    return int(kv + max(act, vocab * (elem + (0 if elem == 4 or fused else 4) + 4)))
-
-
-def auto_batch_size(lm: LoadedModel, generate: bool = False) -> int:
-    """Rows per forward pass: ``CPU_BATCH_SIZE`` on CPU; on CUDA, from the free memory and the model's real
-    per-row cost (``row_bytes``), keeping a third of the free memory for the prefix blocks, at most
-    4096. On one H100, 6.9b scoring went from 4645 to 4972 prompts/s when this stopped counting
-    every layer's gathered cache for scoring (batch 871 -> 1742, same peak memory)."""
-    if lm.device.startswith("cuda"):
-        free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
-        return int(max(8, min(4096, (free * 0.5) // row_bytes(lm, generate=generate))))
-    return CPU_BATCH_SIZE
-
-
-def logits_elements(lm: LoadedModel) -> int:
-    """Float64 log-prob elements a teacher-forced batch may hold (2 GiB on CUDA, 256 MiB on CPU)."""
-    return (1 << 28) if lm.device.startswith("cuda") else (1 << 25)
-
-
-def block_budget(lm: LoadedModel) -> int:
-    """Bytes the prefix key/value blocks of one call may take (a third of the free CUDA memory;
-    1 GiB on CPU)."""
-    if lm.device.startswith("cuda"):
-        free, _ = torch.cuda.mem_get_info(torch.device(lm.device))
-        return int(free // 3)
-    return 1 << 30
-
-
 # ------------------------------------------------------------------ the engine
 
 
@@ -302,7 +168,8 @@ class Engine:
         self.lm = lm
         self.model = lm.model
         self.device = torch.device(lm.device)
-        self.batch_size = int(batch_size or auto_batch_size(lm))
+        self.attention, self.attention_why = self._attention_path(attention)
+        self.batch_size = int(batch_size or auto_batch_size(lm, attention=self.attention))
         self.generate_batch_size = int(batch_size or auto_batch_size(lm, generate=True))
         self.token_budget = int(token_budget or self.batch_size * 32)
         self.share_prefix = share_prefix
@@ -317,7 +184,6 @@ class Engine:
             self.share_prefix, self.prefix_reuse = ok, ("shared" if ok else why)
             if not ok:
                 print(f"note: {why}", file=sys.stderr)
-        self.attention, self.attention_why = self._attention_path(attention)
         # torch.compile of the body (off by default: on CPU it compiled but ran slower, see
         # docs/scaling.md): "default", or a torch.compile mode ("reduce-overhead": CUDA graphs)
         self.compile = compile_mode
@@ -331,27 +197,26 @@ class Engine:
         self.forward_calls = 0
         self.tokens_computed = 0
         self.oom_splits = 0
-        self.cascade_rows = 0  # rows run by cascade attention
-        self.cascade_slots = 0  # their prefix-part query slots (G * J per batch; >= rows)
+        self.flex_rows = 0  # rows run by flex attention
 
     def _attention_path(self, attention: str) -> tuple[str, str]:
         """``attention``: ``auto`` (the default: the gather path on every device until a GPU run
-        measures cascade attention faster; on the CPU it measured 0.82-1.06x, docs/scaling.md, and
-        ``benchmarks/gpu.py`` measures both on the same unit), ``cascade`` (where verified exact, see
-        ``cascade.supported``, on any device; a family that falls back is said on stderr) or
-        ``gather`` (one ``index_select`` of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
-        if attention not in ("auto", "cascade", "gather"):
-            raise ValueError(f"attention must be auto, cascade or gather, not {attention!r}")
+        measures flex attention faster; ``benchmarks/gpu.py`` measures both on the same unit),
+        ``flex`` (single-call flex attention where verified exact, see ``flex.supported``, on any
+        device; a family that falls back is said on stderr) or ``gather`` (one ``index_select``
+        of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
+        if attention not in ("auto", "flex", "gather"):
+            raise ValueError(f"attention must be auto, flex or gather, not {attention!r}")
         if attention == "gather":
             return "gather", "asked for"
         if attention == "auto":
-            return "gather", "auto (cascade attention is not yet measured faster on any device)"
-        from . import cascade
+            return "gather", "auto (flex attention is not yet measured faster on any device)"
+        from . import flex
 
-        ok, why = cascade.supported(self.model.config)
-        if not ok and attention == "cascade":
+        ok, why = flex.supported(self.model.config)
+        if not ok:
             print(f"note: {why}", file=sys.stderr)
-        return ("cascade" if ok else "gather"), why
+        return ("flex" if ok else "gather"), why
 
     @property
     def head_path(self) -> str:
@@ -394,17 +259,18 @@ class Engine:
         return out
 
     # -------------------------------------------------------------- the two kinds of pass
-    def _prefix_block(self, tok: Tokens, room: int, cascade: bool = False) -> Block:
+    def _prefix_block(self, tok: Tokens, room: int, flex: bool = False) -> Block:
         """Key/value cache of every prefix: per layer (K, V) [P, heads, width + room, head_dim].
         ``tok`` holds the prefixes right-padded to ``width``; in the block each prefix ENDS at
         column ``width``, where its rows' own tokens begin, so prefix and suffix are contiguous in
         the cache (what ALiBi by key index and sliding windows need). Pad slots are zeroed and
         masked; ``room`` slots at the end let a batch's gather hold its own new tokens too.
-        ``cascade``: the block is read in place by cascade attention (no room; on CUDA its width
-        is a multiple of 16, the alignment the memory-efficient kernel's mask needs)."""
+        ``flex``: the block is laid out flat for flex attention (``flex.flat_block``), ``room``
+        columns after every prefix for one batch's own keys."""
         order = np.argsort(tok.lengths, kind="stable")
-        width = self._block_width(tok.ids.shape[1], cascade)
+        width = tok.ids.shape[1]
         block: list[tuple[torch.Tensor, torch.Tensor]] = []
+        flat: list[tuple[torch.Tensor, torch.Tensor]] = []
         ids_d, lens_d = self.to_device(tok.ids, tok.lengths)
         n, s = len(order), 0
         while s < n:
@@ -420,24 +286,29 @@ class Engine:
                 self._split()
                 continue
             if not block:
-                block = [
-                    (
-                        k.new_zeros((len(order), k.shape[1], width + room, k.shape[-1])),
-                        v.new_zeros((len(order), v.shape[1], width + room, v.shape[-1])),
-                    )
-                    for k, v in layers
-                ]
+                block, flat = self._new_block(layers, len(order), width, room, flex)
             (rows,) = self.to_device(idx)
             for (bk, bv), (k, v) in zip(block, layers):
                 bk[rows, :, width - wb : width] = k
                 bv[rows, :, width - wb : width] = v
             s = e
-        return Block(block, width, lens_d, cascade)
+        return Block(block, width, lens_d, flat or None, len(order))
 
-    def _block_width(self, width: int, cascade: bool) -> int:
-        """The block's width for prefixes of at most ``width`` tokens: on CUDA, a cascade block's is
-        a multiple of 16 (the alignment the memory-efficient kernel's mask needs)."""
-        return -(-width // 16) * 16 if cascade and self.device.type == "cuda" else width
+    @staticmethod
+    def _new_block(layers, prefixes: int, width: int, room: int, flex: bool):
+        """Zeroed (block layers, flat layers) shaped like a prefix batch's ``layers``: a gather
+        block ``[P, heads, width + room, d]`` (no flat layers), or flex's flat layers and their
+        ``[P, heads, width, d]`` views."""
+        if flex:
+            from .flex import flat_block
+
+            pairs = [
+                (flat_block(k, prefixes, width, room), flat_block(v, prefixes, width, room))
+                for k, v in layers
+            ]
+            return [(k[1], v[1]) for k, v in pairs], [(k[0], v[0]) for k, v in pairs]
+        shape = [(prefixes, k.shape[1], width + room, k.shape[-1]) for k, _ in layers]
+        return [(k.new_zeros(sh), v.new_zeros(sh)) for (k, v), sh in zip(layers, shape)], []
 
     def _prefix_batch(self, ids_d: torch.Tensor, idx: np.ndarray, width: int, lengths: np.ndarray):
         """One batch of prefixes through the body, RIGHT-padded so that every query position sees
@@ -469,7 +340,7 @@ class Engine:
         def aligned(x: torch.Tensor) -> torch.Tensor:
             return x.gather(2, src.expand(-1, x.shape[1], -1, x.shape[3])).masked_fill_(pad, 0)
 
-        return [(aligned(k), aligned(v)) for k, v in _cache_layers(cache)]
+        return [(aligned(k), aligned(v)) for k, v in cache_layers(cache)]
 
     def _forward_rows(
         self,
@@ -486,14 +357,12 @@ class Engine:
         layer (whole contiguous rows, with the block's room for the batch's new tokens)."""
         from transformers import DynamicCache
 
-        ls_w = int(rows.host_ls[s:e].max())
-        if self.compile:  # bucketed widths (multiples of 8): fewer shapes to compile; right padding is exact
-            ls_w = min(-(-ls_w // 8) * 8, rows.suffix.shape[1])
+        ls_w = self._suffix_width(rows, s, e)
         prefix_w = block.width if block is not None else 0
         ids = rows.suffix[s:e, :ls_w]  # [B, Ls]
         prefix_len = rows.prefix_len[s:e]
-        if not keep_cache and self._cascade_fits(block, prefix_w + ls_w):
-            return self._forward_cascade(rows, s, e, block, ids, hidden)
+        if not keep_cache and self._flex_fits(block, prefix_w + ls_w):
+            return self._forward_flex(rows, s, e, block, ids, hidden)
         cols = torch.arange(prefix_w + ls_w, device=self.device)[None, :]
         mask = torch.where(
             cols < prefix_w,
@@ -503,7 +372,7 @@ class Engine:
         pos = prefix_len[:, None] + torch.arange(ls_w, device=self.device)[None, :]
         cache = DynamicCache() if keep_cache else None
         if block is not None and prefix_w:
-            cache = _block_cache(block.layers, rows.pidx[s:e], prefix_w, keep=keep_cache)
+            cache = block_cache(block.layers, rows.pidx[s:e], prefix_w, keep=keep_cache)
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
         exact = self.head.check(self.model, self.device)
@@ -521,41 +390,43 @@ class Engine:
         states = out.last_hidden_state if exact else out.logits
         return states, mask, cache, out.hidden_states if hidden else None
 
-    def _cascade_fits(self, block: Block | None, longest: int) -> bool:
-        """Whether a batch runs by cascade attention: the engine's path, a block built for it
-        (or no prefix), and every sliding window covering the batch's rows."""
-        from .cascade import window_fits
+    def _suffix_width(self, rows: _Rows, s: int, e: int) -> int:
+        """The padded suffix width of the batch ``s:e``: its longest suffix, bucketed to multiples
+        of 8 when compiled (fewer shapes to compile; right padding is exact)."""
+        ls_w = int(rows.host_ls[s:e].max())
+        if self.compile:
+            ls_w = min(-(-ls_w // 8) * 8, rows.suffix.shape[1])
+        return ls_w
 
-        if self.attention != "cascade" or (block is not None and not block.cascade):
+    def _flex_fits(self, block: Block | None, longest: int) -> bool:
+        """Whether a batch runs by flex attention: the engine's path, a block built for it (or no
+        prefix), and every sliding window covering the batch's rows."""
+        from .flex import window_fits
+
+        if self.attention != "flex" or (block is not None and block.flat is None):
             return False
         return window_fits(self.model.config, longest)
 
-    def _forward_cascade(self, rows: _Rows, s: int, e: int, block: Block | None, ids, hidden: bool):
-        """``_forward_rows`` by cascade attention (``cascade.py``): the rows' prefixes are a slice
-        of the block read in place, their own keys are not copied, no mask is built."""
-        from . import cascade
+    def _forward_flex(self, rows: _Rows, s: int, e: int, block: Block | None, ids, hidden: bool):
+        """``_forward_rows`` by single-call flex attention (``flex.py``): the rows' prefixes are
+        read in place in the flat block, their own keys written into its room, no mask built
+        beyond the batch's one block mask."""
+        from . import flex
 
         ls_w = ids.shape[1]
         prefix = block if block is not None and block.width else None
-        batch = cascade.Batch.build(
-            prefix,
-            rows.host_pidx[s:e],
-            ls_w,
-            self.to_device,
-            self.model.dtype,
+        batch = flex.Batch.build(
+            prefix, rows.pidx[s:e], rows.host_pidx[s:e], rows.prefix_len[s:e], e - s, ls_w, self.device
         )
         width = prefix.width if prefix is not None else 0
-        cache = cascade.make_cache(
-            batch, len(block.layers) if block is not None else dims(self.model.config).layers, width
-        )
+        cache = flex.make_cache(batch, dims(self.model.config).layers, width)
         pos = rows.prefix_len[s:e, None] + torch.arange(ls_w, device=self.device)[None, :]
         self.forward_calls += 1
         self.tokens_computed += int(rows.host_ls[s:e].sum())
-        self.cascade_rows += e - s
-        self.cascade_slots += batch.groups * batch.slots if prefix is not None else 0
+        self.flex_rows += e - s
         exact = self.head.check(self.model, self.device)
         fwd = self.body if exact else self.model
-        with cascade.active(self.model, batch):
+        with flex.active(self.model, batch):
             out = fwd(
                 input_ids=ids,
                 attention_mask=None,
@@ -564,7 +435,7 @@ class Engine:
                 output_hidden_states=hidden,
                 **cache_arg(fwd, cache),
             )
-        check_cache(cache, width + ls_w, "suffix pass (cascade)")
+        check_cache(cache, width + ls_w, "suffix pass (flex)")
         states = out.last_hidden_state if exact else out.logits
         return states, None, cache, out.hidden_states if hidden else None
 
@@ -607,12 +478,9 @@ class Engine:
                 pidx = np.searchsorted(gid[ref], gid[sel])
             prefix_lens = prefix_len[sel]
             ls = tok.lengths[sel] - prefix_lens
-            # cascade attention: within a suffix length, rows by prefix, ascending and descending in
-            # turn (a batch that spans two lengths meets at the same end of the block): a batch's
-            # prefixes are a short contiguous slice of the block, its query grid (prefixes x most
-            # rows of one prefix) ~1.1-1.4 slots a row on a real unit, against 1.5-2 one way only
-            snake = np.where(np.searchsorted(np.unique(ls), ls) % 2 == 1, -pidx, pidx)
-            order = np.lexsort((snake, ls) if self.attention == "cascade" else (prefix_lens, ls))
+            # within a suffix length, rows by prefix (flex attention: a batch's rows read a short
+            # run of the block's prefixes, few of the block mask's blocks), else by prefix length
+            order = np.lexsort((pidx, ls) if self.attention == "flex" else (prefix_lens, ls))
             sel, prefix_lens, ls, pidx = sel[order], prefix_lens[order], ls[order], pidx[order]
             cols = np.arange(int(ls.max()))[None, :]
             src = np.minimum(prefix_lens[:, None] + cols, tok.ids.shape[1] - 1)
@@ -662,17 +530,13 @@ class Engine:
         )
         for pre, rows in self._layout(tok, prefix_len, gid, np.arange(len(tok.lengths))):
             room = int(rows.host_ls.max()) + new_tokens
+            pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
             block = None
             if pre is not None:
-                from .cascade import window_fits
-
-                casc = (
-                    self.attention == "cascade"
-                    and not new_tokens
-                    and window_fits(self.model.config, self._block_width(pre.ids.shape[1], True) + room)
-                )
-                block = self._prefix_block(pre, 0 if casc else room, cascade=casc)
-            pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
+                flex = not new_tokens and self._flex_fits(None, pre.ids.shape[1] + room)
+                if flex:  # the room holds one batch's own keys, row after row
+                    room = max((e - s) * self._suffix_width(rows, s, e) for s, e in pending)
+                block = self._prefix_block(pre, room, flex=flex)
             while pending:
                 s, e = pending.pop()
                 try:
@@ -856,7 +720,8 @@ class Engine:
         def run(rows: _Rows, s: int, e: int, block) -> None:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
             b = e - s
-            logits = self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])
+            last = states[torch.arange(b, device=self.device), rows.ls[s:e] - 1]
+            del states  # the suffix's states, and below its first logits, held by no name here
             at = {"pos": rows.prefix_len[s:e] + rows.ls[s:e], "mask": mask}  # next position, the mask so far
             fwd = self.body if self.head.exact else self.model
 
@@ -874,7 +739,9 @@ class Engine:
                 at["pos"] = at["pos"] + 1
                 return self._logits(o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1])
 
-            toks = decode(step, logits, max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad)[0]
+            toks = decode(
+                step, self._logits(last), max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad
+            )[0]
             out[rows.out[s:e], : toks.shape[1]] = toks
 
         if max_new_tokens > 0 and len(utok.lengths):
@@ -885,71 +752,3 @@ class Engine:
 
 def _encode(tokenizer, texts: Sequence[str]) -> list[tuple[int, ...]]:
     return [tuple(ids) for ids in tokenizer(list(texts), add_special_tokens=True)["input_ids"]]
-
-
-def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    return [(layer.keys, layer.values) for layer in cache.layers]
-
-
-@dataclass
-class Block:
-    """The prefixes' key/value cache: per layer (K, V) ``[P, heads, width + room, head_dim]``."""
-
-    layers: list[tuple[torch.Tensor, torch.Tensor]]
-    width: int  # the longest prefix; slots after it are room for a batch's new tokens
-    lengths: torch.Tensor | None = None  # [P] each prefix's length (device)
-    cascade: bool = False  # its rows run by cascade attention (the block read in place)
-
-
-def _block_cache(layers, pidx: torch.Tensor, filled: int, keep: bool = False):
-    """A batch's cache over the block: each layer gathers its rows' prefixes (one index_select
-    of whole contiguous rows, room included) when the forward pass reaches it, and the pass writes
-    the rows' own keys into the room in place (no concatenation). Unless ``keep`` (generation goes
-    on), a layer lets go of its gathered copy once its attention has it: one layer's copy at a
-    time instead of every layer's."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache()
-    cache.layers = [_GatheredLayer(k, v, pidx, filled, keep) for k, v in layers]
-    return cache
-
-
-class _GatheredLayer(DynamicLayer):
-    """One layer of a batch's cache: the block's rows ``pidx`` ``[B, heads, filled + room,
-    head_dim]``, gathered at the first ``update``; ``update`` writes the new keys after the
-    ``filled`` ones and returns views of the filled part (past the room: concatenation)."""
-
-    def __init__(
-        self, block_k: torch.Tensor, block_v: torch.Tensor, pidx: torch.Tensor, filled: int, keep: bool
-    ):
-        super().__init__()
-        self._source: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = (block_k, block_v, pidx)
-        self.keys = self.values = None
-        self.filled, self.keep = filled, keep
-        self.dtype, self.device = block_k.dtype, block_k.device
-        self.is_initialized = True
-
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-        if self._source is not None:
-            block_k, block_v, pidx = self._source
-            self._source = None
-            keys, values = block_k.index_select(0, pidx), block_v.index_select(0, pidx)
-        else:  # a later update (generation): the layer kept its keys (keep=True)
-            assert self.keys is not None and self.values is not None, (
-                "_GatheredLayer updated again without keep"
-            )
-            keys, values = self.keys, self.values
-        end = self.filled + key_states.shape[-2]
-        if end > keys.shape[-2]:
-            keys = torch.cat([keys[..., : self.filled, :], key_states], dim=-2)
-            values = torch.cat([values[..., : self.filled, :], value_states], dim=-2)
-        else:
-            keys[..., self.filled : end, :] = key_states
-            values[..., self.filled : end, :] = value_states
-        self.filled = end
-        if self.keep:
-            self.keys, self.values = keys, values
-        return keys[..., :end, :], values[..., :end, :]
-
-    def get_seq_length(self, *args) -> int:
-        return self.filled

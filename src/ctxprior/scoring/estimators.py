@@ -210,7 +210,7 @@ def layer_scores(
     (``first_token`` appends them). Per layer, queries go in chunks whose log-probs fit
     ``logits_elements``; the math stays on the device (no host syncs) and comes to the host in one
     transfer at the end."""
-    from .engine import logits_elements
+    from .sizing import logits_elements
 
     n_layers = hidden.shape[0]
     vocab = engine.model.get_output_embeddings().weight.shape[0]
