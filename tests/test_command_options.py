@@ -163,12 +163,12 @@ def test_every_command_has_a_valid_call():
 
 def _function(command: str):
     """The API method of ``command`` as a function (its signature), without a warehouse."""
-    from ctxprior.api.warehouse import Warehouse, noun_class
+    from ctxprior.api.warehouse import Warehouse
 
     where = COMMANDS[command][2]
     if "." in where:
         noun, name = where.split(".")
-        return getattr(noun_class(noun), name)
+        return getattr(getattr(Warehouse, noun), name)
     return getattr(Warehouse, where, None) or getattr(ctxprior, where)
 
 

@@ -64,13 +64,6 @@ def entry_points(kind: str) -> list[importlib.metadata.EntryPoint]:
     return sorted(found, key=lambda ep: (ep.name, ep.value))
 
 
-def discover_modules(names: Iterable[str]) -> list[Any]:
-    """Import the modules ``names`` (their import declares what they hold); no entry point."""
-    for name in names:
-        importlib.import_module(name)
-    return []
-
-
 def discover(kind: str, builtin: Iterable[str] = ()) -> list[Any]:
     """Import the ``builtin`` modules, then load each entry point of ``kind``'s group; returns the
     loaded objects (modules or objects) of the entry points, in name order. A plug-in that fails
@@ -127,31 +120,40 @@ class Registry(Generic[T]):
     def all(self, extra: Iterable[str] = ()) -> dict[str, T]:
         """Every item by name, found first (class docstring); ``extra``: more modules whose import
         declares some (the API passes the library packages' modules that this layer cannot import)."""
-        extra = [m for m in extra if m not in self._imported]
-        if not self._loaded or extra:
-            first = not self._loaded
-            self._loaded = True  # set first: a plug-in that reads the registry while loading sees the rest
-            for name, item in self._declared() if first else ():
-                self.add(name, item)
-            modules = [*self._builtin(), *extra] if first else extra
-            self._imported.update(modules)
-            loaded = discover(self.kind, modules) if first else discover_modules(modules)
-            for obj in loaded:
-                for name, item in self._found(obj):
-                    self.add(name, item)
+        self._load(extra)
         if self._order is None:
             return dict(self._items)
         order = self._order
         return dict(sorted(self._items.items(), key=lambda kv: order(kv[1])))
 
+    def _load(self, extra: Iterable[str] = ()) -> None:
+        """Find the items once (class docstring), and import any ``extra`` module not yet imported."""
+        extra = [m for m in extra if m not in self._imported]
+        if self._loaded:
+            for name in extra:
+                importlib.import_module(name)
+            self._imported.update(extra)
+            return
+        self._loaded = True  # set first: a plug-in that reads the registry while loading sees the rest
+        for name, item in self._declared():
+            self.add(name, item)
+        modules = [*self._builtin(), *extra]
+        self._imported.update(modules)
+        for obj in discover(self.kind, modules):
+            for name, item in self._found(obj):
+                self.add(name, item)
+
     def __getitem__(self, name: str) -> T:
-        return self.all()[name]
+        self._load()
+        return self._items[name]
 
     def __contains__(self, name: object) -> bool:
-        return name in self.all()
+        self._load()
+        return name in self._items
 
     def get(self, name: str, default: Any = None) -> Any:
-        return self.all().get(name, default)
+        self._load()
+        return self._items.get(name, default)
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.all())

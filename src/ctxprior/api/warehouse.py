@@ -29,38 +29,26 @@ if TYPE_CHECKING:  # imported where used, so that the command line starts withou
     from .runs import Runs
     from .samples import Samples
 
-# wh.<noun> -> (its module here, its class): made on first use, so `ctxprior sql` imports none of them
-NOUNS = {
-    "datasets": ("datasets", "Datasets"),
-    "samples": ("samples", "Samples"),
-    "fakes": ("fakes", "Fakes"),
-    "runs": ("runs", "Runs"),
-    "dynamic": ("dynamic", "Dynamic"),
-    "covariates": ("covariates", "Covariates"),
-    "analyses": ("analyses", "Analyses"),
-    "parquet": ("parquet", "Parquet"),
-    "hub": ("hub", "Hub"),
-}
-
-
-def noun_class(name: str) -> type[Noun]:
-    """The class of ``wh.<name>`` (its module imported)."""
-    from importlib import import_module
-
-    module, cls = NOUNS[name]
-    return getattr(import_module(f".{module}", __package__), cls)
-
 
 class _Part:
-    """``wh.<noun>``: the noun made for ``wh`` on first use, then kept in its ``__dict__``."""
+    """``wh.<noun>``: class ``cls`` of the module ``api/<noun>.py``, made for ``wh`` on first use and
+    then kept in its ``__dict__`` (so ``ctxprior sql`` imports no noun's module)."""
+
+    def __init__(self, cls: str):
+        self.cls = cls
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
+    def noun(self) -> type[Noun]:
+        from importlib import import_module
+
+        return getattr(import_module(f".{self.name}", __package__), self.cls)
+
     def __get__(self, wh: Any, owner: type | None = None) -> Any:
         if wh is None:
-            return noun_class(self.name)
-        part = wh.__dict__[self.name] = noun_class(self.name)(wh)
+            return self.noun()
+        part = wh.__dict__[self.name] = self.noun()(wh)
         return part
 
 
@@ -90,15 +78,15 @@ class Warehouse:
     ``Warehouse(path, check=False)`` opens a read-only warehouse first on its first call rather than
     at once (the command line, so that a command's own input errors come first)."""
 
-    datasets: Datasets = _Part()  # type: ignore[assignment]
-    samples: Samples = _Part()  # type: ignore[assignment]
-    fakes: Fakes = _Part()  # type: ignore[assignment]
-    runs: Runs = _Part()  # type: ignore[assignment]
-    dynamic: Dynamic = _Part()  # type: ignore[assignment]
-    covariates: Covariates = _Part()  # type: ignore[assignment]
-    analyses: Analyses = _Part()  # type: ignore[assignment]
-    parquet: Parquet = _Part()  # type: ignore[assignment]
-    hub: Hub = _Part()  # type: ignore[assignment]
+    datasets: Datasets = _Part("Datasets")  # type: ignore[assignment]
+    samples: Samples = _Part("Samples")  # type: ignore[assignment]
+    fakes: Fakes = _Part("Fakes")  # type: ignore[assignment]
+    runs: Runs = _Part("Runs")  # type: ignore[assignment]
+    dynamic: Dynamic = _Part("Dynamic")  # type: ignore[assignment]
+    covariates: Covariates = _Part("Covariates")  # type: ignore[assignment]
+    analyses: Analyses = _Part("Analyses")  # type: ignore[assignment]
+    parquet: Parquet = _Part("Parquet")  # type: ignore[assignment]
+    hub: Hub = _Part("Hub")  # type: ignore[assignment]
 
     def __init__(
         self, path: str | Path | None = None, *, write: bool = False, wait: float = 0.0, check: bool = True

@@ -22,8 +22,10 @@ TABLES_SQL = "tables.sql"
 _TABLE = re.compile(r"CREATE TABLE (\w+) \(")
 
 
+@functools.cache
 def dialect():
-    """SQLAlchemy's DuckDB dialect, positional parameters."""
+    """SQLAlchemy's DuckDB dialect, positional parameters (made once: every SQLAlchemy statement
+    a writer runs is compiled with it)."""
     from duckdb_engine import Dialect
 
     return Dialect(paramstyle="qmark")
