@@ -161,6 +161,9 @@ def test_oom_on_a_single_row_is_raised():
         eng.last_logprobs(eng.encode(["a b c", "a b d"]), [[0, 1]])
 
 
+FEW = {"max_new_tokens": 2}  # the generation path too, but 2 steps (a tiny model never stops early)
+
+
 def test_oom_fails_the_unit_and_records_the_splits(db_path):
     """In a run, the splits are recorded per unit; a unit whose single row does not fit fails
     cleanly (no rows) and the run says why."""
@@ -178,12 +181,14 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
         return ex
 
     with open_store(db_path) as store:
-        s = score_sample(store, ScoreRequest.of(sample=sid), lm=lm, executor_factory=factory, progress=False)
+        s = score_sample(
+            store, ScoreRequest.of(sample=sid, **FEW), lm=lm, executor_factory=factory, progress=False
+        )
         assert s.status == "done"
         splits = store.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [s.run_id])
         assert splits > 0
         n_rows = store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [s.run_id])
-        ref = score_sample(store, ScoreRequest.of(sample=sid, fresh=True), lm=lm, progress=False)
+        ref = score_sample(store, ScoreRequest.of(sample=sid, fresh=True, **FEW), lm=lm, progress=False)
         assert n_rows == store.scalar("SELECT count(*) FROM persuasion WHERE run_id = ?", [ref.run_id])
         assert store.scalar("SELECT sum(oom_splits) FROM run_unit_engine WHERE run_id = ?", [ref.run_id]) == 0
 
@@ -194,7 +199,7 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
 
         bad = score_sample(
             store,
-            ScoreRequest.of(sample=sid, fresh=True),
+            ScoreRequest.of(sample=sid, fresh=True, **FEW),
             lm=lm,
             executor_factory=single_row_oom,
             progress=False,

@@ -398,6 +398,15 @@ class Engine:
             ls_w = min(-(-ls_w // 8) * 8, rows.suffix.shape[1])
         return ls_w
 
+    def _pads_between(self, longest: int) -> bool:
+        """Whether generating rows of different suffix lengths may share a batch: pad slots then
+        lie between a row's prompt and its new tokens, which is exact where attention reads
+        positions from the position ids (the families of ``flex.supported``: no ALiBi by key index)
+        and every sliding window covers the ``longest`` row; elsewhere a batch holds one length."""
+        from . import flex
+
+        return flex.supported(self.model.config)[0] and flex.window_fits(self.model.config, longest)
+
     def _flex_fits(self, block: Block | None, longest: int) -> bool:
         """Whether a batch runs by flex attention: the engine's path, a block built for it (or no
         prefix), and every sliding window covering the batch's rows."""
@@ -491,14 +500,16 @@ class Engine:
             plans.append((pre, _Rows(d_suffix, d_ls, d_prefix_len, d_pidx, d_out, ls, pidx)))
         return plans
 
-    def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None):
+    def _batches(self, rows: _Rows, new_tokens: int = 0, budget: int | None = None, mixed: bool = False):
         """[(start, end)] over the sorted rows: at most batch_size rows and ``budget`` (default
         token_budget) new tokens. Rows that generate tokens (``new_tokens``) are batched by exact
-        suffix length, so the generated tokens follow the prompt with no padding between."""
+        suffix length, so the generated tokens follow the prompt with no padding between, unless
+        ``mixed`` (``_pads_between``: the pad slots are masked and positions come from the
+        position ids, so a row's padding changes nothing it computes)."""
         n, s = len(rows.host_ls), 0
         while s < n:
             e = min(n, s + (self.generate_batch_size if new_tokens else self.batch_size))
-            if new_tokens:
+            if new_tokens and not mixed:
                 e = min(e, int(np.searchsorted(rows.host_ls, rows.host_ls[s], side="right")))
             width = int(rows.host_ls[e - 1]) + new_tokens
             e = min(e, s + max(1, (budget or self.token_budget) // max(width, 1)))
@@ -530,7 +541,10 @@ class Engine:
         )
         for pre, rows in self._layout(tok, prefix_len, gid, np.arange(len(tok.lengths))):
             room = int(rows.host_ls.max()) + new_tokens
-            pending = list(self._batches(rows, new_tokens, budget() if budget else None))[::-1]
+            mixed = bool(new_tokens) and self._pads_between(
+                (pre.ids.shape[1] if pre is not None else 0) + room
+            )
+            pending = list(self._batches(rows, new_tokens, budget() if budget else None, mixed))[::-1]
             block = None
             if pre is not None:
                 flex = not new_tokens and self._flex_fits(None, pre.ids.shape[1] + room)
