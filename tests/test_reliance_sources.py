@@ -119,9 +119,10 @@ def scored(tmp_path_factory):
     sid = wh.samples.draw("nq_swap", design="fixed")
     lm = tiny()
     lines: list[str] = []
-    auto = wh.runs.score(sid, model=lm, query_types=("open",), progress=False, log=lines.append)
+    few = {"max_new_tokens": 4}  # outcomes labelled as by default, from 4 tokens (a tiny model never stops)
+    auto = wh.runs.score(sid, model=lm, query_types=("open",), progress=False, log=lines.append, **few)
     first = wh.runs.score(
-        sid, model=lm, query_types=("open",), estimator="first-token", progress=False, log=lines.append
+        sid, model=lm, query_types=("open",), estimator="first-token", progress=False, log=lines.append, **few
     )
     return wh, lm, auto.id, first.id, lines
 

@@ -164,7 +164,8 @@ def test_options_reach_the_estimator_under_their_declared_names(demo, run_cli, t
     estimators.register_estimator(estimators.Estimator("spy", spy, vocab_table=True))
     r = run_cli(
         "score", "--sample", sid, "--model", tiny_folder, "--query-types", "open", "--estimator", "spy",
-        "--prior-topk", "3", "--store-topk", "2", "--shard-size", "1", "--quiet", db=wh.path,
+        "--prior-topk", "3", "--store-topk", "2", "--shard-size", "1", "--outcome-rule", "none", "--quiet",
+        db=wh.path,
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     run = int(wh.sql("SELECT max(run_id) AS r FROM run")["r"][0])

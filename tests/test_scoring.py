@@ -250,7 +250,7 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
 @pytest.mark.quick
 def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     lm = tiny()
-    cfg = ScoreRequest.of(query_types=("open",))
+    cfg = ScoreRequest.of(query_types=("open",), max_new_tokens=4)  # generations resume too, 4 tokens each
     db_a, db_b = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
     sid_a, sid_b = _demo(db_a, 2, 6), _demo(db_b, 2, 6)
     with open_store(db_a) as store:
