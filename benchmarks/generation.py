@@ -19,26 +19,32 @@ import torch
 import ctxprior
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.models import load_model
+from ctxprior.scoring.options import ScoreConfig
+from ctxprior.scoring.prompts import prompt_format
+from ctxprior.scoring.runs.plan import load_inputs, plan_units
+from ctxprior.scoring.units import unit_prompts
 
 
 def demo_prompts(entities: int, contexts: int) -> tuple[list[str], list[list[int]]]:
-    """The demo capital sample's prompts, shaped as a run's (every context + every open query of
-    every entity, and each query alone), and their prefix groups (one per context)."""
+    """The demo capital sample's open prompts, built by the code a run builds them with
+    (``plan_units`` -> ``load_inputs`` -> ``unit_prompts``, raw format), and their prefix groups
+    (the prompts of one unit that share a context)."""
     with tempfile.TemporaryDirectory() as d:
         wh = ctxprior.open(str(Path(d) / "w.duckdb"), write=True)
         wh.datasets.ingest_demo(only=["demo"])
         sid = wh.samples.draw("demo", relations=["capital"], entities=entities, contexts=contexts, seed=11)
-        ctx = wh.sql("SELECT text FROM context WHERE sample_id = ? ORDER BY context_id", [sid])
-        qs = wh.sql(
-            "SELECT replace(q.template, '{entity}', e.name) FROM sample_fact s JOIN fact f USING (fact_id) "
-            "JOIN entity e ON e.entity_id = f.entity_id JOIN query_form q ON q.relation_id = f.relation_id "
-            "WHERE s.sample_id = ? AND q.query_type = 'open' ORDER BY e.name, q.ordinal",
-            [sid],
-        )
-    contexts_ = [t.replace("\\n", "\n") for t in ctx.iloc[:, 0]]
-    queries = [t.replace("\\n", "\n") for t in qs.iloc[:, 0]]
-    texts = [c + q for c in contexts_ for q in queries] + queries
-    groups = [[i * len(queries) + j for j in range(len(queries))] for i in range(len(contexts_))]
+        config = ScoreConfig(query_types=("open",), shard_size=entities)
+        with wh.connect() as store:
+            inputs = load_inputs(store, sid, 0, plan_units(store, sid, config))
+    texts: list[str] = []
+    groups: list[list[int]] = []
+    for inp in inputs:
+        by_context: dict[int, list[int]] = {}
+        for _, context_id, text in unit_prompts(inp, prompt_format(None, "raw")):
+            if context_id is not None:
+                by_context.setdefault(context_id, []).append(len(texts))
+            texts.append(text)
+        groups += by_context.values()
     return texts, groups
 
 
