@@ -198,7 +198,6 @@ def test_context_cells_give_the_same_units_as_the_readable_files(wh, name):
     )
 
 
-@pytest.mark.quick
 def test_tiny_warehouse_runs_every_analysis_without_crashing(tmp_path):
     # 1 relation, 2 + 2 entities, one with constant scores: tiny groups, Spearman with few points
     w = open_store(str(tmp_path / "tiny.duckdb"), threads=1)

@@ -42,7 +42,6 @@ def test_read_side_returns_dataframes(demo_db):
     assert "warehouse" in wh.info()
 
 
-@pytest.mark.quick
 def test_read_only_unless_asked(demo_db):
     wh = ctxprior.open(demo_db)
     with pytest.raises(UserError, match="opened read-only"):

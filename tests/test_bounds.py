@@ -21,7 +21,8 @@ from parquet_fixtures import build_warehouse, record_covariate_view
 from ctxprior.storage import open_store, procs
 from ctxprior.storage.store import intent_marker, writer_marker
 
-pytestmark = [pytest.mark.quick, pytest.mark.timeout(60)]
+pytestmark = pytest.mark.timeout(60)
+
 
 SECRET = "TOPSECRET-b0a7d5"
 
@@ -85,12 +86,14 @@ def test_sql_file_that_is_not_a_file(wh, run_cli, fifo, path):
     assert digest(wh) == before
 
 
+@pytest.mark.quick
 def test_quick_entities_file_fifo(run_cli, fifo, tmp_path):
     (tmp_path / "c.txt").write_text("ctx\n")
     args = ["quick", "--query", "X is", "--entities-file", fifo, "--contexts-file", tmp_path / "c.txt"]
     assert "not a regular file" in one_line(run_cli(*args))
 
 
+@pytest.mark.quick
 def test_other_input_files_that_are_not_files(wh, run_cli, fifo, tmp_path):
     before = digest(wh)
     res = run_cli("covariates", "add", fifo, "--name", "x", "--on", "entity", db=wh)
@@ -101,11 +104,13 @@ def test_other_input_files_that_are_not_files(wh, run_cli, fifo, tmp_path):
     assert digest(wh) == before
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("command", [["info"], ["ingest", "demo"]])
 def test_a_fifo_at_the_warehouse_path(run_cli, fifo, command):
     assert "not a regular file" in one_line(run_cli(*command, db=str(fifo)))
 
 
+@pytest.mark.quick
 def test_a_recursive_covariate_view_is_interrupted(wh, run_cli, tmp_path):
     """Seen 9: export and publish --dry-run hung on it (60 s and counting)."""
     before = digest(wh)
@@ -119,6 +124,7 @@ def test_a_recursive_covariate_view_is_interrupted(wh, run_cli, tmp_path):
     assert digest(wh) == before
 
 
+@pytest.mark.quick
 def test_a_failing_covariate_view_is_named_not_quoted(wh, run_cli, tmp_path):
     """Seen 5: the error's text held what the view read (a traceback from analyze, a warning
     from export --views)."""
@@ -132,6 +138,7 @@ def test_a_failing_covariate_view_is_named_not_quoted(wh, run_cli, tmp_path):
     assert digest(wh) == before
 
 
+@pytest.mark.quick
 def test_a_marker_naming_another_live_process_costs_nothing(wh, run_cli, monkeypatch):
     """Seen 9: markers naming a live process that is not a ctxprior writer (its PID, start time
     and command line recorded right) cost 63 s per command."""

@@ -12,12 +12,11 @@ import sys
 import click
 import pytest
 
-pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
-
 # what a read-only command never imports: the model stack, the warehouse's writers, the data frames
 HEAVY = ("torch", "transformers", "sqlalchemy", "pandas", "pyarrow", "scipy", "ctxprior.scoring.engine")
 
 
+@pytest.mark.quick
 def test_the_found_commands_are_the_modules_commands():
     """Which module holds which command, read from the modules' text, is what importing them says."""
     import pkgutil
@@ -31,6 +30,7 @@ def test_the_found_commands_are_the_modules_commands():
     assert commands.found() == eager
 
 
+@pytest.mark.quick
 def test_every_command_is_listed_and_runs_its_help(run_cli):
     from ctxprior.cli import cli
     from ctxprior.commands import found
@@ -63,6 +63,7 @@ def test_read_only_commands_import_no_heavy_library(demo_db, tmp_path):
         assert _imported(["--db", demo_db, *args], tmp_path) == [], args
 
 
+@pytest.mark.quick
 def test_a_read_only_open_reads_the_generated_ddl_not_sqlalchemy(demo_db):
     code = (
         "import sys\nfrom ctxprior.storage import open_store\n"

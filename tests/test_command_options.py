@@ -22,8 +22,6 @@ from ctxprior.api.options import COMMANDS
 from ctxprior.cli import cli
 from ctxprior.errors import UserError
 
-pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
-
 # Leaf commands without declared options, and why.
 WITHOUT_OPTIONS = {
     "info": "no options",
@@ -127,6 +125,7 @@ def test_the_api_and_the_cli_refuse_a_bad_value_alike(demo, run_cli, tmp_path, c
         assert _sha(demo.path) == before
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "command, opt",
     [
@@ -145,6 +144,7 @@ def test_a_number_option_refuses_text(demo, run_cli, command, opt):
         _method(demo, command)(**{**VALID[command], opt.name: "many"})
 
 
+@pytest.mark.quick
 def test_most_susceptible_checks_its_arguments(demo):
     """The API-only method's declared checks, with bad values made from the declarations."""
     from ctxprior.scoring.options import MOST_SUSCEPTIBLE_OPTIONS
@@ -157,6 +157,7 @@ def test_most_susceptible_checks_its_arguments(demo):
         assert str(e.value) == refusal(opt, value)
 
 
+@pytest.mark.quick
 def test_every_command_has_a_valid_call():
     assert set(VALID) == set(COMMANDS), sorted(set(COMMANDS) ^ set(VALID))
 
@@ -179,6 +180,7 @@ NONE_IS_DEFAULT = {
 }
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_the_api_defaults_are_the_declared_ones(command):
     """Each declared option that is a parameter of the API method has the declared default."""
@@ -204,6 +206,7 @@ def _leaves(group: click.Group, prefix: str = ""):
             yield full
 
 
+@pytest.mark.quick
 def test_every_command_declares_its_options_or_has_none():
     leaves = set(_leaves(cli))
     ingest = {c for c in leaves if c.startswith("ingest ")}  # the data sources' own declarations
@@ -221,6 +224,7 @@ def _printing_cases():
     yield pytest.param("--max-rows", "-1", "--max-rows -1: must be at least 1", id="--max-rows=-1")
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("flag, text, message", list(_printing_cases()))
 def test_sql_printing_options_are_refused_alike_by_the_cli_and_rows_format(
     demo, run_cli, flag, text, message
@@ -244,6 +248,7 @@ def test_sql_printing_options_are_refused_alike_by_the_cli_and_rows_format(
     ]
 
 
+@pytest.mark.quick
 def test_a_required_option_left_out_is_refused_by_click(run_cli, tmp_path):
     """A declared ``required`` option has no default at all (click 8.3+ took the explicit None as
     given, and ``quick`` without --query ended in an AttributeError traceback)."""

@@ -152,7 +152,6 @@ def test_oom_splits_the_batch_and_loses_no_row(limit):
     torch.testing.assert_close(table[torch.tensor(rows)], ref[torch.tensor(ref_rows)], atol=1e-5, rtol=0)
 
 
-@pytest.mark.quick
 def test_oom_on_a_single_row_is_raised():
     lm = tiny_family("llama")
     eng = Engine(lm, batch_size=8)

@@ -31,6 +31,7 @@ def numbered(names) -> str:
 
 
 # -- parsing and normalization -------------------------------------------------------------------
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "text,expected",
     [
@@ -112,7 +113,6 @@ WORD = st.text(alphabet=string.ascii_letters + "éüøß", min_size=1, max_size=
 NAME = st.lists(WORD, min_size=1, max_size=4).map(" ".join)
 
 
-@pytest.mark.quick
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(NAME, min_size=1, max_size=12, unique_by=name_key),

@@ -119,7 +119,6 @@ def _error_texts(tree: ast.AST):
                     yield node.lineno, part.value
 
 
-@pytest.mark.quick
 def test_no_error_message_spells_a_python_keyword_for_both_doors():
     """A flag and its keyword in one message ("--overwrite (overwrite=True)") are one
     ``errors.option`` instead, each door showing its own."""
@@ -212,7 +211,6 @@ def test_score_prints_no_library_bars_and_quiet_keeps_only_results(scored_run, r
 ROOT = SRC.parents[1]
 
 
-@pytest.mark.quick
 def test_gemma_is_installed_only_when_asked_and_its_tests_say_so():
     """Set-up installs the Gemma-licensed model only under CTXPRIOR_GEMMA=1; scripts/test.sh
     deselects the ``gemma`` marker without it; every test that loads the real model has the mark."""

@@ -10,6 +10,7 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import pytest
+from source_helpers import nodes
 from structure_counts import body_lines
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
@@ -20,7 +21,7 @@ LIMIT = 60
 def test_no_function_body_runs_over_60_lines():
     long = []
     for f in sorted((ROOT / "src" / "ctxprior").rglob("*.py")):
-        for node in ast.walk(ast.parse(f.read_text())):
+        for node in nodes(f):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and body_lines(node) > LIMIT:
                 long.append(f"{f.relative_to(ROOT)}:{node.lineno} {node.name} ({body_lines(node)} lines)")
     assert not long, "split into named steps: " + "; ".join(long)

@@ -14,8 +14,6 @@ from ctxprior.options import ID_MAX
 from ctxprior.schema import metadata
 from ctxprior.storage import open_store
 
-pytestmark = pytest.mark.quick
-
 HUGE = ("2147483648", "9223372036854775807", "99999999999999999999999")
 
 
@@ -23,6 +21,7 @@ def _sha(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+@pytest.mark.quick
 def test_id_max_is_the_id_columns_type():
     """Every run / sample / dataset id column is a 32-bit INTEGER: ID_MAX is its largest value."""
     import ctxprior.schema  # noqa: F401  (every table module registers on the metadata)

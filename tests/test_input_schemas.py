@@ -30,8 +30,6 @@ from ctxprior.api.options import COMMANDS
 from ctxprior.errors import UserError
 from ctxprior.options import Option
 
-pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
-
 SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprior"
 CSV = "q,g,c\nWhat is the capital of France?,Paris,Paris is the capital.\n"
 
@@ -111,6 +109,7 @@ def test_spec_schema_refuses_wrong_types_naming_the_field(demo, run_cli, tmp_pat
     )
 
 
+@pytest.mark.quick
 def test_a_valid_spec_still_loads_with_each_spelling(tmp_path):
     (tmp_path / "t.csv").write_text(CSV)
     (tmp_path / "s.yaml").write_text(
@@ -158,6 +157,7 @@ def test_structured_text_is_read_with_bounds(demo, run_cli, tmp_path, name, text
     assert time.monotonic() - start < 30  # the billion laughs ran 50 s into a MemoryError
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "value, expected",
     [
@@ -176,6 +176,7 @@ def test_sql_var_json_is_bounded(demo, run_cli, value, expected):
     )
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "source, name, text, expected",
     [
@@ -203,6 +204,7 @@ def test_data_files_with_huge_integers_or_deep_nesting_are_one_line(
     )
 
 
+@pytest.mark.quick
 def test_relations_file_is_read_with_the_same_bounds(tmp_path):
     from ctxprior.ingest.kg_relations import read_relations
 
@@ -294,6 +296,7 @@ def test_meta_schema_version_has_one_declared_form(demo, run_cli, tmp_path, valu
     assert _sha(path) == before
 
 
+@pytest.mark.quick
 def test_a_view_in_place_of_a_table_is_one_line(demo, run_cli, tmp_path):
     import shutil
 
@@ -326,6 +329,7 @@ def _numeric_calls() -> list[tuple[str, int, str, list[str]]]:
     return out
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("where, line, name, keywords", _numeric_calls(), ids=lambda v: str(v))
 def test_every_numeric_option_declaration_has_an_upper_bound(where, line, name, keywords):
     assert "maximum" in keywords, f"{where}:{line}: Option {name!r} declares no maximum"
@@ -346,6 +350,7 @@ def _declared() -> list[tuple[str, Option]]:
     return [(g, o) for g, opts in groups.items() for o in opts if o.kind in (int, float)]
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("group, opt", _declared(), ids=lambda v: v if isinstance(v, str) else v.name)
 def test_every_declared_number_refuses_a_huge_value(group, opt):
     assert opt.maximum is not None, f"{group}: {opt.label} has no maximum"
@@ -357,6 +362,7 @@ def test_every_declared_number_refuses_a_huge_value(group, opt):
         assert "must be at most" in str(e.value) or "at most" in str(e.value), str(e.value)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "call, expected",
     [
@@ -397,6 +403,7 @@ def test_api_arguments_of_the_wrong_type_or_size_are_one_line(demo, tmp_path, mo
     assert not (tmp_path / "c.jsonl.zst").exists()
 
 
+@pytest.mark.quick
 def test_the_cli_refuses_a_huge_number_in_one_line(demo, run_cli):
     _refused_alike(
         run_cli,
@@ -408,6 +415,7 @@ def test_the_cli_refuses_a_huge_number_in_one_line(demo, run_cli):
     _refused_alike(run_cli, demo, ["sample", "--dataset", "demo", "--seed", "9" * 5000], None, "--seed")
 
 
+@pytest.mark.quick
 def test_the_global_wait_has_an_upper_bound(demo, run_cli):
     before = _sha(demo.path)
     assert "must be at most 604800 seconds" in _one_line(run_cli("--wait", "99999999", "info", db=demo.path))
@@ -444,6 +452,7 @@ def _not_applying() -> list:
     return out
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("opt, value, design", _not_applying())
 def test_an_option_that_does_not_apply_to_the_design_is_refused(demo, run_cli, opt, value, design):
     texts = value if isinstance(value, tuple) and opt.multiple else (opt.text(value),)
@@ -459,6 +468,7 @@ def test_an_option_that_does_not_apply_to_the_design_is_refused(demo, run_cli, o
     )
 
 
+@pytest.mark.quick
 def test_the_issue_probe_fixed_with_entities_and_contexts(demo, run_cli):
     _refused_alike(
         run_cli,
@@ -472,6 +482,7 @@ def test_the_issue_probe_fixed_with_entities_and_contexts(demo, run_cli):
 # -- paths, names ----------------------------------------------------------------------------------
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("name", ["", " ", "a\nb", "x" * 129], ids=["empty", "blank", "newline", "long"])
 def test_a_dataset_name_has_a_declared_pattern(demo, run_cli, tmp_path, name):
     (tmp_path / "t.csv").write_text(CSV)
@@ -488,10 +499,12 @@ def test_a_dataset_name_has_a_declared_pattern(demo, run_cli, tmp_path, name):
     )
 
 
+@pytest.mark.quick
 def test_sql_file_naming_the_warehouse_is_one_line(demo, run_cli):
     _refused_alike(run_cli, demo, ["sql", "--file", demo.path], None, "is the warehouse")
 
 
+@pytest.mark.quick
 def test_an_output_path_under_a_file_is_one_line(demo, run_cli):
     _refused_alike(
         run_cli,
@@ -502,6 +515,7 @@ def test_an_output_path_under_a_file_is_one_line(demo, run_cli):
     )
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "call",
     [

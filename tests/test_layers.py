@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from architecture_helpers import LAYER, MAY_IMPORT
+from source_helpers import nodes, parsed
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
@@ -24,7 +25,7 @@ def _edges():
     for f in SRC.rglob("*.py"):
         rel = f.relative_to(SRC).parts
         top = rel[0].removesuffix(".py")
-        for node in ast.walk(ast.parse(f.read_text())):
+        for node in nodes(f):
             if isinstance(node, ast.ImportFrom) and node.level:
                 base = list(rel[:-1])
                 base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
@@ -82,7 +83,7 @@ def _module_edges() -> dict[str, set[str]]:
     for m, f in mods.items():
         base_pkg = m.split(".") if f.name == "__init__.py" else m.split(".")[:-1]
         out: set[str] = set()
-        for node in ast.walk(ast.parse(f.read_text())):
+        for node in nodes(f):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = base_pkg[: len(base_pkg) - (node.level - 1)]
@@ -144,5 +145,5 @@ def test_no_module_imports_the_root_package():
 
 def test_package_docstrings_link_to_the_rules_instead_of_restating_them():
     for f in sorted(SRC.glob("*/__init__.py")):
-        doc = ast.get_docstring(ast.parse(f.read_text())) or ""
+        doc = ast.get_docstring(parsed(f)) or ""
         assert "may import" not in doc.lower(), f"{f}: the rule lives in docs/architecture.md; link to it"

@@ -18,8 +18,6 @@ from ctxprior.errors import UserError
 from ctxprior.storage import open_store
 from ctxprior.storage.sandbox import private_temp, read_paths
 
-pytestmark = pytest.mark.quick
-
 SECRET = "BEGIN-PRIVATE-KEY-51c0ffee"
 
 
@@ -76,6 +74,7 @@ def test_allow_read_file_reads_that_file_only(wh, run_cli, tmp_path, query):
     assert digest(wh) == before
 
 
+@pytest.mark.quick
 def test_the_temp_directory_is_private(wh, run_cli):
     res = run_cli(
         "sql", "--allow-read", "x.csv", "SELECT current_setting('temp_directory') AS t", "--format", "csv"
@@ -88,6 +87,7 @@ def test_the_temp_directory_is_private(wh, run_cli):
     assert os.stat(os.path.dirname(temp)).st_mode & 0o077 == 0
 
 
+@pytest.mark.quick
 def test_duckdb_is_given_the_real_path_only(tmp_path):
     """A link named with --allow-read allows the file it names now, not the link: retargeting the
     link later gives DuckDB nothing new (DuckDB resolves links on both sides of its check)."""
@@ -101,6 +101,7 @@ def test_duckdb_is_given_the_real_path_only(tmp_path):
     assert read_paths([fifo, "/dev/zero"]) == ([], [])
 
 
+@pytest.mark.quick
 def test_a_link_retargeted_after_the_open_is_refused(wh, tmp_path, run_cli):
     os.symlink(tmp_path / "x.csv", tmp_path / "link.csv")
     res = run_cli("sql", "--allow-read", "link.csv", "SELECT n FROM read_csv('link.csv')", "--format", "csv")
@@ -116,6 +117,7 @@ def test_a_link_retargeted_after_the_open_is_refused(wh, tmp_path, run_cli):
         store.close()
 
 
+@pytest.mark.quick
 def test_a_file_replaced_under_the_query_is_not_the_file_named(wh, tmp_path):
     store = open_store(wh, read_only=True, reads=["x.csv"])
     try:
@@ -128,6 +130,7 @@ def test_a_file_replaced_under_the_query_is_not_the_file_named(wh, tmp_path):
         store.close()
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "args",
     [
@@ -272,6 +275,7 @@ def test_kg_degree_reads_the_bytes_hashed(tmp_path, monkeypatch, run_cli):
     assert row == (str(nt), hashed)
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "query, var",
     [
@@ -293,6 +297,7 @@ def test_a_computed_warehouse_path_is_refused_before_the_query_runs(wh, run_cli,
     assert digest(wh) == before
 
 
+@pytest.mark.quick
 def test_a_path_that_is_not_a_constant_is_refused_and_a_computed_allowed_one_runs(wh, run_cli):
     q = "SELECT size FROM (SELECT 'wh.' || 'duckdb' AS p) s, LATERAL read_blob(s.p)"
     assert "not a constant" in one_line_refusal(run_cli("sql", "--allow-read", "x.csv", q))

@@ -57,7 +57,6 @@ def test_the_lock_covers_every_supported_python():
     )
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("platform", sorted(lock.PLATFORMS))
 def test_the_lock_pins_every_dependency_once_on_every_python(platform):
     reqs = _requirements()

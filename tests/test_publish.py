@@ -127,7 +127,6 @@ def expected_rows(db: str, name: str, runs: list[int]) -> int:
 # -- the dry run ----------------------------------------------------------------------------------
 
 
-@pytest.mark.quick
 def test_dry_run_layout_configs_and_manifest(dry, src):
     m = json.loads((dry / "manifest.json").read_text())
     fm = front_matter(dry / "README.md")

@@ -30,7 +30,6 @@ from ctxprior.schema.versions import SCHEMA_VERSION
 from ctxprior.scoring.metrics import reliance_np
 from ctxprior.storage import open_store
 
-pytestmark = pytest.mark.quick
 FIXTURES = Path(__file__).parent / "fixtures" / "tables"
 N_ITEMS = 3  # the NQ-Swap fixture's questions
 
@@ -67,6 +66,7 @@ def _random_rows(rng, n: int, v: int, peaked: float) -> np.ndarray:
     return logits - np.log(np.exp(logits).sum(-1, keepdims=True))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("vocab, peaked", [(5, 1.0), (40, 3.0), (300, 6.0)])
 def test_confidence_gain_is_ckpluggs_filtered_one_and_ccu_cubs(vocab, peaked):
     rng = np.random.default_rng(vocab)
@@ -89,6 +89,7 @@ def test_confidence_gain_is_ckpluggs_filtered_one_and_ccu_cubs(vocab, peaked):
         assert np.allclose(dev[k], out[k], atol=1e-5), k
 
 
+@pytest.mark.quick
 def test_filter_keeps_ten_tokens_and_the_union_of_both():
     # a long tail below 1 % of the top: only the top 10 of each side stay, and their union counts
     tail = 0.7 ** np.arange(60)
@@ -179,6 +180,7 @@ def test_first_token_flags_shared_first_tokens_and_decides_them_from_full_answer
     assert not any(f"run {scored[2]}:" in m and "share their first token" in m for m in lines)
 
 
+@pytest.mark.quick
 def test_full_answer_choice_matches_a_plain_forward_pass():
     from ctxprior.scoring.engine import Engine
     from ctxprior.scoring.estimators import full_answer_choice

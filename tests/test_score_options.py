@@ -18,8 +18,6 @@ from ctxprior.api import Runs, score_options
 from ctxprior.cli import cli
 from ctxprior.errors import UserError
 
-pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
-
 # options with no bad value of the right type that the declaration can tell (free text, on/off
 # flags, a repeatable name checked against the sample): options_helpers.bad_values makes none
 FREE = {"model", "device", "relations", "fresh", "memorization", "address", "shard_dir"}
@@ -58,6 +56,7 @@ def _sha(path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+@pytest.mark.quick
 def test_every_option_of_score_is_walked():
     names = {o.name for o in score_options()}
     walked = {c.values[0] for c in CASES}
@@ -82,6 +81,7 @@ def test_the_api_and_the_cli_refuse_a_bad_value_alike(demo, run_cli, name, value
         assert _sha(wh.path) == before
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("name, problems", WORDING.items())
 def test_the_messages_say_what_is_allowed(name, problems):
     opt = next(o for o in score_options() if o.name == name)
@@ -91,6 +91,7 @@ def test_the_messages_say_what_is_allowed(name, problems):
     assert opt.check(opt.default) == opt.default  # and the default passes
 
 
+@pytest.mark.quick
 def test_a_list_option_names_its_problem():
     opt = next(o for o in score_options() if o.name == "query_types")
     messages = [refusal(opt, value) for value, _text in bad_values(opt)]
@@ -101,6 +102,7 @@ def test_a_list_option_names_its_problem():
     ]
 
 
+@pytest.mark.quick
 def test_cli_spellings_are_refused_in_one_line(demo, run_cli):
     wh, sid = demo
     before = _sha(wh.path)
@@ -119,6 +121,7 @@ ONE_PLACE = (
 )
 
 
+@pytest.mark.quick
 def test_the_api_signature_and_the_cli_options_are_made_from_the_declarations():
     """wh.runs.score's keywords are the declared options, in declared order, with the declared
     defaults (made by ``declared_keywords``, not written again), and each one with a flag is an
@@ -141,6 +144,7 @@ def test_the_api_signature_and_the_cli_options_are_made_from_the_declarations():
         assert fields[name].default == params[name].default, ONE_PLACE
 
 
+@pytest.mark.quick
 def test_an_undeclared_keyword_is_refused(demo):
     wh, sid = demo
     with pytest.raises(TypeError, match="query_forms"):  # the flag is --query-types, the keyword query_types
@@ -178,6 +182,7 @@ def test_options_reach_the_estimator_under_their_declared_names(demo, run_cli, t
     assert wh.sql("SELECT max(rank) AS k FROM prior_topk WHERE run_id = ?", [run])["k"][0] == 3
 
 
+@pytest.mark.quick
 def test_the_cpu_batch_size_is_said_where_it_is_defined():
     """--batch-size auto on the CPU: the engine, the option's help and docs/scoring.md all say
     scoring/models.py's CPU_BATCH_SIZE (the page's options table is the help: test_docs_tables.py)."""

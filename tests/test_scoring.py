@@ -247,7 +247,6 @@ def test_score_sample_rows_views_and_bookkeeping(db_path):
         assert g.outcome.tolist() == want and set(g.outcome_source) == {"recall"}
 
 
-@pytest.mark.quick
 def test_interrupt_then_rerun_gives_the_uninterrupted_rows(tmp_path):
     lm = tiny()
     cfg = ScoreRequest.of(query_types=("open",), max_new_tokens=4)  # generations resume too, 4 tokens each

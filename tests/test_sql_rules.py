@@ -15,10 +15,12 @@ to ``execute``/``query``/``df``/``scalar``/``arrow``/``sql`` (e.g. ``f"{verb} {i
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
 import pytest
+from source_helpers import modules, parsed
 
 pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
@@ -250,7 +252,13 @@ def _functions(tree: ast.AST):
 
 
 def _modules():
-    return sorted(SRC.rglob("*.py"))
+    return modules()
+
+
+@functools.cache
+def _literals(f: Path) -> tuple:
+    """sql_literals of one source file, found once per test process."""
+    return tuple(sql_literals(parsed(f)))
 
 
 def test_modules_found():
@@ -260,7 +268,7 @@ def test_modules_found():
 def test_no_multiline_sql_literals():
     bad = []
     for f in _modules():
-        for node, text in sql_literals(ast.parse(f.read_text())):
+        for node, text in _literals(f):
             if node.end_lineno > node.lineno:
                 bad.append(f"{f.relative_to(SRC)}:{node.lineno}: {' '.join(text.split())[:60]}")
     assert not bad, (
@@ -271,10 +279,10 @@ def test_no_multiline_sql_literals():
 def test_fstring_sql_formats_only_quoted_names_literals_and_templates():
     bad = []
     for f in _modules():
-        tree = ast.parse(f.read_text())
+        tree = parsed(f)
         enclosing = _functions(tree)
         scopes: dict[int, _Scope] = {}
-        for node, text in sql_literals(tree):
+        for node, text in _literals(f):
             if not isinstance(node, ast.JoinedStr):
                 continue
             fn = enclosing.get(id(node))
@@ -306,7 +314,7 @@ def _is_template(node: ast.AST, scope: _Scope) -> bool:
 def test_sql_templates_are_filled_only_with_quoted_names_literals_and_sql():
     bad = []
     for f in _modules():
-        tree = ast.parse(f.read_text())
+        tree = parsed(f)
         enclosing = _functions(tree)
         for node in ast.walk(tree):
             if not (

@@ -15,8 +15,6 @@ from ctxprior.analyses.stats import (
     spearman,
 )
 
-pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
-
 K = 10_000
 
 
@@ -45,6 +43,7 @@ def test_independent_matches_scipy_ttest_ind_permutations(alternative):
         assert res.effect_size[i] == pytest.approx((a.mean() - b.mean()) / sp)
 
 
+@pytest.mark.quick
 def test_exact_enumeration_equals_scipy_exactly():
     a, b = np.array([1.0, 2.0, 3.5]), np.array([2.5, 4.0, 5.0, 6.0])
     for alt in ("greater", "less", "two-sided"):
@@ -53,6 +52,7 @@ def test_exact_enumeration_equals_scipy_exactly():
         assert res.p[0] == pytest.approx(ref.pvalue, abs=1e-12)
 
 
+@pytest.mark.quick
 def test_paired_sign_flip_matches_scipy_permutation_test():
     rng = np.random.default_rng(3)
     for n, shift in ((30, 0.3), (8, 0.5)):  # randomized and exact (2^8 <= k)
@@ -72,6 +72,7 @@ def test_paired_sign_flip_matches_scipy_permutation_test():
         assert abs(res.p[0] - ref.pvalue) <= tol
 
 
+@pytest.mark.quick
 def test_planted_effect_direction():
     rng = np.random.default_rng(0)
     a, b = rng.normal(1, 1, 50), rng.normal(0, 1, 50)
@@ -80,6 +81,7 @@ def test_planted_effect_direction():
     assert res.effect_size[0] > 0 > res.effect_size[1]
 
 
+@pytest.mark.quick
 def test_bh_matches_statsmodels_and_keeps_nan():
     p = np.array([0.001, 0.04, np.nan, 0.03, 0.2, 0.011])
     adj, sig = bh_adjust(p, 0.05)
@@ -90,6 +92,7 @@ def test_bh_matches_statsmodels_and_keeps_nan():
     assert np.isnan(adj[2]) and not sig[2]
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize(
     "a,b,reason",
     [
@@ -110,6 +113,7 @@ def test_edge_cases_get_a_reason_not_a_number(a, b, reason):
     assert res.skip_reason[1] is None and not np.isnan(res.p[1])  # the other test still runs
 
 
+@pytest.mark.quick
 def test_paired_edge_cases():
     res = paired_permutation_t_tests(
         [np.array([]), np.array([0.2]), np.array([0.3, 0.3, 0.3]), np.array([np.nan, 1.0, 2.0])],
@@ -123,10 +127,12 @@ def test_paired_edge_cases():
     assert np.isnan(res.p).all()
 
 
+@pytest.mark.quick
 def test_check_groups_ok():
     assert check_groups(np.array([1.0, 2.0]), np.array([3.0, 3.5])) is None
 
 
+@pytest.mark.quick
 def test_spearman_matches_scipy_and_skips():
     rng = np.random.default_rng(1)
     x = rng.normal(size=40)
@@ -141,6 +147,7 @@ def test_spearman_matches_scipy_and_skips():
     assert spearman([1, 2, 3, np.nan, 5], [2, 1, 4, 3, 6])[2] == 4
 
 
+@pytest.mark.quick
 def test_spearman_rows_pool_each_run_and_query_type_and_split_by_relation():
     """The frequency/degree step's rows: one pooled '(all)' row per run and query type, then one per
     relation, each scipy's rho over that group (a group under 3 pairs gets a skip reason)."""

@@ -11,9 +11,8 @@ from ctxprior.errors import UserError
 from ctxprior.schema import SCHEMA_VERSION
 from ctxprior.storage import migrations, open_store
 
-pytestmark = pytest.mark.quick  # the inner loop (DEVELOPERS.md)
 
-
+@pytest.mark.quick
 def test_new_warehouse_has_schema_and_views(db_path):
     with open_store(db_path) as store:
         assert store.schema_version() == SCHEMA_VERSION
@@ -64,11 +63,13 @@ def test_v_entity_and_v_context_columns(run_cli, db_path):
         ]
 
 
+@pytest.mark.quick
 def test_missing_warehouse_read_only(tmp_path):
     with pytest.raises(UserError, match="no warehouse at"):
         open_store(str(tmp_path / "nope.duckdb"), read_only=True)
 
 
+@pytest.mark.quick
 def test_not_a_ctxprior_file(tmp_path):
     p = str(tmp_path / "other.duckdb")
     con = duckdb.connect(p)
@@ -84,6 +85,7 @@ def _set_version(path, v):
     con.close()
 
 
+@pytest.mark.quick
 def test_newer_warehouse_says_upgrade(db_path):
     open_store(db_path).close()
     _set_version(db_path, SCHEMA_VERSION + 1)
@@ -116,6 +118,7 @@ def test_older_warehouse_says_what_to_run_and_migrates(db_path, run_cli, monkeyp
     assert "already at" in run_cli("migrate").output
 
 
+@pytest.mark.quick
 def test_migrate_without_a_step_refuses_before_writing(db_path, tmp_path):
     # v0 has no registered step: migrate says so before it writes the backup or applies any step
     open_store(db_path).close()
@@ -250,6 +253,7 @@ def test_sql_writes_no_file_and_reads_only_what_is_allowed(run_cli, db_path, tmp
     assert digest() == before
 
 
+@pytest.mark.quick
 def test_info(run_cli, demo_db):
     run_cli("sample", "--dataset", "demo", "--entities", "2", "--contexts", "6")
     res = run_cli("info")
@@ -259,6 +263,7 @@ def test_info(run_cli, demo_db):
         assert word in res.output
 
 
+@pytest.mark.quick
 def test_transaction_rolls_back(db_path):
     with open_store(db_path) as store:
         with pytest.raises(RuntimeError), store.transaction():
@@ -267,6 +272,7 @@ def test_transaction_rolls_back(db_path):
         assert store.scalar("SELECT count(*) FROM meta WHERE key = 'k'") == 0
 
 
+@pytest.mark.quick
 def test_second_writer_gets_clear_message(db_path):
     """A second process opening for writing is told who holds the warehouse."""
     import subprocess
