@@ -6,7 +6,7 @@ ingested into an empty warehouse always gets the same ids.
 
 from sqlalchemy import BigInteger, Boolean, DateTime, Double, Integer, Text, UniqueConstraint
 
-from .base import col, ref, table
+from .base import col, ref, refs, table
 
 meta = table(
     "meta",
@@ -148,8 +148,7 @@ sample = table(
 
 sample_fact = table(
     "sample_fact",
-    ref("sample", pk=True),
-    ref("fact", pk=True),
+    *refs("sample", "fact", pk=True),
     ref("relation", null=False),
     col("ordinal", Integer, "order of the entity within its relation in this sample", null=False),
     comment="The queried (entity, answer) facts of a sample.",
@@ -158,8 +157,7 @@ sample_fact = table(
 context = table(
     "context",
     col("context_id", BigInteger, pk=True),
-    ref("sample", null=False),
-    ref("relation", null=False),
+    *refs("sample", "relation", null=False),
     col("ordinal", Integer, "position in the relation's context list", null=False),
     ref("context_template", null=False),
     col("context_type", Text, null=False),
@@ -173,8 +171,7 @@ run = table(
     "run",
     col("run_id", Integer, pk=True),
     col("kind", Text, "persuasion | dynamic", null=False),
-    ref("sample"),
-    ref("dataset"),
+    *refs("sample", "dataset"),
     col("model", Text, "model id / alias / path as given", null=False),
     col("model_revision", Text, "hub commit, or sha256 of the weights file"),
     col("dtype", Text),

@@ -9,7 +9,7 @@ columns are the user's, so it cannot be declared here); the catalog row names it
 
 from sqlalchemy import BigInteger, Boolean, DateTime, Double, Integer, Text, UniqueConstraint
 
-from .base import col, ref, table
+from .base import col, ref, refs, table
 
 covariate = table(
     "covariate",
@@ -68,8 +68,7 @@ cooccurrence_pair = table(
 
 cooccurrence_fact = table(
     "cooccurrence_fact",
-    ref("covariate", pk=True),
-    ref("fact", pk=True),
+    *refs("covariate", "fact", pk=True),
     col("entity_name_id", Integer, "NULL when the entity name has no words after normalization"),
     col("answer_name_id", Integer, "NULL when the fact has no answer or it has no words"),
     col("pair_id", Integer, "NULL when either name is NULL"),

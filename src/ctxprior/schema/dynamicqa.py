@@ -17,7 +17,7 @@ all for one fact in one transaction.
 
 from sqlalchemy import BigInteger, Boolean, DateTime, Double, Integer, Text, UniqueConstraint
 
-from .base import col, ref, table
+from .base import col, ref, refs, table
 
 dynamicqa_fact = table(
     "dynamicqa_fact",
@@ -88,8 +88,7 @@ dynamicqa_alias = table(
 dynamicqa_context = table(
     "dynamicqa_context",
     ref("context", pk=True),
-    ref("sample", null=False),
-    ref("fact", null=False),
+    *refs("sample", "fact", null=False),
     col("condition", Text, "original (filled with obj) | counter (filled with replace_name)", null=False),
     UniqueConstraint("sample_id", "fact_id", "condition"),
     comment="Which DynamicQA fact and condition each context of a DynamicQA sample belongs to.",
@@ -116,8 +115,7 @@ dynamicqa_calibration = table(
 
 dynamicqa_generation = table(
     "dynamicqa_generation",
-    ref("run", pk=True),
-    ref("fact", pk=True),
+    *refs("run", "fact", pk=True),
     col("condition", Text, "none (question alone) | original | counter", pk=True),
     col("sample_index", Integer, "0..N-1 sampled; -1 = the greedy answer", pk=True),
     col(
@@ -151,8 +149,7 @@ dynamicqa_generation = table(
 
 dynamicqa_token_dist = table(
     "dynamicqa_token_dist",
-    ref("run", pk=True),
-    ref("fact", pk=True),
+    *refs("run", "fact", pk=True),
     col("condition", Text, pk=True),
     col("sample_index", Integer, pk=True),
     col("rank", Integer, "1 = most probable", pk=True),
@@ -168,8 +165,7 @@ dynamicqa_token_dist = table(
 
 dynamicqa_score = table(
     "dynamicqa_score",
-    ref("run", pk=True),
-    ref("fact", pk=True),
+    *refs("run", "fact", pk=True),
     col("condition", Text, "none | original | counter", pk=True),
     col("n_samples", Integer, null=False),
     col("n_clusters", Integer, null=False),
@@ -223,8 +219,7 @@ dynamicqa_score = table(
 
 dynamicqa_fact_done = table(
     "dynamicqa_fact_done",
-    ref("run", pk=True),
-    ref("fact", pk=True),
+    *refs("run", "fact", pk=True),
     col("seconds", Double),
     col("finished_at", DateTime, null=False),
     comment="Facts a dynamic run has finished (written with the fact's rows); a resumed run skips them.",

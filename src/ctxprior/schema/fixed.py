@@ -11,13 +11,12 @@ fact with every context of its relation, so an item is scored against exactly it
 
 from sqlalchemy import Integer, Text
 
-from .base import col, ref, table
+from .base import col, ref, refs, table
 
 fixed_item = table(
     "fixed_item",
     ref("fact", "the item's fact", pk=True),
-    ref("dataset", null=False),
-    ref("relation", null=False),
+    *refs("dataset", "relation", null=False),
     col(
         "item_key",
         Text,
