@@ -7,16 +7,15 @@ passage answers, so an item whose passages all support its gold answer still has
 set to choose from. A closed query's answer space is Yes / No, fixed by the query type.
 """
 
-from sqlalchemy import Column, ForeignKey, Integer, Table, Text
+from sqlalchemy import Integer, Text
 
-from .base import metadata
+from .base import col, ref, table
 
-answer_label = Table(
+answer_label = table(
     "answer_label",
-    metadata,
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), primary_key=True),
-    Column("ordinal", Integer, primary_key=True, comment="the label's position in the declared set"),
-    Column("label", Text, nullable=False, comment="an answer of the dataset's answer space, as declared"),
+    ref("dataset", pk=True),
+    col("ordinal", Integer, "the label's position in the declared set", pk=True),
+    col("label", Text, "an answer of the dataset's answer space, as declared", null=False),
     comment="One row per answer of a dataset's declared answer space (label set): every open query's "
     "candidate answers under the answer-set estimator.",
 )

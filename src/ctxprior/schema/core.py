@@ -4,243 +4,197 @@ Ids are assigned by ctxprior (not by sequences) so that they are stable: the sam
 ingested into an empty warehouse always gets the same ids.
 """
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    Column,
-    DateTime,
-    Double,
-    ForeignKey,
-    Integer,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+from sqlalchemy import BigInteger, Boolean, DateTime, Double, Integer, Text, UniqueConstraint
 
-from .base import metadata
+from .base import col, ref, refs, table
 
-meta = Table(
+meta = table(
     "meta",
-    metadata,
-    Column("key", Text, primary_key=True),
-    Column("value", Text, nullable=False),
+    col("key", Text, pk=True),
+    col("value", Text, null=False),
     comment="Warehouse metadata: schema_version, created_by, created_at.",
 )
 
-dataset = Table(
+dataset = table(
     "dataset",
-    metadata,
-    Column("dataset_id", Integer, primary_key=True),
-    Column("name", Text, nullable=False, unique=True),
-    Column(
+    col("dataset_id", Integer, pk=True),
+    col("name", Text, null=False, unique=True),
+    col(
         "source_format",
         Text,
-        nullable=False,
-        comment="the format its loader read, set by the data source that ingested it (`ctxprior ingest "
+        "the format its loader read, set by the data source that ingested it (`ctxprior ingest "
         "--help` lists the sources); friend_enemy and gender mark the case-study collections",
+        null=False,
     ),
-    Column("source_path", Text),
-    Column("source_sha256", Text),
-    Column("description", Text),
-    Column(
+    col("source_path", Text),
+    col("source_sha256", Text),
+    col("description", Text),
+    col(
         "separator",
         Text,
-        server_default="",
-        comment="what joins a context to the query in every prompt: context + separator + query "
+        "what joins a context to the query in every prompt: context + separator + query "
         "(set at ingest; '' where the source's contexts end in their own newline, as yago-qec's; "
         "'' for datasets ingested before schema v3, as they were scored)",
+        server_default="",
     ),
-    Column("ctxprior_version", Text, nullable=False),
-    Column("created_at", DateTime, nullable=False),
+    col("ctxprior_version", Text, null=False),
+    col("created_at", DateTime, null=False),
 )
 
-relation = Table(
+relation = table(
     "relation",
-    metadata,
-    Column("relation_id", Integer, primary_key=True),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column(
-        "name",
-        Text,
-        nullable=False,
-        comment="relation id as in the source, e.g. http://schema.org/about or reverse-...",
+    col("relation_id", Integer, pk=True),
+    ref("dataset", null=False),
+    col(
+        "name", Text, "relation id as in the source, e.g. http://schema.org/about or reverse-...", null=False
     ),
-    Column("short_name", Text, nullable=False, comment="readable name, e.g. about, reverse-founder"),
-    Column("is_reverse", Boolean, nullable=False),
-    Column("position", Integer, nullable=False, comment="order in the source file"),
+    col("short_name", Text, "readable name, e.g. about, reverse-founder", null=False),
+    col("is_reverse", Boolean, null=False),
+    col("position", Integer, "order in the source file", null=False),
     UniqueConstraint("dataset_id", "name"),
 )
 
-relation_class = Table(
+relation_class = table(
     "relation_class",
-    metadata,
-    Column("relation_id", Integer, ForeignKey("relation.relation_id"), primary_key=True),
-    Column("role", Text, primary_key=True, comment="entity | answer"),
-    Column("class_name", Text, primary_key=True),
-    Column("fraction", Double, nullable=False),
+    ref("relation", pk=True),
+    col("role", Text, "entity | answer", pk=True),
+    col("class_name", Text, pk=True),
+    col("fraction", Double, null=False),
     comment="Class fractions of a relation's entities / answers (yago_qec entity_types, answer_types).",
 )
 
-entity = Table(
+entity = table(
     "entity",
-    metadata,
-    Column("entity_id", Integer, primary_key=True),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column("name", Text, nullable=False),
-    Column("kind", Text, nullable=False, comment="real | fake"),
-    Column("uri", Text),
-    Column("entity_class", Text),
+    col("entity_id", Integer, pk=True),
+    ref("dataset", null=False),
+    col("name", Text, null=False),
+    col("kind", Text, "real | fake", null=False),
+    col("uri", Text),
+    col("entity_class", Text),
     UniqueConstraint("dataset_id", "name", "kind", "uri"),
 )
 
-answer = Table(
+answer = table(
     "answer",
-    metadata,
-    Column("answer_id", Integer, primary_key=True),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column("name", Text, nullable=False),
-    Column("uri", Text),
+    col("answer_id", Integer, pk=True),
+    ref("dataset", null=False),
+    col("name", Text, null=False),
+    col("uri", Text),
     UniqueConstraint("dataset_id", "name", "uri"),
 )
 
-fact = Table(
+fact = table(
     "fact",
-    metadata,
-    Column("fact_id", Integer, primary_key=True),
-    Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column(
+    col("fact_id", Integer, pk=True),
+    ref("relation", null=False),
+    col(
         "position",
         Integer,
-        nullable=False,
-        comment="index in the source lists; a fake shares it with the real entity whose answer it borrows",
+        "index in the source lists; a fake shares it with the real entity whose answer it borrows",
+        null=False,
     ),
-    Column("entity_id", Integer, ForeignKey("entity.entity_id"), nullable=False),
-    Column(
-        "answer_id",
-        Integer,
-        ForeignKey("answer.answer_id"),
-        comment="NULL when the dataset has no answer (gender case study)",
-    ),
-    Column(
-        "entity_kind", Text, nullable=False, comment="real | fake (copied from entity for fast filtering)"
-    ),
-    Column("label", Text, comment="optional label, e.g. friend | enemy"),
-    Column("category", Text, comment="optional category, e.g. movie | history"),
-    Column("uri_degree", BigInteger, comment="yago_qec entity_uri_to_degree"),
-    Column("namesake_degree", BigInteger, comment="yago_qec entity_namesake_to_degree"),
-    Column("namesake_num_uris", BigInteger, comment="yago_qec entity_namesake_to_num_uris"),
-    Column("predicate_degree", BigInteger, comment="yago_qec entity_uri_to_predicate_degree"),
+    ref("entity", null=False),
+    ref("answer", "NULL when the dataset has no answer (gender case study)"),
+    col("entity_kind", Text, "real | fake (copied from entity for fast filtering)", null=False),
+    col("label", Text, "optional label, e.g. friend | enemy"),
+    col("category", Text, "optional category, e.g. movie | history"),
+    col("uri_degree", BigInteger, "yago_qec entity_uri_to_degree"),
+    col("namesake_degree", BigInteger, "yago_qec entity_namesake_to_degree"),
+    col("namesake_num_uris", BigInteger, "yago_qec entity_namesake_to_num_uris"),
+    col("predicate_degree", BigInteger, "yago_qec entity_uri_to_predicate_degree"),
     UniqueConstraint("relation_id", "entity_kind", "position"),
 )
 
-query_form = Table(
+query_form = table(
     "query_form",
-    metadata,
-    Column("query_form_id", Integer, primary_key=True),
-    Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column("query_type", Text, nullable=False, comment="open | closed"),
-    Column("ordinal", Integer, nullable=False),
-    Column("name", Text, nullable=False, comment="open_0, open_1, closed_0, ..."),
-    Column("template", Text, nullable=False, comment="placeholders {entity} and (closed) {answer}"),
+    col("query_form_id", Integer, pk=True),
+    ref("relation", null=False),
+    col("query_type", Text, "open | closed", null=False),
+    col("ordinal", Integer, null=False),
+    col("name", Text, "open_0, open_1, closed_0, ...", null=False),
+    col("template", Text, "placeholders {entity} and (closed) {answer}", null=False),
     UniqueConstraint("relation_id", "query_type", "ordinal"),
 )
 
-context_template = Table(
+context_template = table(
     "context_template",
-    metadata,
-    Column("context_template_id", Integer, primary_key=True),
-    Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column("context_type", Text, nullable=False, comment="base | assertive | negation | ..."),
-    Column("ordinal", Integer, nullable=False),
-    Column("template", Text, nullable=False),
+    col("context_template_id", Integer, pk=True),
+    ref("relation", null=False),
+    col("context_type", Text, "base | assertive | negation | ...", null=False),
+    col("ordinal", Integer, null=False),
+    col("template", Text, null=False),
     UniqueConstraint("relation_id", "context_type", "ordinal"),
 )
 
-sample = Table(
+sample = table(
     "sample",
-    metadata,
-    Column("sample_id", Integer, primary_key=True),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column(
+    col("sample_id", Integer, pk=True),
+    ref("dataset", null=False),
+    col(
         "design",
         Text,
-        nullable=False,
-        comment="how the sample was drawn: a design declared in ctxprior.sampling.draw.DESIGNS "
+        "how the sample was drawn: a design declared in ctxprior.sampling.draw.DESIGNS "
         "(`ctxprior sample --help` lists them)",
+        null=False,
     ),
-    Column("seed", BigInteger, nullable=False),
-    Column("n_entities", Integer, comment="entities per relation"),
-    Column("n_contexts", Integer, comment="contexts per relation"),
-    Column("context_types", Text, nullable=False, comment="comma-separated, as requested"),
-    Column("params_json", Text, nullable=False, comment="all sampling parameters as JSON"),
-    Column("ctxprior_version", Text, nullable=False),
-    Column("created_at", DateTime, nullable=False),
+    col("seed", BigInteger, null=False),
+    col("n_entities", Integer, "entities per relation"),
+    col("n_contexts", Integer, "contexts per relation"),
+    col("context_types", Text, "comma-separated, as requested", null=False),
+    col("params_json", Text, "all sampling parameters as JSON", null=False),
+    col("ctxprior_version", Text, null=False),
+    col("created_at", DateTime, null=False),
 )
 
-sample_fact = Table(
+sample_fact = table(
     "sample_fact",
-    metadata,
-    Column("sample_id", Integer, ForeignKey("sample.sample_id"), primary_key=True),
-    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
-    Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column(
-        "ordinal", Integer, nullable=False, comment="order of the entity within its relation in this sample"
-    ),
+    *refs("sample", "fact", pk=True),
+    ref("relation", null=False),
+    col("ordinal", Integer, "order of the entity within its relation in this sample", null=False),
     comment="The queried (entity, answer) facts of a sample.",
 )
 
-context = Table(
+context = table(
     "context",
-    metadata,
-    Column("context_id", BigInteger, primary_key=True),
-    Column("sample_id", Integer, ForeignKey("sample.sample_id"), nullable=False),
-    Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column("ordinal", Integer, nullable=False, comment="position in the relation's context list"),
-    Column(
-        "context_template_id", Integer, ForeignKey("context_template.context_template_id"), nullable=False
-    ),
-    Column("context_type", Text, nullable=False),
-    Column(
-        "entity_id",
-        Integer,
-        ForeignKey("entity.entity_id"),
-        comment="entity the context mentions (NULL for fixed texts)",
-    ),
-    Column("answer_id", Integer, ForeignKey("answer.answer_id"), comment="answer the context states"),
-    Column("text", Text, nullable=False),
+    col("context_id", BigInteger, pk=True),
+    *refs("sample", "relation", null=False),
+    col("ordinal", Integer, "position in the relation's context list", null=False),
+    ref("context_template", null=False),
+    col("context_type", Text, null=False),
+    ref("entity", "entity the context mentions (NULL for fixed texts)"),
+    ref("answer", "answer the context states"),
+    col("text", Text, null=False),
     UniqueConstraint("sample_id", "relation_id", "ordinal"),
 )
 
-run = Table(
+run = table(
     "run",
-    metadata,
-    Column("run_id", Integer, primary_key=True),
-    Column("kind", Text, nullable=False, comment="persuasion | dynamic"),
-    Column("sample_id", Integer, ForeignKey("sample.sample_id")),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id")),
-    Column("model", Text, nullable=False, comment="model id / alias / path as given"),
-    Column("model_revision", Text, comment="hub commit, or sha256 of the weights file"),
-    Column("dtype", Text),
-    Column("quantization", Text, comment="none | 8bit | 4bit"),
-    Column("device", Text),
-    Column(
+    col("run_id", Integer, pk=True),
+    col("kind", Text, "persuasion | dynamic", null=False),
+    *refs("sample", "dataset"),
+    col("model", Text, "model id / alias / path as given", null=False),
+    col("model_revision", Text, "hub commit, or sha256 of the weights file"),
+    col("dtype", Text),
+    col("quantization", Text, "none | 8bit | 4bit"),
+    col("device", Text),
+    col(
         "estimator",
         Text,
-        nullable=False,
-        comment="how the answer distribution was read: an estimator registered in "
+        "how the answer distribution was read: an estimator registered in "
         "ctxprior.scoring.estimators (the card says what each run's estimator is)",
+        null=False,
     ),
-    Column("batch_size", Integer),
-    Column("seed", BigInteger),
-    Column("config_json", Text, nullable=False, comment="every option of the run as JSON"),
-    Column("ctxprior_version", Text, nullable=False),
-    Column("host", Text),
-    Column("pid", Integer),
-    Column("status", Text, nullable=False, comment="running | done | failed | cancelled"),
-    Column("error", Text),
-    Column("units_total", Integer),
-    Column("units_done", Integer),
-    Column("prompts_done", BigInteger),
-    Column("started_at", DateTime, nullable=False),
-    Column("ended_at", DateTime),
+    col("batch_size", Integer),
+    col("seed", BigInteger),
+    col("config_json", Text, "every option of the run as JSON", null=False),
+    col("ctxprior_version", Text, null=False),
+    col("host", Text),
+    col("pid", Integer),
+    col("status", Text, "running | done | failed | cancelled", null=False),
+    col("error", Text),
+    col("units_total", Integer),
+    col("units_done", Integer),
+    col("prompts_done", BigInteger),
+    col("started_at", DateTime, null=False),
+    col("ended_at", DateTime),
 )

@@ -7,305 +7,211 @@ A user table added with `covariates add` is stored as its own table `covdata_<na
 columns are the user's, so it cannot be declared here); the catalog row names it.
 """
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    Column,
-    DateTime,
-    Double,
-    ForeignKey,
-    Integer,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+from sqlalchemy import BigInteger, Boolean, DateTime, Double, Integer, Text, UniqueConstraint
 
-from .base import metadata
+from .base import col, ref, refs, table
 
-covariate = Table(
+covariate = table(
     "covariate",
-    metadata,
-    Column("covariate_id", Integer, primary_key=True, comment="id of the covariate"),
-    Column("name", Text, nullable=False, unique=True, comment="covariate name; its view is cov_<name>"),
-    Column("kind", Text, nullable=False, comment="cooccurrence | kg_degree | fact_degree | user"),
-    Column(
-        "dataset_id",
-        Integer,
-        ForeignKey("dataset.dataset_id"),
-        comment="dataset it was computed for; NULL = all datasets",
-    ),
-    Column("view_name", Text, nullable=False, comment="cov_<name>"),
-    Column(
+    col("covariate_id", Integer, "id of the covariate", pk=True),
+    col("name", Text, "covariate name; its view is cov_<name>", null=False, unique=True),
+    col("kind", Text, "cooccurrence | kg_degree | fact_degree | user", null=False),
+    ref("dataset", "dataset it was computed for; NULL = all datasets"),
+    col("view_name", Text, "cov_<name>", null=False),
+    col(
         "key_columns",
         Text,
-        nullable=False,
-        comment="comma-separated readable keys of the view, e.g. dataset,relation,entity,answer",
+        "comma-separated readable keys of the view, e.g. dataset,relation,entity,answer",
+        null=False,
     ),
-    Column("value_columns", Text, nullable=False, comment="comma-separated value columns of the view"),
-    Column("source_path", Text, comment="input file(s) or folder(s) as given"),
-    Column(
+    col("value_columns", Text, "comma-separated value columns of the view", null=False),
+    col("source_path", Text, "input file(s) or folder(s) as given"),
+    col(
         "source_sha256",
         Text,
-        comment="sha256 of the input file; for several files, sha256 of their sorted sha256 list",
+        "sha256 of the input file; for several files, sha256 of their sorted sha256 list",
     ),
-    Column("description", Text, comment="free text (--description) or a default"),
-    Column("params_json", Text, nullable=False, comment="all options that define the values, as JSON"),
-    Column("status", Text, nullable=False, comment="complete | partial (some corpus shards not counted yet)"),
-    Column("n_rows", BigInteger, comment="rows in the source (user tables) or facts covered"),
-    Column("n_matched", BigInteger, comment="source rows that matched warehouse keys / facts with a value"),
-    Column("data_table", Text, comment="table holding the values (covdata_<name> for user tables)"),
-    Column("ctxprior_version", Text, nullable=False, comment="ctxprior version that wrote the row"),
-    Column("added_at", DateTime, nullable=False, comment="when the covariate was first added (UTC)"),
-    Column("updated_at", DateTime, nullable=False, comment="last change (UTC)"),
+    col("description", Text, "free text (--description) or a default"),
+    col("params_json", Text, "all options that define the values, as JSON", null=False),
+    col("status", Text, "complete | partial (some corpus shards not counted yet)", null=False),
+    col("n_rows", BigInteger, "rows in the source (user tables) or facts covered"),
+    col("n_matched", BigInteger, "source rows that matched warehouse keys / facts with a value"),
+    col("data_table", Text, "table holding the values (covdata_<name> for user tables)"),
+    col("ctxprior_version", Text, "ctxprior version that wrote the row", null=False),
+    col("added_at", DateTime, "when the covariate was first added (UTC)", null=False),
+    col("updated_at", DateTime, "last change (UTC)", null=False),
     comment="Catalog of covariates (corpus co-occurrence, KG degree, user tables); one view cov_<name> each.",
 )
 
-cooccurrence_name = Table(
+cooccurrence_name = table(
     "cooccurrence_name",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("name_id", Integer, primary_key=True, comment="index of the name within the covariate"),
-    Column(
+    ref("covariate", pk=True),
+    col("name_id", Integer, "index of the name within the covariate", pk=True),
+    col(
         "name",
         Text,
-        nullable=False,
-        comment="normalized name: words joined by one space (punctuation removed, maybe lower-cased)",
+        "normalized name: words joined by one space (punctuation removed, maybe lower-cased)",
+        null=False,
     ),
-    Column("n_words", Integer, nullable=False, comment="words in the normalized name"),
+    col("n_words", Integer, "words in the normalized name", null=False),
     comment="Distinct normalized entity / answer names searched in the corpus.",
 )
 
-cooccurrence_pair = Table(
+cooccurrence_pair = table(
     "cooccurrence_pair",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("pair_id", Integer, primary_key=True, comment="index of the pair within the covariate"),
-    Column("name_id_lo", Integer, nullable=False, comment="smaller name id of the unordered pair"),
-    Column("name_id_hi", Integer, nullable=False, comment="larger (or equal) name id of the pair"),
+    ref("covariate", pk=True),
+    col("pair_id", Integer, "index of the pair within the covariate", pk=True),
+    col("name_id_lo", Integer, "smaller name id of the unordered pair", null=False),
+    col("name_id_hi", Integer, "larger (or equal) name id of the pair", null=False),
     comment="Distinct unordered (entity name, answer name) pairs whose co-occurrence is counted.",
 )
 
-cooccurrence_fact = Table(
+cooccurrence_fact = table(
     "cooccurrence_fact",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
-    Column("entity_name_id", Integer, comment="NULL when the entity name has no words after normalization"),
-    Column("answer_name_id", Integer, comment="NULL when the fact has no answer or it has no words"),
-    Column("pair_id", Integer, comment="NULL when either name is NULL"),
+    *refs("covariate", "fact", pk=True),
+    col("entity_name_id", Integer, "NULL when the entity name has no words after normalization"),
+    col("answer_name_id", Integer, "NULL when the fact has no answer or it has no words"),
+    col("pair_id", Integer, "NULL when either name is NULL"),
     comment="Which names and pair each fact of the counted dataset(s) maps to.",
 )
 
-cooccurrence_shard = Table(
+cooccurrence_shard = table(
     "cooccurrence_shard",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("shard_id", Integer, primary_key=True, comment="id of the counted shard"),
-    Column("path", Text, nullable=False, comment="absolute path of the shard file"),
-    Column("size_bytes", BigInteger, nullable=False, comment="file size when counted"),
-    Column("mtime_ns", BigInteger, nullable=False, comment="file modification time when counted"),
-    Column("sha256", Text, nullable=False, comment="sha256 of the file bytes"),
-    Column("n_lines", BigInteger, nullable=False, comment="lines read"),
-    Column(
-        "n_documents",
-        BigInteger,
-        nullable=False,
-        comment="documents counted (JSON lines with text, or paragraphs)",
-    ),
-    Column("n_words", BigInteger, nullable=False, comment="words after normalization"),
-    Column("n_bad_json", BigInteger, nullable=False, comment="lines skipped: not JSON"),
-    Column(
-        "n_missing_text",
-        BigInteger,
-        nullable=False,
-        comment="lines skipped: JSON without a string text field",
-    ),
-    Column("bad_examples", Text, comment="first few skipped lines, e.g. 'line 3: not JSON'"),
-    Column("seconds", Double, comment="wall time spent counting the shard"),
-    Column("worker", Text, comment="host:pid (or Ray node) that counted it"),
-    Column("finished_at", DateTime, nullable=False, comment="when the shard's counts were stored (UTC)"),
+    ref("covariate", pk=True),
+    col("shard_id", Integer, "id of the counted shard", pk=True),
+    col("path", Text, "absolute path of the shard file", null=False),
+    col("size_bytes", BigInteger, "file size when counted", null=False),
+    col("mtime_ns", BigInteger, "file modification time when counted", null=False),
+    col("sha256", Text, "sha256 of the file bytes", null=False),
+    col("n_lines", BigInteger, "lines read", null=False),
+    col("n_documents", BigInteger, "documents counted (JSON lines with text, or paragraphs)", null=False),
+    col("n_words", BigInteger, "words after normalization", null=False),
+    col("n_bad_json", BigInteger, "lines skipped: not JSON", null=False),
+    col("n_missing_text", BigInteger, "lines skipped: JSON without a string text field", null=False),
+    col("bad_examples", Text, "first few skipped lines, e.g. 'line 3: not JSON'"),
+    col("seconds", Double, "wall time spent counting the shard"),
+    col("worker", Text, "host:pid (or Ray node) that counted it"),
+    col("finished_at", DateTime, "when the shard's counts were stored (UTC)", null=False),
     UniqueConstraint("covariate_id", "path"),
     comment="Corpus shards counted for a co-occurrence covariate (a rerun skips them).",
 )
 
-cooccurrence_pair_count = Table(
+cooccurrence_pair_count = table(
     "cooccurrence_pair_count",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("shard_id", Integer, primary_key=True, comment="shard (cooccurrence_shard) the count comes from"),
-    Column("pair_id", Integer, primary_key=True, comment="pair (cooccurrence_pair)"),
-    Column(
-        "count",
-        BigInteger,
-        nullable=False,
-        comment="co-occurrences within the window in this shard (non-zero only)",
-    ),
+    ref("covariate", pk=True),
+    col("shard_id", Integer, "shard (cooccurrence_shard) the count comes from", pk=True),
+    col("pair_id", Integer, "pair (cooccurrence_pair)", pk=True),
+    col("count", BigInteger, "co-occurrences within the window in this shard (non-zero only)", null=False),
     comment="Per-shard pair counts; the covariate's value is the sum over shards.",
 )
 
-cooccurrence_name_count = Table(
+cooccurrence_name_count = table(
     "cooccurrence_name_count",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("shard_id", Integer, primary_key=True, comment="shard (cooccurrence_shard) the count comes from"),
-    Column("name_id", Integer, primary_key=True, comment="name (cooccurrence_name)"),
-    Column(
-        "count", BigInteger, nullable=False, comment="occurrences of the name in this shard (non-zero only)"
-    ),
+    ref("covariate", pk=True),
+    col("shard_id", Integer, "shard (cooccurrence_shard) the count comes from", pk=True),
+    col("name_id", Integer, "name (cooccurrence_name)", pk=True),
+    col("count", BigInteger, "occurrences of the name in this shard (non-zero only)", null=False),
     comment="Per-shard name frequencies.",
 )
 
-kg_degree = Table(
+kg_degree = table(
     "kg_degree",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("entity_uri", Text, primary_key=True, comment="entity URI as in the warehouse (entity.uri)"),
-    Column(
-        "relation_uri",
-        Text,
-        primary_key=True,
-        comment="predicate URI (no reverse- prefix: the degree is direction-free)",
-    ),
-    Column(
+    ref("covariate", pk=True),
+    col("entity_uri", Text, "entity URI as in the warehouse (entity.uri)", pk=True),
+    col("relation_uri", Text, "predicate URI (no reverse- prefix: the degree is direction-free)", pk=True),
+    col(
         "degree",
         BigInteger,
-        nullable=False,
-        comment="delta(e,q) = |{a:(e,q,a)} U {a:(a,q,e)}|: distinct neighbours of e along q, either direction",
+        "delta(e,q) = |{a:(e,q,a)} U {a:(a,q,e)}|: distinct neighbours of e along q, either direction",
+        null=False,
     ),
     comment="Relation-dependent KG degree of warehouse entities (only entities whose URI is in the warehouse).",
 )
 
-kg_entity_degree = Table(
+kg_entity_degree = table(
     "kg_entity_degree",
-    metadata,
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), primary_key=True),
-    Column("entity_uri", Text, primary_key=True, comment="entity URI as in the warehouse (entity.uri)"),
-    Column(
-        "total_degree",
-        BigInteger,
-        nullable=False,
-        comment="distinct triples with the entity as subject or object",
-    ),
-    Column("n_relations", BigInteger, nullable=False, comment="distinct predicates on those triples"),
+    ref("covariate", pk=True),
+    col("entity_uri", Text, "entity URI as in the warehouse (entity.uri)", pk=True),
+    col("total_degree", BigInteger, "distinct triples with the entity as subject or object", null=False),
+    col("n_relations", BigInteger, "distinct predicates on those triples", null=False),
     comment="Total KG degree of warehouse entities.",
 )
 
-closed_book_answer = Table(
+closed_book_answer = table(
     "closed_book_answer",
-    metadata,
-    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True, comment="run whose model answered"),
-    Column(
-        "query_form_id",
-        Integer,
-        ForeignKey("query_form.query_form_id"),
-        primary_key=True,
-        comment="open query form of the run, asked with no context",
-    ),
-    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True),
-    Column("covariate_id", Integer, ForeignKey("covariate.covariate_id"), nullable=False),
-    Column("text", Text, nullable=False, comment="the model's greedy answer to the bare query (closed book)"),
-    Column(
+    ref("run", "run whose model answered", pk=True),
+    ref("query_form", "open query form of the run, asked with no context", pk=True),
+    ref("fact", pk=True),
+    ref("covariate", null=False),
+    col("text", Text, "the model's greedy answer to the bare query (closed book)", null=False),
+    col(
         "correct",
         Boolean,
-        nullable=False,
-        comment="a gold answer occurs in the answer's first line as whole words after SQuAD normalization "
+        "a gold answer occurs in the answer's first line as whole words after SQuAD normalization "
         "(case folded, no punctuation, no a/an/the); gold = the fact's answer and its aliases",
+        null=False,
     ),
     comment="Closed-book greedy answers of a run's model, judged against the gold answer "
     "(`covariates known`; the known / unknown split of Ferrando et al. 2025 is view stg_known_entity).",
 )
 
-closed_book_sample = Table(
+closed_book_sample = table(
     "closed_book_sample",
-    metadata,
-    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True, comment="run whose model answered"),
-    Column(
-        "relation_id",
-        Integer,
-        ForeignKey("relation.relation_id"),
-        primary_key=True,
-        comment="the attribute's relation (an attribute: one entity's facts in one relation)",
+    ref("run", "run whose model answered", pk=True),
+    ref("relation", "the attribute's relation (an attribute: one entity's facts in one relation)", pk=True),
+    ref("entity", "the attribute's entity", pk=True),
+    col("sample", Integer, "0, 1, ... (--samples of them per attribute)", pk=True),
+    ref(
+        "query_form",
+        "the open query form asked with no context: the relation's first one the run scored",
+        null=False,
     ),
-    Column(
-        "entity_id",
-        Integer,
-        ForeignKey("entity.entity_id"),
-        primary_key=True,
-        comment="the attribute's entity",
+    ref(
+        "covariate",
+        "the `known` covariate whose params (rule, samples, temperature, seed, thresholds) made them",
+        null=False,
     ),
-    Column("sample", Integer, primary_key=True, comment="0, 1, ... (--samples of them per attribute)"),
-    Column(
-        "query_form_id",
-        Integer,
-        ForeignKey("query_form.query_form_id"),
-        nullable=False,
-        comment="the open query form asked with no context: the relation's first one the run scored",
-    ),
-    Column(
-        "covariate_id",
-        Integer,
-        ForeignKey("covariate.covariate_id"),
-        nullable=False,
-        comment="the `known` covariate whose params (rule, samples, temperature, seed, thresholds) made them",
-    ),
-    Column("text", Text, nullable=False, comment="the sampled answer (closed book, cut at the stop rule)"),
-    Column(
+    col("text", Text, "the sampled answer (closed book, cut at the stop rule)", null=False),
+    col(
         "correct",
         Boolean,
-        nullable=False,
-        comment="a gold answer occurs in the answer's first line as whole words after SQuAD normalization; "
+        "a gold answer occurs in the answer's first line as whole words after SQuAD normalization; "
         "gold = the answers of the entity's facts in the relation and their aliases",
+        null=False,
     ),
     comment="Closed-book answers sampled from a run's model, one row per sample (`covariates known "
     "--rule ctxprior-samples`; labels: views stg_known_attribute, stg_known_entity).",
 )
 
-closed_book_attribute = Table(
+closed_book_attribute = table(
     "closed_book_attribute",
-    metadata,
-    Column("run_id", Integer, ForeignKey("run.run_id"), primary_key=True, comment="run whose model answered"),
-    Column(
-        "relation_id",
-        Integer,
-        ForeignKey("relation.relation_id"),
-        primary_key=True,
-        comment="the attribute's relation (an attribute: one entity's facts in one relation)",
+    ref("run", "run whose model answered", pk=True),
+    ref("relation", "the attribute's relation (an attribute: one entity's facts in one relation)", pk=True),
+    ref("entity", "the attribute's entity", pk=True),
+    ref(
+        "query_form",
+        "the open query form asked with no context: the relation's first one the run scored",
+        null=False,
     ),
-    Column(
-        "entity_id",
-        Integer,
-        ForeignKey("entity.entity_id"),
-        primary_key=True,
-        comment="the attribute's entity",
+    ref(
+        "covariate",
+        "the `known` covariate whose params (rule, max_new_tokens, definition) made it",
+        null=False,
     ),
-    Column(
-        "query_form_id",
-        Integer,
-        ForeignKey("query_form.query_form_id"),
-        nullable=False,
-        comment="the open query form asked with no context: the relation's first one the run scored",
-    ),
-    Column(
-        "covariate_id",
-        Integer,
-        ForeignKey("covariate.covariate_id"),
-        nullable=False,
-        comment="the `known` covariate whose params (rule, max_new_tokens, definition) made it",
-    ),
-    Column("text", Text, nullable=False, comment="the greedy completion (closed book, cut at the stop rule)"),
-    Column(
+    col("text", Text, "the greedy completion (closed book, cut at the stop rule)", null=False),
+    col(
         "check_kind",
         Text,
-        nullable=False,
-        comment="the released code's check it was judged with: name (thefuzz token_set_ratio > 90, "
+        "the released code's check it was judged with: name (thefuzz token_set_ratio > 90, "
         "check_name_correctness) or number (within 2, number_match; every gold answer a number)",
+        null=False,
     ),
-    Column(
+    col(
         "label",
         Text,
-        nullable=False,
-        comment="correct (a gold answer passes the check), refusal (else, is_generation_refusal), error "
+        "correct (a gold answer passes the check), refusal (else, is_generation_refusal), error "
         "(else): get_label of Ferrando et al.'s code (javiferran/sae_entities)",
+        null=False,
     ),
     comment="Closed-book greedy completions of a run's model, one per attribute, labelled as Ferrando "
     "et al.'s released code labels them (`covariates known --rule ferrando`, the default; entity "

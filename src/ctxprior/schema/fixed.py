@@ -9,61 +9,47 @@ fact with every context of its relation, so an item is scored against exactly it
 ψ is the KL to the mixture over the item's contexts and χ the MI over them.
 """
 
-from sqlalchemy import Column, ForeignKey, Integer, Table, Text
+from sqlalchemy import Integer, Text
 
-from .base import metadata
+from .base import col, ref, refs, table
 
-fixed_item = Table(
+fixed_item = table(
     "fixed_item",
-    metadata,
-    Column("fact_id", Integer, ForeignKey("fact.fact_id"), primary_key=True, comment="the item's fact"),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column("relation_id", Integer, ForeignKey("relation.relation_id"), nullable=False),
-    Column(
+    ref("fact", "the item's fact", pk=True),
+    *refs("dataset", "relation", null=False),
+    col(
         "item_key",
         Text,
-        nullable=False,
-        comment="the item's key in the source (its id column, else its 1-based row number); unique per dataset",
+        "the item's key in the source (its id column, else its 1-based row number); unique per dataset",
+        null=False,
     ),
-    Column("source_row", Integer, nullable=False, comment="1-based data row of the item in the source"),
-    Column("question", Text, nullable=False, comment="the question as in the source"),
-    Column(
+    col("source_row", Integer, "1-based data row of the item in the source", null=False),
+    col("question", Text, "the question as in the source", null=False),
+    col(
         "gold_answer_id",
         Integer,
-        ForeignKey("answer.answer_id"),
-        nullable=False,
-        comment="the item's gold answer (also fact.answer_id)",
+        "the item's gold answer (also fact.answer_id)",
+        null=False,
+        fk="answer.answer_id",
     ),
     comment="One row per item of a fixed-context dataset (ctxprior ingest table --shape contexts).",
 )
 
-fixed_context = Table(
+fixed_context = table(
     "fixed_context",
-    metadata,
-    Column(
-        "context_template_id",
-        Integer,
-        ForeignKey("context_template.context_template_id"),
-        primary_key=True,
-        comment="the passage as a fixed context template of the item's relation",
-    ),
-    Column("fact_id", Integer, ForeignKey("fact.fact_id"), nullable=False, comment="the item"),
-    Column("dataset_id", Integer, ForeignKey("dataset.dataset_id"), nullable=False),
-    Column("ordinal", Integer, nullable=False, comment="order of the passage within its item"),
-    Column("label", Text, nullable=False, comment="the passage's label as in the source (or its column)"),
-    Column(
+    ref("context_template", "the passage as a fixed context template of the item's relation", pk=True),
+    ref("fact", "the item", null=False),
+    ref("dataset", null=False),
+    col("ordinal", Integer, "order of the passage within its item", null=False),
+    col("label", Text, "the passage's label as in the source (or its column)", null=False),
+    col(
         "context_type",
         Text,
-        nullable=False,
-        comment="the type the mapping gives the label, e.g. gold | conflicting | irrelevant",
+        "the type the mapping gives the label, e.g. gold | conflicting | irrelevant",
+        null=False,
     ),
-    Column(
-        "answer_id",
-        Integer,
-        ForeignKey("answer.answer_id"),
-        comment="the answer the passage supports (NULL when the source gives none, e.g. irrelevant)",
-    ),
-    Column("source_row", Integer, nullable=False, comment="1-based data row the passage came from"),
-    Column("text", Text, nullable=False, comment="the passage as in the source"),
+    ref("answer", "the answer the passage supports (NULL when the source gives none, e.g. irrelevant)"),
+    col("source_row", Integer, "1-based data row the passage came from", null=False),
+    col("text", Text, "the passage as in the source", null=False),
     comment="One row per context passage of a fixed-context item, with its label and supported answer.",
 )

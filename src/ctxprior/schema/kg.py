@@ -5,56 +5,41 @@ label files, the relations file), so each input gets a `dataset_source` row, and
 options, the relations file's text and the counts go into `dataset_build`. Additive tables.
 """
 
-from sqlalchemy import BigInteger, Column, ForeignKey, Integer, Table, Text
+from sqlalchemy import BigInteger, Integer, Text
 
-from .base import metadata
+from .base import col, ref, table
 
-dataset_source = Table(
+dataset_source = table(
     "dataset_source",
-    metadata,
-    Column(
-        "dataset_id",
-        Integer,
-        ForeignKey("dataset.dataset_id"),
-        primary_key=True,
-        comment="the dataset built from this input",
-    ),
-    Column(
-        "ordinal",
-        Integer,
-        primary_key=True,
-        comment="order of the input (triples, then labels, then relations)",
-    ),
-    Column("role", Text, nullable=False, comment="triples | labels | relations"),
-    Column("path", Text, nullable=False, comment="absolute path of the input at build time"),
-    Column("format", Text, nullable=False, comment="nt | ttl | tsv (triple files) or yaml (relations file)"),
-    Column("size_bytes", BigInteger, nullable=False, comment="file size in bytes"),
-    Column("sha256", Text, nullable=False, comment="sha256 of the file's bytes (as stored, e.g. gzip)"),
-    Column("n_lines", BigInteger, comment="non-blank, non-comment lines read (triple and label files)"),
-    Column("n_malformed", BigInteger, comment="lines that are not triples (skipped)"),
+    ref("dataset", "the dataset built from this input", pk=True),
+    col("ordinal", Integer, "order of the input (triples, then labels, then relations)", pk=True),
+    col("role", Text, "triples | labels | relations", null=False),
+    col("path", Text, "absolute path of the input at build time", null=False),
+    col("format", Text, "nt | ttl | tsv (triple files) or yaml (relations file)", null=False),
+    col("size_bytes", BigInteger, "file size in bytes", null=False),
+    col("sha256", Text, "sha256 of the file's bytes (as stored, e.g. gzip)", null=False),
+    col("n_lines", BigInteger, "non-blank, non-comment lines read (triple and label files)"),
+    col("n_malformed", BigInteger, "lines that are not triples (skipped)"),
     comment="Every input file of a dataset built with `build-dataset`, with its sha256.",
 )
 
-dataset_build = Table(
+dataset_build = table(
     "dataset_build",
-    metadata,
-    Column(
-        "dataset_id", Integer, ForeignKey("dataset.dataset_id"), primary_key=True, comment="the built dataset"
-    ),
-    Column("relations_path", Text, nullable=False, comment="absolute path of the relations file"),
-    Column("relations_sha256", Text, nullable=False, comment="sha256 of the relations file"),
-    Column("relations_yaml", Text, nullable=False, comment="full text of the relations file"),
-    Column(
+    ref("dataset", "the built dataset", pk=True),
+    col("relations_path", Text, "absolute path of the relations file", null=False),
+    col("relations_sha256", Text, "sha256 of the relations file", null=False),
+    col("relations_yaml", Text, "full text of the relations file", null=False),
+    col(
         "params_json",
         Text,
-        nullable=False,
-        comment="build options as JSON: lang, entities_per_relation, seed, label predicates, ...",
+        "build options as JSON: lang, entities_per_relation, seed, label predicates, ...",
+        null=False,
     ),
-    Column(
+    col(
         "stats_json",
         Text,
-        nullable=False,
-        comment="counts as JSON: lines, triples, malformed lines, candidates and entities per relation, seconds",
+        "counts as JSON: lines, triples, malformed lines, candidates and entities per relation, seconds",
+        null=False,
     ),
     comment="How a dataset was built from a knowledge graph (`ctxprior build-dataset`).",
 )
