@@ -14,7 +14,6 @@ from ctxprior.scoring.metrics import (
     entropy_np,
     jsd_np,
     kl_np,
-    memorization_ratio,
     outcomes_np,
     reliance_np,
     scaled_difference_np,
@@ -64,12 +63,6 @@ def test_reference_vectors_torch():
         out = scores_torch(lp, w)
         assert float(out["susceptibility"]) == pytest.approx(chi, abs=1e-9)
         assert not torch.isnan(out["persuasion"]).any()
-
-
-def test_memorization_ratio():
-    assert memorization_ratio(["ORIGINAL", "CONTEXT", "OTHER", "ORIGINAL"]) == pytest.approx(2 / 3)
-    assert memorization_ratio(["OTHER", "OTHER"]) is None
-    assert memorization_ratio([]) is None
 
 
 # ---------------------------------------------------------------- properties

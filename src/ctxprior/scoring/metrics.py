@@ -488,11 +488,3 @@ def outcomes_np(top, context_answer, gold_answer) -> np.ndarray:
     return np.where(
         (gold >= 0) & (top == gold), "ORIGINAL", np.where((ctx >= 0) & (top == ctx), "CONTEXT", "OTHER")
     )
-
-
-def memorization_ratio(labels) -> float | None:
-    """n_original / (n_original + n_context); None when the denominator is 0 (undefined)."""
-    labels = list(labels)
-    n_o = sum(1 for x in labels if x == "ORIGINAL")
-    n_c = sum(1 for x in labels if x == "CONTEXT")
-    return None if n_o + n_c == 0 else n_o / (n_o + n_c)
