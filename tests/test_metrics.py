@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from metrics_helpers import scores_from_probs
 from vocab_pass_helpers import one_query
 
 from ctxprior.scoring.metrics import (
@@ -17,7 +18,6 @@ from ctxprior.scoring.metrics import (
     outcomes_np,
     reliance_np,
     scaled_difference_np,
-    scores_from_probs,
     scores_np,
     scores_torch,
 )

@@ -516,12 +516,6 @@ class Engine:
             yield s, e
             s = e
 
-    def _plan(self, seqs: Sequence[tuple[int, ...]], groups: Sequence[Sequence[int]] | None):
-        """Split each sequence into (shared prefix, suffix) using its prefix group."""
-        tok = Tokens.pack(seqs)
-        prefix_len, _ = group_prefixes(tok, groups if self.share_prefix else None, self.min_prefix)
-        return [(tuple(s[:k]), tuple(s[k:])) for s, k in zip(seqs, prefix_len.tolist())]
-
     def _each_batch(
         self,
         seqs: Sequence[tuple[int, ...]],
