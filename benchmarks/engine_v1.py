@@ -329,8 +329,9 @@ def scores_v1(table, row_of, nc: int, nq: int, with_prior: bool = True):
     """The estimator's per-query loop as it was: one index tensor and several host syncs per
     query (``.cpu()``, ``float()``), returning (persuasion [nq, nc], chi [nq], prior KL [nq])."""
     import numpy as np
+    from vocab_pass import kl_torch  # a sibling module: benchmarks/ is on the path of their scripts
 
-    from ctxprior.scoring.metrics import kl_torch, scores_torch
+    from ctxprior.scoring.metrics import scores_torch
 
     psi, chi, pkl = [], [], []
     for i in range(nq):

@@ -1,7 +1,7 @@
 """Ingest + sample at paper scale, against a naive row-by-row SQLAlchemy insert.
 
 Generates a yago_qec.json with 125 relations x 1000 facts (plus 1000 fakes each, degrees, URIs),
-then times `ingest_yago_qec` + `draw_sample` (100 entities, 600 contexts per relation) into a new
+then times `load_yago_qec` + `write_yago_qec` + `draw_sample` (100 entities, 600 contexts per relation) into a new
 warehouse. The naive baseline inserts the same rows one `INSERT` at a time through a SQLAlchemy
 session on duckdb-engine; it is measured on a slice in the same run (it would take many minutes
 at full size) and its rows/s compared with the fast path's.
@@ -63,13 +63,13 @@ def make_file(path: str, n_rel: int, n_facts: int, seed: int = 0) -> int:
 
 
 def fast(path: str, db: str, n_entities: int, n_contexts: int) -> tuple[float, float, int]:
-    from ctxprior.ingest.yago_qec import ingest_yago_qec
+    from ctxprior.ingest.yago_qec import load_yago_qec, write_yago_qec
     from ctxprior.sampling.draw import draw_sample
     from ctxprior.storage import open_store
 
     with open_store(db) as wh:
         t0 = time.perf_counter()
-        ingest_yago_qec(wh, path)
+        write_yago_qec(wh, load_yago_qec(path))
         t1 = time.perf_counter()
         draw_sample(wh, "yago_qec", n_entities=n_entities, n_contexts=n_contexts, seed=11)
         t2 = time.perf_counter()

@@ -29,9 +29,26 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from ctxprior.scoring.metrics import LN2, entropy_torch, kl_torch, scores_torch, vocab_pass
+from ctxprior.scoring.metrics import LN2, scores_torch, vocab_pass
 
 GATHERS = ("aten::index", "aten::gather", "aten::index_select")
+
+
+def kl_torch(logp, logq):
+    """KL(p ‖ q) over the last axis in float64 (the old path's prior KL; ``engine_v1`` uses it too)."""
+    lp = logp.to(torch.float64)
+    lq = logq.to(torch.float64)
+    p = lp.exp()
+    zero = torch.zeros((), dtype=torch.float64, device=lp.device)
+    return torch.where(p > 0, p * (lp - lq), zero).sum(-1).clamp_min(0.0)
+
+
+def entropy_torch(logp):
+    """H(p) over the last axis in float64 (the old path's prior entropy)."""
+    lp = logp.to(torch.float64)
+    p = lp.exp()
+    zero = torch.zeros((), dtype=torch.float64, device=lp.device)
+    return -torch.where(p > 0, p * lp, zero).sum(-1)
 
 
 def _nbytes(ts) -> int:

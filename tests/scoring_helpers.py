@@ -241,3 +241,12 @@ def tiny_folder(tmp_path_factory):
     lm.model.save_pretrained(d)
     lm.tokenizer.save_pretrained(d)
     return str(d)
+
+
+def prefix_plan(engine, seqs, groups):
+    """How ``engine`` splits each sequence into (shared prefix, suffix) using its prefix group."""
+    from ctxprior.scoring.prefixes import Tokens, group_prefixes
+
+    tok = Tokens.pack(seqs)
+    prefix_len, _ = group_prefixes(tok, groups if engine.share_prefix else None, engine.min_prefix)
+    return [(tuple(s[:k]), tuple(s[k:])) for s, k in zip(seqs, prefix_len.tolist())]

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from chat_helpers import TEMPLATE, TRIM, _tokenizer
 from naive_scoring import _last_logprobs, naive_first_token
 from scoring_helpers import _demo as scoring_demo
-from scoring_helpers import interrupted_run, tiny_model
+from scoring_helpers import interrupted_run, prefix_plan, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -135,11 +135,11 @@ def test_chat_prompts_still_share_the_header_and_context_prefix():
     head_ctx = shared.encode([chat.head + c for c in CONTEXTS])
     for c, hc in zip(CONTEXTS, head_ctx):
         seqs = shared.encode([chat(c, q) for q in QUERIES])
-        plan = shared._plan(seqs, [list(range(len(QUERIES)))])
+        plan = prefix_plan(shared, seqs, [list(range(len(QUERIES)))])
         assert len(plan[0][0]) >= len(hc) - 1
     # the prior prompts share the system turn and user header
     seqs = shared.encode([chat.prior(q) for q in QUERIES])
-    assert len(shared._plan(seqs, [[0, 1, 2]])[0][0]) >= len(shared.encode([chat.head])[0]) - 1
+    assert len(prefix_plan(shared, seqs, [[0, 1, 2]])[0][0]) >= len(shared.encode([chat.head])[0]) - 1
     # saved tokens: at least (queries - 1) x (header + context) per context
     saved = plain.tokens_computed - shared.tokens_computed
     assert saved >= sum((len(QUERIES) - 1) * (len(hc) - 1) for hc in head_ctx)

@@ -812,10 +812,10 @@ def test_generate_with_local_smollm2(tmp_path):
         src = tmp_path / f"nofakes{k}.json"
         _demo_without_fakes(src)
         db = str(tmp_path / f"w{k}.duckdb")
-        from ctxprior.ingest.yago_qec import ingest_yago_qec
+        from ctxprior.ingest.yago_qec import load_yago_qec, write_yago_qec
 
         with open_store(db) as store:
-            ingest_yago_qec(store, src, name="nofakes")
+            write_yago_qec(store, load_yago_qec(src, name="nofakes"))
             try:
                 res = generate_fakes(
                     store,

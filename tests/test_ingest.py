@@ -132,13 +132,13 @@ def test_ingest_only_some_relations_and_name(run_cli, db_path, yago_file):
 
 @pytest.mark.quick
 def test_ids_are_stable(tmp_path, yago_file):
-    from ctxprior.ingest.yago_qec import ingest_yago_qec
+    from ctxprior.ingest.yago_qec import load_yago_qec, write_yago_qec
 
     snaps = []
     for i in range(2):
         db = str(tmp_path / f"w{i}.duckdb")
         with open_store(db) as store:
-            ingest_yago_qec(store, yago_file)
+            write_yago_qec(store, load_yago_qec(yago_file))
         s = snapshot(db)
         s.pop("meta")
         s["dataset"] = [r.split("datetime")[0] for r in s["dataset"]]  # created_at differs

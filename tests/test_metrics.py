@@ -8,17 +8,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from metrics_helpers import scores_from_probs
 from vocab_pass_helpers import one_query
 
 from ctxprior.scoring.metrics import (
     entropy_np,
     jsd_np,
     kl_np,
-    memorization_ratio,
     outcomes_np,
     reliance_np,
     scaled_difference_np,
-    scores_from_probs,
     scores_np,
     scores_torch,
 )
@@ -67,13 +66,6 @@ def test_reference_vectors_torch():
         out = scores_torch(lp, w)
         assert float(out["susceptibility"]) == pytest.approx(chi, abs=1e-9)
         assert not torch.isnan(out["persuasion"]).any()
-
-
-@pytest.mark.quick
-def test_memorization_ratio():
-    assert memorization_ratio(["ORIGINAL", "CONTEXT", "OTHER", "ORIGINAL"]) == pytest.approx(2 / 3)
-    assert memorization_ratio(["OTHER", "OTHER"]) is None
-    assert memorization_ratio([]) is None
 
 
 # ---------------------------------------------------------------- properties

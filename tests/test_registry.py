@@ -67,7 +67,7 @@ def test_every_analysis_is_declared_once_in_run_order():
         for f in resources.files("ctxprior.analyses").iterdir()
         if f.name.endswith(".sql") and "analysis" in registry.front_matter(f.read_text())
     ]
-    assert sorted(c.sql for c in registry.comparisons().values()) == sorted(declared)
+    assert sorted(a.comparison.sql for a in registry.analyses().values() if a.comparison) == sorted(declared)
     for a in registry.analyses().values():
         assert a.help and (a.step is None) == (a.comparison is not None), a.name
         assert a.kind == ("dynamic" if a.name == "dynamicqa" else "persuasion")

@@ -7,7 +7,7 @@ import collections
 import pytest
 
 from ctxprior.errors import UserError
-from ctxprior.ingest.yago_qec import ingest_yago_qec
+from ctxprior.ingest.yago_qec import load_yago_qec, write_yago_qec
 from ctxprior.sampling.draw import draw_sample
 from ctxprior.storage import open_store
 
@@ -20,7 +20,7 @@ def yago_db(tmp_path):
     data = make_yago_qec(path, n_relations=4, n_facts=40, seed=1, with_degrees=True)
     db = str(tmp_path / "w.duckdb")
     with open_store(db) as store:
-        ingest_yago_qec(store, path)
+        write_yago_qec(store, load_yago_qec(path))
     return db, data
 
 
@@ -163,7 +163,7 @@ def test_reals_without_degrees_are_fixed_by_default_and_per_seed_on_request(tmp_
     path = tmp_path / "yago_qec.json"
     make_yago_qec(path, n_relations=2, n_facts=40, seed=1, with_degrees=False)
     with open_store(str(tmp_path / "w.duckdb")) as store:
-        ingest_yago_qec(store, path)
+        write_yago_qec(store, load_yago_qec(path))
         fixed = [
             _queried(store, draw_sample(store, "yago_qec", n_entities=10, n_contexts=60, seed=s), "real")
             for s in (11, 12, 13)

@@ -30,6 +30,7 @@ from scoring_helpers import (  # noqa: F401 (tiny_folder: a fixture)
     _rows,
     bpe_tokenizer,
     interrupted_run,
+    prefix_plan,
     tiny,
     tiny_folder,
     tiny_model,
@@ -80,12 +81,12 @@ def test_prefix_plan_uses_whole_prompt_tokens():
     lm = tiny()
     eng = Engine(lm)
     seqs = eng.encode(["The capital of Peru is Lima" + q for q in QUERIES])
-    plan = eng._plan(seqs, [[0, 1, 2]])
+    plan = prefix_plan(eng, seqs, [[0, 1, 2]])
     for (pre, suf), s in zip(plan, seqs):
         assert pre + suf == s and len(suf) >= 1
     # the common prefix runs past the context into the shared query words
     assert len(plan[0][0]) > len(eng.encode(["The capital of Peru is"])[0])
-    assert eng._plan(seqs[:1], [[0]]) == [((), seqs[0])]
+    assert prefix_plan(eng, seqs[:1], [[0]]) == [((), seqs[0])]
 
 
 @pytest.mark.quick

@@ -50,8 +50,11 @@ def _model(store, run_id) -> str:
     return store.scalar("SELECT model FROM run WHERE run_id = ?", [int(run_id)]) or "?"
 
 
-def _first_run(df: pd.DataFrame) -> int | None:
-    return None if df.empty else int(sorted(df["run_id"].unique())[0])
+def _first_run_rows(store, sql_file: str, run_ids) -> tuple[pd.DataFrame, int | None]:
+    """The rows of ``sql_file`` of the first run that has any, and its id (None: no rows)."""
+    df = query_file(store, sql_file, run_ids)
+    rid = None if df.empty else int(sorted(df["run_id"].unique())[0])
+    return (df if rid is None else df[df["run_id"] == rid]), rid
 
 
 def _empty(name, title, note):
@@ -141,11 +144,9 @@ def _box_by(ax, groups: list[tuple[str, np.ndarray]], colors=None):
 
 def fig2_answer_groups(store, run_ids) -> Figure:
     title = "Fig. 2: persuasion by the model's answer"
-    df = query_file(store, "answer_groups.sql", run_ids)
-    rid = _first_run(df)
+    df, rid = _first_run_rows(store, "answer_groups.sql", run_ids)
     if rid is None:
         return _empty("fig2_answer_groups", title, "no generations (score with --memorization)")
-    df = df[df["run_id"] == rid]
     fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
     for ax, qt in zip(axes, ("open", "closed")):
         d = df[df["query_type"] == qt]
@@ -164,11 +165,9 @@ def fig2_answer_groups(store, run_ids) -> Figure:
 
 def fig3_mr_bins(store, run_ids) -> Figure:
     title = "Fig. 3: susceptibility vs memorization ratio"
-    df = query_file(store, "mr.sql", run_ids)
-    rid = _first_run(df)
+    df, rid = _first_run_rows(store, "mr.sql", run_ids)
     if rid is None:
         return _empty("fig3_mr_bins", title, "no memorization ratios (score with --memorization)")
-    df = df[df["run_id"] == rid]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for off, qt in ((-0.18, "open"), (0.18, "closed")):
         d = df[df["query_type"] == qt]
@@ -374,11 +373,9 @@ def fig9_frequency(store, run_ids) -> Figure:
 
 def fig10_friend_enemy(store, run_ids) -> Figure:
     title = "Fig. 10: susceptibility of friend vs enemy pairs"
-    df = query_file(store, "friend_enemy.sql", run_ids)
-    rid = _first_run(df)
+    df, rid = _first_run_rows(store, "friend_enemy.sql", run_ids)
     if rid is None:
         return _empty("fig10_friend_enemy", title, "no friend-enemy runs")
-    df = df[df["run_id"] == rid]
     fig = _boxes_per_form(df, ("friend", "enemy"), ["#74c476", "#de2d26"], "relationship of the entity pair")
     fig.suptitle(f"{title} — {_model(store, rid)} (run {rid})")
     _finish(fig)
@@ -395,11 +392,9 @@ GENDER_LABELS = [
 
 def fig11_gender(store, run_ids) -> Figure:
     title = "Fig. 11: susceptibility of feminine vs masculine names per context collection"
-    df = query_file(store, "gender.sql", run_ids)
-    rid = _first_run(df)
+    df, rid = _first_run_rows(store, "gender.sql", run_ids)
     if rid is None:
         return _empty("fig11_gender", title, "no gender runs")
-    df = df[df["run_id"] == rid]
     fig, ax = plt.subplots(figsize=(9, 4.5))
     present = [(ct, lab) for ct, lab in GENDER_LABELS if ct in set(df["context_type"])]
     for off, cls, color in ((-0.18, "feminine", "#e7298a"), (0.18, "masculine", "#1b9e77")):
@@ -443,11 +438,9 @@ KIND_COLORS = {"real": "#3182bd", "fake": "#e6550d"}
 
 def fig_layers_real_fake(store, run_ids) -> Figure:
     title = "Susceptibility by layer (logit lens): real vs fake entities"
-    df = query_file(store, "layers_real_fake.sql", run_ids)
-    rid = _first_run(df)
+    df, rid = _first_run_rows(store, "layers_real_fake.sql", run_ids)
     if rid is None:
         return _empty("fig_layers_real_fake", title, "no per-layer scores (score with --per-layer)")
-    df = df[df["run_id"] == rid]
     types = [t for t in ("open", "closed") if t in set(df["query_type"])]
     fig, axes = plt.subplots(1, len(types), figsize=(4.8 * len(types) + 1, 4), sharey=True, squeeze=False)
     for ax, qt in zip(axes[0], types):

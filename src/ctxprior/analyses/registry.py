@@ -194,8 +194,3 @@ def names() -> tuple[str, ...]:
 def default_names() -> tuple[str, ...]:
     """What `analyze` runs without ``--only``."""
     return tuple(n for n, a in analyses().items() if a.default)
-
-
-def comparisons() -> dict[str, Comparison]:
-    """{name: Comparison} of the declared group comparisons, in run order."""
-    return {n: a.comparison for n, a in analyses().items() if a.comparison}

@@ -165,7 +165,6 @@ class ShardStats:
     n_missing_text: int = 0
     bad_examples: list[str] = field(default_factory=list)
     sha256: str = ""
-    bytes_read: int = 0  # file bytes (compressed)
     bytes_decompressed: int = 0  # JSON lines / text bytes
 
     def bad(self, kind: str, line_no: int) -> None:
@@ -279,10 +278,9 @@ def _full_batches(
 
 
 def _read_rest(tap: _Tap, stats: ShardStats, progress: Callable[[int], None] | None, reported: int) -> None:
-    """Read (and so hash) the rest of the file, report the bytes not yet reported, record sha256 and size."""
+    """Read (and so hash) the rest of the file, report the bytes not yet reported, record its sha256."""
     while tap.read(READ_BYTES):  # hash the whole file, including any trailing bytes
         pass
     if progress:
         progress(tap.pos - reported)
     stats.sha256 = tap.sha.hexdigest()
-    stats.bytes_read = tap.pos

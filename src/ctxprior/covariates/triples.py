@@ -199,12 +199,6 @@ class TripleFiles:
             raw=self.raw_sql(line_numbers),
         )
 
-    def malformed_lines(self, limit: int = 5) -> list[tuple[str, int]]:
-        """(file, line number) of the first ``limit`` malformed lines (one more pass, order-preserving)."""
-        malformed = f"SELECT filename, line_no FROM ({self.sql(line_numbers=True)}) WHERE s IS NULL LIMIT ?"
-        rows = self.run(malformed, params=[int(limit)]).fetchall()
-        return [(f, int(n)) for f, n in rows]
-
     def rejected(self) -> dict[str, list[tuple[int, str]]]:
         """Per file, the (line number, DuckDB error type) of the lines the last statement could not
         read as text: INVALID ENCODING (not UTF-8), LINE SIZE OVER MAXIMUM, ... (filled once that

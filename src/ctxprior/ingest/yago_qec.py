@@ -336,17 +336,6 @@ def load_yago_qec(
     )
 
 
-def ingest_yago_qec(
-    store,
-    path: str | Path,
-    name: str = "yago_qec",
-    relations: Iterable[str] | None = None,
-    sha256: str | None = None,
-) -> dict[str, Any]:
-    """Fetch and validate ``path`` fully (``load_yago_qec``), then write it in one transaction."""
-    return write_yago_qec(store, load_yago_qec(path, name=name, relations=relations, sha256=sha256))
-
-
 def write_yago_qec(store, builder: DatasetBuilder) -> dict[str, Any]:
     """Write an already validated file (``parse_yago_qec``) in one transaction."""
     with store.transaction():

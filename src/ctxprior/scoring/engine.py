@@ -168,7 +168,7 @@ class Engine:
         self.lm = lm
         self.model = lm.model
         self.device = torch.device(lm.device)
-        self.attention, self.attention_why = self._attention_path(attention)
+        self.attention = self._attention_path(attention)
         self.batch_size = int(batch_size or auto_batch_size(lm, attention=self.attention))
         self.generate_batch_size = int(batch_size or auto_batch_size(lm, generate=True))
         self.token_budget = int(token_budget or self.batch_size * 32)
@@ -199,24 +199,24 @@ class Engine:
         self.oom_splits = 0
         self.flex_rows = 0  # rows run by flex attention
 
-    def _attention_path(self, attention: str) -> tuple[str, str]:
+    def _attention_path(self, attention: str) -> str:
         """``attention``: ``auto`` (the default: the gather path on every device until a GPU run
         measures flex attention faster; ``benchmarks/gpu.py`` measures both on the same unit),
         ``flex`` (single-call flex attention where verified exact, see ``flex.supported``, on any
         device; a family that falls back is said on stderr) or ``gather`` (one ``index_select``
-        of block rows per layer, SDPA with a 4-D mask). Returns (path, why)."""
+        of block rows per layer, SDPA with a 4-D mask). Returns the path."""
         if attention not in ("auto", "flex", "gather"):
             raise ValueError(f"attention must be auto, flex or gather, not {attention!r}")
         if attention == "gather":
-            return "gather", "asked for"
+            return "gather"
         if attention == "auto":
-            return "gather", "auto (flex attention is not yet measured faster on any device)"
+            return "gather"  # auto: flex attention is not yet measured faster on any device
         from . import flex
 
         ok, why = flex.supported(self.model.config)
         if not ok:
             print(f"note: {why}", file=sys.stderr)
-        return ("flex" if ok else "gather"), why
+        return "flex" if ok else "gather"
 
     @property
     def head_path(self) -> str:
@@ -515,12 +515,6 @@ class Engine:
             e = min(e, s + max(1, (budget or self.token_budget) // max(width, 1)))
             yield s, e
             s = e
-
-    def _plan(self, seqs: Sequence[tuple[int, ...]], groups: Sequence[Sequence[int]] | None):
-        """Split each sequence into (shared prefix, suffix) using its prefix group."""
-        tok = Tokens.pack(seqs)
-        prefix_len, _ = group_prefixes(tok, groups if self.share_prefix else None, self.min_prefix)
-        return [(tuple(s[:k]), tuple(s[k:])) for s, k in zip(seqs, prefix_len.tolist())]
 
     def _each_batch(
         self,

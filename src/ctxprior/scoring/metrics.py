@@ -117,21 +117,6 @@ def scores_np(logp, weights=None, keep_mixture: bool = False) -> Scores:
     )
 
 
-def scores_from_probs(probs, weights=None) -> Scores:
-    """Convenience: same as scores_np for a probability matrix (zeros allowed)."""
-    p = np.asarray(probs, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        return scores_np(np.log(p / p.sum(axis=-1, keepdims=True)), weights)
-
-
-def susceptibility(probs, weights=None) -> float:
-    return scores_from_probs(probs, weights).susceptibility
-
-
-def persuasion(probs, weights=None) -> np.ndarray:
-    return scores_from_probs(probs, weights).persuasion
-
-
 # ---------------------------------------------------------------- torch (fast path)
 
 
@@ -195,25 +180,6 @@ def scores_torch_chunk(lp32):
         "mixture_entropy": h_mix,
         "mean_conditional_entropy": ent.mean(1),
     }
-
-
-def kl_torch(logp, logq):
-    import torch
-
-    lp = logp.to(torch.float64)
-    lq = logq.to(torch.float64)
-    p = lp.exp()
-    zero = torch.zeros((), dtype=torch.float64, device=lp.device)
-    return torch.where(p > 0, p * (lp - lq), zero).sum(-1).clamp_min(0.0)
-
-
-def entropy_torch(logp):
-    import torch
-
-    lp = logp.to(torch.float64)
-    p = lp.exp()
-    zero = torch.zeros((), dtype=torch.float64, device=lp.device)
-    return -torch.where(p > 0, p * lp, zero).sum(-1)
 
 
 # ---------------------------------------------------------------- reliance against the no-context prompt
@@ -488,11 +454,3 @@ def outcomes_np(top, context_answer, gold_answer) -> np.ndarray:
     return np.where(
         (gold >= 0) & (top == gold), "ORIGINAL", np.where((ctx >= 0) & (top == ctx), "CONTEXT", "OTHER")
     )
-
-
-def memorization_ratio(labels) -> float | None:
-    """n_original / (n_original + n_context); None when the denominator is 0 (undefined)."""
-    labels = list(labels)
-    n_o = sum(1 for x in labels if x == "ORIGINAL")
-    n_c = sum(1 for x in labels if x == "CONTEXT")
-    return None if n_o + n_c == 0 else n_o / (n_o + n_c)

@@ -341,32 +341,31 @@ class Store:
                 _fault("tx.before_commit")
             except BaseException:
                 self._in_tx = False
-                try:
-                    self.con.execute("ROLLBACK")
-                except Exception:
-                    pass
+                self._rollback()
                 raise
             else:
                 self._in_tx = False
                 try:
                     self.check_identity()
                 except UserError:
-                    try:
-                        self.con.execute("ROLLBACK")
-                    except Exception:
-                        pass
+                    self._rollback()
                     raise
                 try:
                     self.con.execute("COMMIT")
                 except duckdb.Error as e:
-                    try:
-                        self.con.execute("ROLLBACK")
-                    except Exception:
-                        pass
+                    self._rollback()
                     if is_io_error(e):
                         raise write_error(self.path, e) from None
                     raise
                 _fault("tx.after_commit")
+
+    def _rollback(self) -> None:
+        """Roll the open transaction back; a failure to do so is ignored (the error that led here
+        is the one raised)."""
+        try:
+            self.con.execute("ROLLBACK")
+        except Exception:
+            pass
 
     # -- statements ---------------------------------------------------------------
     def execute(self, stmt: str | ClauseElement, params: Any = None) -> duckdb.DuckDBPyConnection:

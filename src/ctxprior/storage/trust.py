@@ -56,6 +56,15 @@ _DROP = {
 }
 
 
+def _make_declared(con) -> None:
+    """Create the package's tables and views on ``con`` (its current database)."""
+    for ddl in ddl_statements():
+        con.execute(ddl)
+    for _name, text in view_scripts():
+        for stmt in split_statements(text):
+            con.execute(stmt)
+
+
 def package_catalog() -> tuple[list[tuple[str, str]], set[tuple[str, str, str]]]:
     """What the package's declarations make, built in an in-memory database: (name, DuckDB's text)
     of its views in creation order, and every (kind, schema, name) of its catalog besides tables."""
@@ -63,11 +72,7 @@ def package_catalog() -> tuple[list[tuple[str, str]], set[tuple[str, str, str]]]
     if key not in _PACKAGE:
         con = duckdb.connect(":memory:")
         try:
-            for ddl in ddl_statements():
-                con.execute(ddl)
-            for _name, text in view_scripts():
-                for stmt in split_statements(text):
-                    con.execute(stmt)
+            _make_declared(con)
             views = [tuple(r) for r in con.execute(read_sql(SQL, "sql/view_texts.sql")).fetchall()]
             objects = {tuple(r) for r in con.execute(read_sql(SQL, "sql/catalog_objects.sql")).fetchall()}
             _PACKAGE[key] = (views, objects)  # type: ignore[assignment]
@@ -95,11 +100,7 @@ def _stored_view_texts() -> dict[str, str]:
                 f = literal(os.path.join(tmp, "package.duckdb"))
                 con.execute(f"ATTACH {f} AS package")
                 con.execute("USE package")
-                for ddl in ddl_statements():
-                    con.execute(ddl)
-                for _name, text in view_scripts():
-                    for stmt in split_statements(text):
-                        con.execute(stmt)
+                _make_declared(con)
                 con.execute("USE memory")
                 con.execute("DETACH package")
                 con.execute(f"ATTACH {f} AS package (READ_ONLY)")
