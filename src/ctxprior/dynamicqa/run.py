@@ -54,10 +54,6 @@ from .facts import fact_rows, score_fact
 from .sample import make_sample, resolve_dataset, select_facts
 
 
-def _config_key(cfg: DynamicConfig, extra: dict) -> str:
-    return json.dumps({**asdict(cfg), **extra}, sort_keys=True)
-
-
 def _write_fact(store: Store, run_id: int, fact_id: int, gen, dist, scores, seconds: float) -> None:
     def tbl(rows, types):
         cols = {k: [r[k] for r in rows] for k in rows[0]}
@@ -210,7 +206,7 @@ def run_facts(
         "model_id": lm.model_id,
         "model_revision": lm.revision,
     }
-    key = _config_key(cfg, extra)
+    key = json.dumps({**asdict(cfg), **extra}, sort_keys=True)
     if resume is None:
         old = runs.find_resumable(store, RUN_KIND, lambda cfg: cfg == key)
         if old is not None:

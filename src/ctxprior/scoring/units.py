@@ -93,10 +93,6 @@ def fill(template: str, entity: str, answer: str | None) -> str:
     return template.replace("{entity}", entity).replace("{answer}", answer or "")
 
 
-def query_text(inp: UnitInput, entity: str, answer: str | None) -> str:
-    return fill(inp.template, entity, answer)
-
-
 # ------------------------------------------------------------------ computing a unit
 
 
@@ -107,7 +103,7 @@ def unit_texts(inp: UnitInput) -> UnitTexts:
     return UnitTexts(
         [t + inp.separator for _, t, _ in inp.contexts],
         [a for _, _, a in inp.contexts],
-        [query_text(inp, e, a) for _, e, a in inp.facts],
+        [fill(inp.template, e, a) for _, e, a in inp.facts],
         [a for _, _, a in inp.facts],
         inp.query_type,
         inp.answer_labels,
