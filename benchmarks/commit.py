@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ctxprior.scoring.runs.record import write_unit
-from ctxprior.scoring.units import UnitResult, UnitSpec
+from ctxprior.scoring.texts import UnitResult, UnitSpec
 from ctxprior.storage import open_store
 from ctxprior.storage.store import utcnow
 

@@ -22,7 +22,7 @@ from ctxprior.scoring.models import load_model
 from ctxprior.scoring.options import ScoreConfig
 from ctxprior.scoring.prompts import prompt_format
 from ctxprior.scoring.runs.plan import load_inputs, plan_units
-from ctxprior.scoring.units import unit_prompts
+from ctxprior.scoring.texts import unit_prompts
 
 
 def demo_prompts(entities: int, contexts: int) -> tuple[list[str], list[list[int]]]:

@@ -105,7 +105,8 @@ def _generation_cost(args) -> None:
     from ctxprior.scoring.engine import Engine
     from ctxprior.scoring.models import load_model
     from ctxprior.scoring.options import ScoreConfig
-    from ctxprior.scoring.units import UnitInput, UnitSpec, compute_unit
+    from ctxprior.scoring.texts import UnitInput, UnitSpec
+    from ctxprior.scoring.units import compute_unit
 
     lm = load_model(args.generation, device=args.device)
     pairs = [COUNTRIES[i % len(COUNTRIES)] for i in range(max(args.gen_facts, args.gen_contexts))]

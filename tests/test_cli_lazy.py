@@ -1,6 +1,7 @@
 """The command line imports only the command it runs (cli.py, ``commands.found``), and a read-only
 open of a warehouse imports neither SQLAlchemy nor the table declarations (storage reads
-``schema/tables.sql``): ``ctxprior sql``, ``info`` and ``runs`` start in well under a second."""
+``schema/tables.sql``): ``ctxprior sql``, ``info`` and ``runs`` start in well under a second, and
+``runs prompts`` of a raw-format run loads no model stack."""
 
 from __future__ import annotations
 
@@ -61,6 +62,15 @@ def _imported(args: list[str], cwd) -> list[str]:
 def test_read_only_commands_import_no_heavy_library(demo_db, tmp_path):
     for args in (["sql", "SELECT count(*) FROM v_entity"], ["info"], ["runs"]):
         assert _imported(["--db", demo_db, *args], tmp_path) == [], args
+
+
+def test_runs_prompts_of_a_raw_run_loads_no_model_stack(scored, tmp_path):
+    """`runs prompts` rebuilds strings (scoring/texts.py): a raw-format run's prompts need neither
+    torch nor transformers (a chat-format run loads its tokenizer alone)."""
+    got = _imported(["--db", scored["refdb"], "runs", "prompts", "1", "--limit", "2"], tmp_path)
+    assert not [
+        m for m in got if m.split(".")[0] in ("torch", "transformers") or m == "ctxprior.scoring.engine"
+    ], got
 
 
 @pytest.mark.quick

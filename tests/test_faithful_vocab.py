@@ -16,7 +16,8 @@ from scoring_helpers import tiny
 from source_ports_helpers import port_row
 
 import ctxprior
-from ctxprior.scoring.estimators import UnitTexts, answer_candidates
+from ctxprior.scoring.estimators import answer_candidates
+from ctxprior.scoring.texts import UnitTexts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tables"
 PORTED = ("confidence_gain", "scaled_difference", "scaled_difference_memory", "ccu")

@@ -4,6 +4,7 @@
   docstring), ``estimators`` (first-token and answer-set), ``engine`` (the batched forward pass
   with a shared context prefix), ``models`` (loading: aliases, GGUF, dtype, quantization);
 - ``units``: one work unit (a relation x query form x entity shard) computed into Arrow rows;
+  ``texts``: its inputs and prompt strings (no torch);
 - ``runs/``: how a run is scheduled, committed and resumed (``score_sample``, ``list_runs``, ...);
 - ``executors/``: where units are computed (``local``, ``ray_cluster``);
 - ``quick``: scores for a few prompts without a warehouse.

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from .engine import Engine
 from .models import LoadedModel
 from .prompts import format_for
-from .units import fill
+from .texts import fill
 
 
 def _texts(lm: LoadedModel, prompts: Sequence[tuple], config: dict) -> list[str]:

@@ -36,8 +36,7 @@ from .metrics import (
     vocab_pass,
 )
 from .prompts import PromptFormat
-
-RAW = PromptFormat()
+from .texts import RAW, UnitTexts, first_token_texts
 
 
 class ScoreError(RuntimeError):
@@ -142,15 +141,6 @@ def _query_scores(host: dict[str, np.ndarray], i: int, nc: int, prior_top, promp
     if prompt_top is not None:
         res.prompt_topk = prompt_top[i * nc : (i + 1) * nc]
     return res
-
-
-def first_token_texts(
-    contexts: Sequence[str], queries: Sequence[str], prompt: PromptFormat = RAW, with_prior: bool = True
-) -> list[str]:
-    """The prompts ``first_token`` scores, in its order: every context with every query (query-major),
-    then each query alone."""
-    texts = [prompt(c, q) for q in queries for c in contexts]
-    return texts + [prompt.prior(q) for q in queries] if with_prior else texts
 
 
 def first_token(
@@ -423,20 +413,6 @@ def closed_candidates() -> list[str]:
 
 
 # -- the registry -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class UnitTexts:
-    """What a unit gives an estimator: the context texts and answers, one query text per fact,
-    each fact's original answer, the query type and the dataset's declared answer space (empty:
-    none)."""
-
-    contexts: Sequence[str]
-    context_answers: Sequence[str | None]
-    queries: Sequence[str]
-    answers: Sequence[str | None]
-    query_type: str
-    answer_labels: Sequence[str] = ()
-
-
 @dataclass(frozen=True)
 class Estimator:
     """One ``--estimator``: ``run(engine, unit, *, prior_topk, store_topk, progress, prompt, per_layer)``

@@ -2,29 +2,21 @@
 
 A unit = (relation, query form, entity shard); ``unit_id`` is its index in a deterministic plan
 (relations by position, query forms by (type, ordinal), facts by sample ordinal, shards of
-``shard_size`` facts), so a resumed run plans the same units. ``UnitInput`` carries everything
-a worker needs (no database access, picklable), and ``compute_unit`` turns it into Arrow tables
-of rows; only the driver writes to the warehouse.
+``shard_size`` facts), so a resumed run plans the same units. ``UnitInput`` (``texts``) carries
+everything a worker needs (no database access, picklable), and ``compute_unit`` turns it into
+Arrow tables of rows; only the driver writes to the warehouse.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 
 from .engine import Engine
-from .estimators import (
-    ScoreError,
-    UnitTexts,
-    first_token_texts,
-    full_answer_choice,
-    reliance_answers,
-    score_estimators,
-)
+from .estimators import ScoreError, full_answer_choice, reliance_answers, score_estimators
 from .metrics import (
     RELIANCE_ANSWER_SET,
     RELIANCE_ANSWERS,
@@ -35,91 +27,7 @@ from .metrics import (
 from .options import ScoreConfig
 from .outcomes import UNDECIDED, label
 from .prompts import PromptFormat, format_for
-
-# every table a unit may write, in the order they are written
-SCORE_TABLES = (
-    "persuasion",
-    "reliance",
-    "susceptibility",
-    "prior_topk",
-    "prompt_topk",
-    "generation",
-    "susceptibility_layer",
-    "persuasion_layer",
-)
-
-
-@dataclass
-class UnitSpec:
-    unit_id: int
-    relation_id: int
-    query_form_id: int
-    shard: int
-    fact_ids: tuple[int, ...]
-
-
-@dataclass
-class UnitInput:
-    spec: UnitSpec
-    run_id: int
-    template: str
-    query_type: str
-    # (fact_id, entity name, answer name or None)
-    facts: list[tuple[int, str, str | None]]
-    # (context_id, text, stated answer name or None)
-    contexts: list[tuple[int, str, str | None]]
-    # what joins each context to the query (the dataset's ``separator``): context + separator + query
-    separator: str
-    # the dataset's declared answer space (schema/answer_labels.py; empty: none declared)
-    answer_labels: tuple[str, ...] = ()
-
-    @property
-    def n_prompts(self) -> int:
-        return len(self.facts) * (len(self.contexts) + 1)
-
-
-@dataclass
-class UnitResult:
-    spec: UnitSpec
-    tables: dict[str, pa.Table] = field(default_factory=dict)
-    error: str | None = None
-    seconds: float = 0.0
-    worker: str = ""
-    n_prompts: int = 0
-    engine: dict = field(default_factory=dict)  # device, batch_size, oom_splits, forward_calls, tokens
-
-
-def fill(template: str, entity: str, answer: str | None) -> str:
-    return template.replace("{entity}", entity).replace("{answer}", answer or "")
-
-
-# ------------------------------------------------------------------ computing a unit
-
-
-def unit_texts(inp: UnitInput) -> UnitTexts:
-    """What the estimator reads of a unit: each context followed by the dataset's separator (the
-    prompt is ``context + separator + query``, rendered by the run's ``PromptFormat``), each fact's
-    query and answer."""
-    return UnitTexts(
-        [t + inp.separator for _, t, _ in inp.contexts],
-        [a for _, _, a in inp.contexts],
-        [fill(inp.template, e, a) for _, e, a in inp.facts],
-        [a for _, _, a in inp.facts],
-        inp.query_type,
-        inp.answer_labels,
-    )
-
-
-def unit_prompts(inp: UnitInput, fmt: PromptFormat) -> list[tuple[int, int | None, str]]:
-    """Every prompt of a unit as (fact_id, context_id or None for the no-context prompt, text):
-    the strings the estimators tokenize (``PromptFormat`` over ``unit_texts``), in
-    ``first_token_texts``' order (``ctxprior runs prompts``)."""
-    texts = unit_texts(inp)
-    strings = first_token_texts(texts.contexts, texts.queries, fmt)
-    keys = [(f, c) for f, _, _ in inp.facts for c, _, _ in inp.contexts] + [
-        (f, None) for f, _, _ in inp.facts
-    ]
-    return [(f, c, t) for (f, c), t in zip(keys, strings)]
+from .texts import UnitInput, UnitResult, UnitTexts, unit_texts
 
 
 def _unit_texts(engine: Engine, inp: UnitInput, config: ScoreConfig):

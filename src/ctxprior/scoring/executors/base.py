@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..models import LoadedModel, load_model
-from ..units import UnitInput, UnitResult
+from ..texts import UnitInput, UnitResult
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ..engine import Engine
 from ..models import LoadedModel
-from ..units import ScoreConfig, UnitInput, UnitResult, prefetch_unit, run_unit_checked
+from ..options import ScoreConfig
+from ..texts import UnitInput, UnitResult
+from ..units import prefetch_unit, run_unit_checked
 from .base import ModelSpec, worker_name
 
 _DONE = object()

@@ -39,7 +39,9 @@ from typing import Any
 
 from ... import faults
 from ..models import LoadedModel
-from ..units import SCORE_TABLES, ScoreConfig, UnitInput, UnitResult, run_unit_checked
+from ..options import ScoreConfig
+from ..texts import SCORE_TABLES, UnitInput, UnitResult
+from ..units import run_unit_checked
 from .base import ModelSpec, worker_name
 
 TABLES = SCORE_TABLES

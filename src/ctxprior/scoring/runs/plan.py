@@ -7,8 +7,8 @@ from ...errors import UserError
 from ...sqlfiles import read_sql
 from ...storage.store import Store
 from ..models import LoadedModel
-from ..options import SHARD_CAP
-from ..units import ScoreConfig, UnitInput, UnitSpec
+from ..options import SHARD_CAP, ScoreConfig
+from ..texts import UnitInput, UnitSpec
 
 PKG = "ctxprior.scoring.runs"
 

@@ -17,7 +17,7 @@ from ...errors import UserError
 from ...storage.store import Store
 from ..options import ScoreConfig
 from ..prompts import PromptFormat, format_for, prompt_format
-from ..units import unit_prompts
+from ..texts import unit_prompts
 from .plan import load_inputs, plan_units
 from .record import RUN_KIND
 

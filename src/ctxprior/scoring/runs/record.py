@@ -8,7 +8,8 @@ import json
 from ...sqlfiles import read_sql
 from ...storage import runs
 from ...storage.store import Store, utcnow
-from ..units import SCORE_TABLES, ScoreConfig, UnitResult
+from ..options import ScoreConfig
+from ..texts import SCORE_TABLES, UnitResult
 
 RUN_KIND = "persuasion"
 

@@ -22,9 +22,9 @@ from ..device import cpu_fallback_warning, describe_model, device_line
 from ..estimators import answer_candidates, auto_estimator, score_estimators
 from ..executors import Executor, LocalExecutor, ModelSpec
 from ..models import LoadedModel
-from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, ScoreRequest, check_options
+from ..options import AUTO_ESTIMATOR, SCORE_OPTIONS, ScoreConfig, ScoreRequest, check_options
 from ..prompts import format_for
-from ..units import ScoreConfig, UnitInput, UnitSpec, unit_texts
+from ..texts import UnitInput, UnitSpec, unit_texts
 from .plan import auto_shard_size, load_inputs, plan_units, sample_row
 from .record import RUN_KIND, find_resumable, refresh_counts, run_identity, write_unit
 
