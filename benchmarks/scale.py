@@ -53,7 +53,7 @@ def main() -> None:
     from ctxprior.scoring.executors.ray_cluster import RayExecutor
     from ctxprior.scoring.models import load_model
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
     from ctxprior.storage import open_store
 
     tmp = Path(tempfile.mkdtemp(prefix="ctxprior-scale-"))

@@ -59,7 +59,7 @@ def reader(
 
 def unit_reference(db: str, run_id: int = 1) -> dict[int, tuple[int, float]]:
     """{unit_id: (persuasion rows, sum of persuasion)} of a finished run, via its unit plan."""
-    from ctxprior.scoring.runs import plan_units
+    from ctxprior.scoring.runs.plan import plan_units
     from ctxprior.scoring.units import ScoreConfig
     from ctxprior.storage import open_store
 

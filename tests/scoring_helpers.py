@@ -221,7 +221,7 @@ def interrupted_run(store, request, lm, after: int) -> None:
     """Score ``request`` with ``lm`` in this process and press Ctrl-C after ``after`` units: the
     run is left unfinished (cancelled), with ``after`` units committed."""
     from ctxprior.scoring.executors.local import LocalExecutor
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
 
     with pytest.raises(KeyboardInterrupt):
         score_sample(

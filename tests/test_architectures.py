@@ -162,7 +162,7 @@ def test_a_family_not_verified_runs_full_prompts_and_says_so(capsys, db_path):
     from scoring_helpers import _demo
 
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
     from ctxprior.storage import open_store
 
     sid = _demo(db_path)

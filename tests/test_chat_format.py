@@ -21,7 +21,7 @@ from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import LoadedModel
 from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.prompts import PLACEHOLDER, PromptFormat, prompt_format, render_chat
-from ctxprior.scoring.runs import score_sample
+from ctxprior.scoring.runs.score import score_sample
 from ctxprior.scoring.units import ScoreConfig
 from ctxprior.storage import open_store
 

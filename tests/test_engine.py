@@ -168,7 +168,7 @@ def test_oom_fails_the_unit_and_records_the_splits(db_path):
     cleanly (no rows) and the run says why."""
     from ctxprior.scoring.executors import LocalExecutor
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
     from ctxprior.storage import open_store
 
     lm = tiny_family("llama")
@@ -269,7 +269,8 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
 
     from ctxprior.scoring import units
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score, score_sample
+    from ctxprior.scoring.runs import score
+    from ctxprior.scoring.runs.score import score_sample
     from ctxprior.storage import open_store
 
     lm = tiny_family("llama")

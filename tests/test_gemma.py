@@ -53,7 +53,7 @@ def test_quick_and_score_with_gemma_match_the_naive_reference(db_path, one_torch
     from ctxprior.ingest.demo import ingest_demo
     from ctxprior.sampling.draw import draw_sample
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
 
     lm = gemma()
     df = ctxprior.quick(lm, QUERY, ["France", "Velmoria"], CONTEXTS)

@@ -86,7 +86,7 @@ from scoring_helpers import _demo, tiny_folder  # noqa: E402,F401
 
 from ctxprior.errors import UserError  # noqa: E402
 from ctxprior.scoring.options import ScoreRequest  # noqa: E402
-from ctxprior.scoring.runs import score_sample  # noqa: E402
+from ctxprior.scoring.runs.score import score_sample  # noqa: E402
 from ctxprior.storage import open_store  # noqa: E402
 
 

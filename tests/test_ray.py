@@ -98,7 +98,7 @@ def _score(
     from ctxprior.scoring.executors.ray_cluster import RayExecutor
     from ctxprior.scoring.models import load_model
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
     from ctxprior.storage import open_store
 
     lm = lm or load_model(model)
@@ -268,7 +268,7 @@ def test_driver_holds_no_model_with_ray(ray_local, base, tmp_path, monkeypatch):
     from ctxprior.scoring.executors import base as executor_base
     from ctxprior.scoring.executors import executor_factory
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
     from ctxprior.storage import open_store
 
     def refuse(self):

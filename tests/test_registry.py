@@ -144,7 +144,7 @@ def test_a_new_estimator_is_one_entry(monkeypatch, db_path):
 
     from ctxprior.scoring import estimators
     from ctxprior.scoring.options import ScoreRequest
-    from ctxprior.scoring.runs import score_sample
+    from ctxprior.scoring.runs.score import score_sample
 
     base = estimators.ESTIMATORS["first-token"]
     monkeypatch.setattr(estimators, "ESTIMATORS", estimators.ESTIMATORS.copy())

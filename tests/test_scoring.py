@@ -17,7 +17,8 @@ from ctxprior.scoring.estimators import answer_set, first_token
 from ctxprior.scoring.models import load_model
 from ctxprior.scoring.options import ScoreRequest
 from ctxprior.scoring.outcomes import label
-from ctxprior.scoring.runs import plan_units, score_sample
+from ctxprior.scoring.runs.plan import plan_units
+from ctxprior.scoring.runs.score import score_sample
 from ctxprior.scoring.units import ScoreConfig
 from ctxprior.storage import open_store
 

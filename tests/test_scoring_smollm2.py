@@ -12,7 +12,7 @@ from sources_helpers import ckplug_outcome
 
 from ctxprior.scoring.models import load_model
 from ctxprior.scoring.options import ScoreRequest
-from ctxprior.scoring.runs import score_sample
+from ctxprior.scoring.runs.score import score_sample
 from ctxprior.storage import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

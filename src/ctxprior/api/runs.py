@@ -96,7 +96,7 @@ class Runs(Noun):
         from ..scoring.executors import executor_factory
         from ..scoring.models import LoadedModel
         from ..scoring.options import ScoreRequest
-        from ..scoring.runs import score_sample
+        from ..scoring.runs.score import score_sample
 
         if sample is None and options["resume"] is None:
             raise UserError("--sample: give the sample to score (see `ctxprior info`), or --resume RUN")
@@ -106,7 +106,7 @@ class Runs(Noun):
         lm = model if isinstance(model, LoadedModel) else None
         request = ScoreRequest.of(**{**options, "sample": sample, "model": lm.model_id if lm else model})
         if request.resume is not None:
-            from ..scoring.runs import stored_device_dtype
+            from ..scoring.runs.manage import stored_device_dtype
             from ..storage.runs import refuse_if_driven
 
             with self._wh.connect() as store:
