@@ -64,10 +64,19 @@ def test_read_only_commands_import_no_heavy_library(demo_db, tmp_path):
         assert _imported(["--db", demo_db, *args], tmp_path) == [], args
 
 
-def test_runs_prompts_of_a_raw_run_loads_no_model_stack(scored, tmp_path):
+def test_runs_prompts_of_a_raw_run_loads_no_model_stack(demo_db, run_cli, tmp_path):
     """`runs prompts` rebuilds strings (scoring/texts.py): a raw-format run's prompts need neither
     torch nor transformers (a chat-format run loads its tokenizer alone)."""
-    got = _imported(["--db", scored["refdb"], "runs", "prompts", "1", "--limit", "2"], tmp_path)
+    from scale_helpers import make_tiny_folder
+
+    tiny = make_tiny_folder(tmp_path / "tiny")
+    for args in (
+        ("sample", "--dataset", "demo", "--relation", "capital", "--entities", "2", "--contexts", "6"),
+        ("score", "--sample", "1", "--model", tiny, "--outcome-rule", "none"),
+    ):
+        res = run_cli(*args, db=demo_db)
+        assert res.exit_code == 0, res.output
+    got = _imported(["--db", demo_db, "runs", "prompts", "1", "--limit", "2"], tmp_path)
     assert not [
         m for m in got if m.split(".")[0] in ("torch", "transformers") or m == "ctxprior.scoring.engine"
     ], got
