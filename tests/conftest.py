@@ -147,6 +147,26 @@ def smollm2_real_rows(tmp_path_factory):
 
 
 @pytest.fixture
+def sleeper():
+    """A live process that is no ctxprior writer: ``sleep 300``, yielded once its command line reads
+    ``sleep`` (until its exec, the child is a copy of this process, and a record of it taken then
+    names the wrong command: a flaky ``procs.proven``); killed after the test."""
+    import subprocess
+    import time
+
+    import psutil
+
+    p = subprocess.Popen(["sleep", "300"])
+    deadline = time.monotonic() + 30
+    while psutil.Process(p.pid).cmdline()[:1] != ["sleep"]:
+        assert time.monotonic() < deadline, "sleep did not start in 30 s"
+        time.sleep(0.01)
+    yield p
+    p.kill()
+    p.wait()
+
+
+@pytest.fixture
 def db_path(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -139,22 +138,16 @@ def test_a_failing_covariate_view_is_named_not_quoted(wh, run_cli, tmp_path):
 
 
 @pytest.mark.quick
-def test_a_marker_naming_another_live_process_costs_nothing(wh, run_cli, monkeypatch):
+def test_a_marker_naming_another_live_process_costs_nothing(wh, run_cli, monkeypatch, sleeper):
     """Seen 9: markers naming a live process that is not a ctxprior writer (its PID, start time
     and command line recorded right) cost 63 s per command."""
     monkeypatch.setenv("CTXPRIOR_BRIEF_GRACE", "20")
-    sleeper = subprocess.Popen(["sleep", "60"])
-    try:
-        time.sleep(0.1)
-        rec = procs.record(sleeper.pid)
-        assert procs.proven(rec) == sleeper.pid  # the record itself is right
-        for marker in (writer_marker(wh), intent_marker(wh)):
-            procs.write_marker(marker, rec)
-            assert procs.marker_pid(marker) is None
-        start = time.monotonic()
-        assert run_cli("info", db=wh).exit_code == 0
-        open_store(wh, read_only=True).close()
-        assert time.monotonic() - start < 10
-    finally:
-        sleeper.kill()
-        sleeper.wait()
+    rec = procs.record(sleeper.pid)
+    assert procs.proven(rec) == sleeper.pid  # the record itself is right
+    for marker in (writer_marker(wh), intent_marker(wh)):
+        procs.write_marker(marker, rec)
+        assert procs.marker_pid(marker) is None
+    start = time.monotonic()
+    assert run_cli("info", db=wh).exit_code == 0
+    open_store(wh, read_only=True).close()
+    assert time.monotonic() - start < 10

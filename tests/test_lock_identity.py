@@ -335,14 +335,6 @@ def runs_row_running(db: str, pid: int | None = None) -> None:
 # -- 4. markers are proven -----------------------------------------------------------------------
 
 
-@pytest.fixture
-def sleeper():
-    p = subprocess.Popen(["sleep", "300"])
-    yield p
-    p.kill()
-    p.wait()
-
-
 @pytest.mark.parametrize("style", ["pid-and-name", "json-wrong-start", "json-wrong-command"])
 def test_a_stale_marker_naming_a_live_other_process_does_not_stall(wh, sleeper, style):
     rec = procs.record(sleeper.pid)

@@ -42,14 +42,6 @@ def wh_file(tmp_path) -> str:
     return build_warehouse(str(tmp_path / "r.duckdb"))
 
 
-@pytest.fixture
-def sleeper():
-    p = subprocess.Popen(["sleep", "60"])
-    yield p
-    p.kill()
-    p.wait()
-
-
 def test_cancel_never_signals_a_process_the_row_merely_names(run_cli, wh_file, sleeper):
     set_running(wh_file, sleeper.pid)  # an imported row, or a PID reused after a crash
     res = run_cli("runs", "cancel", "2", "--timeout", "2", db=wh_file)
