@@ -157,13 +157,15 @@ def sleeper():
     import psutil
 
     p = subprocess.Popen(["sleep", "300"])
-    deadline = time.monotonic() + 30
-    while psutil.Process(p.pid).cmdline()[:1] != ["sleep"]:
-        assert time.monotonic() < deadline, "sleep did not start in 30 s"
-        time.sleep(0.01)
-    yield p
-    p.kill()
-    p.wait()
+    try:
+        deadline = time.monotonic() + 30
+        while psutil.Process(p.pid).cmdline()[:1] != ["sleep"]:
+            assert time.monotonic() < deadline, "sleep did not start in 30 s"
+            time.sleep(0.01)
+        yield p
+    finally:
+        p.kill()
+        p.wait()
 
 
 @pytest.fixture
