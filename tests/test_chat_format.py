@@ -174,13 +174,18 @@ def test_chat_run_stores_the_format_and_renders_generations_the_same_way(db_path
     lm = tiny()
     chat = prompt_format(lm.tokenizer, "chat")
     seen = []
-    greedy = Engine.greedy
+    greedy, one_pass = Engine.greedy, Engine.last_logprobs_and_greedy
 
     def spy(self, seqs, *a, **k):
         seen.extend(self.lm.tokenizer.decode(s) for s in seqs)
         return greedy(self, seqs, *a, **k)
 
+    def spy_one_pass(self, seqs, groups, n_generate, *a, **k):  # generations from the scoring pass
+        seen.extend(self.lm.tokenizer.decode(s) for s in seqs[:n_generate])
+        return one_pass(self, seqs, groups, n_generate, *a, **k)
+
     monkeypatch.setattr(Engine, "greedy", spy)
+    monkeypatch.setattr(Engine, "last_logprobs_and_greedy", spy_one_pass)
     cfg = ScoreRequest.of(query_types=("open",), prompt_format="chat", memorization=True, max_new_tokens=2)
     with open_store(db_path) as store:
         s = score_sample(

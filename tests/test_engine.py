@@ -104,6 +104,30 @@ def test_greedy_equals_generate_one_at_a_time(family):
 
 
 @pytest.mark.quick
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("batch_size", [64, 3])
+def test_one_pass_equals_the_next_token_pass_and_greedy(family, batch_size):
+    """``last_logprobs_and_greedy``: the table of ``last_logprobs`` and the texts of ``greedy``
+    from one prefill per prompt -- the prompts with contexts generate, the no-context prompts
+    (one of them equal to a context prompt, one repeated) only score."""
+    lm = tiny_family(family)
+    contexts, queries = prompts()
+    eng = Engine(lm, batch_size=batch_size, token_budget=batch_size * 16)
+    nc, nq = len(contexts), len(queries)
+    texts = [c + q for q in queries for c in contexts]
+    texts += [texts[0], *queries[1:], queries[1]]  # a prior equal to a context prompt, one twice
+    seqs = eng.encode(texts)
+    groups = [[i * nc + j for i in range(nq)] for j in range(nc)] + [list(range(nq * nc, len(texts)))]
+    table, row_of, gens = eng.last_logprobs_and_greedy(seqs, groups, nq * nc, 6)
+    ref_table, ref_row = Engine(lm, batch_size=batch_size).last_logprobs(seqs, groups)
+    np.testing.assert_allclose(
+        table[torch.tensor(row_of)].numpy(), ref_table[torch.tensor(ref_row)].numpy(), atol=2e-5, rtol=0
+    )
+    assert gens == eng.greedy(seqs[: nq * nc], 6, groups[:nc])
+    assert eng.forward_calls > 0 and len(gens) == nq * nc
+
+
+@pytest.mark.quick
 def test_answer_set_batched_equals_batch_of_one():
     lm = tiny_family("gpt_neox")
     cands = [["Paris", "Rome", "Madrid"], ["Madrid", "Paris"], ["Lima", "Paris"]]

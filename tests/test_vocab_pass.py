@@ -109,7 +109,7 @@ def test_first_token_scores_are_the_pass():
         assert r.prior_kl == pytest.approx(float(out["prior_kl"][i]), abs=1e-12)
 
 
-@pytest.mark.parametrize("path", ["gather", "flex", "generate"])
+@pytest.mark.parametrize("path", ["gather", "flex", "generate", "one-pass"])
 @pytest.mark.parametrize("share", [False, True], ids=["full", "shared"])
 def test_row_bytes_is_the_peak_a_batch_allocates(share, path):
     """16 rows through a model whose vocabulary dominates (32,768 entries, hidden 64, as a real
@@ -117,7 +117,8 @@ def test_row_bytes_is_the_peak_a_batch_allocates(share, path):
     the tensors the call allocates, less what it returns (the table; generation's tokens), is
     16 x ``row_bytes`` within 20 %, scoring by the gather path and by flex attention (its eager
     CPU scores counted by ``PeakBytes``) and greedy generation of 8 tokens (the suffix's
-    ``new_tokens`` plus the generated). Measured: gather 1.00 / 0.99, flex 0.99 / 1.01, generation
+    ``new_tokens`` plus the generated), also when the table comes from generation's own prefill
+    (one-pass, ``last_logprobs_and_greedy``: as generation). Measured: gather 1.00 / 0.99, flex 0.99 / 1.01, generation
     1.00 / 1.01 (full / shared prefix). Where the vocabulary does not dominate (vocabulary 512-2,048,
     prefix 40-64, suffix 24-32), generation measured 0.63-0.91 (``row_bytes`` errs high) and flex
     5-8x on CPU: eager flex_attention materialises its scores, quadratic in the batch, which the
@@ -138,10 +139,14 @@ def test_row_bytes_is_the_peak_a_batch_allocates(share, path):
     prefix, new = (20, 4) if share else (0, 12)
     head = torch.randint(1, 250, (prefix,), generator=g).tolist()
     seqs = [tuple(head + torch.randint(1, 250, (new,), generator=g).tolist()) for _ in range(16)]
-    eng = Engine(lm, batch_size=16, share_prefix=share, attention="gather" if path == "generate" else path)
-    gen = 8 if path == "generate" else 0
+    eng = Engine(
+        lm, batch_size=16, share_prefix=share, attention=path if path in ("gather", "flex") else "gather"
+    )
+    gen = 8 if path in ("generate", "one-pass") else 0
 
     def call() -> torch.Tensor:
+        if path == "one-pass":  # the table is kept, as last_logprobs's
+            return eng.last_logprobs_and_greedy(seqs, [list(range(16))], 16, gen)[0]
         if gen:
             eng.greedy(seqs, max_new_tokens=gen, groups=[list(range(16))])
             return torch.empty(0)
@@ -154,6 +159,9 @@ def test_row_bytes_is_the_peak_a_batch_allocates(share, path):
     measured = peak.peak - kept.numel() * kept.element_size()
     if gen:
         assert eng.forward_calls >= 2 * 2  # the suffix pass and at least one step, twice
-    expect = row_bytes(lm, context_tokens=prefix, new_tokens=new + gen, generate=bool(gen), attention=path)
+    attention = "gather" if path == "one-pass" else path
+    expect = row_bytes(
+        lm, context_tokens=prefix, new_tokens=new + gen, generate=bool(gen), attention=attention
+    )
     assert measured == pytest.approx(16 * expect, rel=0.2)
     assert path != "flex" or eng.flex_rows == 2 * 16

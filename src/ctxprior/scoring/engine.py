@@ -518,22 +518,25 @@ class Engine:
 
     def _each_batch(
         self,
-        seqs: Sequence[tuple[int, ...]],
+        seqs: Sequence[tuple[int, ...]] | Tokens,
         groups,
         run: Callable,
         new_tokens: int = 0,
         cap: np.ndarray | None = None,
         min_prefix: int | None = None,
         budget: Callable[[], int] | None = None,
+        out_rows: np.ndarray | None = None,
     ) -> None:
         """Plan ``seqs`` (prefix groups, see ``group_prefixes``), then ``run(rows, start, end,
-        block)`` for every batch; an out-of-memory batch is split in two and retried."""
+        block)`` for every batch; an out-of-memory batch is split in two and retried. ``rows.out``
+        names each row's place in the caller's tables: its index in ``seqs``, or ``out_rows[i]``."""
         tok = seqs if isinstance(seqs, Tokens) else Tokens.pack(seqs)
         groups = groups if self.share_prefix else None
         prefix_len, gid = group_prefixes(
             tok, groups, self.min_prefix if min_prefix is None else min_prefix, cap
         )
-        for pre, rows in self._layout(tok, prefix_len, gid, np.arange(len(tok.lengths))):
+        out = np.arange(len(tok.lengths)) if out_rows is None else out_rows
+        for pre, rows in self._layout(tok, prefix_len, gid, out):
             room = int(rows.host_ls.max()) + new_tokens
             mixed = bool(new_tokens) and self._pads_between(
                 (pre.ids.shape[1] if pre is not None else 0) + room
@@ -596,27 +599,34 @@ class Engine:
 
     def _last(self, seqs, groups, progress, layers: bool):
         utok, row_of, ugroups = self._distinct(seqs, groups)
-        n = len(utok.lengths)
-        vocab = self.model.get_output_embeddings().weight.shape[0]
-        table = torch.empty((n, vocab), dtype=torch.float32, device=self.device)
+        table = self._table(len(utok.lengths))
         hidden: list[torch.Tensor] = []  # [L, n_unique, hidden], allocated at the first batch
+        self._each_batch(utok, ugroups, self._last_run(table, progress, hidden if layers else None))
+        if layers and not hidden:  # no sequence at all
+            hidden.append(torch.empty((0, 0, 0), device=self.device))
+        return table, row_of.tolist(), hidden[0] if layers else None
+
+    def _table(self, n: int) -> torch.Tensor:
+        vocab = self.model.get_output_embeddings().weight.shape[0]
+        return torch.empty((n, vocab), dtype=torch.float32, device=self.device)
+
+    def _last_run(self, table: torch.Tensor, progress, hidden: list | None) -> Callable:
+        """The batch step of the next-token pass: each row's log-probs into ``table[rows.out]``
+        (and with ``hidden``, a list, the residual stream of every layer into ``hidden[0]``)."""
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
-            states, _, _, hs = self._forward_rows(rows, s, e, block, hidden=layers)
+            states, _, _, hs = self._forward_rows(rows, s, e, block, hidden=hidden is not None)
             at = (torch.arange(e - s, device=self.device), rows.ls[s:e] - 1)
             last = states[at]  # [B, H|V]
             table[rows.out[s:e]] = torch.log_softmax(self._logits(last), -1, dtype=torch.float32)
-            if layers:
+            if hidden is not None:
                 if not hidden:
-                    hidden.append(last.new_empty((len(hs) - 1, n, last.shape[-1])))
+                    hidden.append(last.new_empty((len(hs) - 1, len(table), last.shape[-1])))
                 hidden[0][:, rows.out[s:e]] = torch.stack([h[at] for h in hs[:-1]])
             if progress:
                 progress(e - s)
 
-        self._each_batch(utok, ugroups, run)
-        if layers and not hidden:  # no sequence at all
-            hidden.append(torch.empty((0, 0, 0), device=self.device))
-        return table, row_of.tolist(), hidden[0] if layers else None
+        return run
 
     # -------------------------------------------------------------- logit lens
     def lens_ready(self) -> None:
@@ -719,17 +729,81 @@ class Engine:
         device (the one generation loop, ``generate.decode``, with its stop rule: a batch ends when
         every row has given a stop token, ``generate.stop_ids``; one host sync per step), cut at
         the first stop token. ``groups`` share a KV prefix as in ``last_logprobs``."""
-        tok = self.lm.tokenizer
         utok, row_of, ugroups = self._distinct(seqs, groups)
-        stop = stop_ids(tok, self.model)
+        out = self._tokens_out(len(utok.lengths), max_new_tokens)
+        if max_new_tokens > 0 and len(utok.lengths):
+            self._each_batch(utok, ugroups, self._greedy_run(out, None, None), new_tokens=max_new_tokens)
+        return self._texts(out, row_of)
+
+    @torch.inference_mode()
+    def last_logprobs_and_greedy(
+        self,
+        seqs: Sequence[tuple[int, ...]],
+        groups: Sequence[Sequence[int]],
+        n_generate: int,
+        max_new_tokens: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[torch.Tensor, list[int], list[str]]:
+        """``last_logprobs`` of every sequence and ``greedy`` of the first ``n_generate``, with one
+        prefill per prompt: a generating prompt's next-token log-probs are read from its
+        generation's first forward pass (the same tokens; only the batches differ, so a value can
+        move in its last float32 bits), not from a second pass over it. Each group lies wholly
+        among the first ``n_generate`` or wholly after them. Returns (table, row per input
+        sequence, the generated texts of the first ``n_generate``)."""
+        utok, row_of, ugroups = self._distinct(seqs, groups)
+        n = len(utok.lengths)
+        table, out = self._table(n), self._tokens_out(n, max_new_tokens)
+        gen = np.zeros(n, bool)
+        gen[row_of[:n_generate]] = True
+        for rows, keep in ((np.flatnonzero(gen), True), (np.flatnonzero(~gen), False)):
+            if not len(rows):
+                continue
+            local = np.full(n, -1, np.int64)
+            local[rows] = np.arange(len(rows))
+            sub_groups = [m for g in ugroups or () if len(m := local[g][local[g] >= 0].tolist())]
+            sub = Tokens(utok.ids[rows], utok.lengths[rows])
+            if keep:
+                run = self._greedy_run(out, table, progress)
+                self._each_batch(sub, sub_groups, run, new_tokens=max_new_tokens, out_rows=rows)
+            else:
+                self._each_batch(sub, sub_groups, self._last_run(table, progress, None), out_rows=rows)
+        return table, row_of.tolist(), self._texts(out, row_of[:n_generate])
+
+    def _tokens_out(self, n: int, max_new_tokens: int) -> torch.Tensor:
+        """[n, max_new_tokens] generated tokens, all pad (the smallest stop id) until written."""
+        pad = min(stop_ids(self.lm.tokenizer, self.model), default=0)
+        return torch.full((n, max(max_new_tokens, 0)), pad, dtype=torch.long, device=self.device)
+
+    def _texts(self, out: torch.Tensor, row_of: np.ndarray) -> list[str]:
+        """The text of ``out[r]`` for each r of ``row_of``, cut at the first stop token."""
+        stop, tok = stop_ids(self.lm.tokenizer, self.model), self.lm.tokenizer
+        rows = np.unique(row_of)
+        texts = dict(
+            zip(
+                rows.tolist(),
+                (
+                    tok.decode(cut(r, stop), skip_special_tokens=True)
+                    for r in out[torch.as_tensor(rows, device=out.device)].cpu().tolist()
+                ),
+            )
+        )
+        return [texts[r] for r in row_of.tolist()]
+
+    def _greedy_run(self, out: torch.Tensor, first: torch.Tensor | None, progress) -> Callable:
+        """The batch step of greedy generation: each row's tokens into ``out[rows.out]`` (a row
+        that stopped is padded after its stop token); with ``first``, the prefill's next-token
+        log-probs into ``first[rows.out]``, as ``_last_run`` writes them."""
+        stop = stop_ids(self.lm.tokenizer, self.model)
         pad = min(stop, default=0)  # a finished row's later tokens: cut away with the stop token
-        out = torch.full((len(utok.lengths), max_new_tokens), pad, dtype=torch.long, device=self.device)
+        max_new_tokens = out.shape[1]
 
         def run(rows: _Rows, s: int, e: int, block) -> None:
             states, mask, cache, _ = self._forward_rows(rows, s, e, block, keep_cache=True)
             b = e - s
-            last = states[torch.arange(b, device=self.device), rows.ls[s:e] - 1]
-            del states  # the suffix's states, and below its first logits, held by no name here
+            logits = [self._logits(states[torch.arange(b, device=self.device), rows.ls[s:e] - 1])]
+            del states  # the suffix's states, and below its first logits (popped), held by no name here
+            if first is not None:
+                first[rows.out[s:e]] = torch.log_softmax(logits[0], -1, dtype=torch.float32)
             at = {"pos": rows.prefix_len[s:e] + rows.ls[s:e], "mask": mask}  # next position, the mask so far
             fwd = self.body if self.head.exact else self.model
 
@@ -748,14 +822,13 @@ class Engine:
                 return self._logits(o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1])
 
             toks = decode(
-                step, self._logits(last), max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad
+                step, logits.pop(), max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad
             )[0]
             out[rows.out[s:e], : toks.shape[1]] = toks
+            if progress:
+                progress(e - s)
 
-        if max_new_tokens > 0 and len(utok.lengths):
-            self._each_batch(utok, ugroups, run, new_tokens=max_new_tokens)
-        texts = [tok.decode(cut(row, stop), skip_special_tokens=True) for row in out.cpu().tolist()]
-        return [texts[r] for r in row_of.tolist()]
+        return run
 
 
 def _encode(tokenizer, texts: Sequence[str]) -> list[tuple[int, ...]]:

@@ -60,6 +60,8 @@ class QueryScores:
     by_layer: dict[str, np.ndarray] | None = None
     # reliance against the no-context prompt (``metrics.RELIANCE_KEYS`` -> [contexts]), with a prior
     reliance: dict[str, np.ndarray] | None = None
+    # the greedy generation after each context prompt (an estimator that ``generates``, asked to)
+    generations: list[str] | None = None
 
 
 def _check_finite(name: str, *values) -> None:
@@ -155,19 +157,28 @@ def first_token(
     prompt: PromptFormat = RAW,
     per_layer: str | None = None,
     answers: Answers | None = None,
+    generate: int = 0,
 ) -> list[QueryScores]:
     """Score every query against every context with the next-token distribution, keeping the top
     ``prior_topk`` answers of each no-context prompt and the top ``store_topk`` of every prompt
     (0: none; a run passes its ``--prior-topk`` / ``--store-topk``); ``per_layer``
     ("chi" or "psi") adds the logit-lens scores of every layer (``layer_scores``); ``answers``
-    (``reliance_answers``) name the answers whose first tokens the reliance measures read."""
+    (``reliance_answers``) name the answers whose first tokens the reliance measures read;
+    ``generate`` (N > 0, not with ``per_layer``): also the greedy generation of N tokens after
+    every context prompt (``QueryScores.generations``), from the same prefill
+    (``Engine.last_logprobs_and_greedy``)."""
     nc, nq = len(contexts), len(queries)
     seqs = engine.encode(first_token_texts(contexts, queries, prompt, with_prior))
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)]  # one context, every query
     if with_prior:
         groups.append([nq * nc + i for i in range(nq)])
+    gens = None
     if per_layer:
+        if generate:
+            raise ValueError("first_token: generate with per_layer (the layers need their own pass)")
         table, row_of, hidden = engine.last_logprobs_by_layer(seqs, groups, progress=progress)
+    elif generate:
+        table, row_of, gens = engine.last_logprobs_and_greedy(seqs, groups, nq * nc, generate, progress)
     else:
         table, row_of = engine.last_logprobs(seqs, groups, progress=progress)
     row_at = np.asarray(row_of, np.int64)
@@ -180,6 +191,9 @@ def first_token(
         (idx,) = engine.to_device(row_at)
     rows, prior = idx[: nq * nc].view(nq, nc), (idx[nq * nc :] if with_prior else None)
     results = scores_batch(table, rows, prior, prior_topk, store_topk, _token_labels(engine), ids)
+    if gens is not None:
+        for i, r in enumerate(results):
+            r.generations = gens[i * nc : (i + 1) * nc]
     if per_layer:
         inner = layer_scores(engine, hidden, idx[: nq * nc], nq, nc, psi=per_layer == "psi")
         for i, r in enumerate(results):
@@ -422,7 +436,10 @@ class Estimator:
     ``prompts(unit, prompt)``: the texts ``run`` will tokenize first, when known ahead (the executor
     tokenizes the next unit's while the device computes this one's); ``card``: what the answer
     variable A is, for the dataset card (default: ``help``); ``score``: a choice of ``ctxprior
-    score --estimator`` (False: another kind of run writes it, with ``run`` None)."""
+    score --estimator`` (False: another kind of run writes it, with ``run`` None); ``generates``:
+    ``run`` also takes ``generate=N`` and returns each context prompt's greedy generation of N
+    tokens (``QueryScores.generations``) from its own pass over the prompts (not with
+    ``per_layer``), so a run's outcome labels cost no second prefill."""
 
     name: str
     run: Callable[..., list[QueryScores]] | None
@@ -432,6 +449,7 @@ class Estimator:
     prompts: Callable[[UnitTexts, PromptFormat], list[str]] | None = None
     card: str = ""
     score: bool = True
+    generates: bool = False
 
 
 def answer_candidates(unit: UnitTexts, answer: str | None) -> list[str]:
@@ -472,6 +490,7 @@ for _estimator in (
         _run_first_token,
         per_layer=True,
         vocab_table=True,
+        generates=True,
         help="next-token distribution over the vocabulary (the paper)",
         prompts=lambda unit, prompt: first_token_texts(unit.contexts, unit.queries, prompt),
         card="the answer variable A is the next token: the softmax of the last prompt position's "

@@ -53,6 +53,9 @@ def compute_unit(
     generation). Raises ScoreError on NaN/inf."""
     est, texts, fmt = _unit_texts(engine, inp, config)
     ctx_texts, queries = list(texts.contexts), list(texts.queries)
+    generating = config.outcome_rule != "none" or config.memorization
+    # an estimator that generates from its own prefill saves the generation's second one
+    one_pass = generating and est.generates and not config.per_layer
     res = est.run(
         engine,
         texts,
@@ -61,12 +64,14 @@ def compute_unit(
         progress=progress,
         prompt=fmt,
         per_layer=config.per_layer,
+        **({"generate": config.max_new_tokens} if one_pass else {}),
     )
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
     tables = _score_tables(inp, res, ctx_ids)
     labels: dict[tuple[int, int], str | None] | None = None
-    if config.outcome_rule != "none" or config.memorization:
-        tables["generation"], labels = _generations(engine, inp, config, ctx_texts, queries, fmt)
+    if generating:
+        gens = [g for r in res for g in r.generations or ()] if one_pass else None
+        tables["generation"], labels = _generations(engine, inp, config, ctx_texts, queries, fmt, gens)
     pairs = _decide_collisions(engine, texts, res, fmt)
     outcomes = labels if config.outcome_rule != "none" else None
     tables["reliance"] = _reliance_table(inp, res, ctx_ids, pairs, (config.outcome_rule, outcomes))
@@ -239,10 +244,17 @@ def _int_table(d: dict) -> pa.Table:
 
 
 def _generations(
-    engine: Engine, inp: UnitInput, config: ScoreConfig, ctx_texts, queries, fmt: PromptFormat
+    engine: Engine,
+    inp: UnitInput,
+    config: ScoreConfig,
+    ctx_texts,
+    queries,
+    fmt: PromptFormat,
+    gens: list[str] | None = None,
 ) -> tuple[pa.Table, dict[tuple[int, int], str | None]]:
     """One greedy generation per (fact, context) prompt -- the same prompts as the scores, every
-    query after one context sharing that context's prefix -- labelled by the run's rule
+    query after one context sharing that context's prefix; ``gens``, fact-major, where the
+    estimator made them from its own pass -- labelled by the run's rule
     (``outcomes.label``; ``prefix`` for ``--outcome-rule none --memorization``): the generation
     table (label UNDECIDED where it gives both answers) and the labels by (fact, context)."""
     rule = config.outcome_rule if config.outcome_rule != "none" else "prefix"
@@ -254,7 +266,8 @@ def _generations(
             keys.append((fact_id, cid, answer, cans))
     nq, nc = len(inp.facts), len(inp.contexts)
     groups = [[i * nc + j for i in range(nq)] for j in range(nc)]  # one context, every query
-    gens = engine.greedy(engine.encode(texts), config.max_new_tokens, groups)
+    if gens is None:
+        gens = engine.greedy(engine.encode(texts), config.max_new_tokens, groups)
     labels = {(f, c): label(g, rule, inp.query_type, a, ca) for (f, c, a, ca), g in zip(keys, gens)}
     table = pa.table(
         {
