@@ -87,6 +87,7 @@ def _score(
     log=None,
     sample=1,
     outcome_rule="recall",
+    max_restarts=2,
 ):
     """Score sample 1 (open forms, 2 entities per unit) locally or on Ray workers.
 
@@ -113,6 +114,7 @@ def _score(
             workers=ray_workers,
             threads=1,
             log=log,
+            max_restarts=max_restarts,
         )
         made.append(ex)
         return ex
@@ -194,13 +196,16 @@ def test_every_worker_killed_at_once_is_restarted_and_the_run_ends_done(
 
 def test_workers_that_die_for_good_end_the_run_failed_not_hung(ray_local, base, tmp_path, monkeypatch):
     """Every worker SIGKILLs itself in every unit, after every restart: Ray gives up on each after
-    ``max_restarts``. Whether the units run out of attempts first or the workers are put out of
+    ``max_restarts`` (1 here: each restart starts a Python process that imports torch, and one
+    restart per worker shows the path as well as the default 2). Whether the units run out of attempts first or the workers are put out of
     the run first is a race; either way the run ends failed, each unit with a reason, instead of
     waiting for a worker that will never answer. Nothing is committed twice or half."""
     db = copy_db(base["db"], tmp_path / "doomed.duckdb")
     monkeypatch.setenv("CTXPRIOR_FAULT", "worker.unit@1+:kill")
     logs = []
-    s, ex = _score(db, base["tiny"], ray_workers=2, shard_dir=str(tmp_path / "shards"), log=logs.append)
+    s, ex = _score(
+        db, base["tiny"], ray_workers=2, shard_dir=str(tmp_path / "shards"), log=logs.append, max_restarts=1
+    )
     monkeypatch.delenv("CTXPRIOR_FAULT")
     assert s.status == "failed" and s.units_done == 0, (s.errors, logs)
     reasons = list(s.errors)
