@@ -104,6 +104,63 @@ def test_greedy_equals_generate_one_at_a_time(family):
 
 
 @pytest.mark.quick
+@pytest.mark.parametrize("arch,seed", [("llama", 3), ("gpt_neox", 0)])  # seeds whose rows differ
+def test_rows_that_stop_leave_the_batch_and_the_texts_stay_those_of_generate(arch, seed, monkeypatch):
+    """A stop token the tiny model gives at different steps in different rows (its most frequent
+    greedy token, made the generation config's EOS): the stopped rows leave the batch
+    (``decode``'s ``drop``: the cache's ``batch_select_indices``), and every text equals Hugging
+    Face's ``generate`` of its prompt alone."""
+    from transformers import DynamicCache
+
+    lm = tiny(arch, seed=seed)
+    tok, model = lm.tokenizer, lm.model
+    contexts, queries = prompts()
+    texts = [c + q for q in queries for c in contexts]
+    seqs = Engine(lm).encode(texts)
+    with torch.inference_mode():
+        free = [
+            model.generate(
+                input_ids=torch.tensor([s]),
+                max_new_tokens=12,
+                do_sample=False,
+                eos_token_id=None,
+                pad_token_id=tok.pad_token_id,
+            )[0, len(s) :].tolist()
+            for s in seqs
+        ]
+    firsts: dict[int, set[int]] = {}
+    for row in free:
+        for pos, t in enumerate(row):
+            firsts.setdefault(t, set()).add(row.index(t))
+    eos = max(firsts, key=lambda t: (len(firsts[t]), sum(t in r for r in free)))
+    assert len(firsts[eos]) >= 2  # rows stop at different steps
+    model.generation_config.eos_token_id = eos
+    selected = []
+    select = DynamicCache.batch_select_indices
+    monkeypatch.setattr(
+        DynamicCache,
+        "batch_select_indices",
+        lambda self, idx: (selected.append(len(idx)), select(self, idx))[1],
+    )
+    nc = len(contexts)
+    groups = [[i * nc + j for i in range(len(queries))] for j in range(nc)]
+    got = Engine(lm, batch_size=64).greedy(seqs, 12, groups)
+    assert selected, "no row left the batch"
+    with torch.inference_mode():
+        for s, g in zip(seqs, got):
+            out = model.generate(
+                input_ids=torch.tensor([s]),
+                max_new_tokens=12,
+                do_sample=False,
+                eos_token_id=eos,
+                pad_token_id=tok.pad_token_id,
+            )
+            ref = out[0, len(s) :].tolist()
+            ref = ref[: ref.index(eos)] if eos in ref else ref  # the text ends before its stop token
+            assert g == tok.decode(ref, skip_special_tokens=True)
+
+
+@pytest.mark.quick
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("batch_size", [64, 3])
 def test_one_pass_equals_the_next_token_pass_and_greedy(family, batch_size):

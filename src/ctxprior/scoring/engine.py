@@ -807,8 +807,13 @@ class Engine:
             at = {"pos": rows.prefix_len[s:e] + rows.ls[s:e], "mask": mask}  # next position, the mask so far
             fwd = self.body if self.head.exact else self.model
 
+            def drop(keep: torch.Tensor) -> None:  # rows that stopped leave the batch
+                idx = keep.nonzero()[:, 0]
+                at["pos"], at["mask"] = at["pos"][idx], at["mask"][idx]
+                cache.batch_select_indices(idx)
+
             def step(tokens: torch.Tensor) -> torch.Tensor:
-                at["mask"] = torch.cat([at["mask"], at["mask"].new_ones((b, 1))], dim=1)
+                at["mask"] = torch.cat([at["mask"], at["mask"].new_ones((len(tokens), 1))], dim=1)
                 self.forward_calls += 1
                 o = fwd(
                     input_ids=tokens[:, None],
@@ -822,7 +827,13 @@ class Engine:
                 return self._logits(o.last_hidden_state[:, -1] if self.head.exact else o.logits[:, -1])
 
             toks = decode(
-                step, logits.pop(), max_new_tokens, lambda lg: lg.argmax(-1), stop=stop, pad_id=pad
+                step,
+                logits.pop(),
+                max_new_tokens,
+                lambda lg: lg.argmax(-1),
+                stop=stop,
+                pad_id=pad,
+                drop=drop if stop and hasattr(cache, "batch_select_indices") else None,
             )[0]
             out[rows.out[s:e], : toks.shape[1]] = toks
             if progress:

@@ -128,12 +128,25 @@ def decode(
     pad_id: int = 0,
     keep_logits: bool = False,
     until: Callable[[torch.Tensor], bool] | None = None,
+    drop: Callable[[torch.Tensor], None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """The generation loop: ``pick(logits)`` chooses each row's token, ``step(tokens [B])`` feeds
     them and returns the next logits [B, V]. With ``stop``, a finished row's later tokens are
     ``pad_id`` and the loop ends when every row has stopped (one host sync per step); without it
     the loop never waits for the device. ``until(tokens [B, t])`` may end it too. Returns tokens
-    [B, T] and, with ``keep_logits``, the logits each token was chosen from [B, T, V]."""
+    [B, T] and, with ``keep_logits``, the logits each token was chosen from [B, T, V].
+
+    ``drop(keep [b] bool)`` (with ``stop``; not with ``keep_logits`` or ``until``): stopped rows
+    leave the batch -- once they are an eighth of the rows ``step`` computes, ``drop`` is told
+    which rows stay (the caller cuts its cache, mask and positions to them) and ``step`` then
+    takes and returns only those. The tokens are the same as without it; only the batch a row
+    shares shrinks, so its float32 logits may round differently."""
+    if drop is not None:
+        if stop is None or keep_logits or until is not None:
+            raise ValueError("decode: drop needs stop, and neither keep_logits nor until")
+        box = [logits]
+        del logits  # no name here holds the first logits while the loop runs
+        return _decode_dropping(step, box.pop(), max_new_tokens, pick, stop, pad_id, drop), None
     toks, kept = [], []
     finished: torch.Tensor | None = None  # with stop: the rows that have stopped, and the stop ids
     stop_t: torch.Tensor | None = None
@@ -155,6 +168,28 @@ def decode(
             break
         logits = step(nxt)
     return torch.stack(toks, 1), (torch.stack(kept, 1) if keep_logits else None)
+
+
+def _decode_dropping(step, logits, max_new_tokens, pick, stop, pad_id, drop) -> torch.Tensor:
+    """``decode`` with ``drop``: tokens [B, T]."""
+    dev = logits.device
+    out = torch.full((logits.shape[0], max(max_new_tokens, 0)), pad_id, dtype=torch.long, device=dev)
+    live = torch.arange(logits.shape[0], device=dev)  # the batch rows step computes
+    done = torch.zeros(logits.shape[0], dtype=torch.bool, device=dev)  # of those, the stopped
+    stop_t = torch.tensor(sorted(stop), device=dev)
+    for t in range(max_new_tokens):
+        nxt = torch.where(done, torch.full_like(done, pad_id, dtype=torch.long), pick(logits))
+        out[live, t] = nxt
+        done |= torch.isin(nxt, stop_t)
+        n_done = int(done.sum())  # the one host sync of the step
+        if n_done == len(live) or t + 1 == max_new_tokens:
+            return out[:, : t + 1]
+        if n_done * 8 >= len(live):
+            keep = ~done
+            drop(keep)
+            live, nxt, done = live[keep], nxt[keep], done[keep]
+        logits = step(nxt)
+    return out[:, :0]
 
 
 @dataclass
