@@ -104,8 +104,9 @@ def test_greedy_equals_generate_one_at_a_time(family):
 
 
 @pytest.mark.quick
+@pytest.mark.parametrize("share", [True, False], ids=["prefix-block", "whole-prompts"])
 @pytest.mark.parametrize("arch,seed", [("llama", 3), ("gpt_neox", 0)])  # seeds whose rows differ
-def test_rows_that_stop_leave_the_batch_and_the_texts_stay_those_of_generate(arch, seed, monkeypatch):
+def test_rows_that_stop_leave_the_batch_and_the_texts_stay_those_of_generate(arch, seed, share, monkeypatch):
     """A stop token the tiny model gives at different steps in different rows (its most frequent
     greedy token, made the generation config's EOS): the stopped rows leave the batch
     (``decode``'s ``drop``: the cache's ``batch_select_indices``), and every text equals Hugging
@@ -144,7 +145,7 @@ def test_rows_that_stop_leave_the_batch_and_the_texts_stay_those_of_generate(arc
     )
     nc = len(contexts)
     groups = [[i * nc + j for i in range(len(queries))] for j in range(nc)]
-    got = Engine(lm, batch_size=64).greedy(seqs, 12, groups)
+    got = Engine(lm, batch_size=64, share_prefix=share).greedy(seqs, 12, groups)
     assert selected, "no row left the batch"
     with torch.inference_mode():
         for s, g in zip(seqs, got):

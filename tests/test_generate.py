@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 from chat_helpers import _tokenizer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scoring_helpers import prompts, tiny_family
 
 from ctxprior.scoring.generate import Sampling, _filtered, choose, cut, end_of_turn_ids, generate, stop_ids
@@ -58,3 +60,45 @@ def test_a_prompt_generates_the_same_tokens_alone_and_among_others(family):
         alone = generate(lm, [one], 6)
         assert torch.equal(both.tokens[2 * p, : alone.tokens.shape[1]], alone.tokens[0])
         assert torch.equal(both.tokens[2 * p], both.tokens[2 * p + 1])  # greedy: both rows agree
+
+
+@pytest.mark.quick
+@given(
+    st.lists(st.lists(st.integers(0, 5), min_size=6, max_size=6), min_size=1, max_size=12),
+    st.integers(1, 6),
+)
+@settings(max_examples=60, deadline=None)
+def test_decode_dropping_stopped_rows_gives_the_tokens_of_the_full_batch(rows, steps):
+    """``decode``'s ``drop``: a step whose logits for row r at step t depend on nothing else (its
+    planned token ``rows[r][t]``; 0 and 1 are stop ids) gives the same tokens [B, T] whether the
+    stopped rows leave the batch or not, and ``drop`` only ever keeps rows still running."""
+    from ctxprior.scoring.generate import decode
+
+    def run(with_drop: bool) -> torch.Tensor:
+        live = list(range(len(rows)))
+        t = [0]
+
+        def logits_of(idx: list[int]) -> torch.Tensor:
+            out = torch.zeros((len(idx), 6))
+            out[torch.arange(len(idx)), torch.tensor([rows[r][t[0]] for r in idx])] = 1.0
+            return out
+
+        def step(tokens: torch.Tensor) -> torch.Tensor:
+            assert len(tokens) == len(live)
+            t[0] += 1
+            return logits_of(live)
+
+        def drop(keep: torch.Tensor) -> None:
+            live[:] = [r for r, k in zip(live, keep.tolist()) if k]
+
+        return decode(
+            step,
+            logits_of(live),
+            steps,
+            lambda lg: lg.argmax(-1),
+            stop=frozenset({0, 1}),
+            pad_id=9,
+            drop=drop if with_drop else None,
+        )[0]
+
+    assert torch.equal(run(True), run(False))
