@@ -25,17 +25,33 @@ from ctxprior.scoring.runs.plan import load_inputs, plan_units
 from ctxprior.scoring.texts import unit_prompts
 
 
-def demo_prompts(entities: int, contexts: int) -> tuple[list[str], list[list[int]]]:
-    """The demo capital sample's open prompts, built by the code a run builds them with
-    (``plan_units`` -> ``load_inputs`` -> ``unit_prompts``, raw format), and their prefix groups
-    (the prompts of one unit that share a context)."""
+def demo_inputs(entities: int, contexts: int) -> list:
+    """The demo capital sample's open units (``UnitInput``), as a run plans and loads them
+    (``plan_units`` -> ``load_inputs``)."""
     with tempfile.TemporaryDirectory() as d:
         wh = ctxprior.open(str(Path(d) / "w.duckdb"), write=True)
         wh.datasets.ingest_demo(only=["demo"])
         sid = wh.samples.draw("demo", relations=["capital"], entities=entities, contexts=contexts, seed=11)
         config = ScoreConfig(query_types=("open",), shard_size=entities)
         with wh.connect() as store:
-            inputs = load_inputs(store, sid, 0, plan_units(store, sid, config))
+            return load_inputs(store, sid, 0, plan_units(store, sid, config))
+
+
+def demo_args(doc: str) -> argparse.Namespace:
+    """The command line of a benchmark on the demo's prompts (its docstring's first line as help)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--entities", type=int, default=4)
+    ap.add_argument("--contexts", type=int, default=12)
+    ap.add_argument("--new-tokens", type=int, default=8)
+    ap.add_argument("--repeats", type=int, default=2)
+    return ap.parse_args()
+
+
+def demo_prompts(entities: int, contexts: int) -> tuple[list[str], list[list[int]]]:
+    """The demo capital sample's open prompts, built by the code a run builds them with
+    (``demo_inputs`` -> ``unit_prompts``, raw format), and their prefix groups (the prompts of
+    one unit that share a context)."""
+    inputs = demo_inputs(entities, contexts)
     texts: list[str] = []
     groups: list[list[int]] = []
     for inp in inputs:
@@ -49,12 +65,7 @@ def demo_prompts(entities: int, contexts: int) -> tuple[list[str], list[list[int
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--entities", type=int, default=4)
-    ap.add_argument("--contexts", type=int, default=12)
-    ap.add_argument("--new-tokens", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=2)
-    a = ap.parse_args()
+    a = demo_args(__doc__)
     torch.manual_seed(0)
     lm = load_model("smollm2-135m", device="cpu")
     texts, groups = demo_prompts(a.entities, a.contexts)

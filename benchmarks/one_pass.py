@@ -13,33 +13,17 @@ own) and whether the generated texts are equal.
 
 from __future__ import annotations
 
-import argparse
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
+from generation import demo_args, demo_inputs  # benchmarks/generation.py
 
-import ctxprior
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.estimators import first_token, reliance_answers
 from ctxprior.scoring.models import load_model
-from ctxprior.scoring.options import ScoreConfig
 from ctxprior.scoring.prompts import prompt_format
-from ctxprior.scoring.runs.plan import load_inputs, plan_units
 from ctxprior.scoring.texts import unit_texts
-
-
-def demo_units(entities: int, contexts: int) -> list:
-    """The demo capital sample's open units' texts, as a run plans and loads them."""
-    with tempfile.TemporaryDirectory() as d:
-        wh = ctxprior.open(str(Path(d) / "w.duckdb"), write=True)
-        wh.datasets.ingest_demo(only=["demo"])
-        sid = wh.samples.draw("demo", relations=["capital"], entities=entities, contexts=contexts, seed=11)
-        config = ScoreConfig(query_types=("open",), shard_size=entities)
-        with wh.connect() as store:
-            return [unit_texts(inp) for inp in load_inputs(store, sid, 0, plan_units(store, sid, config))]
 
 
 def two_passes(eng: Engine, unit, fmt, new_tokens: int):
@@ -58,15 +42,10 @@ def one_pass(eng: Engine, unit, fmt, new_tokens: int):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--entities", type=int, default=4)
-    ap.add_argument("--contexts", type=int, default=12)
-    ap.add_argument("--new-tokens", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=2)
-    a = ap.parse_args()
+    a = demo_args(__doc__)
     torch.manual_seed(0)
     lm = load_model("smollm2-135m", device="cpu")
-    units = demo_units(a.entities, a.contexts)
+    units = [unit_texts(inp) for inp in demo_inputs(a.entities, a.contexts)]
     fmt = prompt_format(lm.tokenizer, "raw")
     eng = Engine(lm)
     ways = {"two passes": two_passes, "one pass": one_pass}
