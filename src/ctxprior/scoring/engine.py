@@ -747,9 +747,9 @@ class Engine:
         """``last_logprobs`` of every sequence and ``greedy`` of the first ``n_generate``, with one
         prefill per prompt: a generating prompt's next-token log-probs are read from its
         generation's first forward pass (the same tokens; only the batches differ, so a value can
-        move in its last float32 bits), not from a second pass over it. Each group lies wholly
-        among the first ``n_generate`` or wholly after them. Returns (table, row per input
-        sequence, the generated texts of the first ``n_generate``)."""
+        move in its last float32 bits), not from a second pass over it. A group shares its prefix
+        within each of the two parts (a group across both is split). Returns (table, row per
+        input sequence, the generated texts of the first ``n_generate``)."""
         utok, row_of, ugroups = self._distinct(seqs, groups)
         n = len(utok.lengths)
         table, out = self._table(n), self._tokens_out(n, max_new_tokens)
