@@ -778,15 +778,8 @@ class Engine:
         """The text of ``out[r]`` for each r of ``row_of``, cut at the first stop token."""
         stop, tok = stop_ids(self.lm.tokenizer, self.model), self.lm.tokenizer
         rows = np.unique(row_of)
-        texts = dict(
-            zip(
-                rows.tolist(),
-                (
-                    tok.decode(cut(r, stop), skip_special_tokens=True)
-                    for r in out[torch.as_tensor(rows, device=out.device)].cpu().tolist()
-                ),
-            )
-        )
+        got = out[torch.as_tensor(rows, device=out.device)].cpu().tolist()
+        texts = {r: tok.decode(cut(g, stop), skip_special_tokens=True) for r, g in zip(rows.tolist(), got)}
         return [texts[r] for r in row_of.tolist()]
 
     def _greedy_run(self, out: torch.Tensor, first: torch.Tensor | None, progress) -> Callable:
