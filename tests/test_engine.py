@@ -345,7 +345,8 @@ def test_dedupe_matches_a_dict(seqs):
 
 def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     """The local executor computes unit k + 1 while the driver commits unit k; rows are the same
-    as committed one after the other."""
+    as committed one after the other. (No outcome labels: units that generate may compute in
+    packs, ``test_small_units_generate_in_packs``.)"""
     import threading
     import time
 
@@ -358,7 +359,7 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
     lm = tiny_family("llama")
     sid = _demo(db_path)
     events = []
-    real_write, real_unit = score.write_unit, units.run_unit_checked
+    real_write, real_units = score.write_unit, units.run_units_checked
 
     def slow_write(store, run_id, res):
         events.append(("commit start", res.spec.unit_id, time.perf_counter()))
@@ -366,17 +367,21 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
         real_write(store, run_id, res)
         events.append(("commit end", res.spec.unit_id, time.perf_counter()))
 
-    def traced_unit(engine, inp, *a, **kw):
+    def traced_units(engine, inps, *a, **kw):
         events.append(
-            ("compute start", inp.spec.unit_id, time.perf_counter(), threading.current_thread().name)
+            ("compute start", inps[0].spec.unit_id, time.perf_counter(), threading.current_thread().name)
         )
-        return real_unit(engine, inp, *a, **kw)
+        return real_units(engine, inps, *a, **kw)
 
     monkeypatch.setattr(score, "write_unit", slow_write)
-    monkeypatch.setattr("ctxprior.scoring.executors.local.run_unit_checked", traced_unit)
+    monkeypatch.setattr("ctxprior.scoring.executors.local.run_units_checked", traced_units)
     with open_store(db_path) as store:
         s = score_sample(
-            store, ScoreRequest.of(sample=sid, shard_size=2), lm=lm, progress=False, log=lambda m: None
+            store,
+            ScoreRequest.of(sample=sid, shard_size=2, outcome_rule="none"),
+            lm=lm,
+            progress=False,
+            log=lambda m: None,
         )
         assert s.status == "done" and s.units_total >= 3
         starts = {e[1]: e[2] for e in events if e[0] == "compute start"}
@@ -388,7 +393,7 @@ def test_next_unit_computes_while_the_last_one_commits(db_path, monkeypatch):
         monkeypatch.undo()
         ref = score_sample(
             store,
-            ScoreRequest.of(sample=sid, fresh=True, shard_size=2),
+            ScoreRequest.of(sample=sid, fresh=True, shard_size=2, outcome_rule="none"),
             lm=lm,
             progress=False,
             log=lambda m: None,
@@ -413,7 +418,8 @@ def test_prefetched_prompts_are_the_ones_encoded_and_equal_a_direct_encode():
 
 def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
     """While unit k computes, unit k + 1's prompts are tokenizing: every unit after the first is
-    encoded from a prefetch, and the scores equal those of a run without it."""
+    encoded from a prefetch, and the scores equal those of a run without it. (No outcome labels:
+    small units that generate compute in packs, and a pack prefetches the next pack's first.)"""
     from ctxprior.scoring.options import ScoreRequest
     from ctxprior.scoring.runs.score import score_sample
     from ctxprior.storage import open_store
@@ -433,7 +439,7 @@ def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
         with open_store(db_path) as store:
             s = score_sample(
                 store,
-                ScoreRequest.of(sample=sid, model="tiny", shard_size=1),
+                ScoreRequest.of(sample=sid, model="tiny", shard_size=1, outcome_rule="none"),
                 lm=lm,
                 progress=False,
                 log=lambda m: None,
@@ -444,3 +450,77 @@ def test_the_local_executor_prefetches_the_next_unit(db_path, monkeypatch):
     assert units >= 4 and not taken[0] and taken.count(True) == units - 1
     monkeypatch.setattr(Engine, "prefetch", lambda self, texts: None)
     assert run()[1] == rows
+
+
+def test_small_units_generate_in_packs(db_path, monkeypatch):
+    """Units of a few (fact, context) prompts (``units.packs``) decode their outcome generations
+    together, in one greedy call per pack: the rows equal those of the same units computed one at
+    a time, a unit's seconds and forward passes are its share of the pack, and a unit that fails
+    in a pack fails alone (the pack's other units are computed again, one by one)."""
+    from ctxprior.scoring import estimators, units
+    from ctxprior.scoring.executors import local
+    from ctxprior.scoring.options import ScoreRequest
+    from ctxprior.scoring.runs.score import score_sample
+    from ctxprior.storage import open_store
+
+    sid = _demo(db_path, entities=2, contexts=6)
+    lm = tiny()
+    calls = []
+    real_greedy = Engine.greedy
+
+    def greedy(self, seqs, *a, **kw):
+        calls.append(len(seqs))
+        return real_greedy(self, seqs, *a, **kw)
+
+    monkeypatch.setattr(Engine, "greedy", greedy)
+
+    def run(store):
+        s = score_sample(
+            store,
+            ScoreRequest.of(sample=sid, model="tiny", shard_size=1, max_new_tokens=3, fresh=True),
+            lm=lm,
+            progress=False,
+            log=lambda m: None,
+        )
+        gens = store.query(
+            "SELECT query_form_id, fact_id, context_id, text, label FROM generation WHERE run_id = ? "
+            "ORDER BY 1, 2, 3",
+            [s.run_id],
+        )
+        rel = store.query(
+            "SELECT fact_id, context_id, outcome, choice, p_context_answer FROM reliance WHERE run_id = ? "
+            "ORDER BY 1, 2",
+            [s.run_id],
+        )
+        cost = store.query(
+            "SELECT forward_calls FROM run_unit_engine WHERE run_id = ? ORDER BY unit_id", [s.run_id]
+        )
+        return s, (_rows(store, s.run_id), gens, rel), [c[0] for c in cost]
+
+    with open_store(db_path) as store:
+        packed, rows, cost = run(store)
+        assert packed.status == "done" and packed.units_total >= 4
+        assert calls == [6 * packed.units_total]  # 6 contexts x 1 fact per unit, one call
+        assert all(c > 0 for c in cost)
+        calls.clear()
+        monkeypatch.setattr(local.LocalExecutor, "_packs", lambda self, inputs: ([i] for i in inputs))
+        alone, rows_alone, _ = run(store)
+        assert calls == [6] * alone.units_total
+        assert rows == rows_alone
+        monkeypatch.undo()
+        monkeypatch.setattr(Engine, "greedy", greedy)
+
+        real_tables = units._unit_tables
+        bad = rows[1][0][:2]  # the first unit's (query form, fact)
+
+        def fails_on_one(engine, inp, *a):
+            if (inp.spec.query_form_id, inp.facts[0][0]) == bad:
+                raise estimators.ScoreError("non-finite persuasion score (NaN/inf)")
+            return real_tables(engine, inp, *a)
+
+        monkeypatch.setattr(units, "_unit_tables", fails_on_one)
+        calls.clear()
+        s, (_, gens, _), _ = run(store)
+        assert s.status == "failed" and s.units_failed == 1
+        assert gens == [g for g in rows[1] if g[:2] != bad]
+        assert calls[0] == 6 * s.units_total and len(calls) == 1 + s.units_total  # the pack, then alone

@@ -46,36 +46,111 @@ def prefetch_unit(engine: Engine, inp: UnitInput, config: ScoreConfig) -> None:
         engine.prefetch(est.prompts(texts, fmt))
 
 
+PACK_ROWS = 32  # a unit with fewer generation prompts generates beside its neighbours (``packs``)
+
+
+def packs(inp: UnitInput, config: ScoreConfig) -> bool:
+    """Whether a unit's greedy generations run beside the next units' (``compute_units``): a
+    run that generates, and a unit with fewer than ``PACK_ROWS`` (fact, context) prompts -- a
+    fixed-design item has 1-10 -- whose decoding alone would read the whole model every step for
+    a few rows. A rule on the unit alone, so its scores never depend on its neighbours."""
+    generating = config.outcome_rule != "none" or config.memorization
+    return generating and len(inp.facts) * len(inp.contexts) < PACK_ROWS
+
+
 def compute_unit(
     engine: Engine, inp: UnitInput, config: ScoreConfig, progress: Callable[[int], None] | None = None
 ) -> dict[str, pa.Table]:
     """Scores of one unit as Arrow tables (persuasion, susceptibility, prior_topk, prompt_topk,
-    generation). Raises ScoreError on NaN/inf."""
-    est, texts, fmt = _unit_texts(engine, inp, config)
-    ctx_texts, queries = list(texts.contexts), list(texts.queries)
+    generation, reliance): ``compute_units`` of it alone."""
+    return compute_units(engine, [inp], config, progress)[0][0]
+
+
+def compute_units(
+    engine: Engine,
+    inps: list[UnitInput],
+    config: ScoreConfig,
+    progress: Callable[[int], None] | None = None,
+) -> list[tuple[dict[str, pa.Table], dict[str, float]]]:
+    """Each unit's tables (``compute_unit``) and what it cost (``_Meter``: seconds and the
+    engine's counters). Each unit is scored on its own; the greedy generations of the units that
+    ``packs`` run in one call (a unit's share of it is counted by its prompts), those of the
+    others from their estimator's own pass where it ``generates`` (one prefill per prompt).
+    Raises ScoreError on NaN/inf."""
     generating = config.outcome_rule != "none" or config.memorization
-    # an estimator that generates from its own prefill saves the generation's second one
-    one_pass = generating and est.generates and not config.per_layer
-    res = est.run(
-        engine,
-        texts,
-        prior_topk=config.prior_topk,
-        store_topk=config.store_topk,
-        progress=progress,
-        prompt=fmt,
-        per_layer=config.per_layer,
-        **({"generate": config.max_new_tokens} if one_pass else {}),
-    )
+    meter, parts = _Meter(engine), []
+    for inp in inps:
+        est, texts, fmt = _unit_texts(engine, inp, config)
+        # an estimator that generates from its own prefill saves the generation's second one
+        one_pass = generating and est.generates and not config.per_layer and not packs(inp, config)
+        res = est.run(
+            engine,
+            texts,
+            prior_topk=config.prior_topk,
+            store_topk=config.store_topk,
+            progress=progress,
+            prompt=fmt,
+            per_layer=config.per_layer,
+            **({"generate": config.max_new_tokens} if one_pass else {}),
+        )
+        gens = [g for r in res for g in r.generations or ()] if one_pass else None
+        parts.append([inp, texts, fmt, res, gens, meter.take()])
+    pending = [p for p in parts if generating and p[4] is None]
+    if pending:
+        prompts: list[str] = []
+        groups: list[list[int]] = []
+        sizes: list[int] = []
+        for inp, texts, fmt, *_ in pending:
+            t, g = _generation_prompts(inp, texts, fmt)
+            groups += [[len(prompts) + i for i in grp] for grp in g]
+            prompts += t
+            sizes.append(len(t))
+        gens = engine.greedy(engine.encode(prompts), config.max_new_tokens, groups)
+        cost, at = meter.take(), 0
+        for p, n in zip(pending, sizes):
+            p[4], at = gens[at : at + n], at + n
+            p[5] = _add(p[5], cost, n / len(prompts))
+    return [
+        (_unit_tables(engine, inp, config, texts, fmt, res, gens), _add(cost, meter.take()))
+        for inp, texts, fmt, res, gens, cost in parts
+    ]
+
+
+def _add(a: dict[str, float], b: dict[str, float], share: float = 1.0) -> dict[str, float]:
+    return {k: v + b[k] * share for k, v in a.items()}
+
+
+class _Meter:
+    """Seconds and the engine's counters since the last ``take``."""
+
+    KEYS = ("seconds", "oom_splits", "forward_calls", "tokens")
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.last = self._now()
+
+    def _now(self) -> tuple:
+        e = self.engine
+        return (time.perf_counter(), e.oom_splits, e.forward_calls, e.tokens_computed)
+
+    def take(self) -> dict[str, float]:
+        now = self._now()
+        spent = dict(zip(self.KEYS, (a - b for a, b in zip(now, self.last))))
+        self.last = now
+        return spent
+
+
+def _unit_tables(engine, inp, config, texts, fmt, res, gens) -> dict[str, pa.Table]:
+    """A unit's tables from its scores ``res`` and, in a run that generates, its generations."""
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
     tables = _score_tables(inp, res, ctx_ids)
     labels: dict[tuple[int, int], str | None] | None = None
-    if generating:
-        gens = [g for r in res for g in r.generations or ()] if one_pass else None
-        tables["generation"], labels = _generations(engine, inp, config, ctx_texts, queries, fmt, gens)
+    if gens is not None:
+        tables["generation"], labels = _generation_table(inp, config, gens)
     pairs = _decide_collisions(engine, texts, res, fmt)
     outcomes = labels if config.outcome_rule != "none" else None
     tables["reliance"] = _reliance_table(inp, res, ctx_ids, pairs, (config.outcome_rule, outcomes))
-    if config.per_layer and est.per_layer:
+    if config.per_layer and score_estimators()[config.estimator].per_layer:
         tables.update(_layer_tables(inp, res, ctx_ids))
     return tables
 
@@ -243,31 +318,24 @@ def _int_table(d: dict) -> pa.Table:
     return pa.table({k: pa.array(v, type=types.get(k, pa.int32())) for k, v in d.items()})
 
 
-def _generations(
-    engine: Engine,
-    inp: UnitInput,
-    config: ScoreConfig,
-    ctx_texts,
-    queries,
-    fmt: PromptFormat,
-    gens: list[str] | None = None,
+def _generation_prompts(inp: UnitInput, texts: UnitTexts, fmt: PromptFormat) -> tuple[list[str], list]:
+    """A unit's (fact, context) prompts, fact-major -- the same prompts as its scores -- and their
+    prefix groups (one context, every query)."""
+    prompts = [fmt(c, q) for q in texts.queries for c in texts.contexts]
+    nq, nc = len(inp.facts), len(inp.contexts)
+    return prompts, [[i * nc + j for i in range(nq)] for j in range(nc)]
+
+
+def _generation_table(
+    inp: UnitInput, config: ScoreConfig, gens: list[str]
 ) -> tuple[pa.Table, dict[tuple[int, int], str | None]]:
-    """One greedy generation per (fact, context) prompt -- the same prompts as the scores, every
-    query after one context sharing that context's prefix; ``gens``, fact-major, where the
-    estimator made them from its own pass -- labelled by the run's rule
-    (``outcomes.label``; ``prefix`` for ``--outcome-rule none --memorization``): the generation
-    table (label UNDECIDED where it gives both answers) and the labels by (fact, context)."""
+    """A unit's greedy generations (one per (fact, context) prompt, fact-major) labelled by the
+    run's rule (``outcomes.label``; ``prefix`` for ``--outcome-rule none --memorization``): the
+    generation table (label UNDECIDED where it gives both answers) and the labels by (fact,
+    context)."""
     rule = config.outcome_rule if config.outcome_rule != "none" else "prefix"
     # keyed by (fact, context_id) from the start: no sorting/dedup that could misalign labels
-    texts, keys = [], []
-    for (fact_id, _, answer), q in zip(inp.facts, queries):
-        for (cid, _, cans), c in zip(inp.contexts, ctx_texts):
-            texts.append(fmt(c, q))
-            keys.append((fact_id, cid, answer, cans))
-    nq, nc = len(inp.facts), len(inp.contexts)
-    groups = [[i * nc + j for i in range(nq)] for j in range(nc)]  # one context, every query
-    if gens is None:
-        gens = engine.greedy(engine.encode(texts), config.max_new_tokens, groups)
+    keys = [(f, cid, answer, cans) for f, _, answer in inp.facts for cid, _, cans in inp.contexts]
     labels = {(f, c): label(g, rule, inp.query_type, a, ca) for (f, c, a, ca), g in zip(keys, gens)}
     table = pa.table(
         {
@@ -282,40 +350,41 @@ def _generations(
     return table, labels
 
 
-def run_unit_checked(
+def run_units_checked(
     engine: Engine,
-    inp: UnitInput,
+    inps: list[UnitInput],
     config: ScoreConfig,
     worker: str,
     progress: Callable[[int], None] | None = None,
-) -> UnitResult:
-    """compute_unit with timing and the engine's counters; NaN/inf and model errors (a prompt
-    longer than the context window, a CUDA out-of-memory error on a single row) become a failed
-    result (no rows)."""
-    t0 = time.perf_counter()
-    before = (engine.oom_splits, engine.forward_calls, engine.tokens_computed)
+) -> list[UnitResult]:
+    """``compute_units`` as one ``UnitResult`` per unit, with its seconds and engine counters;
+    NaN/inf and model errors (a prompt longer than the context window, a CUDA out-of-memory error
+    on a single row) become a failed result (no rows). In a pack of several units such an error
+    sends each unit through again alone, so only the unit at fault fails."""
+    meter = _Meter(engine)
     try:
-        tables = compute_unit(engine, inp, config, progress=progress)
-        err = None
-    except ScoreError as e:
-        tables, err = {}, str(e)
-    except (RuntimeError, ValueError, IndexError) as e:
-        tables, err = {}, f"{type(e).__name__}: {e}".splitlines()[0][:500]
-    stats = {
+        done = compute_units(engine, inps, config, progress=progress)
+        errors: list[str | None] = [None] * len(inps)
+    except (ScoreError, RuntimeError, ValueError, IndexError) as e:
+        if len(inps) > 1:
+            return [r for inp in inps for r in run_units_checked(engine, [inp], config, worker, progress)]
+        reason = str(e) if isinstance(e, ScoreError) else f"{type(e).__name__}: {e}".splitlines()[0][:500]
+        done, errors = [({}, meter.take())], [reason]
+    fixed = {
         "device": str(engine.device),
         "batch_size": engine.batch_size,
-        "oom_splits": engine.oom_splits - before[0],
-        "forward_calls": engine.forward_calls - before[1],
-        "tokens": engine.tokens_computed - before[2],
         "prefix_reuse": engine.prefix_reuse,
         "head": engine.head_path,
     }
-    return UnitResult(
-        spec=inp.spec,
-        tables=tables,
-        error=err,
-        seconds=time.perf_counter() - t0,
-        worker=worker,
-        n_prompts=inp.n_prompts,
-        engine=stats,
-    )
+    return [
+        UnitResult(
+            spec=inp.spec,
+            tables=tables,
+            error=err,
+            seconds=cost["seconds"],
+            worker=worker,
+            n_prompts=inp.n_prompts,
+            engine={**fixed, **{k: round(cost[k]) for k in ("oom_splits", "forward_calls", "tokens")}},
+        )
+        for inp, (tables, cost), err in zip(inps, done, errors)
+    ]

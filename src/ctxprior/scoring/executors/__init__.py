@@ -4,7 +4,7 @@ Interface (``base.Executor``): ``executor.run(inputs, progress) -> iterator of U
 order; each result names its unit), and ``executor.close()``. A unit's result holds Arrow tables
 of rows or an error string. ``local.LocalExecutor`` computes units one after the other in this
 process; ``ray_cluster.RayExecutor`` loads the model from a ``ModelSpec`` in each Ray worker and
-calls ``units.run_unit_checked`` there. ``executor_factory`` picks one from the CLI/API options.
+calls ``units.run_units_checked`` there. ``executor_factory`` picks one from the CLI/API options.
 
 May import: ``scoring`` (units, engine, models), ``errors``, ``faults``; never the warehouse.
 """

@@ -1,5 +1,5 @@
-"""``LocalExecutor``: work units one after the other in this process, the next unit computing
-while the driver commits the last one."""
+"""``LocalExecutor``: work units one after the other in this process (small ones in packs that
+generate together, ``units.packs``), the next unit computing while the driver commits the last one."""
 
 from __future__ import annotations
 
@@ -11,10 +11,14 @@ from ..engine import Engine
 from ..models import LoadedModel
 from ..options import ScoreConfig
 from ..texts import UnitInput, UnitResult
-from ..units import prefetch_unit, run_unit_checked
+from ..units import PACK_ROWS, packs, prefetch_unit, run_units_checked
 from .base import ModelSpec, worker_name
 
 _DONE = object()
+
+
+def _rows(inp: UnitInput) -> int:
+    return len(inp.facts) * len(inp.contexts)
 
 
 class _Stopped(BaseException):
@@ -66,31 +70,49 @@ class LocalExecutor:
     ) -> None:
         worker = worker_name()
         try:
-            ahead = iter(inputs)
+            ahead = self._packs(inputs)
             nxt = next(ahead, None)
             while nxt is not None and not stop.is_set():
-                inp, nxt = nxt, next(ahead, None)
+                pack, nxt = nxt, next(ahead, None)
                 if nxt is not None:  # the next unit's prompts tokenize while this one computes
-                    prefetch_unit(self.engine, nxt, self.config)
-                sent = [0]
+                    prefetch_unit(self.engine, nxt[0], self.config)
+                sent, size = [0], sum(i.n_prompts for i in pack)
 
-                def tick(n: int, total=inp.n_prompts, sent=sent) -> None:  # clamp to the unit's prompt count
-                    if stop.is_set():
+                def tick(n: int, total=size, sent=sent) -> None:
+                    if stop.is_set():  # clamped to the pack's prompt count
                         raise _Stopped
                     n = min(n, total - sent[0])
                     if n > 0 and progress:
                         sent[0] += n
                         progress(n)
 
-                res = run_unit_checked(self.engine, inp, self.config, worker, progress=tick)
-                tick(inp.n_prompts)
-                _put(out, res, stop)
+                for res in run_units_checked(self.engine, pack, self.config, worker, progress=tick):
+                    tick(res.n_prompts)
+                    _put(out, res, stop)
         except _Stopped:
             pass
         except BaseException as e:  # surfaced in the caller's thread
             _put(out, _Raised(e), stop)
         finally:
             _put(out, _DONE, stop)
+
+    def _packs(self, inputs: Iterable[UnitInput]) -> Iterator[list[UnitInput]]:
+        """The units as they come, a unit that ``packs`` together with the next such units while
+        their generation prompts fit one generation batch (``Engine.generate_batch_size``, at
+        least ``PACK_ROWS``)."""
+        limit = max(PACK_ROWS, self.engine.generate_batch_size)
+        pack: list[UnitInput] = []
+        for inp in inputs:
+            small = packs(inp, self.config)
+            if pack and (not small or sum(map(_rows, pack)) + _rows(inp) > limit):
+                yield pack
+                pack = []
+            pack.append(inp)
+            if not small:
+                yield pack
+                pack = []
+        if pack:
+            yield pack
 
     def run(
         self, inputs: Iterable[UnitInput], progress: Callable[[int], None] | None = None

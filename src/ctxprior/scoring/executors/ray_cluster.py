@@ -41,7 +41,7 @@ from ... import faults
 from ..models import LoadedModel
 from ..options import ScoreConfig
 from ..texts import SCORE_TABLES, UnitInput, UnitResult
-from ..units import run_unit_checked
+from ..units import run_units_checked
 from .base import ModelSpec, worker_name
 
 TABLES = SCORE_TABLES
@@ -83,7 +83,7 @@ class ScoringWorker:
             if seen[0] == n:  # after the first batch of the unit
                 faults.hit("worker.unit")
 
-        res = run_unit_checked(self.engine, inp, self.config, self.name, progress=tick)
+        (res,) = run_units_checked(self.engine, [inp], self.config, self.name, progress=tick)
         out = {
             "unit_id": inp.spec.unit_id,
             "error": res.error,
