@@ -106,7 +106,9 @@ def main() -> None:
     for name in ways:
         print(f"  {name:14s} {best[name]:7.2f} s")
     same = {t: got["packs"][t] == got["one at a time"][t] for t in TABLES}
-    print(f"  packs / one at a time: {best['one at a time'] / best['packs']:.2f}x faster; tables equal: {same}")
+    print(
+        f"  packs / one at a time: {best['one at a time'] / best['packs']:.2f}x faster; tables equal: {same}"
+    )
 
 
 if __name__ == "__main__":
