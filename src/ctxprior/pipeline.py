@@ -6,8 +6,9 @@ groups on a few entities, a co-occurrence covariate from a small generated corpu
 the friend–enemy and gender case studies; then the figures and the HTML report.
 
 It drives the Python API alone: ``ctxprior.api.Warehouse.demo`` hands it the warehouse, and it
-imports nothing of ctxprior but the declarations of its options (:data:`DEMO_OPTIONS`) and the
-default model (``scoring/models.py``).
+imports nothing of ctxprior but the declarations of its options (:data:`DEMO_OPTIONS`), the
+default model (``scoring/models.py``) and ``ctxprior.load_model``, which loads the model once for
+its four runs.
 """
 
 from __future__ import annotations
@@ -171,9 +172,12 @@ def _score(wh, echo, samples, model) -> dict[str, int]:
         ("friend_enemy", samples["friend_enemy"], off),
         ("gender", samples["gender"], {"query_forms_per_type": 2, **off}),
     ]
+    from . import load_model  # the public API's: loaded once for the four runs
+
+    lm = load_model(model)
     runs = {}
     for name, sid, opts in plan:
-        r = wh.runs.score(sid, model=model, log=None, **opts)
+        r = wh.runs.score(sid, model=lm, log=None, **opts)
         echo(
             f"[3/6] run {r.id} ({name}): {r.status}, {r.prompts} prompts in {r.seconds:.1f} s "
             f"({r.prompts_per_second:.0f} prompts/s)"
