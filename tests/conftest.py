@@ -146,6 +146,24 @@ def smollm2_real_rows(tmp_path_factory):
     return wh, lm, runs
 
 
+@pytest.fixture(scope="session")
+def tiny_demo(tmp_path_factory):
+    """``ctxprior demo`` once per session with a tiny random model (in-process, every step: four
+    runs, the co-occurrence covariate, the analyses with 100 permutations, figures and report):
+    (click result, warehouse path, output folder). tests/test_demo.py reads what it printed and
+    wrote, tests/test_docs_queries.py runs the docs' queries on its warehouse (read only); both
+    carry ``xdist_group("tiny_demo")``, so one worker runs it."""
+    from scale_helpers import make_tiny_folder
+
+    from ctxprior.cli import cli
+
+    folder = tmp_path_factory.mktemp("tiny_demo")
+    db, out = folder / "demo.duckdb", folder / "out"
+    tiny = make_tiny_folder(folder / "tiny")
+    args = ["--db", str(db), "demo", "--model", tiny, "--permutations", "100", "--out", str(out)]
+    return CliRunner().invoke(cli, args, catch_exceptions=False), db, out
+
+
 @pytest.fixture
 def sleeper():
     """A live process that is no ctxprior writer: ``sleep 300``, yielded once its command line reads

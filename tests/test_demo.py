@@ -6,14 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from scale_helpers import make_tiny_folder
+import pytest
 
 
-def test_demo_runs_every_step_and_prints_where_the_results_are(run_cli, db_path, tmp_path):
-    out = tmp_path / "out"
-    res = run_cli(
-        "demo", "--model", make_tiny_folder(tmp_path / "tiny"), "--permutations", "100", "--out", out
-    )
+@pytest.mark.xdist_group("tiny_demo")
+def test_demo_runs_every_step_and_prints_where_the_results_are(tiny_demo):
+    res, _, out = tiny_demo  # the session's demo (conftest.py), also read by test_docs_queries.py
     assert res.exit_code == 0, res.output
     text = res.output
     for step in (

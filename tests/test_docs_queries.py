@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-from scale_helpers import make_tiny_folder
 
 import ctxprior
 
@@ -55,25 +54,17 @@ ctxprior --db my.duckdb sql "SELECT \\"d\\" FROM t"
     ]
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory) -> Path:
-    """The demo's pipeline (every run it makes, the case studies' runs, the co-occurrence
-    covariate, the analyses) with a tiny random model and small samples."""
-    folder = tmp_path_factory.mktemp("docs-queries")
-    wh = ctxprior.open(folder / "demo.duckdb", write=True)
-    tiny = make_tiny_folder(folder / "tiny")
-    wh.demo(folder / "out", model=tiny, entities=2, contexts=6, permutations=50, log=None)
-    return folder / "demo.duckdb"
-
-
 def _repeated_keys(df) -> list:
     key = [c for c in df.columns if df[c].dtype.kind != "f"]
     return df[df.duplicated(subset=key, keep=False)].head(4).to_dict("records") if key else []
 
 
-@pytest.mark.slow  # the demo's whole pipeline, four runs (minutes on a loaded 2-core machine)
-def test_every_docs_query_has_one_row_per_key_on_the_demo(demo_db):
-    wh = ctxprior.open(demo_db)
+@pytest.mark.slow  # the demo's whole pipeline, four runs (the session's, shared with test_demo.py)
+@pytest.mark.xdist_group("tiny_demo")
+def test_every_docs_query_has_one_row_per_key_on_the_demo(tiny_demo):
+    res, db, _ = tiny_demo  # conftest.py: `ctxprior demo` with a tiny random model, once a session
+    assert res.exit_code == 0, res.output
+    wh = ctxprior.open(db)
     ran, other, bad = 0, 0, []
     for page in PAGES:
         for q in queries(page.read_text(encoding="utf-8")):
