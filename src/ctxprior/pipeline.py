@@ -7,8 +7,8 @@ the friend–enemy and gender case studies; then the figures and the HTML report
 
 It drives the Python API alone: ``ctxprior.api.Warehouse.demo`` hands it the warehouse, and it
 imports nothing of ctxprior but the declarations of its options (:data:`DEMO_OPTIONS`), the
-default model (``scoring/models.py``) and ``ctxprior.load_model``, which loads the model once for
-its four runs.
+default model and the loader (``scoring/models.py``), which loads the model once for its four
+runs.
 """
 
 from __future__ import annotations
@@ -172,9 +172,9 @@ def _score(wh, echo, samples, model) -> dict[str, int]:
         ("friend_enemy", samples["friend_enemy"], off),
         ("gender", samples["gender"], {"query_forms_per_type": 2, **off}),
     ]
-    from . import load_model  # the public API's: loaded once for the four runs
+    from .scoring.models import load_model
 
-    lm = load_model(model)
+    lm = load_model(model)  # once for the four runs
     runs = {}
     for name, sid, opts in plan:
         r = wh.runs.score(sid, model=lm, log=None, **opts)
