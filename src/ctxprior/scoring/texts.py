@@ -58,6 +58,11 @@ class UnitInput:
     def n_prompts(self) -> int:
         return len(self.facts) * (len(self.contexts) + 1)
 
+    @property
+    def n_pairs(self) -> int:
+        """The (fact, context) prompts: those a run generates after."""
+        return len(self.facts) * len(self.contexts)
+
 
 @dataclass
 class UnitResult:

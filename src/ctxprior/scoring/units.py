@@ -55,7 +55,7 @@ def packs(inp: UnitInput, config: ScoreConfig) -> bool:
     fixed-design item has 1-10 -- whose decoding alone would read the whole model every step for
     a few rows. A rule on the unit alone, so its scores never depend on its neighbours."""
     generating = config.outcome_rule != "none" or config.memorization
-    return generating and len(inp.facts) * len(inp.contexts) < PACK_ROWS
+    return generating and inp.n_pairs < PACK_ROWS
 
 
 def compute_unit(
@@ -94,13 +94,13 @@ def compute_units(
             **({"generate": config.max_new_tokens} if one_pass else {}),
         )
         gens = [g for r in res for g in r.generations or ()] if one_pass else None
-        parts.append([inp, texts, fmt, res, gens, meter.take()])
-    pending = [p for p in parts if generating and p[4] is None]
+        parts.append([inp, est, texts, fmt, res, gens, meter.take()])
+    pending = [p for p in parts if generating and p[5] is None]
     if pending:
         prompts: list[str] = []
         groups: list[list[int]] = []
         sizes: list[int] = []
-        for inp, texts, fmt, *_ in pending:
+        for inp, _, texts, fmt, *_ in pending:
             t, g = _generation_prompts(inp, texts, fmt)
             groups += [[len(prompts) + i for i in grp] for grp in g]
             prompts += t
@@ -108,11 +108,11 @@ def compute_units(
         gens = engine.greedy(engine.encode(prompts), config.max_new_tokens, groups)
         cost, at = meter.take(), 0
         for p, n in zip(pending, sizes):
-            p[4], at = gens[at : at + n], at + n
-            p[5] = _add(p[5], cost, n / len(prompts))
+            p[5], at = gens[at : at + n], at + n
+            p[6] = _add(p[6], cost, n / len(prompts))
     return [
-        (_unit_tables(engine, inp, config, texts, fmt, res, gens), _add(cost, meter.take()))
-        for inp, texts, fmt, res, gens, cost in parts
+        (_unit_tables(engine, inp, config, est, texts, fmt, res, gens), _add(cost, meter.take()))
+        for inp, est, texts, fmt, res, gens, cost in parts
     ]
 
 
@@ -140,7 +140,7 @@ class _Meter:
         return spent
 
 
-def _unit_tables(engine, inp, config, texts, fmt, res, gens) -> dict[str, pa.Table]:
+def _unit_tables(engine, inp, config, est, texts, fmt, res, gens) -> dict[str, pa.Table]:
     """A unit's tables from its scores ``res`` and, in a run that generates, its generations."""
     ctx_ids = np.array([c for c, _, _ in inp.contexts], dtype=np.int64)
     tables = _score_tables(inp, res, ctx_ids)
@@ -150,7 +150,7 @@ def _unit_tables(engine, inp, config, texts, fmt, res, gens) -> dict[str, pa.Tab
     pairs = _decide_collisions(engine, texts, res, fmt)
     outcomes = labels if config.outcome_rule != "none" else None
     tables["reliance"] = _reliance_table(inp, res, ctx_ids, pairs, (config.outcome_rule, outcomes))
-    if config.per_layer and score_estimators()[config.estimator].per_layer:
+    if config.per_layer and est.per_layer:
         tables.update(_layer_tables(inp, res, ctx_ids))
     return tables
 

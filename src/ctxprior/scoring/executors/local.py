@@ -17,10 +17,6 @@ from .base import ModelSpec, worker_name
 _DONE = object()
 
 
-def _rows(inp: UnitInput) -> int:
-    return len(inp.facts) * len(inp.contexts)
-
-
 class _Stopped(BaseException):
     """Raised in the compute thread (from its progress callback) once the caller stopped listening:
     the unit it is on is dropped after the current batch, so the caller's join is short."""
@@ -104,7 +100,7 @@ class LocalExecutor:
         pack: list[UnitInput] = []
         for inp in inputs:
             small = packs(inp, self.config)
-            if pack and (not small or sum(map(_rows, pack)) + _rows(inp) > limit):
+            if pack and (not small or sum(i.n_pairs for i in pack) + inp.n_pairs > limit):
                 yield pack
                 pack = []
             pack.append(inp)
