@@ -346,7 +346,9 @@ def run_page(path: Path, update: bool, log=print) -> list[str]:
     try:
         for block in blocks:
             for cmd in block.setup:
+                t0 = time.perf_counter()
                 session.run(cmd)
+                log(f"{path.name}:{block.start + 1}: {time.perf_counter() - t0:5.1f} s  (setup) {cmd[:90]}")
             if block.skip or not block.steps:  # a block without a command shows output alone
                 if block.skip:
                     log(f"{path.name}:{block.start + 1}: skipped ({block.skip})")

@@ -79,6 +79,9 @@ fi
 # `ctxprior` subprocess compiled ctxprior and the tests from source again, and pytest rewrote each test
 # file's asserts again (collecting the quick tier: 16.9 s with it set, 11.4 s without, per worker).
 unset PYTHONDONTWRITEBYTECODE
+# The rest of the set-up, for the whole suite: the transformers release at pyproject.toml's floor,
+# installed once into the model cache for test_transformers_versions (~9 s the first time).
+[ "$quick" = 1 ] || python tests/transformers_floor.py
 set +e
 { python -m pytest -q --durations=25 ${workers[@]+"${workers[@]}"} ${marks[@]+"${marks[@]}"} "$@" ${files[@]+"${files[@]}"} 2>&1 1>&3 3>&- \
   | grep --line-buffered -v -E '^( - leaked | - \.\.\. skipped remainder|nanobind: |See https://nanobind)' >&2; } 3>&1

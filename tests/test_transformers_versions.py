@@ -15,13 +15,13 @@ import warnings
 from pathlib import Path
 
 import pytest
+from transformers_floor import FLOOR, floor_dir
 
 from ctxprior.scoring.engine import Engine
 from ctxprior.scoring.hfcompat import CacheIgnored, cache_arg
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 ROOT = Path(__file__).resolve().parents[1]
-FLOOR = ("transformers==4.56.2", "huggingface-hub==0.36.0", "tokenizers==0.22.1")
 
 # run in a process: the engine against one prompt at a time, warnings recorded
 PROBE = r"""
@@ -69,13 +69,7 @@ def test_installed_release_scores_exactly_without_warnings():
 def test_floor_release_scores_exactly_like_the_newest(tmp_path_factory):
     """transformers 4.56 (the floor) in a side folder on PYTHONPATH: exact, and the same greedy
     continuations as the installed release."""
-    floor = Path(os.environ.get("CTXPRIOR_CACHE", Path.home() / ".cache" / "ctxprior")) / "transformers-floor"
-    if not (floor / "transformers").is_dir():
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(floor), *FLOOR],
-            check=True,
-            timeout=600,
-        )
+    floor = floor_dir()
     old, new = _probe(str(floor)), _probe()
     assert old["version"] == FLOOR[0].split("==")[1]
     assert old["gpt_neox"] < 2e-5 and old["llama"] < 2e-5, old
