@@ -22,6 +22,11 @@ show its input files). Comments just before a block change it:
 
 (``run: rm ctxprior.duckdb`` starts a block on a new warehouse.)
 
+Each page's ``ctxprior`` commands fork from one server process that has imported ctxprior (and,
+on ``marks=slow`` pages, torch and transformers) once (scripts/docs_forkserver.py); each command is
+still its own process with its own output and exit status. ``CTXPRIOR_DOCS_FORK=0`` runs the
+console script itself for every command.
+
 An output line ``...`` stands for any lines. Outputs are compared after the rules in NORMALISE
 (timings, rates, dates, paths, table widths); ``--update`` rewrites a block's output only when it
 differs after normalisation, so running it twice changes nothing.
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.util
 import os
 import re
 import shlex
@@ -43,6 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+FORKSERVER = ROOT / "scripts" / "docs_forkserver.py"
+_spec = importlib.util.spec_from_file_location("docs_forkserver", FORKSERVER)
+forkserver = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(forkserver)
 WORK_NAME = "/tmp/docrun"  # the working folder as the pages show it
 
 # Applied to what a command prints before it is stored or compared: the page's temporary folder
@@ -239,7 +249,7 @@ class ExampleError(RuntimeError):
 class Session:
     """One page's working folder and environment; runs its commands in order."""
 
-    def __init__(self, timeout: int):
+    def __init__(self, timeout: int, models: bool = False):
         self.tmp = Path(tempfile.mkdtemp(prefix="docs-examples-"))
         self.work = self.tmp / "docrun"
         self.work.mkdir()
@@ -263,6 +273,39 @@ class Session:
             CTXPRIOR_SHARED=str(self.tmp / "shared"),
         )
         self.env = env
+        self.server = self._fork_server(models) if os.environ.get("CTXPRIOR_DOCS_FORK", "1") != "0" else None
+
+    def _fork_server(self, models: bool) -> subprocess.Popen:
+        """The page's ``ctxprior`` commands fork from one server that has imported what they
+        import (scripts/docs_forkserver.py); each stays its own process."""
+        real = shutil.which("ctxprior", path=self.env["PATH"])
+        if real is None:
+            raise ExampleError("the ctxprior console script is not on PATH (is the venv active?)")
+        sock = self.tmp / "fork.sock"
+        bindir = self.tmp / "bin"
+        bindir.mkdir()
+        shim = bindir / "ctxprior"
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I "{FORKSERVER}" client "$@"\n')
+        shim.chmod(0o755)
+        self.env.update(
+            {forkserver.SOCKET_ENV: str(sock), forkserver.REAL_ENV: real},
+            PATH=os.pathsep.join([str(bindir), self.env["PATH"]]),
+        )
+        self.server_log = (self.tmp / "fork.log").open("wb")  # what the server itself prints
+        # started by bash, as the commands are, so that its environment is the one bash gives them
+        cmd = [sys.executable, str(FORKSERVER), "serve", str(sock), *(["--models"] if models else [])]
+        server = subprocess.Popen(
+            ["bash", "-c", 'exec "$@"', "bash", *cmd],
+            cwd=self.work,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self.server_log,
+        )
+        deadline = time.monotonic() + 30
+        while not sock.exists() and server.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return server
 
     def run(self, cmd: str) -> list[str]:
         if cmd.startswith("export "):
@@ -295,6 +338,10 @@ class Session:
         return text.rstrip("\n").split("\n") if text.strip() else []
 
     def close(self) -> None:
+        if self.server is not None:
+            self.server.terminate()
+            self.server.wait()
+            self.server_log.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -340,7 +387,7 @@ def run_page(path: Path, update: bool, log=print) -> list[str]:
     if opts is None:
         return []
     lines = text.split("\n")
-    session = Session(int(opts.get("timeout", 600)))
+    session = Session(int(opts.get("timeout", 600)), models="slow" in opts.get("marks", "").split(","))
     diffs: list[str] = []
     replacements: list[tuple[int, int, list[str]]] = []
     try:

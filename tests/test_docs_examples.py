@@ -97,3 +97,37 @@ def test_update_rewrites_only_drifted_outputs_and_is_idempotent(tmp_path):
     )
     assert docs_examples.run_page(page, update=True, log=lambda s: None) == []
     assert page.read_text() == text
+
+
+def test_fork_server_commands_print_and_exit_as_the_console_script(monkeypatch):
+    """A page's ``ctxprior`` runs forked from the page's server (scripts/docs_forkserver.py): the
+    same output and exit status as the console script itself, stdin passed through, a command
+    with another environment executed as the script, a signal that ends the command ending it."""
+    cmds = [
+        "ctxprior ingest demo > /dev/null; echo rc=$?",
+        'ctxprior sql "SELECT count(*) AS n FROM fact"',
+        "ctxprior nosuch; echo rc=$?",
+        "ctxprior sql --max-rows 0 'SELEC'; echo rc=$?",
+        "echo 'SELECT 41 + 1 AS x' > q.sql; ctxprior sql --file q.sql < /dev/null",
+        'CTXPRIOR_QUERY_TIMEOUT=5 ctxprior sql "SELECT 2 AS y"',  # ctxprior's own: still forked
+        'OTHER_LIBRARY_SETTING=1 ctxprior sql "SELECT 3 AS z"',  # another variable: executed
+        "ctxprior --help | head -n 3",
+    ]
+    outputs = {}
+    for fork in ("1", "0"):
+        monkeypatch.setenv("CTXPRIOR_DOCS_FORK", fork)
+        session = docs_examples.Session(60)
+        try:
+            outputs[fork] = [session.run(c) for c in cmds]
+            if fork == "1":
+                log = (session.tmp / "fork.log").read_text()
+                # a command the client sends to a running server that is then killed by SIGTERM
+                killed = session.run(
+                    'ctxprior sql "SELECT count(*) FROM range(100000000000)" & sleep 2; kill -TERM $!; wait $!; echo rc=$?'
+                )
+        finally:
+            session.close()
+    assert outputs["1"] == outputs["0"]
+    assert outputs["1"][0] == ["rc=0"] and outputs["1"][2][-1] == "rc=2"
+    assert log.count("exec ") == 1 and "OTHER_LIBRARY_SETTING" in log
+    assert killed[-1] == "rc=143", killed  # 128 + SIGTERM, as bash reports the script's
