@@ -46,7 +46,17 @@ def test_score_dynamic_smollm_cli(dq_src, tmp_path, run_cli, db_path):
     )  # the persuasion scorer, compared with CP on the same facts
     with open_store(db_path, read_only=True) as store:
         sid = store.scalar("SELECT sample_id FROM run WHERE run_id = ?", [rid])
-    res = run_cli("score", "--sample", sid, "--estimator", "first-token", "--query-types", "open")
+    res = run_cli(  # the scores only: no outcome labels (their generation is most of a score's time)
+        "score",
+        "--sample",
+        sid,
+        "--estimator",
+        "first-token",
+        "--query-types",
+        "open",
+        "--outcome-rule",
+        "none",
+    )
     assert res.exit_code == 0, res.output
     with open_store(db_path, read_only=True) as store:
         cmp = store.df(read_sql("ctxprior.dynamicqa", "sql/compare_scores.sql"), [sid, rid])
