@@ -196,7 +196,10 @@ def serve(path: str, models: bool) -> dict:
         if env != own_env:
             differ = sorted(k for k in env.keys() | own_env.keys() if env.get(k) != own_env.get(k))
             print(f"exec {req['argv'][:1]}: the environment differs in {differ}", file=sys.stderr, flush=True)
-            conn.sendall(b"exec\n")
+            try:
+                conn.sendall(b"exec\n")
+            except OSError:
+                pass
             conn.close()
             for fd in fds:
                 os.close(fd)
@@ -219,8 +222,11 @@ def serve(path: str, models: bool) -> dict:
             return {**req, "env": {**req["env"], **imported_env}}
         for fd in fds:
             os.close(fd)
-        conn.sendall(f"pid {pid}\n".encode())
         children[pid] = conn
+        try:
+            conn.sendall(f"pid {pid}\n".encode())
+        except OSError:  # the client is gone already: the loop above ends its command
+            pass
 
 
 def run_child(req: dict) -> None:
