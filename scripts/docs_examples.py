@@ -339,8 +339,12 @@ class Session:
 
     def close(self) -> None:
         if self.server is not None:
-            self.server.terminate()
-            self.server.wait()
+            self.server.terminate()  # it ends the commands still running, then itself
+            try:
+                self.server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
             self.server_log.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 

@@ -187,11 +187,13 @@ def serve(path: str, models: bool) -> dict:
         if listener not in ready:
             continue
         conn, _ = listener.accept()
+        conn.settimeout(10)  # a client sends its request at once; one that does not is dropped
         try:
             req, fds = _recv_request(conn)
         except (OSError, ValueError):
             conn.close()
             continue
+        conn.settimeout(None)
         env = _comparable(req["env"])
         if env != own_env:
             differ = sorted(k for k in env.keys() | own_env.keys() if env.get(k) != own_env.get(k))

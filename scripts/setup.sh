@@ -54,13 +54,12 @@ fi
 # or $CTXPRIOR_CACHE): here, not in the first command that loads it (SmolLM2 ~20 s, Gemma ~55 s).
 python - <<'PY'
 import importlib.metadata, time
-from ctxprior.scoring.models import ASSEMBLED, prepare
-for alias in ["smollm2-135m", *ASSEMBLED]:
-    if alias in ASSEMBLED:
-        try:
-            importlib.metadata.distribution(ASSEMBLED[alias][0])
-        except importlib.metadata.PackageNotFoundError:
-            continue  # the optional package is not installed
+from ctxprior.scoring.models import ALIASES, ASSEMBLED, prepare
+for alias, (dist, *_) in {**ALIASES, **ASSEMBLED}.items():
+    try:
+        importlib.metadata.distribution(dist)
+    except importlib.metadata.PackageNotFoundError:
+        continue  # an optional package that is not installed
     t = time.perf_counter()
     prepare(alias)
     print(f"setup: {alias} ready in the model cache ({time.perf_counter() - t:.0f} s)")

@@ -5,18 +5,19 @@ time, nothing after); the test installs it itself when run alone."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from ctxprior.scoring.models import cache_dir
 
 FLOOR = ("transformers==4.56.2", "huggingface-hub==0.36.0", "tokenizers==0.22.1")
 
 
 def floor_dir() -> Path:
     """The side folder (put it on PYTHONPATH to import the floor release)."""
-    floor = Path(os.environ.get("CTXPRIOR_CACHE", Path.home() / ".cache" / "ctxprior")) / "transformers-floor"
+    floor = cache_dir() / "transformers-floor"
     if not (floor / "transformers").is_dir():
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(floor), *FLOOR],
